@@ -1,0 +1,1 @@
+"""Subcommands: every module here with a ``register(subparsers, parents)`` is one command."""

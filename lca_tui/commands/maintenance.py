@@ -1,0 +1,59 @@
+"""``lca-tui reindex`` and ``lca-tui config``."""
+
+from __future__ import annotations
+
+import argparse
+
+from lca_tui.output import add_json_flag, console, print_json, settings_from, store_from, table
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("reindex", parents=parents,
+                       help="rebuild chunks, vectors, FTS and interpreted records")
+    add_json_flag(p)
+    p.set_defaults(func=reindex)
+
+    p = sub.add_parser("config", parents=parents,
+                       help="the settings in force and where each came from")
+    add_json_flag(p)
+    p.set_defaults(func=config)
+
+
+def reindex(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    with store_from(args) as store:
+        if args.json:
+            print_json(store.reindex().to_json())
+            return 0
+        with Progress(console=console(), transient=True) as bar:
+            task = bar.add_task("reindex", total=None)
+            report = store.reindex(lambda label, done, total: bar.update(
+                task, completed=done, total=total))
+    console().print(f"reindexed {report.entries} entries and {report.memories} memories: "
+                    f"{report.chunks} chunks ({report.chunks_failed} failed); derived "
+                    f"{report.derived or 'nothing'}", markup=False)
+    return 0
+
+
+def config(args: argparse.Namespace) -> int:
+    from store.db import default_store_path
+    from store.settings import config_path
+
+    settings = settings_from(args)
+    rows = settings.rows()
+    if args.json:
+        print_json({"store": str(args.store or default_store_path()),
+                    "config_file": str(config_path()),
+                    "settings": {n: {"value": v, "source": s, "doc": d}
+                                 for n, v, s, d in rows}})
+        return 0
+    out = console()
+    out.print(f"store: {args.store or default_store_path()}", markup=False)
+    out.print(f"config file: {config_path()}"
+              + ("" if config_path().exists() else " (not present)"), markup=False)
+    t = table("setting", "value", "from", "meaning")
+    for name, value, source, doc in rows:
+        t.add_row(name, repr(value) if isinstance(value, str) else str(value), source, doc)
+    out.print(t)
+    return 0

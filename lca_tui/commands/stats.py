@@ -1,0 +1,46 @@
+"""``lca-tui stats``: counts by record and kind, and the embedder in use."""
+
+from __future__ import annotations
+
+import argparse
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("stats", parents=parents, help="counts of every record")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with store_from(args) as store:
+        stats = store.stats()
+    if args.json:
+        print_json(stats.to_json())
+        return 0
+    t = table("record", "count", title=f"{stats.path} ({stats.size_bytes:,} bytes, "
+              f"schema {stats.schema_version})")
+    t.add_row("sessions", f"{stats.sessions:,}")
+    t.add_row("entries", f"{stats.entries:,}")
+    for kind, n in stats.entries_by_kind.items():
+        t.add_row(f"  {kind}", f"{n:,}")
+    t.add_row("memories", f"{stats.memories:,}")
+    for status, n in stats.memories_by_status.items():
+        t.add_row(f"  {status}", f"{n:,}")
+    t.add_row("  not loadable", f"{stats.memories_unloadable:,}")
+    t.add_row("chunks", f"{stats.chunks:,}")
+    for status, n in stats.chunks_by_status.items():
+        t.add_row(f"  {status}", f"{n:,}")
+    t.add_row("vectors / FTS rows", f"{stats.vectors:,} / {stats.fts_rows:,}")
+    t.add_row("checkpoints", f"{stats.checkpoints:,}")
+    t.add_row("proposals pending", f"{stats.proposals_pending:,}")
+    t.add_row("recall traces", f"{stats.traces:,}")
+    out = console()
+    out.print(t)
+    e = stats.embedder
+    line = f"embedder: {e.model} ({e.dim} dimensions)"
+    if e.degraded:
+        line += f" DEGRADED: {e.reason}"
+    out.print(line, markup=False, style="bold red" if e.degraded else None)
+    return 0

@@ -1,0 +1,62 @@
+"""Shared CLI plumbing: opening the store from arguments, JSON and Rich output, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+err_console = Console(stderr=True, highlight=False)
+
+
+def console() -> Console:
+    return Console(highlight=False)
+
+
+def fail(message: str, code: int = 2) -> int:
+    err_console.print(f"lca-tui: {message}", markup=False)
+    return code
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    from store.settings import Settings, parse_assignment
+
+    overrides = dict(parse_assignment(a) for a in getattr(args, "overrides", []) or [])
+    return Settings.load(overrides)
+
+
+def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
+    """The store named by ``--store`` / ``LCA_STORE`` / the default path."""
+    from store import open_store
+
+    return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
+
+
+@contextmanager
+def store_from(args: argparse.Namespace, **kwargs: Any) -> Iterator[Any]:
+    store = open_from(args, **kwargs)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def table(*columns: str, title: str | None = None) -> Table:
+    t = Table(title=title, show_lines=False, header_style="bold")
+    for col in columns:
+        t.add_column(col, overflow="fold")
+    return t
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document")

@@ -1,0 +1,82 @@
+"""The SQLite file: an extension-capable driver, sqlite-vec, WAL, owner-only permissions.
+
+The stdlib ``sqlite3`` here cannot load extensions, so the engine is built on ``sqlean``
+(SQLite 3.50 with ``enable_load_extension``) and sqlite-vec is loaded on every new connection.
+This module and ``store/vec.py`` are the only places that know the backend is SQLite.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlean
+import sqlite_vec
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.pool import NullPool
+
+
+def default_store_path() -> Path:
+    """``$LCA_STORE``, else ``$XDG_DATA_HOME/lca-tui/store.db`` (``~/.local/share/...``)."""
+    explicit = os.environ.get("LCA_STORE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lca-tui" / "store.db"
+
+
+def ensure_file(path: Path) -> bool:
+    """Create the store file (and its folder) with owner-only permissions; True if created."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.exists():
+        return False
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)
+    return True
+
+
+def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
+    """An engine on ``path`` whose every connection has sqlite-vec, WAL and a busy timeout.
+
+    NullPool: each checkout opens its own connection, so worker threads never share one and
+    a long-lived reader holds no snapshot between queries.
+    """
+    engine = create_engine(
+        f"sqlite:///{path}",
+        module=sqlean,
+        poolclass=NullPool,
+        connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_conn.enable_load_extension(True)
+        sqlite_vec.load(dbapi_conn)
+        dbapi_conn.enable_load_extension(False)
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA synchronous = NORMAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+        # Transactions are begun by SQLAlchemy (below), so DDL is transactional too.
+        dbapi_conn.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.info.get("lca_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+@contextmanager
+def write(engine: Engine) -> Iterator[Connection]:
+    """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way)."""
+    with engine.connect() as conn:
+        conn.info["lca_write"] = True
+        with conn.begin():
+            yield conn

@@ -1,0 +1,339 @@
+"""MindStone memory directories: Markdown files with YAML front matter.
+
+Every file is recorded, loadable or not. A file is *not loadable* when the agent's loader
+could not read it as its schema says: no front matter, front matter that is not valid YAML or
+not a mapping, or a key the loader reads at the top level found only under a nested key (LCA
+Appendix D: ``critical`` moved under ``metadata`` and critical memories were never injected).
+The importer itself reads nested keys too, so it knows which unloadable memories are critical.
+``MEMORY.md`` (the index) is not a memory; ``LOG.md``'s archive entries become checkpoints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import Connection, text
+
+from store.index import Source, drop_chunks_of, sha256_text
+from store.ingest.base import ImportContext, file_problem
+from store.timeutil import normalise_iso, now_iso
+
+FORMAT = "memory-dir"
+LOADER_KEYS = ("name", "description", "type", "tags", "projects", "hits", "prevented",
+               "last_applied", "created", "half_life_days", "critical", "evergreen", "status",
+               "author", "date", "supersedes", "invariant")
+STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
+SENSITIVITIES = ("public", "private", "secret")
+SPECIAL_TYPES = {"IDENTITY.md": "identity", "USER.md": "user", "SOUL.md": "identity"}
+_LOG_HEAD = re.compile(r"^###\s+(?P<kind>[\w-]+?)-archive\s+[—-]+\s+(?P<ts>\S+)\s*$",
+                       re.IGNORECASE | re.MULTILINE)
+_LOG_FIELD = re.compile(r"^-\s+(?P<key>[^:]+):\s*(?P<value>.+)$", re.MULTILINE)
+
+
+def memory_index_text(name: str, description: str | None, body: str, invariant: str | None
+                      ) -> str:
+    """What is embedded for a memory: its name, description, invariant and body."""
+    parts = [name]
+    if description:
+        parts.append(description)
+    if invariant:
+        parts.append(invariant)
+    parts.append(body)
+    return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+
+def split_front_matter(raw: str) -> tuple[str | None, str, int]:
+    """(front matter text or None, body, line number where the front matter starts)."""
+    if not raw.startswith("---"):
+        return None, raw, 0
+    lines = raw.split("\n")
+    if lines[0].strip() != "---":
+        return None, raw, 0
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]).lstrip("\n"), 2
+    return "\n".join(lines[1:]), "", 2
+
+
+def _find_nested(data: Any, key: str, path: tuple[str, ...] = ()) -> tuple[tuple[str, ...],
+                                                                           Any] | None:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k == key and path:
+                return path, v
+            found = _find_nested(v, key, path + (str(k),))
+            if found:
+                return found
+    return None
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [s.strip() for s in str(value).split(",") if s.strip()]
+
+
+def _as_time(value: Any) -> str | None:
+    if isinstance(value, datetime):
+        return normalise_iso(value.isoformat())
+    if isinstance(value, date):
+        return normalise_iso(value.isoformat())
+    return normalise_iso(str(value)) if value is not None else None
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "yes", "1", "on"}
+    return bool(value)
+
+
+def _json_default(value: Any) -> str:
+    return value.isoformat() if isinstance(value, (date, datetime)) else str(value)
+
+
+def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[int | None,
+                                                                                 str]]]:
+    """The memory row for a file's text, and the problems to report (line, reason)."""
+    problems: list[tuple[int | None, str]] = []
+    fm_text, body, fm_line = split_front_matter(raw)
+    data: dict[str, Any] = {}
+    load_error: str | None = None
+    if fm_text is None:
+        if path.name not in SPECIAL_TYPES:
+            load_error = "no YAML front matter: the loader reads none of its fields"
+    else:
+        try:
+            parsed = yaml.safe_load(fm_text) if fm_text.strip() else {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = (mark.line + fm_line) if mark is not None else fm_line
+            problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+            load_error = f"front matter is not valid YAML: {problem}"
+            problems.append((line, load_error))
+            parsed = None
+        if parsed is not None and not isinstance(parsed, dict):
+            load_error = f"front matter is a YAML {type(parsed).__name__}, not a mapping"
+            problems.append((fm_line, load_error))
+        elif isinstance(parsed, dict):
+            data = parsed
+    nested_notes = []
+    effective = dict(data)
+    for key in LOADER_KEYS:
+        if key in data:
+            continue
+        found = _find_nested(data, key)
+        if found:
+            where, value = found
+            effective[key] = value
+            nested_notes.append(f"'{key}' is under '{'.'.join(where)}'")
+    if nested_notes and load_error is None:
+        load_error = ("; ".join(nested_notes) + ": the loader reads top-level keys only, so "
+                      "this memory is never loaded as written")
+    name = str(effective.get("name") or path.stem)
+    mtype = effective.get("type") or SPECIAL_TYPES.get(path.name)
+    if mtype is None and "_" in path.stem:
+        mtype = path.stem.split("_", 1)[0]
+    status = str(effective.get("status") or "active").lower()
+    if status not in STATUSES:
+        problems.append((None, f"status {status!r} is not one of {', '.join(STATUSES)}; "
+                               "stored as active"))
+        status = "active"
+    sensitivity = str(effective.get("sensitivity") or "public").lower()
+    if sensitivity not in SENSITIVITIES:
+        problems.append((None, f"sensitivity {sensitivity!r} unknown; stored as private"))
+        sensitivity = "private"
+    invariant = effective.get("invariant")
+    row = {
+        "name": name,
+        "description": None if effective.get("description") is None
+        else str(effective.get("description")),
+        "type": None if mtype is None else str(mtype),
+        "body": body.strip("\n"),
+        "tags": json.dumps(_as_list(effective.get("tags"))),
+        "projects": json.dumps(_as_list(effective.get("projects"))),
+        "role": effective.get("role"),
+        "created": _as_time(effective.get("created") or effective.get("date")),
+        "last_applied": _as_time(effective.get("last_applied")),
+        "hits": _as_int(effective.get("hits")),
+        "prevented": _as_int(effective.get("prevented")),
+        "half_life_days": (float(effective["half_life_days"])
+                           if isinstance(effective.get("half_life_days"), (int, float))
+                           else None),
+        "critical": int(_as_bool(effective.get("critical"))),
+        "evergreen": int(_as_bool(effective.get("evergreen"))),
+        "invariant": None if invariant is None else str(invariant).strip(),
+        "authority": str(effective.get("authority") or "unreviewed"),
+        "sensitivity": sensitivity,
+        "valid_from": _as_time(effective.get("valid_from")),
+        "valid_to": _as_time(effective.get("valid_to")),
+        "supersedes_ref": None if effective.get("supersedes") is None
+        else str(effective.get("supersedes")),
+        "status": status,
+        "loadable": 0 if load_error else 1,
+        "load_error": load_error,
+        "front_matter": json.dumps(data, default=_json_default) if data else fm_text,
+    }
+    return row, problems
+
+
+def is_memory_dir(path: Path) -> bool:
+    """A folder is a memory directory when it has MEMORY.md or a Markdown file with front
+    matter."""
+    if (path / "MEMORY.md").is_file():
+        return True
+    for md in sorted(path.glob("*.md"))[:50]:
+        try:
+            with md.open("rb") as fh:
+                if fh.read(4).startswith(b"---"):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any]
+                   ) -> None:
+    store, report = ctx.store, ctx.report
+    source_file = str(path.resolve())
+    content_hash = sha256_text(json.dumps(row, sort_keys=True))
+    existing = conn.execute(text("SELECT id, content_hash FROM memory WHERE source_file = :f"),
+                            {"f": source_file}).first()
+    now = now_iso()
+    params = dict(row, source_file=source_file, content_hash=content_hash, updated_at=now,
+                  writer=store.writer, writer_version=store.writer_version, created_at=now)
+    if existing is not None and existing[1] == content_hash:
+        return
+    if existing is None:
+        cols = ", ".join(params)
+        marks = ", ".join(f":{k}" for k in params)
+        memory_id = int(conn.execute(text(f"INSERT INTO memory ({cols}) VALUES ({marks}) "
+                                          "RETURNING id"), params).scalar_one())
+        conn.execute(text(
+            "INSERT INTO evidence (memory_id, file_path, note, writer, writer_version, "
+            "created_at) VALUES (:m, :f, 'imported from memory file', :w, :wv, :c)"),
+            {"m": memory_id, "f": source_file, "w": store.writer, "wv": store.writer_version,
+             "c": now})
+        report.memories_added += 1
+    else:
+        memory_id = int(existing[0])
+        params.pop("created_at")
+        sets = ", ".join(f"{k} = :{k}" for k in params)
+        conn.execute(text(f"UPDATE memory SET {sets} WHERE id = :id"),
+                     dict(params, id=memory_id))
+        drop_chunks_of(conn, "memory", memory_id)
+        report.memories_updated += 1
+    result = store.indexer().index(conn, [Source(
+        "memory", memory_id,
+        memory_index_text(row["name"], row["description"], row["body"], row["invariant"]),
+        content_hash)])
+    report.chunks += result.chunks
+    report.chunks_failed += result.failed
+
+
+def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> None:
+    """``LOG.md`` archive entries → checkpoint rows (trigger, chunks, memories)."""
+    heads = list(_LOG_HEAD.finditer(raw))
+    for i, head in enumerate(heads):
+        block = raw[head.end(): heads[i + 1].start() if i + 1 < len(heads) else len(raw)]
+        fields = {m["key"].strip().lower(): m["value"].strip()
+                  for m in _LOG_FIELD.finditer(block)}
+        ts = normalise_iso(head["ts"])
+        if ts is None:
+            line = raw[: head.start()].count("\n") + 1
+            ctx.report.error(str(path), line, f"log entry time {head['ts']!r} is not ISO-8601")
+            continue
+
+        def number(*keys: str) -> int:
+            for key in keys:
+                digits = re.match(r"\d+", fields.get(key, ""))
+                if digits:
+                    return int(digits.group())
+            return 0
+
+        key = sha256_text(f"{path.resolve()}|{ts}|{head['kind']}")
+        inserted = conn.execute(text(
+            "INSERT OR IGNORE INTO checkpoint (ts, trigger, status, chunks_embedded, "
+            "memories_written, source, idem_key, writer, writer_version, created_at) VALUES "
+            "(:ts, :tr, 'ok', :ce, :mw, :src, :k, :w, :wv, :c)"), {
+            "ts": ts, "tr": head["kind"].lower() + "-archive",
+            "ce": number("transcript chunks vectorized", "chunks vectorized"),
+            "mw": number("memory files re-indexed"), "src": str(path), "k": key,
+            "w": ctx.store.writer, "wv": ctx.store.writer_version, "c": now_iso()})
+        ctx.report.checkpoints_added += inserted.rowcount or 0
+
+
+def _resolve_supersession(conn: Connection) -> None:
+    rows = conn.exec_driver_sql(
+        "SELECT id, supersedes_ref FROM memory WHERE supersedes_ref IS NOT NULL").all()
+    for memory_id, ref in rows:
+        stem = ref[:-3] if ref.endswith(".md") else ref
+        target = conn.execute(text(
+            "SELECT id FROM memory WHERE id != :i AND (name = :r OR source_file LIKE :f) "
+            "ORDER BY id LIMIT 1"), {"i": memory_id, "r": ref, "f": f"%/{stem}.md"}).first()
+        target_id = int(target[0]) if target else None
+        conn.execute(text("UPDATE memory SET supersedes_id = :t WHERE id = :i"),
+                     {"t": target_id, "i": memory_id})
+        if target_id is not None:
+            conn.execute(text("UPDATE memory SET superseded_by_id = :i WHERE id = :t"),
+                         {"t": target_id, "i": memory_id})
+
+
+def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
+    """Import every ``*.md`` file directly in ``folder``."""
+    report = ctx.report
+    files = sorted(p for p in folder.iterdir() if p.suffix == ".md" or
+                   (p.is_symlink() and p.name.endswith(".md")))
+    with ctx.store.write() as conn:
+        for path in files:
+            report.files += 1
+            problem = file_problem(path)
+            if problem is None and path.is_dir():
+                problem = "a directory, not a memory file"
+            if problem:
+                report.error(str(path), None, problem)
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                report.error(str(path), None, f"cannot read: {exc.strerror}")
+                continue
+            decode_error: str | None = None
+            try:
+                raw = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = data[: exc.start].count(b"\n") + 1
+                decode_error = f"not UTF-8 at line {line}: the loader cannot read it"
+                report.error(str(path), line, "not UTF-8: recorded as not loadable")
+                raw = data.decode("utf-8", errors="replace")
+            if path.name == "MEMORY.md":
+                report.skipped_by_design += 1
+                continue
+            if path.name == "LOG.md":
+                _import_log(ctx, conn, path, raw)
+                continue
+            if not raw.strip():
+                report.error(str(path), None, "empty file: nothing to import")
+                continue
+            row, problems = parse_memory_file(path, raw)
+            for line, reason in problems:
+                report.error(str(path), line, reason)
+            if decode_error:
+                row["loadable"], row["load_error"] = 0, decode_error
+            _upsert_memory(ctx, conn, path, row)
+        _resolve_supersession(conn)
+        ctx.store.audit(conn, "import-memory-dir", "memory", [],
+                        {"files": len(files), "memories_added": report.memories_added})

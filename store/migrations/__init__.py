@@ -1,0 +1,86 @@
+"""Numbered forward migrations.
+
+Each module ``mNNNN_<name>.py`` here defines ``VERSION`` (its number), ``NAME`` and
+``STATEMENTS`` (SQL run in order, in one transaction). A migration is frozen once released:
+later capabilities add a new module instead of editing an old one. A store whose schema is
+newer than every migration known here is refused.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from types import ModuleType
+
+from sqlalchemy import Connection, Engine, text
+
+from store.db import write
+from store.errors import StoreTooNew
+from store.timeutil import now_iso
+from store.version import CODE_VERSION
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def _load(module: ModuleType) -> Migration:
+    return Migration(int(module.VERSION), str(module.NAME), tuple(module.STATEMENTS))
+
+
+def known_migrations() -> list[Migration]:
+    """Every migration in this package, in version order; numbers must be unique."""
+    found: dict[int, Migration] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("m") or not info.name[1:5].isdigit():
+            continue
+        migration = _load(importlib.import_module(f"{__name__}.{info.name}"))
+        if migration.version in found:
+            raise RuntimeError(f"two migrations numbered {migration.version}")
+        found[migration.version] = migration
+    return [found[v] for v in sorted(found)]
+
+
+def current_version(conn: Connection) -> int:
+    exists = conn.exec_driver_sql(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migration'"
+    ).first()
+    if not exists:
+        return 0
+    return int(conn.exec_driver_sql("SELECT COALESCE(MAX(version), 0) FROM schema_migration")
+               .scalar_one())
+
+
+def migrate(engine: Engine, target: int | None = None) -> list[int]:
+    """Apply the pending migrations up to ``target`` (all by default); returns those applied."""
+    migrations = known_migrations()
+    newest = migrations[-1].version if migrations else 0
+    applied: list[int] = []
+    with engine.connect() as conn:
+        have = current_version(conn)
+    if have > newest:
+        raise StoreTooNew(
+            f"this store has schema version {have}, but this lca-tui ({CODE_VERSION}) knows "
+            f"versions up to {newest}: upgrade lca-tui to open it (the store was not changed)"
+        )
+    for migration in migrations:
+        if migration.version <= have or (target is not None and migration.version > target):
+            continue
+        with write(engine) as conn:
+            conn.exec_driver_sql(
+                "CREATE TABLE IF NOT EXISTS schema_migration ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at TEXT NOT NULL, code_version TEXT NOT NULL)"
+            )
+            for statement in migration.statements:
+                conn.exec_driver_sql(statement)
+            conn.execute(
+                text("INSERT INTO schema_migration VALUES (:v, :n, :t, :c)"),
+                {"v": migration.version, "n": migration.name, "t": now_iso(), "c": CODE_VERSION},
+            )
+        applied.append(migration.version)
+    return applied

@@ -1,0 +1,200 @@
+"""Plain dataclasses the store hands out: no ORM session ever leaves ``store/``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    agent: str | None
+    surface: str | None
+    project: str | None
+    title: str | None
+    started_at: str | None
+    ended_at: str | None
+    source: str | None
+    format: str
+    entries: int
+    agents: tuple[str, ...]
+
+    @property
+    def workers(self) -> tuple[str, ...]:
+        return tuple(a for a in self.agents if a != "main")
+
+
+@dataclass(frozen=True)
+class EntryInfo:
+    id: int
+    session_id: str
+    agent: str
+    seq: int
+    ts: str | None
+    kind: str
+    content: str
+    tokens: int
+    tool_name: str | None
+    message_id: str | None
+    source_path: str | None
+    source_line: int | None
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MemoryInfo:
+    id: int
+    name: str
+    description: str | None
+    type: str | None
+    body: str
+    tags: tuple[str, ...]
+    projects: tuple[str, ...]
+    role: str | None
+    created: str | None
+    last_applied: str | None
+    hits: int
+    prevented: int
+    half_life_days: float | None
+    critical: bool
+    evergreen: bool
+    invariant: str | None
+    authority: str
+    sensitivity: str
+    valid_from: str | None
+    valid_to: str | None
+    supersedes_ref: str | None
+    supersedes_id: int | None
+    superseded_by_id: int | None
+    status: str
+    source_file: str | None
+    loadable: bool
+    load_error: str | None
+
+
+@dataclass(frozen=True)
+class EmbedderInfo:
+    model: str
+    dim: int
+    degraded: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Stats:
+    path: str
+    size_bytes: int
+    schema_version: int
+    sessions: int
+    entries: int
+    entries_by_kind: dict[str, int]
+    memories: int
+    memories_by_status: dict[str, int]
+    memories_unloadable: int
+    chunks: int
+    chunks_by_status: dict[str, int]
+    chunks_by_model: dict[str, int]
+    vectors: int
+    fts_rows: int
+    checkpoints: int
+    proposals_pending: int
+    traces: int
+    embedder: EmbedderInfo
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "entries": self.entries,
+            "entries_by_kind": self.entries_by_kind,
+            "memories": self.memories,
+            "chunks": self.chunks,
+            "proposals_pending": self.proposals_pending,
+            "traces": self.traces,
+            "embedder": {"model": self.embedder.model, "dim": self.embedder.dim,
+                         "degraded": self.embedder.degraded},
+            "path": self.path,
+            "size_bytes": self.size_bytes,
+            "schema_version": self.schema_version,
+            "memories_by_status": self.memories_by_status,
+            "memories_unloadable": self.memories_unloadable,
+            "chunks_by_status": self.chunks_by_status,
+            "chunks_by_model": self.chunks_by_model,
+            "vectors": self.vectors,
+            "fts_rows": self.fts_rows,
+            "checkpoints": self.checkpoints,
+        }
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: int
+    source_type: str
+    source_id: int
+    text: str
+    score: float
+    cos: float | None
+    lex: float | None
+    session_id: str | None = None
+    seq: int | None = None
+    kind: str | None = None
+    agent: str | None = None
+    memory_name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ImportIssue:
+    path: str
+    line: int | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason}
+
+
+@dataclass
+class IngestReport:
+    sessions_added: int = 0
+    entries_added: int = 0
+    memories_added: int = 0
+    memories_updated: int = 0
+    checkpoints_added: int = 0
+    skipped_by_design: int = 0
+    files: int = 0
+    chunks: int = 0
+    chunks_failed: int = 0
+    errors: list[ImportIssue] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def error(self, path: str, line: int | None, reason: str) -> None:
+        self.errors.append(ImportIssue(path, line, reason))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions_added": self.sessions_added,
+            "entries_added": self.entries_added,
+            "memories_added": self.memories_added,
+            "skipped_by_design": self.skipped_by_design,
+            "errors": [e.to_json() for e in self.errors],
+            "memories_updated": self.memories_updated,
+            "checkpoints_added": self.checkpoints_added,
+            "files": self.files,
+            "chunks": self.chunks,
+            "chunks_failed": self.chunks_failed,
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class ReindexReport:
+    entries: int = 0
+    memories: int = 0
+    chunks: int = 0
+    chunks_failed: int = 0
+    derived: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

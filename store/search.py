@@ -1,0 +1,86 @@
+"""Search over the index: FTS5 BM25, vector KNN, or the hybrid of both.
+
+The hybrid score is DESIGN's S term: ``w·cos + (1−w)·lex`` with ``lex`` the BM25 score divided
+by the best BM25 score among the hits. Searches are probes: they write nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+from store import vec
+from store.records import SearchHit
+
+if TYPE_CHECKING:
+    from store.facade import Store
+
+MODES = ("hybrid", "fts", "semantic")
+COS_WEIGHT = 0.7
+
+
+def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int
+               ) -> dict[int, tuple[float | None, float]]:
+    """chunk id → (cos, lex) for the union of KNN and FTS hits (cos None without a vector)."""
+    out: dict[int, tuple[float | None, float]] = {}
+    fts = vec.fts_search(conn, query, pool)
+    best = max((s for _, s in fts), default=0.0)
+    lex = {cid: (s / best if best > 0 else 0.0) for cid, s in fts}
+    cos: dict[int, float] = {}
+    if qvec is not None:
+        cos.update(vec.knn(conn, qvec, pool))
+        for cid in lex:
+            if cid not in cos:
+                v = vec.vector_of(conn, cid)
+                if v is not None:
+                    cos[cid] = float(v @ qvec)
+    for cid in set(cos) | set(lex):
+        out[cid] = (cos.get(cid), lex.get(cid, 0.0))
+    return out
+
+
+def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple]:
+    if not ids:
+        return {}
+    marks = ", ".join(str(int(i)) for i in ids)
+    rows = conn.exec_driver_sql(
+        "SELECT c.id, c.source_type, c.source_id, c.text, e.session_id, e.seq, e.kind, "
+        "e.agent, m.name FROM chunk c "
+        "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+        f"LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
+        f"WHERE c.id IN ({marks})").all()
+    return {int(r[0]): tuple(r[1:]) for r in rows}
+
+
+def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
+    if mode not in MODES:
+        raise ValueError(f"search mode must be one of {', '.join(MODES)}")
+    pool = max(limit * 5, 50)
+    qvec = store.embedder.embed([query])[0] if mode != "fts" else None
+    with store.read() as conn:
+        found = candidates(conn, query, qvec, pool)
+        scored: list[tuple[float, int, float | None, float]] = []
+        for cid, (cos, lex) in found.items():
+            if mode == "fts":
+                if lex <= 0:
+                    continue
+                score = lex
+            elif mode == "semantic":
+                if cos is None:
+                    continue
+                score = cos
+            else:
+                score = COS_WEIGHT * (cos or 0.0) + (1 - COS_WEIGHT) * lex
+            scored.append((score, cid, cos, lex))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        top = scored[:limit]
+        info = _describe(conn, [cid for _, cid, _, _ in top])
+    hits = []
+    for score, cid, cos, lex in top:
+        st, sid, body, session_id, seq, kind, agent, name = info[cid]
+        hits.append(SearchHit(cid, st, int(sid), body, round(score, 6),
+                              None if cos is None else round(cos, 6), round(lex, 6),
+                              session_id, seq, kind, agent, name))
+    return hits

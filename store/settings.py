@@ -1,0 +1,177 @@
+"""Settings: documented defaults, overridden by a TOML file, then by the command line.
+
+Every setting has a dotted name whose first part is its TOML table, e.g. ``embed.backend`` is
+``[embed] backend = "fallback"`` in ``$XDG_CONFIG_HOME/lca-tui/config.toml`` (or the file named
+by ``LCA_CONFIG``). ``lca-tui config`` prints each value in force and where it came from.
+Later capabilities add their settings to ``SPECS``; nothing else needs to change.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One setting: its name, default, type and what it means."""
+
+    name: str
+    default: Any
+    doc: str
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def kind(self) -> type:
+        return type(self.default) if self.default is not None else str
+
+
+SPECS: list[Spec] = [
+    Spec("embed.backend", "auto",
+         "Embedder: 'auto' loads the local all-MiniLM-L6-v2 int8 model and falls back to the "
+         "deterministic hashing embedder (degraded) only when it cannot load; 'model' requires "
+         "the model; 'fallback' forces the hashing embedder (tests, speed).",
+         ("auto", "model", "fallback")),
+    Spec("embed.max_tokens", 256,
+         "Chunk size limit in model tokens, [CLS] and [SEP] included (all-MiniLM-L6-v2 was "
+         "trained at 256). Longer text is split into several chunks, never cut."),
+    Spec("embed.batch_size", 32, "Texts per embedding batch."),
+    Spec("embed.threads", 0, "ONNX runtime threads for the model; 0 lets it choose."),
+    Spec("store.busy_timeout_ms", 5000,
+         "How long a writer waits for another process's write lock before giving up."),
+    Spec("store.writer", "lca-tui",
+         "The writer id stamped on rows this process writes (a harness sets its own)."),
+    Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),
+]
+
+SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}
+
+
+def config_path() -> Path:
+    """The TOML file read for overrides: ``LCA_CONFIG``, else the XDG config directory."""
+    explicit = os.environ.get("LCA_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "lca-tui" / "config.toml"
+
+
+class SettingsError(ValueError):
+    """A setting name or value that cannot be used."""
+
+
+def _coerce(spec: Spec, value: Any, where: str) -> Any:
+    kind = spec.kind
+    try:
+        if kind is bool:
+            if isinstance(value, str):
+                lowered = value.strip().lower()
+                if lowered not in {"true", "false", "1", "0", "yes", "no", "on", "off"}:
+                    raise ValueError(value)
+                result: Any = lowered in {"true", "1", "yes", "on"}
+            else:
+                result = bool(value)
+        elif kind is int:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            result = int(value)
+        elif kind is float:
+            result = float(value)
+        else:
+            result = str(value)
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(
+            f"{where}: {spec.name} must be {kind.__name__}, got {value!r}") from exc
+    if spec.choices and result not in spec.choices:
+        raise SettingsError(
+            f"{where}: {spec.name} must be one of {', '.join(spec.choices)}, got {result!r}")
+    return result
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+class Settings:
+    """The settings in force, each with the place its value came from."""
+
+    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+        self._values = values
+        self._sources = sources
+
+    @classmethod
+    def defaults(cls) -> Settings:
+        return cls({s.name: s.default for s in SPECS}, {s.name: "default" for s in SPECS})
+
+    @classmethod
+    def load(
+        cls, overrides: dict[str, Any] | None = None, path: Path | None = None
+    ) -> Settings:
+        """Defaults, then the TOML file (if it exists), then ``overrides`` (command line)."""
+        settings = cls.defaults()
+        toml_path = path or config_path()
+        if toml_path.is_file():
+            try:
+                data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+                raise SettingsError(f"{toml_path}: cannot read settings: {exc}") from exc
+            for name, value in _flatten(data).items():
+                settings._set(name, value, str(toml_path))
+        env_backend = os.environ.get("LCA_EMBEDDER")
+        if env_backend:
+            settings._set("embed.backend", env_backend, "env LCA_EMBEDDER")
+        for name, value in (overrides or {}).items():
+            settings._set(name, value, "command line")
+        return settings
+
+    def _set(self, name: str, value: Any, source: str) -> None:
+        spec = SPEC_BY_NAME.get(name)
+        if spec is None:
+            raise SettingsError(f"{source}: unknown setting {name!r} (see `lca-tui config`)")
+        self._values[name] = _coerce(spec, value, source)
+        self._sources[name] = source
+
+    def with_overrides(self, overrides: dict[str, Any], source: str = "command line") -> Settings:
+        copy = Settings(dict(self._values), dict(self._sources))
+        for name, value in overrides.items():
+            copy._set(name, value, source)
+        return copy
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._values.get(name, default)
+
+    def source(self, name: str) -> str:
+        return self._sources[name]
+
+    def section(self, prefix: str) -> dict[str, Any]:
+        """The settings under ``prefix.`` as a plain dict keyed by the last name part."""
+        head = prefix + "."
+        return {k[len(head):]: v for k, v in self._values.items() if k.startswith(head)}
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def rows(self) -> list[tuple[str, Any, str, str]]:
+        """(name, value, source, doc) for every setting, in declaration order."""
+        return [(s.name, self._values[s.name], self._sources[s.name], s.doc) for s in SPECS]
+
+
+def parse_assignment(text: str) -> tuple[str, str]:
+    """``name=value`` from the command line's ``--set``."""
+    if "=" not in text:
+        raise SettingsError(f"--set expects NAME=VALUE, got {text!r}")
+    name, value = text.split("=", 1)
+    return name.strip(), value.strip()

@@ -1,0 +1,104 @@
+"""Every sqlite-vec and FTS5 statement lives here, so a second backend (PostgreSQL with
+pgvector and its text search) replaces this module and ``db.py``, not the rest of the store."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+_FTS_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def insert_vector(conn: Connection, chunk_id: int, vector: np.ndarray) -> None:
+    conn.execute(text("INSERT INTO chunk_vec (rowid, embedding) VALUES (:id, :v)"),
+                 {"id": chunk_id, "v": to_blob(vector)})
+
+
+def insert_vectors(conn: Connection, rows: list[tuple[int, np.ndarray]]) -> None:
+    if rows:
+        conn.execute(text("INSERT INTO chunk_vec (rowid, embedding) VALUES (:id, :v)"),
+                     [{"id": cid, "v": to_blob(vec)} for cid, vec in rows])
+
+
+def insert_fts(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    if rows:
+        conn.execute(text("INSERT INTO chunk_fts (rowid, text) VALUES (:id, :t)"),
+                     [{"id": cid, "t": body} for cid, body in rows])
+
+
+def delete_chunks_index(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """Remove chunks' vectors and FTS rows (FTS5 external content needs the old text)."""
+    for cid, body in rows:
+        conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :id"), {"id": cid})
+        conn.execute(text("INSERT INTO chunk_fts (chunk_fts, rowid, text) "
+                          "VALUES ('delete', :id, :t)"), {"id": cid, "t": body})
+
+
+def clear_index(conn: Connection) -> None:
+    """Drop every vector and FTS row (``reindex`` rebuilds them)."""
+    conn.exec_driver_sql("DELETE FROM chunk_vec")
+    conn.exec_driver_sql("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')")
+
+
+def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(chunk id, cosine similarity) of the ``k`` nearest vectors, nearest first."""
+    rows = conn.execute(
+        text("SELECT rowid, distance FROM chunk_vec WHERE embedding MATCH :q AND k = :k "
+             "ORDER BY distance"),
+        {"q": to_blob(vector), "k": int(k)},
+    ).all()
+    return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
+
+
+def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
+    """Every stored vector: (chunk ids, matrix). For bulk nearest-neighbour work."""
+    rows = conn.exec_driver_sql("SELECT rowid, embedding FROM chunk_vec").all()
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    matrix = np.stack([from_blob(r[1]) for r in rows])
+    return ids, matrix
+
+
+def vector_of(conn: Connection, chunk_id: int) -> np.ndarray | None:
+    row = conn.execute(text("SELECT embedding FROM chunk_vec WHERE rowid = :id"),
+                       {"id": chunk_id}).first()
+    return from_blob(row[0]) if row else None
+
+
+def fts_query(query: str) -> str | None:
+    """A safe FTS5 MATCH expression: every word of ``query`` quoted, joined with OR."""
+    words = _FTS_WORD.findall(query)
+    if not words:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))
+
+
+def fts_search(conn: Connection, query: str, limit: int) -> list[tuple[int, float]]:
+    """(chunk id, BM25 relevance ≥ 0, higher is better) for the best ``limit`` FTS matches."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    rows = conn.execute(
+        text("SELECT rowid, bm25(chunk_fts) AS score FROM chunk_fts WHERE chunk_fts MATCH :m "
+             "ORDER BY score LIMIT :n"),
+        {"m": match, "n": int(limit)},
+    ).all()
+    return [(int(r[0]), -float(r[1])) for r in rows]
+
+
+def index_counts(conn: Connection) -> tuple[int, int]:
+    """(vectors, FTS rows) currently indexed."""
+    vectors = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_vec").scalar_one()
+    fts = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_fts_docsize").scalar_one()
+    return int(vectors), int(fts)

@@ -1,0 +1,163 @@
+"""The shared write path for transcript entries and sessions, used by every importer and by
+the harness API: idempotent (by idempotency key), append-only, indexed in the same
+transaction, and followed by the derivers that interpret stored entries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from store.index import Indexer, Source, sha256_text
+from store.timeutil import now_iso
+
+KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
+         "checkpoint", "event")
+
+
+def token_estimate(content: str) -> int:
+    """The reference implementation's estimate: ceil(chars / 4) + 4."""
+    return math.ceil(len(content) / 4) + 4
+
+
+def idem_key(source_key: str, offset: int | None, block: int, content_hash: str) -> str:
+    """source + offset + content hash (DESIGN "Getting data in")."""
+    raw = f"{source_key}|{offset}|{block}|{content_hash}"
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class NewSession:
+    id: str
+    format: str
+    agent: str | None = None
+    surface: str | None = None
+    project: str | None = None
+    title: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    source: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class NewEntry:
+    kind: str
+    content: str
+    source_key: str
+    agent: str = "main"
+    ts: str | None = None
+    source_path: str | None = None
+    source_offset: int | None = None
+    source_line: int | None = None
+    block: int = 0
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    message_id: str | None = None
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown entry kind {self.kind!r} (one of {', '.join(KINDS)})")
+
+    @property
+    def content_hash(self) -> str:
+        return sha256_text(self.content)
+
+    @property
+    def key(self) -> str:
+        return idem_key(self.source_key, self.source_offset, self.block, self.content_hash)
+
+
+@dataclass
+class WriteResult:
+    sessions_added: int = 0
+    entry_ids: list[int] = field(default_factory=list)
+    chunks: int = 0
+    chunks_failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def upsert_session(conn: Connection, session: NewSession, writer: str, version: str) -> bool:
+    """Insert the session, or widen its time range; True when it is new."""
+    row = conn.execute(text("SELECT started_at, ended_at FROM session WHERE id = :id"),
+                       {"id": session.id}).first()
+    if row is None:
+        conn.execute(text(
+            "INSERT INTO session (id, agent, surface, project, title, started_at, ended_at, "
+            "source, format, meta, writer, writer_version, created_at) VALUES (:id, :agent, "
+            ":surface, :project, :title, :s, :e, :source, :format, :meta, :w, :wv, :c)"), {
+            "id": session.id, "agent": session.agent, "surface": session.surface,
+            "project": session.project, "title": session.title, "s": session.started_at,
+            "e": session.ended_at, "source": session.source, "format": session.format,
+            "meta": json.dumps(session.meta), "w": writer, "wv": version, "c": now_iso()})
+        return True
+    started = min(filter(None, [row[0], session.started_at]), default=None)
+    ended = max(filter(None, [row[1], session.ended_at]), default=None)
+    conn.execute(text(
+        "UPDATE session SET started_at = :s, ended_at = :e, project = COALESCE(project, :p), "
+        "title = COALESCE(title, :t) WHERE id = :id"),
+        {"s": started, "e": ended, "p": session.project, "t": session.title, "id": session.id})
+    return False
+
+
+def existing_keys(conn: Connection, keys: list[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(keys), 500):
+        part = keys[i:i + 500]
+        marks = ", ".join(f":k{j}" for j in range(len(part)))
+        rows = conn.execute(text(f"SELECT idem_key FROM entry WHERE idem_key IN ({marks})"),
+                            {f"k{j}": k for j, k in enumerate(part)}).all()
+        found.update(r[0] for r in rows)
+    return found
+
+
+def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], indexer: Indexer,
+                  writer: str, version: str) -> WriteResult:
+    """Append the entries not already stored (by idempotency key), index them, derive."""
+    result = WriteResult()
+    if not entries:
+        return result
+    have = existing_keys(conn, [e.key for e in entries])
+    seq = int(conn.execute(text("SELECT COALESCE(MAX(seq), -1) FROM entry WHERE "
+                                "session_id = :s"), {"s": session_id}).scalar_one())
+    created = now_iso()
+    sources: list[Source] = []
+    seen: set[str] = set()
+    for entry in entries:
+        key = entry.key
+        if key in have or key in seen:
+            continue
+        seen.add(key)
+        seq += 1
+        content_hash = entry.content_hash
+        new_id = conn.execute(text(
+            "INSERT INTO entry (session_id, agent, seq, ts, kind, content, content_hash, tokens, "
+            "source_path, source_offset, source_line, block, idem_key, uuid, parent_uuid, "
+            "message_id, tool_name, tool_use_id, meta, writer, writer_version, created_at) "
+            "VALUES (:sid, :agent, :seq, :ts, :kind, :content, :h, :tok, :sp, :so, :sl, :b, "
+            ":k, :u, :pu, :mid, :tn, :tu, :meta, :w, :wv, :c) RETURNING id"), {
+            "sid": session_id, "agent": entry.agent, "seq": seq, "ts": entry.ts,
+            "kind": entry.kind, "content": entry.content, "h": content_hash,
+            "tok": token_estimate(entry.content), "sp": entry.source_path,
+            "so": entry.source_offset, "sl": entry.source_line, "b": entry.block, "k": key,
+            "u": entry.uuid, "pu": entry.parent_uuid, "mid": entry.message_id,
+            "tn": entry.tool_name, "tu": entry.tool_use_id,
+            "meta": json.dumps(entry.meta) if entry.meta else None, "w": writer,
+            "wv": version, "c": created}).scalar_one()
+        result.entry_ids.append(int(new_id))
+        sources.append(Source("entry", int(new_id), entry.content, content_hash))
+    indexed = indexer.index(conn, sources)
+    result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
+                                                         indexed.errors)
+    if result.entry_ids:
+        from store.derive import run_derivers
+
+        run_derivers(conn, result.entry_ids)
+    return result
