@@ -45,6 +45,27 @@ SPECS: list[Spec] = [
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),
+    # -- recall (LCA §5): R = αS + βE + γT + δA + εQ − λK ---------------------------------
+    Spec("recall.alpha", 0.55, "α, weight of S (similarity)."),
+    Spec("recall.beta", 0.15, "β, weight of E (experiential weight)."),
+    Spec("recall.gamma", 0.10, "γ, weight of T (temporal salience)."),
+    Spec("recall.delta", 0.10, "δ, weight of A (source authority)."),
+    Spec("recall.epsilon", 0.10, "ε, weight of Q (task relevance)."),
+    Spec("recall.lambda", 0.30, "λ, weight of K (risk penalty)."),
+    Spec("recall.cos_weight", 0.7, "w in S = w·cos + (1−w)·lex."),
+    Spec("recall.floor", 0.30, "Similarity floor on S: nothing below it is injected."),
+    Spec("recall.memory_items", 4, "Memories injected at most per recall."),
+    Spec("recall.transcript_items", 2, "Transcript items injected at most per recall."),
+    Spec("recall.item_chars", 800, "Characters of each injected item at most."),
+    Spec("recall.pool", 50, "Candidate pool: vector KNN hits and FTS5 hits, 50 in all."),
+    Spec("recall.half_life_days", 30.0, "Half-life of T when a memory names none."),
+    # -- context pressure (LCA §4.5, §6.2) ---------------------------------------------------
+    Spec("context.window_tokens", 200000, "The model's context window when a harness does "
+         "not report one (Claude Code: 200,000)."),
+    Spec("context.checkpoint_percent", 80.0, "Checkpoint threshold, percent of the window: "
+         "the pre-compaction checkpoint should fire here."),
+    Spec("context.auto_compact_percent", 92.0, "The harness's auto-compact threshold, percent "
+         "of the window."),
 ]
 
 SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}

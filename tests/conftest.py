@@ -1,0 +1,67 @@
+"""Shared fixtures. Every test runs with its own store, config and XDG folders under tmp_path,
+and with the deterministic fallback embedder unless it asks for the real model."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from store import Store, open_store
+from store.settings import Settings
+
+DATA = Path(__file__).parent / "data"
+CLAUDE_CODE = DATA / "claude-code"
+BIG_SESSION = CLAUDE_CODE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point every path lca-tui reads or writes at tmp_path."""
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setenv("LCA_STORE", str(tmp_path / "env-store.db"))
+    monkeypatch.delenv("LCA_CONFIG", raising=False)
+    monkeypatch.setenv("LCA_EMBEDDER", "fallback")
+
+
+def make_store(path: Path, **overrides: object) -> Store:
+    return open_store(path, Settings.load(dict(overrides)))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """An empty store with the fallback embedder."""
+    s = make_store(tmp_path / "store.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def cc_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with the three real Claude Code sessions imported (built once, copied)."""
+    import os
+
+    old = os.environ.get("LCA_EMBEDDER")
+    os.environ["LCA_EMBEDDER"] = "fallback"
+    path = tmp_path_factory.mktemp("cc") / "cc.db"
+    s = make_store(path)
+    s.ingest([CLAUDE_CODE])
+    s.close()
+    if old is None:
+        del os.environ["LCA_EMBEDDER"]
+    else:
+        os.environ["LCA_EMBEDDER"] = old
+    return path
+
+
+@pytest.fixture
+def cc_store(cc_store_template: Path, tmp_path: Path) -> Iterator[Store]:
+    """A private copy of the Claude Code store."""
+    path = tmp_path / "cc.db"
+    shutil.copyfile(cc_store_template, path)
+    s = make_store(path)
+    yield s
+    s.close()
