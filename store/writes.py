@@ -24,9 +24,15 @@ def token_estimate(content: str) -> int:
     return math.ceil(len(content) / 4) + 4
 
 
-def idem_key(source_key: str, offset: int | None, block: int, content_hash: str) -> str:
-    """source + offset + content hash (DESIGN "Getting data in")."""
-    raw = f"{source_key}|{offset}|{block}|{content_hash}"
+def idem_key(source_key: str, position: int | str | None, block: int, content_hash: str
+             ) -> str:
+    """source + position + content hash (DESIGN "Getting data in").
+
+    The position is the line's own stable id where the format has one (Claude Code's
+    ``uuid``, MindStone's ``id``), else its byte offset: a file rewritten with a changed line
+    then adds that line alone instead of every line after it.
+    """
+    raw = f"{source_key}|{position}|{block}|{content_hash}"
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -61,6 +67,7 @@ class NewEntry:
     tool_name: str | None = None
     tool_use_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    line_id: str | None = None  # the source line's stable id, when the format has one
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,7 +79,8 @@ class NewEntry:
 
     @property
     def key(self) -> str:
-        return idem_key(self.source_key, self.source_offset, self.block, self.content_hash)
+        position = f"id:{self.line_id}" if self.line_id else self.source_offset
+        return idem_key(self.source_key, position, self.block, self.content_hash)
 
 
 @dataclass

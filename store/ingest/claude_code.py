@@ -78,7 +78,8 @@ class ClaudeCodeImporter(LineImporter):
             meta={k: obj[k] for k in ("version", "gitBranch", "slug") if k in obj})
         common = dict(source_key=self.source_key(obj), agent=agent, ts=ts,
                       source_path=str(path), source_offset=offset, source_line=line_no,
-                      uuid=obj.get("uuid"), parent_uuid=obj.get("parentUuid"))
+                      uuid=obj.get("uuid"), parent_uuid=obj.get("parentUuid"),
+                      line_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None)
         if kind == "system":
             subtype = obj.get("subtype")
             entry_kind = ENTRY_SYSTEM_SUBTYPES.get(str(subtype))
