@@ -19,8 +19,15 @@ from store.embed import Embedder, load_embedder
 from store.errors import NotFound
 from store.index import Indexer
 from store.migrations import current_version, migrate
-from store.records import (EmbedderInfo, EntryInfo, IngestReport, MemoryInfo, SearchHit,
-                           SessionInfo, Stats)
+from store.records import (
+    EmbedderInfo,
+    EntryInfo,
+    IngestReport,
+    MemoryInfo,
+    SearchHit,
+    SessionInfo,
+    Stats,
+)
 from store.settings import Settings
 from store.timeutil import now_iso
 from store.version import CODE_VERSION
@@ -130,7 +137,7 @@ class Store:
             pending = (scalar("SELECT COUNT(*) FROM proposal WHERE status = 'pending'")
                        if "proposal" in tables else 0)
             traces = scalar("SELECT COUNT(*) FROM recall_trace") if "recall_trace" in tables else 0
-            stats_args = dict(
+            stats_args: dict[str, Any] = dict(
                 sessions=scalar("SELECT COUNT(*) FROM session"),
                 entries=sum(by_kind.values()), entries_by_kind=by_kind,
                 memories=sum(mem_status.values()), memories_by_status=mem_status,

@@ -72,7 +72,7 @@ def test_appended_lines_are_added_exactly(store: Store, tmp_path: Path) -> None:
     extra = []
     for i, text in enumerate(["remember the build uses make release", "second appended"]):
         obj = next(json.loads(ln) for ln in lines if '"type":"user"' in ln)
-        obj.update(type="user", uuid=f"appended-{i}", timestamp="2026-02-12T16:00:0%dZ" % i,
+        obj.update(type="user", uuid=f"appended-{i}", timestamp=f"2026-02-12T16:00:0{i}Z",
                    message={"role": "user", "content": text})
         extra.append(json.dumps(obj) + "\n")
     with copy.open("a", encoding="utf-8") as fh:

@@ -76,7 +76,7 @@ class ClaudeCodeImporter(LineImporter):
             project=obj.get("cwd"), started_at=ts, ended_at=ts,
             source=str(path) if is_main else None,
             meta={k: obj[k] for k in ("version", "gitBranch", "slug") if k in obj})
-        common = dict(source_key=self.source_key(obj), agent=agent, ts=ts,
+        common: dict[str, Any] = dict(source_key=self.source_key(obj), agent=agent, ts=ts,
                       source_path=str(path), source_offset=offset, source_line=line_no,
                       uuid=obj.get("uuid"), parent_uuid=obj.get("parentUuid"),
                       line_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None)
@@ -97,7 +97,7 @@ class ClaudeCodeImporter(LineImporter):
         if not isinstance(message, dict):
             return f"{kind} line has no message object"
         content = message.get("content")
-        blocks: list[Any] = [content] if isinstance(content, str) else content
+        blocks: Any = [content] if isinstance(content, str) else content
         if not isinstance(blocks, list):
             return f"{kind} message content is neither a string nor a list"
         meta = {}

@@ -244,6 +244,14 @@ def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[s
     report.chunks_failed += result.failed
 
 
+def _log_number(fields: dict[str, str], *keys: str) -> int:
+    for key in keys:
+        digits = re.match(r"\d+", fields.get(key, ""))
+        if digits:
+            return int(digits.group())
+    return 0
+
+
 def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> None:
     """``LOG.md`` archive entries → checkpoint rows (trigger, chunks, memories)."""
     heads = list(_LOG_HEAD.finditer(raw))
@@ -257,21 +265,14 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             ctx.report.error(str(path), line, f"log entry time {head['ts']!r} is not ISO-8601")
             continue
 
-        def number(*keys: str) -> int:
-            for key in keys:
-                digits = re.match(r"\d+", fields.get(key, ""))
-                if digits:
-                    return int(digits.group())
-            return 0
-
         key = sha256_text(f"{path.resolve()}|{ts}|{head['kind']}")
         inserted = conn.execute(text(
             "INSERT OR IGNORE INTO checkpoint (ts, trigger, status, chunks_embedded, "
             "memories_written, source, idem_key, writer, writer_version, created_at) VALUES "
             "(:ts, :tr, 'ok', :ce, :mw, :src, :k, :w, :wv, :c)"), {
             "ts": ts, "tr": head["kind"].lower() + "-archive",
-            "ce": number("transcript chunks vectorized", "chunks vectorized"),
-            "mw": number("memory files re-indexed"), "src": str(path), "k": key,
+            "ce": _log_number(fields, "transcript chunks vectorized", "chunks vectorized"),
+            "mw": _log_number(fields, "memory files re-indexed"), "src": str(path), "k": key,
             "w": ctx.store.writer, "wv": ctx.store.writer_version, "c": now_iso()})
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
@@ -329,8 +330,8 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
                 report.error(str(path), None, "empty file: nothing to import")
                 continue
             row, problems = parse_memory_file(path, raw)
-            for line, reason in problems:
-                report.error(str(path), line, reason)
+            for lineno, reason in problems:
+                report.error(str(path), lineno, reason)
             if decode_error:
                 row["loadable"], row["load_error"] = 0, decode_error
             _upsert_memory(ctx, conn, path, row)
