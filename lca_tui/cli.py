@@ -18,22 +18,29 @@ from lca_tui import commands
 from lca_tui.output import fail
 
 
-def _common_parent() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--store", metavar="PATH",
+def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
+    """``--store`` and ``--set``, accepted before or after the command.
+
+    The command's copies default to SUPPRESS so that they never overwrite what was given
+    before the command; ``--set`` values from both places are merged (``output.settings_from``).
+    """
+    parser.add_argument("--store", metavar="PATH",
+                        default=None if top else argparse.SUPPRESS,
                         help="the store file (default: $LCA_STORE, else "
                              "~/.local/share/lca-tui/store.db)")
-    parent.add_argument("--set", dest="overrides", action="append", default=[],
+    parser.add_argument("--set", dest="overrides_top" if top else "overrides",
+                        action="append", default=[] if top else argparse.SUPPRESS,
                         metavar="NAME=VALUE", help="override a setting for this run "
                         "(repeatable; see `lca-tui config`)")
-    return parent
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parent = _common_parent()
+    parent = argparse.ArgumentParser(add_help=False)
+    _add_common(parent, top=False)
     parser = argparse.ArgumentParser(
-        prog="lca-tui", parents=[parent],
+        prog="lca-tui",
         description="Inspect and govern the local continuity store of a long-running agent.")
+    _add_common(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
@@ -54,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
     """Run a command; expected errors become one clear line on stderr and exit 2."""
+    from sqlalchemy.exc import OperationalError
+
     from store.errors import StoreError
     from store.settings import SettingsError
 
@@ -61,6 +70,8 @@ def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
         return int(func(args) or 0)
     except (StoreError, SettingsError, ValueError, FileNotFoundError) as exc:
         return fail(str(exc))
+    except OperationalError as exc:
+        return fail(f"the store could not be used: {exc.orig}")
     except KeyboardInterrupt:
         return fail("interrupted", code=130)
 

@@ -31,7 +31,9 @@ def print_json(data: Any) -> None:
 def settings_from(args: argparse.Namespace) -> Any:
     from store.settings import Settings, parse_assignment
 
-    overrides = dict(parse_assignment(a) for a in getattr(args, "overrides", []) or [])
+    given = [*(getattr(args, "overrides_top", None) or []),
+             *(getattr(args, "overrides", None) or [])]
+    overrides = dict(parse_assignment(a) for a in given)
     return Settings.load(overrides)
 
 

@@ -17,11 +17,11 @@ class ScreenSpec:
 
 
 SCREENS: tuple[ScreenSpec, ...] = (
-    ScreenSpec("1", "overview", "Overview", None,
+    ScreenSpec("1", "overview", "Overview", "screens.overview:OverviewScreen",
                "The store at a glance: path, size, counts, embedder, latest sessions."),
-    ScreenSpec("2", "context", "Context", None,
+    ScreenSpec("2", "context", "Context", "screens.context:ContextScreen",
                "Live context pressure: tokens in the window against the thresholds."),
-    ScreenSpec("3", "recall", "Recall", None,
+    ScreenSpec("3", "recall", "Recall", "screens.recall:RecallScreen",
                "Recall traces: every candidate's six score terms and its decision."),
     ScreenSpec("4", "proposals", "Proposals", None,
                "The approval queue for consolidation proposals."),
@@ -31,6 +31,6 @@ SCREENS: tuple[ScreenSpec, ...] = (
                "Health signals: the continuity machinery that silently stopped working."),
     ScreenSpec("7", "privacy", "Privacy", None,
                "Redact and erase with a preview of the closure, and proof afterwards."),
-    ScreenSpec("8", "transcript", "Transcript", None,
+    ScreenSpec("8", "transcript", "Transcript", "screens.transcript:TranscriptScreen",
                "Sessions and their entries, verbatim; search."),
 )

@@ -15,7 +15,10 @@ from pathlib import Path
 import sqlean
 import sqlite_vec
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
+
+from store.errors import StoreError, StoreLocked
 
 
 def default_store_path() -> Path:
@@ -30,9 +33,14 @@ def default_store_path() -> Path:
 def ensure_file(path: Path) -> bool:
     """Create the store file (and its folder) with owner-only permissions; True if created."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a store file: name a file with --store")
     if path.exists():
         return False
-    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:  # another process created it first
+        return False
     os.close(fd)
     os.chmod(path, 0o600)
     return True
@@ -78,5 +86,13 @@ def write(engine: Engine) -> Iterator[Connection]:
     """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way)."""
     with engine.connect() as conn:
         conn.info["lca_write"] = True
-        with conn.begin():
+        try:
+            transaction = conn.begin()
+        except OperationalError as exc:
+            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+                raise StoreLocked(
+                    "the store is busy: another process has held its write lock for longer "
+                    "than store.busy_timeout_ms; try again, or raise that setting") from exc
+            raise
+        with transaction:
             yield conn

@@ -14,7 +14,10 @@ from collections.abc import Callable
 from sqlalchemy import Connection
 
 # "module:function" strings, imported on first use so the import path stays lean.
-DERIVERS: list[str] = []
+DERIVERS: list[str] = [
+    "store.recall_events:derive",
+    "store.context_derive:derive",
+]
 
 
 def _resolve(spec: str) -> Callable[[Connection, list[int] | None], dict[str, int]]:

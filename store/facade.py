@@ -13,10 +13,11 @@ from typing import Any
 
 import sqlean
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DatabaseError
 
 from store import db, vec
 from store.embed import Embedder, load_embedder
-from store.errors import NotFound
+from store.errors import NotFound, StoreError
 from store.index import Indexer
 from store.migrations import current_version, migrate
 from store.records import (
@@ -55,7 +56,14 @@ class Store:
         self.writer_version = CODE_VERSION
         db.ensure_file(self.path)
         self.engine: Engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"])
-        migrate(self.engine)
+        try:
+            migrate(self.engine)
+        except DatabaseError as exc:
+            self.engine.dispose()
+            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+                raise
+            raise StoreError(f"{self.path} cannot be opened as an lca-tui store: {exc.orig}"
+                             ) from exc
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._watch: Any = None
@@ -171,9 +179,20 @@ class Store:
         return out
 
     def session(self, session_id: str) -> SessionInfo:
-        for s in self.sessions():
-            if s.id == session_id or s.id.startswith(session_id):
+        """The session with this id, or the only one whose id starts with it."""
+        if not session_id:
+            raise NotFound("no session named: give a session id (`lca-tui sessions`)")
+        every = self.sessions()
+        for s in every:
+            if s.id == session_id:
                 return s
+        matches = [s for s in every if s.id.startswith(session_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            names = ", ".join(s.id for s in matches[:5])
+            raise NotFound(f"{session_id!r} names {len(matches)} sessions ({names}"
+                           f"{', …' if len(matches) > 5 else ''}): give more of the id")
         raise NotFound(f"no session {session_id!r}: `lca-tui sessions` lists them")
 
     _ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, tokens, tool_name, "

@@ -163,8 +163,8 @@ def hard_decision(f: Facts, channel: str, historical: bool, now: datetime
             return "superseded", f"superseded{by}; only a --historical recall may use it"
         valid_to = parse_iso(f.valid_to)
         if f.status == "expired" or (valid_to is not None and valid_to < now):
-            return "superseded", f"expired (valid to {f.valid_to or 'a past date'}); only a " \
-                                 "--historical recall may use it"
+            return "superseded", (f"expired (valid to {f.valid_to or 'a past date'}); only a "
+                                  "--historical recall may use it")
     return None
 
 

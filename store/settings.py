@@ -45,6 +45,9 @@ SPECS: list[Spec] = [
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),
+    # -- app ---------------------------------------------------------------------------------
+    Spec("app.refresh_seconds", 1.0, "How often an open screen checks the store for changes "
+         "written by another process (a cheap PRAGMA data_version), and reloads if any."),
     # -- recall (LCA §5): R = αS + βE + γT + δA + εQ − λK ---------------------------------
     Spec("recall.alpha", 0.55, "α, weight of S (similarity)."),
     Spec("recall.beta", 0.15, "β, weight of E (experiential weight)."),
@@ -53,12 +56,21 @@ SPECS: list[Spec] = [
     Spec("recall.epsilon", 0.10, "ε, weight of Q (task relevance)."),
     Spec("recall.lambda", 0.30, "λ, weight of K (risk penalty)."),
     Spec("recall.cos_weight", 0.7, "w in S = w·cos + (1−w)·lex."),
-    Spec("recall.floor", 0.30, "Similarity floor on S: nothing below it is injected."),
+    Spec("recall.floor", 0.25,
+         "Similarity floor on S: nothing below it is injected. Chosen for all-MiniLM-L6-v2 by "
+         "`lca-tui calibrate` (the 25th percentile of the S of the assistant turns that answer "
+         "a user's question, rounded down to 0.05): 0.25 on the real sessions of "
+         "tests/data/claude-code (5 questions; answers' S p25 0.261, p50 0.318, cos p50 0.38), "
+         "where the paper's 0.50 would drop most answers; the demo sessions gave 0.45 "
+         "(18 questions, p25 0.457). Run `lca-tui calibrate` on your own store to check."),
     Spec("recall.memory_items", 4, "Memories injected at most per recall."),
     Spec("recall.transcript_items", 2, "Transcript items injected at most per recall."),
     Spec("recall.item_chars", 800, "Characters of each injected item at most."),
-    Spec("recall.pool", 50, "Candidate pool: vector KNN hits and FTS5 hits, 50 in all."),
+    Spec("recall.pool", 50, "Candidate pool: the union of the best `pool` vector KNN hits and "
+         "the best `pool` FTS5 BM25 hits; several chunks of one source count once."),
     Spec("recall.half_life_days", 30.0, "Half-life of T when a memory names none."),
+    Spec("recall.duplicate_cos", 0.95, "A candidate whose vector is at least this cosine to "
+         "one already injected is a near-duplicate and is not injected (diversity)."),
     # -- context pressure (LCA §4.5, §6.2) ---------------------------------------------------
     Spec("context.window_tokens", 200000, "The model's context window when a harness does "
          "not report one (Claude Code: 200,000)."),

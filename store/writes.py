@@ -36,6 +36,12 @@ def idem_key(source_key: str, position: int | str | None, block: int, content_ha
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
 @dataclass
 class NewSession:
     id: str
@@ -72,6 +78,13 @@ class NewEntry:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown entry kind {self.kind!r} (one of {', '.join(KINDS)})")
+        # Inputs are untrusted: ids of any JSON type are stored as text, content None as "".
+        self.content = "" if self.content is None else _as_text(self.content)
+        for name in ("ts", "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id",
+                     "line_id", "agent"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                setattr(self, name, _as_text(value))
 
     @property
     def content_hash(self) -> str:

@@ -20,7 +20,7 @@ BIG_SESSION = CLAUDE_CODE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point every path lca-tui reads or writes at tmp_path."""
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(var, str(tmp_path / var.lower()))
     monkeypatch.setenv("LCA_STORE", str(tmp_path / "env-store.db"))
     monkeypatch.delenv("LCA_CONFIG", raising=False)

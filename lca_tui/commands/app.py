@@ -1,10 +1,13 @@
-"""``lca-tui`` with no command opens the app on the store."""
+"""``lca-tui`` with no command opens the app on the store (``--store``, ``LCA_STORE`` or the
+default path)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from lca_tui.output import fail
+from lca_tui.output import fail, settings_from
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -12,4 +15,17 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def open_app(args: argparse.Namespace) -> int:
-    return fail("the app is not built yet; see `lca-tui --help` for the commands")
+    """Open the app on the store the arguments name."""
+    return run_app(getattr(args, "store", None), args)
+
+
+def run_app(store_path: Path | str | None, args: argparse.Namespace) -> int:
+    """Run the app until it quits; shared by ``lca-tui`` and ``lca-tui demo``."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return fail("the app needs a terminal (stdin and stdout must be a TTY); the commands "
+                    "in `lca-tui --help` work without one")
+    from lca_tui.app import make_app
+
+    app = make_app(store_path, settings_from(args))
+    app.run()
+    return int(app.return_code or 0)

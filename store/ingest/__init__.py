@@ -12,10 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from store.ingest.acp import import_acp_dir, is_acp_dir, is_acp_journal
+from store.ingest.acp_journal import import_journal_dir
 from store.ingest.base import ImportContext, LineImporter, file_problem
 from store.ingest.claude_code import ClaudeCodeImporter
 from store.ingest.claude_code import looks_like as looks_like_claude_code
+from store.ingest.lca_export import import_export_dir, is_export_dir
 from store.ingest.memory_dir import import_memory_dir, is_memory_dir
+from store.ingest.mindstone import MindStoneImporter
+from store.ingest.mindstone import looks_like as looks_like_mindstone
 from store.records import IngestReport
 
 if TYPE_CHECKING:
@@ -27,9 +32,13 @@ DETECT_LINES = 50
 # name → (looks like it?, importer factory)
 FILE_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[[], LineImporter]]] = {
     "claude-code": (looks_like_claude_code, ClaudeCodeImporter),
+    "mindstone": (looks_like_mindstone, MindStoneImporter),
 }
 # name → (is this folder in that layout?, import the folder); checked in order
 DIR_FORMATS: dict[str, tuple[Callable[[Path], bool], Callable[[ImportContext, Path], None]]] = {
+    "lca-export": (is_export_dir, import_export_dir),
+    "acp": (is_acp_dir, import_acp_dir),
+    "acp-journal": (is_acp_journal, import_journal_dir),
     "memory-dir": (is_memory_dir, import_memory_dir),
 }
 
@@ -74,7 +83,13 @@ def _import_file(ctx: ImportContext, path: Path, fmt: str | None) -> None:
     FILE_FORMATS[name][1]().import_file(ctx, path)
 
 
-def _walk(ctx: ImportContext, folder: Path, fmt: str | None) -> None:
+def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) -> None:
+    """Import a folder: its own layout if it has one, its line files, then its sub-folders
+    (symlinked ones too, each real folder once)."""
+    real = folder.resolve()
+    if real in seen:
+        return
+    seen.add(real)
     for name, (matches, importer) in DIR_FORMATS.items():
         if fmt == name or (fmt is None and matches(folder)):
             importer(ctx, folder)
@@ -83,18 +98,19 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None) -> None:
     for child in children:
         if child.name.startswith("."):
             continue
-        if child.is_symlink() and not child.exists():
-            if child.suffix in LINE_SUFFIXES:
+        problem = file_problem(child)
+        if problem:
+            if child.suffix in LINE_SUFFIXES or (child.is_symlink() and child.suffix != ".md"):
                 ctx.report.files += 1
-                ctx.report.error(str(child), None, "dangling symlink")
+                ctx.report.error(str(child), None, problem)
             continue
         if child.is_dir():
             continue
         if child.suffix in LINE_SUFFIXES:
             _import_file(ctx, child, fmt if fmt in FILE_FORMATS else None)
     for child in children:
-        if child.is_dir() and not child.name.startswith(".") and not child.is_symlink():
-            _walk(ctx, child, fmt if fmt in FILE_FORMATS else None)
+        if child.is_dir() and not child.name.startswith("."):
+            _walk(ctx, child, fmt if fmt in FILE_FORMATS else None, seen)
 
 
 def ingest(store: Store, paths: list[Path], fmt: str | None = None,
@@ -104,13 +120,14 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(formats())}")
     report = IngestReport()
     ctx = ImportContext(store, report, progress)
+    seen: set[Path] = set()
     for path in paths:
         problem = file_problem(path)
         if problem:
             report.files += 1
             report.error(str(path), None, problem)
         elif path.is_dir():
-            _walk(ctx, path, fmt)
+            _walk(ctx, path, fmt, seen)
         elif fmt in DIR_FORMATS:
             report.error(str(path), None, f"--format {fmt} needs a directory")
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,22 @@ if TYPE_CHECKING:
 
 BATCH_LINES = 400
 MAX_ERRORS_PER_FILE = 100
+BOM = b"\xef\xbb\xbf"
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# What a line of the wrong shape raises inside a converter: reported, never fatal.
+SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError,
+                RecursionError)
+
+
+def has_lone_surrogate(raw: bytes, obj: Any) -> bool:
+    """True when a JSON line escapes half of a surrogate pair: valid JSON, invalid Unicode."""
+    if not _SURROGATE_ESCAPE.search(raw):
+        return False
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @dataclass
@@ -33,6 +50,13 @@ class ImportContext:
 def file_problem(path: Path) -> str | None:
     """Why ``path`` cannot be read as a file at all, or None."""
     if path.is_symlink() and not path.exists():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "symlink loop"
+        except OSError as exc:
+            if "loop" in str(exc).lower():
+                return "symlink loop"
         return "dangling symlink"
     if not path.exists():
         return "no such file or directory"
@@ -79,11 +103,8 @@ class LineImporter:
         def error(line: int | None, reason: str) -> None:
             nonlocal errors_here
             errors_here += 1
-            if errors_here <= MAX_ERRORS_PER_FILE:
+            if errors_here <= MAX_ERRORS_PER_FILE:  # the rest are counted, reported after
                 report.error(str(path), line, reason)
-            elif errors_here == MAX_ERRORS_PER_FILE + 1:
-                report.error(str(path), line, f"more than {MAX_ERRORS_PER_FILE} bad lines; "
-                             "the rest are counted, not listed")
 
         def flush(position: Position) -> None:
             nonlocal lines_in_batch
@@ -110,10 +131,11 @@ class LineImporter:
 
         for line in reader:
             lines_in_batch += 1
-            if not line.raw.strip():
+            raw = line.raw[len(BOM):] if line.offset == 0 and line.raw.startswith(BOM) else line.raw
+            if not raw.strip():
                 continue
             try:
-                decoded = line.raw.decode("utf-8")
+                decoded = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 error(line.number, f"not UTF-8 (byte {exc.start}): line skipped")
                 continue
@@ -122,10 +144,20 @@ class LineImporter:
             except json.JSONDecodeError as exc:
                 error(line.number, f"invalid JSON: {exc.msg} at column {exc.colno}")
                 continue
+            except RecursionError:
+                error(line.number, "JSON nested too deeply to read: line skipped")
+                continue
             if not isinstance(obj, dict):
                 error(line.number, f"a JSON {type(obj).__name__}, not an object")
                 continue
-            outcome = self.convert(ctx, path, line.number, line.offset, obj)
+            if has_lone_surrogate(raw, obj):
+                error(line.number, "contains a lone UTF-16 surrogate escape (not valid "
+                      "Unicode): line skipped")
+                continue
+            try:
+                outcome = self.convert(ctx, path, line.number, line.offset, obj)
+            except SHAPE_ERRORS as exc:
+                outcome = f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
             if outcome is None:
                 report.skipped_by_design += 1
             elif isinstance(outcome, str):
@@ -149,4 +181,10 @@ class LineImporter:
                 ctx.tick(str(path.name), reader.position.offset, size)
         if lines_in_batch or reader.position.offset != start.offset or saved is None:
             flush(reader.position)
+        if errors_here > MAX_ERRORS_PER_FILE:
+            report.error(str(path), None, f"{errors_here - MAX_ERRORS_PER_FILE} more bad lines "
+                         "in this file were not listed")
+        if reader.pending_tail:
+            report.notes.append(f"{path}: line {reader.position.lines + 1} has no newline and "
+                                "is not complete JSON: left for the next import")
         ctx.tick(str(path.name), size, size)

@@ -87,7 +87,8 @@ class ClaudeCodeImporter(LineImporter):
                 return None
             meta: dict[str, Any] = {"subtype": subtype}
             if subtype == "compact_boundary":
-                cm = obj.get("compactMetadata") or {}
+                cm = obj.get("compactMetadata")
+                cm = cm if isinstance(cm, dict) else {}
                 meta.update({"preTokens": cm.get("preTokens"), "trigger": cm.get("trigger"),
                              "boundary": True})
             content = obj.get("content")
@@ -131,7 +132,7 @@ class ClaudeCodeImporter(LineImporter):
         btype = block.get("type")
         if btype == "text":
             entry_kind = "compaction" if summary else kind
-            return NewEntry(kind=entry_kind, content=str(block.get("text", "")), block=index,
+            return NewEntry(kind=entry_kind, content=block.get("text"), block=index,
                             message_id=mid, meta=dict(meta), **common)
         if btype in _SKIPPED_BLOCKS:
             return None
@@ -139,7 +140,7 @@ class ClaudeCodeImporter(LineImporter):
             return f"content block {index} has unknown type {btype!r}"
         entry_kind = _BLOCK_KINDS[btype]
         if btype == "thinking":
-            return NewEntry(kind=entry_kind, content=str(block.get("thinking", "")),
+            return NewEntry(kind=entry_kind, content=block.get("thinking"),
                             block=index, message_id=mid, meta=dict(meta), **common)
         if btype == "tool_use":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True)

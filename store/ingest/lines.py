@@ -86,6 +86,7 @@ class LineReader:
         self._digest = hashlib.sha256()
         self._prefix_ok = start.offset == 0
         self._start = start
+        self.pending_tail = False  # a final line without newline that is not complete JSON
 
     def _seed_digest(self) -> None:
         # The saved fingerprint covers [0, offset); recompute the running hash from the file.
@@ -110,7 +111,8 @@ class LineReader:
                 if not raw.endswith(b"\n"):
                     try:
                         json.loads(raw)
-                    except ValueError:
+                    except (ValueError, RecursionError):
+                        self.pending_tail = bool(raw.strip())
                         break  # partial last line: left for the next import
                 number += 1
                 self._digest.update(raw)

@@ -18,9 +18,10 @@ from typing import Any
 
 import yaml
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import StatementError
 
 from store.index import Source, drop_chunks_of, sha256_text
-from store.ingest.base import ImportContext, file_problem
+from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.timeutil import normalise_iso, now_iso
 
 FORMAT = "memory-dir"
@@ -90,9 +91,28 @@ def _as_time(value: Any) -> str | None:
 
 def _as_int(value: Any) -> int:
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
         return 0
+    return number if -(2**63) < number < 2**63 else 0
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=_json_default, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return str(value)
+
+
+def _as_days(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if 0 < number < 1e9 else None
 
 
 def _as_bool(value: Any) -> bool:
@@ -124,6 +144,10 @@ def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[
             problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
             load_error = f"front matter is not valid YAML: {problem}"
             problems.append((line, load_error))
+            parsed = None
+        except (ValueError, OverflowError, RecursionError) as exc:  # e.g. created: 2024-02-30
+            load_error = f"front matter has a value YAML cannot read: {exc}"
+            problems.append((fm_line, load_error))
             parsed = None
         if parsed is not None and not isinstance(parsed, dict):
             load_error = f"front matter is a YAML {type(parsed).__name__}, not a mapping"
@@ -159,33 +183,29 @@ def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[
     invariant = effective.get("invariant")
     row = {
         "name": name,
-        "description": None if effective.get("description") is None
-        else str(effective.get("description")),
-        "type": None if mtype is None else str(mtype),
+        "description": _as_text(effective.get("description")),
+        "type": _as_text(mtype),
         "body": body.strip("\n"),
         "tags": json.dumps(_as_list(effective.get("tags"))),
         "projects": json.dumps(_as_list(effective.get("projects"))),
-        "role": effective.get("role"),
+        "role": _as_text(effective.get("role")),
         "created": _as_time(effective.get("created") or effective.get("date")),
         "last_applied": _as_time(effective.get("last_applied")),
         "hits": _as_int(effective.get("hits")),
         "prevented": _as_int(effective.get("prevented")),
-        "half_life_days": (float(effective["half_life_days"])
-                           if isinstance(effective.get("half_life_days"), (int, float))
-                           else None),
+        "half_life_days": _as_days(effective.get("half_life_days")),
         "critical": int(_as_bool(effective.get("critical"))),
         "evergreen": int(_as_bool(effective.get("evergreen"))),
-        "invariant": None if invariant is None else str(invariant).strip(),
-        "authority": str(effective.get("authority") or "unreviewed"),
+        "invariant": None if invariant is None else (_as_text(invariant) or "").strip(),
+        "authority": _as_text(effective.get("authority")) or "unreviewed",
         "sensitivity": sensitivity,
         "valid_from": _as_time(effective.get("valid_from")),
         "valid_to": _as_time(effective.get("valid_to")),
-        "supersedes_ref": None if effective.get("supersedes") is None
-        else str(effective.get("supersedes")),
+        "supersedes_ref": _as_text(effective.get("supersedes")),
         "status": status,
         "loadable": 0 if load_error else 1,
         "load_error": load_error,
-        "front_matter": json.dumps(data, default=_json_default) if data else fm_text,
+        "front_matter": _as_text(data) if data else fm_text,
     }
     return row, problems
 
@@ -198,17 +218,21 @@ def is_memory_dir(path: Path) -> bool:
     for md in sorted(path.glob("*.md"))[:50]:
         try:
             with md.open("rb") as fh:
-                if fh.read(4).startswith(b"---"):
+                head = fh.read(8)
+                if head.removeprefix(BOM).startswith(b"---"):
                     return True
         except OSError:
             continue
     return False
 
 
-def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any]
-                   ) -> None:
+def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
+                   source_file: str | None = None) -> None:
+    """Insert or update the memory of ``source_file`` (default: the file's resolved path;
+    a file holding several memories names each, e.g. ``path#section``)."""
     store, report = ctx.store, ctx.report
-    source_file = str(path.resolve())
+    file_path = str(path.resolve())
+    source_file = source_file or file_path
     content_hash = sha256_text(json.dumps(row, sort_keys=True))
     existing = conn.execute(text("SELECT id, content_hash FROM memory WHERE source_file = :f"),
                             {"f": source_file}).first()
@@ -225,7 +249,7 @@ def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[s
         conn.execute(text(
             "INSERT INTO evidence (memory_id, file_path, note, writer, writer_version, "
             "created_at) VALUES (:m, :f, 'imported from memory file', :w, :wv, :c)"),
-            {"m": memory_id, "f": source_file, "w": store.writer, "wv": store.writer_version,
+            {"m": memory_id, "f": file_path, "w": store.writer, "wv": store.writer_version,
              "c": now})
         report.memories_added += 1
     else:
@@ -293,6 +317,47 @@ def _resolve_supersession(conn: Connection) -> None:
                          {"t": target_id, "i": memory_id})
 
 
+def _import_memory_file(ctx: ImportContext, conn: Connection, path: Path) -> None:
+    report = ctx.report
+    problem = file_problem(path)
+    if problem is None and path.is_dir():
+        problem = "a directory, not a memory file"
+    if problem:
+        report.error(str(path), None, problem)
+        return
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        report.error(str(path), None, f"cannot read: {exc.strerror}")
+        return
+    data = data[len(BOM):] if data.startswith(BOM) else data
+    decode_error: str | None = None
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        decode_error = f"not UTF-8 at line {line}: the loader cannot read it"
+        report.error(str(path), line, "not UTF-8: recorded as not loadable")
+        raw = data.decode("utf-8", errors="replace")
+    if path.name == "MEMORY.md":
+        report.skipped_by_design += 1
+        return
+    if path.name == "LOG.md":
+        _import_log(ctx, conn, path, raw)
+        return
+    if not raw.strip():
+        report.error(str(path), None, "empty file: nothing to import")
+        return
+    row, problems = parse_memory_file(path, raw)
+    for lineno, reason in problems:
+        report.error(str(path), lineno, reason)
+    if decode_error:
+        row["loadable"], row["load_error"] = 0, decode_error
+    elif row["load_error"] and not any(r == row["load_error"] for _, r in problems):
+        report.error(str(path), None, f"recorded as not loadable: {row['load_error']}")
+    _upsert_memory(ctx, conn, path, row)
+
+
 def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     """Import every ``*.md`` file directly in ``folder``."""
     report = ctx.report
@@ -301,40 +366,12 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     with ctx.store.write() as conn:
         for path in files:
             report.files += 1
-            problem = file_problem(path)
-            if problem is None and path.is_dir():
-                problem = "a directory, not a memory file"
-            if problem:
-                report.error(str(path), None, problem)
-                continue
             try:
-                data = path.read_bytes()
-            except OSError as exc:
-                report.error(str(path), None, f"cannot read: {exc.strerror}")
-                continue
-            decode_error: str | None = None
-            try:
-                raw = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                line = data[: exc.start].count(b"\n") + 1
-                decode_error = f"not UTF-8 at line {line}: the loader cannot read it"
-                report.error(str(path), line, "not UTF-8: recorded as not loadable")
-                raw = data.decode("utf-8", errors="replace")
-            if path.name == "MEMORY.md":
-                report.skipped_by_design += 1
-                continue
-            if path.name == "LOG.md":
-                _import_log(ctx, conn, path, raw)
-                continue
-            if not raw.strip():
-                report.error(str(path), None, "empty file: nothing to import")
-                continue
-            row, problems = parse_memory_file(path, raw)
-            for lineno, reason in problems:
-                report.error(str(path), lineno, reason)
-            if decode_error:
-                row["loadable"], row["load_error"] = 0, decode_error
-            _upsert_memory(ctx, conn, path, row)
+                with conn.begin_nested():  # one bad file never costs the others
+                    _import_memory_file(ctx, conn, path)
+            except SHAPE_ERRORS + (StatementError,) as exc:
+                report.error(str(path), None, f"could not be imported: {type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:200]}")
         _resolve_supersession(conn)
         ctx.store.audit(conn, "import-memory-dir", "memory", [],
                         {"files": len(files), "memories_added": report.memories_added})

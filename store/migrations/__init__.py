@@ -56,21 +56,25 @@ def current_version(conn: Connection) -> int:
 
 
 def migrate(engine: Engine, target: int | None = None) -> list[int]:
-    """Apply the pending migrations up to ``target`` (all by default); returns those applied."""
+    """Apply the pending migrations up to ``target`` (all by default); returns those applied.
+
+    The version is read under the write lock, so processes opening a new store at the same
+    time apply each migration once. Each migration is one transaction.
+    """
     migrations = known_migrations()
     newest = migrations[-1].version if migrations else 0
-    applied: list[int] = []
     with engine.connect() as conn:
         have = current_version(conn)
-    if have > newest:
-        raise StoreTooNew(
-            f"this store has schema version {have}, but this lca-tui ({CODE_VERSION}) knows "
-            f"versions up to {newest}: upgrade lca-tui to open it (the store was not changed)"
-        )
+    _refuse_newer(have, newest)
+    applied: list[int] = []
     for migration in migrations:
         if migration.version <= have or (target is not None and migration.version > target):
             continue
         with write(engine) as conn:
+            have = current_version(conn)
+            _refuse_newer(have, newest)
+            if migration.version <= have:
+                continue
             conn.exec_driver_sql(
                 "CREATE TABLE IF NOT EXISTS schema_migration ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
@@ -84,3 +88,11 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
             )
         applied.append(migration.version)
     return applied
+
+
+def _refuse_newer(have: int, newest: int) -> None:
+    if have > newest:
+        raise StoreTooNew(
+            f"this store has schema version {have}, but this lca-tui ({CODE_VERSION}) knows "
+            f"versions up to {newest}: upgrade lca-tui to open it (the store was not changed)"
+        )

@@ -1,0 +1,125 @@
+"""The lca-tui app: one mode per screen of the registry, the number keys, help and palette.
+
+``make_app`` is the one factory the CLI and the tests use. The app owns a ``Store``
+(``app.store``) and a clock (``app.now()``, frozen when ``now`` is given so snapshots do not
+move). Screens come from ``screens.registry.SCREENS``: a screen whose ``target`` is set is
+imported when its mode is first shown; one whose target is ``None`` shows a plain "not built
+yet" notice.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen, Screen
+
+from lca_tui.palette import screen_commands
+from screens.help import HelpScreen
+from screens.not_built import NotBuiltScreen
+from screens.registry import SCREENS, ScreenSpec
+from store import Store, open_store
+from store.assets import asset_path
+from store.settings import Settings
+
+SCREENS_GROUP = Binding.Group("screens", compact=True)
+
+
+def screen_factory(spec: ScreenSpec) -> Screen[Any]:
+    """The screen for ``spec``: its class from ``target``, or the not-built notice."""
+    if spec.target is None:
+        return NotBuiltScreen(spec)
+    module_name, _, class_name = spec.target.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    screen: Screen[Any] = cls()
+    screen.title = spec.title
+    return screen
+
+
+def _mode_bindings() -> list[BindingType]:
+    return [Binding(spec.key, f"switch_mode('{spec.mode}')", spec.title, group=SCREENS_GROUP,
+                    id=f"mode-{spec.mode}", tooltip=spec.summary) for spec in SCREENS]
+
+
+class LcaApp(App[None]):
+    """A terminal inspector for one continuity store."""
+
+    TITLE = "lca-tui"
+    CSS_PATH = str(asset_path("app.tcss"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *_mode_bindings(),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(self, store: Store, *, now: datetime | None = None, owns_store: bool = True,
+                 mode: str = "overview", refresh_seconds: float | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self._frozen_now = now
+        self._owns_store = owns_store
+        self._start_mode = mode
+        self._version_lock = threading.Lock()
+        self.refresh_seconds = float(refresh_seconds if refresh_seconds is not None
+                                     else store.settings["app.refresh_seconds"])
+        self.sub_title = store.path.name
+        for spec in SCREENS:
+            self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
+
+    # -- what screens use ----------------------------------------------------------------
+    def now(self) -> datetime:
+        """The current time (UTC), or the frozen one the app was built with."""
+        return self._frozen_now or datetime.now(UTC)
+
+    def data_version(self) -> int:
+        """The store's change counter; serialised, as workers of several screens ask it."""
+        with self._version_lock:
+            return self.store.data_version()
+
+    async def open_session(self, session_id: str, seq: int | None = None) -> None:
+        """Show a session (and optionally one of its entries) on the Transcript screen."""
+        await self.switch_mode("transcript")
+        opener = getattr(self.screen, "open_session", None)
+        if opener is not None:
+            opener(session_id, seq)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.switch_mode(self._start_mode)
+
+    def on_unmount(self) -> None:
+        if self._owns_store:
+            self.store.close()
+
+    # -- actions ---------------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """The palette: the screens and help first, then Textual's own commands."""
+        yield from screen_commands(self)
+        yield from super().get_system_commands(screen)
+
+    def action_help(self) -> None:
+        """Explain the screen on top and list its keys."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.screen))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Switching mode under a modal would strand the modal on the old mode's stack.
+        return not (action in ("switch_mode", "help") and isinstance(self.screen, ModalScreen))
+
+
+def make_app(store_path: Path | str | None = None, settings: Settings | None = None,
+             now: datetime | None = None, *, store: Store | None = None,
+             mode: str = "overview", refresh_seconds: float | None = None) -> LcaApp:
+    """The app on ``store`` (kept open by the caller) or on the store at ``store_path``
+    (default: ``$LCA_STORE`` / the XDG data folder), opened here and closed on exit."""
+    owns = store is None
+    if store is None:
+        store = open_store(store_path, settings)
+    return LcaApp(store, now=now, owns_store=owns, mode=mode, refresh_seconds=refresh_seconds)

@@ -1,0 +1,238 @@
+"""``lca-tui context``, ``context record`` and ``checkpoints``: context pressure (LCA §4.5,
+§6.2) from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import inspect
+import json
+import sys
+from typing import Any
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.textsafe import one_line
+
+RECORD_HELP = """\
+Read records from stdin: one JSON object, a JSON array, or JSON lines. Each object has a
+"type" (default "snapshot") and a "session_id"; "agent" defaults to "main", "ts" (ISO-8601)
+to now. Window and thresholds left out fall back to the context.* settings.
+
+  snapshot    used_tokens (required), window_tokens, segments {identity, critical, recalled,
+              conversation, tool_output}, checkpoint_threshold, auto_compact_threshold (tokens)
+              or checkpoint_percent, auto_compact_percent (of window_tokens), event (turn,
+              prune, checkpoint, compaction), message_id (a repeated id updates its snapshot)
+  prune       tokens_before, tokens_after (required), entry_ids (stored entry ids that left),
+              entries_pruned, preserved, verified (checked against the store when left out),
+              window_tokens, mode
+  compaction  pre_tokens, trigger, summary_entry_id, handoff_path
+  checkpoint  trigger, status, entries_added, memories_written, chunks_embedded,
+              chunks_failed, archive_verified, index_verified, duration_ms, used_tokens (also
+              records a checkpoint snapshot); session_id may be null for a store-wide one
+  handoff     path, action (written, replayed), sha256, token_estimate
+
+example:
+  echo '{"session_id": "s1", "used_tokens": 151000, "window_tokens": 200000}' \\
+    | lca-tui context record
+"""
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("context", parents=parents,
+                       help="context pressure: snapshots, compactions, prune events",
+                       description="Context pressure per session and agent; `context record` "
+                       "records snapshots from stdin.")
+    p.add_argument("--session", metavar="ID", help="only this session (a unique prefix will do)")
+    p.add_argument("--agent", help="only this agent ('main' or a worker id)")
+    add_json_flag(p)
+    p.set_defaults(func=show)
+    actions = p.add_subparsers(dest="context_action", metavar="ACTION")
+    r = actions.add_parser("record", parents=[_late(parents)], help="record snapshots, prunes, "
+                           "compactions, checkpoints and handoffs given as JSON on stdin",
+                           description=RECORD_HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_json_flag(r)
+    r.set_defaults(func=record)
+
+    c = sub.add_parser("checkpoints", parents=parents,
+                       help="checkpoints: checkpoint rows and checkpoint snapshots")
+    c.add_argument("--session", metavar="ID", help="only this session")
+    add_json_flag(c)
+    c.set_defaults(func=list_checkpoints)
+
+
+def _late(parents: list[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """The common options again for ``context record``, without defaults: an option given
+    before ``record`` (``context --store X record``) is not reset by the nested parser."""
+    late = argparse.ArgumentParser(add_help=False)
+    for parent in parents:
+        for action in parent._actions:
+            clone = copy.copy(action)
+            clone.default = argparse.SUPPRESS
+            late._add_action(clone)
+    return late
+
+
+def _tokens(n: int | None) -> str:
+    return "—" if n is None else f"{n:,}"
+
+
+def show(args: argparse.Namespace) -> int:
+    from store.context_series import all_series
+
+    with store_from(args) as store:
+        session_id = store.session(args.session).id if args.session else None
+        found = all_series(store, session_id, args.agent)
+    if args.json:
+        print_json({"sessions": [s.to_json() for s in found]})
+        return 0
+    out = console()
+    if not found:
+        out.print("no context snapshots: import a transcript or `lca-tui context record`",
+                  markup=False, soft_wrap=True)
+        return 0
+    t = table("session", "agent", "snaps", "window", "peak", "latest", "compactions",
+              "bad prunes")
+    for s in found:
+        latest = s.latest
+        bad_c = sum(1 for c in s.compactions if not c.checkpoint_before)
+        bad_p = sum(1 for p in s.prunes if not p.preserved_verified)
+        t.add_row(s.session_id[:8], one_line(s.agent), str(len(s.snapshots)),
+                  _tokens(s.window_tokens), _tokens(s.peak_used_tokens),
+                  _tokens(latest.used_tokens if latest else None),
+                  f"{len(s.compactions)}" + (f" ({bad_c} unchecked)" if bad_c else ""),
+                  f"{bad_p} of {len(s.prunes)}")
+    out.print(t)
+    if session_id:
+        for s in found:
+            _detail(out, s)
+    return 0
+
+
+def _detail(out: Any, s: Any) -> None:
+    for c in s.compactions:
+        mark = "✓ " + str(c.checkpoint_what) if c.checkpoint_before else \
+            "✗ no checkpoint before this compaction"
+        out.print(f"{s.agent}: compaction {c.ts} pre {_tokens(c.pre_tokens)} tokens "
+                  f"({c.trigger or 'trigger unknown'}): {mark}", markup=False, soft_wrap=True)
+        if c.summary_excerpt:
+            out.print(f"    summary: {c.summary_excerpt}", markup=False, soft_wrap=True)
+        if c.handoff_path:
+            out.print(f"    handoff: {one_line(c.handoff_path)}", markup=False, soft_wrap=True)
+    for p in s.prunes:
+        mark = "✓ preserved and verified" if p.preserved_verified else \
+            "✗ not preserved before pruning"
+        out.print(f"{s.agent}: prune {p.ts} {_tokens(p.tokens_before)} → "
+                  f"{_tokens(p.tokens_after)} tokens, {p.entries_pruned} entries: {mark}",
+                  markup=False, soft_wrap=True)
+
+
+_KINDS = ("snapshot", "prune", "compaction", "checkpoint", "handoff")
+
+
+def _call(store: Any, obj: dict[str, Any]) -> tuple[str, int]:
+    from store import context
+
+    kind = obj.pop("type", "snapshot")
+    if kind not in _KINDS:
+        raise ValueError(f"type must be one of {', '.join(_KINDS)}, got {kind!r}")
+    func = getattr(context, f"record_{kind}")
+    if "session_id" not in obj and kind != "checkpoint":
+        raise ValueError("session_id is required")
+    if kind == "snapshot":
+        window = obj.get("window_tokens")
+        for pct, key in (("checkpoint_percent", "checkpoint_threshold"),
+                         ("auto_compact_percent", "auto_compact_threshold")):
+            if pct in obj:
+                if not isinstance(window, int):
+                    raise ValueError(f"{pct} needs window_tokens")
+                obj[key] = round(window * float(obj.pop(pct)) / 100)
+    allowed = set(inspect.signature(func).parameters) - {"store"}
+    unknown = set(obj) - allowed
+    if unknown:
+        raise ValueError(f"unknown field(s) for a {kind}: {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(allowed))})")
+    if kind == "checkpoint":
+        obj.setdefault("session_id", None)
+    try:
+        return kind, int(func(store, **obj))
+    except TypeError as exc:
+        raise ValueError(f"a {kind} record is incomplete or has a wrong type: {exc}") from exc
+
+
+def _records(raw: str) -> list[tuple[int, Any]]:
+    """(line number, decoded value or error text) for one object, an array or JSON lines."""
+    try:
+        whole = json.loads(raw)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return [(1, whole)]
+    if isinstance(whole, list):
+        return [(i + 1, v) for i, v in enumerate(whole)]
+    out: list[tuple[int, Any]] = []
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            out.append((n, f"invalid JSON: {exc.msg} at column {exc.colno}"))
+    return out
+
+
+def record(args: argparse.Namespace) -> int:
+    from store.errors import StoreError
+
+    raw = sys.stdin.read()
+    recorded: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    with store_from(args) as store:
+        for line, obj in _records(raw):
+            if isinstance(obj, str):
+                errors.append({"line": line, "reason": obj})
+                continue
+            if not isinstance(obj, dict):
+                errors.append({"line": line, "reason": "not a JSON object"})
+                continue
+            try:
+                kind, rid = _call(store, dict(obj))
+            except (ValueError, StoreError) as exc:
+                errors.append({"line": line, "reason": str(exc)})
+                continue
+            recorded.append({"line": line, "type": kind, "id": rid})
+    if args.json:
+        print_json({"recorded": recorded, "errors": errors})
+    else:
+        console().print(f"recorded {len(recorded)} record(s)", markup=False, soft_wrap=True)
+        for e in errors:
+            sys.stderr.write(f"lca-tui: stdin line {e['line']}: {e['reason']}\n")
+    if not recorded and not errors:
+        sys.stderr.write("lca-tui: nothing on stdin: see `lca-tui context record --help`\n")
+        return 2
+    return 1 if errors else 0
+
+
+def list_checkpoints(args: argparse.Namespace) -> int:
+    from store.context_series import checkpoints
+
+    with store_from(args) as store:
+        session_id = store.session(args.session).id if args.session else None
+        rows = checkpoints(store, session_id)
+    if args.json:
+        print_json([c.to_json() for c in rows])
+        return 0
+    t = table("time", "origin", "session", "trigger", "status", "memories", "chunks",
+              "verified")
+
+    def flag(v: bool | None) -> str:
+        return "?" if v is None else "yes" if v else "NO"
+
+    for c in rows:
+        failed = f" ({c.chunks_failed} failed)" if c.chunks_failed else ""
+        t.add_row(c.ts[:19].replace("T", " "), c.origin, (c.session_id or "store-wide")[:10],
+                  one_line(c.trigger), c.status, str(c.memories_written),
+                  f"{c.chunks_embedded}{failed}",
+                  f"archive {flag(c.archive_verified)}, index {flag(c.index_verified)}")
+    console().print(t)
+    return 0

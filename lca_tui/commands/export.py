@@ -1,0 +1,72 @@
+"""``lca-tui export --out DIR [SCOPE]`` and ``lca-tui exports``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "export", parents=parents, help="write a scope as MindStone NDJSON + a JSON manifest",
+        description="Write transcripts as MindStone-Agent NDJSON (one file per session) and a "
+        "manifest.json of memories, evidence and lineage. With no scope, everything. "
+        "`lca-tui ingest DIR` imports an export back.")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="an empty or new directory (use --force to replace an earlier export)")
+    p.add_argument("--session", action="append", default=[], metavar="ID",
+                   help="export this session and the memories its entries are evidence of "
+                   "(repeatable; a unique prefix is enough)")
+    p.add_argument("--memory", action="append", default=[], type=int, metavar="ID",
+                   help="export this memory, its evidence and the entries it points at "
+                   "(repeatable)")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty directory, replacing the files of an earlier "
+                   "export there")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+    p = sub.add_parser("exports", parents=parents, help="the exports written from this store")
+    add_json_flag(p)
+    p.set_defaults(func=list_exports)
+
+
+def run(args: argparse.Namespace) -> int:
+    from store.export import ExportError, export
+
+    with store_from(args) as store:
+        try:
+            report = export(store, Path(args.out), args.session or None, args.memory or None,
+                            force=args.force)
+        except ExportError as exc:
+            return fail(str(exc))
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    c = report.counts
+    console().print(f"export {report.export_id} written to {report.path}: {c['sessions']} "
+                    f"sessions, {c['entries']} entries, {c['memories']} memories, "
+                    f"{c['evidence']} evidence rows in {len(report.files)} files",
+                    markup=False)
+    return 0
+
+
+def list_exports(args: argparse.Namespace) -> int:
+    from store.export import exports
+
+    with store_from(args) as store:
+        rows = exports(store)
+    if args.json:
+        print_json(rows)
+        return 0
+    t = table("id", "time", "scope", "path", "files", "counts")
+    for r in rows:
+        scope = "all" if r["scope"].get("all") else ", ".join(
+            [f"session {s}" for s in r["scope"].get("sessions", [])]
+            + [f"memory {m}" for m in r["scope"].get("memories", [])])
+        counts = ", ".join(f"{k} {v}" for k, v in (r["counts"] or {}).items())
+        t.add_row(str(r["id"]), r["ts"], scope, r["path"], str(len(r["files"] or [])), counts)
+    console().print(t)
+    return 0

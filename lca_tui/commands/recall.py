@@ -1,0 +1,171 @@
+"""``lca-tui recall QUERY``, ``traces``, ``trace ID`` and ``feedback TRACE ITEM``: recall with
+its trace (DESIGN "Recall"), and the experiential feedback a harness reports."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.textsafe import one_line
+
+CHANNELS = ("private", "shared", "public")
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("recall", parents=parents,
+                       help="run a resonance-weighted recall and store its trace")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--role", help="the cue's role (matched against memories' role)")
+    p.add_argument("--project", help="the cue's project (memories' projects, sessions' "
+                   "project)")
+    p.add_argument("--channel", choices=CHANNELS, default="private",
+                   help="where the answer goes: private (default, the user's own session), "
+                   "shared (private memories are penalised) or public (they are filtered)")
+    p.add_argument("--historical", action="store_true",
+                   help="a historical recall: superseded and expired memories may be used")
+    add_json_flag(p)
+    p.set_defaults(func=run_recall)
+
+    p = sub.add_parser("traces", parents=parents, help="recall traces, newest first")
+    p.add_argument("--limit", type=int, default=50)
+    add_json_flag(p)
+    p.set_defaults(func=run_traces)
+
+    p = sub.add_parser("trace", parents=parents,
+                       help="one recall trace: every candidate's terms and decision")
+    p.add_argument("trace_id", metavar="ID", type=int)
+    p.add_argument("--rerun", action="store_true",
+                   help="re-run its query with today's settings and store; show what moved")
+    add_json_flag(p)
+    p.set_defaults(func=run_trace)
+
+    p = sub.add_parser("feedback", parents=parents,
+                       help="report that an injected item was used or prevented a mistake")
+    p.add_argument("trace_id", metavar="TRACE", type=int)
+    p.add_argument("item", metavar="ITEM", help="the candidate's rank in the trace, or "
+                   "memory:ID / entry:ID")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--used", dest="kind", action="store_const", const="used")
+    what.add_argument("--prevented", dest="kind", action="store_const", const="prevented")
+    add_json_flag(p)
+    p.set_defaults(func=run_feedback)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _print_candidates(candidates: list[Any]) -> None:
+    """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
+    from store.recall_traces import MASK
+
+    out = console()
+    for c in candidates:
+        t = c.terms
+        nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
+        out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
+                  f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
+                  f"{_fmt(c.lex) or '-'})  {nums}", markup=False, style="bold")
+        text = MASK if c.masked else one_line(c.excerpt or "", 90)
+        where = c.pointer + (f" {c.kind}" if c.kind else "")
+        out.print(f"     {one_line(where)}: {text}", markup=False, overflow="ellipsis",
+                  no_wrap=True)
+        out.print(f"     {one_line(c.reason)}", markup=False, style="dim")
+
+
+def _print_trace(trace: Any) -> None:
+    out = console()
+    where = ", ".join(f"{k}={v}" for k, v in (("role", trace.role), ("project", trace.project),
+                                              ("channel", trace.channel)) if v)
+    head = (f"trace {trace.id}  {trace.ts}  {trace.origin}  query: {one_line(trace.query)}"
+            f"  [{where}{', historical' if trace.historical else ''}]")
+    out.print(head, markup=False, style="bold")
+    out.print(f"latency {_fmt(trace.latency_ms, 1)} ms, model {trace.model or '-'}"
+              f"{' (DEGRADED)' if trace.degraded else ''}, injected {trace.injected} of "
+              f"{trace.considered} considered", markup=False)
+    out.print("settings: " + ", ".join(f"{k}={v}" for k, v in trace.settings.items()),
+              markup=False)
+    _print_candidates(trace.candidates)
+
+
+def run_recall(args: argparse.Namespace) -> int:
+    from store.recall import recall
+
+    with store_from(args) as store:
+        result = recall(store, args.query, args.role, args.project, args.channel,
+                        args.historical)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    out = console()
+    for item in result.items:
+        where = (f"memory {item.source_id} {item.label or ''}" if item.source_type == "memory"
+                 else f"{(item.session_id or '')[:8]}#{item.seq} {item.label or ''}")
+        out.print(f"[{item.rank}] {one_line(where)}  score {item.score:.3f}", markup=False,
+                  style="bold")
+        out.print(one_line(item.text, 300), markup=False)
+    if not result.items:
+        out.print("nothing injected", markup=False)
+    _print_trace(result.trace)
+    return 0
+
+
+def run_traces(args: argparse.Namespace) -> int:
+    from store.recall_traces import list_traces
+
+    with store_from(args) as store:
+        traces = list_traces(store, args.limit)
+    if args.json:
+        print_json([dict(t.to_json(), candidates=None) for t in traces])
+        return 0
+    t = table("id", "time", "origin", "query", "latency ms", "injected / considered")
+    for tr in traces:
+        t.add_row(str(tr.id), tr.ts, tr.origin, one_line(tr.query, 60), _fmt(tr.latency_ms, 1),
+                  f"{tr.injected} / {tr.considered}")
+    console().print(t)
+    return 0
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    from store.recall import rerun
+    from store.recall_traces import get_trace
+
+    with store_from(args) as store:
+        if not args.rerun:
+            trace = get_trace(store, args.trace_id)
+            if args.json:
+                print_json(trace.to_json())
+            else:
+                _print_trace(trace)
+            return 0
+        result, moves = rerun(store, args.trace_id)
+    if args.json:
+        print_json({"trace": result.to_json(), "moves": [vars(m) for m in moves]})
+        return 0
+    _print_trace(result.trace)
+    t = table("source", "rank before", "rank now", "decision before", "decision now",
+              title=f"what moved since trace {args.trace_id}")
+    for m in moves:
+        if m.changed:
+            t.add_row(m.pointer, str(m.old_rank or "-"), str(m.new_rank or "-"),
+                      m.old_decision or "-", m.new_decision or "-")
+    console().print(t)
+    return 0
+
+
+def run_feedback(args: argparse.Namespace) -> int:
+    from store.recall_traces import feedback
+
+    with store_from(args) as store:
+        result = feedback(store, args.trace_id, args.item, args.kind)
+    if args.json:
+        print_json(result)
+        return 0
+    line = (f"trace {result['trace_id']} #{result['rank']} ({result['source_type']} "
+            f"{result['source_id']}): {result['kind']} "
+            + ("recorded" if result["recorded"] else "already recorded"))
+    if result["hits"] is not None:
+        line += f"; hits {result['hits']}, prevented {result['prevented']}"
+    console().print(line, markup=False)
+    return 0

@@ -1,0 +1,249 @@
+"""Context: live context pressure (LCA §4.5, §6.2) for one session and agent.
+
+The first load reads the chosen series whole. After that, each change the store reports
+(``data_version``) reads only the snapshots newer than the last id seen, in a thread worker,
+and appends them to the gauge, the chart and the picker; a series that lost rows (a reindex)
+is read again whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header
+
+from screens.base import StoreScreen
+from store.context_records import Series, SeriesKey, Tail
+from store.context_series import max_snapshot_id, series, series_keys, tail
+from widgets.pressure_chart import ChartData, PressureChart
+from widgets.pressure_events import PressureEvents
+from widgets.pressure_gauge import GaugeReading, PressureGauge
+from widgets.safe import cell, number
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ContextData:
+    """A full read: every series for the picker and the chosen one whole."""
+
+    keys: list[SeriesKey]
+    series: Series | None
+    max_id: int
+
+
+def reading(s: Series) -> GaugeReading | None:
+    latest = s.latest
+    if latest is None:
+        return None
+    note = "window and thresholds from settings" if "window_tokens" in s.settings_defaults \
+        else "window reported by the harness"
+    return GaugeReading(latest.used_tokens, s.window_tokens, s.checkpoint_threshold,
+                        s.auto_compact_threshold, latest.segments,
+                        f"latest: {latest.event}, {latest.ts[:19].replace('T', ' ')}", note)
+
+
+def chart_data(s: Series) -> ChartData:
+    return ChartData([x.used_tokens for x in s.snapshots], [x.ts for x in s.snapshots],
+                     s.window_tokens, s.checkpoint_threshold, s.auto_compact_threshold,
+                     [c.ts for c in s.compactions], [c.ts for c in s.checkpoints])
+
+
+def _row_key(key: Key) -> str:
+    return f"{key[0]}\x1f{key[1]}"
+
+
+class ContextScreen(StoreScreen):
+    """How full each agent's live window is, against the thresholds, and what left it."""
+
+    HELP: ClassVar[str] = (
+        "Context: how full the live context window of one session's agent is.\n\n"
+        "The gauge shows tokens used of the window, with the checkpoint threshold (a "
+        "pre-compaction checkpoint should run there) and the harness's auto-compact threshold "
+        "marked ┃; it turns amber past the first and red past the second. The chart shows used "
+        "tokens turn by turn, the thresholds as horizontal lines, compactions (red) and "
+        "checkpoints (green) as vertical marks. Below: each compaction with its summary or "
+        "handoff — ✗ \"no checkpoint before this compaction\" when nothing preserved the window "
+        "between the previous turn and it — and each prune event — ✗ \"not preserved before "
+        "pruning\" unless what left was both preserved and verified first.\n\n"
+        "The picker on the left lists every session and agent (main and each worker: each is "
+        "its own series); enter shows one, l goes back to following the latest. The screen is "
+        "live: snapshots a harness records appear as they are written."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reload", "Reload", id="context-reload"),
+        Binding("l", "latest", "Follow latest", id="context-latest"),
+    ]
+    DEFAULT_CSS = """
+    ContextScreen #context-gauge-panel { height: auto; }
+    ContextScreen #context-middle { height: 1fr; }
+    ContextScreen #context-picker { width: 50; height: 1fr; }
+    ContextScreen #context-series { height: 1fr; }
+    ContextScreen #context-chart-panel { width: 1fr; }
+    ContextScreen #context-events-panel { height: 9; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._wanted: Key | None = None
+        self._series: Series | None = None
+        self._max_id = 0
+        self._full_next = True
+        self._keys: dict[Key, SeriesKey] = {}
+        self.full_loads = 0
+        self.tail_loads = 0
+        """How many whole reads and how many reads of newer rows only were shown (tests)."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="context"):
+            with Vertical(id="context-gauge-panel", classes="panel"):
+                yield PressureGauge(id="context-gauge")
+            with Horizontal(id="context-middle"):
+                with Vertical(id="context-picker", classes="panel"):
+                    yield DataTable(id="context-series", cursor_type="row", zebra_stripes=True)
+                with Vertical(id="context-chart-panel", classes="panel"):
+                    yield PressureChart(id="context-chart")
+            with VerticalScroll(id="context-events-panel", classes="panel"):
+                yield PressureEvents(id="context-events")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#context-gauge-panel").border_title = "Context window"
+        self.query_one("#context-picker").border_title = "Sessions and agents"
+        self.query_one("#context-chart-panel").border_title = "Used tokens by turn"
+        self.query_one("#context-events-panel").border_title = "Compactions, prunes, handoffs"
+        table = self.query_one("#context-series", DataTable)
+        table.add_column("session", key="session")
+        table.add_column("agent", key="agent")
+        table.add_column(Text("snaps", justify="right"), key="snaps")
+        table.add_column(Text("peak", justify="right"), key="peak")
+
+    # -- loading -----------------------------------------------------------------------------
+    def reload(self) -> None:
+        """A full read the first time or after a change of series; otherwise only newer rows."""
+        if self._series is None or self._full_next:
+            self._full_next = False
+            super().reload()
+            return
+        self._load_pending = True
+        self._tail(self._series, self._max_id)
+
+    def load_data(self) -> ContextData:
+        store = self.lca.store
+        top = max_snapshot_id(store)
+        keys = series_keys(store)
+        wanted = self._wanted
+        if wanted is None or wanted not in {(k.session_id, k.agent) for k in keys}:
+            wanted = (keys[0].session_id, keys[0].agent) if keys else None
+        return ContextData(keys, series(store, *wanted) if wanted else None, top)
+
+    @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
+    def _tail(self, current: Series, after_id: int) -> None:
+        version = self.lca.data_version()
+        self.post_message(self.Loaded(tail(self.lca.store, current, after_id), version))
+
+    def show_data(self, data: ContextData | Tail) -> None:
+        if isinstance(data, Tail):
+            self.tail_loads += 1
+            self._show_tail(data)
+        else:
+            self.full_loads += 1
+            self._show_full(data)
+
+    def _show_full(self, data: ContextData) -> None:
+        self._series, self._max_id = data.series, data.max_id
+        self._keys = {(k.session_id, k.agent): k for k in data.keys}
+        table = self.query_one("#context-series", DataTable)
+        table.clear()
+        for k in data.keys:
+            table.add_row(cell(k.session_id[:8]), cell(k.agent, width=16), number(k.snapshots),
+                          number(k.peak), key=_row_key((k.session_id, k.agent)))
+        if data.series is not None:
+            current = (data.series.session_id, data.series.agent)
+            table.move_cursor(row=table.get_row_index(_row_key(current)), animate=False)
+        self._show_series(data.series, replot=True)
+
+    def _show_tail(self, data: Tail) -> None:
+        current = self._series
+        if current is None or (data.series.session_id, data.series.agent) != \
+                (current.session_id, current.agent):
+            return
+        fresh = {(s.session_id, s.agent) for s in data.new_anywhere} - set(self._keys)
+        newer = self._wanted is None and any(
+            s.session_id != current.session_id and s.ts > (current.latest.ts if current.latest
+                                                            else "")
+            for s in data.new_anywhere)
+        if data.rebuilt or fresh or newer:
+            self._full_next = True
+            self.reload()
+            return
+        table = self.query_one("#context-series", DataTable)
+        for s in data.new_anywhere:
+            key = (s.session_id, s.agent)
+            k = self._keys[key]
+            k = SeriesKey(k.session_id, k.agent, k.snapshots + 1, k.first_ts,
+                          max(k.last_ts, s.ts), max(k.peak, s.used_tokens))
+            self._keys[key] = k
+            table.update_cell(_row_key(key), "snaps", number(k.snapshots))
+            table.update_cell(_row_key(key), "peak", number(k.peak))
+        self._series, self._max_id = data.series, data.max_id
+        chart = self.query_one("#context-chart", PressureChart)
+        if data.added:
+            chart.data.compactions = [c.ts for c in data.series.compactions]
+            chart.data.checkpoints = [c.ts for c in data.series.checkpoints]
+            chart.data.window = data.series.window_tokens
+            chart.data.checkpoint = data.series.checkpoint_threshold
+            chart.data.auto_compact = data.series.auto_compact_threshold
+            chart.extend([s.used_tokens for s in data.added], [s.ts for s in data.added])
+        self._show_series(data.series, replot=False)
+
+    def _show_series(self, s: Series | None, replot: bool) -> None:
+        gauge = self.query_one("#context-gauge", PressureGauge)
+        events = self.query_one("#context-events", PressureEvents)
+        panel = self.query_one("#context-gauge-panel")
+        chart_panel = self.query_one("#context-chart-panel")
+        if s is None:
+            gauge.reading = None
+            events.show(None)
+            panel.border_title = "Context window"
+            if replot:
+                self.query_one("#context-chart", PressureChart).show(ChartData())
+            return
+        gauge.reading = reading(s)
+        panel.border_title = f"Context window — {s.agent} · session {s.session_id[:8]}"
+        chart_panel.border_title = (f"Used tokens by turn — {len(s.snapshots):,} snapshots, "
+                                    f"peak {s.peak_used_tokens:,}")
+        if replot:
+            self.query_one("#context-chart", PressureChart).show(chart_data(s))
+        events.show(s)
+        flagged = f" ({events.flagged} flagged)" if events.flagged else ""
+        self.query_one("#context-events-panel").border_title = (
+            f"Compactions, prunes, handoffs{flagged}")
+
+    # -- actions ---------------------------------------------------------------------------
+    @on(DataTable.RowSelected, "#context-series")
+    def _pick(self, event: DataTable.RowSelected) -> None:
+        session_id, _, agent = str(event.row_key.value).partition("\x1f")
+        if self._series is not None and (session_id, agent) == (self._series.session_id,
+                                                                self._series.agent):
+            return
+        self._wanted = (session_id, agent)
+        self._full_next = True
+        self.reload()
+
+    def action_latest(self) -> None:
+        """Follow the latest session again (its main agent first)."""
+        self._wanted = None
+        self._full_next = True
+        self.reload()
+
+    def action_reload(self) -> None:
+        self._full_next = True
+        self.reload()

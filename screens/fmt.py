@@ -1,0 +1,64 @@
+"""Small formatters the screens share: times (absolute and relative to ``app.now()``), sizes,
+agent marks. Every result is plain text; the caller wraps it in ``Text``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from store.records import SessionInfo
+from store.timeutil import parse_iso
+
+
+def when(ts: str | None, with_seconds: bool = False) -> str:
+    """``2026-01-26 14:03`` (UTC) from a stored timestamp; ``-`` when there is none."""
+    dt = parse_iso(ts)
+    if dt is None:
+        return "-"
+    return dt.strftime("%Y-%m-%d %H:%M:%S" if with_seconds else "%Y-%m-%d %H:%M")
+
+
+def short_when(ts: str | None) -> str:
+    """``01-26 14:03:12`` (UTC): for long lists where the year is clear from the session."""
+    dt = parse_iso(ts)
+    return dt.strftime("%m-%d %H:%M:%S") if dt else "-"
+
+
+def ago(ts: str | None, now: datetime) -> str:
+    """How long before ``now``: ``42 s ago``, ``5 min ago``, ``3 h ago``, ``12 d ago``."""
+    dt = parse_iso(ts)
+    if dt is None:
+        return "-"
+    seconds = (now - dt).total_seconds()
+    if seconds < 0:
+        return "in the future"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return f"{int(seconds)} s ago"
+
+
+def size(n_bytes: int) -> str:
+    """``2.4 MB`` (binary multiples, one decimal)."""
+    value = float(n_bytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def agents_mark(session: SessionInfo) -> str:
+    """``main``, ``main + 1 worker``, ``main + 3 workers`` (or ``2 workers`` without main)."""
+    workers = len(session.workers)
+    has_main = "main" in session.agents
+    if not workers:
+        return "main" if has_main or not session.agents else ", ".join(session.agents)
+    word = "worker" if workers == 1 else "workers"
+    return f"main + {workers} {word}" if has_main else f"{workers} {word}"
+
+
+def project_tail(project: str | None, width: int = 30) -> str:
+    """The end of a project path (the part that tells projects apart), cut to ``width``."""
+    if not project:
+        return "-"
+    return project if len(project) <= width else "…" + project[-(width - 1):]

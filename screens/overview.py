@@ -1,0 +1,180 @@
+"""Overview: the store at a glance — where it is, what it holds, its embedder, latest sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Static
+
+from screens.base import StoreScreen
+from screens.fmt import agents_mark, ago, project_tail, size, when
+from store.records import SessionInfo, Stats
+from widgets.pressure_summary import PressureSummary
+from widgets.safe import cell, join, number, safe_text
+
+LATEST = 5
+LABEL_WIDTH = 13
+
+
+@dataclass(frozen=True)
+class OverviewData:
+    stats: Stats
+    latest: list[SessionInfo]
+
+
+def _counts(mapping: dict[str, int]) -> Text:
+    return join([Text(f"{k} {v:,}", end="") for k, v in sorted(mapping.items(),
+                                                              key=lambda kv: (-kv[1], kv[0]))])
+
+
+def _line(label: str, value: Text | str, detail: Text | None = None) -> Text:
+    out = Text(f"{label:<{LABEL_WIDTH}}", style="bold", end="")
+    out.append(value if isinstance(value, Text) else Text(value))
+    if detail is not None and detail.plain:
+        out.append("   ")
+        out.append(detail)
+    out.append("\n")
+    return out
+
+
+def store_text(stats: Stats) -> Text:
+    out = Text(end="")
+    out.append(_line("path", safe_text(stats.path)))
+    out.append(_line("size", size(stats.size_bytes)))
+    out.append(_line("schema", f"version {stats.schema_version}"))
+    out.rstrip()
+    return out
+
+
+def records_text(stats: Stats) -> Text:
+    out = Text(end="")
+    out.append(_line("sessions", f"{stats.sessions:,}"))
+    out.append(_line("entries", f"{stats.entries:,}", _counts(stats.entries_by_kind)))
+    memories = _counts(stats.memories_by_status)
+    if stats.memories_unloadable:
+        memories.append(" · ", style="dim")
+        memories.append(f"not loadable {stats.memories_unloadable:,}", style="bold")
+    out.append(_line("memories", f"{stats.memories:,}", memories))
+    out.append(_line("chunks", f"{stats.chunks:,}", _counts(stats.chunks_by_status)))
+    if stats.chunks_by_model:
+        out.append(_line("  by model", _counts(stats.chunks_by_model)))
+    out.append(_line("index", join([f"vectors {stats.vectors:,}",
+                                    f"FTS rows {stats.fts_rows:,}"])))
+    out.append(_line("checkpoints", f"{stats.checkpoints:,}"))
+    out.rstrip()
+    return out
+
+
+def embedder_status(stats: Stats) -> str:
+    return "DEGRADED" if stats.embedder.degraded else "OK"
+
+
+def embedder_text(stats: Stats) -> Text:
+    e = stats.embedder
+    out = Text(end="")
+    out.append(_line("model", safe_text(e.model)))
+    out.append(_line("dimensions", str(e.dim)))
+    if e.degraded:
+        out.append(_line("why", safe_text(e.reason or "no reason given")))
+        out.append("Semantic search and recall know nothing of meaning until the model "
+                   "loads; lexical search is unaffected.", style="italic")
+    else:
+        out.append("Semantic search and recall use this local model.", style="dim")
+    return out
+
+
+class OverviewScreen(StoreScreen):
+    """The store at a glance."""
+
+    HELP: ClassVar[str] = (
+        "Overview: the store this app is open on, at a glance.\n\n"
+        "Store: the file's path, its size on disk (with the write-ahead log) and its schema "
+        "version. Records: how many sessions, entries (by kind), memories (by lifecycle status, "
+        "and how many the agent's loader could not read), index chunks (by status and by "
+        "embedding model), vectors and FTS rows, and checkpoints the store holds. Embedder: the "
+        "model that embeds text for semantic search and recall; DEGRADED means the local model "
+        "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
+        "the five most recent; enter opens one on the Transcript screen.\n\n"
+        "Everything here follows the store: what a harness writes while the app is open "
+        "appears within a second or so, without a restart."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reload", "Reload", id="overview-reload"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="overview"):
+            with Horizontal(id="overview-top"):
+                yield Static("loading…", id="overview-store", classes="panel", markup=False)
+                with Vertical(id="overview-embedder", classes="panel"):
+                    yield Static("", id="embedder-status", markup=False)
+                    yield Static("loading…", id="embedder-detail", markup=False)
+            yield Static("loading…", id="overview-records", classes="panel", markup=False)
+            with Vertical(id="overview-latest", classes="panel"):
+                yield DataTable(id="overview-sessions", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="overview-no-sessions", markup=False)
+            with Vertical(id="overview-pressure"):
+                yield PressureSummary(id="overview-pressure-summary", classes="panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#overview-store").border_title = "Store"
+        self.query_one("#overview-embedder").border_title = "Embedder"
+        self.query_one("#overview-records").border_title = "Records"
+        self.query_one("#overview-latest").border_title = "Latest sessions"
+        table = self.query_one("#overview-sessions", DataTable)
+        # Fixed widths: the table renders right on its first frame, whatever the data.
+        for label, key, width in (("started", "started", 16), ("last entry", "ago", 10),
+                                  ("project", "project", 30),
+                                  (Text("entries", justify="right"), "entries", 7),
+                                  ("agents", "agents", 17), ("format", "format", 11),
+                                  ("session", "id", 8)):
+            table.add_column(label, key=key, width=width)
+
+    def load_data(self) -> OverviewData:
+        store = self.lca.store
+        return OverviewData(store.stats(), store.sessions(limit=LATEST))
+
+    def show_data(self, data: OverviewData) -> None:
+        stats = data.stats
+        self.query_one("#overview-store", Static).update(store_text(stats))
+        self.query_one("#overview-records", Static).update(records_text(stats))
+        status = self.query_one("#embedder-status", Static)
+        status.update(Text(embedder_status(stats), end=""))
+        status.set_class(stats.embedder.degraded, "-degraded")
+        status.set_class(not stats.embedder.degraded, "-ok")
+        self.query_one("#embedder-detail", Static).update(embedder_text(stats))
+        self._show_sessions(data.latest, stats.sessions)
+
+    def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
+        table = self.query_one("#overview-sessions", DataTable)
+        table.clear()
+        now = self.lca.now()
+        for s in sessions:
+            table.add_row(cell(when(s.started_at)), cell(ago(s.ended_at or s.started_at, now)),
+                          cell(project_tail(s.project)), number(s.entries),
+                          cell(agents_mark(s)), cell(s.format), cell(s.id[:8], style="dim"),
+                          key=s.id)
+        self.query_one("#overview-latest").border_title = (
+            f"Latest sessions ({len(sessions)} of {total:,})" if sessions
+            else "Latest sessions")
+        table.display = bool(sessions)
+        hint = self.query_one("#overview-no-sessions", Static)
+        hint.display = not sessions
+        hint.update(Text("No sessions in this store yet. Import some with `lca-tui ingest "
+                         "PATH...`, or try `lca-tui demo`.", end=""))
+
+    @on(DataTable.RowSelected, "#overview-sessions")
+    async def _open(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            await self.lca.open_session(event.row_key.value)
+
+    def action_reload(self) -> None:
+        self.reload()

@@ -1,0 +1,309 @@
+"""Recall: the traces of every recall, and one trace's candidates with their six terms, the
+weighted contributions as a stacked bar, score, decision and reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from screens.base import StoreScreen
+from screens.fmt import short_when
+from store.recall import Move, recall, rerun
+from store.recall_traces import MASK, Candidate, Trace, get_trace, list_traces
+from widgets.safe import cell, join, safe_text
+from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
+
+BAR_WIDTH = 18
+NEG_CELLS = 3
+DECISION_STYLE = {"injected": "bold", "policy_filtered": "italic", "superseded": "italic"}
+
+
+def _term(value: float | None) -> str:
+    """A term in four cells: ``.55``, ``-.05``, ``1.0``."""
+    if value is None:
+        return ""
+    if value >= 1 or value <= -1:
+        return f"{value:.1f}"
+    return f"{value:.2f}".replace("0.", ".", 1)
+
+
+@dataclass
+class RecallData:
+    traces: list[Trace]
+    trace: Trace | None
+
+
+@dataclass
+class RecallDone(Message):
+    """A trace to open: loaded, or a recall (or re-run, with its ``moves``) that finished."""
+
+    trace: Trace
+    moves: list[Move] | None = None
+
+
+class RecallScreen(StoreScreen):
+    """Recall traces: every candidate's six score terms and its decision."""
+
+    HELP: ClassVar[str] = (
+        "Recall: every recall the store ran (or read from a harness's memory_recall_injected "
+        "events), newest first, with its time (UTC), query, latency and how many candidates "
+        "were injected of those considered.\n\n"
+        "Below, the highlighted trace: its cue (role, project, channel, historical), model "
+        "and the settings in force when it ran, then every candidate in rank order with its "
+        "decision (injected, below_floor, superseded, policy_filtered, duplicate, "
+        "over_budget, not_selected), its six terms — S similarity (0.7·cos + 0.3·lex), E "
+        "experiential weight, T temporal salience, A source authority, Q task relevance, K "
+        "risk penalty — its score R = αS + βE + γT + δA + εQ − λK, and a bar of the weighted "
+        "contributions (K to the left of the zero mark). The pane at the bottom shows the "
+        "highlighted candidate in full: both parts of S, the contributions, the reason and an "
+        "excerpt. Secret and policy-filtered candidates show no text.\n\n"
+        "n (or /) types a new query: enter runs the recall in the background, stores its "
+        "trace and opens it. r re-runs the highlighted trace with today's settings and store, "
+        "and shows what moved (rank and decision before → now)."
+    )
+    AUTO_FOCUS = "#recall-traces"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new_recall", "New recall", id="recall-new"),
+        Binding("slash", "new_recall", "New recall", show=False, id="recall-new-slash"),
+        Binding("r", "rerun", "Re-run", id="recall-rerun"),
+        Binding("escape", "leave_input", "Back", show=False, id="recall-escape"),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.traces: list[Trace] = []
+        self.trace: Trace | None = None
+        self.trace_id: int | None = None
+        self.moves: dict[str, Move] = {}
+        self.moves_for: int | None = None
+        self.recalls = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="recall"):
+            yield Input(placeholder="New recall: type a query and press enter (esc: back)",
+                        id="recall-input")
+            yield DataTable(id="recall-traces", cursor_type="row", zebra_stripes=True,
+                            classes="panel")
+            with Vertical(id="recall-trace", classes="panel"):
+                yield Static(id="recall-head", markup=False)
+                yield Static(id="recall-legend", markup=False)
+                yield DataTable(id="recall-candidates", cursor_type="row", zebra_stripes=True)
+            yield Static(id="recall-detail", classes="panel", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        traces = self.query_one("#recall-traces", DataTable)
+        traces.border_title = "Traces"
+        for label, key, width in (("time (UTC)", "ts", 14), ("origin", "origin", 9),
+                                  (Text("ms", justify="right"), "ms", 7),
+                                  (Text("injected", justify="right"), "inj", 12),
+                                  ("query", "query", 70)):
+            traces.add_column(label, key=key, width=width)
+        self._candidate_columns(with_moves=False)
+        self.query_one("#recall-trace").border_title = "Trace"
+        self.query_one("#recall-detail", Static).update(Text(
+            "No trace yet: press n to run a recall.", style="dim"))
+
+    def _candidate_columns(self, with_moves: bool) -> None:
+        table = self.query_one("#recall-candidates", DataTable)
+        table.clear(columns=True)
+        cols: list[tuple[Any, str, int]] = [(Text("#", justify="right"), "rank", 3),
+                                            ("decision", "decision", 15),
+                                            ("source", "source", 18)]
+        cols += [(Text(t, justify="right"), t, 4) for t in "SETAQK"]
+        cols += [(Text("score", justify="right"), "score", 5),
+                 ("−K │ S E T A Q", "bar", BAR_WIDTH)]
+        if with_moves:
+            cols.append(("moved", "moved", 16))
+        cols.append(("reason", "reason", 36))
+        for label, key, width in cols:
+            table.add_column(label, key=key, width=width)
+
+    # -- loading ---------------------------------------------------------------------------
+    def load_data(self) -> RecallData:
+        traces = list_traces(self.lca.store)
+        wanted = self.trace_id if self.trace_id is not None else (
+            traces[0].id if traces else None)
+        trace = None
+        if wanted is not None and any(t.id == wanted for t in traces):
+            trace = get_trace(self.lca.store, wanted)
+        return RecallData(traces, trace)
+
+    def show_data(self, data: RecallData) -> None:
+        self.traces = data.traces
+        table = self.query_one("#recall-traces", DataTable)
+        table.border_title = f"Traces ({len(data.traces):,})"
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for t in data.traces:
+                table.add_row(cell(short_when(t.ts)), cell(t.origin.replace("-event", "")),
+                              Text("-" if t.latency_ms is None else f"{t.latency_ms:.1f}",
+                                   justify="right"),
+                              Text(f"{t.injected} / {t.considered}", justify="right"),
+                              cell(t.query), key=str(t.id))
+            if data.trace is not None and str(data.trace.id) in table.rows:
+                table.move_cursor(row=table.get_row_index(str(data.trace.id)), animate=False)
+        if data.trace is not None:
+            self._show_trace(data.trace)
+        elif not data.traces:
+            self.query_one("#recall-head", Static).update(Text(
+                "No recall traces in this store yet. Press n and type a query to run one "
+                "(or `lca-tui recall QUERY`).", style="dim"))
+
+    @on(DataTable.RowHighlighted, "#recall-traces")
+    def _trace_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key is not None and int(key) != self.trace_id:
+            self.trace_id = int(key)
+            self._load_trace(int(key))
+
+    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
+    def _load_trace(self, trace_id: int) -> None:
+        self.post_message(RecallDone(get_trace(self.lca.store, trace_id)))
+
+    # -- a trace -----------------------------------------------------------------------------
+    def _show_trace(self, trace: Trace) -> None:
+        self.trace, self.trace_id = trace, trace.id
+        showing_moves = self.moves_for == trace.id
+        cue = [f"{k} {v}" for k, v in (("role", trace.role), ("project", trace.project))
+               if v] + [f"channel {trace.channel}"] + (["historical"] if trace.historical
+                                                       else [])
+        head = join([Text(f"trace {trace.id}", style="bold"), short_when(trace.ts),
+                     trace.origin, ", ".join(cue),
+                     f"{trace.model or 'model n/a'}" + (" DEGRADED" if trace.degraded else ""),
+                     f"{trace.latency_ms:.1f} ms" if trace.latency_ms is not None else "",
+                     f"injected {trace.injected} of {trace.considered}"])
+        head.append("\nquery: ", style="dim")
+        head.append(safe_text(trace.query))
+        s = trace.settings
+        if trace.origin == "lca-tui":
+            head.append("\nsettings: ", style="dim")
+            head.append(", ".join(f"{k}={v}" for k, v in s.items()))
+        else:
+            head.append("\nfrom a harness event: ", style="dim")
+            head.append(", ".join(f"{k}={v}" for k, v in s.items() if v is not None))
+        self.query_one("#recall-head", Static).update(head)
+        palette = palette_from_theme(self.app.current_theme)
+        self.query_one("#recall-legend", Static).update(legend_text(palette, s))
+        self._candidate_columns(with_moves=showing_moves)
+        table = self.query_one("#recall-candidates", DataTable)
+        scale = scale_for([c.contributions for c in trace.candidates], BAR_WIDTH, NEG_CELLS)
+        self.query_one("#recall-trace").border_title = (
+            f"Trace {trace.id}: {len(trace.candidates)} candidates")
+        for c in trace.candidates:
+            row = [Text(str(c.rank), justify="right"),
+                   cell(c.decision, style=DECISION_STYLE.get(c.decision, "dim")),
+                   cell(self._source(c))]
+            row += [Text(_term(c.terms.get(t)), justify="right") for t in "SETAQK"]
+            row.append(Text("" if c.score is None else f"{c.score:.3f}", justify="right"))
+            row.append(bar_text(c.contributions, BAR_WIDTH, scale, NEG_CELLS, palette))
+            if showing_moves:
+                row.append(cell(self._moved(c)))
+            row.append(cell(c.reason, style="dim"))
+            table.add_row(*row, key=str(c.rank))
+        if trace.candidates:
+            self._show_candidate(trace.candidates[0])
+
+    @staticmethod
+    def _source(c: Candidate) -> str:
+        if c.masked:
+            return f"{c.pointer} {MASK}"
+        return f"{c.pointer} {c.label or c.kind or ''}".strip()
+
+    def _moved(self, c: Candidate) -> str:
+        move = self.moves.get(c.pointer)
+        if move is None or move.old_rank is None:
+            return "new"
+        parts = []
+        if move.old_rank != move.new_rank:
+            delta = move.old_rank - (move.new_rank or 0)
+            parts.append(f"{'▲' if delta > 0 else '▼'}{abs(delta)} from #{move.old_rank}")
+        if move.old_decision != move.new_decision:
+            parts.append(f"was {move.old_decision}")
+        return ", ".join(parts) or "="
+
+    @on(DataTable.RowHighlighted, "#recall-candidates")
+    def _candidate_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.trace is None or event.row_key.value is None:
+            return
+        rank = int(event.row_key.value)
+        match = next((c for c in self.trace.candidates if c.rank == rank), None)
+        if match is not None:
+            self._show_candidate(match)
+
+    def _show_candidate(self, c: Candidate) -> None:
+        out = join([Text(f"#{c.rank}", style="bold"), Text(c.decision, style="bold"),
+                    self._source(c)])
+        if c.terms.get("S") is not None:
+            out.append(f"\nS {c.terms['S']:.3f} = 0.7·cos {c.cos or 0:.3f} + 0.3·lex "
+                       f"{c.lex or 0:.3f}   contributions: " + "  ".join(
+                           f"{k} {v:+.3f}" for k, v in c.contributions.items())
+                       + f"   score {c.score:.3f}")
+        elif c.score is not None:
+            out.append(f"\nharness score {c.score:.3f}"
+                       + (f", provider score {c.cos:.3f}" if c.cos is not None else ""))
+        out.append("\nreason: ", style="dim")
+        out.append(safe_text(c.reason))
+        out.append("\ntext: ", style="dim")
+        out.append(Text(MASK + " (withheld: secret or policy-filtered)", style="italic")
+                   if c.masked else safe_text(c.excerpt or ""))
+        self.query_one("#recall-detail", Static).update(out)
+
+    # -- new recall, re-run ------------------------------------------------------------------
+    def action_new_recall(self) -> None:
+        self.query_one("#recall-input", Input).focus()
+
+    def action_leave_input(self) -> None:
+        self.query_one("#recall-traces", DataTable).focus()
+
+    @on(Input.Submitted, "#recall-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if not query:
+            return
+        self.query_one("#recall-detail", Static).update(Text(f"recalling {query!r}…",
+                                                             style="dim"))
+        self._run_recall(query)
+
+    @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
+    def _run_recall(self, query: str) -> None:
+        result = recall(self.lca.store, query, now=self.lca.now())
+        self.post_message(RecallDone(result.trace))
+
+    def action_rerun(self) -> None:
+        if self.trace is None:
+            self.notify("No trace to re-run.", severity="warning")
+            return
+        if self.trace.origin != "lca-tui":
+            self.notify("This trace came from a harness event: its settings are not "
+                        "lca-tui's, so it cannot be re-run.", severity="warning", markup=False)
+            return
+        self._run_rerun(int(self.trace.id or 0))
+
+    @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
+    def _run_rerun(self, trace_id: int) -> None:
+        result, moves = rerun(self.lca.store, trace_id, now=self.lca.now())
+        self.post_message(RecallDone(result.trace, moves))
+
+    @on(RecallDone)
+    def _recall_done(self, message: RecallDone) -> None:
+        message.stop()
+        if message.moves is not None:
+            self.moves = {m.pointer: m for m in message.moves}
+            self.moves_for = message.trace.id
+        fresh = message.trace.id not in {t.id for t in self.traces}
+        self._show_trace(message.trace)
+        if fresh:
+            self.recalls += 1
+            self.query_one("#recall-input", Input).value = ""
+            self.query_one("#recall-candidates", DataTable).focus()
+            self.reload()

@@ -1,0 +1,375 @@
+"""Transcript: sessions, the selected session's entries verbatim, and search over everything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input
+
+from screens.base import StoreScreen
+from screens.fmt import agents_mark, project_tail, short_when, when
+from store.records import EntryInfo, SearchHit, SessionInfo
+from store.textsafe import visible
+from widgets.entry_view import EntryView
+from widgets.safe import cell, number
+
+SEARCH_MODES = ("hybrid", "fts", "semantic")
+EXCERPT_MIN = 24
+
+
+@dataclass
+class EntriesLoaded(Message):
+    session_id: str
+    agent: str | None
+    entries: list[EntryInfo]
+    token: int
+
+
+@dataclass
+class SearchDone(Message):
+    query: str
+    mode: str
+    hits: list[SearchHit]
+
+
+class TranscriptScreen(StoreScreen):
+    """Sessions and their entries, verbatim; search."""
+
+    HELP: ClassVar[str] = (
+        "Transcript: every session in the store and its entries, exactly as stored.\n\n"
+        "Top: the sessions, latest first, with the agents that wrote in them (\"main + 2 "
+        "workers\" when subagents worked in the session). Moving the cursor there shows that "
+        "session's entries below: sequence number, time (UTC), kind (user, assistant, "
+        "tool_call, tool_result, reasoning, system, compaction, checkpoint, event), agent, "
+        "estimated tokens, tool name and the start of the text. The pane at the bottom shows "
+        "the highlighted entry in full: its header (model and token usage for assistant "
+        "turns, compaction figures) and its content verbatim, scrollable. Stored text is shown "
+        "as text: markup and terminal escape sequences in it are never interpreted; control "
+        "characters appear as \\xNN.\n\n"
+        "Keys: `a` cycles an agent filter (all, main, each worker). `/` opens search over "
+        "entries and memories: enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 "
+        "lex), fts (BM25 only) and semantic (vectors only); enter on an entry hit opens it in "
+        "its session; esc closes the results. The list follows the store: entries a harness "
+        "appends appear without a restart."
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", id="transcript-search"),
+        Binding("ctrl+t", "search_mode", "Search mode", id="transcript-search-mode"),
+        Binding("escape", "close_search", "Close search", id="transcript-close-search"),
+        Binding("a", "agent_filter", "Agent", id="transcript-agent"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sessions: list[SessionInfo] = []
+        self.session_id: str | None = None
+        self.agent: str | None = None
+        self.entries: list[EntryInfo] = []
+        self.hits: list[SearchHit] = []
+        self.search_mode = SEARCH_MODES[0]
+        self.entry_loads = 0
+        self.searches = 0
+        self._token = 0
+        self._goto_seq: int | None = None
+        self._loaded_count: int | None = None
+        self._last_search: tuple[str, str] = ("", SEARCH_MODES[0])
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="transcript"):
+            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True,
+                            classes="panel")
+            with Vertical(id="lists", classes="panel"):
+                yield Input(id="search", classes="-hidden")
+                with ContentSwitcher(initial="entries", id="list-switcher"):
+                    yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+                    yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+            yield EntryView(id="entry-view", classes="panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # Fixed widths, so a table renders right on its first frame; the text column is
+        # added on first fill, when the width it can have is known.
+        sessions = self.query_one("#sessions", DataTable)
+        sessions.border_title = "Sessions"
+        for label, key, width in (("started", "started", 16), ("last entry", "ended", 16),
+                                  ("project", "project", 26),
+                                  (Text("entries", justify="right"), "n", 7),
+                                  ("agents", "agents", 16), ("format", "format", 11),
+                                  ("session", "id", 8)):
+            sessions.add_column(label, key=key, width=width)
+        entries = self.query_one("#entries", DataTable)
+        for label, key, width in ((Text("seq", justify="right"), "seq", 5),
+                                  ("time (UTC)", "ts", 14), ("kind", "kind", 11),
+                                  ("agent", "agent", 12),
+                                  (Text("tokens", justify="right"), "tokens", 7),
+                                  ("tool", "tool", 14)):
+            entries.add_column(label, key=key, width=width)
+        hits = self.query_one("#hits", DataTable)
+        for label, key, width in ((Text("score", justify="right"), "score", 6),
+                                  ("cos", "cos", 6), ("lex", "lex", 6),
+                                  ("source", "source", 34)):
+            hits.add_column(label, key=key, width=width)
+        self._set_search_placeholder()
+        self._title_lists()
+        self.query_one(EntryView).show_note("Select a session to see its entries.")
+
+    # -- sessions --------------------------------------------------------------------------
+    def load_data(self) -> list[SessionInfo]:
+        return self.lca.store.sessions()
+
+    def show_data(self, data: list[SessionInfo]) -> None:
+        self.sessions = data
+        table = self.query_one("#sessions", DataTable)
+        table.border_title = f"Sessions ({len(data):,})"
+        if self.session_id is None and data:
+            self.session_id = data[0].id
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for s in data:
+                table.add_row(cell(when(s.started_at)), cell(when(s.ended_at)),
+                              cell(project_tail(s.project, 26)), number(s.entries),
+                              cell(agents_mark(s)), cell(s.format), cell(s.id[:8], style="dim"),
+                              key=s.id)
+            if self.session_id is not None and self.session_id in table.rows:
+                table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
+        if not data:
+            self.query_one(EntryView).show_note(
+                "No sessions in this store yet: `lca-tui ingest PATH...` imports some.")
+            return
+        current = self._session()
+        if current is not None and current.entries != self._loaded_count:
+            self._request_entries()
+
+    def _session(self) -> SessionInfo | None:
+        return next((s for s in self.sessions if s.id == self.session_id), None)
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def _session_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key and key != self.session_id:
+            self.session_id = key
+            self.agent = None
+            self._request_entries()
+
+    def open_session(self, session_id: str, seq: int | None = None) -> None:
+        """Show ``session_id`` (from Overview or a search hit), at entry ``seq`` if given."""
+        self.session_id = session_id
+        self.agent = None
+        self._goto_seq = seq
+        table = self.query_one("#sessions", DataTable)
+        if session_id in table.rows:
+            with self.prevent(DataTable.RowHighlighted):
+                table.move_cursor(row=table.get_row_index(session_id), animate=False)
+        self._close_search()
+        self._request_entries()
+        self.query_one("#entries", DataTable).focus()
+
+    # -- entries ---------------------------------------------------------------------------
+    def _request_entries(self) -> None:
+        if self.session_id is None:
+            return
+        self._token += 1
+        self._load_entries(self.session_id, self.agent, self._token)
+
+    @work(thread=True, exclusive=True, group="entries", exit_on_error=False)
+    def _load_entries(self, session_id: str, agent: str | None, token: int) -> None:
+        rows = self.lca.store.entries(session_id, agent)
+        self.post_message(EntriesLoaded(session_id, agent, rows, token))
+
+    @on(EntriesLoaded)
+    def _entries_loaded(self, message: EntriesLoaded) -> None:
+        if message.token != self._token:
+            return
+        table = self.query_one("#entries", DataTable)
+        keep = self._highlighted_entry_id()
+        same_session = bool(self.entries) and self.entries[0].session_id == message.session_id
+        self.entries = message.entries
+        session = self._session()
+        self._loaded_count = session.entries if session else None
+        width = self._text_column(table)
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for e in message.entries:
+                table.add_row(number(e.seq), cell(short_when(e.ts)), cell(e.kind),
+                              cell(e.agent), number(e.tokens),
+                              cell(e.tool_name or ""), cell(e.content, width=width),
+                              key=str(e.id))
+        target = self._target_row(keep if same_session else None)
+        if target is not None:
+            table.move_cursor(row=target, animate=False)
+        self._show_highlighted()
+        self._title_lists()
+        self.entry_loads += 1
+
+    def _text_column(self, table: DataTable[object]) -> int:
+        """Add the text column (once) with the width the fixed columns leave; its width."""
+        if "text" in table.columns:
+            return table.columns["text"].width
+        visible_width = self.query_one("#lists").content_region.width or self.size.width
+        fixed = sum(c.get_render_width(table) for c in table.columns.values())
+        width = max(EXCERPT_MIN, visible_width - fixed - 4)
+        table.add_column("text", key="text", width=width)
+        return width
+
+    def _target_row(self, keep_id: int | None) -> int | None:
+        if not self.entries:
+            return None
+        if self._goto_seq is not None:
+            seq, self._goto_seq = self._goto_seq, None
+            for i, e in enumerate(self.entries):
+                if e.seq >= seq:
+                    return i
+        if keep_id is not None:
+            for i, e in enumerate(self.entries):
+                if e.id == keep_id:
+                    return i
+        return 0
+
+    def _highlighted_entry_id(self) -> int | None:
+        table = self.query_one("#entries", DataTable)
+        if not self.entries or table.row_count == 0:
+            return None
+        row = table.cursor_row
+        return self.entries[row].id if 0 <= row < len(self.entries) else None
+
+    @on(DataTable.RowHighlighted, "#entries")
+    def _entry_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_highlighted()
+
+    def _show_highlighted(self) -> None:
+        view = self.query_one(EntryView)
+        table = self.query_one("#entries", DataTable)
+        if not self.entries:
+            view.show_note("This session has no entries" +
+                           (f" from agent {self.agent}." if self.agent else "."))
+            return
+        row = min(max(table.cursor_row, 0), len(self.entries) - 1)
+        view.show_entry(self.entries[row])
+
+    def action_agent_filter(self) -> None:
+        """Cycle: all agents, main, then each worker of the session."""
+        session = self._session()
+        if session is None:
+            return
+        choices: list[str | None] = [None, *session.agents]
+        index = choices.index(self.agent) if self.agent in choices else 0
+        self.agent = choices[(index + 1) % len(choices)]
+        self._request_entries()
+
+    # -- search ----------------------------------------------------------------------------
+    def action_search(self) -> None:
+        field = self.query_one("#search", Input)
+        field.remove_class("-hidden")
+        field.focus()
+
+    def action_search_mode(self) -> None:
+        self.search_mode = SEARCH_MODES[(SEARCH_MODES.index(self.search_mode) + 1)
+                                        % len(SEARCH_MODES)]
+        self._set_search_placeholder()
+        field = self.query_one("#search", Input)
+        if field.value.strip() and self.query_one(ContentSwitcher).current == "hits":
+            self._search(field.value.strip(), self.search_mode)
+        self._title_lists()
+
+    def _set_search_placeholder(self) -> None:
+        self.query_one("#search", Input).placeholder = (
+            f"search entries and memories ({self.search_mode}): enter runs, ctrl+t changes "
+            "mode, esc closes")
+        self.query_one("#search", Input).border_title = f"search · {self.search_mode}"
+
+    @on(Input.Submitted, "#search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if query:
+            self._search(query, self.search_mode)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, query: str, mode: str) -> None:
+        store = self.lca.store
+        hits = store.search(query, int(store.settings["search.limit"]), mode)
+        self.post_message(SearchDone(query, mode, hits))
+
+    @on(SearchDone)
+    def _search_done(self, message: SearchDone) -> None:
+        self.hits = message.hits
+        table = self.query_one("#hits", DataTable)
+        width = self._text_column(table)
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for i, h in enumerate(message.hits):
+                source = (f"{(h.session_id or '?')[:8]} #{h.seq} {h.kind}"
+                          if h.source_type == "entry" else f"memory {h.memory_name}")
+                table.add_row(number(h.score), cell("-" if h.cos is None else f"{h.cos:.3f}"),
+                              cell("-" if h.lex is None else f"{h.lex:.3f}"),
+                              cell(source), cell(h.text, width=width), key=str(i))
+        self.query_one(ContentSwitcher).current = "hits"
+        self._last_search = (message.query, message.mode)
+        self._title_lists()
+        if message.hits:
+            table.move_cursor(row=0, animate=False)
+            self.query_one(EntryView).show_hit(message.hits[0])
+            table.focus()
+        else:
+            self.query_one(EntryView).show_note(f"No hits ({message.mode}).")
+        self.searches += 1
+
+    @on(DataTable.RowHighlighted, "#hits")
+    def _hit_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self.hits):
+            self.query_one(EntryView).show_hit(self.hits[event.cursor_row])
+
+    @on(DataTable.RowSelected, "#hits")
+    def _hit_selected(self, event: DataTable.RowSelected) -> None:
+        if not 0 <= event.cursor_row < len(self.hits):
+            return
+        hit = self.hits[event.cursor_row]
+        if hit.source_type == "entry" and hit.session_id:
+            self.open_session(hit.session_id, hit.seq)
+        else:
+            self.notify("Memory hits open on the Memories screen once it is built.",
+                        markup=False)
+
+    def action_close_search(self) -> None:
+        self._close_search()
+        self._show_highlighted()
+        self.query_one("#entries", DataTable).focus()
+
+    def _close_search(self) -> None:
+        self.query_one("#search", Input).add_class("-hidden")
+        self.query_one(ContentSwitcher).current = "entries"
+        self._title_lists()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_search":
+            searching = (not self.query_one("#search", Input).has_class("-hidden")
+                         or self.query_one(ContentSwitcher).current == "hits")
+            return searching
+        if action == "agent_filter":
+            session = self._session()
+            return bool(session and session.workers) or None
+        return True
+
+    def _title_lists(self) -> None:
+        lists = self.query_one("#lists")
+        if self.query_one(ContentSwitcher).current == "hits":
+            _, mode = self._last_search
+            lists.border_title = f"Search ({mode}) · {len(self.hits)} hits"
+            lists.border_subtitle = "enter opens · esc closes"
+            return
+        session = self._session()
+        if session is None:
+            lists.border_title = "Entries"
+            lists.border_subtitle = ""
+            return
+        agent = f"agent {self.agent}" if self.agent else "all agents"
+        lists.border_title = Text(visible(
+            f"Entries · {session.id[:8]} · {agent} · {len(self.entries):,}"), end="")
+        lists.border_subtitle = "a: agent filter" if session.workers else ""

@@ -1,0 +1,269 @@
+"""``lca-tui bench``: a synthetic store of N chunks, and the figures DESIGN "Performance" asks
+for — recall latency percentiles (query embedding and trace write included), ingest + embed
+throughput, store size per 1,000 chunks and the ratio of index to raw transcript.
+
+How the store is built, stated in the output too: a *sample* of entries goes through the
+normal write path (``Store.append_entries``: chunking, embedding with the store's embedder,
+nearest-neighbour similarity, FTS) and gives the throughput figure; the rest is written by a
+bulk path straight into the same tables, with synthetic texts of the same topics and vectors
+that are the sample's model vectors plus small noise (cosine ≈ 0.9 to their base), because
+embedding 50,000 texts with the model on 2 cores takes minutes of no interest to the latency
+figures. The recall queries are embedded by the real embedder, each time.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+
+from store import vec
+from store.index import sha256_text
+from store.timeutil import now_iso
+from store.writes import NewEntry, NewSession, idem_key, token_estimate
+
+TOPICS: dict[str, list[str]] = {
+    "database": ["schema", "migration", "index", "query", "sqlite", "table", "column", "foreign", "key", "transaction", "vacuum", "wal", "journal", "rollback", "primary", "constraint"],
+    "testing": ["pytest", "fixture", "snapshot", "assertion", "flaky", "mock", "coverage", "regression", "suite", "parametrize", "failure", "timeout", "runner", "isolated"],
+    "deploy": ["deploy", "release", "pipeline", "docker", "container", "image", "tag", "rollout", "canary", "staging", "production", "kubernetes", "helm", "secret"],
+    "memory": ["recall", "embedding", "vector", "similarity", "chunk", "memory", "consolidation", "supersede", "evidence", "trace", "decay", "salience", "authority"],
+    "frontend": ["button", "layout", "css", "component", "render", "state", "props", "modal", "keyboard", "focus", "screen", "widget", "theme", "palette"],
+    "network": ["socket", "timeout", "retry", "latency", "proxy", "tls", "certificate", "dns", "packet", "bandwidth", "handshake", "gateway", "route", "firewall"],
+    "billing": ["invoice", "payment", "refund", "subscription", "tax", "currency", "ledger", "receipt", "customer", "charge", "discount", "plan", "trial"],
+    "planning": ["roadmap", "milestone", "estimate", "priority", "backlog", "sprint", "deadline", "scope", "risk", "dependency", "owner", "review", "goal"],
+}
+COMMON = ["the", "a", "we", "should", "then", "because", "this", "that", "it", "and", "but", "so", "when", "after", "before", "with", "for", "on", "in", "of", "to", "is", "was", "fix", "check", "update", "add", "remove", "change", "run", "see"]
+KINDS = ("user", "assistant", "tool_result", "assistant")
+
+Progress = Callable[[str, int, int], None]
+
+
+_SYLLABLES = ["ka", "ri", "to", "me", "lo", "sa", "vu", "ne", "chi", "da", "po", "ren", "tal", "mor", "vik", "sen", "bru", "gel", "fa", "zo", "qui", "pla", "stre"]
+
+
+def _pseudo_words(topic: str, n: int = 240) -> list[str]:
+    """A topic's long tail: deterministic made-up words (identifiers, names, jargon)."""
+    rng = random.Random(topic)
+    return ["".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(n)]
+
+
+TAILS = {topic: _pseudo_words(topic) for topic in TOPICS}
+
+
+def synthetic_text(rng: random.Random, topic: str, words: int = 40) -> str:
+    """A sentence-ish text: common words, some of ``topic``'s words, its long tail (Zipf-ish:
+    a few tail words are frequent, most rare) and a stray word of another topic."""
+    vocab, tail = TOPICS[topic], TAILS[topic]
+    other = TOPICS[rng.choice(list(TOPICS))]
+    out = []
+    for _ in range(words):
+        r = rng.random()
+        if r < 0.45:
+            out.append(rng.choice(COMMON))
+        elif r < 0.65:
+            out.append(rng.choice(vocab))
+        elif r < 0.95:
+            out.append(tail[min(len(tail) - 1, int(rng.paretovariate(1.0)) - 1)
+                            if rng.random() < 0.3 else rng.randrange(len(tail))])
+        else:
+            out.append(rng.choice(other))
+    return " ".join(out).capitalize() + f" (ref {rng.randrange(10**6)})."
+
+
+def synthetic_query(rng: random.Random) -> str:
+    """A question in the store's language: one topic word and two of its tail words."""
+    topic = rng.choice(list(TOPICS))
+    word = rng.choice(TOPICS[topic])
+    a, b = rng.sample(TAILS[topic], 2)
+    return f"how did we handle the {word} problem with {a} and {b}"
+
+
+@dataclass
+class BenchResult:
+    chunks: int
+    sample_chunks: int
+    bulk_chunks: int
+    model: str
+    degraded: bool
+    ingest_per_s: float
+    ingest_entries_per_s: float
+    build_s: float
+    queries: int
+    recall_ms: dict[str, float]
+    embed_query_ms: dict[str, float]
+    bytes_total: int
+    bytes_per_1k_chunks: float
+    raw_transcript_bytes: int
+    index_bytes: int
+    index_to_raw: float
+    injected_mean: float
+    method: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    return {"p50": round(float(np.percentile(arr, 50)), 2),
+            "p95": round(float(np.percentile(arr, 95)), 2),
+            "max": round(float(arr.max()), 2), "mean": round(float(arr.mean()), 2)}
+
+
+def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.ndarray]],
+          progress: Progress | None) -> None:
+    """``count`` synthetic entries + chunks written straight into the tables, in batches."""
+    sigma = 0.0247  # per-dimension noise: cosine to the base vector ≈ 0.9
+    batch = 2000
+    done = 0
+    session_no = 0
+    while done < count:
+        n = min(batch, count - done)
+        sid = f"bench-bulk-{session_no:04d}"
+        session_no += 1
+        created = now_iso()
+        with store.write() as conn:
+            conn.execute(text(
+                "INSERT INTO session (id, agent, project, format, writer, writer_version, "
+                "created_at, started_at) VALUES (:id, 'bench', :p, 'bench', 'lca-tui:bench', "
+                ":v, :c, :c)"), {"id": sid, "p": f"/work/{rng.choice(list(TOPICS))}",
+                                 "v": store.writer_version, "c": created})
+            next_entry = int(conn.exec_driver_sql(
+                "SELECT COALESCE(MAX(id), 0) FROM entry").scalar_one()) + 1
+            next_chunk = int(conn.exec_driver_sql(
+                "SELECT COALESCE(MAX(id), 0) FROM chunk").scalar_one()) + 1
+            entries, chunks, vectors, fts = [], [], [], []
+            for i in range(n):
+                topic, bvec = base[rng.randrange(len(base))]
+                body = synthetic_text(rng, topic)
+                h = sha256_text(body)
+                eid, cid = next_entry + i, next_chunk + i
+                entries.append({"id": eid, "s": sid, "seq": i, "k": KINDS[i % len(KINDS)],
+                                "c": body, "h": h, "t": token_estimate(body),
+                                "key": idem_key(sid, i, 0, h), "ts": created})
+                chunks.append({"id": cid, "sid": eid, "t": body, "h": h, "b": len(body),
+                               "m": store.embedder.name, "tok": token_estimate(body)})
+                v = bvec + rng_noise(rng, sigma)
+                vectors.append((cid, (v / np.linalg.norm(v)).astype(np.float32)))
+                fts.append((cid, body))
+            conn.execute(text(
+                "INSERT INTO entry (id, session_id, seq, ts, kind, content, content_hash, "
+                "tokens, idem_key, writer, writer_version, created_at) VALUES (:id, :s, :seq, "
+                ":ts, :k, :c, :h, :t, :key, 'lca-tui:bench', 'bench', :ts)"), entries)
+            conn.execute(text(
+                "INSERT INTO chunk (id, source_type, source_id, span_start, span_end, text, "
+                "content_hash, source_hash, model, dim, status, tokens, writer, "
+                "writer_version, created_at) VALUES (:id, 'entry', :sid, 0, :b, :t, :h, :h, "
+                ":m, 384, 'ok', :tok, 'lca-tui:bench', 'bench', '-')"), chunks)
+            vec.insert_vectors(conn, vectors)
+            vec.insert_fts(conn, fts)
+        done += n
+        if progress:
+            progress("bulk", done, count)
+
+
+def rng_noise(rng: random.Random, sigma: float) -> np.ndarray:
+    seed = rng.randrange(2**32)
+    return np.random.default_rng(seed).normal(0.0, sigma, 384).astype(np.float32)
+
+
+def _storage(store: Any) -> tuple[int, int, int]:
+    """(file bytes, raw transcript bytes, index bytes: chunk table + vectors + FTS)."""
+    with store.read() as conn:
+        raw = int(conn.exec_driver_sql(
+            "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM entry").scalar_one())
+        index = int(conn.exec_driver_sql(
+            "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'chunk%'")
+            .scalar_one())
+    size = sum(p.stat().st_size for p in (store.path, Path(f"{store.path}-wal")) if p.exists())
+    return size, raw, index
+
+
+def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
+              embedder: str = "auto", seed: int = 7, progress: Progress | None = None,
+              keep: Path | None = None) -> BenchResult:
+    """Build the synthetic store in a temporary folder (or ``keep``) and measure it."""
+    from store import open_store
+    from store.recall import recall
+    from store.settings import Settings
+
+    rng = random.Random(seed)
+    sample = max(1, min(sample, chunks))
+    folder = Path(tempfile.mkdtemp(prefix="lca-bench-")) if keep is None else keep
+    store = open_store(folder / "bench.db", Settings.load({"embed.backend": embedder}))
+    try:
+        store.data_version()  # hold one connection open, as the app and `serve` do
+        started = time.perf_counter()
+        store.embedder.embed(["warm up"])
+        topics = list(TOPICS)
+        texts = [(topics[i % len(topics)], synthetic_text(rng, topics[i % len(topics)]))
+                 for i in range(sample)]
+        t0 = time.perf_counter()
+        per_session = 500
+        for s in range(0, sample, per_session):
+            part = texts[s:s + per_session]
+            session = NewSession(id=f"bench-sample-{s // per_session:04d}", format="bench",
+                                 project=f"/work/{part[0][0]}", started_at=now_iso())
+            store.append_entries(session, [
+                NewEntry(KINDS[i % len(KINDS)], body, session.id, source_offset=s + i,
+                         ts=now_iso()) for i, (_t, body) in enumerate(part)])
+            if progress:
+                progress("sample (normal write path)", min(s + per_session, sample), sample)
+        sample_s = time.perf_counter() - t0
+        with store.read() as conn:
+            sample_chunks = int(conn.exec_driver_sql("SELECT COUNT(*) FROM chunk")
+                                .scalar_one())
+            rows = conn.exec_driver_sql(
+                "SELECT c.id FROM chunk c ORDER BY c.id").all()
+            base = []
+            for (cid,), (topic, _body) in zip(rows, texts, strict=False):
+                v = vec.vector_of(conn, int(cid))
+                if v is not None:
+                    base.append((topic, v))
+        bulk = max(0, chunks - sample_chunks)
+        if bulk:
+            _bulk(store, rng, bulk, base, progress)
+        build_s = time.perf_counter() - started
+        latencies, embeds, injected = [], [], []
+        recall(store, "warm up the recall path", probe=True)
+        for i in range(queries):
+            q = synthetic_query(rng)
+            e0 = time.perf_counter()
+            store.embedder.embed([q])
+            embeds.append((time.perf_counter() - e0) * 1000)
+            r0 = time.perf_counter()
+            result = recall(store, q)
+            latencies.append((time.perf_counter() - r0) * 1000)
+            injected.append(len(result.items))
+            if progress:
+                progress("recall", i + 1, queries)
+        size, raw, index = _storage(store)
+        total = sample_chunks + bulk
+        info = store.embedder
+        method = (f"{sample_chunks:,} chunks through the normal write path with "
+                  f"{info.name}; {bulk:,} more by a bulk path with synthetic texts and the "
+                  "sample's model vectors plus noise (cosine ≈ 0.9)")
+        return BenchResult(
+            chunks=total, sample_chunks=sample_chunks, bulk_chunks=bulk, model=info.name,
+            degraded=bool(info.degraded),
+            ingest_per_s=round(sample_chunks / sample_s, 1),
+            ingest_entries_per_s=round(sample / sample_s, 1), build_s=round(build_s, 1),
+            queries=queries, recall_ms=_percentiles(latencies),
+            embed_query_ms=_percentiles(embeds), bytes_total=size,
+            bytes_per_1k_chunks=round(size / max(1, total) * 1000, 1),
+            raw_transcript_bytes=raw, index_bytes=index,
+            index_to_raw=round(index / max(1, raw), 2),
+            injected_mean=round(float(np.mean(injected)), 2), method=method)
+    finally:
+        store.close()
+        if keep is None:
+            shutil.rmtree(folder, ignore_errors=True)

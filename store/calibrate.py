@@ -1,0 +1,107 @@
+"""``lca-tui calibrate``: the distribution of S on this store, to choose the similarity floor.
+
+The cue set is the store's own user turns (plain questions: not slash commands, not tool
+output); the *answer* to a cue is the assistant text that follows it in the same session and
+agent, up to the next user turn. For each cue the candidate pool is built as recall builds it
+and S is computed for the best answer chunk and for every other candidate. A floor is useful
+when most answers clear it and much of the rest does not; the suggested floor is the 25th
+percentile of the answers' S (three answers in four pass), rounded down to 0.05.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import text
+
+from store import vec
+from store.search import candidates
+
+if TYPE_CHECKING:
+    from store.facade import Store
+
+
+def _cues(store: Store, limit: int) -> list[tuple[str, list[int]]]:
+    """(question, chunk ids of its answer) for up to ``limit`` user turns with an answer."""
+    with store.read() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT id, session_id, agent, seq, kind, content FROM entry WHERE kind IN "
+            "('user', 'assistant') ORDER BY session_id, agent, seq").all()
+        out: list[tuple[str, list[int]]] = []
+        i = 0
+        while i < len(rows) and len(out) < limit:
+            r = rows[i]
+            content = (r[5] or "").strip()
+            if r[4] != "user" or not (12 <= len(content) <= 2000) or content.startswith("<"):
+                i += 1
+                continue
+            answer: list[int] = []
+            j = i + 1
+            while j < len(rows) and rows[j][1] == r[1] and rows[j][2] == r[2] \
+                    and rows[j][4] == "assistant":
+                answer.append(int(rows[j][0]))
+                j += 1
+            if answer:
+                marks = ", ".join(str(a) for a in answer)
+                ids = [int(c[0]) for c in conn.exec_driver_sql(
+                    f"SELECT id FROM chunk WHERE source_type = 'entry' AND source_id IN "
+                    f"({marks})").all()]
+                if ids:
+                    out.append((content, ids))
+            i = max(j, i + 1)
+    return out
+
+
+def _pct(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {k: None for k in ("n", "p10", "p25", "p50", "p75", "p90")}
+    arr = np.asarray(values)
+    out: dict[str, float | None] = {"n": float(len(values))}
+    for p in (10, 25, 50, 75, 90):
+        out[f"p{p}"] = round(float(np.percentile(arr, p)), 3)
+    return out
+
+
+def calibrate(store: Store, limit: int = 200) -> dict[str, Any]:
+    """Percentiles of S (and of its cosine part) for answers and for other candidates."""
+    w = float(store.settings["recall.cos_weight"])
+    pool = int(store.settings["recall.pool"])
+    cues = _cues(store, limit)
+    answer_s: list[float] = []
+    answer_cos: list[float] = []
+    other_s: list[float] = []
+    in_pool = 0
+    for question, answer_ids in cues:
+        qvec = store.embedder.embed([question])[0]
+        with store.read() as conn:
+            found = candidates(conn, question, qvec, pool)
+            best_s, best_cos = -1.0, -1.0
+            for cid in answer_ids:
+                cos, lex = found.get(cid, (None, 0.0))
+                if cos is None:
+                    v = vec.vector_of(conn, cid)
+                    cos = float(v @ qvec) if v is not None else 0.0
+                s = w * cos + (1 - w) * lex
+                if s > best_s:
+                    best_s, best_cos = s, cos
+            in_pool += any(cid in found for cid in answer_ids)
+            own = {int(r[0]) for r in conn.execute(text(
+                "SELECT id FROM chunk WHERE source_type = 'entry' AND text = :q"),
+                {"q": question}).all()}
+        answer_s.append(best_s)
+        answer_cos.append(best_cos)
+        answer_set = set(answer_ids)
+        other_s.extend(w * (cos or 0.0) + (1 - w) * lex for cid, (cos, lex) in found.items()
+                       if cid not in answer_set and cid not in own)
+    p25 = _pct(answer_s)["p25"]
+    floor = math.floor(p25 * 20) / 20 if p25 is not None else None
+    passing = (sum(1 for s in other_s if floor is not None and s >= floor) / len(other_s)
+               if other_s else None)
+    return {"model": store.embedder.name, "degraded": bool(store.embedder.degraded),
+            "cues": len(cues), "answers_in_pool": in_pool, "cos_weight": w,
+            "answer_S": _pct(answer_s), "answer_cos": _pct(answer_cos),
+            "other_S": _pct(other_s), "suggested_floor": floor,
+            "others_above_floor": None if passing is None else round(passing, 3),
+            "current_floor": float(store.settings["recall.floor"])}

@@ -1,0 +1,197 @@
+"""Context pressure interpreted from stored entries (a deriver, see ``store.derive``).
+
+- Claude Code: one ``turn`` snapshot per assistant message id and agent, used = input +
+  cache-creation + cache-read tokens (streamed replies repeat the id; a message whose lines
+  fall in two write batches updates its snapshot instead of adding one); messages reporting
+  no usage at all (zero) are not snapshots. Window and thresholds are left to the settings.
+  A ``compact_boundary`` is a compaction with its ``preTokens``, linked to the summary entry
+  that follows it (whichever of the two is written first).
+- MindStone-Agent events: ``context_window_pruned`` → a ``prune`` snapshot and a prune event
+  linked to the stored entries that left (by their line id, ``meta.id``);
+  ``auto_compact_warning`` → a snapshot (``checkpoint`` when it wrote a handoff, else
+  ``turn``); ``auto_compact_required`` → a ``compaction`` snapshot and a compaction; a
+  ``handoff{written, path}`` in either → a handoff; ``handoff_replayed`` → a handoff replayed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from store.context import insert_compaction, insert_handoff, insert_prune, insert_snapshot
+from store.version import CODE_VERSION
+
+WRITER = ("lca-tui:context-derive", CODE_VERSION)
+_MINDSTONE = ("context_window_pruned", "auto_compact_warning", "auto_compact_required",
+              "handoff_replayed")
+_COLS = "id, session_id, agent, seq, COALESCE(ts, created_at), kind, message_id, meta, content"
+_WHERE = ("((message_id IS NOT NULL AND json_extract(meta, '$.usage') IS NOT NULL) "
+          "OR kind = 'compaction' OR (kind = 'event' AND json_extract(meta, '$.event') IN "
+          f"({', '.join(repr(e) for e in _MINDSTONE)})))")
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _percent_of(window: int | None, percent: Any) -> int | None:
+    if window is None or isinstance(percent, bool) or not isinstance(percent, int | float):
+        return None
+    return round(window * float(percent) / 100)
+
+
+def _rows(conn: Connection, entry_ids: list[int] | None) -> list[Any]:
+    if entry_ids is None:
+        return list(conn.exec_driver_sql(f"SELECT {_COLS} FROM entry WHERE {_WHERE} ORDER BY id"))
+    rows: list[Any] = []
+    ids = sorted(entry_ids)
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        marks = ", ".join(f":i{j}" for j in range(len(part)))
+        rows += conn.execute(text(f"SELECT {_COLS} FROM entry WHERE id IN ({marks}) AND "
+                                  f"{_WHERE} ORDER BY id"),
+                             {f"i{j}": v for j, v in enumerate(part)}).all()
+    return rows
+
+
+def _clear(conn: Connection) -> None:
+    for table in ("compaction", "prune_event", "handoff", "context_snapshot"):
+        conn.exec_driver_sql(f"DELETE FROM {table} WHERE source_entry_id IS NOT NULL")
+
+
+def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
+    """Interpret ``entry_ids`` (or, with None, every stored entry after clearing)."""
+    if entry_ids is None:
+        _clear(conn)
+    counts = {"context.snapshots": 0, "context.prunes": 0, "context.compactions": 0,
+              "context.handoffs": 0}
+    for row in _rows(conn, entry_ids):
+        meta = json.loads(row[7]) if row[7] else {}
+        if not isinstance(meta, dict):
+            continue
+        if row[5] == "event":
+            _mindstone(conn, row, meta, counts)
+        elif row[5] == "compaction":
+            _claude_compaction(conn, row, meta, counts)
+        if isinstance(meta.get("usage"), dict) and row[6]:
+            _claude_usage(conn, row, meta["usage"], counts)
+    return {k: v for k, v in counts.items() if v}
+
+
+def _claude_usage(conn: Connection, row: Any, usage: dict[str, Any],
+                  counts: dict[str, int]) -> None:
+    used = sum(_int(usage.get(k)) or 0 for k in
+               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    if used <= 0:
+        return
+    known = conn.execute(text(
+        "SELECT 1 FROM context_snapshot WHERE session_id = :s AND agent = :a AND "
+        "message_id = :m"), {"s": row[1], "a": row[2], "m": row[6]}).first()
+    insert_snapshot(conn, WRITER, session_id=row[1], agent=row[2], ts=row[4], used_tokens=used,
+                    event="turn", source_entry_id=int(row[0]), message_id=row[6])
+    if known is None:
+        counts["context.snapshots"] += 1
+
+
+def _claude_compaction(conn: Connection, row: Any, meta: dict[str, Any],
+                       counts: dict[str, int]) -> None:
+    entry_id, session_id, agent, seq = int(row[0]), row[1], row[2], int(row[3])
+    if meta.get("boundary"):
+        summary = conn.execute(text(
+            "SELECT e.id FROM entry e WHERE e.session_id = :s AND e.agent = :a AND "
+            "e.kind = 'compaction' AND e.seq > :q AND json_extract(e.meta, '$.summary') AND "
+            "NOT EXISTS (SELECT 1 FROM compaction c WHERE c.summary_entry_id = e.id) "
+            "ORDER BY e.seq LIMIT 1"), {"s": session_id, "a": agent, "q": seq}).scalar()
+        insert_compaction(conn, WRITER, session_id=session_id, agent=agent, ts=row[4],
+                          pre_tokens=_int(meta.get("preTokens")),
+                          trigger=meta.get("trigger") and str(meta.get("trigger")),
+                          summary_entry_id=summary, source_entry_id=entry_id)
+        counts["context.compactions"] += 1
+    elif meta.get("summary"):
+        conn.execute(text(
+            "UPDATE compaction SET summary_entry_id = :e WHERE id = (SELECT c.id FROM "
+            "compaction c JOIN entry b ON b.id = c.source_entry_id WHERE c.session_id = :s "
+            "AND c.agent = :a AND c.summary_entry_id IS NULL AND b.seq < :q "
+            "ORDER BY b.seq DESC LIMIT 1) AND NOT EXISTS (SELECT 1 FROM compaction "
+            "WHERE summary_entry_id = :e)"),
+            {"e": entry_id, "s": session_id, "a": agent, "q": seq})
+
+
+def _stored_by_ref(conn: Connection, session_id: str, refs: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for i in range(0, len(refs), 500):
+        part = refs[i:i + 500]
+        marks = ", ".join(f":r{j}" for j in range(len(part)))
+        params: dict[str, Any] = {f"r{j}": v for j, v in enumerate(part)}
+        params["s"] = session_id
+        for eid, ref in conn.execute(text(
+                "SELECT id, json_extract(meta, '$.id') FROM entry WHERE session_id = :s AND "
+                f"json_extract(meta, '$.id') IN ({marks})"), params):
+            found.setdefault(str(ref), int(eid))
+    return found
+
+
+def _mindstone(conn: Connection, row: Any, meta: dict[str, Any],
+               counts: dict[str, int]) -> None:
+    event = meta.get("event")
+    raw = meta.get("metadata")
+    md: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    entry_id, session_id, agent, ts = int(row[0]), row[1], row[2], row[4]
+    common: dict[str, Any] = {"session_id": session_id, "agent": agent, "ts": ts,
+                              "source_entry_id": entry_id}
+    window = _int(md.get("contextWindowTokens"))
+    if event == "context_window_pruned":
+        refs = [str(r) for r in md.get("prunedEntryIds") or [] if r is not None]
+        stored = _stored_by_ref(conn, session_id, refs)
+        n = _int(md.get("prunedEntries"))
+        n = len(refs) if n is None else n
+        claimed = md.get("preserved")
+        preserved = (claimed if isinstance(claimed, bool)
+                     else True if "transcript preserved" in str(row[8]).lower() else None)
+        verified = bool(refs) and len(stored) == len(set(refs)) and len(set(refs)) >= n
+        after = _int(md.get("tokensAfter"))
+        snap = insert_snapshot(conn, WRITER, used_tokens=after or 0, window_tokens=window,
+                               event="prune", **common)
+        insert_prune(conn, WRITER, snapshot_id=snap, tokens_before=_int(md.get("tokensBefore")),
+                     tokens_after=after, entries_pruned=n, preserved=preserved,
+                     verified=verified, mode=md.get("mode") and str(md.get("mode")),
+                     links=[(r, stored.get(r)) for r in refs], **common)
+        counts["context.snapshots"] += 1
+        counts["context.prunes"] += 1
+    elif event in ("auto_compact_warning", "auto_compact_required"):
+        raw_h = md.get("handoff")
+        handoff: dict[str, Any] = raw_h if isinstance(raw_h, dict) else {}
+        handoff_id = None
+        if handoff.get("written") is True:
+            handoff_id = insert_handoff(conn, WRITER, action="written",
+                                        path=handoff.get("path") and str(handoff["path"]),
+                                        **common)
+            counts["context.handoffs"] += 1
+        required = event == "auto_compact_required"
+        tokens = _int(md.get("tokens"))
+        kind = "compaction" if required else "checkpoint" if handoff_id else "turn"
+        if tokens is not None:
+            insert_snapshot(conn, WRITER, used_tokens=tokens, window_tokens=window,
+                            checkpoint_threshold=_percent_of(window,
+                                                             md.get("checkpointWarningPercent")),
+                            auto_compact_threshold=_percent_of(window,
+                                                               md.get("compactTargetPercent")),
+                            event=kind, **common)
+            counts["context.snapshots"] += 1
+        if required:
+            insert_compaction(conn, WRITER, pre_tokens=tokens,
+                              trigger=str(md.get("action") or "auto"), handoff_id=handoff_id,
+                              **common)
+            counts["context.compactions"] += 1
+    elif event == "handoff_replayed":
+        raw_r = md.get("handoff")
+        replayed: dict[str, Any] = raw_r if isinstance(raw_r, dict) else {}
+        insert_handoff(conn, WRITER, action="replayed",
+                       path=replayed.get("path") and str(replayed["path"]),
+                       sha256=replayed.get("sha256") and str(replayed["sha256"]),
+                       token_estimate=_int(replayed.get("tokenEstimate")), **common)
+        counts["context.handoffs"] += 1

@@ -1,0 +1,224 @@
+"""The demo store: a few weeks of an agent at work, built from ``assets/demo`` and told as if
+it had just happened.
+
+``build_demo`` copies every folder and file of ``assets/demo`` (but its README) next to the new
+store, shifting every ISO-8601 timestamp and date in them by one offset, so that the story ends
+about an hour before ``now``; each value keeps its format (a date stays a date, ``…T…Z`` keeps
+its ``Z`` and its fraction digits). It then ingests the copy, whose files stay beside the store
+(``<store>.demo-data/``): entries point at their source lines and the memory directory is the
+one the store was imported from. It never writes into a store that already holds records, and
+its default path is a fresh file of its own, never ``$LCA_STORE``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, timezone
+from pathlib import Path
+
+from store.assets import asset_path
+from store.errors import StoreError
+from store.records import IngestReport
+from store.settings import Settings
+
+Progress = Callable[[str, int, int], None]
+
+STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
+SKIP = {"README.md", "LICENSE", "LICENSE.md"}
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+# A date, optionally followed by a time (T or a space), seconds, a fraction and an offset.
+ISO = re.compile(
+    r"(?<![\d-])(?P<date>\d{4}-\d{2}-\d{2})"
+    r"(?:(?P<sep>[T ])(?P<hm>\d{2}:\d{2})(?P<s>:\d{2})?(?P<frac>\.\d{1,6})?"
+    r"(?P<tz>Z|[+-]\d{2}:\d{2})?)?(?![\d])")
+
+
+class DemoError(StoreError):
+    """The demo cannot be built where it was asked to be."""
+
+
+@dataclass
+class DemoResult:
+    path: Path
+    data_dir: Path
+    shift: timedelta
+    story_end: datetime
+    timestamps_shifted: int
+    report: IngestReport
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": str(self.path), "data_dir": str(self.data_dir),
+                "shift_seconds": int(self.shift.total_seconds()),
+                "story_end": self.story_end.isoformat().replace("+00:00", "Z"),
+                "timestamps_shifted": self.timestamps_shifted, "ingest": self.report.to_json()}
+
+
+# -- timestamps ---------------------------------------------------------------------------------
+def _parse(m: re.Match[str]) -> datetime | None:
+    try:
+        day = date.fromisoformat(m["date"])
+    except ValueError:
+        return None
+    if not m["hm"]:
+        return datetime.combine(day, time(0, 0), UTC)
+    hour, minute = int(m["hm"][:2]), int(m["hm"][3:])
+    second = int(m["s"][1:]) if m["s"] else 0
+    micro = int(m["frac"][1:].ljust(6, "0")) if m["frac"] else 0
+    tz = m["tz"]
+    if not tz or tz == "Z":
+        zone: timezone = UTC
+    else:
+        sign = 1 if tz[0] == "+" else -1
+        zone = timezone(sign * timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
+    try:
+        return datetime(day.year, day.month, day.day, hour, minute, second, micro, zone)
+    except ValueError:
+        return None
+
+
+def _format(m: re.Match[str], dt: datetime) -> str:
+    if not m["hm"]:
+        return dt.date().isoformat()
+    out = f"{dt.date().isoformat()}{m['sep']}{dt.hour:02d}:{dt.minute:02d}"
+    if m["s"]:
+        out += f":{dt.second:02d}"
+    if m["frac"]:
+        out += "." + f"{dt.microsecond:06d}"[: len(m["frac"]) - 1]
+    return out + (m["tz"] or "")
+
+
+def latest_timestamp(text: str) -> datetime | None:
+    """The latest timestamp or date (a date counts as its midnight, UTC) in ``text``."""
+    found = [dt for m in ISO.finditer(text) if (dt := _parse(m)) is not None]
+    return max(found, default=None)
+
+
+def shift_text(text: str, delta: timedelta) -> tuple[str, int]:
+    """``text`` with every ISO-8601 timestamp and date moved by ``delta``; and how many."""
+    count = 0
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal count
+        dt = _parse(m)
+        if dt is None:
+            return m.group()
+        count += 1
+        return _format(m, dt + delta)
+
+    return ISO.sub(repl, text), count
+
+
+# -- where ---------------------------------------------------------------------------------------
+def default_demo_path(now: datetime | None = None) -> Path:
+    """A fresh file ``$XDG_DATA_HOME/lca-tui/demo-<UTC time>.db`` (never ``$LCA_STORE``)."""
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%d-%H%M%S")
+    path = base / "lca-tui" / f"demo-{stamp}.db"
+    n = 2
+    while path.exists() or _data_dir(path).exists():
+        path = base / "lca-tui" / f"demo-{stamp}-{n}.db"
+        n += 1
+    return path
+
+
+def _data_dir(path: Path) -> Path:
+    return path.with_name(path.name + ".demo-data")
+
+
+def check_target(path: Path) -> None:
+    """Refuse ``$LCA_STORE`` and any file that is not an empty store: the demo never writes
+    over records."""
+    env_store = os.environ.get("LCA_STORE")
+    if env_store and Path(env_store).expanduser().resolve() == path.resolve():
+        raise DemoError(f"{path} is the store $LCA_STORE names: the demo never writes into it; "
+                        "pick another path with --store, or leave --store out for a fresh file")
+    if path.is_dir():
+        raise DemoError(f"{path} is a directory: give --store a file path for the demo store")
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as fh:
+        if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise DemoError(f"{path} exists and is not an lca-tui store: the demo will not "
+                            "write over it; pick a new path with --store, or leave --store out")
+    from store.facade import open_store
+
+    store = open_store(path, Settings.load({"embed.backend": "fallback"}))
+    try:
+        stats = store.stats(with_embedder=False)
+    finally:
+        store.close()
+    if stats.sessions or stats.entries or stats.memories:
+        raise DemoError(
+            f"{path} already holds a store ({stats.sessions} sessions, {stats.entries} entries, "
+            f"{stats.memories} memories): the demo never writes into a non-empty store; pick "
+            "a new path with --store, or leave --store out for a fresh file")
+
+
+# -- build ----------------------------------------------------------------------------------------
+def prepare_data(target: Path, now: datetime, source: Path | None = None) -> tuple[timedelta,
+                                                                                   datetime, int]:
+    """Copy the demo data into ``target``, shifted so the story ends an hour before ``now``.
+
+    Returns the shift, the new end of the story and how many values were shifted.
+    """
+    source = source or asset_path("demo")
+    if not source.is_dir():
+        raise DemoError(f"the demo data is missing: {source} is not a directory "
+                        "(reinstall lca-tui)")
+    files = sorted(p for p in source.rglob("*") if p.is_file() and not _skipped(p, source))
+    texts = {p: p.read_text(encoding="utf-8") for p in files}
+    ends = [dt for t in texts.values() if (dt := latest_timestamp(t)) is not None]
+    if not ends:
+        raise DemoError(f"no timestamps found in {source}: the demo data is damaged")
+    end = max(ends)
+    wanted_end = now.astimezone(UTC) - STORY_ENDS_BEFORE_NOW
+    shift = timedelta(seconds=round((wanted_end - end).total_seconds()))
+    shifted = 0
+    for p, text in texts.items():
+        out = target / p.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        new, n = shift_text(text, shift)
+        shifted += n
+        out.write_text(new, encoding="utf-8")
+    return shift, end + shift, shifted
+
+
+def _skipped(path: Path, root: Path) -> bool:
+    rel = path.relative_to(root)
+    return (len(rel.parts) == 1 and rel.name in SKIP) or path.suffix in {".pyc"} \
+        or "__pycache__" in rel.parts
+
+
+def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
+               settings: Settings | None = None, progress: Progress | None = None,
+               source: Path | None = None) -> DemoResult:
+    """Build the demo store at ``path`` (default: a fresh file, see ``default_demo_path``)."""
+    now = now or datetime.now(UTC)
+    store_path = Path(path).expanduser() if path else default_demo_path(now)
+    check_target(store_path)
+    data_dir = _data_dir(store_path)
+    if data_dir.exists():
+        raise DemoError(f"{data_dir} already exists: the demo keeps its shifted data files "
+                        "there; remove it or pick another --store path")
+    data_dir.mkdir(parents=True, mode=0o700)
+    try:
+        shift, story_end, shifted = prepare_data(data_dir, now, source)
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise
+    from store.facade import open_store
+
+    store = open_store(store_path, settings)
+    try:
+        inputs: list[Path | str] = sorted(data_dir.iterdir())
+        report = store.ingest(inputs, progress=progress)
+        with store.read() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        store.close()
+    return DemoResult(store_path, data_dir, shift, story_end, shifted, report)

@@ -1,0 +1,327 @@
+"""``lca-tui export``: a scope of the store as MindStone-Agent NDJSON plus a JSON manifest.
+
+Layout of an export directory::
+
+    manifest.json                      format "lca-export": sessions, memories, evidence,
+                                       lineage (supersession) and the files with their sha256
+    transcripts/<base64url(id)>.jsonl  one MindStone-Agent transcript per session
+
+Every line is in the MindStone-Agent wire format (keys in the order ``id, timestamp,
+sessionKey, agentId, role, text, content, source, runId, parentId, metadata``, unset ones
+dropped), so the reference implementation can read it. What that format cannot say (the
+entry's kind, agent, sequence, source pointers, idempotency key and meta) travels under
+``metadata.lca``, so importing the export restores the same entries in the same order — and
+into the store it came from adds nothing. Every export is recorded in the ``export`` table,
+with the ids of what it holds, and an audit event (ids and counts, never content).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, text
+
+from store.errors import StoreError
+from store.ingest.mindstone import LCA_KEY, WIRE_KEYS, file_name_for, wire_meta
+from store.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from store.facade import Store
+
+MANIFEST = "manifest.json"
+EXPORT_FORMAT = "lca-export"
+TRANSCRIPTS = "transcripts"
+KIND_ROLES = {"user": "user", "assistant": "assistant", "reasoning": "assistant",
+              "tool_call": "assistant", "tool_result": "tool", "system": "system",
+              "compaction": "system", "checkpoint": "system", "event": "event"}
+_ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, content_hash, source_path, "
+               "source_offset, source_line, block, idem_key, uuid, parent_uuid, message_id, "
+               "tool_name, tool_use_id, meta")
+_SESSION_COLS = ("id", "agent", "surface", "project", "title", "started_at", "ended_at",
+                 "source", "format", "meta")
+_MEMORY_SKIP = {"id", "supersedes_id", "superseded_by_id", "writer", "writer_version",
+                "created_at"}
+_JSON_LISTS = ("tags", "projects")
+
+
+class ExportError(StoreError):
+    """The export cannot be written where asked."""
+
+
+@dataclass
+class ExportReport:
+    export_id: int
+    path: str
+    scope: dict[str, Any]
+    files: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _dumps_line(obj: dict[str, Any]) -> bytes:
+    """One line as ``JSON.stringify`` would write it; lone surrogates as \\u escapes."""
+    try:
+        return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    except UnicodeEncodeError:
+        return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+
+
+def _loads(raw: str | None) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def session_record(row: Any) -> dict[str, Any]:
+    record = dict(zip(_SESSION_COLS, row, strict=True))
+    record["meta"] = _loads(record["meta"]) or {}
+    return record
+
+
+def wire_line(session: dict[str, Any], row: Any, first: bool) -> dict[str, Any]:
+    """An entry row as a MindStone-Agent line, with lca-tui's record under metadata.lca."""
+    (_id, sid, agent, seq, ts, kind, content, content_hash, source_path, source_offset,
+     source_line, block, idem_key, uuid, parent_uuid, message_id, tool_name, tool_use_id,
+     meta_raw) = row
+    meta = _loads(meta_raw) or {}
+    native = isinstance(meta, dict) and {"role", "sessionKey", "metadata"} <= set(meta)
+    line: dict[str, Any]
+    if native:
+        metadata = dict(meta.get("metadata") or {})
+        line = {"id": meta.get("id"), "timestamp": ts, "sessionKey": sid,
+                "agentId": meta.get("agentId"), "role": meta.get("role"), "text": content,
+                "content": meta.get("content"), "source": meta.get("source"),
+                "runId": meta.get("runId"), "parentId": meta.get("parentId")}
+    else:
+        metadata = _native_metadata(kind, meta)
+        line = {"id": f"{uuid}:{block}" if uuid and block else uuid or f"lca_{idem_key[:20]}",
+                "timestamp": ts, "sessionKey": sid,
+                "agentId": session.get("agent") if agent == "main" else agent,
+                "role": KIND_ROLES[kind], "text": content,
+                "source": {"substrate": session.get("surface") or session.get("format"),
+                           "chatType": "direct" if agent == "main" else "internal"},
+                "parentId": parent_uuid}
+    lca: dict[str, Any] = {
+        "v": 1, "kind": kind, "agent": agent, "seq": seq, "ts": ts, "idem_key": idem_key,
+        "content_hash": content_hash, "source_path": source_path,
+        "source_offset": source_offset, "source_line": source_line, "block": block,
+        "uuid": uuid, "parent_uuid": parent_uuid, "message_id": message_id,
+        "tool_name": tool_name, "tool_use_id": tool_use_id}
+    if first:
+        lca["session"] = session
+    line["metadata"] = metadata
+    line = {k: line[k] for k in WIRE_KEYS if line.get(k) is not None}
+    if wire_meta(line, sid) != meta:
+        lca["meta"] = meta
+    line["metadata"] = dict(metadata, **{LCA_KEY: lca})
+    return line
+
+
+def _native_metadata(kind: str, meta: Any) -> dict[str, Any]:
+    """What a MindStone consumer expects in ``metadata`` for an entry of another harness."""
+    if not isinstance(meta, dict):
+        return {}
+    if kind == "user":
+        return {"event": "user_message"}
+    if kind == "assistant":
+        out: dict[str, Any] = {"event": "assistant_response"}
+        out.update({k: meta[k] for k in ("model", "usage") if k in meta})
+        return out
+    if kind == "event":
+        inner = meta.get("metadata")
+        out = dict(inner) if isinstance(inner, dict) else {}
+        if meta.get("event") is not None:
+            out.setdefault("event", meta["event"])
+        return out
+    return {}
+
+
+def _prepare(out_dir: Path, force: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ExportError(f"{out_dir} exists and is not a directory: choose another --out")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        if not force:
+            raise ExportError(f"{out_dir} is not empty: choose an empty or new directory, or "
+                              "pass --force to replace an earlier export there")
+        old = out_dir / MANIFEST
+        if old.is_file():
+            try:
+                listed = json.loads(old.read_text("utf-8")).get("files", [])
+            except (ValueError, OSError, AttributeError):
+                listed = []
+            for item in listed:
+                target = (out_dir / str(item.get("path", ""))).resolve()
+                if target.is_file() and out_dir.resolve() in target.parents:
+                    target.unlink()
+            old.unlink()
+    if not out_dir.exists():
+        out_dir.mkdir(parents=True, mode=0o700)
+        os.chmod(out_dir, 0o700)  # owner-only, whatever the umask: an export holds transcripts
+    (out_dir / TRANSCRIPTS).mkdir(exist_ok=True, mode=0o700)
+
+
+def _write_file(out_dir: Path, rel: str, chunks: list[bytes]) -> dict[str, Any]:
+    """Write atomically, owner-only; returns the file's path, size and sha256."""
+    target = out_dir / rel
+    tmp = target.with_name(target.name + ".tmp")
+    digest = hashlib.sha256()
+    size = 0
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+            digest.update(chunk)
+            size += len(chunk)
+    os.replace(tmp, target)
+    return {"path": rel, "bytes": size, "sha256": digest.hexdigest(), "lines": len(chunks)}
+
+
+def _scope_ids(conn: Connection, sessions: list[str] | None, memories: list[int] | None
+               ) -> tuple[list[str], set[int], list[int]]:
+    """(whole sessions, single entries, memories) of the scope; nothing named is everything.
+
+    A session brings the memories its entries are evidence of; a memory brings the entries
+    its evidence points at (only those, when their session is not exported whole), so that
+    every exported evidence row can be re-linked on import.
+    """
+    if not sessions and not memories:
+        sids = [r[0] for r in conn.exec_driver_sql("SELECT id FROM session ORDER BY id")]
+        mids = [int(r[0]) for r in conn.exec_driver_sql("SELECT id FROM memory ORDER BY id")]
+        return sids, set(), mids
+    sids = sorted(set(sessions or []))
+    wanted = set(memories or [])
+    for sid in sids:
+        wanted.update(int(r[0]) for r in conn.execute(text(
+            "SELECT DISTINCT v.memory_id FROM evidence v JOIN entry e ON e.id = v.entry_id "
+            "WHERE e.session_id = :s"), {"s": sid}))
+    mids = sorted(wanted)
+    entry_ids = {int(r[0]) for r in conn.execute(text(
+        "SELECT v.entry_id FROM evidence v JOIN entry e ON e.id = v.entry_id WHERE "
+        "v.memory_id IN (SELECT value FROM json_each(:m)) AND e.session_id NOT IN "
+        "(SELECT value FROM json_each(:s))"), {"m": json.dumps(mids),
+                                               "s": json.dumps(sids)})}
+    return sids, entry_ids, mids
+
+
+def _memories(conn: Connection, mids: list[int]) -> tuple[list[dict[str, Any]],
+                                                          list[dict[str, Any]]]:
+    cols = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(memory)")
+            if r[1] not in _MEMORY_SKIP]
+    records, lineage = [], []
+    for mid in mids:
+        row = conn.execute(text(f"SELECT {', '.join(cols)}, supersedes_id, superseded_by_id "
+                                "FROM memory WHERE id = :i"), {"i": mid}).first()
+        if row is None:
+            continue
+        record: dict[str, Any] = {"ref": mid, **dict(zip(cols, row[:len(cols)], strict=True))}
+        for key in _JSON_LISTS:
+            record[key] = _loads(record.get(key)) or []
+        record["supersedes"], record["superseded_by"] = row[len(cols)], row[len(cols) + 1]
+        records.append(record)
+        if record["supersedes"] is not None:
+            lineage.append({"memory": mid, "supersedes": record["supersedes"]})
+    return records, lineage
+
+
+def _evidence(conn: Connection, mids: list[int]) -> list[dict[str, Any]]:
+    rows = conn.execute(text(
+        "SELECT v.id, v.memory_id, v.span_start, v.span_end, v.file_path, v.note, e.session_id, "
+        "e.seq, e.idem_key FROM evidence v LEFT JOIN entry e ON e.id = v.entry_id WHERE "
+        "v.memory_id IN (SELECT value FROM json_each(:m)) ORDER BY v.id"),
+        {"m": json.dumps(mids)}).all()
+    return [{"ref": int(r[0]), "memory": int(r[1]), "span_start": r[2], "span_end": r[3],
+             "file_path": r[4], "note": r[5],
+             "entry": None if r[8] is None else {"session": r[6], "seq": r[7],
+                                                 "idem_key": r[8]}} for r in rows]
+
+
+def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
+           memories: list[int] | None = None, force: bool = False) -> ExportReport:
+    """Write the scope to ``out_dir`` and record the export; see the module docstring."""
+    out_dir = Path(out_dir).expanduser()
+    resolved = [store.session(s).id for s in sessions or []]
+    for mid in memories or []:
+        store.memory(mid)
+    scope: dict[str, Any] = ({"all": True} if not resolved and not memories else
+                             {"sessions": resolved, "memories": sorted(memories or [])})
+    _prepare(out_dir, force)
+    files: list[dict[str, Any]] = []
+    held: list[tuple[str, str, str | None]] = []
+    manifest_sessions: list[dict[str, Any]] = []
+    counts = {"sessions": 0, "entries": 0, "memories": 0, "evidence": 0}
+    with store.read() as conn:
+        sids, single, mids = _scope_ids(conn, resolved, memories)
+        partial = sorted({r[0] for r in conn.execute(text(
+            "SELECT DISTINCT session_id FROM entry WHERE id IN (SELECT value FROM json_each(:i))"),
+            {"i": json.dumps(sorted(single))})})
+        for sid in sids + partial:
+            srow = conn.execute(text(f"SELECT {', '.join(_SESSION_COLS)} FROM session WHERE "
+                                     "id = :s"), {"s": sid}).first()
+            if srow is None:
+                continue
+            session = session_record(srow)
+            sql = f"SELECT {_ENTRY_COLS} FROM entry WHERE session_id = :s"
+            params: dict[str, Any] = {"s": sid}
+            if sid not in sids:
+                sql += " AND id IN (SELECT value FROM json_each(:i))"
+                params["i"] = json.dumps(sorted(single))
+            rows = conn.execute(text(sql + " ORDER BY seq"), params).all()
+            rel = f"{TRANSCRIPTS}/{file_name_for(sid)}"
+            lines = [_dumps_line(wire_line(session, r, i == 0)) for i, r in enumerate(rows)]
+            if lines:
+                files.append(_write_file(out_dir, rel, lines))
+            manifest_sessions.append(dict(session, file=rel if lines else None,
+                                          entries=len(lines), whole=sid in sids))
+            held.append(("session", sid, rel if lines else None))
+            held.extend(("entry", str(r[0]), rel) for r in rows)
+            counts["sessions"] += 1
+            counts["entries"] += len(rows)
+        memory_records, lineage = _memories(conn, mids)
+        evidence = _evidence(conn, mids)
+    held.extend(("memory", str(m["ref"]), MANIFEST) for m in memory_records)
+    held.extend(("evidence", str(v["ref"]), MANIFEST) for v in evidence)
+    counts["memories"], counts["evidence"] = len(memory_records), len(evidence)
+    ts = now_iso()
+    manifest = {"format": EXPORT_FORMAT, "version": 1, "exported_at": ts,
+                "writer": store.writer, "writer_version": store.writer_version, "scope": scope,
+                "counts": counts, "sessions": manifest_sessions, "memories": memory_records,
+                "evidence": evidence, "lineage": lineage, "files": files}
+    body = json.dumps(manifest, indent=2, ensure_ascii=True, default=str) + "\n"
+    _write_file(out_dir, MANIFEST, [body.encode()])
+    with store.write() as conn:
+        export_id = int(conn.execute(text(
+            "INSERT INTO export (ts, scope, path, files, counts, format, writer, "
+            "writer_version, created_at) VALUES (:ts, :scope, :path, :files, :counts, :f, :w, "
+            ":wv, :ts) RETURNING id"), {
+            "ts": ts, "scope": json.dumps(scope), "path": str(out_dir.resolve()),
+            "files": json.dumps([MANIFEST] + [f["path"] for f in files]),
+            "counts": json.dumps(counts), "f": EXPORT_FORMAT, "w": store.writer,
+            "wv": store.writer_version}).scalar_one())
+        if held:
+            conn.execute(text(
+                "INSERT OR IGNORE INTO export_item (export_id, item_type, item_id, file, "
+                "writer, writer_version, created_at) VALUES (:x, :t, :i, :f, :w, :wv, :c)"),
+                [{"x": export_id, "t": t, "i": i, "f": f, "w": store.writer,
+                  "wv": store.writer_version, "c": ts} for t, i, f in held])
+        store.audit(conn, "export", "export", [export_id], dict(counts, files=len(files) + 1))
+    return ExportReport(export_id, str(out_dir.resolve()), scope,
+                        [{"path": MANIFEST}] + files, counts)
+
+
+def exports(store: Store) -> list[dict[str, Any]]:
+    """Every export recorded in the store, newest first."""
+    with store.read() as conn:
+        rows = conn.exec_driver_sql("SELECT id, ts, scope, path, files, counts, writer FROM "
+                                    "export ORDER BY id DESC").all()
+    return [{"id": int(r[0]), "ts": r[1], "scope": _loads(r[2]), "path": r[3],
+             "files": _loads(r[4]), "counts": _loads(r[5]), "writer": r[6]} for r in rows]

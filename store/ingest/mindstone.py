@@ -1,0 +1,259 @@
+"""MindStone-Agent transcript NDJSON (the LCA reference implementation's wire format).
+
+One file per session, named ``base64url(sessionKey).jsonl``; one JSON object a line with keys
+``id, timestamp, sessionKey, agentId, role, text, content, source, runId, parentId, metadata``.
+Every line is one entry. ``role`` maps ``user → user``, ``assistant → assistant``,
+``tool → tool_result``, ``system → system``, ``event → event``; the entry's content is the
+line's ``text`` (else its ``content``), and its meta is ``{"event", "metadata", "role",
+"runId", "source", "id", "sessionKey"}`` (plus ``agentId``, ``parentId`` and ``content`` when
+the line has them), which the derivers of context, recall, approvals and handoffs read.
+
+Decisions where the format is silent:
+
+- the session id is the ``sessionKey``; a line without one takes it from the file name;
+- ``agentId`` names the agent that owns the session (``agent:<agentId>:…`` in the key, else
+  the first ``agentId`` of the file): its lines are agent ``main``; a line whose ``agentId``
+  names another agent is that worker's (LCA §4.7);
+- a ``role: "event"`` line whose ``metadata.event`` is not a known type is reported with its
+  file and line *and* stored as an ``event`` entry (nothing is lost; no deriver reads it);
+- a line whose ``metadata.lca`` holds lca-tui's own record (written by ``lca-tui export``)
+  is restored exactly: kind, agent, timestamp, meta, source pointers and idempotency key, so
+  that importing an export into any store gives the same entries, and into the store it came
+  from adds nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from store.index import sha256_text
+from store.ingest.base import ImportContext, LineImporter
+from store.timeutil import normalise_iso, to_iso
+from store.writes import KINDS, NewEntry, NewSession
+
+FORMAT = "mindstone"
+ROLE_KINDS = {"user": "user", "assistant": "assistant", "tool": "tool_result",
+              "system": "system", "event": "event"}
+KNOWN_EVENTS = frozenset({
+    "user_message", "assistant_response", "context_window_pruned", "auto_compact_warning",
+    "auto_compact_required", "memory_recall_injected", "memory_invariants_injected",
+    "memory_index_injected", "approval_proposed", "approval_decided", "handoff_replayed"})
+WIRE_KEYS = ("id", "timestamp", "sessionKey", "agentId", "role", "text", "content", "source",
+             "runId", "parentId", "metadata")
+LCA_KEY = "lca"
+
+
+def looks_like(obj: dict[str, Any]) -> bool:
+    """A MindStone-Agent line: a known role plus its session key, run id or metadata."""
+    return obj.get("role") in ROLE_KINDS and (
+        "sessionKey" in obj or "runId" in obj or isinstance(obj.get("metadata"), dict))
+
+
+def file_name_for(session_key: str) -> str:
+    """``agent:default:main`` → ``YWdlbnQ6ZGVmYXVsdDptYWlu.jsonl``."""
+    encoded = base64.urlsafe_b64encode(session_key.encode("utf-8")).rstrip(b"=")
+    return encoded.decode("ascii") + ".jsonl"
+
+
+def session_key_from_name(path: Path) -> str | None:
+    """The session key a file name encodes, or None when it is not base64url of text."""
+    stem = path.name.split(".", 1)[0]
+    padded = stem + "=" * (-len(stem) % 4)
+    try:
+        raw = base64.b64decode(padded.translate(str.maketrans("-_", "+/")), validate=True)
+        key = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return key if key and key.isprintable() else None
+
+
+def _timestamp(value: Any) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return to_iso(datetime.fromtimestamp(seconds, UTC))
+        except (OverflowError, OSError, ValueError):
+            return None
+    return normalise_iso(value) if isinstance(value, str) else None
+
+
+def line_text(obj: dict[str, Any]) -> str | None:
+    """The line's ``text``, else its ``content`` as text (text blocks joined)."""
+    text = obj.get("text")
+    if isinstance(text, str):
+        return text
+    content = obj.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            else:
+                parts.append(json.dumps(block, ensure_ascii=False, sort_keys=True))
+        return "\n".join(parts)
+    if content is not None:
+        return json.dumps(content, ensure_ascii=False, sort_keys=True)
+    return None
+
+
+def wire_meta(obj: dict[str, Any], session_key: str) -> dict[str, Any]:
+    """The entry meta of a line as this importer stores it (``metadata.lca`` left out)."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        metadata = {k: v for k, v in metadata.items() if k != LCA_KEY}
+    meta: dict[str, Any] = {
+        "event": metadata.get("event") if isinstance(metadata, dict) else None,
+        "metadata": metadata, "role": obj.get("role"), "runId": obj.get("runId"),
+        "source": obj.get("source"), "id": obj.get("id"), "sessionKey": session_key}
+    for key in ("agentId", "parentId"):
+        if obj.get(key) is not None:
+            meta[key] = obj[key]
+    content = obj.get("content")
+    if content is not None and content != obj.get("text"):
+        meta["content"] = content
+    return meta
+
+
+class RestoredEntry(NewEntry):
+    """An entry read back from an lca-tui export: it keeps its original idempotency key."""
+
+    restored_key: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.restored_key or super().key
+
+
+class MindStoneImporter(LineImporter):
+    format = FORMAT
+
+    def __init__(self) -> None:
+        self._owner: dict[str, str] = {}
+        self._name_key: str | None = None
+        self._name_checked = False
+
+    def source_key(self, obj: dict[str, Any]) -> str:
+        return f"{FORMAT}:{obj.get('sessionKey') or self._name_key}"
+
+    def _session_key(self, path: Path, obj: dict[str, Any]) -> str | None:
+        key = obj.get("sessionKey")
+        if isinstance(key, str) and key:
+            return key
+        if not self._name_checked:
+            self._name_key, self._name_checked = session_key_from_name(path), True
+        return self._name_key
+
+    def _agent(self, key: str, agent_id: Any) -> str:
+        owner = self._owner.get(key)
+        if owner is None:
+            parts = key.split(":")
+            if len(parts) >= 3 and parts[0] == "agent" and parts[1]:
+                owner = parts[1]
+            elif isinstance(agent_id, str) and agent_id:
+                owner = agent_id
+            if owner is not None:
+                self._owner[key] = owner
+        if not isinstance(agent_id, str) or not agent_id or agent_id == owner:
+            return "main"
+        return agent_id
+
+    def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
+                obj: dict[str, Any]) -> tuple[NewSession | None, list[NewEntry]] | str | None:
+        """The entry of one line; a string is the reason the line was not stored."""
+        role = obj.get("role")
+        if role not in ROLE_KINDS:
+            return f"role {role!r} is not one of {', '.join(ROLE_KINDS)}: line skipped"
+        key = self._session_key(path, obj)
+        if key is None:
+            return "line has no sessionKey and the file name is not base64url(sessionKey)"
+        metadata = obj.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            return f"metadata is a JSON {type(metadata).__name__}, not an object"
+        content = line_text(obj)
+        if content is None and role != "event":
+            return f"{role} line has neither text nor content"
+        content = content or ""
+        if role == "event":
+            event = (metadata or {}).get("event")
+            if event is None:
+                ctx.report.error(str(path), line_no, "event line has no metadata.event: "
+                                 "stored as an event entry, not interpreted")
+            elif event not in KNOWN_EVENTS:
+                ctx.report.error(str(path), line_no, f"unknown MindStone event type {event!r}: "
+                                 "stored as an event entry, not interpreted")
+        ts = _timestamp(obj.get("timestamp"))
+        lca = (metadata or {}).get(LCA_KEY)
+        if isinstance(lca, dict):
+            return self._restore(ctx, path, line_no, offset, obj, key, content, lca, ts)
+        agent = self._agent(key, obj.get("agentId"))
+        raw_source = obj.get("source")
+        source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
+        session = NewSession(
+            id=key, format=FORMAT, agent=self._owner.get(key),
+            surface=str(source.get("substrate") or "mindstone-agent"), started_at=ts,
+            ended_at=ts, source=str(path), meta={"sessionKey": key})
+        entry = NewEntry(
+            kind=ROLE_KINDS[role], content=content, source_key=f"{FORMAT}:{key}",
+            agent=agent, ts=ts, source_path=str(path),
+            source_offset=offset, source_line=line_no, uuid=_str(obj.get("id")),
+            parent_uuid=_str(obj.get("parentId")), tool_name=_tool_name(role, metadata),
+            meta=wire_meta(obj, key))
+        return session, [entry]
+
+    def _restore(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
+                 obj: dict[str, Any], key: str, content: str, lca: dict[str, Any], ts: str | None
+                 ) -> tuple[NewSession | None, list[NewEntry]] | str:
+        """An entry exported by lca-tui: restore what ``metadata.lca`` records."""
+        kind = lca.get("kind")
+        if kind not in KINDS:
+            return f"metadata.lca.kind {kind!r} is not an entry kind: line skipped"
+        saved = lca.get("session")
+        if isinstance(saved, dict) and saved.get("id") == key:
+            session = NewSession(
+                id=key, format=str(saved.get("format") or FORMAT), agent=saved.get("agent"),
+                surface=saved.get("surface"), project=saved.get("project"),
+                title=saved.get("title"), started_at=saved.get("started_at"),
+                ended_at=saved.get("ended_at"), source=saved.get("source"),
+                meta=dict(saved["meta"]) if isinstance(saved.get("meta"), dict) else {})
+        else:
+            session = NewSession(id=key, format=FORMAT, started_at=lca.get("ts", ts),
+                                 ended_at=lca.get("ts", ts))
+        restored_key = lca.get("idem_key")
+        if restored_key is not None and lca.get("content_hash") != sha256_text(content):
+            ctx.report.error(str(path), line_no, "text differs from the exported content hash: "
+                             "imported as a new line, not as the exported entry")
+            restored_key = None
+        meta = lca["meta"] if isinstance(lca.get("meta"), dict) else wire_meta(obj, key)
+        entry = RestoredEntry(
+            kind=kind, content=content,
+            source_key=str(lca.get("source_key") or f"{FORMAT}:{key}"),
+            agent=str(lca.get("agent") or "main"), ts=lca.get("ts", ts),
+            source_path=lca.get("source_path", str(path)),
+            source_offset=lca.get("source_offset"),
+            source_line=lca.get("source_line"), block=int(lca.get("block") or 0),
+            uuid=lca.get("uuid"), parent_uuid=lca.get("parent_uuid"),
+            message_id=lca.get("message_id"), tool_name=lca.get("tool_name"),
+            tool_use_id=lca.get("tool_use_id"), meta=meta)
+        if restored_key is None:
+            entry.source_key, entry.source_path = f"{FORMAT}:{key}", str(path)
+            entry.source_offset, entry.source_line = offset, line_no
+        entry.restored_key = restored_key
+        return session, [entry]
+
+
+def _tool_name(role: str, metadata: dict[str, Any] | None) -> str | None:
+    if role != "tool" or not metadata:
+        return None
+    name = metadata.get("toolName") or metadata.get("tool")
+    return name if isinstance(name, str) else None
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)

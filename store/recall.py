@@ -1,0 +1,315 @@
+"""Resonance-weighted recall with a trace (LCA §5; DESIGN.md "Recall").
+
+``recall(store, query, ...)`` builds the candidate pool (vector KNN ∪ FTS5 BM25), collapses a
+source's chunks to its best chunk, gives every candidate the six terms and its score, decides
+what is injected (hard rules, similarity floor, near-duplicates, the 4 + 2 budget), and writes a
+trace of all of it. ``probe=True`` runs the same search and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection
+
+from store import recall_terms as rt
+from store import vec
+from store.recall_pool import cache_for
+from store.recall_pool import pool as pool_candidates
+from store.recall_traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
+from store.timeutil import to_iso
+
+if TYPE_CHECKING:
+    from store.facade import Store
+
+SETTING_NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "lambda", "cos_weight", "floor",
+                 "memory_items", "transcript_items", "item_chars", "pool", "half_life_days",
+                 "duplicate_cos")
+
+
+@dataclass
+class RecallResult:
+    """What a recall returns: the injected items (with pointers) and its full trace."""
+
+    trace: Trace
+    items: list[Item]
+
+    @property
+    def trace_id(self) -> int | None:
+        return self.trace.id
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.trace
+        return {"trace_id": t.id, "latency_ms": t.latency_ms, "model": t.model,
+                "degraded": t.degraded, "query": t.query, "role": t.role,
+                "project": t.project, "channel": t.channel, "historical": t.historical,
+                "settings": t.settings,
+                "items": [{"source_type": i.source_type, "source_id": i.source_id,
+                           "session_id": i.session_id, "seq": i.seq, "label": i.label,
+                           "text": i.text, "score": i.score, "rank": i.rank}
+                          for i in self.items],
+                "candidates": [c.to_json() for c in t.candidates]}
+
+
+def recall_settings(store: Store, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The recall settings in force (``recall.*``), with per-call overrides."""
+    values = store.settings.section("recall")
+    for key, value in (overrides or {}).items():
+        if key not in SETTING_NAMES:
+            raise ValueError(f"unknown recall setting {key!r}")
+        values[key] = value
+    return {k: values[k] for k in SETTING_NAMES}
+
+
+_DESCRIBE = (
+    "SELECT c.id, c.source_type, c.source_id, c.text, "
+    "e.session_id, e.seq, e.kind, e.ts, s.project, "
+    "m.name, m.status, m.sensitivity, m.authority, m.role, m.projects, m.hits, m.prevented, "
+    "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
+    "m.superseded_by_id, m.created_at, e.created_at "
+    "FROM chunk c "
+    "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+    "LEFT JOIN session s ON s.id = e.session_id "
+    "LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
+    "WHERE c.id IN ({ids})")
+
+
+def _facts(r: Any) -> rt.Facts:
+    if r[1] == "memory":
+        try:
+            projects = tuple(str(p) for p in json.loads(r[14] or "[]"))
+        except ValueError:
+            projects = ()
+        return rt.Facts("memory", int(r[2]), kind="memory", name=r[9], status=r[10] or "active",
+                        sensitivity=r[11] or "public", authority=r[12], role=r[13],
+                        projects=projects, hits=int(r[15] or 0), prevented=int(r[16] or 0),
+                        last_applied=r[17], created=r[18] or r[23], half_life_days=r[19],
+                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22])
+    return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8])
+
+
+@dataclass
+class _Cand:
+    chunk_id: int
+    facts: rt.Facts
+    text: str
+    session_id: str | None
+    seq: int | None
+    cos: float | None
+    lex: float
+    s: float
+
+
+def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any]
+          ) -> list[_Cand]:
+    """The candidate pool, one best chunk per source (by S)."""
+    found, _cache = pool_candidates(store, conn, query, qvec, int(cfg["pool"]))
+    if not found:
+        return []
+    ids = ", ".join(str(int(i)) for i in found)
+    best: dict[tuple[str, int], _Cand] = {}
+    for r in conn.exec_driver_sql(_DESCRIBE.format(ids=ids)).all():
+        if r[1] == "entry" and r[4] is None or r[1] == "memory" and r[9] is None:
+            continue  # a chunk whose source is gone (mid-erasure): not a candidate
+        cos, lex = found[int(r[0])]
+        s = rt.similarity(cos, lex, float(cfg["cos_weight"]))
+        cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s)
+        key = (cand.facts.source_type, cand.facts.source_id)
+        if key not in best or (s, -cand.chunk_id) > (best[key].s, -best[key].chunk_id):
+            best[key] = cand
+    return list(best.values())
+
+
+def _label(f: rt.Facts) -> str | None:
+    return f.name if f.source_type == "memory" else f.kind
+
+
+def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
+           channel: str, historical: bool, now: datetime) -> Candidate:
+    f = c.facts
+    e = rt.experiential(f.hits, f.prevented) if f.source_type == "memory" else 0.0
+    k, k_why = rt.risk(f, channel)
+    terms = {"S": c.s, "E": e, "T": rt.temporal(f, e, now, float(cfg["half_life_days"])),
+             "A": rt.authority(f), "Q": rt.task_relevance(f, role, project), "K": k}
+    total, contributions = rt.score(terms, cfg)
+    hard = rt.hard_decision(f, channel, historical, now)
+    masked = hard is not None and hard[0] == "policy_filtered"
+    cand = Candidate(rank=0, source_type=f.source_type, source_id=f.source_id,
+                     decision=hard[0] if hard else "", reason=hard[1] if hard else "",
+                     score=round(total, 6), terms={t: round(v, 6) for t, v in terms.items()},
+                     cos=None if c.cos is None else round(c.cos, 6), lex=round(c.lex, 6),
+                     contributions={t: round(v, 6) for t, v in contributions.items()},
+                     excerpt=None if masked else c.text[:EXCERPT_CHARS],
+                     label=None if masked else _label(f), masked=masked, chunk_id=c.chunk_id,
+                     session_id=c.session_id, seq=c.seq, kind=f.kind,
+                     hits=f.hits if f.source_type == "memory" else None,
+                     prevented=f.prevented if f.source_type == "memory" else None)
+    if k_why and not hard:
+        cand.reason = "penalised: " + ", ".join(k_why)
+    return cand
+
+
+def _decide(ranked: list[tuple[Candidate, _Cand]], cfg: dict[str, Any],
+            vector_of: Callable[[int], np.ndarray | None]) -> list[Item]:
+    """Walk candidates in rank order: floor, near-duplicates, then the per-kind budget."""
+    slots = {"memory": int(cfg["memory_items"]), "entry": int(cfg["transcript_items"])}
+    used = {"memory": 0, "entry": 0}
+    chosen: list[tuple[Candidate, np.ndarray | None]] = []
+    items: list[Item] = []
+    floor, dup_cos = float(cfg["floor"]), float(cfg["duplicate_cos"])
+    for cand, raw in ranked:
+        penalty = f" ({cand.reason})" if cand.reason else ""
+        if cand.decision:
+            continue
+        s = cand.terms["S"] or 0.0
+        if s < floor:
+            cand.decision = "below_floor"
+            cand.reason = f"S {s:.3f} is below the floor {floor:.2f}" + penalty
+            continue
+        kind = cand.source_type
+        if used[kind] >= slots[kind]:
+            if sum(used.values()) >= sum(slots.values()):
+                cand.decision, cand.reason = "not_selected", (
+                    f"ranked #{cand.rank}, below the {sum(slots.values())} items already "
+                    "injected" + penalty)
+            else:
+                name = "memory" if kind == "memory" else "transcript"
+                cand.decision, cand.reason = "over_budget", (
+                    f"{name} slots full ({used[kind]}/{slots[kind]}), taken by higher-ranked "
+                    f"{name} items" + penalty)
+            continue
+        v = vector_of(cand.chunk_id) if cand.chunk_id is not None else None
+        twin = None
+        if v is not None:
+            sims = [(float(v @ cv), c) for c, cv in chosen if cv is not None]
+            twin = next(((sim, c) for sim, c in sims if sim >= dup_cos), None)
+        if twin is not None:
+            cand.decision, cand.reason = "duplicate", (
+                f"near-duplicate of #{twin[1].rank} ({twin[1].pointer}), cosine "
+                f"{twin[0]:.3f} ≥ {dup_cos:.2f}")
+            continue
+        used[kind] += 1
+        chosen.append((cand, v))
+        cand.decision = "injected"
+        name = "memory" if kind == "memory" else "transcript"
+        cand.reason = (f"ranked #{cand.rank}, S {s:.3f} ≥ floor {floor:.2f}; {name} slot "
+                       f"{used[kind]}/{slots[kind]}" + penalty)
+        items.append(Item(cand.source_type, int(cand.source_id or 0),
+                          raw.text[:int(cfg["item_chars"])], float(cand.score or 0.0),
+                          cand.rank, cand.session_id, cand.seq, cand.label))
+    return items
+
+
+def recall(store: Store, query: str, role: str | None = None, project: str | None = None,
+           channel: str = "private", historical: bool = False, *, probe: bool = False,
+           overrides: dict[str, Any] | None = None, now: datetime | None = None,
+           rerun_of: int | None = None) -> RecallResult:
+    """Run a recall for ``query`` and (unless ``probe``) store its trace."""
+    if channel not in rt.CHANNELS:
+        raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
+    if not query.strip():
+        raise ValueError("a recall needs a non-empty query")
+    started = time.perf_counter()
+    cfg = recall_settings(store, overrides)
+    now = now or datetime.now(UTC)
+    embedder = store.embedder
+    qvec = embedder.embed([query])[0]
+    with store.read() as conn:
+        conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
+        pool = _pool(store, conn, query, qvec, cfg)
+        scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
+        scored.sort(key=lambda pair: (-(pair[0].score or 0.0), pair[1].chunk_id))
+        for i, (cand, _raw) in enumerate(scored, start=1):
+            cand.rank = i
+        cache: dict[int, np.ndarray | None] = {}
+        vectors = cache_for(store)
+
+        def vector_of(chunk_id: int) -> np.ndarray | None:
+            if chunk_id not in cache:
+                cached = vectors.vector(chunk_id)
+                cache[chunk_id] = cached if cached is not None else vec.vector_of(conn, chunk_id)
+            return cache[chunk_id]
+
+        items = _decide(scored, cfg, vector_of)
+    latency = (time.perf_counter() - started) * 1000.0
+    trace = Trace(None, to_iso(now), query, role, project, channel, historical, cfg,
+                  round(latency, 3), embedder.name, bool(embedder.degraded),
+                  rerun_of=rerun_of, considered=len(scored), injected=len(items),
+                  candidates=[c for c, _ in scored])
+    if not probe:
+        with store.write() as conn:
+            insert_trace(conn, trace, store.writer, store.writer_version)
+    return RecallResult(trace, items)
+
+
+def probe(store: Store, query: str, **kwargs: Any) -> RecallResult:
+    """The same search as ``recall`` with no trace written (write checks, privacy probes)."""
+    return recall(store, query, probe=True, **kwargs)
+
+
+@dataclass
+class Move:
+    """How one source fared in a re-run against the original trace."""
+
+    pointer: str
+    old_rank: int | None
+    new_rank: int | None
+    old_decision: str | None
+    new_decision: str | None
+    old_score: float | None
+    new_score: float | None
+
+    @property
+    def changed(self) -> bool:
+        return self.old_rank != self.new_rank or self.old_decision != self.new_decision
+
+
+def rerun(store: Store, trace_id: int, now: datetime | None = None
+          ) -> tuple[RecallResult, list[Move]]:
+    """Re-run a past trace's cue with today's settings and store; what moved, by source."""
+    old = get_trace(store, trace_id)
+    if old.origin != "lca-tui":
+        raise ValueError(f"trace {trace_id} came from a harness event; its settings are "
+                         "not lca-tui's, so it cannot be re-run as such")
+    new = recall(store, old.query, old.role, old.project, old.channel, old.historical,
+                 now=now, rerun_of=old.id)
+    return new, compare(old, new.trace)
+
+
+def compare(old: Trace, new: Trace) -> list[Move]:
+    """Moves between two traces, keyed by source; in the new trace's order, then dropped."""
+    def key(c: Candidate) -> tuple[str, int | None]:
+        return (c.source_type, c.source_id)
+
+    before = {key(c): c for c in old.candidates}
+    after = {key(c): c for c in new.candidates}
+    moves = []
+    for k in list(after) + [k for k in before if k not in after]:
+        a, b = before.get(k), after.get(k)
+        ref = b or a
+        assert ref is not None
+        moves.append(Move(ref.pointer, a.rank if a else None, b.rank if b else None,
+                          a.decision if a else None, b.decision if b else None,
+                          a.score if a else None, b.score if b else None))
+    return moves
+
+
+DEMO_QUERIES = (
+    ("how do we run the tests", None, "ledgerline"),
+    ("where are the staging credentials", None, "ledgerline"),
+    ("which database do we use for local development", None, "ledgerline"),
+    ("how do we cut and deploy a release", None, None),
+)
+
+
+def seed_demo_traces(store: Store, queries: tuple[tuple[str, str | None, str | None], ...]
+                     = DEMO_QUERIES, now: datetime | None = None) -> list[int]:
+    """Run a few real recalls so a freshly built demo store has traces to show."""
+    return [int(recall(store, q, role, project, now=now).trace_id or 0)
+            for q, role, project in queries]

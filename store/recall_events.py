@@ -1,0 +1,107 @@
+"""Recall traces derived from MindStone-Agent ``memory_recall_injected`` events.
+
+Such an event carries ``{query, hitCount, promptTokens, diagnostics, hits: [{id, chunkId,
+title, score, providerScore, recallMode, scri}]}``: what the harness injected, with its own
+score. The trace keeps exactly that: no six terms (the harness computes none of LCA's E, T, A,
+Q, K), every hit decided ``injected``, the harness's score and provider score. A hit whose id or
+title names a memory in this store points at it (and is masked if that memory is secret).
+These traces are derived records: ``reindex`` deletes and rebuilds them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from store.recall_traces import EXCERPT_CHARS, Candidate, Trace, insert_trace
+from store.timeutil import normalise_iso, now_iso
+from store.version import CODE_VERSION
+
+EVENT = "memory_recall_injected"
+WRITER = "lca-tui:recall-events"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _memory_for(conn: Connection, hit: dict[str, Any]) -> tuple[int, str] | None:
+    """(memory id, sensitivity) of the stored memory a hit names, if any."""
+    ident = str(hit.get("id") or "").strip()
+    title = str(hit.get("title") or "").strip()
+    if not ident and not title:
+        return None
+    stem = ident.rsplit("/", 1)[-1]
+    stem = stem.removesuffix(".md")
+    row = conn.execute(text(
+        "SELECT id, sensitivity FROM memory WHERE (:t != '' AND name = :t) OR (:i != '' AND "
+        "(name = :i OR source_file LIKE '%/' || :i || '.md')) ORDER BY id LIMIT 1"),
+        {"t": title, "i": stem}).first()
+    return (int(row[0]), str(row[1])) if row else None
+
+
+def trace_from_event(conn: Connection, entry_id: int, ts: str | None, meta: dict[str, Any]
+                     ) -> Trace | None:
+    """The trace a ``memory_recall_injected`` event describes, or None if it is not one."""
+    raw_md = meta.get("metadata")
+    md: dict[str, Any] = raw_md if isinstance(raw_md, dict) else {}
+    raw_hits = md.get("hits")
+    hits: list[Any] = raw_hits if isinstance(raw_hits, list) else []
+    query = str(md.get("query") or "")
+    settings = {"source": "mindstone-agent", "hitCount": md.get("hitCount"),
+                "promptTokens": md.get("promptTokens"), "diagnostics": md.get("diagnostics"),
+                "runId": meta.get("runId"), "sessionKey": meta.get("sessionKey")}
+    cands = []
+    for i, hit in enumerate(h for h in hits if isinstance(h, dict)):
+        found = _memory_for(conn, hit)
+        secret = found is not None and found[1] == "secret"
+        title = None if hit.get("title") is None else str(hit.get("title"))
+        mode = hit.get("recallMode")
+        provider = _number(hit.get("providerScore"))
+        reason = "injected by the harness"
+        if mode:
+            reason += f" (recall mode {mode})"
+        if provider is not None:
+            reason += f"; provider score {provider:.3f}"
+        if secret:
+            reason += "; names a secret memory: text withheld"
+        cands.append(Candidate(
+            rank=i + 1, source_type="memory" if found else "external",
+            source_id=found[0] if found else None, decision="injected", reason=reason,
+            score=_number(hit.get("score")), cos=provider, label=None if secret else title,
+            excerpt=None if secret or title is None else title[:EXCERPT_CHARS], masked=secret,
+            external_id=str(hit.get("id") or hit.get("chunkId") or "") or None,
+            kind="memory"))
+    return Trace(None, normalise_iso(ts) or now_iso(), query, None, None, "private", False,
+                 settings, None, None, False, origin="mindstone-event", entry_id=entry_id,
+                 considered=len(cands), injected=len(cands), candidates=cands)
+
+
+def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
+    """Traces for new ``memory_recall_injected`` entries; all of them when ``entry_ids`` is
+    None (reindex), after deleting the ones derived before."""
+    sql = ("SELECT id, ts, meta FROM entry WHERE kind = 'event' AND "
+           f"json_extract(meta, '$.event') = '{EVENT}'")
+    params: dict[str, Any] = {}
+    if entry_ids is None:
+        conn.exec_driver_sql("DELETE FROM recall_trace WHERE origin = 'mindstone-event'")
+    else:
+        if not entry_ids:
+            return {}
+        sql += " AND id IN (" + ", ".join(str(int(i)) for i in entry_ids) + ")"
+    made = 0
+    for entry_id, ts, raw in conn.execute(text(sql + " ORDER BY id"), params).all():
+        try:
+            meta = json.loads(raw or "{}")
+        except ValueError:
+            continue
+        if not isinstance(meta, dict):
+            continue
+        trace = trace_from_event(conn, int(entry_id), ts, meta)
+        if trace is not None:
+            insert_trace(conn, trace, WRITER, CODE_VERSION)
+            made += 1
+    return {"recall_events.traces": made}

@@ -1,0 +1,322 @@
+"""The app shell: modes and keys, help, palette, live refresh, safe rendering, and the demo."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from lca_tui.app import make_app
+from lca_tui.cli import main
+from screens.help import HelpScreen
+from screens.not_built import NotBuiltScreen
+from screens.registry import SCREENS, ScreenSpec
+from store import open_store
+from store.demo import DemoError, build_demo, shift_text
+from store.settings import Settings
+from store.writes import NewEntry, NewSession
+from tests.conftest import make_store
+from tests.helpers_shell import (
+    FIXED_NOW,
+    build_demo_template,
+    copy_demo,
+    rendered_segments,
+    rendered_text,
+    wait_until,
+)
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_template(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return copy_demo(demo_template, tmp_path)
+
+
+# -- the demo store -----------------------------------------------------------------------------
+def test_shift_keeps_each_format() -> None:
+    """Dates stay dates, timestamps keep Z, offsets and fraction digits; junk is left alone."""
+    text = ("created: 2026-01-12\n\"timestamp\":\"2026-01-12T10:00:00.123Z\" "
+            "### Auto-archive — 2026-01-13T14:07:52Z at 2026-01-13T23:30:00+02:00 "
+            "and 2026-01-13 08:15 not 2026-13-45 nor v2.1.38")
+    out, n = shift_text(text, timedelta(days=10, hours=2))
+    assert n == 5
+    assert out == ("created: 2026-01-22\n\"timestamp\":\"2026-01-22T12:00:00.123Z\" "
+                   "### Auto-archive — 2026-01-23T16:07:52Z at 2026-01-24T01:30:00+02:00 "
+                   "and 2026-01-23 10:15 not 2026-13-45 nor v2.1.38")
+
+
+def test_demo_store_tells_the_story_up_to_now(demo_template: Path) -> None:
+    """Sessions with a worker and a compaction, the memory defects, every time moved."""
+    store = open_store(demo_template / "demo.db", Settings.load())
+    try:
+        sessions = store.sessions()
+        stats = store.stats(with_embedder=False)
+        memories = store.memories()
+        entries = [e for s in sessions for e in store.entries(s.id)]
+    finally:
+        store.close()
+    assert len(sessions) >= 6
+    assert any(s.workers for s in sessions), "a session with a subagent"
+    assert stats.entries_by_kind.get("compaction", 0) >= 1
+    assert any(e.meta.get("preTokens") for e in entries if e.kind == "compaction")
+    assert any(m.critical and m.invariant for m in memories), "a critical memory"
+    assert any(m.status == "superseded" for m in memories)
+    assert any(not m.loadable for m in memories), "a memory the loader cannot read"
+    latest = max(s.ended_at or s.started_at or "" for s in sessions)
+    end = datetime.fromisoformat(latest)
+    assert timedelta(minutes=30) <= FIXED_NOW - end <= timedelta(hours=2)
+    earliest = min(s.started_at or "" for s in sessions)
+    assert FIXED_NOW - datetime.fromisoformat(earliest) \
+        >= timedelta(days=14)
+    data = demo_template / "demo.db.demo-data"
+    for f in data.rglob("*"):
+        if f.is_file():
+            assert "2026-01-" not in f.read_text(encoding="utf-8"), f"{f} was not shifted"
+    created = re.findall(r"^created: (.+)$", (data / "memory" / "LOG.md").read_text(), re.MULTILINE)
+    assert created and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", c) for c in created)
+
+
+def test_demo_never_writes_over_a_store_with_records(cc_store, tmp_path: Path) -> None:
+    """A non-empty store and a file that is not a store are refused; an empty store is fine."""
+    before = cc_store.stats(with_embedder=False).entries
+    with pytest.raises(DemoError, match="non-empty"):
+        build_demo(cc_store.path, now=FIXED_NOW)
+    assert cc_store.stats(with_embedder=False).entries == before
+    junk = tmp_path / "notes.txt"
+    junk.write_text("my notes")
+    with pytest.raises(DemoError, match="not an lca-tui store"):
+        build_demo(junk, now=FIXED_NOW)
+    assert junk.read_text() == "my notes"
+    empty = make_store(tmp_path / "empty.db")
+    empty.close()
+    result = build_demo(tmp_path / "empty.db", now=FIXED_NOW)
+    assert result.report.sessions_added >= 6
+
+
+def test_demo_command_uses_a_fresh_file_never_lca_store(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lca-tui demo --no-open --json` builds under XDG_DATA_HOME and leaves LCA_STORE alone."""
+    assert main(["demo", "--no-open", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    path = Path(doc["path"])
+    assert path.parent == tmp_path / "xdg_data_home" / "lca-tui"
+    assert path.name.startswith("demo-") and path.exists()
+    assert not (tmp_path / "env-store.db").exists()
+    assert doc["ingest"]["sessions_added"] >= 6
+    assert main(["demo", "--no-open", "--json", "--store", str(path)]) == 2
+    assert "non-empty" in capsys.readouterr().err
+    assert main(["demo", "--no-open", "--json", "--store", str(tmp_path / "env-store.db")]) == 2
+    assert "$LCA_STORE" in capsys.readouterr().err
+    assert not (tmp_path / "env-store.db").exists()
+
+
+# -- the shell -------------------------------------------------------------------------------
+async def test_every_number_key_shows_its_screen(demo_path: Path) -> None:
+    """Keys 1-8 switch to the registry's screens; unbuilt ones say so, with no numbers."""
+    app = make_app(demo_path, now=FIXED_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for spec in SCREENS:
+            await pilot.press(spec.key)
+            await wait_until(pilot, lambda spec=spec: app.current_mode == spec.mode,
+                             what=f"mode {spec.mode}")
+            screen = app.screen
+            assert screen.title == spec.title
+            if spec.target is None:
+                assert isinstance(screen, NotBuiltScreen)
+                text = screen.notice().plain
+                assert "not built yet" in text and spec.summary in text
+                assert not re.search(r"\d", re.sub(r"key \d", "", text))
+            else:
+                assert type(screen).__name__ == spec.target.split(":")[1]
+            await pilot.press("question_mark")
+            await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+            assert str(app.screen.query_one("#help-text").render()).strip()
+            keys = rendered_text(app.screen.query_one("#help-keys"))
+            assert "Help" in keys and "Quit" in keys
+            await pilot.press("escape")
+            await wait_until(pilot, lambda screen=screen: app.screen is screen,
+                             what="help closed")
+
+
+def test_not_built_screen_names_what_is_missing() -> None:
+    """The notice names the screen, its key and what it will show."""
+    spec = ScreenSpec("7", "privacy", "Privacy", None, "Redact and erase, with proof.")
+    text = NotBuiltScreen(spec).notice().plain
+    assert "Privacy: not built yet" in text and "(key 7)" in text
+    assert "Redact and erase, with proof." in text
+
+
+async def test_palette_lists_every_screen(demo_path: Path) -> None:
+    """The command palette offers each screen by name and switches to it."""
+    app = make_app(demo_path, now=FIXED_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        for spec in SCREENS:
+            assert f"{spec.title} screen ({spec.key})" in commands
+        commands["Transcript screen (8)"].callback()
+        await wait_until(pilot, lambda: app.current_mode == "transcript", what="transcript")
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CommandPalette",
+                         what="palette")
+
+
+async def test_overview_follows_the_store_without_restart(demo_path: Path) -> None:
+    """A session a harness appends while the app is open shows up on Overview."""
+    app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=0.2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.loads >= 1, what="first load")
+        records = screen.query_one("#overview-records")
+        before = app.store.stats(with_embedder=False).sessions
+        assert f"sessions     {before}" in rendered_text(records)
+        harness = open_store(demo_path, Settings.load(), writer="test-harness")
+        try:
+            harness.append_entries(
+                NewSession("live-session-1", "claude-code", project="/srv/live-project",
+                           started_at="2026-03-02T09:29:00.000Z",
+                           ended_at="2026-03-02T09:29:30.000Z"),
+                [NewEntry("user", "appended while the app runs", "live:1",
+                          ts="2026-03-02T09:29:00.000Z")])
+        finally:
+            harness.close()
+        table = screen.query_one("#overview-sessions", DataTable)
+        await wait_until(pilot, lambda: "live-session-1" in table.rows, what="the new session")
+        assert f"sessions     {before + 1}" in rendered_text(records)
+
+
+HOSTILE = ("literal [bold red]x[/] and [link=x]y[/] then \x1b[31mred\x1b[0m "
+           "and \x1b]52;c;aGVsbG8=\x07 end")
+
+
+async def test_transcript_renders_stored_text_literally(tmp_path: Path) -> None:
+    """Markup, an ANSI colour escape and an OSC 52 sequence show as text, never act."""
+    store = make_store(tmp_path / "hostile.db")
+    store.append_entries(
+        NewSession("hostile-session", "claude-code", started_at="2026-03-01T10:00:00.000Z"),
+        [NewEntry("assistant", HOSTILE, "hostile:1", ts="2026-03-01T10:00:00.000Z")])
+    app = make_app(store=store, now=FIXED_NOW, mode="transcript")
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+            await pilot.pause(0.1)
+            content = screen.query_one("#entry-content")
+            shown = rendered_text(content)
+            for literal in ("[bold red]x[/]", "[link=x]y[/]", "\\x1b[31mred\\x1b[0m",
+                            "\\x1b]52;c;aGVsbG8=\\x07"):
+                assert literal in shown, literal
+            segments = rendered_segments(content)
+            assert not any("\x1b" in s.text or "\x07" in s.text for s in segments)
+            assert not any(s.style and s.style.link for s in segments)
+            assert not any(s.style and s.style.bold for s in segments if "x" in s.text)
+            row = screen.query_one("#entries", DataTable).get_row_at(0)
+            excerpt = row[-1]
+            assert "[bold red]x[/]" in excerpt.plain and not excerpt.spans
+            table_text = rendered_text(screen.query_one("#entries", DataTable))
+            assert "[bold red]x[/]" in table_text and "\x1b" not in table_text
+    finally:
+        store.close()
+
+
+async def test_transcript_search_opens_the_entry(demo_path: Path) -> None:
+    """`/` searches (FTS here), and enter on a hit shows that entry in its session."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await pilot.press("slash")
+        await pilot.press("ctrl+t")
+        assert screen.search_mode == "fts"
+        await pilot.press(*"psycopg", "enter")
+        await wait_until(pilot, lambda: screen.searches >= 1, what="search")
+        assert screen.hits and all("psycopg" in h.text.lower() for h in screen.hits)
+        first = next(h for h in screen.hits if h.source_type == "entry")
+        index = screen.hits.index(first)
+        table = screen.query_one("#hits", DataTable)
+        table.move_cursor(row=index)
+        loads = screen.entry_loads
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the hit's session")
+        assert screen.session_id == first.session_id
+        view = screen.query_one("#entry-view")
+        assert view.border_title == f"Entry #{first.seq}"
+
+
+async def test_agent_filter_cycles_through_workers(demo_path: Path) -> None:
+    """`a` narrows a session with a worker to main, then to the worker."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        session = next(s for s in screen.sessions if s.workers)
+        screen.open_session(session.id)
+        await wait_until(pilot, lambda: screen.session_id == session.id and screen.entries
+                         and screen.entries[0].session_id == session.id, what="session")
+        total = len(screen.entries)
+        for agent in ("main", session.workers[0]):
+            loads = screen.entry_loads
+            await pilot.press("a")
+            await wait_until(pilot, lambda loads=loads: screen.entry_loads > loads,
+                             what=f"agent {agent}")
+            assert screen.agent == agent
+            assert screen.entries and {e.agent for e in screen.entries} == {agent}
+            assert len(screen.entries) < total
+
+
+def test_now_is_frozen_when_given(demo_path: Path) -> None:
+    """`app.now()` is the frozen time when given, the real time otherwise."""
+    app = make_app(demo_path, now=FIXED_NOW)
+    assert app.now() == FIXED_NOW
+    live = make_app(demo_path)
+    assert abs((live.now() - datetime.now(UTC)).total_seconds()) < 60
+    app.store.close()
+    live.store.close()
+
+
+async def test_transcript_follows_appended_entries(demo_path: Path) -> None:
+    """Entries appended to the open session appear in its list without a restart."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="transcript", refresh_seconds=0.2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        session = screen.sessions[0]
+        assert screen.session_id == session.id
+        before = len(screen.entries)
+        harness = open_store(demo_path, Settings.load(), writer="test-harness")
+        try:
+            harness.append_entries(
+                NewSession(session.id, session.format),
+                [NewEntry("user", "one more turn, live", "live-append:1",
+                          ts="2026-03-02T09:20:00.000Z")])
+        finally:
+            harness.close()
+        await wait_until(pilot, lambda: len(screen.entries) == before + 1, what="new entry")
+        assert screen.entries[-1].content == "one more turn, live"
+        table = screen.query_one("#entries", DataTable)
+        assert table.row_count == before + 1
+
+
+async def test_overview_enter_opens_the_session(demo_path: Path) -> None:
+    """Enter on a latest session opens it on the Transcript screen."""
+    app = make_app(demo_path, now=FIXED_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        overview = app.screen
+        await wait_until(pilot, lambda: overview.loads >= 1, what="overview")
+        table = overview.query_one("#overview-sessions", DataTable)
+        table.focus()
+        table.move_cursor(row=2)
+        wanted = list(table.rows)[2].value
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "transcript"
+                         and app.screen.entries
+                         and app.screen.entries[0].session_id == wanted, what="the session")
+        assert app.screen.session_id == wanted

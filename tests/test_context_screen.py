@@ -1,0 +1,183 @@
+"""The Context screen: the real curve of the big Claude Code session, live snapshots written
+by another thread and another process, flagged prunes and compactions, the picker, and the
+pressure summary on the Overview."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+
+from lca_tui.app import make_app
+from screens.context import ContextScreen
+from store import Store
+from store.context import record_checkpoint, record_compaction, record_prune, record_snapshot
+from tests.conftest import BIG_SESSION, make_store
+from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
+from widgets.pressure_chart import PressureChart
+from widgets.pressure_events import NO_CHECKPOINT, NOT_PRESERVED, PressureEvents
+from widgets.pressure_gauge import PressureGauge
+from widgets.pressure_summary import PressureSummary
+
+BIG = BIG_SESSION.stem
+SIZE = (120, 40)
+
+
+async def _text(pilot, widget, needle: str) -> str:  # type: ignore[no-untyped-def]
+    """The widget's rendered text once it shows ``needle`` (layout may lag an update)."""
+    await wait_until(pilot, lambda: needle in rendered_text(widget), timeout=30,
+                     what=f"{needle!r} on screen")
+    return rendered_text(widget)
+
+
+def _screen(app) -> ContextScreen:  # type: ignore[no-untyped-def]
+    screen = app.screen
+    assert isinstance(screen, ContextScreen)
+    return screen
+
+
+def test_context_snapshot_big_session(cc_store: Store, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """The big session's main agent: gauge, curve with its compaction, the flagged event."""
+    app = make_app(store=cc_store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
+
+    async def loaded(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1, what="the Context screen's load")
+        await _text(pilot, app.screen.query_one(PressureEvents), NO_CHECKPOINT)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
+
+
+async def test_big_session_figures_on_screen(cc_store: Store) -> None:
+    app = make_app(store=cc_store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1)
+        screen = _screen(app)
+        chart = screen.query_one(PressureChart)
+        assert len(chart.data.used) == 217 and max(chart.data.used) == 141_787
+        assert chart.data.compactions == ["2026-02-12T14:48:36.922Z"]
+        assert "peak 141,787" in str(screen.query_one("#context-chart-panel").border_title)
+        events = await _text(pilot, screen.query_one(PressureEvents), NO_CHECKPOINT)
+        assert "✗ 2026-02-12 14:48:36  compaction at 142,431 tokens (manual)" in events
+        gauge = await _text(pilot, screen.query_one(PressureGauge), "102,168 / 200,000 tokens")
+        assert "checkpoint 160,000 (80 %)" in gauge
+        # the workers are their own series: pick the first worker in the picker
+        table = screen.query_one("#context-series")
+        table.focus()
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: screen.full_loads >= 2
+                         and len(screen.query_one(PressureChart).data.used) == 3,
+                         what="the worker's series")
+        assert "aac57f5" in str(screen.query_one("#context-gauge-panel").border_title)
+        await _text(pilot, screen.query_one(PressureGauge), "18,893 / 200,000 tokens")
+
+
+async def test_snapshots_written_by_another_thread_appear_live(tmp_path: Path) -> None:
+    path = tmp_path / "live.db"
+    seed = make_store(path)
+    record_snapshot(seed, "live", 50_000, ts="2026-03-02T09:00:00Z", window_tokens=100_000)
+    seed.close()
+    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1)
+        screen = _screen(app)
+
+        def harness() -> None:
+            writer = make_store(path, **{"store.writer": "test-harness"})
+            try:
+                for i, used in enumerate((61_000, 72_000, 93_500), 1):
+                    record_snapshot(writer, "live", used, ts=f"2026-03-02T09:0{i}:00Z")
+            finally:
+                writer.close()
+
+        thread = threading.Thread(target=harness)
+        thread.start()
+        await wait_until(pilot, lambda: screen.query_one(PressureChart).data.used
+                         == [50_000, 61_000, 72_000, 93_500], timeout=30,
+                         what="the harness's snapshots on the chart")
+        thread.join()
+        await wait_until(pilot, lambda: "93,500 / 100,000 tokens"
+                         in rendered_text(screen.query_one(PressureGauge)), timeout=30,
+                         what="the gauge to move")
+        assert screen.full_loads == 1 and screen.tail_loads >= 1
+        assert "past the auto-compact threshold" in rendered_text(screen.query_one(PressureGauge))
+
+
+async def test_snapshots_recorded_by_another_process_appear_live(tmp_path: Path) -> None:
+    path = tmp_path / "proc.db"
+    seed = make_store(path)
+    record_snapshot(seed, "proc", 10_000, ts="2026-03-02T09:00:00Z")
+    seed.close()
+    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1)
+        screen = _screen(app)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lca_tui.cli", "context", "record", "--store", str(path),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(
+            b'{"session_id": "proc", "used_tokens": 23456, "ts": "2026-03-02T09:01:00Z"}\n'),
+            timeout=120)
+        assert proc.returncode == 0, err.decode()
+        await wait_until(pilot, lambda: "23,456 / 200,000 tokens"
+                         in rendered_text(screen.query_one(PressureGauge)), timeout=30,
+                         what="the recorded snapshot on the gauge")
+        assert screen.query_one(PressureChart).data.used == [10_000, 23_456]
+
+
+async def test_unverified_prune_and_unchecked_compaction_are_flagged(store: Store) -> None:
+    t = "2026-03-02T09:{:02d}:00Z"
+    record_snapshot(store, "flags", 150_000, ts=t.format(1), window_tokens=200_000)
+    record_prune(store, "flags", 190_000, 120_000, ts=t.format(2), entries_pruned=40)
+    record_prune(store, "flags", 180_000, 130_000, ts=t.format(3), entry_ids=[],
+                 entries_pruned=5, preserved=True, verified=True)
+    record_snapshot(store, "flags", 170_000, ts=t.format(4))
+    record_compaction(store, "flags", 185_000, ts=t.format(5), trigger="auto")
+    record_snapshot(store, "flags", 60_000, ts=t.format(6))
+    record_checkpoint(store, "flags", trigger="pre-compact", ts=t.format(7))
+    record_compaction(store, "flags", 182_000, ts=t.format(8), trigger="auto")
+    app = make_app(store=store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1)
+        screen = _screen(app)
+        events = screen.query_one(PressureEvents)
+        text = await _text(pilot, events, "(pre-compact) ran before it")
+        lines = [ln for ln in text.splitlines() if ln.startswith(("✗", "✓"))]
+        assert len(lines) == 4
+        assert lines[0].startswith("✗") and NOT_PRESERVED in lines[0]
+        assert lines[1].startswith("✓") and "preserved and verified first" in lines[1]
+        assert lines[2].startswith("✗") and NO_CHECKPOINT in lines[2]
+        assert lines[3].startswith("✓") and "(pre-compact) ran before it" in lines[3]
+        assert events.flagged == 2
+        assert "(2 flagged)" in str(screen.query_one("#context-events-panel").border_title)
+        error = app.theme_variables["error"].lower()
+        styles = {str(seg.style.color.triplet.hex if seg.style and seg.style.color
+                      and seg.style.color.triplet else "") for seg in
+                  [s for s in _segments(events) if s.text == "✗ "]}
+        assert styles == {error}
+
+
+def _segments(widget):  # type: ignore[no-untyped-def]
+    from tests.helpers_shell import rendered_segments
+
+    return rendered_segments(widget)
+
+
+async def test_overview_shows_latest_pressure(cc_store: Store) -> None:
+    app = make_app(store=cc_store, now=FIXED_NOW, mode="overview", refresh_seconds=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(app.screen.query(PressureSummary))
+                         and app.screen.query_one(PressureSummary).loads >= 1,
+                         what="the pressure summary")
+        summary = app.screen.query_one(PressureSummary)
+        text = await _text(pilot, summary.query_one("#pressure-summary-line"), "peak 141,787")
+        assert "main · session ae4a77f8 · 217 snapshots" in text
+        assert "✗ 1 compaction without checkpoint" in text
+        await _text(pilot, summary.query_one(PressureGauge), "102,168 / 200,000 tokens")

@@ -1,0 +1,186 @@
+"""The Recall screen: traces, one trace's candidates with their bars, a new recall, a re-run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input
+
+from lca_tui.app import make_app
+from store import Store
+from store.recall import recall, seed_demo_traces
+from store.recall_traces import get_trace, list_traces
+from tests.conftest import make_store
+from tests.helpers_recall import NOW, add_entries, import_memories
+from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+
+SIZE = (120, 40)
+BODY = ("Deploy the service with the helm chart: run the canary rollout in staging first, "
+        "watch the error budget for ten minutes, then promote the release to production.")
+
+
+class _FixedClock:
+    """Stands in for ``time`` in store.recall so a trace's latency is always 12.5 ms."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 0.0125
+        return self.t
+
+
+@pytest.fixture
+def fixed_latency(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("store.recall.time", _FixedClock())
+
+
+@pytest.fixture
+def snap_store(tmp_path: Path, fixed_latency: None) -> Iterator[Store]:
+    """A small store with memories (one secret, one superseded, one disputed), transcript
+    entries and three traces, all at a fixed time."""
+    s = make_store(tmp_path / "snap.db")
+    import_memories(s, tmp_path / "mem", [
+        ("deploy", BODY, {"name": "deploy guide", "authority": "approved", "hits": 6,
+                          "projects": ["shop"]}),
+        ("deploy-old", BODY + " Use the old script.", {"name": "old deploy script",
+                                                       "status": "superseded"}),
+        ("token", BODY + " The deploy token is tok-93ab-SECRET.", {"name": "deploy token",
+                                                                   "sensitivity": "secret"}),
+        ("rollback", "Rollback: helm rollback to the previous release, then page the on-call.",
+         {"name": "rollback", "status": "disputed"}),
+        ("tax", "Quarterly tax filing deadlines and invoice reminders.", {"name": "tax"}),
+    ])
+    add_entries(s, "sess-0001", [
+        ("user", "How do we deploy the service to production with helm?"),
+        ("assistant", "Run the canary rollout in staging first, then promote the release."),
+        ("tool_result", "helm upgrade --install shop ./chart --set canary=true"),
+    ], project="/work/shop", ts="2026-05-31T10:00:00Z")
+    recall(s, "how do we deploy the service with helm", project="shop", now=NOW)
+    recall(s, "what is the rollback procedure", now=NOW)
+    recall(s, "deploy token for production", channel="public", now=NOW)
+    yield s
+    s.close()
+
+
+def _app(store: Store) -> Any:
+    return make_app(store=store, now=NOW, mode="recall", refresh_seconds=3600)
+
+
+async def _ready(pilot: Pilot[Any]) -> None:
+    await wait_until(pilot, lambda: getattr(pilot.app.screen, "loads", 0) >= 1,
+                     what="the Recall screen's first load")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+# -- behaviour -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_template(tmp_path_factory.mktemp("demo"))
+
+
+async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
+        demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = copy_demo(demo_template, tmp_path)
+    store = make_store(tmp_path / path)
+    seeded = seed_demo_traces(store, now=FIXED_NOW)
+    assert len(seeded) == 4 and len(list_traces(store)) >= 4
+    app = make_app(store=store, now=FIXED_NOW, mode="recall", refresh_seconds=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        screen = app.screen
+        await pilot.press("n")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"how do we run the tests")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.recalls == 1, what="the new recall")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        trace = get_trace(store, screen.trace_id)
+        assert trace.query == "how do we run the tests"
+        injected = [c for c in trace.candidates if c.decision == "injected"]
+        assert 0 < len(injected) <= 6
+        assert sum(c.source_type == "memory" for c in injected) <= 4
+        assert sum(c.source_type == "entry" for c in injected) <= 2
+        assert all(c.terms["S"] >= trace.settings["floor"] for c in injected)
+        table = app.screen.query_one("#recall-candidates", DataTable)
+        assert table.row_count == len(trace.candidates) == trace.considered
+        traces = app.screen.query_one("#recall-traces", DataTable)
+        assert str(trace.id) in traces.rows
+        assert traces.row_count == len(seeded) + 1
+    store.close()
+
+
+async def test_secret_is_masked_on_screen(snap_store: Store) -> None:
+    app = _app(snap_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        table = app.screen.query_one("#recall-candidates", DataTable)
+        text = " ".join(str(c) for r in range(table.row_count) for c in table.get_row_at(r))
+        assert "policy_filtered" in text and "[withheld]" in text
+        for row in range(table.row_count):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            detail = str(app.screen.query_one("#recall-detail").render())
+            assert "tok-93ab" not in detail and "deploy token" not in detail
+
+
+async def test_rerun_shows_what_moved(snap_store: Store) -> None:
+    app = _app(snap_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        screen = app.screen
+        first = screen.trace_id
+        with snap_store.write() as conn:
+            conn.exec_driver_sql("UPDATE memory SET status = 'active' WHERE name = "
+                                 "'old deploy script'")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: screen.recalls == 1, what="the re-run")
+        await app.workers.wait_for_complete()
+        assert screen.trace_id != first and screen.moves_for == screen.trace_id
+        assert get_trace(snap_store, screen.trace_id).rerun_of == first
+        table = screen.query_one("#recall-candidates", DataTable)
+        assert "moved" in [str(c.label) for c in table.columns.values()]
+        cells = " ".join(str(c) for r in range(table.row_count) for c in table.get_row_at(r))
+        assert "was superseded" in cells
+
+
+# -- snapshots -----------------------------------------------------------------------------
+
+def test_snapshot_traces_list(snap_store: Store, snap_compare: Any) -> None:
+    """The traces, newest first, and the latest trace opened below."""
+    assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=_ready)
+
+
+def test_snapshot_trace_with_bars(snap_store: Store, snap_compare: Any) -> None:
+    """The first trace: every candidate with its six terms, bar, decision and reason."""
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        await pilot.press("down", "down")
+        await wait_until(pilot, lambda: pilot.app.screen.trace_id == 1, what="trace 1")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        pilot.app.screen.query_one("#recall-candidates").focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+
+    assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=run_before)
+
+
+def test_snapshot_new_recall_flow(snap_store: Store, snap_compare: Any) -> None:
+    """n, a query, enter: the recall runs in a worker and its trace opens."""
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        await pilot.press("n", *"helm canary rollout", "enter")
+        await wait_until(pilot, lambda: pilot.app.screen.recalls == 1, what="the recall")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=run_before)

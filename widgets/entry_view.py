@@ -1,0 +1,120 @@
+"""A scrollable pane showing one transcript entry (or one search hit) verbatim and safely."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from store.records import EntryInfo, SearchHit
+from store.timeutil import parse_iso
+from widgets.safe import SafeStatic, join, safe_text
+
+_USAGE = (("input_tokens", "input"), ("cache_creation_input_tokens", "cache write"),
+          ("cache_read_input_tokens", "cache read"), ("output_tokens", "output"))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def meta_line(meta: dict[str, Any]) -> Text | None:
+    """What the entry's meta says that a reader wants: model and usage, compaction figures,
+    the harness event's name. Values are stored text: shown literally."""
+    parts: list[Text | str] = []
+    if isinstance(meta.get("model"), str):
+        parts.append(safe_text(f"model {meta['model']}"))
+    usage = meta.get("usage")
+    if isinstance(usage, dict):
+        figures = [f"{label} {n:,}" for key, label in _USAGE
+                   if (n := _int(usage.get(key))) is not None]
+        if figures:
+            parts.append("usage: " + ", ".join(figures))
+    if (pre := _int(meta.get("preTokens"))) is not None:
+        parts.append(f"tokens before compaction {pre:,}")
+    if isinstance(meta.get("trigger"), str):
+        parts.append(safe_text(f"trigger {meta['trigger']}"))
+    if meta.get("summary") is True:
+        parts.append("compaction summary")
+    if isinstance(meta.get("event"), str):
+        parts.append(safe_text(f"event {meta['event']}"))
+    return join(parts) if parts else None
+
+
+def entry_header(entry: EntryInfo) -> Text:
+    """``#12 · 2026-01-26 14:03:12 UTC · assistant · agent main · ~120 tokens · tool Bash``."""
+    dt = parse_iso(entry.ts)
+    parts: list[Text | str] = [
+        Text(f"#{entry.seq}", style="bold"),
+        dt.strftime("%Y-%m-%d %H:%M:%S UTC") if dt else "no time",
+        Text(entry.kind, style="bold"),
+        safe_text(f"agent {entry.agent}"),
+        f"~{entry.tokens:,} tokens",
+    ]
+    if entry.tool_name:
+        parts.append(safe_text(f"tool {entry.tool_name}"))
+    out = join(parts)
+    if (meta := meta_line(entry.meta)) is not None:
+        out.append("\n")
+        out.append(meta)
+    if entry.source_path:
+        out.append("\n")
+        where = entry.source_path + (f":{entry.source_line}" if entry.source_line else "")
+        out.append(safe_text(f"source {where}", style="dim"))
+    return out
+
+
+def hit_header(hit: SearchHit) -> Text:
+    """Where a search hit comes from and its scores."""
+    if hit.source_type == "entry":
+        where = safe_text(f"entry #{hit.seq} of session {hit.session_id or '?'} · "
+                          f"{hit.kind or '?'} · agent {hit.agent or '?'}")
+    else:
+        where = safe_text(f"memory {hit.memory_name or hit.source_id}")
+    scores = [f"score {hit.score:.3f}", "cos -" if hit.cos is None else f"cos {hit.cos:.3f}",
+              "lex -" if hit.lex is None else f"lex {hit.lex:.3f}"]
+    out = join([Text("search hit", style="bold"), where])
+    out.append("\n")
+    out.append(join(scores))
+    if hit.source_type == "entry":
+        out.append("\nenter opens this entry in its session", style="dim")
+    return out
+
+
+class EntryView(VerticalScroll):
+    """Header + the full verbatim text, scrollable; nothing in it is ever interpreted."""
+
+    DEFAULT_CSS = """
+    EntryView { height: 1fr; }
+    EntryView > #entry-head { padding: 0 1; background: $boost; }
+    EntryView > #entry-content { padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="entry-head", markup=False)
+        yield SafeStatic("", id="entry-content")
+
+    def show_entry(self, entry: EntryInfo) -> None:
+        self.border_title = f"Entry #{entry.seq}"
+        self._show(entry_header(entry), entry.content or "")
+
+    def show_hit(self, hit: SearchHit) -> None:
+        self.border_title = "Search hit"
+        self._show(hit_header(hit), hit.text)
+
+    def show_note(self, note: str) -> None:
+        self.border_title = "Entry"
+        self._show(Text(note, style="dim", end=""), "")
+
+    def _show(self, head: Text, body: str) -> None:
+        self.query_one("#entry-head", Static).update(head)
+        self.query_one("#entry-content", SafeStatic).show(body)
+        self.scroll_home(animate=False)
+
+    @property
+    def content_text(self) -> str:
+        """The plain text of the body as shown (tests read it)."""
+        return str(self.query_one("#entry-content", SafeStatic).visual)

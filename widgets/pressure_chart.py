@@ -1,0 +1,101 @@
+"""Used tokens over turns (a plotext chart): horizontal lines at the checkpoint and
+auto-compact thresholds, vertical marks at compactions and checkpoints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.color import Color
+from textual_plotext import PlotextPlot
+
+
+@dataclass
+class ChartData:
+    """The points and marks of one series (tokens, not thousands)."""
+
+    used: list[int] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+    window: int = 0
+    checkpoint: int = 0
+    auto_compact: int = 0
+    compactions: list[str] = field(default_factory=list)
+    checkpoints: list[str] = field(default_factory=list)
+
+
+def turn_of(times: list[str], ts: str) -> int:
+    """The 1-based turn at which an event at ``ts`` happened: after the last snapshot at or
+    before it (0 when it precedes every snapshot)."""
+    return sum(1 for t in times if t <= ts)
+
+
+def _ticks(n: int, count: int = 6) -> list[int]:
+    if n <= count:
+        return list(range(1, n + 1))
+    step = max(1, round(n / (count - 1)))
+    ticks = list(range(1, n + 1, step))
+    if n - ticks[-1] < step / 2:
+        ticks[-1] = n
+    else:
+        ticks.append(n)
+    return ticks
+
+
+class PressureChart(PlotextPlot):
+    """The curve of one agent's used tokens, turn by turn."""
+
+    DEFAULT_CSS = """
+    PressureChart { height: 1fr; min-height: 8; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.data = ChartData()
+
+    def show(self, data: ChartData) -> None:
+        """Replace the series shown."""
+        self.data = data
+        self.replot()
+
+    def extend(self, used: list[int], times: list[str]) -> None:
+        """Append new points (live)."""
+        self.data.used.extend(used)
+        self.data.times.extend(times)
+        self.replot()
+
+    def _rgb(self, variable: str) -> tuple[int, int, int]:
+        value = self.app.theme_variables.get(variable) or "#888888"
+        r, g, b = Color.parse(value).rgb
+        return (r, g, b)
+
+    def replot(self) -> None:
+        d = self.data
+        plt = self.plt
+        plt.clear_data()
+        plt.xlabel("turn")
+        plt.ylabel("tokens")
+        if not d.used:
+            plt.title("no snapshots")
+            self.refresh()
+            return
+        plt.title("")
+        n = len(d.used)
+        xs = list(range(1, n + 1))
+        top = max(d.window, max(d.used)) / 1000
+        plt.ylim(0, top)
+        plt.xlim(1, max(2, n))
+        ticks = _ticks(n)
+        plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])
+        marks = sorted({0, d.checkpoint, d.auto_compact, max(d.window, max(d.used))})
+        plt.yticks([m / 1000 for m in marks], [f"{m / 1000:,.0f}k" for m in marks])
+        plt.hline(d.checkpoint / 1000, self._rgb("warning"))
+        plt.hline(d.auto_compact / 1000, self._rgb("error"))
+        for ts in d.checkpoints:
+            turn = turn_of(d.times, ts)
+            if turn:
+                plt.vline(min(turn + 0.5, n), self._rgb("success"))
+        for ts in d.compactions:
+            turn = turn_of(d.times, ts)
+            if turn:
+                plt.vline(min(turn + 0.5, n), self._rgb("error"))
+        plt.plot(xs, [u / 1000 for u in d.used], color=self._rgb("primary"))
+        self.refresh()

@@ -1,0 +1,106 @@
+"""The events of one context series in time order — compactions (with their summary or
+handoff and whether a checkpoint ran before), prune events (whether what left was preserved
+and verified first), handoffs — with the ones that lost continuity standing out."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widgets import Static
+
+from store.context_records import Series
+from store.textsafe import one_line
+
+NO_CHECKPOINT = "no checkpoint before this compaction"
+NOT_PRESERVED = "not preserved before pruning"
+
+
+def _t(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+def _yes(v: bool | None) -> str:
+    return "unknown" if v is None else "yes" if v else "no"
+
+
+class PressureEvents(Static):
+    """Compactions, prunes and handoffs of a series; ✗ marks the ones to look at."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"pressure-events--bad", "pressure-events--good",
+                                             "pressure-events--detail"}
+    DEFAULT_CSS = """
+    PressureEvents { height: auto; }
+    PressureEvents > .pressure-events--bad { color: $error; text-style: bold; }
+    PressureEvents > .pressure-events--good { color: $success; }
+    PressureEvents > .pressure-events--detail { color: $text-muted; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("", markup=False, **kwargs)  # type: ignore[arg-type]
+        self.flagged = 0
+
+    def show(self, series: Series | None) -> None:
+        self.update(self.text_for(series))
+
+    def text_for(self, series: Series | None) -> Text:
+        style = self.get_component_rich_style
+        bad, good, detail = (style("pressure-events--bad"), style("pressure-events--good"),
+                             style("pressure-events--detail"))
+        rows: list[tuple[str, int, Text]] = []
+        self.flagged = 0
+        if series is None:
+            return Text("", end="")
+        for c in series.compactions:
+            line = Text(end="")
+            ok = c.checkpoint_before
+            self.flagged += not ok
+            line.append("✓ " if ok else "✗ ", style=good if ok else bad)
+            line.append(f"{c.ts[:19].replace('T', ' ')}  compaction at {_t(c.pre_tokens)} "
+                        f"tokens ({one_line(c.trigger or 'trigger not recorded')}): ")
+            if ok:
+                line.append(f"{c.checkpoint_what} ran before it", style=good)
+            else:
+                line.append(NO_CHECKPOINT, style=bad)
+            if c.summary_excerpt:
+                line.append(f"\n    summary (entry {c.summary_entry_id}): ", style=detail)
+                line.append(one_line(c.summary_excerpt, 72), style=detail)
+            if c.handoff_path:
+                line.append("\n    handoff: ", style=detail)
+                line.append(one_line(c.handoff_path, 90), style=detail)
+            if not c.summary_excerpt and not c.handoff_path:
+                line.append("\n    no summary or handoff linked", style=detail)
+            rows.append((c.ts, 0, line))
+        for p in series.prunes:
+            line = Text(end="")
+            ok = p.preserved_verified
+            self.flagged += not ok
+            line.append("✓ " if ok else "✗ ", style=good if ok else bad)
+            line.append(f"{p.ts[:19].replace('T', ' ')}  prune {_t(p.tokens_before)} → "
+                        f"{_t(p.tokens_after)} tokens, {p.entries_pruned} entries left: ")
+            if ok:
+                line.append("preserved and verified first", style=good)
+            else:
+                line.append(NOT_PRESERVED, style=bad)
+                line.append(f" (preserved: {_yes(p.preserved)}, verified: {_yes(p.verified)})",
+                            style=detail)
+            if p.entry_ids or p.refs:
+                ids = ", ".join(str(i) for i in p.entry_ids[:8])
+                more = "…" if len(p.entry_ids) > 8 else ""
+                line.append(f"\n    entries that left: {ids or 'none found in the store'}"
+                            f"{more}", style=detail)
+            rows.append((p.ts, 1, line))
+        for h in series.handoffs:
+            line = Text(f"· {h.ts[:19].replace('T', ' ')}  handoff {h.action}: ", end="")
+            line.append(one_line(h.path or "path not recorded", 90), style=detail)
+            rows.append((h.ts, 2, line))
+        if not rows:
+            return Text("No compactions, prune events or handoffs in this series.",
+                        style=detail, end="")
+        rows.sort(key=lambda r: (r[0], r[1]))
+        out = Text(end="")
+        for i, (_, _, line) in enumerate(rows):
+            if i:
+                out.append("\n")
+            out.append(line)
+        return out

@@ -1,0 +1,64 @@
+"""Stored text on screen, safely: never markup, never a terminal escape.
+
+Everything read from the store (transcript content, memory text, tool names, paths, agent ids)
+is data. These helpers turn it into ``rich.text.Text`` built with ``Text(...)`` — never
+``Text.from_markup`` — after ``store.textsafe.visible`` has shown every control character
+(ESC, BEL, OSC introducers, C1) as ``\\xNN``. A ``DataTable`` cell given a plain ``str`` would be
+parsed as markup, so table cells must go through ``cell()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+
+from store.textsafe import one_line, visible
+
+
+def safe_text(text: str | None, style: str | Style = "") -> Text:
+    """Stored text as a ``Text`` with control characters shown and no markup read."""
+    return Text(visible(text or ""), style=style, no_wrap=False, end="")
+
+
+def cell(value: object, style: str | Style = "", width: int | None = None) -> Text:
+    """A one-line table cell: stored text flattened (newlines shown as ⏎) and optionally cut."""
+    raw = "" if value is None else str(value)
+    return Text(one_line(raw, width), style=style, no_wrap=True, overflow="ellipsis", end="")
+
+
+def number(value: float, style: str | Style = "") -> Text:
+    """A right-aligned number with thousands separators."""
+    shown = f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
+    return Text(shown, style=style, justify="right", end="")
+
+
+def join(parts: Iterable[Text | str], sep: str = " · ") -> Text:
+    """Join pieces (``str`` pieces are taken literally, never as markup)."""
+    out = Text(end="")
+    for i, part in enumerate(parts):
+        if i:
+            out.append(sep, style="dim")
+        out.append(part if isinstance(part, Text) else Text(part))
+    return out
+
+
+class SafeStatic(Static):
+    """A ``Static`` that only ever shows its text literally (markup off, controls visible)."""
+
+    DEFAULT_CSS = """
+    SafeStatic { height: auto; }
+    """
+
+    def __init__(self, text: str | Text = "", **kwargs: object) -> None:
+        super().__init__(self._coerce(text), markup=False, **kwargs)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _coerce(text: str | Text) -> Text:
+        return text if isinstance(text, Text) else safe_text(text)
+
+    def show(self, text: str | Text) -> None:
+        """Replace the text (a ``str`` is stored text: shown literally)."""
+        self.update(self._coerce(text))
