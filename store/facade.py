@@ -159,6 +159,13 @@ class Store:
                    if p.exists())
         info = (self.embedder_info() if with_embedder
                 else EmbedderInfo("not loaded", 384, False, None))
+        foreign = {m: n for m, n in chunk_model.items() if m != info.model}
+        if with_embedder and foreign:
+            names = ", ".join(f"{n} by {m}" for m, n in foreign.items())
+            note = (f"{sum(foreign.values())} chunks were embedded by another model ({names}): "
+                    "semantic search ignores them until `lca-tui reindex`")
+            info = EmbedderInfo(info.model, info.dim, True,
+                                f"{info.reason}; {note}" if info.reason else note)
         return Stats(path=str(self.path), size_bytes=size, embedder=info, **stats_args)
 
     def sessions(self, limit: int | None = None) -> list[SessionInfo]:
@@ -277,12 +284,15 @@ class Store:
     def append_entries(self, session: Any, entries: list[Any]) -> list[int]:
         """Harness API: append ``NewEntry`` rows to ``session`` (a ``NewSession``); returns
         the ids of entries added (already-present ones are skipped by idempotency key)."""
-        from store.writes import upsert_session, write_entries
+        from store.writes import embed_new, upsert_session, write_entries
 
+        indexer = self.indexer()
+        with self.read() as conn:
+            prepared = embed_new(conn, entries, indexer)
         with self.write() as conn:
             upsert_session(conn, session, self.writer, self.writer_version)
-            result = write_entries(conn, session.id, entries, self.indexer(), self.writer,
-                                   self.writer_version)
+            result = write_entries(conn, session.id, entries, indexer, self.writer,
+                                   self.writer_version, prepared)
         return result.entry_ids
 
 

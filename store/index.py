@@ -18,8 +18,10 @@ from store.chunker import split
 from store.embed import Embedder
 from store.timeutil import now_iso
 
-# Below this many new vectors, nearest neighbours come from vec0 KNN; above, from one matrix.
+# Below this many new vectors, nearest neighbours come from vec0 KNN; above, from the stored
+# matrix, compared in blocks so memory stays bounded.
 _BULK = 64
+_BLOCK = 512
 
 
 def sha256_text(body: str) -> str:
@@ -54,8 +56,24 @@ class _Pending:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A text already chunked and embedded, ready to be written for any source holding it."""
+
+    start: int
+    end: int
+    tokens: int
+    body: str
+    vector: np.ndarray | None
+    error: str | None
+
+
 class Indexer:
-    """Writes chunks, vectors and FTS rows for sources, with one embedder."""
+    """Writes chunks, vectors and FTS rows for sources, with one embedder.
+
+    ``prepare`` (chunk + embed) needs no database, so callers run it before they take the
+    write lock; ``index`` then only computes neighbours and inserts.
+    """
 
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
                  writer: str, writer_version: str) -> None:
@@ -64,6 +82,20 @@ class Indexer:
         self.batch_size = max(1, batch_size)
         self.writer = writer
         self.writer_version = writer_version
+
+    def prepare(self, texts: dict[str, str]) -> dict[str, list[Prepared]]:
+        """content hash → its embedded chunks, for each text (keyed by its content hash)."""
+        spans: list[tuple[str, _Pending]] = []
+        dummy = Source("entry", 0, "", "")
+        for key, body in texts.items():
+            for span in split(body, self.max_tokens):
+                spans.append((key, _Pending(dummy, span.start, span.end, span.tokens,
+                                            body[span.start:span.end])))
+        self._embed([p for _, p in spans])
+        out: dict[str, list[Prepared]] = {key: [] for key in texts}
+        for key, p in spans:
+            out[key].append(Prepared(p.start, p.end, p.tokens, p.body, p.vector, p.error))
+        return out
 
     def _embed(self, pending: list[_Pending]) -> None:
         for i in range(0, len(pending), self.batch_size):
@@ -79,73 +111,85 @@ class Indexer:
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
 
-    def _neighbours(self, conn: Connection, pending: list[_Pending]) -> list[tuple[int | None,
-                                                                                 float | None]]:
-        """Nearest already-indexed chunk for each pending vector (earlier ones in the batch
-        count as already indexed)."""
-        with_vec = [p for p in pending if p.vector is not None]
-        out: list[tuple[int | None, float | None]] = []
-        if not with_vec:
-            return [(None, None)] * len(pending)
-        if len(with_vec) >= _BULK:
-            ids, matrix = vec.all_vectors(conn)
-            existing: list[tuple[int, float]] | None = None
-        else:
-            ids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
-            existing = []
-        new_vectors: list[np.ndarray] = []
-        new_ids: list[int] = []
-        for p in pending:
-            if p.vector is None:
-                out.append((None, None))
-                continue
-            best_id: int | None = None
-            best: float | None = None
-            if existing is not None:
-                hit = vec.knn(conn, p.vector, 1)
+    @staticmethod
+    def _neighbours(conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
+                                                                       float | None]]:
+        """For row i of ``vectors``: the most similar vector already indexed or earlier in
+        ``vectors`` (as (index into the store, or -1-j for row j of the batch), similarity)."""
+        n = len(vectors)
+        best_sim = np.full(n, -np.inf, dtype=np.float32)
+        best_ref = np.full(n, 0, dtype=np.int64)
+        has = np.zeros(n, dtype=bool)
+        if n < _BULK:
+            for i in range(n):
+                hit = vec.knn(conn, vectors[i], 1)
                 if hit:
-                    best_id, best = hit[0]
-            elif len(ids):
-                sims = matrix @ p.vector
-                j = int(np.argmax(sims))
-                best_id, best = int(ids[j]), float(sims[j])
-            if new_vectors:
-                sims = np.stack(new_vectors) @ p.vector
-                j = int(np.argmax(sims))
-                if best is None or float(sims[j]) > best:
-                    best_id, best = new_ids[j], float(sims[j])
-            out.append((best_id, None if best is None else round(min(1.0, best), 6)))
-            new_vectors.append(p.vector)
-            new_ids.append(id(p))  # replaced by the real chunk id below
-        # map placeholder ids of same-batch neighbours to real ids after insertion
-        return out
+                    best_ref[i], best_sim[i], has[i] = hit[0][0], hit[0][1], True
+        else:
+            ids, matrix = vec.all_vectors(conn)
+            for a in range(0, len(ids), _BLOCK):
+                sims = vectors @ matrix[a:a + _BLOCK].T  # n × block
+                j = sims.argmax(axis=1)
+                top = sims[np.arange(n), j]
+                better = top > best_sim
+                best_sim[better], best_ref[better] = top[better], ids[a + j[better]]
+                has |= better
+        for a in range(0, n, _BLOCK):
+            block = vectors[a:a + _BLOCK]
+            sims = block @ vectors[: a + len(block)].T  # rows a.., columns 0..a+len
+            rows = np.arange(len(block))
+            sims[rows[:, None] <= (np.arange(sims.shape[1])[None, :] - a)] = -np.inf
+            j = sims.argmax(axis=1)
+            top = sims[rows, j]
+            better = top > best_sim[a:a + len(block)]
+            idx = a + rows[better]
+            best_sim[idx], best_ref[idx] = top[better], -1 - j[better]
+            has[idx] = True
+        return [(int(best_ref[i]), round(min(1.0, float(best_sim[i])), 6)) if has[i]
+                else (None, None) for i in range(n)]
 
-    def index(self, conn: Connection, sources: list[Source]) -> IndexResult:
-        """Chunk, embed and write every source; failures are recorded, never raised."""
+    def index(self, conn: Connection, sources: list[Source],
+              prepared: dict[str, list[Prepared]] | None = None) -> IndexResult:
+        """Write every source's chunks; texts not in ``prepared`` are chunked and embedded
+        here. Failures are recorded on the chunk, never raised."""
         result = IndexResult()
         pending: list[_Pending] = []
+        missing: list[_Pending] = []
         for source in sources:
+            ready = prepared.get(source.content_hash) if prepared else None
+            if ready is not None:
+                pending.extend(_Pending(source, r.start, r.end, r.tokens, r.body, r.vector,
+                                        r.error) for r in ready)
+                continue
             for span in split(source.text, self.max_tokens):
-                pending.append(_Pending(source, span.start, span.end, span.tokens,
-                                        source.text[span.start:span.end]))
+                p = _Pending(source, span.start, span.end, span.tokens,
+                             source.text[span.start:span.end])
+                pending.append(p)
+                missing.append(p)
         if not pending:
             return result
-        self._embed(pending)
-        neighbours = self._neighbours(conn, pending)
+        self._embed(missing)
+        with_vec = [p for p in pending if p.vector is not None]
+        matrix = (np.stack([p.vector for p in with_vec]).astype(np.float32) if with_vec
+                  else np.zeros((0, 384), dtype=np.float32))
+        found = iter(self._neighbours(conn, matrix))
         next_id = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
                       .scalar_one()) + 1
-        placeholder_to_id: dict[int, int] = {}
+        batch_ids: list[int] = []
         created = now_iso()
         rows = []
         vectors: list[tuple[int, np.ndarray]] = []
         fts_rows: list[tuple[int, str]] = []
-        for p, (nn_id, nn_sim) in zip(pending, neighbours, strict=True):
+        for p in pending:
             cid = next_id
             next_id += 1
-            placeholder_to_id[id(p)] = cid
-            if nn_id is not None and nn_id in placeholder_to_id:
-                nn_id = placeholder_to_id[nn_id]
             ok = p.vector is not None
+            nn_id: int | None = None
+            nn_sim: float | None = None
+            if ok:
+                ref, nn_sim = next(found)
+                nn_id = batch_ids[-1 - ref] if ref is not None and ref < 0 else ref
+                batch_ids.append(cid)
             rows.append({
                 "id": cid, "st": p.source.source_type, "sid": p.source.source_id,
                 "a": p.start, "b": p.end, "t": p.body, "h": sha256_text(p.body),

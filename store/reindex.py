@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 
+from sqlalchemy import Connection, text
+
 from store import vec
+from store.errors import StoreError
 from store.derive import run_derivers
 from store.index import Source
 from store.records import ReindexReport
@@ -18,32 +21,57 @@ _BATCH = 256
 
 
 def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
-    """Drop and rebuild the index in one transaction: a crash leaves the old index whole."""
+    """Rebuild the index. Chunks are embedded first, outside the write lock; then one
+    transaction swaps the old index for the new, so a crash leaves the old one whole."""
     report = ReindexReport()
     indexer = store.indexer()
-    with store.write() as conn:
-        vec.clear_index(conn)
-        conn.exec_driver_sql("DELETE FROM chunk")
+    from store.ingest.memory_dir import memory_index_text
+
+    with store.read() as conn:
+        _refuse_silent_downgrade(store, conn)
         entries = conn.exec_driver_sql(
             "SELECT id, content, content_hash FROM entry ORDER BY id").all()
         memories = conn.exec_driver_sql(
             "SELECT id, name, description, body, invariant, content_hash FROM memory "
             "ORDER BY id").all()
-        sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
-        from store.ingest.memory_dir import memory_index_text
-
-        sources += [Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]), r[5])
-                    for r in memories]
-        total = len(sources)
+    sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
+    sources += [Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]), r[5])
+                for r in memories]
+    total = len(sources)
+    prepared = {}
+    for i in range(0, total, _BATCH):
+        part = sources[i:i + _BATCH]
+        prepared.update(indexer.prepare({s.content_hash: s.text for s in part
+                                         if s.content_hash not in prepared}))
+        if progress:
+            progress("embed", min(i + _BATCH, total), total)
+    with store.write() as conn:
+        vec.clear_index(conn)
+        conn.exec_driver_sql("DELETE FROM chunk")
         for i in range(0, total, _BATCH):
-            result = indexer.index(conn, sources[i:i + _BATCH])
+            result = indexer.index(conn, sources[i:i + _BATCH], prepared)
             report.chunks += result.chunks
             report.chunks_failed += result.failed
             if progress:
-                progress("reindex", min(i + _BATCH, total), total)
+                progress("write", min(i + _BATCH, total), total)
         report.entries, report.memories = len(entries), len(memories)
         report.derived = run_derivers(conn, None)
         store.audit(conn, "reindex", "store", [],
                     {"entries": report.entries, "memories": report.memories,
                      "chunks": report.chunks, "chunks_failed": report.chunks_failed})
     return report
+
+
+def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:
+    """Under ``auto``, a model that failed to load must not silently turn every real vector
+    into a fallback one."""
+    embedder = store.embedder
+    if not embedder.degraded or store.settings["embed.backend"] != "auto":
+        return
+    others = int(conn.execute(text("SELECT COUNT(*) FROM chunk WHERE model != :m"),
+                              {"m": embedder.name}).scalar_one())
+    if others:
+        raise StoreError(
+            f"the embedding model could not load ({embedder.reason}); reindexing now would "
+            f"replace {others} chunks made by the real model with fallback vectors. Fix the "
+            "model, or run with --set embed.backend=fallback to do it anyway")

@@ -21,9 +21,13 @@ MODES = ("hybrid", "fts", "semantic")
 COS_WEIGHT = 0.7
 
 
-def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int
-               ) -> dict[int, tuple[float | None, float]]:
-    """chunk id → (cos, lex) for the union of KNN and FTS hits (cos None without a vector)."""
+def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int,
+               model: str | None = None) -> dict[int, tuple[float | None, float]]:
+    """chunk id → (cos, lex) for the union of KNN and FTS hits (cos None without a vector).
+
+    With ``model``, a cosine is kept only for chunks that model embedded: vectors from another
+    embedder live in another space, and comparing across spaces would be noise.
+    """
     out: dict[int, tuple[float | None, float]] = {}
     fts = vec.fts_search(conn, query, pool)
     best = max((s for _, s in fts), default=0.0)
@@ -36,6 +40,11 @@ def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int
                 v = vec.vector_of(conn, cid)
                 if v is not None:
                     cos[cid] = float(v @ qvec)
+    if model is not None and cos:
+        marks = ", ".join(str(int(c)) for c in cos)
+        same = {int(r[0]) for r in conn.exec_driver_sql(
+            f"SELECT id FROM chunk WHERE id IN ({marks}) AND model = ?", (model,)).all()}
+        cos = {c: v for c, v in cos.items() if c in same}
     for cid in set(cos) | set(lex):
         out[cid] = (cos.get(cid), lex.get(cid, 0.0))
     return out
@@ -60,7 +69,7 @@ def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> l
     pool = max(limit * 5, 50)
     qvec = store.embedder.embed([query])[0] if mode != "fts" else None
     with store.read() as conn:
-        found = candidates(conn, query, qvec, pool)
+        found = candidates(conn, query, qvec, pool, store.embedder.name)
         scored: list[tuple[float, int, float | None, float]] = []
         for cid, (cos, lex) in found.items():
             if mode == "fts":

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from store.index import Indexer, Source, sha256_text
+from store.index import Indexer, Prepared, Source, sha256_text
 from store.timeutil import now_iso
 
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
@@ -140,8 +140,13 @@ def existing_keys(conn: Connection, keys: list[str]) -> set[str]:
 
 
 def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], indexer: Indexer,
-                  writer: str, version: str) -> WriteResult:
-    """Append the entries not already stored (by idempotency key), index them, derive."""
+                  writer: str, version: str,
+                  prepared: dict[str, list[Prepared]] | None = None) -> WriteResult:
+    """Append the entries not already stored (by idempotency key), index them, derive.
+
+    ``prepared`` holds chunks already embedded (``embed_new``), so that the embedding work is
+    done before the caller took the write lock.
+    """
     result = WriteResult()
     if not entries:
         return result
@@ -174,7 +179,7 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
             "wv": version, "c": created}).scalar_one()
         result.entry_ids.append(int(new_id))
         sources.append(Source("entry", int(new_id), entry.content, content_hash))
-    indexed = indexer.index(conn, sources)
+    indexed = indexer.index(conn, sources, prepared)
     result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
                                                          indexed.errors)
     if result.entry_ids:
@@ -182,3 +187,11 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
 
         run_derivers(conn, result.entry_ids)
     return result
+
+
+def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer
+              ) -> dict[str, list[Prepared]]:
+    """Chunk and embed the entries not stored yet; run it outside the write transaction."""
+    have = existing_keys(conn, [e.key for e in entries])
+    texts = {e.content_hash: e.content for e in entries if e.key not in have}
+    return indexer.prepare(texts)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
 from store.records import IngestReport
-from store.writes import NewEntry, NewSession, upsert_session, write_entries
+from store.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
 
 if TYPE_CHECKING:
     from store.facade import Progress, Store
@@ -108,8 +108,10 @@ class LineImporter:
 
         def flush(position: Position) -> None:
             nonlocal lines_in_batch
+            indexer = store.indexer()
+            with store.read() as conn:  # embed before taking the write lock
+                prepared = embed_new(conn, [e for es in pending.values() for e in es], indexer)
             with store.write() as conn:
-                indexer = store.indexer()
                 for sid, session in pending_sessions.items():
                     if upsert_session(conn, session, store.writer, store.writer_version):
                         if sid not in ctx.sessions_seen:
@@ -117,7 +119,7 @@ class LineImporter:
                     ctx.sessions_seen.add(sid)
                 for sid, entries in pending.items():
                     result = write_entries(conn, sid, entries, indexer, store.writer,
-                                           store.writer_version)
+                                           store.writer_version, prepared)
                     report.entries_added += len(result.entry_ids)
                     report.chunks += result.chunks
                     report.chunks_failed += result.chunks_failed
