@@ -217,6 +217,9 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
     try:
         inputs: list[Path | str] = sorted(data_dir.iterdir())
         report = store.ingest(inputs, progress=progress)
+        from store.recall import seed_demo_traces
+
+        seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show
         with store.read() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

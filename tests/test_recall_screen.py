@@ -90,8 +90,10 @@ async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
     monkeypatch.chdir(tmp_path)
     path = copy_demo(demo_template, tmp_path)
     store = make_store(tmp_path / path)
+    demo_traces = len(list_traces(store))
+    assert demo_traces == 4  # the demo builder seeds its own recalls
     seeded = seed_demo_traces(store, now=FIXED_NOW)
-    assert len(seeded) == 4 and len(list_traces(store)) >= 4
+    assert len(seeded) == 4 and len(list_traces(store)) == demo_traces + 4
     app = make_app(store=store, now=FIXED_NOW, mode="recall", refresh_seconds=3600)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
@@ -114,7 +116,7 @@ async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
         assert table.row_count == len(trace.candidates) == trace.considered
         traces = app.screen.query_one("#recall-traces", DataTable)
         assert str(trace.id) in traces.rows
-        assert traces.row_count == len(seeded) + 1
+        assert traces.row_count == demo_traces + len(seeded) + 1
     store.close()
 
 
