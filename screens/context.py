@@ -1,9 +1,10 @@
 """Context: live context pressure (LCA §4.5, §6.2) for one session and agent.
 
 The first load reads the chosen series whole. After that, each change the store reports
-(``data_version``) reads only the snapshots newer than the last id seen, in a thread worker,
-and appends them to the gauge, the chart and the picker; a series that lost rows (a reindex)
-is read again whole.
+(``data_version``) reads only the snapshots newer than the last id seen or updated in place
+since the last revision seen (a repeated message id), in a thread worker, and shows them on the
+gauge, the chart and the picker; the chart's compaction and checkpoint marks follow the events
+even when no snapshot came with them; a series that lost rows (a reindex) is read again whole.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from textual.widgets import DataTable, Footer, Header
 
 from screens.base import StoreScreen
 from store.context_records import Series, SeriesKey, Tail
-from store.context_series import max_snapshot_id, series, series_keys, tail
+from store.context_series import max_revision, max_snapshot_id, series, series_keys, tail
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents
 from widgets.pressure_gauge import GaugeReading, PressureGauge
@@ -36,6 +37,7 @@ class ContextData:
     keys: list[SeriesKey]
     series: Series | None
     max_id: int
+    max_revision: int = 0
 
 
 def reading(s: Series) -> GaugeReading | None:
@@ -94,6 +96,7 @@ class ContextScreen(StoreScreen):
         self._wanted: Key | None = None
         self._series: Series | None = None
         self._max_id = 0
+        self._max_revision = 0
         self._full_next = True
         self._keys: dict[Key, SeriesKey] = {}
         self.full_loads = 0
@@ -133,21 +136,22 @@ class ContextScreen(StoreScreen):
             super().reload()
             return
         self._load_pending = True
-        self._tail(self._series, self._max_id)
+        self._tail(self._series, self._max_id, self._max_revision)
 
     def load_data(self) -> ContextData:
         store = self.lca.store
-        top = max_snapshot_id(store)
+        top, revision = max_snapshot_id(store), max_revision(store)
         keys = series_keys(store)
         wanted = self._wanted
         if wanted is None or wanted not in {(k.session_id, k.agent) for k in keys}:
             wanted = (keys[0].session_id, keys[0].agent) if keys else None
-        return ContextData(keys, series(store, *wanted) if wanted else None, top)
+        return ContextData(keys, series(store, *wanted) if wanted else None, top, revision)
 
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
-    def _tail(self, current: Series, after_id: int) -> None:
+    def _tail(self, current: Series, after_id: int, after_revision: int) -> None:
         version = self.lca.data_version()
-        self.post_message(self.Loaded(tail(self.lca.store, current, after_id), version))
+        self.post_message(self.Loaded(tail(self.lca.store, current, after_id, after_revision),
+                                      version))
 
     def show_data(self, data: ContextData | Tail) -> None:
         if isinstance(data, Tail):
@@ -159,6 +163,7 @@ class ContextScreen(StoreScreen):
 
     def _show_full(self, data: ContextData) -> None:
         self._series, self._max_id = data.series, data.max_id
+        self._max_revision = data.max_revision
         self._keys = {(k.session_id, k.agent): k for k in data.keys}
         table = self.query_one("#context-series", DataTable)
         table.clear()
@@ -175,7 +180,8 @@ class ContextScreen(StoreScreen):
         if current is None or (data.series.session_id, data.series.agent) != \
                 (current.session_id, current.agent):
             return
-        fresh = {(s.session_id, s.agent) for s in data.new_anywhere} - set(self._keys)
+        fresh = {(s.session_id, s.agent) for s in data.new_anywhere + data.updated_anywhere} \
+            - set(self._keys)
         newer = self._wanted is None and any(
             s.session_id != current.session_id and s.ts > (current.latest.ts if current.latest
                                                             else "")
@@ -185,22 +191,24 @@ class ContextScreen(StoreScreen):
             self.reload()
             return
         table = self.query_one("#context-series", DataTable)
-        for s in data.new_anywhere:
-            key = (s.session_id, s.agent)
+        for snap, added in [(x, 1) for x in data.new_anywhere] + \
+                [(x, 0) for x in data.updated_anywhere]:
+            key = (snap.session_id, snap.agent)
             k = self._keys[key]
-            k = SeriesKey(k.session_id, k.agent, k.snapshots + 1, k.first_ts,
-                          max(k.last_ts, s.ts), max(k.peak, s.used_tokens))
+            k = SeriesKey(k.session_id, k.agent, k.snapshots + added, k.first_ts,
+                          max(k.last_ts, snap.ts), max(k.peak, snap.used_tokens))
             self._keys[key] = k
             table.update_cell(_row_key(key), "snaps", number(k.snapshots))
             table.update_cell(_row_key(key), "peak", number(k.peak))
         self._series, self._max_id = data.series, data.max_id
+        self._max_revision = data.max_revision
         chart = self.query_one("#context-chart", PressureChart)
-        if data.added:
-            chart.data.compactions = [c.ts for c in data.series.compactions]
-            chart.data.checkpoints = [c.ts for c in data.series.checkpoints]
-            chart.data.window = data.series.window_tokens
-            chart.data.checkpoint = data.series.checkpoint_threshold
-            chart.data.auto_compact = data.series.auto_compact_threshold
+        fresh_chart = chart_data(data.series)
+        if data.updated or not chart.same_frame(fresh_chart):
+            # a snapshot changed in place, or the marks or thresholds moved (a compaction or
+            # checkpoint recorded without a snapshot): draw the series again
+            chart.show(fresh_chart)
+        elif data.added:
             chart.extend([s.used_tokens for s in data.added], [s.ts for s in data.added])
         self._show_series(data.series, replot=False)
 

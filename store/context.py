@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
+from store import context_validate as v
 from store.context_records import (
     EVENTS,
     SEGMENTS,
@@ -26,7 +27,7 @@ from store.context_records import (
     Snapshot,
 )
 from store.context_series import checkpoints, latest_key, series, series_keys, snapshots_since
-from store.timeutil import normalise_iso, now_iso
+from store.timeutil import now_iso
 from store.writes import NewSession, upsert_session
 
 if TYPE_CHECKING:
@@ -34,37 +35,51 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckpointInfo", "Compaction", "Handoff", "PruneEvent", "Series", "SeriesKey",
            "Snapshot", "checkpoints", "latest_key", "record_checkpoint", "record_compaction",
-           "record_handoff", "record_prune", "record_snapshot", "series", "series_keys",
-           "snapshots_since"]
+           "record_handoff", "record_prune", "record_snapshot", "resolve_session", "series",
+           "series_keys", "snapshots_since"]
 
 Who = tuple[str, str]
 
 
-def _ts(value: str | None) -> str:
-    if value is None:
-        return now_iso()
-    ts = normalise_iso(value)
-    if ts is None:
-        raise ValueError(f"timestamp {value!r} is not ISO-8601")
-    return ts
-
-
-def _count(name: str, value: Any, allow_none: bool = True) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError(f"{name} must be a non-negative number of tokens, got {value!r}")
-    return int(value)
-
-
-def _segments(value: Mapping[str, Any] | None) -> str | None:
+def _segments(value: Any) -> str | None:
     if value is None:
         return None
-    unknown = set(value) - set(SEGMENTS)
+    if not isinstance(value, Mapping):
+        raise ValueError(  # noqa: TRY004 - every bad recorded value is a ValueError
+            f"segments must be an object of token counts, got {value!r}")
+    unknown = {str(k) for k in value} - set(SEGMENTS)
     if unknown:
         raise ValueError(f"unknown segment(s) {', '.join(sorted(unknown))}: segments are "
                          f"{', '.join(SEGMENTS)}")
-    return json.dumps({k: _count(f"segment {k}", v, False) for k, v in value.items()})
+    return json.dumps({k: v.tokens(f"segment {k}", n, optional=False)
+                       for k, n in value.items()})
+
+
+def _where(session_id: Any, agent: Any) -> tuple[str, str]:
+    """A session id and an agent name, checked."""
+    sid = v.label("session_id", session_id, optional=False)
+    who = v.label("agent", agent, optional=False)
+    return str(sid), str(who)
+
+
+def resolve_session(store: Store, session_id: Any) -> tuple[str, bool]:
+    """The stored session ``session_id`` names — its exact id, else the only session whose id
+    starts with it — and False; or ``session_id`` itself and True when none matches (recording
+    will create it). An id that names several sessions is refused."""
+    sid = str(v.label("session_id", session_id, optional=False))
+    with store.read() as conn:
+        if conn.execute(text("SELECT 1 FROM session WHERE id = :s"), {"s": sid}).first():
+            return sid, False
+        found = [str(r[0]) for r in conn.execute(text(
+            "SELECT id FROM session WHERE substr(id, 1, length(:s)) = :s ORDER BY id LIMIT 6"),
+            {"s": sid})]
+    if len(found) == 1:
+        return found[0], False
+    if found:
+        names = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise ValueError(f"session_id {sid!r} names {len(found)} sessions ({names}): give "
+                         "more of the id")
+    return sid, True
 
 
 def ensure_session(conn: Connection, session_id: str, ts: str, who: Who) -> None:
@@ -81,7 +96,8 @@ def insert_snapshot(conn: Connection, who: Who, *, session_id: str, agent: str, 
                     segments: str | None = None, checkpoint_threshold: int | None = None,
                     auto_compact_threshold: int | None = None, event: str = "turn",
                     source_entry_id: int | None = None, message_id: str | None = None) -> int:
-    """Insert a snapshot; one with a message id already seen for its series is updated."""
+    """Insert a snapshot; one with a message id already seen for its series is updated and
+    gets the next ``revision`` (m0005), so that a live reader sees the change."""
     if event not in EVENTS:
         raise ValueError(f"event must be one of {', '.join(EVENTS)}, got {event!r}")
     return int(conn.execute(text(
@@ -91,7 +107,8 @@ def insert_snapshot(conn: Connection, who: Who, *, session_id: str, agent: str, 
         ":seg, :cp, :ac, :ev, :src, :mid, :w, :wv, :c) "
         "ON CONFLICT (session_id, agent, message_id) DO UPDATE SET "
         "used_tokens = excluded.used_tokens, window_tokens = excluded.window_tokens, "
-        "segments = excluded.segments RETURNING id"), {
+        "segments = excluded.segments, revision = (SELECT COALESCE(MAX(revision), 0) + 1 "
+        "FROM context_snapshot) RETURNING id"), {
         "s": session_id, "a": agent, "ts": ts, "win": window_tokens, "used": used_tokens,
         "seg": segments, "cp": checkpoint_threshold, "ac": auto_compact_threshold, "ev": event,
         "src": source_entry_id, "mid": message_id, "w": who[0], "wv": who[1],
@@ -175,18 +192,21 @@ def record_snapshot(store: Store, session_id: str, used_tokens: int, *, agent: s
 
     Window and thresholds left out fall back to the ``context.*`` settings when read.
     """
-    stamp = _ts(ts)
-    used = _count("used_tokens", used_tokens, False)
-    window = _count("window_tokens", window_tokens)
+    sid, who_agent = _where(session_id, agent)
+    stamp = v.stamp(ts)
+    used = v.tokens("used_tokens", used_tokens, optional=False)
+    window = v.tokens("window_tokens", window_tokens, positive=True)
     seg = _segments(segments)
-    checkpoint = _count("checkpoint_threshold", checkpoint_threshold)
-    auto = _count("auto_compact_threshold", auto_compact_threshold)
+    checkpoint = v.tokens("checkpoint_threshold", checkpoint_threshold)
+    auto = v.tokens("auto_compact_threshold", auto_compact_threshold)
+    kind = v.label("event", event, optional=False, allowed=EVENTS)
+    mid = v.label("message_id", message_id)
     with store.write() as conn:
-        ensure_session(conn, session_id, stamp, _who(store))
-        return insert_snapshot(conn, _who(store), session_id=session_id, agent=agent, ts=stamp,
+        ensure_session(conn, sid, stamp, _who(store))
+        return insert_snapshot(conn, _who(store), session_id=sid, agent=who_agent, ts=stamp,
                                used_tokens=int(used or 0), window_tokens=window, segments=seg,
                                checkpoint_threshold=checkpoint, auto_compact_threshold=auto,
-                               event=event, message_id=message_id)
+                               event=str(kind), message_id=mid)
 
 
 def record_prune(store: Store, session_id: str, tokens_before: int, tokens_after: int, *,
@@ -198,24 +218,27 @@ def record_prune(store: Store, session_id: str, tokens_before: int, tokens_after
 
     ``verified`` left out is checked here: true when every entry id named is stored.
     """
-    stamp = _ts(ts)
-    before = _count("tokens_before", tokens_before, False)
-    after = _count("tokens_after", tokens_after, False)
-    ids = [int(i) for i in entry_ids]
+    sid, who_agent = _where(session_id, agent)
+    stamp = v.stamp(ts)
+    before = v.tokens("tokens_before", tokens_before, optional=False)
+    after = v.tokens("tokens_after", tokens_after, optional=False)
+    ids = v.entry_ids("entry_ids", entry_ids)
+    pruned = v.count("entries_pruned", entries_pruned, optional=True)
+    claimed, checked = v.flag("preserved", preserved), v.flag("verified", verified)
+    window = v.tokens("window_tokens", window_tokens, positive=True)
+    how = v.label("mode", mode)
     with store.write() as conn:
-        ensure_session(conn, session_id, stamp, _who(store))
-        stored = resolve_entries(conn, session_id, ids)
-        if verified is None and ids:
-            verified = len(stored) == len(set(ids))
-        snap = insert_snapshot(conn, _who(store), session_id=session_id, agent=agent,
-                               ts=stamp, used_tokens=after or 0,
-                               window_tokens=_count("window_tokens", window_tokens),
+        ensure_session(conn, sid, stamp, _who(store))
+        stored = resolve_entries(conn, sid, ids)
+        if checked is None and ids:
+            checked = len(stored) == len(set(ids))
+        snap = insert_snapshot(conn, _who(store), session_id=sid, agent=who_agent,
+                               ts=stamp, used_tokens=after or 0, window_tokens=window,
                                event="prune")
-        return insert_prune(conn, _who(store), snapshot_id=snap, session_id=session_id,
-                            agent=agent, ts=stamp, tokens_before=before, tokens_after=after,
-                            entries_pruned=len(ids) if entries_pruned is None
-                            else int(entries_pruned),
-                            preserved=preserved, verified=verified, mode=mode,
+        return insert_prune(conn, _who(store), snapshot_id=snap, session_id=sid,
+                            agent=who_agent, ts=stamp, tokens_before=before, tokens_after=after,
+                            entries_pruned=len(ids) if pruned is None else pruned,
+                            preserved=claimed, verified=checked, mode=how,
                             links=[(None, i if i in stored else None) for i in ids])
 
 
@@ -224,31 +247,37 @@ def record_compaction(store: Store, session_id: str, pre_tokens: int | None, *,
                       summary_entry_id: int | None = None,
                       handoff_path: str | None = None) -> int:
     """Record a compaction of the live window; returns its id."""
-    stamp = _ts(ts)
+    sid, who_agent = _where(session_id, agent)
+    stamp = v.stamp(ts)
+    pre = v.tokens("pre_tokens", pre_tokens)
+    why = v.label("trigger", trigger)
+    summary = None if summary_entry_id is None else v.entry_id("summary_entry_id",
+                                                               summary_entry_id)
+    path = v.label("handoff_path", handoff_path)
     with store.write() as conn:
-        ensure_session(conn, session_id, stamp, _who(store))
-        if summary_entry_id is not None and not resolve_entries(conn, session_id,
-                                                                [summary_entry_id]):
-            raise ValueError(f"summary entry {summary_entry_id} is not an entry of "
-                             f"session {session_id}")
-        return insert_compaction(conn, _who(store), session_id=session_id, agent=agent,
-                                 ts=stamp, pre_tokens=_count("pre_tokens", pre_tokens),
-                                 trigger=trigger, summary_entry_id=summary_entry_id,
-                                 handoff_path=handoff_path)
+        ensure_session(conn, sid, stamp, _who(store))
+        if summary is not None and not resolve_entries(conn, sid, [summary]):
+            raise ValueError(f"summary entry {summary} is not an entry of session {sid}")
+        return insert_compaction(conn, _who(store), session_id=sid, agent=who_agent,
+                                 ts=stamp, pre_tokens=pre, trigger=why,
+                                 summary_entry_id=summary, handoff_path=path)
 
 
 def record_handoff(store: Store, session_id: str, path: str | None, *, agent: str = "main",
                    ts: str | None = None, action: str = "written", sha256: str | None = None,
                    token_estimate: int | None = None) -> int:
     """Record a handoff written (before a compaction) or replayed (after one)."""
-    if action not in ("written", "replayed"):
-        raise ValueError(f"handoff action must be 'written' or 'replayed', got {action!r}")
-    stamp = _ts(ts)
+    sid, who_agent = _where(session_id, agent)
+    act = v.label("action", action, optional=False, allowed=v.HANDOFF_ACTIONS)
+    stamp = v.stamp(ts)
+    where = v.label("path", path)
+    digest = v.label("sha256", sha256)
+    estimate = v.tokens("token_estimate", token_estimate)
     with store.write() as conn:
-        ensure_session(conn, session_id, stamp, _who(store))
-        return insert_handoff(conn, _who(store), session_id=session_id, agent=agent, ts=stamp,
-                              action=action, path=path, sha256=sha256,
-                              token_estimate=_count("token_estimate", token_estimate))
+        ensure_session(conn, sid, stamp, _who(store))
+        return insert_handoff(conn, _who(store), session_id=sid, agent=who_agent, ts=stamp,
+                              action=str(act), path=where, sha256=digest,
+                              token_estimate=estimate)
 
 
 def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "harness",
@@ -258,24 +287,38 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
                       archive_verified: bool | None = None, index_verified: bool | None = None,
                       duration_ms: float | None = None,
                       used_tokens: int | None = None) -> int:
-    """Record a checkpoint row; with ``used_tokens`` also a ``checkpoint`` snapshot."""
-    stamp = _ts(ts)
+    """Record a checkpoint row (store-wide with ``session_id`` None); with ``used_tokens``
+    also a ``checkpoint`` snapshot."""
+    sid = v.label("session_id", session_id)
+    who_agent = str(v.label("agent", agent, optional=False))
+    stamp = v.stamp(ts)
+    values = {
+        "tr": v.label("trigger", trigger, optional=False),
+        "st": v.label("status", status, optional=False, allowed=v.CHECKPOINT_STATUSES),
+        "ea": v.count("entries_added", entries_added),
+        "mw": v.count("memories_written", memories_written),
+        "ce": v.count("chunks_embedded", chunks_embedded),
+        "cf": v.count("chunks_failed", chunks_failed),
+        "av": v.flag("archive_verified", archive_verified),
+        "iv": v.flag("index_verified", index_verified),
+        "d": v.duration("duration_ms", duration_ms)}
+    used = v.tokens("used_tokens", used_tokens)
+    if used is not None and sid is None:
+        raise ValueError("used_tokens needs a session_id (a store-wide checkpoint has no "
+                         "live window)")
     who = _who(store)
     with store.write() as conn:
-        if session_id:
-            ensure_session(conn, session_id, stamp, who)
+        if sid:
+            ensure_session(conn, sid, stamp, who)
         cid = int(conn.execute(text(
             "INSERT INTO checkpoint (session_id, ts, trigger, status, entries_added, "
             "memories_written, chunks_embedded, chunks_failed, archive_verified, "
             "index_verified, duration_ms, source, writer, writer_version, created_at) VALUES "
             "(:s, :ts, :tr, :st, :ea, :mw, :ce, :cf, :av, :iv, :d, 'harness', :w, :wv, :c) "
             "RETURNING id"), {
-            "s": session_id or None, "ts": stamp, "tr": trigger, "st": status,
-            "ea": entries_added, "mw": memories_written, "ce": chunks_embedded,
-            "cf": chunks_failed, "av": archive_verified, "iv": index_verified,
-            "d": duration_ms, "w": who[0], "wv": who[1], "c": now_iso()}).scalar_one())
-        if used_tokens is not None and session_id:
-            insert_snapshot(conn, who, session_id=session_id, agent=agent, ts=stamp,
-                            used_tokens=int(_count("used_tokens", used_tokens, False) or 0),
-                            event="checkpoint")
+            "s": sid, "ts": stamp, **values, "w": who[0], "wv": who[1],
+            "c": now_iso()}).scalar_one())
+        if used is not None and sid:
+            insert_snapshot(conn, who, session_id=sid, agent=who_agent, ts=stamp,
+                            used_tokens=used, event="checkpoint")
     return cid

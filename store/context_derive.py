@@ -8,9 +8,10 @@
   that follows it (whichever of the two is written first).
 - MindStone-Agent events: ``context_window_pruned`` → a ``prune`` snapshot and a prune event
   linked to the stored entries that left (by their line id, ``meta.id``);
-  ``auto_compact_warning`` → a snapshot (``checkpoint`` when it wrote a handoff, else
-  ``turn``); ``auto_compact_required`` → a ``compaction`` snapshot and a compaction; a
-  ``handoff{written, path}`` in either → a handoff; ``handoff_replayed`` → a handoff replayed.
+  ``auto_compact_warning`` → a ``turn`` snapshot (a handoff it wrote is recorded as a handoff,
+  not as a checkpoint: a handoff is not archive + index); ``auto_compact_required`` → a
+  ``compaction`` snapshot and a compaction; a ``handoff{written, path}`` in either → a
+  handoff; ``handoff_replayed`` → a handoff replayed.
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ def _mindstone(conn: Connection, row: Any, meta: dict[str, Any],
             counts["context.handoffs"] += 1
         required = event == "auto_compact_required"
         tokens = _int(md.get("tokens"))
-        kind = "compaction" if required else "checkpoint" if handoff_id else "turn"
+        kind = "compaction" if required else "turn"
         if tokens is not None:
             insert_snapshot(conn, WRITER, used_tokens=tokens, window_tokens=window,
                             checkpoint_threshold=_percent_of(window,

@@ -101,12 +101,15 @@ class Compaction:
     checkpoint_before: bool
     checkpoint_what: str | None
     source_entry_id: int | None
+    handoff_written: bool = False
+    """A handoff was written for it (a fact of its own: a handoff is not a checkpoint)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"ts": self.ts, "pre_tokens": self.pre_tokens,
                 "checkpoint_before": self.checkpoint_before, "id": self.id,
                 "trigger": self.trigger, "summary_entry_id": self.summary_entry_id,
-                "handoff_path": self.handoff_path, "checkpoint": self.checkpoint_what}
+                "handoff_path": self.handoff_path, "handoff_written": self.handoff_written,
+                "checkpoint": self.checkpoint_what}
 
 
 @dataclass(frozen=True)
@@ -127,9 +130,13 @@ class CheckpointInfo:
     archive_verified: bool | None
     index_verified: bool | None
     used_tokens: int | None
+    problems: tuple[str, ...] = ()
+    """Stored values that could not be read (shown, not raised)."""
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["problems"] = list(self.problems)
+        return out
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,8 @@ class Series:
     handoffs: tuple[Handoff, ...] = ()
     checkpoints: tuple[CheckpointInfo, ...] = ()
     settings_defaults: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = ()
+    """Stored values of this series that could not be read (reported, not raised)."""
 
     @property
     def peak_used_tokens(self) -> int:
@@ -182,15 +191,20 @@ class Series:
                 "compactions": [c.to_json() for c in self.compactions],
                 "prunes": [p.to_json() for p in self.prunes],
                 "handoffs": [h.__dict__ for h in self.handoffs],
-                "checkpoints": [c.to_json() for c in self.checkpoints]}
+                "checkpoints": [c.to_json() for c in self.checkpoints],
+                "problems": list(self.problems)}
 
 
 @dataclass(frozen=True)
 class Tail:
-    """What the live screen reads on a change: only the snapshots newer than the last seen."""
+    """What the live screen reads on a change: only the snapshots newer than the last seen,
+    and those updated in place since (a higher ``revision``)."""
 
     series: Series
     added: tuple[Snapshot, ...]
     new_anywhere: tuple[Snapshot, ...]
     max_id: int
     rebuilt: bool
+    updated: tuple[Snapshot, ...] = ()
+    updated_anywhere: tuple[Snapshot, ...] = ()
+    max_revision: int = 0

@@ -193,7 +193,8 @@ def _as_entries(lines: list[dict]) -> list[NewEntry]:
 def _check_mindstone(store: Store) -> None:
     (s,) = all_series(store)
     assert s.session_id == "agent:default:main" and s.agent == "main"
-    assert [x.event for x in s.snapshots] == ["prune", "prune", "checkpoint", "compaction",
+    # the warning that wrote a handoff is a turn: a handoff is not a checkpoint
+    assert [x.event for x in s.snapshots] == ["prune", "prune", "turn", "compaction",
                                               "turn", "compaction"]
     assert s.window_tokens == 200000
     assert s.checkpoint_threshold == 170000 and s.auto_compact_threshold == 184000
@@ -204,8 +205,8 @@ def _check_mindstone(store: Store) -> None:
     assert bad.preserved is None and bad.verified is False and not bad.preserved_verified
     assert bad.refs == ("e3", "e-never-stored") and len(bad.entry_ids) == 1
     first, second = s.compactions
-    assert first.pre_tokens == 186000 and first.checkpoint_before is True
-    assert first.handoff_path == "/h/handoff.md"
+    assert first.pre_tokens == 186000 and first.checkpoint_before is False
+    assert first.handoff_path == "/h/handoff.md" and first.handoff_written is True
     assert second.pre_tokens == 187000 and second.checkpoint_before is False
     assert [(h.action, h.token_estimate) for h in s.handoffs] == [("written", None),
                                                                   ("replayed", 900)]
@@ -346,3 +347,172 @@ def test_cli_context_record_from_stdin(tmp_path: Path) -> None:
     one = _cli("context", "record", "--store", db, stdin='{"session_id": "r1", '
                '"used_tokens": 1}')
     assert one.returncode == 0 and "recorded 1" in one.stdout
+
+
+# -- review fixes ----------------------------------------------------------------------------
+def _two_day_lines() -> list[dict]:
+    """MindStone turns on 2026-03-01 and 2026-03-02, then a compaction at 10:04 on the 2nd."""
+    lines = [_line(i, "user" if i % 2 else "assistant", f"turn {i}",
+                   "user_message" if i % 2 else "assistant_response", ts)
+             for i, ts in enumerate(["2026-03-01T09:00:00Z", "2026-03-01T09:05:00Z",
+                                     "2026-03-02T10:00:00Z", "2026-03-02T10:01:00Z"], 1)]
+    lines.append(_line(5, "event", "auto-compact required", "auto_compact_required",
+                       "2026-03-02T10:04:00Z", tokens=186000, action="compact",
+                       contextWindowTokens=200000))
+    return lines
+
+
+def test_checkpoint_before_the_previous_turn_does_not_count(store: Store) -> None:
+    """MindStone turns are entries, not turn snapshots: a checkpoint a day before the last
+    turn (or store-wide) is not a checkpoint before the compaction; one after it is."""
+    session = NewSession(id="agent:default:main", format="mindstone")
+    store.append_entries(session, _as_entries(_two_day_lines()))
+    done = _cli("context", "record", "--store", str(store.path), "--json", stdin=json.dumps(
+        {"type": "checkpoint", "session_id": "agent:default:main", "trigger": "nightly",
+         "ts": "2026-03-01T09:10:00Z"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    record_checkpoint(store, None, trigger="store-wide", ts="2026-03-01T09:20:00Z")
+    (c,) = series(store, "agent:default:main").compactions
+    assert c.checkpoint_before is False and c.checkpoint_what is None
+    # a checkpoint between the last turn (10:01) and the compaction (10:04) does count
+    record_checkpoint(store, None, trigger="pre-compact", ts="2026-03-02T10:03:00Z")
+    (c,) = series(store, "agent:default:main").compactions
+    assert c.checkpoint_before is True and "(pre-compact)" in str(c.checkpoint_what)
+
+
+def test_store_wide_checkpoint_long_before_a_session_without_turns(store: Store) -> None:
+    record_checkpoint(store, None, ts="2026-03-01")
+    record_prune(store, "p1", 190_000, 120_000, ts="2026-03-08T10:00")
+    record_compaction(store, "p1", 180_000, ts="2026-03-08T10:05")
+    (c,) = series(store, "p1").compactions
+    assert c.checkpoint_before is False
+    record_checkpoint(store, None, ts="2026-03-08T10:03")
+    assert series(store, "p1").compactions[0].checkpoint_before is True
+
+
+def test_a_handoff_at_the_compaction_is_not_a_checkpoint(store: Store) -> None:
+    record_snapshot(store, "hf", 150_000, ts="2026-04-01T10:00:00Z")
+    record_handoff(store, "hf", "/h/handoff.md", ts="2026-04-01T10:01:00Z")
+    record_compaction(store, "hf", 180_000, ts="2026-04-01T10:01:00Z")
+    (c,) = series(store, "hf").compactions
+    assert c.checkpoint_before is False and c.handoff_written is True
+    assert c.handoff_path == "/h/handoff.md" and c.to_json()["handoff_written"] is True
+    text = _cli("context", "--store", str(store.path), "--session", "hf").stdout
+    assert "✗ no checkpoint before this compaction (handoff written)" in text
+
+
+BAD_LINES = [
+    {"type": "checkpoint", "session_id": "b", "entries_added": "lots"},
+    {"session_id": "b", "used_tokens": 5, "agent": ["x"]},
+    {"session_id": "b", "used_tokens": 5, "agent": None},
+    {"session_id": "b", "used_tokens": 1e300},
+    {"type": "compaction", "session_id": "b", "pre_tokens": 5, "trigger": {"a": 1}},
+    {"type": "checkpoint", "session_id": "b", "memories_written": None},
+    {"session_id": "b", "used_tokens": 5, "window_tokens": 0},
+    {"session_id": "b", "used_tokens": 10**9},
+    {"session_id": "b", "used_tokens": 5, "event": "nap"},
+    {"session_id": "b", "used_tokens": 5, "ts": 20260301},
+    {"type": "prune", "session_id": "b", "tokens_before": 9, "tokens_after": 1,
+     "entry_ids": "1,2"},
+    {"type": "handoff", "session_id": "b", "path": "/h", "action": "lost"},
+    {"session_id": "b", "used_tokens": 5, "window_tokens": 100, "checkpoint_percent": {}},
+    {"session_id": ["b"], "used_tokens": 5},
+]
+
+
+def test_record_refuses_each_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:
+    db = str(tmp_path / "bad.db")
+    good = {"session_id": "b", "used_tokens": 7, "ts": "2026-03-01T10:00:00Z"}
+    lines = [good, *BAD_LINES, {**good, "used_tokens": 8, "ts": "2026-03-01T10:01:00Z"}]
+    done = _cli("context", "--store", db, "record", "--json",
+                stdin="\n".join(json.dumps(o) for o in lines))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    out = json.loads(done.stdout)  # one document, always
+    assert [r["line"] for r in out["recorded"]] == [1, len(lines)]
+    assert [e["line"] for e in out["errors"]] == list(range(2, len(lines)))
+    reasons = {e["line"]: e["reason"] for e in out["errors"]}
+    assert "entries_added" in reasons[2] and "agent" in reasons[3] and "agent" in reasons[4]
+    assert "used_tokens" in reasons[5] and "trigger" in reasons[6]
+    assert "memories_written" in reasons[7] and "window_tokens" in reasons[8]
+    assert "ISO" in reasons[11] and "checkpoint_percent" in reasons[14]
+    assert out["created_sessions"] == ["b"]
+    for args in (("checkpoints",), ("context",)):
+        shown = _cli(*args, "--store", db, "--json")
+        assert shown.returncode == 0, shown.stderr
+    (s,) = json.loads(_cli("context", "--store", db, "--json").stdout)["sessions"]
+    assert [x["used_tokens"] for x in s["snapshots"]] == [7, 8]
+    assert json.loads(_cli("checkpoints", "--store", db, "--json").stdout) == []
+
+
+def test_reads_survive_bad_stored_values(store: Store) -> None:
+    """A value stored before the checks (or by hand) is reported, never raised."""
+    record_snapshot(store, "bs", 100, ts="2026-03-01T10:00:00Z")
+    record_snapshot(store, "bs", 200, ts="2026-03-01T10:01:00Z")
+    record_checkpoint(store, "bs", ts="2026-03-01T10:02:00Z")
+    record_compaction(store, "bs", 300, ts="2026-03-01T10:03:00Z")
+    with store.write() as conn:
+        conn.exec_driver_sql("UPDATE checkpoint SET entries_added = 'lots'")
+        conn.exec_driver_sql("UPDATE context_snapshot SET used_tokens = 'many', "
+                             "segments = '{bad' WHERE used_tokens = 200")
+        conn.exec_driver_sql("UPDATE compaction SET pre_tokens = 'big'")
+    s = series(store, "bs")
+    assert [x.used_tokens for x in s.snapshots] == [100, 0]
+    assert s.compactions[0].pre_tokens is None and s.compactions[0].checkpoint_before
+    assert any("used_tokens" in p and "'many'" in p for p in s.problems)
+    assert any("entries_added" in p for p in s.problems)
+    (row,) = checkpoints(store, "bs")
+    assert row.entries_added == 0 and "entries_added" in row.problems[0]
+    for args in (("checkpoints",), ("context",), ("context", "--session", "bs")):
+        done = _cli(*args, "--store", str(store.path))
+        assert done.returncode == 0 and "warning:" in done.stderr, done.stderr
+    data = json.loads(_cli("context", "--store", str(store.path), "--json").stdout)
+    assert data["sessions"][0]["problems"]
+
+
+def test_record_resolves_session_prefixes_and_names_created_sessions(store: Store) -> None:
+    full = "ae4a77f8-1b2c-4d5e-9f00-123456789abc"
+    record_snapshot(store, full, 1000, ts="2026-03-01T10:00:00Z")
+    record_snapshot(store, "ab12-one", 1, ts="2026-03-01T10:00:00Z")
+    record_snapshot(store, "ab12-two", 1, ts="2026-03-01T10:00:00Z")
+    db = str(store.path)
+    done = _cli("context", "record", "--store", db, "--json", stdin=json.dumps(
+        {"session_id": "ae4a77f8", "used_tokens": 2000, "ts": "2026-03-01T10:01:00Z"}))
+    out = json.loads(done.stdout)
+    assert done.returncode == 0 and out["created_sessions"] == []
+    assert [x.used_tokens for x in series(store, full).snapshots] == [1000, 2000]
+    assert {s.id for s in store.sessions()} == {full, "ab12-one", "ab12-two"}
+    ambiguous = json.loads(_cli("context", "record", "--store", db, "--json", stdin=json.dumps(
+        {"session_id": "ab12", "used_tokens": 3})).stdout)
+    assert ambiguous["recorded"] == [] and "2 sessions" in ambiguous["errors"][0]["reason"]
+    new = _cli("context", "record", "--store", db, stdin=json.dumps(
+        {"session_id": "brand-new", "used_tokens": 3}) + "\n" + json.dumps(
+        {"session_id": "brand-new", "used_tokens": 4}))
+    assert new.returncode == 0 and "created session brand-new" in new.stdout
+    assert new.stdout.count("created session") == 1
+
+
+def test_tail_sees_a_snapshot_updated_through_its_message_id(store: Store) -> None:
+    from store.context_series import max_revision, max_snapshot_id, tail
+
+    record_snapshot(store, "up", 1000, ts="2026-03-01T10:00:00Z", message_id="msg_1")
+    current = series(store, "up")
+    top, rev = max_snapshot_id(store), max_revision(store)
+    record_snapshot(store, "up", 1500, ts="2026-03-01T10:00:00Z", message_id="msg_1")
+    seen = tail(store, current, top, rev)
+    assert not seen.rebuilt and seen.added == ()
+    assert [s.used_tokens for s in seen.updated] == [1500]
+    assert [s.used_tokens for s in seen.series.snapshots] == [1500]
+    assert seen.max_revision > rev
+    assert tail(store, seen.series, seen.max_id, seen.max_revision).updated == ()
+
+
+def test_chart_marks_a_checkpoint_after_the_last_snapshot(store: Store) -> None:
+    from screens.context import chart_data
+
+    record_snapshot(store, "mk", 150_000, ts="2026-03-01T10:00:00Z")
+    record_snapshot(store, "mk", 170_000, ts="2026-03-01T10:01:00Z")
+    record_checkpoint(store, "mk", trigger="pre-compact", ts="2026-03-01T10:02:00Z")
+    record_checkpoint(store, None, trigger="nightly", ts="2026-03-09T00:00:00Z")
+    data = chart_data(series(store, "mk"))
+    assert data.checkpoints == ["2026-03-01T10:02:00.000Z"]  # not the later store-wide one
+    assert data.mark_positions() == [("checkpoint", 2)]

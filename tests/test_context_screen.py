@@ -181,3 +181,84 @@ async def test_overview_shows_latest_pressure(cc_store: Store) -> None:
         assert "main · session ae4a77f8 · 217 snapshots" in text
         assert "✗ 1 compaction without checkpoint" in text
         await _text(pilot, summary.query_one(PressureGauge), "102,168 / 200,000 tokens")
+
+
+async def test_snapshot_updated_in_place_shows_live(tmp_path: Path) -> None:
+    """A repeated message id updates its snapshot (same row id): the live screen shows it."""
+    path = tmp_path / "upd.db"
+    seed = make_store(path)
+    record_snapshot(seed, "upd", 40_000, ts="2026-03-02T09:00:00Z", window_tokens=100_000)
+    record_snapshot(seed, "upd", 50_000, ts="2026-03-02T09:01:00Z", message_id="msg_2")
+    seed.close()
+    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1)
+        screen = _screen(app)
+
+        def harness() -> None:
+            writer = make_store(path, **{"store.writer": "test-harness"})
+            try:
+                record_snapshot(writer, "upd", 88_000, ts="2026-03-02T09:01:00Z",
+                                message_id="msg_2")
+            finally:
+                writer.close()
+
+        thread = threading.Thread(target=harness)
+        thread.start()
+        await wait_until(pilot, lambda: screen.query_one(PressureChart).data.used
+                         == [40_000, 88_000], timeout=30, what="the updated snapshot")
+        thread.join()
+        await _text(pilot, screen.query_one(PressureGauge), "88,000 / 100,000 tokens")
+        assert screen.full_loads == 1 and screen.tail_loads >= 1
+
+
+async def test_events_recorded_without_a_snapshot_mark_the_chart_live(tmp_path: Path) -> None:
+    path = tmp_path / "marks.db"
+    seed = make_store(path)
+    record_snapshot(seed, "mk", 150_000, ts="2026-03-02T09:00:00Z")
+    record_snapshot(seed, "mk", 170_000, ts="2026-03-02T09:01:00Z")
+    seed.close()
+    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1)
+        screen = _screen(app)
+        chart = screen.query_one(PressureChart)
+        assert chart.data.mark_positions() == []
+
+        def harness() -> None:
+            writer = make_store(path, **{"store.writer": "test-harness"})
+            try:
+                record_checkpoint(writer, "mk", trigger="pre-compact", ts="2026-03-02T09:02:00Z")
+                record_compaction(writer, "mk", 175_000, ts="2026-03-02T09:03:00Z")
+            finally:
+                writer.close()
+
+        thread = threading.Thread(target=harness)
+        thread.start()
+        await wait_until(pilot, lambda: chart.data.mark_positions()
+                         == [("checkpoint", 2), ("compaction", 2)], timeout=30,
+                         what="the checkpoint and compaction marks")
+        thread.join()
+        await _text(pilot, screen.query_one(PressureEvents), "(pre-compact) ran before it")
+        assert screen.full_loads == 1
+
+
+async def test_a_bad_stored_value_is_reported_not_fatal(store: Store) -> None:
+    record_snapshot(store, "bad", 100_000, ts="2026-03-02T09:00:00Z")
+    record_snapshot(store, "bad", 120_000, ts="2026-03-02T09:01:00Z")
+    record_checkpoint(store, "bad", ts="2026-03-02T09:02:00Z")
+    with store.write() as conn:
+        conn.exec_driver_sql("UPDATE context_snapshot SET used_tokens = 'lots' "
+                             "WHERE used_tokens = 120000")
+        conn.exec_driver_sql("UPDATE checkpoint SET entries_added = 'lots'")
+    app = make_app(store=store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1, what="the Context screen's load")
+        screen = _screen(app)
+        text = await _text(pilot, screen.query_one(PressureEvents), "unreadable")
+        assert "used_tokens: stored value 'lots'" in text
+        assert "entries_added: stored value 'lots'" in text
+        assert screen.query_one(PressureChart).data.used == [100_000, 0]

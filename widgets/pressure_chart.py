@@ -21,6 +21,24 @@ class ChartData:
     compactions: list[str] = field(default_factory=list)
     checkpoints: list[str] = field(default_factory=list)
 
+    def frame(self) -> tuple[object, ...]:
+        """Everything but the points: thresholds and marks."""
+        return (self.window, self.checkpoint, self.auto_compact, self.compactions,
+                self.checkpoints)
+
+    def mark_positions(self) -> list[tuple[str, float]]:
+        """Where each mark is drawn on the turn axis, checkpoints first: just after the turn
+        it followed; one after the last snapshot (the usual checkpoint just before a
+        compaction) at the last turn; one before every snapshot is not drawn."""
+        n = len(self.used)
+        out: list[tuple[str, float]] = []
+        for kind, stamps in (("checkpoint", self.checkpoints), ("compaction", self.compactions)):
+            for ts in stamps:
+                turn = turn_of(self.times, ts)
+                if turn:
+                    out.append((kind, min(turn + 0.5, n)))
+        return out
+
 
 def turn_of(times: list[str], ts: str) -> int:
     """The 1-based turn at which an event at ``ts`` happened: after the last snapshot at or
@@ -56,6 +74,10 @@ class PressureChart(PlotextPlot):
         self.data = data
         self.replot()
 
+    def same_frame(self, data: ChartData) -> bool:
+        """True when ``data`` has the thresholds and marks shown now (only points differ)."""
+        return self.data.frame() == data.frame()
+
     def extend(self, used: list[int], times: list[str]) -> None:
         """Append new points (live)."""
         self.data.used.extend(used)
@@ -89,13 +111,8 @@ class PressureChart(PlotextPlot):
         plt.yticks([m / 1000 for m in marks], [f"{m / 1000:,.0f}k" for m in marks])
         plt.hline(d.checkpoint / 1000, self._rgb("warning"))
         plt.hline(d.auto_compact / 1000, self._rgb("error"))
-        for ts in d.checkpoints:
-            turn = turn_of(d.times, ts)
-            if turn:
-                plt.vline(min(turn + 0.5, n), self._rgb("success"))
-        for ts in d.compactions:
-            turn = turn_of(d.times, ts)
-            if turn:
-                plt.vline(min(turn + 0.5, n), self._rgb("error"))
+        colour = {"checkpoint": self._rgb("success"), "compaction": self._rgb("error")}
+        for kind, x in d.mark_positions():
+            plt.vline(x, colour[kind])
         plt.plot(xs, [u / 1000 for u in d.used], color=self._rgb("primary"))
         self.refresh()

@@ -65,10 +65,11 @@ class PressureEvents(Static):
             if c.summary_excerpt:
                 line.append(f"\n    summary (entry {c.summary_entry_id}): ", style=detail)
                 line.append(one_line(c.summary_excerpt, 72), style=detail)
-            if c.handoff_path:
-                line.append("\n    handoff: ", style=detail)
-                line.append(one_line(c.handoff_path, 90), style=detail)
-            if not c.summary_excerpt and not c.handoff_path:
+            if c.handoff_written:
+                # a fact of its own: a handoff is not a checkpoint (archive + index)
+                line.append("\n    handoff written: ", style=detail)
+                line.append(one_line(c.handoff_path or "path not recorded", 90), style=detail)
+            if not c.summary_excerpt and not c.handoff_written:
                 line.append("\n    no summary or handoff linked", style=detail)
             rows.append((c.ts, 0, line))
         for p in series.prunes:
@@ -94,6 +95,9 @@ class PressureEvents(Static):
             line = Text(f"· {h.ts[:19].replace('T', ' ')}  handoff {h.action}: ", end="")
             line.append(one_line(h.path or "path not recorded", 90), style=detail)
             rows.append((h.ts, 2, line))
+        for n, problem in enumerate(series.problems):
+            rows.append(("\uffff", 3 + n, Text(f"! unreadable: {one_line(problem, 110)}",
+                                               style=bad, end="")))
         if not rows:
             return Text("No compactions, prune events or handoffs in this series.",
                         style=detail, end="")

@@ -15,8 +15,12 @@ from store.textsafe import one_line
 
 RECORD_HELP = """\
 Read records from stdin: one JSON object, a JSON array, or JSON lines. Each object has a
-"type" (default "snapshot") and a "session_id"; "agent" defaults to "main", "ts" (ISO-8601)
-to now. Window and thresholds left out fall back to the context.* settings.
+"type" (default "snapshot") and a "session_id" (a stored session's id or a unique prefix of
+it; an id matching no session creates one, and the output says so); "agent" defaults to
+"main", "ts" (ISO-8601) to now. Window and thresholds left out fall back to the context.*
+settings. Token figures are integers from 0 below 10^9 (window_tokens above 0), counts
+non-negative integers; a line with a bad value is refused with its reason and the others are
+recorded, each on its own.
 
   snapshot    used_tokens (required), window_tokens, segments {identity, critical, recalled,
               conversation, tool_output}, checkpoint_threshold, auto_compact_threshold (tokens)
@@ -106,13 +110,22 @@ def show(args: argparse.Namespace) -> int:
     if session_id:
         for s in found:
             _detail(out, s)
+    _problems([p for s in found for p in s.problems])
     return 0
+
+
+def _problems(problems: list[str]) -> None:
+    """Stored values that could not be read: reported on stderr, the rest is shown."""
+    for p in dict.fromkeys(problems):
+        sys.stderr.write(f"lca-tui: warning: {one_line(p)}\n")
 
 
 def _detail(out: Any, s: Any) -> None:
     for c in s.compactions:
         mark = "✓ " + str(c.checkpoint_what) if c.checkpoint_before else \
             "✗ no checkpoint before this compaction"
+        if c.handoff_written:
+            mark += " (handoff written)"
         out.print(f"{s.agent}: compaction {c.ts} pre {_tokens(c.pre_tokens)} tokens "
                   f"({c.trigger or 'trigger unknown'}): {mark}", markup=False, soft_wrap=True)
         if c.summary_excerpt:
@@ -130,32 +143,47 @@ def _detail(out: Any, s: Any) -> None:
 _KINDS = ("snapshot", "prune", "compaction", "checkpoint", "handoff")
 
 
-def _call(store: Any, obj: dict[str, Any]) -> tuple[str, int]:
+def _percent(obj: dict[str, Any], pct: str, key: str) -> None:
+    value, window = obj.pop(pct), obj.get("window_tokens")
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        raise ValueError(f"{pct} needs window_tokens (a positive number of tokens)")
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not 0 <= value <= 100:
+        raise ValueError(f"{pct} must be a number from 0 to 100, got {value!r}")
+    if key in obj:
+        raise ValueError(f"give {pct} or {key}, not both")
+    obj[key] = round(window * float(value) / 100)
+
+
+def _call(store: Any, obj: dict[str, Any]) -> tuple[str, int, str | None]:
+    """Record one object; returns its type, the id recorded and the session it created (when
+    ``session_id`` matched no stored session, neither exactly nor as a unique prefix)."""
     from store import context
 
     kind = obj.pop("type", "snapshot")
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise ValueError(f"type must be one of {', '.join(_KINDS)}, got {kind!r}")
     func = getattr(context, f"record_{kind}")
     if "session_id" not in obj and kind != "checkpoint":
         raise ValueError("session_id is required")
     if kind == "snapshot":
-        window = obj.get("window_tokens")
         for pct, key in (("checkpoint_percent", "checkpoint_threshold"),
                          ("auto_compact_percent", "auto_compact_threshold")):
             if pct in obj:
-                if not isinstance(window, int):
-                    raise ValueError(f"{pct} needs window_tokens")
-                obj[key] = round(window * float(obj.pop(pct)) / 100)
+                _percent(obj, pct, key)
     allowed = set(inspect.signature(func).parameters) - {"store"}
     unknown = set(obj) - allowed
     if unknown:
         raise ValueError(f"unknown field(s) for a {kind}: {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(sorted(allowed))})")
-    if kind == "checkpoint":
-        obj.setdefault("session_id", None)
+    created = None
+    if kind == "checkpoint" and obj.get("session_id") is None:
+        obj["session_id"] = None  # a store-wide checkpoint
+    else:
+        obj["session_id"], new = context.resolve_session(store, obj.get("session_id"))
+        created = obj["session_id"] if new else None
     try:
-        return kind, int(func(store, **obj))
+        return kind, int(func(store, **obj)), created
     except TypeError as exc:
         raise ValueError(f"a {kind} record is incomplete or has a wrong type: {exc}") from exc
 
@@ -164,7 +192,7 @@ def _records(raw: str) -> list[tuple[int, Any]]:
     """(line number, decoded value or error text) for one object, an array or JSON lines."""
     try:
         whole = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
         return [(1, whole)]
@@ -178,35 +206,58 @@ def _records(raw: str) -> list[tuple[int, Any]]:
             out.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
             out.append((n, f"invalid JSON: {exc.msg} at column {exc.colno}"))
+        except RecursionError:
+            out.append((n, "invalid JSON: nested too deeply"))
     return out
 
 
-def record(args: argparse.Namespace) -> int:
+def _record_all(store: Any, raw: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                               list[str]]:
+    """Record each line on its own (each record is its own write transaction): a line that
+    fails is reported with its reason and never loses the others."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from store.errors import StoreError
 
-    raw = sys.stdin.read()
     recorded: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    created: list[str] = []
+    for line, obj in _records(raw):
+        if isinstance(obj, str):
+            errors.append({"line": line, "reason": obj})
+            continue
+        if not isinstance(obj, dict):
+            errors.append({"line": line, "reason": "not a JSON object"})
+            continue
+        try:
+            kind, rid, new = _call(store, dict(obj))
+        except (ValueError, TypeError, OverflowError, StoreError) as exc:
+            errors.append({"line": line, "reason": str(exc)})
+            continue
+        except SQLAlchemyError as exc:
+            reason = getattr(exc, "orig", None) or exc
+            errors.append({"line": line, "reason": f"the store refused it: {reason}"})
+            continue
+        recorded.append({"line": line, "type": kind, "id": rid})
+        if new is not None and new not in created:
+            created.append(new)
+    return recorded, errors, created
+
+
+def record(args: argparse.Namespace) -> int:
+    raw = sys.stdin.read()
     with store_from(args) as store:
-        for line, obj in _records(raw):
-            if isinstance(obj, str):
-                errors.append({"line": line, "reason": obj})
-                continue
-            if not isinstance(obj, dict):
-                errors.append({"line": line, "reason": "not a JSON object"})
-                continue
-            try:
-                kind, rid = _call(store, dict(obj))
-            except (ValueError, StoreError) as exc:
-                errors.append({"line": line, "reason": str(exc)})
-                continue
-            recorded.append({"line": line, "type": kind, "id": rid})
+        recorded, errors, created = _record_all(store, raw)
     if args.json:
-        print_json({"recorded": recorded, "errors": errors})
+        print_json({"recorded": recorded, "errors": errors, "created_sessions": created})
     else:
-        console().print(f"recorded {len(recorded)} record(s)", markup=False, soft_wrap=True)
+        out = console()
+        out.print(f"recorded {len(recorded)} record(s)", markup=False, soft_wrap=True)
+        for sid in created:
+            out.print(f"created session {one_line(sid)} (no stored session matched it)",
+                      markup=False, soft_wrap=True)
         for e in errors:
-            sys.stderr.write(f"lca-tui: stdin line {e['line']}: {e['reason']}\n")
+            sys.stderr.write(f"lca-tui: stdin line {e['line']}: {one_line(e['reason'])}\n")
     if not recorded and not errors:
         sys.stderr.write("lca-tui: nothing on stdin: see `lca-tui context record --help`\n")
         return 2
@@ -235,4 +286,5 @@ def list_checkpoints(args: argparse.Namespace) -> int:
                   f"{c.chunks_embedded}{failed}",
                   f"archive {flag(c.archive_verified)}, index {flag(c.index_verified)}")
     console().print(t)
+    _problems([p for c in rows for p in c.problems])
     return 0
