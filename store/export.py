@@ -3,16 +3,23 @@
 Layout of an export directory::
 
     manifest.json                      format "lca-export": sessions, memories, evidence,
-                                       lineage (supersession) and the files with their sha256
+                                       lineage (supersession), checkpoints, lca-tui's recall
+                                       traces, and the files with size, sha256 and lines
     transcripts/<base64url(id)>.jsonl  one MindStone-Agent transcript per session
+                                       (``sha256_<hex>.jsonl`` when the id is too long for a
+                                       file name: the importer reads the id from the lines)
 
 Every line is in the MindStone-Agent wire format (keys in the order ``id, timestamp,
 sessionKey, agentId, role, text, content, source, runId, parentId, metadata``, unset ones
 dropped), so the reference implementation can read it. What that format cannot say (the
 entry's kind, agent, sequence, source pointers, idempotency key and meta) travels under
 ``metadata.lca``, so importing the export restores the same entries in the same order — and
-into the store it came from adds nothing. Every export is recorded in the ``export`` table,
-with the ids of what it holds, and an audit event (ids and counts, never content).
+into the store it came from adds nothing (``store.export_wire`` builds the lines;
+``store.export_extra`` the checkpoints and traces). Every export is recorded in the
+``export`` table, with the ids of what it holds, and an audit event (ids and counts, never
+content). The record is written before the files: when writing fails (``ExportError``), the
+files written so far are removed and the record with them; a file that cannot be removed
+stays listed in a record whose counts say ``"failed": 1``, so no export file is unrecorded.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
-from store.errors import StoreError
-from store.ingest.mindstone import LCA_KEY, WIRE_KEYS, file_name_for, wire_meta
+from store.errors import NotFound, StoreError
+from store.export_extra import checkpoints, traces
+from store.export_wire import _dumps_line, _loads, wire_line
+from store.ingest.mindstone import file_name_for
 from store.timeutil import now_iso
 
 if TYPE_CHECKING:
@@ -36,9 +45,6 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 EXPORT_FORMAT = "lca-export"
 TRANSCRIPTS = "transcripts"
-KIND_ROLES = {"user": "user", "assistant": "assistant", "reasoning": "assistant",
-              "tool_call": "assistant", "tool_result": "tool", "system": "system",
-              "compaction": "system", "checkpoint": "system", "event": "event"}
 _ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, content_hash, source_path, "
                "source_offset, source_line, block, idem_key, uuid, parent_uuid, message_id, "
                "tool_name, tool_use_id, meta")
@@ -53,6 +59,10 @@ class ExportError(StoreError):
     """The export cannot be written where asked."""
 
 
+class ExportWriteError(ExportError):
+    """Writing the export failed part way; what it wrote was removed (or recorded)."""
+
+
 @dataclass
 class ExportReport:
     export_id: int
@@ -65,125 +75,86 @@ class ExportReport:
         return asdict(self)
 
 
-def _dumps_line(obj: dict[str, Any]) -> bytes:
-    """One line as ``JSON.stringify`` would write it; lone surrogates as \\u escapes."""
-    try:
-        return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    except UnicodeEncodeError:
-        return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
-
-
-def _loads(raw: str | None) -> Any:
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
 def session_record(row: Any) -> dict[str, Any]:
     record = dict(zip(_SESSION_COLS, row, strict=True))
     record["meta"] = _loads(record["meta"]) or {}
     return record
 
 
-def wire_line(session: dict[str, Any], row: Any, first: bool) -> dict[str, Any]:
-    """An entry row as a MindStone-Agent line, with lca-tui's record under metadata.lca."""
-    (_id, sid, agent, seq, ts, kind, content, content_hash, source_path, source_offset,
-     source_line, block, idem_key, uuid, parent_uuid, message_id, tool_name, tool_use_id,
-     meta_raw) = row
-    meta = _loads(meta_raw) or {}
-    native = isinstance(meta, dict) and {"role", "sessionKey", "metadata"} <= set(meta)
-    line: dict[str, Any]
-    if native:
-        metadata = dict(meta.get("metadata") or {})
-        line = {"id": meta.get("id"), "timestamp": ts, "sessionKey": sid,
-                "agentId": meta.get("agentId"), "role": meta.get("role"), "text": content,
-                "content": meta.get("content"), "source": meta.get("source"),
-                "runId": meta.get("runId"), "parentId": meta.get("parentId")}
-    else:
-        metadata = _native_metadata(kind, meta)
-        line = {"id": f"{uuid}:{block}" if uuid and block else uuid or f"lca_{idem_key[:20]}",
-                "timestamp": ts, "sessionKey": sid,
-                "agentId": session.get("agent") if agent == "main" else agent,
-                "role": KIND_ROLES[kind], "text": content,
-                "source": {"substrate": session.get("surface") or session.get("format"),
-                           "chatType": "direct" if agent == "main" else "internal"},
-                "parentId": parent_uuid}
-    lca: dict[str, Any] = {
-        "v": 1, "kind": kind, "agent": agent, "seq": seq, "ts": ts, "idem_key": idem_key,
-        "content_hash": content_hash, "source_path": source_path,
-        "source_offset": source_offset, "source_line": source_line, "block": block,
-        "uuid": uuid, "parent_uuid": parent_uuid, "message_id": message_id,
-        "tool_name": tool_name, "tool_use_id": tool_use_id}
-    if first:
-        lca["session"] = session
-    line["metadata"] = metadata
-    line = {k: line[k] for k in WIRE_KEYS if line.get(k) is not None}
-    if wire_meta(line, sid) != meta:
-        lca["meta"] = meta
-    line["metadata"] = dict(metadata, **{LCA_KEY: lca})
-    return line
-
-
-def _native_metadata(kind: str, meta: Any) -> dict[str, Any]:
-    """What a MindStone consumer expects in ``metadata`` for an entry of another harness."""
-    if not isinstance(meta, dict):
-        return {}
-    if kind == "user":
-        return {"event": "user_message"}
-    if kind == "assistant":
-        out: dict[str, Any] = {"event": "assistant_response"}
-        out.update({k: meta[k] for k in ("model", "usage") if k in meta})
-        return out
-    if kind == "event":
-        inner = meta.get("metadata")
-        out = dict(inner) if isinstance(inner, dict) else {}
-        if meta.get("event") is not None:
-            out.setdefault("event", meta["event"])
-        return out
-    return {}
-
-
 def _prepare(out_dir: Path, force: bool) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ExportError(f"{out_dir} exists and is not a directory: choose another --out")
-    if out_dir.is_dir() and any(out_dir.iterdir()):
-        if not force:
-            raise ExportError(f"{out_dir} is not empty: choose an empty or new directory, or "
-                              "pass --force to replace an earlier export there")
-        old = out_dir / MANIFEST
-        if old.is_file():
-            try:
-                listed = json.loads(old.read_text("utf-8")).get("files", [])
-            except (ValueError, OSError, AttributeError):
-                listed = []
-            for item in listed:
-                target = (out_dir / str(item.get("path", ""))).resolve()
-                if target.is_file() and out_dir.resolve() in target.parents:
-                    target.unlink()
-            old.unlink()
-    if not out_dir.exists():
-        out_dir.mkdir(parents=True, mode=0o700)
-        os.chmod(out_dir, 0o700)  # owner-only, whatever the umask: an export holds transcripts
-    (out_dir / TRANSCRIPTS).mkdir(exist_ok=True, mode=0o700)
+    """Check and create ``out_dir``; with ``force`` remove the earlier export's files."""
+    try:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise ExportError(f"{out_dir} exists and is not a directory: choose another --out")
+        if out_dir.is_dir() and any(out_dir.iterdir()):
+            if not force:
+                raise ExportError(f"{out_dir} is not empty: choose an empty or new directory, "
+                                  "or pass --force to replace an earlier export there")
+            old = out_dir / MANIFEST
+            if old.is_file():
+                try:
+                    listed = json.loads(old.read_text("utf-8")).get("files", [])
+                except (ValueError, OSError, AttributeError):
+                    listed = []
+                for item in listed:
+                    target = (out_dir / str(item.get("path", ""))).resolve()
+                    if target.is_file() and out_dir.resolve() in target.parents:
+                        target.unlink()
+                old.unlink()
+        if not out_dir.exists():
+            out_dir.mkdir(parents=True, mode=0o700)
+            os.chmod(out_dir, 0o700)  # owner-only, whatever the umask: it holds transcripts
+        (out_dir / TRANSCRIPTS).mkdir(exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ExportError(f"cannot write an export to {out_dir}: {_why(exc, out_dir)}") from exc
 
 
-def _write_file(out_dir: Path, rel: str, chunks: list[bytes]) -> dict[str, Any]:
-    """Write atomically, owner-only; returns the file's path, size and sha256."""
+def _why(exc: OSError, known: Path) -> str:
+    """The OS's reason, with the file it names when that is not ``known``."""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(known) else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
+
+
+def _write_file(out_dir: Path, rel: str, chunks: list[bytes], written: list[Path]
+                ) -> dict[str, Any]:
+    """Write atomically, owner-only; returns the file's path, size, sha256 and lines.
+
+    Every path created (the temporary file first) is added to ``written`` before it exists,
+    so that a failed export can remove what it left.
+    """
     target = out_dir / rel
     tmp = target.with_name(target.name + ".tmp")
     digest = hashlib.sha256()
-    size = 0
+    size = lines = 0
+    written.append(tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         for chunk in chunks:
             fh.write(chunk)
             digest.update(chunk)
             size += len(chunk)
+            lines += chunk.count(b"\n")
+    written.append(target)
     os.replace(tmp, target)
-    return {"path": rel, "bytes": size, "sha256": digest.hexdigest(), "lines": len(chunks)}
+    return {"path": rel, "bytes": size, "sha256": digest.hexdigest(), "lines": lines}
+
+
+def _remove(path: Path) -> None:
+    """Remove one file this export wrote (a seam for tests)."""
+    path.unlink()
+
+
+def _clean_up(written: list[Path]) -> list[Path]:
+    """Remove what a failed export wrote; returns the files that could not be removed."""
+    left: list[Path] = []
+    for path in dict.fromkeys(reversed(written)):
+        if not path.is_file() and not path.is_symlink():
+            continue
+        try:
+            _remove(path)
+        except OSError:
+            left.append(path)
+    return left
 
 
 def _scope_ids(conn: Connection, sessions: list[str] | None, memories: list[int] | None
@@ -247,15 +218,24 @@ def _evidence(conn: Connection, mids: list[int]) -> list[dict[str, Any]]:
 
 def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
            memories: list[int] | None = None, force: bool = False) -> ExportReport:
-    """Write the scope to ``out_dir`` and record the export; see the module docstring."""
+    """Write the scope to ``out_dir`` and record the export; see the module docstring.
+
+    The record is written before the first file: if writing fails, the files this export
+    wrote are removed and so is the record; a file that cannot be removed stays listed in
+    the record, whose counts then say ``"failed": 1``, so privacy can still find it.
+    """
     out_dir = Path(out_dir).expanduser()
     resolved = [store.session(s).id for s in sessions or []]
     for mid in memories or []:
-        store.memory(mid)
+        try:
+            store.memory(mid)
+        except NotFound:
+            raise NotFound(f"no memory with id {mid}: memory ids are shown by "
+                           "`lca-tui search QUERY`") from None
     scope: dict[str, Any] = ({"all": True} if not resolved and not memories else
                              {"sessions": resolved, "memories": sorted(memories or [])})
     _prepare(out_dir, force)
-    files: list[dict[str, Any]] = []
+    pending: list[tuple[str, list[bytes]]] = []
     held: list[tuple[str, str, str | None]] = []
     manifest_sessions: list[dict[str, Any]] = []
     counts = {"sessions": 0, "entries": 0, "memories": 0, "evidence": 0}
@@ -279,7 +259,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
             rel = f"{TRANSCRIPTS}/{file_name_for(sid)}"
             lines = [_dumps_line(wire_line(session, r, i == 0)) for i, r in enumerate(rows)]
             if lines:
-                files.append(_write_file(out_dir, rel, lines))
+                pending.append((rel, lines))
             manifest_sessions.append(dict(session, file=rel if lines else None,
                                           entries=len(lines), whole=sid in sids))
             held.append(("session", sid, rel if lines else None))
@@ -288,34 +268,78 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
             counts["entries"] += len(rows)
         memory_records, lineage = _memories(conn, mids)
         evidence = _evidence(conn, mids)
+        everything = scope.get("all") is True
+        checkpoint_records = checkpoints(conn, None if everything else sids)
+        trace_records = traces(conn, None if everything else sids + partial, mids)
     held.extend(("memory", str(m["ref"]), MANIFEST) for m in memory_records)
     held.extend(("evidence", str(v["ref"]), MANIFEST) for v in evidence)
-    counts["memories"], counts["evidence"] = len(memory_records), len(evidence)
+    counts.update(memories=len(memory_records), evidence=len(evidence),
+                  checkpoints=len(checkpoint_records), recall_traces=len(trace_records))
     ts = now_iso()
-    manifest = {"format": EXPORT_FORMAT, "version": 1, "exported_at": ts,
-                "writer": store.writer, "writer_version": store.writer_version, "scope": scope,
-                "counts": counts, "sessions": manifest_sessions, "memories": memory_records,
-                "evidence": evidence, "lineage": lineage, "files": files}
-    body = json.dumps(manifest, indent=2, ensure_ascii=True, default=str) + "\n"
-    _write_file(out_dir, MANIFEST, [body.encode()])
+    export_id = _record(store, out_dir, ts, scope, [MANIFEST] + [r for r, _ in pending],
+                        dict(counts, writing=1), held)
+    files: list[dict[str, Any]] = []
+    written: list[Path] = []
+    try:
+        for rel, lines in pending:
+            files.append(_write_file(out_dir, rel, lines, written))
+        manifest = {"format": EXPORT_FORMAT, "version": 1, "exported_at": ts,
+                    "writer": store.writer, "writer_version": store.writer_version,
+                    "scope": scope, "counts": counts, "sessions": manifest_sessions,
+                    "memories": memory_records, "evidence": evidence, "lineage": lineage,
+                    "checkpoints": checkpoint_records, "recall_traces": trace_records,
+                    "files": files}
+        body = json.dumps(manifest, indent=2, ensure_ascii=True, default=str) + "\n"
+        files.insert(0, _write_file(out_dir, MANIFEST, [body.encode()], written))
+    except OSError as exc:
+        _failed(store, export_id, out_dir, written, counts)
+        raise ExportWriteError(f"cannot write the export to {out_dir}: {_why(exc, out_dir)}; the "
+                               "files it had written were removed") from exc
+    with store.write() as conn:
+        conn.execute(text("UPDATE export SET counts = :c WHERE id = :i"),
+                     {"c": json.dumps(counts), "i": export_id})
+        store.audit(conn, "export", "export", [export_id], dict(counts, files=len(files)))
+    return ExportReport(export_id, str(out_dir.resolve()), scope, files, counts)
+
+
+def _record(store: Store, out_dir: Path, ts: str, scope: dict[str, Any], files: list[str],
+            counts: dict[str, int], held: list[tuple[str, str, str | None]]) -> int:
+    """The export's record and what it holds, written before its files are."""
     with store.write() as conn:
         export_id = int(conn.execute(text(
             "INSERT INTO export (ts, scope, path, files, counts, format, writer, "
             "writer_version, created_at) VALUES (:ts, :scope, :path, :files, :counts, :f, :w, "
             ":wv, :ts) RETURNING id"), {
             "ts": ts, "scope": json.dumps(scope), "path": str(out_dir.resolve()),
-            "files": json.dumps([MANIFEST] + [f["path"] for f in files]),
-            "counts": json.dumps(counts), "f": EXPORT_FORMAT, "w": store.writer,
-            "wv": store.writer_version}).scalar_one())
+            "files": json.dumps(files), "counts": json.dumps(counts), "f": EXPORT_FORMAT,
+            "w": store.writer, "wv": store.writer_version}).scalar_one())
         if held:
             conn.execute(text(
                 "INSERT OR IGNORE INTO export_item (export_id, item_type, item_id, file, "
                 "writer, writer_version, created_at) VALUES (:x, :t, :i, :f, :w, :wv, :c)"),
                 [{"x": export_id, "t": t, "i": i, "f": f, "w": store.writer,
                   "wv": store.writer_version, "c": ts} for t, i, f in held])
-        store.audit(conn, "export", "export", [export_id], dict(counts, files=len(files) + 1))
-    return ExportReport(export_id, str(out_dir.resolve()), scope,
-                        [{"path": MANIFEST}] + files, counts)
+    return export_id
+
+
+def _failed(store: Store, export_id: int, out_dir: Path, written: list[Path],
+            counts: dict[str, int]) -> None:
+    """Remove what a failed export wrote; keep its record only for files left behind."""
+    left = _clean_up(written)
+    with store.write() as conn:
+        if not left:
+            conn.execute(text("DELETE FROM export_item WHERE export_id = :i"), {"i": export_id})
+            conn.execute(text("DELETE FROM export WHERE id = :i"), {"i": export_id})
+            return
+        rels = [str(p.relative_to(out_dir)) for p in left]
+        conn.execute(text("UPDATE export SET files = :f, counts = :c WHERE id = :i"), {
+            "f": json.dumps(rels), "c": json.dumps(dict(counts, failed=1, left=len(rels))),
+            "i": export_id})
+        conn.execute(text("DELETE FROM export_item WHERE export_id = :i AND file IS NOT NULL "
+                          "AND file NOT IN (SELECT value FROM json_each(:f))"),
+                     {"i": export_id, "f": json.dumps(rels)})
+        store.audit(conn, "export-failed", "export", [export_id],
+                    dict(counts, files_left=len(rels)))
 
 
 def exports(store: Store) -> list[dict[str, Any]]:

@@ -167,3 +167,41 @@ def test_journal_entries_are_in_file_order(store: Store) -> None:
             "SELECT source_line FROM entry WHERE session_id = :s ORDER BY seq"),
             {"s": "acp:navigatorclaw-001:2026-02-01"}).all()
     assert [r[0] for r in rows] == [3, 6, 8, 12]
+
+
+DEMO_MEMORY = Path(__file__).parent.parent / "assets" / "demo" / "memory"
+
+
+def test_mindstone_memory_dir_with_soul_and_agents_is_not_acp(store: Store,
+                                                              tmp_path: Path) -> None:
+    """SOUL.md + AGENTS.md beside MindStone front-matter files: a memory directory, every
+    file imported (the LOG.md archive entries as checkpoints)."""
+    folder = _copy(tmp_path, DEMO_MEMORY)
+    (folder / "SOUL.md").write_text("# Who I am\n\nA careful deployer.\n", "utf-8")
+    (folder / "AGENTS.md").write_text("# How I work\n\nSmall commits.\n", "utf-8")
+    assert not is_acp_dir(folder)
+    report = store.ingest([folder])
+    sources = {Path(m.source_file or "").name for m in store.memories()}
+    assert len(sources) == 15 + 2 and {"SOUL.md", "AGENTS.md"} <= sources
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM checkpoint").scalar_one() == 7
+    assert report.memories_added == 17
+
+
+def test_acp_dir_imports_its_other_markdown_files_as_memory_files(store: Store,
+                                                                  tmp_path: Path) -> None:
+    """An ACP folder (state.json) with memory files beside it: they are imported through
+    the memory-directory path, and one without front matter is reported, never dropped."""
+    folder = _copy(tmp_path)
+    (folder / "feedback_small-prs.md").write_text(
+        "---\nname: Small PRs\ndescription: keep them small\ntype: feedback\n---\nYes.\n",
+        "utf-8")
+    (folder / "notes.md").write_text("loose notes, no front matter\n", "utf-8")
+    assert is_acp_dir(folder)
+    report = store.ingest([folder])
+    memories = {m.name: m for m in store.memories()}
+    assert memories["Small PRs"].type == "feedback" and memories["Small PRs"].loadable
+    notes = [m for m in memories.values() if (m.source_file or "").endswith("notes.md")]
+    assert len(notes) == 1 and not notes[0].loadable
+    assert any(e.path.endswith("notes.md") for e in report.errors)
+    assert store.ingest([folder]).memories_added == 0

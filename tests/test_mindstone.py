@@ -137,3 +137,22 @@ def test_garbage_and_unknown_events_are_reported_and_the_rest_lands(store: Store
     assert unknown["metadata"]["at"] == "2026-12-01T03:00:00Z"
     again = store.ingest([BAD])
     assert again.entries_added == 0
+
+
+def test_fixing_a_garbage_line_adds_only_that_line(store: Store, tmp_path: Path) -> None:
+    """Entries are keyed by the line's id, not its byte offset: fixing a broken line (of
+    another length) and re-importing adds that line alone, not every line after it."""
+    path = tmp_path / MAIN.name
+    lines = MAIN.read_text("utf-8").splitlines(keepends=True)
+    path.write_text("".join([lines[0], "{ garbage\n", *lines[1:6]]), "utf-8")
+    first = store.ingest([path])
+    assert first.entries_added == 6 and [e.line for e in first.errors] == [2]
+    fixed = dict(json.loads(lines[1]), id="fixed-line-1", text="the line, repaired at last")
+    path.write_text("".join([lines[0], json.dumps(fixed) + "\n", *lines[1:6]]), "utf-8")
+    again = store.ingest([path])
+    assert (again.entries_added, again.errors) == (1, [])
+    rows = _entries(store, "agent:default:main")
+    assert len(rows) == 7 and rows[-1][6] == "fixed-line-1"
+    with store.read() as conn:
+        keys = conn.exec_driver_sql("SELECT COUNT(DISTINCT idem_key) FROM entry").scalar_one()
+    assert keys == 7

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.text import Text
+
 from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
+from store.textsafe import visible
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -21,7 +24,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                    "(repeatable; a unique prefix is enough)")
     p.add_argument("--memory", action="append", default=[], type=int, metavar="ID",
                    help="export this memory, its evidence and the entries it points at "
-                   "(repeatable)")
+                   "(repeatable; `lca-tui search QUERY` shows memory ids)")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty directory, replacing the files of an earlier "
                    "export there")
@@ -34,21 +37,23 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.export import ExportError, export
+    from store.errors import StoreError
+    from store.export import export
 
     with store_from(args) as store:
         try:
             report = export(store, Path(args.out), args.session or None, args.memory or None,
                             force=args.force)
-        except ExportError as exc:
-            return fail(str(exc))
+        except StoreError as exc:
+            return fail(visible(str(exc)))
     if args.json:
         print_json(report.to_json())
         return 0
     c = report.counts
-    console().print(f"export {report.export_id} written to {report.path}: {c['sessions']} "
-                    f"sessions, {c['entries']} entries, {c['memories']} memories, "
-                    f"{c['evidence']} evidence rows in {len(report.files)} files",
+    console().print(f"export {report.export_id} written to {visible(report.path)}: "
+                    f"{c['sessions']} sessions, {c['entries']} entries, {c['memories']} "
+                    f"memories, {c['evidence']} evidence rows, {c['checkpoints']} checkpoints, "
+                    f"{c['recall_traces']} recall traces in {len(report.files)} files",
                     markup=False)
     return 0
 
@@ -63,10 +68,12 @@ def list_exports(args: argparse.Namespace) -> int:
         return 0
     t = table("id", "time", "scope", "path", "files", "counts")
     for r in rows:
-        scope = "all" if r["scope"].get("all") else ", ".join(
-            [f"session {s}" for s in r["scope"].get("sessions", [])]
-            + [f"memory {m}" for m in r["scope"].get("memories", [])])
+        scope = r["scope"] if isinstance(r["scope"], dict) else {}
+        shown = "all" if scope.get("all") else ", ".join(
+            [f"session {s}" for s in scope.get("sessions", [])]
+            + [f"memory {m}" for m in scope.get("memories", [])])
         counts = ", ".join(f"{k} {v}" for k, v in (r["counts"] or {}).items())
-        t.add_row(str(r["id"]), r["ts"], scope, r["path"], str(len(r["files"] or [])), counts)
+        t.add_row(*(Text(visible(str(v))) for v in (
+            r["id"], r["ts"], shown, r["path"], len(r["files"] or []), counts)))
     console().print(t)
     return 0

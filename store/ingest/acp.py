@@ -17,6 +17,11 @@ What each becomes (decisions where the protocol is silent):
   against the sha256 of ``SOUL.md``'s bytes (``sha256:<hex>`` or bare hex): a mismatch, or a
   hash that cannot be checked, is reported with the path, and everything still imports; the
   heartbeat is recorded in the import's audit event and report notes;
+- other ``*.md`` files beside them are imported as MindStone memory files (a file without
+  front matter is recorded as not loadable and reported), never silently dropped; a folder
+  holding MindStone memory files (``LOG.md``, ``IDENTITY.md``, ``USER.md`` or
+  ``<type>_<slug>.md`` with front matter) is a memory directory, not ACP, unless its
+  ``state.json`` has ACP keys;
 - ``journal/<name>.md`` → one session (format ``acp-journal``) per file, one ``assistant``
   entry per paragraph (a heading starts a paragraph and stays in it; a lone ``#`` title is the
   session title), timestamped by the file's date and a ``HH:MM`` in its section heading.
@@ -33,9 +38,16 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import StatementError
 
-from store.ingest.base import ImportContext, file_problem
-from store.ingest.memory_dir import _upsert_memory, parse_memory_file, split_front_matter
+from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
+from store.ingest.memory_dir import (
+    _import_memory_file,
+    _resolve_supersession,
+    _upsert_memory,
+    parse_memory_file,
+    split_front_matter,
+)
 from store.timeutil import now_iso
 
 FORMAT = "acp"
@@ -43,6 +55,7 @@ STATE_KEYS = {"agentId", "heartbeat", "soulHash"}
 FILE_TYPES = {"SOUL.md": "identity", "AGENTS.md": "procedure", "OBSERVER.md": "procedure",
               "DECISIONS.md": "design", "PATTERNS.md": "reference"}
 ACP_FILES = {*FILE_TYPES, "MEMORY.md"}
+MINDSTONE_FILES = ("LOG.md", "IDENTITY.md", "USER.md")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 
@@ -68,25 +81,34 @@ def read_state(folder: Path) -> tuple[dict[str, Any] | None, tuple[int | None, s
     return data, None
 
 
+def has_mindstone_memories(folder: Path) -> bool:
+    """MindStone memory files here: ``LOG.md``, ``IDENTITY.md``, ``USER.md``, or a
+    ``<type>_<slug>.md`` with ``---`` front matter."""
+    if any((folder / name).is_file() for name in MINDSTONE_FILES):
+        return True
+    for md in sorted(folder.glob("*_*.md"))[:200]:
+        if md.name in ACP_FILES or not md.is_file():
+            continue
+        try:
+            with md.open("rb") as fh:
+                if fh.read(8).removeprefix(BOM).startswith(b"---"):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def is_acp_dir(folder: Path) -> bool:
-    """ACP when state.json has ACP keys, or SOUL.md sits with a journal/ or AGENTS.md, or
-    SOUL.md + MEMORY.md with no MindStone front-matter files beside them (ACP-Minimal)."""
+    """ACP when state.json has ACP keys; else not when MindStone memory files are here (a
+    memory directory, whatever SOUL.md or AGENTS.md sit beside them); else when SOUL.md
+    sits with a journal/, AGENTS.md or MEMORY.md (ACP-Minimal)."""
     state, _ = read_state(folder)
     if state is not None and STATE_KEYS & set(state):
         return True
-    if not (folder / "SOUL.md").is_file():
+    if not (folder / "SOUL.md").is_file() or has_mindstone_memories(folder):
         return False
-    if (folder / "journal").is_dir() or (folder / "AGENTS.md").is_file():
-        return True
-    if not (folder / "MEMORY.md").is_file():
-        return False
-    for md in sorted(folder.glob("*.md"))[:50]:
-        if md.name in ACP_FILES or not md.is_file():
-            continue
-        with md.open("rb") as fh:
-            if fh.read(3) == b"---":
-                return False
-    return True
+    return ((folder / "journal").is_dir() or (folder / "AGENTS.md").is_file()
+            or (folder / "MEMORY.md").is_file())
 
 
 def is_acp_journal(folder: Path) -> bool:
@@ -248,8 +270,7 @@ def import_acp_dir(ctx: ImportContext, folder: Path) -> None:
                     _upsert_memory(ctx, conn, path, row, prefix + slug)
                     keep.add(prefix + slug)
                 expired = _expire_pruned(conn, prefix, keep)
-        skipped = sorted(p.name for p in folder.glob("*.md") if p.name not in ACP_FILES)
-        report.skipped_by_design += len(skipped)
+        others = _import_others(ctx, conn, folder)
         ctx.store.audit(conn, "import-acp", "acp-agent", [agent], {
             "heartbeat": int(state["heartbeat"]) if isinstance(state.get("heartbeat"), int)
             else -1, "soul_hash_verified": int(soul == "verified"),
@@ -257,5 +278,23 @@ def import_acp_dir(ctx: ImportContext, folder: Path) -> None:
     report.notes.append(f"{folder}: ACP agent {agent}, heartbeat {state.get('heartbeat', '?')}, "
                         f"soul hash {soul}" + (f"; {expired} MEMORY.md sections no longer in "
                                                "the file marked expired" if expired else "")
-                        + (f"; not ACP files, not imported: {', '.join(skipped)}"
-                           if skipped else ""))
+                        + (f"; other Markdown files imported as memory files: "
+                           f"{', '.join(others)}" if others else ""))
+
+
+def _import_others(ctx: ImportContext, conn: Connection, folder: Path) -> list[str]:
+    """The Markdown files that are not ACP files, through the memory-directory path (each
+    problem reported with its file), so that nothing in the folder is silently dropped."""
+    others = sorted(p for p in folder.iterdir() if p.suffix == ".md" and
+                    p.name not in ACP_FILES)
+    for path in others:
+        ctx.report.files += 1
+        try:
+            with conn.begin_nested():  # one bad file never costs the others
+                _import_memory_file(ctx, conn, path)
+        except SHAPE_ERRORS + (StatementError,) as exc:
+            ctx.report.error(str(path), None, f"could not be imported: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+    if others:
+        _resolve_supersession(conn)
+    return [p.name for p in others]

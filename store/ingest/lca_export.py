@@ -3,7 +3,9 @@
 
 Order: the manifest's sessions, then every transcript it lists (MindStone-Agent NDJSON whose
 ``metadata.lca`` restores each entry exactly, idempotency key included), then memories,
-their evidence and their supersession lineage. Evidence that pointed at an entry is re-linked
+their evidence and their supersession lineage, then checkpoints and lca-tui's recall traces
+(``store.export_extra``; what the derivers rebuild from entries is derived again, not
+restored). Evidence that pointed at an entry is re-linked
 through that entry's idempotency key, which the export kept; evidence whose entry is not in
 the store is kept without the link and reported. Everything is idempotent: a memory is found
 again by its source file (else by name and content hash), evidence by all its fields.
@@ -17,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from store.export_extra import restore_checkpoints, restore_traces
 from store.index import Source, drop_chunks_of
 from store.ingest.base import ImportContext, file_problem
 from store.ingest.memory_dir import memory_index_text
@@ -196,5 +199,12 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
         refs = _memories(ctx, conn, manifest)
         evidence = _evidence(ctx, conn, manifest, refs)
         _lineage(conn, manifest, refs)
+        who = (ctx.store.writer, ctx.store.writer_version, now_iso())
+        checkpoints = restore_checkpoints(conn, manifest.get("checkpoints") or [], who)
+        traces = restore_traces(conn, manifest.get("recall_traces") or [], refs, who)
         ctx.store.audit(conn, "import-export", "export", [],
-                        {"memories": len(refs), "evidence_added": evidence})
+                        {"memories": len(refs), "evidence_added": evidence,
+                         "checkpoints_added": checkpoints, "recall_traces_added": traces})
+    if checkpoints or traces:
+        ctx.report.notes.append(f"{folder}: {checkpoints} checkpoints and {traces} recall "
+                                "traces restored")

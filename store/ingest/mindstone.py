@@ -16,6 +16,14 @@ Decisions where the format is silent:
   names another agent is that worker's (LCA §4.7);
 - a ``role: "event"`` line whose ``metadata.event`` is not a known type is reported with its
   file and line *and* stored as an ``event`` entry (nothing is lost; no deriver reads it);
+- the entry is keyed by the line's ``id`` (when it is a non-empty string), not its byte
+  offset, so a file rewritten with one line fixed adds that line alone;
+- when the stored meta, content and time would not rebuild the line exactly (no ``text``, no
+  ``metadata``, an epoch timestamp, keys of its own, key order…), the original line is kept
+  in meta ``wire``, so that ``lca-tui export`` writes it back unchanged;
+- a session key too long for a file name (more than ``MAX_NAME_CHARS`` characters of
+  base64url) is written to ``sha256_<hex of the key>.jsonl``; such a name encodes nothing, so
+  the importer takes the session key from the lines (every exported line has it);
 - a line whose ``metadata.lca`` holds lca-tui's own record (written by ``lca-tui export``)
   is restored exactly: kind, agent, timestamp, meta, source pointers and idempotency key, so
   that importing an export into any store gives the same entries, and into the store it came
@@ -28,6 +36,7 @@ import base64
 import binascii
 import json
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +55,9 @@ KNOWN_EVENTS = frozenset({
 WIRE_KEYS = ("id", "timestamp", "sessionKey", "agentId", "role", "text", "content", "source",
              "runId", "parentId", "metadata")
 LCA_KEY = "lca"
+WIRE = "wire"
+MAX_NAME_CHARS = 200
+HASHED_PREFIX = "sha256_"
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
@@ -56,13 +68,19 @@ def looks_like(obj: dict[str, Any]) -> bool:
 
 def file_name_for(session_key: str) -> str:
     """``agent:default:main`` → ``YWdlbnQ6ZGVmYXVsdDptYWlu.jsonl``."""
-    encoded = base64.urlsafe_b64encode(session_key.encode("utf-8")).rstrip(b"=")
-    return encoded.decode("ascii") + ".jsonl"
+    encoded = base64.urlsafe_b64encode(session_key.encode("utf-8", "surrogatepass"))
+    name = encoded.rstrip(b"=").decode("ascii")
+    if len(name) > MAX_NAME_CHARS:  # too long for a file name: a hash, read back from lines
+        digest = sha256(session_key.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{HASHED_PREFIX}{digest}.jsonl"
+    return name + ".jsonl"
 
 
 def session_key_from_name(path: Path) -> str | None:
     """The session key a file name encodes, or None when it is not base64url of text."""
     stem = path.name.split(".", 1)[0]
+    if stem.startswith(HASHED_PREFIX):
+        return None
     padded = stem + "=" * (-len(stem) % 4)
     try:
         raw = base64.b64decode(padded.translate(str.maketrans("-_", "+/")), validate=True)
@@ -119,6 +137,40 @@ def wire_meta(obj: dict[str, Any], session_key: str) -> dict[str, Any]:
     if content is not None and content != obj.get("text"):
         meta["content"] = content
     return meta
+
+
+def without_lca(obj: dict[str, Any]) -> dict[str, Any]:
+    """The line without ``metadata.lca`` (and without ``metadata`` when only that was in it
+    and the lca record says the original line had none)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or LCA_KEY not in metadata:
+        return obj
+    out = dict(obj)
+    lca = metadata[LCA_KEY]
+    rest = {k: v for k, v in metadata.items() if k != LCA_KEY}
+    if not rest and isinstance(lca, dict) and lca.get("bare"):
+        del out["metadata"]
+    else:
+        out["metadata"] = rest
+    return out
+
+
+def native_line(meta: dict[str, Any], content: str, ts: str | None) -> dict[str, Any]:
+    """The line the stored meta, content and time describe (the original, when meta has
+    ``wire``)."""
+    if isinstance(meta.get(WIRE), dict):
+        return dict(meta[WIRE])
+    line = {"id": meta.get("id"), "timestamp": ts, "sessionKey": meta.get("sessionKey"),
+            "agentId": meta.get("agentId"), "role": meta.get("role"), "text": content,
+            "content": meta.get("content"), "source": meta.get("source"),
+            "runId": meta.get("runId"), "parentId": meta.get("parentId"),
+            "metadata": meta.get("metadata")}
+    return {k: line[k] for k in WIRE_KEYS if line.get(k) is not None}
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal as written: same keys in the same order, same values."""
+    return json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
 
 
 class RestoredEntry(NewEntry):
@@ -199,12 +251,16 @@ class MindStoneImporter(LineImporter):
             id=key, format=FORMAT, agent=self._owner.get(key),
             surface=str(source.get("substrate") or "mindstone-agent"), started_at=ts,
             ended_at=ts, source=str(path), meta={"sessionKey": key})
+        meta = wire_meta(obj, key)
+        if not _same(native_line(meta, content, ts), obj):
+            meta[WIRE] = obj
+        line_id = obj.get("id")
         entry = NewEntry(
             kind=ROLE_KINDS[role], content=content, source_key=f"{FORMAT}:{key}",
             agent=agent, ts=ts, source_path=str(path),
             source_offset=offset, source_line=line_no, uuid=_str(obj.get("id")),
             parent_uuid=_str(obj.get("parentId")), tool_name=_tool_name(role, metadata),
-            meta=wire_meta(obj, key))
+            meta=meta, line_id=line_id if isinstance(line_id, str) and line_id else None)
         return session, [entry]
 
     def _restore(self, ctx: ImportContext, path: Path, line_no: int, offset: int,

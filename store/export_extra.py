@@ -1,0 +1,191 @@
+"""The history an export carries besides transcripts and memories: checkpoints and lca-tui's
+own recall traces (with their candidates and feedback), and restoring them on import.
+
+What the derivers rebuild from entries (context snapshots from usage, prune events,
+compactions, traces of ``memory_recall_injected`` events) is not exported: importing the
+transcripts derives it again. Checkpoints are exported with every column but their id (the
+session by its id); a trace keeps its settings, timing and every candidate, whose pointer is
+re-linked on import (a memory by its manifest ref, an entry by its idempotency key; a chunk
+pointer is dropped, chunks are rebuilt). A masked candidate (secret or policy-filtered) has no
+text in the store and none in the export; in a scoped export a candidate pointing outside the
+scope loses its excerpt and label too. Restoring is idempotent: a checkpoint is found again
+by its idempotency key (else by all its columns), a trace by its time, query and settings.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from store.recall_traces import (
+    _CAND_COLS,
+    _TRACE_COLS,
+    Candidate,
+    Trace,
+    _candidate,
+    _trace,
+    insert_trace,
+)
+
+_CHECKPOINT_SKIP = {"id", "session_id", "writer", "writer_version", "created_at"}
+
+
+def _checkpoint_columns(conn: Connection) -> list[str]:
+    return [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(checkpoint)")
+            if r[1] not in _CHECKPOINT_SKIP]
+
+
+def checkpoints(conn: Connection, sids: list[str] | None) -> list[dict[str, Any]]:
+    """Checkpoints of the sessions (every checkpoint when ``sids`` is None)."""
+    cols = _checkpoint_columns(conn)
+    sql = f"SELECT session_id, {', '.join(cols)}, writer, writer_version FROM checkpoint"
+    params: dict[str, Any] = {}
+    if sids is not None:
+        sql += " WHERE session_id IN (SELECT value FROM json_each(:s))"
+        params["s"] = json.dumps(sids)
+    rows = conn.execute(text(sql + " ORDER BY ts, id"), params).all()
+    return [{"session": r[0], **dict(zip(cols, r[1:len(cols) + 1], strict=True)),
+             "writer": r[-2], "writer_version": r[-1]} for r in rows]
+
+
+def _entry_pointer(conn: Connection, entry_id: int | None) -> dict[str, Any] | None:
+    if entry_id is None:
+        return None
+    row = conn.execute(text("SELECT session_id, seq, idem_key FROM entry WHERE id = :i"),
+                       {"i": entry_id}).first()
+    return None if row is None else {"session": row[0], "seq": row[1], "idem_key": row[2]}
+
+
+def traces(conn: Connection, sids: list[str] | None, mids: list[int]) -> list[dict[str, Any]]:
+    """lca-tui's recall traces; with ``sids`` (a scoped export) only those with a candidate
+    in the scope, and out-of-scope candidates without text."""
+    rows = conn.exec_driver_sql(f"SELECT {_TRACE_COLS} FROM recall_trace WHERE origin = "
+                                "'lca-tui' ORDER BY id").all()
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        trace = _trace(row)
+        feedback: dict[int, list[dict[str, str]]] = {}
+        for cid, kind, ts in conn.execute(text(
+                "SELECT candidate_id, kind, ts FROM recall_feedback WHERE trace_id = :i "
+                "ORDER BY id"), {"i": trace.id}).all():
+            feedback.setdefault(int(cid), []).append({"kind": kind, "ts": ts})
+        cands = [_candidate(c, ()) for c in conn.execute(text(
+            f"SELECT {_CAND_COLS} FROM recall_candidate WHERE trace_id = :i ORDER BY rank"),
+            {"i": trace.id}).all()]
+        records, in_scope = [], sids is None
+        for c in cands:
+            inside = sids is None or (c.source_type == "memory" and c.source_id in mids) or (
+                c.source_type == "entry" and c.session_id in sids)
+            in_scope = in_scope or inside
+            pointer = (_entry_pointer(conn, c.source_id) if c.source_type == "entry"
+                       else None)
+            records.append({
+                "rank": c.rank, "source_type": c.source_type, "source_id": c.source_id,
+                "entry": pointer, "decision": c.decision, "reason": c.reason,
+                "score": c.score, "terms": c.terms, "cos": c.cos, "lex": c.lex,
+                "contributions": c.contributions,
+                "excerpt": c.excerpt if inside and not c.masked else None,
+                "label": c.label if inside and not c.masked else None, "masked": c.masked,
+                "session_id": c.session_id, "seq": c.seq, "kind": c.kind,
+                "external_id": c.external_id, "hits": c.hits, "prevented": c.prevented,
+                "feedback": feedback.get(int(c.id or 0), [])})
+        if in_scope:
+            record = trace.to_json()
+            record.pop("candidates")
+            record["ref"] = record.pop("trace_id")
+            record["candidates"] = records
+            out.append(record)
+    return out
+
+
+def restore_checkpoints(conn: Connection, records: list[Any], who: tuple[str, str, str]
+                        ) -> int:
+    """Insert the checkpoints not already here; returns how many were added."""
+    cols = _checkpoint_columns(conn)
+    added = 0
+    for record in records:
+        if not isinstance(record, dict) or not record.get("ts"):
+            continue
+        row = {k: record.get(k) for k in cols if k in record}
+        sid = record.get("session")
+        if sid is not None and conn.execute(text("SELECT 1 FROM session WHERE id = :s"),
+                                            {"s": sid}).first() is None:
+            sid = None
+        row["session_id"] = sid
+        if row.get("idem_key"):
+            found = conn.execute(text("SELECT 1 FROM checkpoint WHERE idem_key = :k"),
+                                 {"k": row["idem_key"]}).first()
+        else:
+            found = conn.execute(text("SELECT 1 FROM checkpoint WHERE " + " AND ".join(
+                f"{k} IS :{k}" for k in row)), row).first()
+        if found:
+            continue
+        params = dict(row, writer=who[0], writer_version=who[1], created_at=who[2])
+        conn.execute(text(f"INSERT INTO checkpoint ({', '.join(params)}) VALUES "
+                          f"({', '.join(':' + k for k in params)})"), params)
+        added += 1
+    return added
+
+
+def _restored_candidate(conn: Connection, c: dict[str, Any], memories: dict[int, int]
+                        ) -> tuple[Candidate, list[dict[str, str]]]:
+    source_id, seq = c.get("source_id"), c.get("seq")
+    if c.get("source_type") == "memory":
+        source_id = memories.get(int(source_id)) if source_id is not None else None
+    elif c.get("source_type") == "entry":
+        pointer = c.get("entry")
+        key = pointer.get("idem_key") if isinstance(pointer, dict) else None
+        row = conn.execute(text("SELECT id, seq FROM entry WHERE idem_key = :k"),
+                           {"k": key}).first()
+        source_id, seq = (int(row[0]), int(row[1])) if row else (None, seq)
+    cand = Candidate(
+        rank=int(c["rank"]), source_type=str(c.get("source_type")), source_id=source_id,
+        decision=str(c.get("decision")), reason=str(c.get("reason") or ""),
+        score=c.get("score"), terms=dict(c.get("terms") or {}), cos=c.get("cos"),
+        lex=c.get("lex"), contributions=dict(c.get("contributions") or {}),
+        excerpt=c.get("excerpt"), label=c.get("label"), masked=bool(c.get("masked")),
+        session_id=c.get("session_id"), seq=seq, kind=c.get("kind"),
+        external_id=c.get("external_id"), hits=c.get("hits"), prevented=c.get("prevented"))
+    return cand, [f for f in c.get("feedback") or [] if isinstance(f, dict)]
+
+
+def restore_traces(conn: Connection, records: list[Any], memories: dict[int, int],
+                   who: tuple[str, str, str]) -> int:
+    """Insert the traces not already here (memory refs re-linked through ``memories``)."""
+    refs: dict[int, int] = {}
+    added = 0
+    for r in records:
+        if not isinstance(r, dict) or not r.get("ts") or r.get("query") is None:
+            continue
+        settings = json.dumps(r.get("settings") or {}, sort_keys=True)
+        found = conn.execute(text(
+            "SELECT id FROM recall_trace WHERE origin = 'lca-tui' AND ts = :ts AND query = :q "
+            "AND settings = :s ORDER BY id LIMIT 1"),
+            {"ts": r["ts"], "q": r["query"], "s": settings}).first()
+        if found is not None:
+            refs[int(r.get("ref") or 0)] = int(found[0])
+            continue
+        pairs = [_restored_candidate(conn, c, memories) for c in r.get("candidates") or []
+                 if isinstance(c, dict) and c.get("rank") is not None]
+        trace = Trace(
+            None, r["ts"], r["query"], r.get("role"), r.get("project"),
+            str(r.get("channel") or "private"), bool(r.get("historical")),
+            dict(r.get("settings") or {}), r.get("latency_ms"), r.get("model"),
+            bool(r.get("degraded")), "lca-tui", None,
+            refs.get(int(r["rerun_of"])) if r.get("rerun_of") is not None else None,
+            int(r.get("considered") or 0), int(r.get("injected") or 0),
+            [cand for cand, _ in pairs])
+        trace_id = insert_trace(conn, trace, who[0], who[1])
+        refs[int(r.get("ref") or 0)] = trace_id
+        for cand, fb in pairs:
+            for item in fb:
+                conn.execute(text(
+                    "INSERT OR IGNORE INTO recall_feedback (trace_id, candidate_id, kind, ts, "
+                    "writer, writer_version, created_at) SELECT :t, id, :k, :ts, :w, :wv, :c "
+                    "FROM recall_candidate WHERE trace_id = :t AND rank = :r"),
+                    {"t": trace_id, "r": cand.rank, "k": item.get("kind"),
+                     "ts": item.get("ts"), "w": who[0], "wv": who[1], "c": who[2]})
+        added += 1
+    return added
