@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 controls (newline and tab kept), and the bidirectional formatting characters that
+# can make a terminal show text in another order than it is stored ("txt.exe" spoofing).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character except newline and tab shown as ``\\xNN``."""
+    """``text`` with every control character except newline and tab shown as ``\\xNN``, and
+    bidirectional formatting characters as ``\\uNNNN``."""
     return _CONTROL.sub(_escape, text)
 
 
 def one_line(text: str, width: int | None = None) -> str:
     """A visible single-line excerpt (newlines shown as ⏎), cut to ``width`` with an ellipsis."""
-    flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
+    raw = text if width is None else text[: width + 1]  # escaping only lengthens: cut first
+    flat = visible(raw).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
     if width is not None and len(flat) > width:
         return flat[: max(0, width - 1)] + "…"
     return flat

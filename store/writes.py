@@ -179,6 +179,13 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
             "wv": version, "c": created}).scalar_one()
         result.entry_ids.append(int(new_id))
         sources.append(Source("entry", int(new_id), entry.content, content_hash))
+    times = [e.ts for e in entries if e.ts and e.key not in have]
+    if times:  # the session spans its entries, whoever wrote them
+        conn.execute(text(
+            "UPDATE session SET started_at = CASE WHEN started_at IS NULL OR started_at > :a "
+            "THEN :a ELSE started_at END, ended_at = CASE WHEN ended_at IS NULL OR "
+            "ended_at < :b THEN :b ELSE ended_at END WHERE id = :s"),
+            {"a": min(times), "b": max(times), "s": session_id})
     indexed = indexer.index(conn, sources, prepared)
     result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
                                                          indexed.errors)

@@ -201,3 +201,23 @@ def test_reindex_refuses_to_replace_model_vectors_with_fallback(
     with pytest.raises(StoreError, match=r"would replace 10 chunks made by the real model"):
         broken.reindex()
     broken.close()
+
+
+def test_session_spans_its_entries_whoever_wrote_them(store: Store) -> None:
+    store.append_entries(NewSession("live", "api", started_at="2026-10-01T10:00:00.000Z"),
+                         [NewEntry("user", "first", "api:live", source_offset=0,
+                                   ts="2026-10-01T10:00:00.000Z")])
+    store.append_entries(NewSession("live", "api"),
+                         [NewEntry("user", "later", "api:live", source_offset=1,
+                                   ts="2026-11-29T10:00:00.000Z")])
+    s = store.session("live")
+    assert (s.started_at, s.ended_at) == ("2026-10-01T10:00:00.000Z", "2026-11-29T10:00:00.000Z")
+
+
+def test_bidi_and_control_characters_are_made_visible() -> None:
+    from store.textsafe import one_line, visible
+
+    assert visible("a\x1b[31mb\u202etxt.exe\u202c\tc\nd\x07") == (
+        "a\\x1b[31mb\\u202etxt.exe\\u202c\tc\nd\\x07")
+    assert one_line("x" * 10_000_000, 10) == "x" * 9 + "…"
+    assert one_line("a\nb", 10) == "a ⏎ b"
