@@ -27,6 +27,7 @@ from screens.registry import SCREENS, ScreenSpec
 from store import Store, open_store
 from store.assets import asset_path
 from store.settings import Settings
+from store.textsafe import visible
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -68,7 +69,9 @@ class LcaApp(App[None]):
         self._version_lock = threading.Lock()
         self.refresh_seconds = float(refresh_seconds if refresh_seconds is not None
                                      else store.settings["app.refresh_seconds"])
-        self.sub_title = store.path.name
+        # The Header shows titles as Content (no markup read), but the file name is data: an
+        # escape sequence in it must not reach the terminal.
+        self.sub_title = visible(store.path.name)
         for spec in SCREENS:
             self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
 

@@ -19,7 +19,7 @@ from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 
 LATEST = 5
-LABEL_WIDTH = 13
+LABEL_WIDTH = 14
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ def records_text(stats: Stats) -> Text:
     out.append(_line("index", join([f"vectors {stats.vectors:,}",
                                     f"FTS rows {stats.fts_rows:,}"])))
     out.append(_line("checkpoints", f"{stats.checkpoints:,}"))
+    out.append(_line("recall traces", f"{stats.traces:,}"))
     out.rstrip()
     return out
 
@@ -97,7 +98,8 @@ class OverviewScreen(StoreScreen):
         "Store: the file's path, its size on disk (with the write-ahead log) and its schema "
         "version. Records: how many sessions, entries (by kind), memories (by lifecycle status, "
         "and how many the agent's loader could not read), index chunks (by status and by "
-        "embedding model), vectors and FTS rows, and checkpoints the store holds. Embedder: the "
+        "embedding model), vectors and FTS rows, checkpoints, and recall traces (one per recall "
+        "the agent ran) the store holds. Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
         "the five most recent; enter opens one on the Transcript screen.\n\n"

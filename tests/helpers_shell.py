@@ -55,11 +55,11 @@ async def wait_until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: 
 
 
 def rendered_text(widget: Widget) -> str:
-    """The text a widget puts on screen (its rendered lines, joined)."""
-    region = Region(0, 0, widget.size.width, widget.size.height)
+    """The text a widget puts on screen (its rendered lines with border and padding, joined)."""
+    region = Region(0, 0, widget.outer_size.width, widget.outer_size.height)
     return "\n".join(strip.text for strip in widget.render_lines(region))
 
 
 def rendered_segments(widget: Widget) -> list[Any]:
-    region = Region(0, 0, widget.size.width, widget.size.height)
+    region = Region(0, 0, widget.outer_size.width, widget.outer_size.height)
     return [seg for strip in widget.render_lines(region) for seg in strip]

@@ -177,7 +177,7 @@ async def test_overview_follows_the_store_without_restart(demo_path: Path) -> No
         await wait_until(pilot, lambda: screen.loads >= 1, what="first load")
         records = screen.query_one("#overview-records")
         before = app.store.stats(with_embedder=False).sessions
-        assert f"sessions     {before}" in rendered_text(records)
+        assert re.search(rf"sessions +{before}\b", rendered_text(records))
         harness = open_store(demo_path, Settings.load(), writer="test-harness")
         try:
             harness.append_entries(
@@ -190,7 +190,7 @@ async def test_overview_follows_the_store_without_restart(demo_path: Path) -> No
             harness.close()
         table = screen.query_one("#overview-sessions", DataTable)
         await wait_until(pilot, lambda: "live-session-1" in table.rows, what="the new session")
-        assert f"sessions     {before + 1}" in rendered_text(records)
+        assert re.search(rf"sessions +{before + 1}\b", rendered_text(records))
 
 
 HOSTILE = ("literal [bold red]x[/] and [link=x]y[/] then \x1b[31mred\x1b[0m "
@@ -320,3 +320,135 @@ async def test_overview_enter_opens_the_session(demo_path: Path) -> None:
                          and app.screen.entries
                          and app.screen.entries[0].session_id == wanted, what="the session")
         assert app.screen.session_id == wanted
+
+
+# -- large entries, header, record counts (review fixes) ---------------------------------------
+def test_excerpts_cut_before_escaping() -> None:
+    """A cell of a huge text is what `one_line` of the whole would give, at the boundaries too."""
+    from store.textsafe import one_line
+    from widgets.safe import cell, excerpt
+
+    for text in ("a" * 40, "a" * 41, "a" * 39 + "\n", "\x1b" * 41, "ab\tc\r\nd" * 20, ""):
+        assert excerpt(text, 40) == one_line(text, 40), repr(text)
+    huge = "x\x1b" * 1_000_000
+    assert cell(huge, width=30).plain == one_line(huge, 30)
+    assert len(cell(huge).plain) <= 400 and cell(huge).plain.endswith("…")
+
+
+def test_wrap_keeps_every_character() -> None:
+    """Wrapping cuts lines to the width, at spaces where it can, and drops nothing."""
+    from rich.cells import cell_len
+
+    from widgets.text_pane import wrap_line, wrap_text
+
+    line = "word " * 50 + "z" * 130 + " 中文字" * 20
+    for width in (1, 7, 40):
+        pieces = wrap_line(line, width)
+        assert "".join(pieces) == line
+        assert all(0 < cell_len(p) <= max(width, 2) for p in pieces)
+    assert all(len(p) <= 40 for p in wrap_line("word " * 50 + "z" * 130, 40))
+    assert wrap_text("a\x1b[1mb\n\nc", 80) == ["a\\x1b[1mb", "", "c"]
+
+
+BIG = 2_000_000
+
+
+async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path) -> None:
+    """Moving onto a ~2 MB entry and off it: the next key is handled, the entry is complete."""
+    from store.textsafe import visible
+    from widgets.text_pane import TextPane
+
+    lines = [f"line {i:06d} " + "y" * 150 for i in range(6000)]
+    big = "\n".join(lines) + "\n" + "[bold red]z[/] \x1b]52;c;QQ==\x07 " + "w" * (BIG - 900_000)
+    big += " THE-END"
+    assert len(big) > BIG
+    store = make_store(tmp_path / "big.db")
+    store.append_entries(
+        NewSession("big-session", "claude-code", started_at="2026-03-01T10:00:00.000Z"),
+        [NewEntry("user", "before", "big:1", ts="2026-03-01T10:00:00.000Z"),
+         NewEntry("tool_result", big, "big:2", ts="2026-03-01T10:00:01.000Z"),
+         NewEntry("assistant", "after", "big:3", ts="2026-03-01T10:00:02.000Z")])
+    app = make_app(store=store, now=FIXED_NOW, mode="transcript")
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+            table = screen.query_one("#entries", DataTable)
+            pane = screen.query_one("#entry-content", TextPane)
+            table.focus()
+            await pilot.press("down", "down")
+            await pilot.pause()
+            assert table.cursor_row == 2, "the key after the big entry was handled"
+            assert pane.text == "after" and pane.lines == ["after"]
+            await pilot.press("up")
+            await pilot.pause()
+            assert table.cursor_row == 1 and pane.text == big
+            await wait_until(pilot, lambda: not pane.loading, what="the big entry wrapped")
+            width = pane.scrollable_content_region.width
+            assert all(len(line) <= width for line in pane.lines)
+            assert "".join(pane.lines) == visible(big).replace("\n", "")
+            assert len(pane.lines) > 6000
+            pane.focus()
+            await pilot.press("end")
+            await wait_until(pilot, lambda: "THE-END" in rendered_text(pane), what="the end")
+            await pilot.press("home")
+            await wait_until(pilot, lambda: "line 000000" in rendered_text(pane), what="start")
+            excerpt = table.get_row_at(1)[-1].plain
+            assert excerpt.startswith("line 000000") and excerpt.endswith("…")
+            table.focus()
+            await pilot.press("up")
+            await pilot.pause()
+            assert table.cursor_row == 0 and pane.lines == ["before"]
+    finally:
+        store.close()
+
+
+async def test_header_shows_the_store_name_literally(tmp_path: Path) -> None:
+    """A store file named with markup and an escape shows that name, not its effect; a path
+    with `[/]` in it (a folder `[bold red]h[` holding `].db`) shows whole on Overview."""
+    from textual.widgets._header import HeaderTitle
+
+    for folder, name in ((tmp_path, "[bold red]h[i]x\x1b[31m.db"),
+                         (tmp_path / "[bold red]h[", "].db")):
+        folder.mkdir(exist_ok=True)
+        path = folder / name
+        make_store(path).close()
+        app = make_app(path, now=FIXED_NOW)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda app=app: app.screen.loads >= 1, what="overview")
+            await pilot.pause()
+            shown = name.replace("\x1b", "\\x1b")
+            header = rendered_text(app.screen.query_one(HeaderTitle))
+            assert f"Overview — {shown}" in header
+            assert "\x1b" not in header and "\\[" not in header
+            panel = rendered_text(app.screen.query_one("#overview-store"))
+            assert f"/{shown}" in "".join(ln.strip(" │") for ln in panel.split("\n"))
+
+
+async def test_overview_counts_recall_traces(demo_path: Path) -> None:
+    """Records list the recall traces the store holds (the demo ran four recalls)."""
+    app = make_app(demo_path, now=FIXED_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.loads >= 1, what="overview")
+        await pilot.pause()
+        traces = app.store.stats(with_embedder=False).traces
+        assert traces >= 1
+        text = rendered_text(screen.query_one("#overview-records"))
+        assert re.search(rf"recall traces +{traces}\b", text)
+
+
+async def test_overview_shows_zero_recall_traces(tmp_path: Path) -> None:
+    """An empty store says 0 recall traces, not nothing."""
+    store = make_store(tmp_path / "empty.db")
+    app = make_app(store=store, now=FIXED_NOW)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await wait_until(pilot, lambda: screen.loads >= 1, what="overview")
+            await pilot.pause()
+            text = rendered_text(screen.query_one("#overview-records"))
+            assert re.search(r"recall traces +0\b", text)
+            assert "proposals" not in text
+    finally:
+        store.close()

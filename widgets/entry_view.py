@@ -6,12 +6,13 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Static
 
 from store.records import EntryInfo, SearchHit
 from store.timeutil import parse_iso
-from widgets.safe import SafeStatic, join, safe_text
+from widgets.safe import join, safe_text
+from widgets.text_pane import TextPane
 
 _USAGE = (("input_tokens", "input"), ("cache_creation_input_tokens", "cache write"),
           ("cache_read_input_tokens", "cache read"), ("output_tokens", "output"))
@@ -84,18 +85,21 @@ def hit_header(hit: SearchHit) -> Text:
     return out
 
 
-class EntryView(VerticalScroll):
-    """Header + the full verbatim text, scrollable; nothing in it is ever interpreted."""
+class EntryView(Vertical):
+    """Header + the full verbatim text, scrollable; nothing in it is ever interpreted.
+
+    The text goes to a ``TextPane``, which wraps long text off the main thread and draws only
+    the lines in view, so highlighting a multi-megabyte entry never freezes the UI."""
 
     DEFAULT_CSS = """
     EntryView { height: 1fr; }
-    EntryView > #entry-head { padding: 0 1; background: $boost; }
-    EntryView > #entry-content { padding: 0 1; }
+    EntryView > #entry-head { padding: 0 1; background: $boost; height: auto; max-height: 8; }
+    EntryView > #entry-content { height: 1fr; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static("", id="entry-head", markup=False)
-        yield SafeStatic("", id="entry-content")
+        yield TextPane("", id="entry-content")
 
     def show_entry(self, entry: EntryInfo) -> None:
         self.border_title = f"Entry #{entry.seq}"
@@ -111,10 +115,9 @@ class EntryView(VerticalScroll):
 
     def _show(self, head: Text, body: str) -> None:
         self.query_one("#entry-head", Static).update(head)
-        self.query_one("#entry-content", SafeStatic).show(body)
-        self.scroll_home(animate=False)
+        self.query_one("#entry-content", TextPane).show(body)
 
     @property
     def content_text(self) -> str:
-        """The plain text of the body as shown (tests read it)."""
-        return str(self.query_one("#entry-content", SafeStatic).visual)
+        """The stored text of the body being shown, complete (tests read it)."""
+        return self.query_one("#entry-content", TextPane).text

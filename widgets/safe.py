@@ -23,10 +23,23 @@ def safe_text(text: str | None, style: str | Style = "") -> Text:
     return Text(visible(text or ""), style=style, no_wrap=False, end="")
 
 
+CELL_MAX = 400
+
+
+def excerpt(text: str, width: int) -> str:
+    """``one_line(text, width)`` without touching more of ``text`` than it can show.
+
+    Every character becomes at least one on screen, so the first ``width + 1`` decide both
+    the excerpt and whether it needs an ellipsis: a 4 MB entry costs what a short one does."""
+    return one_line(text[: width + 1], width)
+
+
 def cell(value: object, style: str | Style = "", width: int | None = None) -> Text:
-    """A one-line table cell: stored text flattened (newlines shown as ⏎) and optionally cut."""
+    """A one-line table cell: stored text flattened (newlines shown as ⏎) and cut to ``width``
+    (``CELL_MAX`` when not given: wider than any column, and never the whole of a huge text)."""
     raw = "" if value is None else str(value)
-    return Text(one_line(raw, width), style=style, no_wrap=True, overflow="ellipsis", end="")
+    shown = excerpt(raw, CELL_MAX if width is None else width)
+    return Text(shown, style=style, no_wrap=True, overflow="ellipsis", end="")
 
 
 def number(value: float, style: str | Style = "") -> Text:
