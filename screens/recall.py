@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
@@ -18,10 +18,12 @@ from screens.base import StoreScreen
 from screens.fmt import short_when
 from store.recall import Move, recall, rerun
 from store.recall_traces import MASK, Candidate, Trace, get_trace, list_traces
+from store.textsafe import visible
 from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
 
 BAR_WIDTH = 18
+DETAIL_HEIGHT = 12
 NEG_CELLS = 3
 DECISION_STYLE = {"injected": "bold", "policy_filtered": "italic", "superseded": "italic"}
 
@@ -33,6 +35,21 @@ def _term(value: float | None) -> str:
     if value >= 1 or value <= -1:
         return f"{value:.1f}"
     return f"{value:.2f}".replace("0.", ".", 1)
+
+
+def harness_line(c: Candidate) -> str:
+    """A harness-derived candidate's figures, labelled as the harness's (not R, not a cosine)."""
+    figures = dict(c.harness or {})
+    if figures.get("score") is None and c.score is not None:
+        figures["score"] = c.score
+    parts = []
+    for key, label in (("score", "score"), ("providerScore", "provider score"),
+                       ("scri", "scri"), ("recallMode", "recall mode")):
+        value = figures.get(key)
+        if value is not None:
+            parts.append(f"{label} {value:.3f}" if isinstance(value, float)
+                         else f"{label} {visible(str(value))}")
+    return "the harness's own figures (no six terms): " + (", ".join(parts) or "none given")
 
 
 @dataclass
@@ -59,12 +76,16 @@ class RecallScreen(StoreScreen):
         "Below, the highlighted trace: its cue (role, project, channel, historical), model "
         "and the settings in force when it ran, then every candidate in rank order with its "
         "decision (injected, below_floor, superseded, policy_filtered, duplicate, "
-        "over_budget, not_selected), its six terms — S similarity (0.7·cos + 0.3·lex), E "
+        "over_budget, not_selected), its six terms — S similarity (w·cos + (1−w)·lex, w the "
+        "trace's cos_weight), E "
         "experiential weight, T temporal salience, A source authority, Q task relevance, K "
         "risk penalty — its score R = αS + βE + γT + δA + εQ − λK, and a bar of the weighted "
         "contributions (K to the left of the zero mark). The pane at the bottom shows the "
-        "highlighted candidate in full: both parts of S, the contributions, the reason and an "
-        "excerpt. Secret and policy-filtered candidates show no text.\n\n"
+        "highlighted candidate in full: both parts of S with the weights that trace used, the "
+        "contributions, the reason and the whole stored excerpt (scroll it when it is long). "
+        "A trace read from a harness event has none of the six terms: its candidates show the "
+        "harness's own score, provider score, scri and recall mode, labelled as the "
+        "harness's. Secret and policy-filtered candidates show no text.\n\n"
         "n (or /) types a new query: enter runs the recall in the background, stores its "
         "trace and opens it. r re-runs the highlighted trace with today's settings and store, "
         "and shows what moved (rank and decision before → now)."
@@ -97,7 +118,8 @@ class RecallScreen(StoreScreen):
                 yield Static(id="recall-head", markup=False)
                 yield Static(id="recall-legend", markup=False)
                 yield DataTable(id="recall-candidates", cursor_type="row", zebra_stripes=True)
-            yield Static(id="recall-detail", classes="panel", markup=False)
+            with VerticalScroll(id="recall-detail", classes="panel"):
+                yield Static(id="recall-detail-text", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -110,7 +132,12 @@ class RecallScreen(StoreScreen):
             traces.add_column(label, key=key, width=width)
         self._candidate_columns(with_moves=False)
         self.query_one("#recall-trace").border_title = "Trace"
-        self.query_one("#recall-detail", Static).update(Text(
+        detail = self.query_one("#recall-detail", VerticalScroll)
+        # as tall as the candidate needs (the whole excerpt under the figures), then scrolls
+        detail.styles.height = "auto"
+        detail.styles.min_height = 7
+        detail.styles.max_height = DETAIL_HEIGHT
+        self.query_one("#recall-detail-text", Static).update(Text(
             "No trace yet: press n to run a recall.", style="dim"))
 
     def _candidate_columns(self, with_moves: bool) -> None:
@@ -190,7 +217,8 @@ class RecallScreen(StoreScreen):
             head.append(", ".join(f"{k}={v}" for k, v in s.items()))
         else:
             head.append("\nfrom a harness event: ", style="dim")
-            head.append(", ".join(f"{k}={v}" for k, v in s.items() if v is not None))
+            head.append(", ".join(f"{k}={v}" for k, v in s.items()
+                                  if v is not None and k != "hits"))
         self.query_one("#recall-head", Static).update(head)
         palette = palette_from_theme(self.app.current_theme)
         self.query_one("#recall-legend", Static).update(legend_text(palette, s))
@@ -243,20 +271,23 @@ class RecallScreen(StoreScreen):
     def _show_candidate(self, c: Candidate) -> None:
         out = join([Text(f"#{c.rank}", style="bold"), Text(c.decision, style="bold"),
                     self._source(c)])
+        settings = self.trace.settings if self.trace is not None else {}
         if c.terms.get("S") is not None:
-            out.append(f"\nS {c.terms['S']:.3f} = 0.7·cos {c.cos or 0:.3f} + 0.3·lex "
+            w = float(settings.get("cos_weight", 0.7))
+            cos = "n/a (no comparable vector)" if c.cos is None else f"{c.cos:.3f}"
+            out.append(f"\nS {c.terms['S']:.3f} = {w:g}·cos {cos} + {1 - w:g}·lex "
                        f"{c.lex or 0:.3f}   contributions: " + "  ".join(
                            f"{k} {v:+.3f}" for k, v in c.contributions.items())
                        + f"   score {c.score:.3f}")
-        elif c.score is not None:
-            out.append(f"\nharness score {c.score:.3f}"
-                       + (f", provider score {c.cos:.3f}" if c.cos is not None else ""))
+        elif c.harness is not None or c.score is not None:
+            out.append("\n" + harness_line(c))
         out.append("\nreason: ", style="dim")
         out.append(safe_text(c.reason))
         out.append("\ntext: ", style="dim")
         out.append(Text(MASK + " (withheld: secret or policy-filtered)", style="italic")
                    if c.masked else safe_text(c.excerpt or ""))
-        self.query_one("#recall-detail", Static).update(out)
+        self.query_one("#recall-detail-text", Static).update(out)
+        self.query_one("#recall-detail", VerticalScroll).scroll_home(animate=False)
 
     # -- new recall, re-run ------------------------------------------------------------------
     def action_new_recall(self) -> None:
@@ -270,8 +301,8 @@ class RecallScreen(StoreScreen):
         query = event.value.strip()
         if not query:
             return
-        self.query_one("#recall-detail", Static).update(Text(f"recalling {query!r}…",
-                                                             style="dim"))
+        self.query_one("#recall-detail-text", Static).update(Text(f"recalling {query!r}…",
+                                                                  style="dim"))
         self._run_recall(query)
 
     @work(thread=True, exclusive=True, group="recall", exit_on_error=False)

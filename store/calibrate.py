@@ -76,7 +76,7 @@ def calibrate(store: Store, limit: int = 200) -> dict[str, Any]:
     for question, answer_ids in cues:
         qvec = store.embedder.embed([question])[0]
         with store.read() as conn:
-            found = candidates(conn, question, qvec, pool)
+            found = candidates(conn, question, qvec, pool, store.embedder.name)
             best_s, best_cos = -1.0, -1.0
             for cid in answer_ids:
                 cos, lex = found.get(cid, (None, 0.0))

@@ -1,7 +1,8 @@
 """Resonance-weighted recall with a trace (LCA §5; DESIGN.md "Recall").
 
-``recall(store, query, ...)`` builds the candidate pool (vector KNN ∪ FTS5 BM25), collapses a
-source's chunks to its best chunk, gives every candidate the six terms and its score, decides
+``recall(store, query, ...)`` builds the candidate pool (vector KNN and FTS5 BM25 hits taken in
+turn until ``recall.pool`` distinct sources; see ``store.recall_pool``), collapses a source's
+chunks to its best chunk, gives every candidate the six terms and its score, decides
 what is injected (hard rules, similarity floor, near-duplicates, the 4 + 2 budget), and writes a
 trace of all of it. ``probe=True`` runs the same search and writes nothing.
 """
@@ -104,12 +105,14 @@ class _Cand:
     cos: float | None
     lex: float
     s: float
+    other_model: str | None = None  # the embedder that made this chunk's vector, if not ours
 
 
 def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any]
           ) -> list[_Cand]:
     """The candidate pool, one best chunk per source (by S)."""
-    found, _cache = pool_candidates(store, conn, query, qvec, int(cfg["pool"]))
+    got = pool_candidates(store, conn, query, qvec, int(cfg["pool"]))
+    found = got.found
     if not found:
         return []
     ids = ", ".join(str(int(i)) for i in found)
@@ -119,7 +122,8 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
             continue  # a chunk whose source is gone (mid-erasure): not a candidate
         cos, lex = found[int(r[0])]
         s = rt.similarity(cos, lex, float(cfg["cos_weight"]))
-        cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s)
+        cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s,
+                     got.foreign.get(int(r[0])))
         key = (cand.facts.source_type, cand.facts.source_id)
         if key not in best or (s, -cand.chunk_id) > (best[key].s, -best[key].chunk_id):
             best[key] = cand
@@ -150,8 +154,11 @@ def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
                      session_id=c.session_id, seq=c.seq, kind=f.kind,
                      hits=f.hits if f.source_type == "memory" else None,
                      prevented=f.prevented if f.source_type == "memory" else None)
-    if k_why and not hard:
-        cand.reason = "penalised: " + ", ".join(k_why)
+    notes = [] if hard or not k_why else ["penalised: " + ", ".join(k_why)]
+    if c.other_model is not None:
+        notes.append(f"vector from another embedder ({c.other_model}): cosine not comparable")
+    if notes:
+        cand.reason = "; ".join(([cand.reason] if hard else []) + notes)
     return cand
 
 
@@ -184,7 +191,9 @@ def _decide(ranked: list[tuple[Candidate, _Cand]], cfg: dict[str, Any],
                     f"{name} slots full ({used[kind]}/{slots[kind]}), taken by higher-ranked "
                     f"{name} items" + penalty)
             continue
-        v = vector_of(cand.chunk_id) if cand.chunk_id is not None else None
+        # no cosine: no vector of this embedder (another embedder's is not comparable)
+        v = vector_of(cand.chunk_id) if cand.chunk_id is not None and cand.cos is not None \
+            else None
         twin = None
         if v is not None:
             sims = [(float(v @ cv), c) for c, cv in chosen if cv is not None]

@@ -3,7 +3,9 @@
 Such an event carries ``{query, hitCount, promptTokens, diagnostics, hits: [{id, chunkId,
 title, score, providerScore, recallMode, scri}]}``: what the harness injected, with its own
 score. The trace keeps exactly that: no six terms (the harness computes none of LCA's E, T, A,
-Q, K), every hit decided ``injected``, the harness's score and provider score. A hit whose id or
+Q, K), every hit decided ``injected``, and the harness's own figures per hit (score,
+providerScore, scri, recallMode) in the trace's settings under ``hits`` — never in the cosine
+column, which holds only cosines lca-tui computed. A hit whose id or
 title names a memory in this store points at it (and is masked if that memory is secret).
 These traces are derived records: ``reindex`` deletes and rebuilds them.
 """
@@ -26,6 +28,13 @@ WRITER = "lca-tui:recall-events"
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
         else None
+
+
+def _scalar(value: Any) -> str | float | None:
+    """A hit's number or short label as given (anything else: None)."""
+    if isinstance(value, str):
+        return value[:80]
+    return _number(value)
 
 
 def _memory_for(conn: Connection, hit: dict[str, Any]) -> tuple[int, str] | None:
@@ -55,26 +64,31 @@ def trace_from_event(conn: Connection, entry_id: int, ts: str | None, meta: dict
                 "promptTokens": md.get("promptTokens"), "diagnostics": md.get("diagnostics"),
                 "runId": meta.get("runId"), "sessionKey": meta.get("sessionKey")}
     cands = []
+    figures: list[dict[str, Any]] = []
     for i, hit in enumerate(h for h in hits if isinstance(h, dict)):
         found = _memory_for(conn, hit)
         secret = found is not None and found[1] == "secret"
         title = None if hit.get("title") is None else str(hit.get("title"))
         mode = hit.get("recallMode")
         provider = _number(hit.get("providerScore"))
+        figures.append({"rank": i + 1, "score": _number(hit.get("score")),
+                        "providerScore": provider, "scri": _scalar(hit.get("scri")),
+                        "recallMode": _scalar(mode)})
         reason = "injected by the harness"
         if mode:
             reason += f" (recall mode {mode})"
         if provider is not None:
-            reason += f"; provider score {provider:.3f}"
+            reason += f"; harness provider score {provider:.3f}"
         if secret:
             reason += "; names a secret memory: text withheld"
         cands.append(Candidate(
             rank=i + 1, source_type="memory" if found else "external",
             source_id=found[0] if found else None, decision="injected", reason=reason,
-            score=_number(hit.get("score")), cos=provider, label=None if secret else title,
+            score=_number(hit.get("score")), cos=None, label=None if secret else title,
             excerpt=None if secret or title is None else title[:EXCERPT_CHARS], masked=secret,
             external_id=str(hit.get("id") or hit.get("chunkId") or "") or None,
-            kind="memory"))
+            kind="memory", harness={k: v for k, v in figures[-1].items() if k != "rank"}))
+    settings["hits"] = figures
     return Trace(None, normalise_iso(ts) or now_iso(), query, None, None, "private", False,
                  settings, None, None, False, origin="mindstone-event", entry_id=entry_id,
                  considered=len(cands), injected=len(cands), candidates=cands)

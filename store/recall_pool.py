@@ -1,4 +1,15 @@
-"""The candidate pool of a recall: exact vector KNN ∪ FTS5 BM25 hits, with S's two parts.
+"""The candidate pool of a recall: vector KNN and FTS5 BM25 hits, with S's two parts.
+
+The pool is at most ``recall.pool`` sources (50 by default), taken from the two rankings in
+turn — best cosine, best BM25, next cosine, next BM25, ... — skipping a chunk already taken,
+until ``pool`` distinct sources (an entry or a memory) are in it. A further chunk of a source
+already in the pool is kept (recall keeps a source's best chunk by S) but does not count. A
+chunk's ``lex`` is its BM25 / the best BM25 of the query; ``cos`` is its cosine to the query.
+
+Only vectors the current embedder made are compared: the in-memory copy holds the vectors of
+chunks whose ``chunk.model`` is the embedder's name, so KNN never returns another embedder's
+vector, and a BM25 hit from another embedder keeps ``cos`` None (S from ``lex`` alone) and is
+named in ``Pool.foreign`` so recall can say why.
 
 Vector KNN here is exact (brute-force cosine, as sqlite-vec's ``vec0`` does) but runs on an
 in-memory copy of the vectors, loaded from ``vec0`` once per open store and kept in step with
@@ -18,6 +29,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,6 +59,7 @@ class VectorCache:
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, 384), dtype=np.float32)
         self.stamp: tuple[int, int, int] | None = None
+        self.model: str | None = None
         self.lock = threading.Lock()
         self.reloads = 0
 
@@ -60,19 +73,21 @@ class VectorCache:
             "'recall_feedback%')").one()
         return int(row[0]), int(row[1]), int(row[2])
 
-    def sync(self, conn: Connection) -> None:
-        """Bring the copy up to date with the store (cheap when nothing changed)."""
+    def sync(self, conn: Connection, model: str) -> None:
+        """Bring the copy up to date with the store (cheap when nothing changed); it holds
+        only the vectors of chunks ``model`` embedded."""
         stamp = self._stamp(conn)
-        old = self.stamp
+        old = self.stamp if self.model == model else None
         if stamp == old:
             return
         if old is not None and stamp[2] == old[2] and stamp[1] > old[1] and stamp[0] > old[0]:
-            rows = conn.execute(text("SELECT id, status FROM chunk WHERE id > :m ORDER BY id"),
-                                {"m": old[1]}).all()
+            rows = conn.execute(text("SELECT id, status, model FROM chunk WHERE id > :m "
+                                     "ORDER BY id"), {"m": old[1]}).all()
             if len(rows) == stamp[0] - old[0]:  # only additions since the last sync
                 new: list[tuple[int, np.ndarray]] = []
                 for r in rows:
-                    v = vec.vector_of(conn, int(r[0])) if r[1] == "ok" else None
+                    v = vec.vector_of(conn, int(r[0])) \
+                        if r[1] == "ok" and r[2] == model else None
                     if v is not None:
                         new.append((int(r[0]), v))
                 if new:
@@ -82,10 +97,14 @@ class VectorCache:
                 self.stamp = stamp
                 return
         ids, matrix = vec.all_vectors(conn)
+        same = np.fromiter((int(r[0]) for r in conn.execute(
+            text("SELECT id FROM chunk WHERE model = :m"), {"m": model}).all()), dtype=np.int64)
+        keep = np.isin(ids, same)
+        ids, matrix = ids[keep], matrix[keep]
         order = np.argsort(ids, kind="stable")
         self.ids = ids[order]
         self.matrix = np.ascontiguousarray(matrix[order], dtype=np.float32)
-        self.stamp = stamp
+        self.stamp, self.model = stamp, model
         self.reloads += 1
 
     def knn(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -117,22 +136,83 @@ def cache_for(store: Store) -> VectorCache:
         return cache
 
 
-def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int
-         ) -> tuple[dict[int, tuple[float | None, float]], VectorCache]:
-    """chunk id → (cos, lex) for the union of KNN and FTS hits, as ``search.candidates``
-    computes it (``lex`` = BM25 / best BM25 in the pool), with the cache's vectors."""
+def _sources(conn: Connection, ids: list[int]) -> dict[int, tuple[tuple[str, int], str]]:
+    """chunk id → ((source type, source id), model) for ``ids``."""
+    if not ids:
+        return {}
+    marks = ", ".join(str(int(i)) for i in ids)
+    return {int(r[0]): ((str(r[1]), int(r[2])), str(r[3])) for r in conn.exec_driver_sql(
+        f"SELECT id, source_type, source_id, model FROM chunk WHERE id IN ({marks})").all()}
+
+
+@dataclass
+class Pool:
+    """The candidate pool: chunk id → (cos, lex), and the chunks whose vector another
+    embedder made (chunk id → that embedder's name; their cos is None)."""
+
+    found: dict[int, tuple[float | None, float]] = field(default_factory=dict)
+    foreign: dict[int, str] = field(default_factory=dict)
+    sources: int = 0
+
+
+def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
+                source_of: dict[int, tuple[tuple[str, int], str]], size: int
+                ) -> tuple[list[int], int, bool]:
+    """Chunk ids taken alternately from the KNN and FTS rankings (best cosine, best BM25,
+    next cosine, ...), skipping ones already taken, until ``size`` distinct sources; a
+    further chunk of a source already in the pool is kept (it may be that source's best
+    chunk by S) but does not count. Returns (chunk ids, sources, whether ``size`` was
+    reached)."""
+    taken: list[int] = []
+    seen_chunks: set[int] = set()
+    seen_sources: set[tuple[str, int]] = set()
+    for i in range(max(len(knn), len(fts))):
+        for ranking in (knn, fts):
+            if i >= len(ranking):
+                continue
+            cid = ranking[i][0]
+            known = source_of.get(cid)
+            if cid in seen_chunks or known is None:
+                continue  # taken already, or gone since the index was read
+            if known[0] not in seen_sources:
+                if len(seen_sources) >= size:
+                    return taken, len(seen_sources), True
+                seen_sources.add(known[0])
+            seen_chunks.add(cid)
+            taken.append(cid)
+    return taken, len(seen_sources), len(seen_sources) >= size
+
+
+def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int) -> Pool:
+    """The candidate pool of at most ``size`` sources (see the module docstring), with S's
+    two parts as ``search.candidates`` computes them (``lex`` = BM25 / best BM25)."""
     cache = cache_for(store)
+    model = store.embedder.name
+    lexical = lexical_query(query)
+    fetch = max(1, size) * 2
     with cache.lock:
-        cache.sync(conn)
-        cos = dict(cache.knn(qvec, size))
-        fts = vec.fts_search(conn, lexical_query(query), size)
+        cache.sync(conn, model)
+        while True:
+            knn = cache.knn(qvec, fetch)
+            fts = vec.fts_search(conn, lexical, fetch)
+            source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}))
+            taken, sources, full = _interleave(knn, fts, source_of, size)
+            exhausted = len(knn) < fetch and len(fts) < fetch
+            if full or exhausted:
+                break
+            fetch *= 2
         best = max((s for _, s in fts), default=0.0)
         lex = {cid: (s / best if best > 0 else 0.0) for cid, s in fts}
-        for cid in lex:
+        cos = dict(knn)
+        out = Pool(sources=sources)
+        for cid in taken:
             if cid not in cos:
-                v = cache.vector(cid)
-                if v is None:
-                    v = vec.vector_of(conn, cid)
-                if v is not None:
-                    cos[cid] = float(v @ qvec)
-    return {cid: (cos.get(cid), lex.get(cid, 0.0)) for cid in set(cos) | set(lex)}, cache
+                chunk_model = source_of[cid][1]
+                if chunk_model != model:
+                    out.foreign[cid] = chunk_model
+                else:
+                    v = cache.vector(cid)
+                    if v is not None:
+                        cos[cid] = float(v @ qvec)
+            out.found[cid] = (cos.get(cid), lex.get(cid, 0.0))
+    return out

@@ -2,6 +2,10 @@
 
 A trace stores pointers and a short excerpt per candidate, and no text at all (no excerpt, no
 label) for a masked candidate: a secret memory, or anything policy-filtered.
+
+A trace derived from a harness event has no six terms and no cosine: each candidate's own
+figures from the harness (score, providerScore, scri, recallMode) are kept in the trace's
+settings under ``hits`` (one object per rank) and handed out as ``Candidate.harness``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class Candidate:
     prevented: int | None = None
     id: int | None = None
     feedback: tuple[str, ...] = ()
+    harness: dict[str, Any] | None = None  # a harness's own figures (derived traces only)
 
     @property
     def pointer(self) -> str:
@@ -66,7 +71,7 @@ class Candidate:
                 "similarity": {"cos": self.cos, "lex": self.lex},
                 "contributions": dict(self.contributions), "score": self.score,
                 "decision": self.decision, "reason": self.reason,
-                "feedback": list(self.feedback)}
+                "feedback": list(self.feedback), "harness": self.harness}
 
 
 @dataclass
@@ -202,6 +207,12 @@ def get_trace(store: Store, trace_id: int) -> Trace:
         rows = conn.execute(text(f"SELECT {_CAND_COLS} FROM recall_candidate WHERE "
                                  "trace_id = :i ORDER BY rank"), {"i": trace.id}).all()
     trace.candidates = [_candidate(c, tuple(fb.get(int(c[0]), ()))) for c in rows]
+    hits = trace.settings.get("hits") if trace.origin != "lca-tui" else None
+    if isinstance(hits, list):
+        by_rank = {h.get("rank"): h for h in hits if isinstance(h, dict)}
+        for c in trace.candidates:
+            found = by_rank.get(c.rank)
+            c.harness = {k: v for k, v in found.items() if k != "rank"} if found else None
     return trace
 
 
@@ -216,7 +227,7 @@ def find_candidate(trace: Trace, item: str) -> Candidate:
                  if c.source_type == kind and str(c.source_id) == ident.strip()]
     if not match:
         raise NotFound(f"trace {trace.id} has no candidate {item!r}: give its rank or "
-                       "memory:ID / entry:ID (`lca-tui trace {trace.id}` lists them)")
+                       f"memory:ID / entry:ID (`lca-tui trace {trace.id}` lists them)")
     return match[0]
 
 

@@ -66,8 +66,9 @@ SPECS: list[Spec] = [
     Spec("recall.memory_items", 4, "Memories injected at most per recall."),
     Spec("recall.transcript_items", 2, "Transcript items injected at most per recall."),
     Spec("recall.item_chars", 800, "Characters of each injected item at most."),
-    Spec("recall.pool", 50, "Candidate pool: the union of the best `pool` vector KNN hits and "
-         "the best `pool` FTS5 BM25 hits; several chunks of one source count once."),
+    Spec("recall.pool", 50, "Candidate pool: at most this many sources, taken from the vector "
+         "KNN and FTS5 BM25 rankings in turn (best cosine, best BM25, next cosine, ...), "
+         "skipping chunks already taken; several chunks of one source count once."),
     Spec("recall.half_life_days", 30.0, "Half-life of T when a memory names none."),
     Spec("recall.duplicate_cos", 0.95, "A candidate whose vector is at least this cosine to "
          "one already injected is a near-duplicate and is not injected (diversity)."),

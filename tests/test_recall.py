@@ -370,7 +370,8 @@ def test_bench_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["recall_ms"]["p50"] <= data["recall_ms"]["p95"] <= data["recall_ms"]["max"]
     assert data["ingest_per_s"] > 0 and data["bytes_per_1k_chunks"] > 0
     assert data["index_to_raw"] > 0 and data["queries"] == 50
-    assert "not computed by the model" in data["method"]
+    assert "not computed by the embedder" in data["method"]
+    assert "model vectors" not in data["method"]  # the fallback made them
 
 
 def test_calibrate_on_real_transcripts(cc_store: Store,
@@ -384,3 +385,138 @@ def test_calibrate_on_real_transcripts(cc_store: Store,
     assert 0 <= result["suggested_floor"] <= p["p25"]
     assert main(["calibrate", "--store", str(cc_store.path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cues"] == result["cues"]
+
+
+# -- review fixes: embedders, pool size, harness figures, bench storage ---------------------
+
+def test_other_embedders_vectors_are_not_compared(tmp_path: Path) -> None:
+    """Chunks another embedder wrote keep cos None (S from lex only) and say why; the
+    vector copy holds only the current embedder's vectors."""
+    from store.embed import HashEmbedder
+    from store.recall_pool import cache_for
+    from tests.conftest import make_store
+
+    class Other(HashEmbedder):
+        name = "some-other-model"
+
+    first = Store(tmp_path / "mix.db", embedder=Other())
+    add_entries(first, "old", [("user", "the quokka migration runbook for the ledger"),
+                               ("assistant", "run the quokka migration after the backup")])
+    first.close()
+    store = make_store(tmp_path / "mix.db")
+    try:
+        add_entries(store, "new", [("user", "quokka migration notes from today")])
+        result = recall(store, "quokka migration", probe=True, now=NOW)
+        entries = [c for c in result.trace.candidates if c.source_type == "entry"]
+        foreign = [c for c in entries if c.session_id == "old"]
+        own = [c for c in entries if c.session_id == "new"]
+        assert len(foreign) == 2 and len(own) == 1
+        for c in foreign:
+            assert c.cos is None and c.lex > 0
+            assert c.terms["S"] == pytest.approx(0.3 * c.lex, abs=1e-5)
+            assert ("vector from another embedder (some-other-model): cosine not comparable"
+                    in c.reason)
+        assert own[0].cos is not None and "another embedder" not in own[0].reason
+        with store.read() as conn:
+            theirs = {int(r[0]) for r in conn.exec_driver_sql(
+                "SELECT id FROM chunk WHERE model = 'some-other-model'").all()}
+        held = set(cache_for(store).ids.tolist())
+        assert theirs and not theirs & held and held
+    finally:
+        store.close()
+
+
+def test_interleave_takes_rankings_in_turn_until_pool_sources() -> None:
+    from store.recall_pool import _interleave
+
+    knn = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]
+    fts = [(10, 9.0), (2, 8.0), (11, 7.0), (12, 6.0)]
+    src = {c: (("entry", c), "m") for c in (1, 2, 3, 4, 10, 11, 12)}
+    src[3] = (("entry", 1), "m")  # a second chunk of chunk 1's source
+    taken, sources, full = _interleave(knn, fts, src, 4)
+    # 1 (cos), 10 (bm25), 2 (cos), 2 again skipped, 3 (same source as 1: kept, not counted),
+    # 11 (bm25) makes four sources; 4 would be a fifth
+    assert taken == [1, 10, 2, 3, 11] and sources == 4 and full
+
+
+def test_pool_is_at_most_pool_sources(store: Store) -> None:
+    from store import vec
+    from store.recall_pool import cache_for, lexical_query
+
+    add_entries(store, "s1", [("user", (f"deploy note {i}: helm canary rollout step {i} "
+                                       f"for service{i}")) for i in range(40)]
+                + [("tool_result", "zorblax handshake failed during deploy")])
+    query = "helm canary rollout zorblax"
+    result = recall(store, query, probe=True, now=NOW, overrides={"pool": 10})
+    assert result.trace.considered == len(result.trace.candidates) == 10
+    qvec = store.embedder.embed([query])[0]
+    with store.read() as conn:
+        best_cos = cache_for(store).knn(qvec, 1)[0][0]
+        best_bm25 = vec.fts_search(conn, lexical_query(query), 1)[0][0]
+    chunks = {c.chunk_id for c in result.trace.candidates}
+    assert best_cos in chunks and best_bm25 in chunks
+    assert recall(store, query, probe=True, now=NOW).trace.considered == 41  # all, under 50
+
+
+def test_harness_scores_are_not_cosines(store: Store, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from store.writes import NewSession
+
+    store.append_entries(NewSession(id="ms", format="mindstone-ndjson"), [_event([
+        {"id": "deploy-1", "title": "deploy", "score": 0.81, "providerScore": 0.77,
+         "recallMode": "hybrid", "scri": 0.42}])])
+    trace_id = list_traces(store)[0].id
+    cand = get_trace(store, trace_id).candidates[0]
+    assert cand.cos is None and cand.harness == {"score": 0.81, "providerScore": 0.77,
+                                                 "scri": 0.42, "recallMode": "hybrid"}
+    assert main(["trace", "--store", str(store.path), str(trace_id), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["candidates"][0]
+    assert data["similarity"]["cos"] is None and data["harness"]["providerScore"] == 0.77
+    assert main(["trace", "--store", str(store.path), str(trace_id)]) == 0
+    out = capsys.readouterr().out
+    assert "latency unknown (harness trace)" in out and "latency  ms" not in out
+    assert "harness's own figures: score 0.810, provider score 0.770" in out
+    assert "hits=" not in out
+
+
+def test_find_candidate_names_the_trace(store: Store, tmp_path: Path) -> None:
+    from store.errors import NotFound
+
+    _decisions_store(store, tmp_path)
+    result = recall(store, QUERY, now=NOW)
+    with pytest.raises(NotFound, match=rf"`lca-tui trace {result.trace_id}` lists them"):
+        feedback(store, result.trace_id, "memory:99999", "used")
+
+
+def test_bench_storage_is_measured_before_recalls_without_wal(tmp_path: Path) -> None:
+    from store.bench import run_bench
+
+    keep = tmp_path / "bench"
+    keep.mkdir()
+    r = run_bench(chunks=400, queries=50, sample=100, embedder="fallback", keep=keep)
+    db = keep / "bench.db"
+    wal = Path(f"{db}-wal")
+    final = db.stat().st_size
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed after the recalls
+    assert r.trace_bytes > 0
+    assert r.bytes_total < final  # the bench's own traces came after the measurement
+    reopened = Store(db)
+    try:
+        with reopened.write() as conn:
+            conn.exec_driver_sql("DELETE FROM recall_trace")
+        with reopened.read() as conn:
+            page = int(conn.exec_driver_sql("PRAGMA page_size").scalar_one())
+            used = int(conn.exec_driver_sql("PRAGMA page_count").scalar_one()) - int(
+                conn.exec_driver_sql("PRAGMA freelist_count").scalar_one())
+    finally:
+        reopened.close()
+    assert abs(used * page - r.bytes_total) <= 8 * page  # the store without its traces
+    assert "lca-hash-fallback-v1 vectors (the fallback" in r.method
+    assert "model vectors" not in r.method
+
+
+def test_bench_refuses_store(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["bench", "--store", str(tmp_path / "mine.db"), "--chunks", "400",
+                 "--embedder", "fallback"]) != 0
+    assert "--store is not accepted" in capsys.readouterr().err
+    assert not (tmp_path / "mine.db").exists()

@@ -130,7 +130,7 @@ async def test_secret_is_masked_on_screen(snap_store: Store) -> None:
         for row in range(table.row_count):
             table.move_cursor(row=row)
             await pilot.pause()
-            detail = str(app.screen.query_one("#recall-detail").render())
+            detail = str(app.screen.query_one("#recall-detail-text").render())
             assert "tok-93ab" not in detail and "deploy token" not in detail
 
 
@@ -186,3 +186,50 @@ def test_snapshot_new_recall_flow(snap_store: Store, snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=run_before)
+
+
+# -- review fixes ----------------------------------------------------------------------------
+
+LONG = ("Line one of the helm deploy note.\nLine two: run the canary rollout in staging.\n"
+        "Line three: watch the error budget, then promote.\n" + "More detail words " * 5
+        + "END-OF-EXCERPT")
+
+
+async def test_detail_uses_the_traces_weights_and_shows_the_whole_excerpt(
+        tmp_path: Path, fixed_latency: None) -> None:
+    s = make_store(tmp_path / "w.db")
+    add_entries(s, "sess-w", [("user", LONG)])
+    recall(s, "helm deploy canary rollout", now=NOW, overrides={"cos_weight": 0.5})
+    app = _app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        text = str(app.screen.query_one("#recall-detail-text").render())
+        assert "= 0.5·cos" in text and "+ 0.5·lex" in text and "0.7·cos" not in text
+        assert "Line one" in text and "Line three" in text and "END-OF-EXCERPT" in text
+        pane = app.screen.query_one("#recall-detail")
+        assert pane.virtual_size.height <= pane.scrollable_content_region.height
+    s.close()
+
+
+async def test_harness_trace_shows_the_harness_figures(tmp_path: Path) -> None:
+    from store.writes import NewEntry, NewSession
+
+    s = make_store(tmp_path / "h.db")
+    meta = {"event": "memory_recall_injected", "role": "event", "runId": "run_1",
+            "metadata": {"event": "memory_recall_injected", "query": "deploy steps",
+                         "hitCount": 1, "hits": [{"id": "d", "title": "deploy",
+                                                  "score": 0.81, "providerScore": 0.77,
+                                                  "recallMode": "hybrid"}]}}
+    s.append_entries(NewSession(id="ms", format="mindstone-ndjson"), [NewEntry(
+        "event", "memory recall injected", source_key="ms", source_offset=1,
+        ts="2026-05-30T09:00:00Z", meta=meta)])
+    app = _app(s)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        text = str(app.screen.query_one("#recall-detail-text").render())
+        assert "the harness's own figures" in text
+        assert "score 0.810, provider score 0.770, recall mode hybrid" in text
+        assert "cos" not in text
+        head = str(app.screen.query_one("#recall-head").render())
+        assert "hits=" not in head and "hitCount=1" in head
+    s.close()

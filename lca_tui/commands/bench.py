@@ -11,7 +11,9 @@ from lca_tui.output import add_json_flag, console, err_console, print_json, stor
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", parents=parents,
-                       help="build a synthetic store and print latency and storage figures")
+                       help="build a synthetic store and print latency and storage figures "
+                       "(it always builds its own store: --store is refused, --keep DIR "
+                       "keeps it)")
     p.add_argument("--chunks", type=int, default=50_000, help="store size (default 50,000)")
     p.add_argument("--queries", type=int, default=60, help="recalls to time (at least 50)")
     p.add_argument("--sample", type=int, default=2000,
@@ -34,6 +36,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 def run_bench_cmd(args: argparse.Namespace) -> int:
     from store.bench import run_bench
 
+    if getattr(args, "store", None):
+        raise ValueError("bench always builds its own synthetic store and never touches "
+                         "another: --store is not accepted (use --keep DIR to build it in DIR "
+                         "and keep it)")
     if args.queries < 50:
         raise ValueError("--queries must be at least 50 for meaningful percentiles")
     if args.chunks < 1:
@@ -69,9 +75,12 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
     out.print(f"ingest + embed (normal write path, {r.sample_chunks:,} chunks): "
               f"{r.ingest_per_s:,} chunks/s ({r.ingest_entries_per_s:,} entries/s); whole "
               f"build {r.build_s} s", markup=False)
-    out.print(f"storage: {r.bytes_total:,} bytes, {r.bytes_per_1k_chunks:,.0f} bytes per "
+    out.print(f"storage (main file after a WAL checkpoint, measured before the recalls): "
+              f"{r.bytes_total:,} bytes, {r.bytes_per_1k_chunks:,.0f} bytes per "
               f"1,000 chunks; index {r.index_bytes:,} bytes / raw transcript "
               f"{r.raw_transcript_bytes:,} bytes = {r.index_to_raw}", markup=False)
+    out.print(f"  the bench's {r.queries} recall traces, apart: {r.trace_bytes:,} bytes",
+              markup=False)
     return 0
 
 

@@ -56,6 +56,17 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+def _harness_figures(figures: dict[str, Any]) -> str:
+    """A harness's own figures for a hit, labelled as the harness's (not lca-tui's R or S)."""
+    def show(value: Any) -> str:
+        return _fmt(value) if isinstance(value, float) else one_line(str(value), 40)
+
+    parts = [f"{label} {show(figures[key])}" for key, label in (
+        ("score", "score"), ("providerScore", "provider score"), ("scri", "scri"),
+        ("recallMode", "recall mode")) if figures.get(key) is not None]
+    return "harness's own figures: " + (", ".join(parts) or "none given")
+
+
 def _print_candidates(candidates: list[Any]) -> None:
     """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
     from store.recall_traces import MASK
@@ -63,10 +74,14 @@ def _print_candidates(candidates: list[Any]) -> None:
     out = console()
     for c in candidates:
         t = c.terms
-        nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
-        out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
-                  f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
-                  f"{_fmt(c.lex) or '-'})  {nums}", markup=False, style="bold")
+        if c.harness is not None:
+            out.print(f"#{c.rank:<3} {c.decision:<15} {_harness_figures(c.harness)}",
+                      markup=False, style="bold")
+        else:
+            nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
+            out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
+                      f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
+                      f"{_fmt(c.lex) or '-'})  {nums}", markup=False, style="bold")
         text = MASK if c.masked else one_line(c.excerpt or "", 90)
         where = c.pointer + (f" {c.kind}" if c.kind else "")
         out.print(f"     {one_line(where)}: {text}", markup=False, overflow="ellipsis",
@@ -81,11 +96,16 @@ def _print_trace(trace: Any) -> None:
     head = (f"trace {trace.id}  {trace.ts}  {trace.origin}  query: {one_line(trace.query)}"
             f"  [{where}{', historical' if trace.historical else ''}]")
     out.print(head, markup=False, style="bold")
-    out.print(f"latency {_fmt(trace.latency_ms, 1)} ms, model {trace.model or '-'}"
+    latency = (f"latency {_fmt(trace.latency_ms, 1)} ms" if trace.latency_ms is not None
+               else "latency unknown (harness trace)" if trace.origin != "lca-tui"
+               else "latency unknown")
+    out.print(f"{latency}, model {trace.model or '-'}"
               f"{' (DEGRADED)' if trace.degraded else ''}, injected {trace.injected} of "
               f"{trace.considered} considered", markup=False)
-    out.print("settings: " + ", ".join(f"{k}={v}" for k, v in trace.settings.items()),
-              markup=False)
+    label = "settings" if trace.origin == "lca-tui" else "from a harness event"
+    out.print(f"{label}: " + one_line(", ".join(
+        f"{k}={v}" for k, v in trace.settings.items() if k != "hits" and v is not None)),
+        markup=False)
     _print_candidates(trace.candidates)
 
 
