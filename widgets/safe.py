@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
 
 from store.textsafe import one_line, visible
 
@@ -56,22 +55,3 @@ def join(parts: Iterable[Text | str], sep: str = " · ") -> Text:
             out.append(sep, style="dim")
         out.append(part if isinstance(part, Text) else Text(part))
     return out
-
-
-class SafeStatic(Static):
-    """A ``Static`` that only ever shows its text literally (markup off, controls visible)."""
-
-    DEFAULT_CSS = """
-    SafeStatic { height: auto; }
-    """
-
-    def __init__(self, text: str | Text = "", **kwargs: object) -> None:
-        super().__init__(self._coerce(text), markup=False, **kwargs)  # type: ignore[arg-type]
-
-    @staticmethod
-    def _coerce(text: str | Text) -> Text:
-        return text if isinstance(text, Text) else safe_text(text)
-
-    def show(self, text: str | Text) -> None:
-        """Replace the text (a ``str`` is stored text: shown literally)."""
-        self.update(self._coerce(text))
