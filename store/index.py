@@ -169,8 +169,8 @@ class Indexer:
         if not pending:
             return result
         self._embed(missing)
-        with_vec = [p for p in pending if p.vector is not None]
-        matrix = (np.stack([p.vector for p in with_vec]).astype(np.float32) if with_vec
+        vectors_in = [p.vector for p in pending if p.vector is not None]
+        matrix = (np.stack(vectors_in).astype(np.float32) if vectors_in
                   else np.zeros((0, 384), dtype=np.float32))
         found = iter(self._neighbours(conn, matrix))
         next_id = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")

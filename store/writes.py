@@ -59,7 +59,7 @@ class NewSession:
 @dataclass
 class NewEntry:
     kind: str
-    content: str
+    content: Any  # text; other JSON values are stored as their JSON, None as ""
     source_key: str
     agent: str = "main"
     ts: str | None = None
