@@ -67,6 +67,9 @@ class Store:
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._watch: Any = None
+        self._watch_lock = threading.Lock()  # the watch connection is shared by threads
+        self._closed = False
+        self._last_version = 0
 
     # -- connections ---------------------------------------------------------------------
     @contextmanager
@@ -80,9 +83,11 @@ class Store:
             yield conn
 
     def close(self) -> None:
-        if self._watch is not None:
-            self._watch.close()
-            self._watch = None
+        with self._watch_lock:  # never close it under a data_version() in another thread
+            self._closed = True
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
         self.engine.dispose()
 
     def __enter__(self) -> Store:
@@ -93,9 +98,13 @@ class Store:
 
     def data_version(self) -> int:
         """Changes whenever another connection commits: a cheap "did anything change?"."""
-        if self._watch is None:
-            self._watch = sqlean.connect(str(self.path), check_same_thread=False)
-        return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+        with self._watch_lock:
+            if self._closed:  # a closed store no longer changes
+                return self._last_version
+            if self._watch is None:
+                self._watch = sqlean.connect(str(self.path), check_same_thread=False)
+            self._last_version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+            return self._last_version
 
     # -- embedding -----------------------------------------------------------------------
     @property

@@ -140,6 +140,7 @@ class SearchHit:
     kind: str | None = None
     agent: str | None = None
     memory_name: str | None = None
+    masked: bool = False  # a secret memory: its text is withheld
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

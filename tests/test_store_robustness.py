@@ -221,3 +221,33 @@ def test_bidi_and_control_characters_are_made_visible() -> None:
         "a\\x1b[31mb\\u202etxt.exe\\u202c\tc\nd\\x07")
     assert one_line("x" * 10_000_000, 10) == "x" * 9 + "…"
     assert one_line("a\nb", 10) == "a ⏎ b"
+
+
+def test_closing_while_another_thread_watches_is_safe(tmp_path: Path) -> None:
+    for _ in range(50):
+        s = make_store(tmp_path / "race.db")
+        s.data_version()
+        stop = threading.Event()
+
+        def spin(store: Store = s, done: threading.Event = stop) -> None:
+            while not done.is_set():
+                store.data_version()
+
+        t = threading.Thread(target=spin)
+        t.start()
+        s.close()
+        stop.set()
+        t.join()
+        assert s.data_version() == s.data_version()  # closed: no longer changes, no crash
+
+
+def test_search_withholds_secret_memory_text(store: Store, tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    folder.mkdir()
+    (folder / "reference_creds.md").write_text(
+        "---\nname: creds\ntype: reference\nsensitivity: secret\n---\n"
+        "The staging vault path is secret/ledgerline/staging.\n", encoding="utf-8")
+    store.ingest([folder])
+    hits = store.search("staging vault path", 5)
+    assert hits and all(h.masked and "ledgerline" not in h.text for h in hits)
+    assert hits[0].memory_name == "creds"
