@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +17,11 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def console() -> Console:
-    return Console(highlight=False)
+    """Stdout for tables; when it is not a terminal (a pipe, a file) tables get 160 columns
+    (or $COLUMNS) instead of Rich's 80, so ids and paths are not folded."""
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(highlight=False, width=int(os.environ.get("COLUMNS") or 0) or 160)
 
 
 def fail(message: str, code: int = 2) -> int:
