@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
 from screens.fmt import agents_mark, ago, project_tail, size, when
+from store.context_records import Series
 from store.records import SessionInfo, Stats
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
@@ -26,6 +27,7 @@ LABEL_WIDTH = 14
 class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
+    pressure: Series | None
 
 
 def _counts(mapping: dict[str, int]) -> Text:
@@ -141,8 +143,12 @@ class OverviewScreen(StoreScreen):
             table.add_column(label, key=key, width=width)
 
     def load_data(self) -> OverviewData:
+        from store.context_series import latest_key, series
+
         store = self.lca.store
-        return OverviewData(store.stats(), store.sessions(limit=LATEST))
+        key = latest_key(store)
+        pressure = series(store, key.session_id, key.agent) if key else None
+        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure)
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
@@ -154,6 +160,7 @@ class OverviewScreen(StoreScreen):
         status.set_class(not stats.embedder.degraded, "-ok")
         self.query_one("#embedder-detail", Static).update(embedder_text(stats))
         self._show_sessions(data.latest, stats.sessions)
+        self.query_one(PressureSummary).show(data.pressure)
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         table = self.query_one("#overview-sessions", DataTable)

@@ -262,3 +262,21 @@ async def test_a_bad_stored_value_is_reported_not_fatal(store: Store) -> None:
         assert "used_tokens: stored value 'lots'" in text
         assert "entries_added: stored value 'lots'" in text
         assert screen.query_one(PressureChart).data.used == [100_000, 0]
+
+
+async def test_overview_pressure_follows_the_store(tmp_path: Path) -> None:
+    """The Overview's one refresh (no timer of the panel's own) brings new snapshots."""
+    path = tmp_path / "ov.db"
+    make_store(path).close()
+    app = make_app(path, now=FIXED_NOW, mode="overview", refresh_seconds=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(app.screen.query(PressureSummary))
+                         and app.screen.query_one(PressureSummary).loads >= 1,
+                         what="the empty summary")
+        summary = app.screen.query_one(PressureSummary)
+        await _text(pilot, summary.query_one("#pressure-summary-line"), "No context snapshots")
+        writer = make_store(path)
+        record_snapshot(writer, "ov-live", 123_456, ts="2026-03-02T09:00:00Z",
+                        window_tokens=200_000)
+        writer.close()
+        await _text(pilot, summary.query_one(PressureGauge), "123,456 / 200,000 tokens")

@@ -1,29 +1,20 @@
 """A small context-pressure summary (the latest session's main agent) for the Overview.
 
-It follows the store on its own: while its screen is on top it checks ``data_version`` in a
-thread worker every ``app.refresh_seconds`` and reads the latest series again when it moved.
+A pure view: the screen that holds it reads the series in its own load worker (one change
+check, one read per refresh) and hands it over with ``show``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.message import Message
 from textual.widgets import Static
 
 from store.context_records import Series
 from widgets.pressure_gauge import GaugeReading, PressureGauge
-
-
-@dataclass
-class _Read(Message):
-    series: Series | None
-    version: int
 
 
 def summary_line(s: Series) -> Text:
@@ -52,7 +43,6 @@ class PressureSummary(Vertical):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._version: int | None = None
         self.loads = 0
 
     def compose(self) -> ComposeResult:
@@ -61,31 +51,9 @@ class PressureSummary(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Context pressure (latest session)"
-        self.set_interval(float(getattr(self.app, "refresh_seconds", 1.0)), self._tick)
-        self._read()
 
-    def _tick(self) -> None:
-        if self.app.screen is self.screen:
-            self._read(only_if_changed=True)
-
-    @work(thread=True, exclusive=True, group="pressure-summary", exit_on_error=False)
-    def _read(self, only_if_changed: bool = False) -> None:
-        from store.context_series import latest_key, series
-
-        app: Any = self.app
-        store = app.store
-        version = app.data_version()
-        if only_if_changed and version == self._version:
-            return
-        key = latest_key(store)
-        self.post_message(_Read(series(store, key.session_id, key.agent) if key else None,
-                                version))
-
-    @on(_Read)
-    def _show(self, message: _Read) -> None:
-        message.stop()
-        self._version = message.version
-        s = message.series
+    def show(self, s: Series | None) -> None:
+        """Show the latest series (None: no snapshots yet)."""
         line = self.query_one("#pressure-summary-line", Static)
         gauge = self.query_one("#pressure-summary-gauge", PressureGauge)
         if s is None or s.latest is None:
