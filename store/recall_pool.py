@@ -20,13 +20,11 @@ an erasure or any deletion — and a candidate the copy names that no longer exi
 when its row is read, so the copy can make a recall miss nothing and can never resurrect a
 deleted chunk.
 
-The lexical query drops common English stop words: an OR over "the", "we", "and" matches
-nearly every chunk, costs tens of milliseconds and adds no signal to BM25.
+The lexical query drops common English stop words (``vec.fts_query``), as every search does.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -40,16 +38,6 @@ from store import vec
 if TYPE_CHECKING:
     from store.facade import Store
 
-STOP_WORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your"])
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def lexical_query(query: str) -> str:
-    """The query's words without stop words (all of them if nothing else is left)."""
-    words = _WORD.findall(query)
-    kept = [w for w in words if w.lower() not in STOP_WORDS]
-    return " ".join(kept or words)
 
 
 class VectorCache:
@@ -188,7 +176,7 @@ def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int
     two parts as ``search.candidates`` computes them (``lex`` = BM25 / best BM25)."""
     cache = cache_for(store)
     model = store.embedder.name
-    lexical = lexical_query(query)
+    lexical = query
     fetch = max(1, size) * 2
     with cache.lock:
         cache.sync(conn, model)

@@ -9,6 +9,11 @@ import numpy as np
 from sqlalchemy import Connection, text
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
+STOP_WORDS = frozenset("""
+a an and are as at be but by did do does for from had has have how i if in into is it its me my
+no not of on or our so that the their them then there these they this to us was we were what
+when where which who why will with would you your
+""".split())
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -77,8 +82,14 @@ def vector_of(conn: Connection, chunk_id: int) -> np.ndarray | None:
 
 
 def fts_query(query: str) -> str | None:
-    """A safe FTS5 MATCH expression: every word of ``query`` quoted, joined with OR."""
-    words = _FTS_WORD.findall(query)
+    """A safe FTS5 MATCH expression: the words of ``query`` quoted, joined with OR.
+
+    Common English stop words are dropped (all are kept when nothing else is left): an OR over
+    "the", "we", "and" matches nearly every chunk, costs tens of milliseconds at 50,000 chunks
+    and adds no signal to BM25.
+    """
+    every = _FTS_WORD.findall(query)
+    words = [w for w in every if w.lower() not in STOP_WORDS] or every
     if not words:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))

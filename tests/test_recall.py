@@ -442,7 +442,7 @@ def test_interleave_takes_rankings_in_turn_until_pool_sources() -> None:
 
 def test_pool_is_at_most_pool_sources(store: Store) -> None:
     from store import vec
-    from store.recall_pool import cache_for, lexical_query
+    from store.recall_pool import cache_for
 
     add_entries(store, "s1", [("user", (f"deploy note {i}: helm canary rollout step {i} "
                                        f"for service{i}")) for i in range(40)]
@@ -453,7 +453,7 @@ def test_pool_is_at_most_pool_sources(store: Store) -> None:
     qvec = store.embedder.embed([query])[0]
     with store.read() as conn:
         best_cos = cache_for(store).knn(qvec, 1)[0][0]
-        best_bm25 = vec.fts_search(conn, lexical_query(query), 1)[0][0]
+        best_bm25 = vec.fts_search(conn, query, 1)[0][0]
     chunks = {c.chunk_id for c in result.trace.candidates}
     assert best_cos in chunks and best_bm25 in chunks
     assert recall(store, query, probe=True, now=NOW).trace.considered == 41  # all, under 50
