@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Header
 from screens.base import StoreScreen
 from store.context_records import Series, SeriesKey, Tail
 from store.context_series import max_revision, max_snapshot_id, series, series_keys, tail
+from widgets.fmt import when
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents
 from widgets.pressure_gauge import GaugeReading, PressureGauge
@@ -48,7 +49,7 @@ def reading(s: Series) -> GaugeReading | None:
         else "window reported by the harness"
     return GaugeReading(latest.used_tokens, s.window_tokens, s.checkpoint_threshold,
                         s.auto_compact_threshold, latest.segments,
-                        f"latest: {latest.event}, {latest.ts[:19].replace('T', ' ')}", note)
+                        f"latest: {latest.event}, {when(latest.ts, with_seconds=True)}", note)
 
 
 def chart_data(s: Series) -> ChartData:

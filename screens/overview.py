@@ -13,9 +13,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
-from screens.fmt import agents_mark, ago, project_tail, size, when
 from store.context_records import Series
 from store.records import SessionInfo, Stats
+from widgets.fmt import agents_mark, ago, project_tail, size, when
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 

@@ -14,10 +14,10 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input
 
 from screens.base import StoreScreen
-from screens.fmt import agents_mark, project_tail, short_when, when
 from store.records import EntryInfo, SearchHit, SessionInfo
 from store.textsafe import visible
 from widgets.entry_view import EntryView
+from widgets.fmt import agents_mark, project_tail, short_when, when
 from widgets.safe import cell, number
 
 SEARCH_MODES = ("hybrid", "fts", "semantic")

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from store.context_records import Series
 from store.textsafe import one_line
+from widgets.fmt import when
 
 NO_CHECKPOINT = "no checkpoint before this compaction"
 NOT_PRESERVED = "not preserved before pruning"
@@ -56,7 +57,7 @@ class PressureEvents(Static):
             ok = c.checkpoint_before
             self.flagged += not ok
             line.append("✓ " if ok else "✗ ", style=good if ok else bad)
-            line.append(f"{c.ts[:19].replace('T', ' ')}  compaction at {_t(c.pre_tokens)} "
+            line.append(f"{when(c.ts, with_seconds=True)}  compaction at {_t(c.pre_tokens)} "
                         f"tokens ({one_line(c.trigger or 'trigger not recorded')}): ")
             if ok:
                 line.append(f"{c.checkpoint_what} ran before it", style=good)
@@ -77,7 +78,7 @@ class PressureEvents(Static):
             ok = p.preserved_verified
             self.flagged += not ok
             line.append("✓ " if ok else "✗ ", style=good if ok else bad)
-            line.append(f"{p.ts[:19].replace('T', ' ')}  prune {_t(p.tokens_before)} → "
+            line.append(f"{when(p.ts, with_seconds=True)}  prune {_t(p.tokens_before)} → "
                         f"{_t(p.tokens_after)} tokens, {p.entries_pruned} entries left: ")
             if ok:
                 line.append("preserved and verified first", style=good)
@@ -92,7 +93,7 @@ class PressureEvents(Static):
                             f"{more}", style=detail)
             rows.append((p.ts, 1, line))
         for h in series.handoffs:
-            line = Text(f"· {h.ts[:19].replace('T', ' ')}  handoff {h.action}: ", end="")
+            line = Text(f"· {when(h.ts, with_seconds=True)}  handoff {h.action}: ", end="")
             line.append(one_line(h.path or "path not recorded", 90), style=detail)
             rows.append((h.ts, 2, line))
         for n, problem in enumerate(series.problems):

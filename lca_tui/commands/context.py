@@ -12,6 +12,7 @@ from typing import Any
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
 from store.textsafe import one_line
+from widgets.fmt import when
 
 RECORD_HELP = """\
 Read records from stdin: one JSON object, a JSON array, or JSON lines. Each object has a
@@ -281,7 +282,7 @@ def list_checkpoints(args: argparse.Namespace) -> int:
 
     for c in rows:
         failed = f" ({c.chunks_failed} failed)" if c.chunks_failed else ""
-        t.add_row(c.ts[:19].replace("T", " "), c.origin, (c.session_id or "store-wide")[:10],
+        t.add_row(when(c.ts, with_seconds=True), c.origin, (c.session_id or "store-wide")[:10],
                   one_line(c.trigger), c.status, str(c.memories_written),
                   f"{c.chunks_embedded}{failed}",
                   f"archive {flag(c.archive_verified)}, index {flag(c.index_verified)}")

@@ -1,5 +1,5 @@
-"""Small formatters the screens share: times (absolute and relative to ``app.now()``), sizes,
-agent marks. Every result is plain text; the caller wraps it in ``Text``."""
+"""Small formatters the screens and widgets share: times (absolute and relative to
+``app.now()``), sizes, agent marks. Every result is plain text; the caller wraps it in ``Text``."""
 
 from __future__ import annotations
 
