@@ -25,9 +25,9 @@ from screens.help import HelpScreen
 from screens.not_built import NotBuiltScreen
 from screens.registry import SCREENS, ScreenSpec
 from store import Store, open_store
-from store.assets import asset_path
-from store.settings import Settings
-from store.textsafe import visible
+from store.core.assets import asset_path
+from store.core.settings import Settings
+from store.core.textsafe import visible
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 

@@ -63,8 +63,8 @@ def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
     """Run a command; expected errors become one clear line on stderr and exit 2."""
     from sqlalchemy.exc import OperationalError
 
-    from store.errors import StoreError
-    from store.settings import SettingsError
+    from store.core.errors import StoreError
+    from store.core.settings import SettingsError
 
     try:
         return int(func(args) or 0)

@@ -25,7 +25,9 @@ def console() -> Console:
 
 
 def fail(message: str, code: int = 2) -> int:
-    err_console.print(f"lca-tui: {message}", markup=False)
+    """One error line on stderr, never wrapped: a path in it must stay copyable."""
+    sys.stderr.write(f"lca-tui: {message}\n")
+    sys.stderr.flush()
     return code
 
 
@@ -34,7 +36,7 @@ def print_json(data: Any) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Any:
-    from store.settings import Settings, parse_assignment
+    from store.core.settings import Settings, parse_assignment
 
     given = [*(getattr(args, "overrides_top", None) or []),
              *(getattr(args, "overrides", None) or [])]

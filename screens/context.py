@@ -20,8 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header
 
 from screens.base import StoreScreen
-from store.context_records import Series, SeriesKey, Tail
-from store.context_series import max_revision, max_snapshot_id, series, series_keys, tail
+from store.context.records import Series, SeriesKey, Tail
+from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
 from widgets.fmt import when
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents

@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
-from store.context_records import Series
-from store.records import SessionInfo, Stats
+from store.context.records import Series
+from store.core.records import SessionInfo, Stats
 from widgets.fmt import agents_mark, ago, project_tail, size, when
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
@@ -143,7 +143,7 @@ class OverviewScreen(StoreScreen):
             table.add_column(label, key=key, width=width)
 
     def load_data(self) -> OverviewData:
-        from store.context_series import latest_key, series
+        from store.context.series import latest_key, series
 
         store = self.lca.store
         key = latest_key(store)

@@ -15,9 +15,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from screens.base import StoreScreen
-from store.recall import Move, recall, rerun
-from store.recall_traces import MASK, Candidate, Trace, get_trace, list_traces
-from store.textsafe import visible
+from store.recall.run import Move, recall, rerun
+from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
+from store.core.textsafe import visible
 from widgets.fmt import short_when
 from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for

@@ -14,8 +14,8 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input
 
 from screens.base import StoreScreen
-from store.records import EntryInfo, SearchHit, SessionInfo
-from store.textsafe import visible
+from store.core.records import EntryInfo, SearchHit, SessionInfo
+from store.core.textsafe import visible
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, project_tail, short_when, when
 from widgets.safe import cell, number

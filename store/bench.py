@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from store import vec
-from store.index import sha256_text
-from store.timeutil import now_iso
-from store.writes import NewEntry, NewSession
+from store.core import vec
+from store.core.index import sha256_text
+from store.core.timeutil import now_iso
+from store.core.writes import NewEntry, NewSession
 
 TOPICS: dict[str, list[str]] = {
     "database": ["schema", "migration", "index", "query", "sqlite", "table", "column", "foreign", "key", "transaction", "vacuum", "wal", "journal", "rollback", "primary", "constraint"],
@@ -130,9 +130,9 @@ def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.n
     """``count`` synthetic entries through the normal write path (``write_entries``: entries,
     chunks, nearest neighbours, vectors, FTS), their vectors taken from the sample's model
     vectors plus noise instead of from the model."""
-    from store.chunker import count_tokens
-    from store.index import Prepared
-    from store.writes import upsert_session, write_entries
+    from store.core.chunker import count_tokens
+    from store.core.index import Prepared
+    from store.core.writes import upsert_session, write_entries
 
     sigma = 0.0247  # per-dimension noise: cosine to the base vector ≈ 0.9
     batch = 2000
@@ -218,8 +218,8 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
               keep: Path | None = None) -> BenchResult:
     """Build the synthetic store in a temporary folder (or ``keep``) and measure it."""
     from store import open_store
-    from store.recall import recall
-    from store.settings import Settings
+    from store.recall.run import recall
+    from store.core.settings import Settings
 
     rng = random.Random(seed)
     sample = max(1, min(sample, chunks))

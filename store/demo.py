@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
 
-from store.assets import asset_path
-from store.errors import StoreError
-from store.records import IngestReport
-from store.settings import Settings
+from store.core.assets import asset_path
+from store.core.errors import StoreError
+from store.core.records import IngestReport
+from store.core.settings import Settings
 
 Progress = Callable[[str, int, int], None]
 
@@ -217,7 +217,7 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
     try:
         inputs: list[Path | str] = sorted(data_dir.iterdir())
         report = store.ingest(inputs, progress=progress)
-        from store.recall import seed_demo_traces
+        from store.recall.run import seed_demo_traces
 
         seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show
         with store.read() as conn:

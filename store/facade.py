@@ -1,311 +1,134 @@
-"""``Store``: the one object the CLI, the app and a harness use. It opens (and migrates) the
-file, lends out connections, and answers with plain dataclasses."""
+"""``Store``: the harness API, the one object the CLI, the app, a hook or a script uses.
+
+It is ``StoreBase`` (connections, settings, embedder, record reads, search, appending
+entries) plus every capability's public operation as a method, documented here in one place:
+
+- ``ingest(paths)`` / ``reindex()``: import files, rebuild derived records;
+- ``append_entries(session, entries)``: a harness writes its transcript as it goes;
+- ``recall(query, ...)`` / ``feedback(trace_id, item, kind)`` / ``traces()`` / ``trace(id)``;
+- ``record_snapshot`` / ``record_prune`` / ``record_compaction`` / ``record_handoff`` /
+  ``record_checkpoint``: context pressure and checkpoints;
+- ``export(out_dir, ...)``;
+- ``search(query)``, ``stats()``, ``sessions()``, ``entries(session)``, ``memories()``.
+
+Rows record ``writer`` / ``writer_version``: pass your harness's own to ``open_store``.
+Capabilities import ``store.core`` and never this module, so dependencies point down.
+"""
 
 from __future__ import annotations
 
-import json
-import os
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import sqlean
-from sqlalchemy import Connection, Engine, text
-from sqlalchemy.exc import DatabaseError
+from store.core.base import Progress, StoreBase
+from store.core.derive import register_deriver
+from store.core.records import IngestReport, ReindexReport
+from store.core.settings import Settings
 
-from store import db, vec
-from store.embed import Embedder, load_embedder
-from store.errors import NotFound, StoreError
-from store.index import Indexer
-from store.migrations import current_version, migrate
-from store.records import (
-    EmbedderInfo,
-    EntryInfo,
-    IngestReport,
-    MemoryInfo,
-    SearchHit,
-    SessionInfo,
-    Stats,
-)
-from store.settings import Settings
-from store.timeutil import now_iso
-from store.version import CODE_VERSION
-
-Progress = Callable[[str, int, int], None]
+# Records interpreted from stored entries; a capability with a deriver is named here.
+register_deriver("store.recall.events:derive")
+register_deriver("store.context.derive:derive")
 
 
-def _loads(raw: str | None, default: Any) -> Any:
-    if not raw:
-        return default
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return default
+class Store(StoreBase):
+    """A continuity store on one SQLite file, with every capability's operations."""
 
-
-class Store:
-    """A continuity store on one SQLite file."""
-
-    def __init__(self, path: Path | str | None = None, settings: Settings | None = None,
-                 embedder: Embedder | None = None, writer: str | None = None) -> None:
-        self.path = Path(path).expanduser() if path else db.default_store_path()
-        self.settings = settings or Settings.load()
-        self.writer = writer or str(self.settings["store.writer"])
-        self.writer_version = CODE_VERSION
-        db.ensure_file(self.path)
-        self.engine: Engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"])
-        try:
-            migrate(self.engine)
-        except DatabaseError as exc:
-            self.engine.dispose()
-            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
-                raise
-            raise StoreError(f"{self.path} cannot be opened as an lca-tui store: {exc.orig}"
-                             ) from exc
-        self._embedder = embedder
-        self._embedder_lock = threading.Lock()
-        self._watch: Any = None
-        self._watch_lock = threading.Lock()  # the watch connection is shared by threads
-        self._closed = False
-        self._last_version = 0
-
-    # -- connections ---------------------------------------------------------------------
-    @contextmanager
-    def read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            yield conn
-
-    @contextmanager
-    def write(self) -> Iterator[Connection]:
-        with db.write(self.engine) as conn:
-            yield conn
-
-    def close(self) -> None:
-        with self._watch_lock:  # never close it under a data_version() in another thread
-            self._closed = True
-            if self._watch is not None:
-                self._watch.close()
-                self._watch = None
-        self.engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def data_version(self) -> int:
-        """Changes whenever another connection commits: a cheap "did anything change?"."""
-        with self._watch_lock:
-            if self._closed:  # a closed store no longer changes
-                return self._last_version
-            if self._watch is None:
-                self._watch = sqlean.connect(str(self.path), check_same_thread=False)
-            self._last_version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
-            return self._last_version
-
-    # -- embedding -----------------------------------------------------------------------
-    @property
-    def embedder(self) -> Embedder:
-        with self._embedder_lock:
-            if self._embedder is None:
-                self._embedder = load_embedder(self.settings["embed.backend"],
-                                               self.settings["embed.threads"],
-                                               self.settings["embed.batch_size"])
-            return self._embedder
-
-    def embedder_info(self) -> EmbedderInfo:
-        e = self.embedder
-        return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
-
-    def indexer(self) -> Indexer:
-        return Indexer(self.embedder, self.settings["embed.max_tokens"],
-                       self.settings["embed.batch_size"], self.writer, self.writer_version)
-
-    # -- audit -----------------------------------------------------------------------------
-    def audit(self, conn: Connection, action: str, target_kind: str | None = None,
-              target_ids: list[Any] | None = None, counts: dict[str, int] | None = None,
-              actor: str | None = None) -> None:
-        """Record an audit event: ids and counts only, never content."""
-        conn.execute(text(
-            "INSERT INTO audit_event (ts, actor, action, target_kind, target_ids, counts, "
-            "writer, writer_version, created_at) VALUES (:ts, :a, :act, :tk, :ti, :c, :w, :wv, "
-            ":ts)"), {"ts": now_iso(), "a": actor or os.environ.get("USER") or self.writer,
-                      "act": action, "tk": target_kind, "ti": json.dumps(target_ids or []),
-                      "c": json.dumps(counts or {}), "w": self.writer,
-                      "wv": self.writer_version})
-
-    # -- reads -----------------------------------------------------------------------------
-    def stats(self, with_embedder: bool = True) -> Stats:
-        def grouped(conn: Connection, sql: str) -> dict[str, int]:
-            return {str(k): int(v) for k, v in conn.exec_driver_sql(sql).all()}
-
-        with self.read() as conn:
-            scalar = lambda sql: int(conn.exec_driver_sql(sql).scalar_one())  # noqa: E731
-            by_kind = grouped(conn, "SELECT kind, COUNT(*) FROM entry GROUP BY kind ORDER BY kind")
-            mem_status = grouped(conn, "SELECT status, COUNT(*) FROM memory GROUP BY status")
-            chunk_status = grouped(conn, "SELECT status, COUNT(*) FROM chunk GROUP BY status")
-            chunk_model = grouped(conn, "SELECT model, COUNT(*) FROM chunk GROUP BY model")
-            vectors, fts_rows = vec.index_counts(conn)
-            tables = {r[0] for r in conn.exec_driver_sql(
-                "SELECT name FROM sqlite_master WHERE type = 'table'").all()}
-            pending = (scalar("SELECT COUNT(*) FROM proposal WHERE status = 'pending'")
-                       if "proposal" in tables else 0)
-            traces = scalar("SELECT COUNT(*) FROM recall_trace") if "recall_trace" in tables else 0
-            stats_args: dict[str, Any] = dict(
-                sessions=scalar("SELECT COUNT(*) FROM session"),
-                entries=sum(by_kind.values()), entries_by_kind=by_kind,
-                memories=sum(mem_status.values()), memories_by_status=mem_status,
-                memories_unloadable=scalar("SELECT COUNT(*) FROM memory WHERE loadable = 0"),
-                chunks=sum(chunk_status.values()), chunks_by_status=chunk_status,
-                chunks_by_model=chunk_model, vectors=vectors, fts_rows=fts_rows,
-                checkpoints=scalar("SELECT COUNT(*) FROM checkpoint"),
-                proposals_pending=pending, traces=traces,
-                schema_version=current_version(conn))
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
-                   if p.exists())
-        info = (self.embedder_info() if with_embedder
-                else EmbedderInfo("not loaded", 384, False, None))
-        foreign = {m: n for m, n in chunk_model.items() if m != info.model}
-        if with_embedder and foreign:
-            names = ", ".join(f"{n} by {m}" for m, n in foreign.items())
-            note = (f"{sum(foreign.values())} chunks were embedded by another model ({names}): "
-                    "semantic search ignores them until `lca-tui reindex`")
-            info = EmbedderInfo(info.model, info.dim, True,
-                                f"{info.reason}; {note}" if info.reason else note)
-        return Stats(path=str(self.path), size_bytes=size, embedder=info, **stats_args)
-
-    def sessions(self, limit: int | None = None) -> list[SessionInfo]:
-        sql = ("SELECT s.id, s.agent, s.surface, s.project, s.title, s.started_at, s.ended_at, "
-               "s.source, s.format, (SELECT COUNT(*) FROM entry e WHERE e.session_id = s.id), "
-               "(SELECT GROUP_CONCAT(DISTINCT agent) FROM entry e WHERE e.session_id = s.id) "
-               "FROM session s ORDER BY COALESCE(s.ended_at, s.started_at) DESC, s.id")
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        with self.read() as conn:
-            rows = conn.exec_driver_sql(sql).all()
-        out = []
-        for r in rows:
-            agents = sorted(set((r[10] or "").split(",")) - {""},
-                            key=lambda a: (a != "main", a))
-            out.append(SessionInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
-                                   int(r[9]), tuple(agents)))
-        return out
-
-    def session(self, session_id: str) -> SessionInfo:
-        """The session with this id, or the only one whose id starts with it."""
-        if not session_id:
-            raise NotFound("no session named: give a session id (`lca-tui sessions`)")
-        every = self.sessions()
-        for s in every:
-            if s.id == session_id:
-                return s
-        matches = [s for s in every if s.id.startswith(session_id)]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            names = ", ".join(s.id for s in matches[:5])
-            raise NotFound(f"{session_id!r} names {len(matches)} sessions ({names}"
-                           f"{', …' if len(matches) > 5 else ''}): give more of the id")
-        raise NotFound(f"no session {session_id!r}: `lca-tui sessions` lists them")
-
-    _ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, tokens, tool_name, "
-                   "message_id, source_path, source_line, meta")
-
-    @staticmethod
-    def _entry(r: Any) -> EntryInfo:
-        return EntryInfo(int(r[0]), r[1], r[2], int(r[3]), r[4], r[5], r[6], int(r[7]), r[8],
-                         r[9], r[10], r[11], _loads(r[12], {}))
-
-    def entries(self, session_id: str, agent: str | None = None, offset: int = 0,
-                limit: int | None = None) -> list[EntryInfo]:
-        sid = self.session(session_id).id
-        sql = f"SELECT {self._ENTRY_COLS} FROM entry WHERE session_id = :s"
-        params: dict[str, Any] = {"s": sid}
-        if agent:
-            sql += " AND agent = :a"
-            params["a"] = agent
-        sql += " ORDER BY seq"
-        if limit is not None:
-            sql += " LIMIT :l OFFSET :o"
-            params.update(l=limit, o=offset)
-        with self.read() as conn:
-            return [self._entry(r) for r in conn.execute(text(sql), params).all()]
-
-    def entry(self, entry_id: int) -> EntryInfo:
-        with self.read() as conn:
-            r = conn.execute(text(f"SELECT {self._ENTRY_COLS} FROM entry WHERE id = :i"),
-                             {"i": entry_id}).first()
-        if r is None:
-            raise NotFound(f"no entry {entry_id}")
-        return self._entry(r)
-
-    _MEMORY_COLS = ("id, name, description, type, body, tags, projects, role, created, "
-                    "last_applied, hits, prevented, half_life_days, critical, evergreen, "
-                    "invariant, authority, sensitivity, valid_from, valid_to, supersedes_ref, "
-                    "supersedes_id, superseded_by_id, status, source_file, loadable, load_error")
-
-    @staticmethod
-    def _memory(r: Any) -> MemoryInfo:
-        return MemoryInfo(int(r[0]), r[1], r[2], r[3], r[4], tuple(_loads(r[5], [])),
-                          tuple(_loads(r[6], [])), r[7], r[8], r[9], int(r[10]), int(r[11]),
-                          r[12], bool(r[13]), bool(r[14]), r[15], r[16], r[17], r[18], r[19],
-                          r[20], r[21], r[22], r[23], r[24], bool(r[25]), r[26])
-
-    def memories(self) -> list[MemoryInfo]:
-        with self.read() as conn:
-            rows = conn.exec_driver_sql(
-                f"SELECT {self._MEMORY_COLS} FROM memory ORDER BY type, name").all()
-        return [self._memory(r) for r in rows]
-
-    def memory(self, memory_id: int) -> MemoryInfo:
-        with self.read() as conn:
-            r = conn.execute(text(f"SELECT {self._MEMORY_COLS} FROM memory WHERE id = :i"),
-                             {"i": memory_id}).first()
-        if r is None:
-            raise NotFound(f"no memory {memory_id}: `lca-tui memories` lists them")
-        return self._memory(r)
-
-    # -- search ----------------------------------------------------------------------------
-    def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
-        """Lexical (FTS5 BM25), semantic (vector KNN) or both blended 0.7 cos + 0.3 lex.
-
-        A probe: it writes nothing, no trace.
-        """
-        from store.search import search
-
-        return search(self, query, limit, mode)
-
-    # -- writes ----------------------------------------------------------------------------
-    def ingest(self, paths: list[Path | str], fmt: str | None = None,
+    # -- getting data in ---------------------------------------------------------------
+    def ingest(self, paths: Iterable[Path | str], fmt: str | None = None,
                progress: Progress | None = None) -> IngestReport:
+        """Import files or directories (format detected unless ``fmt``); idempotent."""
         from store.ingest import ingest
 
         return ingest(self, [Path(p) for p in paths], fmt, progress)
 
-    def reindex(self, progress: Progress | None = None) -> Any:
-        from store.reindex import reindex
+    def reindex(self, progress: Progress | None = None) -> ReindexReport:
+        """Rebuild chunks, vectors, FTS rows and every derived record."""
+        from store.ingest.reindex import reindex
 
         return reindex(self, progress)
 
-    def append_entries(self, session: Any, entries: list[Any]) -> list[int]:
-        """Harness API: append ``NewEntry`` rows to ``session`` (a ``NewSession``); returns
-        the ids of entries added (already-present ones are skipped by idempotency key)."""
-        from store.writes import embed_new, upsert_session, write_entries
+    # -- recall ------------------------------------------------------------------------
+    def recall(self, query: str, role: str | None = None, project: str | None = None,
+               channel: str = "private", historical: bool = False, *,
+               overrides: dict[str, Any] | None = None, now: datetime | None = None) -> Any:
+        """Run a recall and store its trace; returns a ``RecallResult`` (``.items``)."""
+        from store.recall.run import recall
 
-        indexer = self.indexer()
-        with self.read() as conn:
-            prepared = embed_new(conn, entries, indexer)
-        with self.write() as conn:
-            upsert_session(conn, session, self.writer, self.writer_version)
-            result = write_entries(conn, session.id, entries, indexer, self.writer,
-                                   self.writer_version, prepared)
-        return result.entry_ids
+        return recall(self, query, role, project, channel, historical, overrides=overrides,
+                      now=now)
+
+    def feedback(self, trace_id: int, item: str, kind: str) -> dict[str, Any]:
+        """Report that a recalled item was ``used`` or ``prevented`` a mistake."""
+        from store.recall.traces import feedback
+
+        return feedback(self, trace_id, item, kind)
+
+    def traces(self, limit: int | None = 200) -> list[Any]:
+        from store.recall.traces import list_traces
+
+        return list_traces(self, limit)
+
+    def trace(self, trace_id: int) -> Any:
+        from store.recall.traces import get_trace
+
+        return get_trace(self, trace_id)
+
+    # -- context pressure and checkpoints ----------------------------------------------
+    def record_snapshot(self, session_id: str, used_tokens: int, *, agent: str = "main",
+                        ts: str | None = None, window_tokens: int | None = None,
+                        segments: Mapping[str, int] | None = None,
+                        checkpoint_threshold: int | None = None,
+                        auto_compact_threshold: int | None = None, event: str = "turn",
+                        message_id: str | None = None) -> int:
+        """Record how full the live window is; returns the snapshot id."""
+        from store.context.api import record_snapshot
+
+        return record_snapshot(self, session_id, used_tokens, agent=agent, ts=ts,
+                               window_tokens=window_tokens, segments=segments,
+                               checkpoint_threshold=checkpoint_threshold,
+                               auto_compact_threshold=auto_compact_threshold, event=event,
+                               message_id=message_id)
+
+    def record_prune(self, session_id: str, tokens_before: int, tokens_after: int,
+                     **kwargs: Any) -> int:
+        """Record entries leaving the live window (``entry_ids``, ``preserved``, ...)."""
+        from store.context.api import record_prune
+
+        return record_prune(self, session_id, tokens_before, tokens_after, **kwargs)
+
+    def record_compaction(self, session_id: str, pre_tokens: int | None, **kwargs: Any) -> int:
+        """Record a compaction of the live window (``trigger``, ``summary_entry_id``, ...)."""
+        from store.context.api import record_compaction
+
+        return record_compaction(self, session_id, pre_tokens, **kwargs)
+
+    def record_handoff(self, session_id: str, path: str | None, **kwargs: Any) -> int:
+        """Record a handoff written before a compaction or replayed after one."""
+        from store.context.api import record_handoff
+
+        return record_handoff(self, session_id, path, **kwargs)
+
+    def record_checkpoint(self, session_id: str | None, **kwargs: Any) -> int:
+        """Record a checkpoint (``trigger``, ``entries_added``, ``chunks_embedded``, ...)."""
+        from store.context.api import record_checkpoint
+
+        return record_checkpoint(self, session_id, **kwargs)
+
+    # -- export ------------------------------------------------------------------------
+    def export(self, out_dir: Path | str, sessions: list[str] | None = None,
+               memories: list[int] | None = None, force: bool = False) -> Any:
+        """Write sessions and memories as MindStone-Agent NDJSON plus a manifest."""
+        from store.export.writer import export
+
+        return export(self, out_dir, sessions, memories, force)
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None,
                **kwargs: Any) -> Store:
-    """Open (creating and migrating as needed) the store at ``path`` or the default one."""
+    """Open (creating and migrating as needed) the store at ``path`` or the default one.
+
+    ``writer`` / ``writer_version`` name the program writing; rows record them.
+    """
     return Store(path, settings, **kwargs)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store import Store, open_store
-from store.settings import Settings
+from store.core.settings import Settings
 
 DATA = Path(__file__).parent / "data"
 CLAUDE_CODE = DATA / "claude-code"

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from store import Store
-from store.writes import NewEntry, NewSession
+from store.core.writes import NewEntry, NewSession
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

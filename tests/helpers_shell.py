@@ -21,7 +21,7 @@ DEMO_NAME = "demo.db"
 def build_demo_template(folder: Path) -> Path:
     """Build the demo store in ``folder`` with relative paths (so copies look identical)."""
     from store.demo import build_demo
-    from store.settings import Settings
+    from store.core.settings import Settings
 
     old_cwd, old_embedder = Path.cwd(), os.environ.get("LCA_EMBEDDER")
     os.environ["LCA_EMBEDDER"] = "fallback"

@@ -17,8 +17,8 @@ from screens.not_built import NotBuiltScreen
 from screens.registry import SCREENS, ScreenSpec
 from store import open_store
 from store.demo import DemoError, build_demo, shift_text
-from store.settings import Settings
-from store.writes import NewEntry, NewSession
+from store.core.settings import Settings
+from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
 from tests.helpers_shell import (
     FIXED_NOW,
@@ -325,7 +325,7 @@ async def test_overview_enter_opens_the_session(demo_path: Path) -> None:
 # -- large entries, header, record counts (review fixes) ---------------------------------------
 def test_excerpts_cut_before_escaping() -> None:
     """A cell of a huge text is what `one_line` of the whole would give, at the boundaries too."""
-    from store.textsafe import one_line
+    from store.core.textsafe import one_line
     from widgets.safe import cell, excerpt
 
     for text in ("a" * 40, "a" * 41, "a" * 39 + "\n", "\x1b" * 41, "ab\tc\r\nd" * 20, ""):
@@ -355,7 +355,7 @@ BIG = 2_000_000
 
 async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path) -> None:
     """Moving onto a ~2 MB entry and off it: the next key is handled, the entry is complete."""
-    from store.textsafe import visible
+    from store.core.textsafe import visible
     from widgets.text_pane import TextPane
 
     lines = [f"line {i:06d} " + "y" * 150 for i in range(6000)]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from store.context import (
+from store.context.api import (
     record_checkpoint,
     record_compaction,
     record_handoff,
@@ -22,8 +22,8 @@ from store.context import (
     series_keys,
     snapshots_since,
 )
-from store.context_series import all_series, checkpoints
-from store.writes import NewEntry, NewSession
+from store.context.series import all_series, checkpoints
+from store.core.writes import NewEntry, NewSession
 from tests.conftest import BIG_SESSION, make_store
 
 BIG = BIG_SESSION.stem
@@ -492,7 +492,7 @@ def test_record_resolves_session_prefixes_and_names_created_sessions(store: Stor
 
 
 def test_tail_sees_a_snapshot_updated_through_its_message_id(store: Store) -> None:
-    from store.context_series import max_revision, max_snapshot_id, tail
+    from store.context.series import max_revision, max_snapshot_id, tail
 
     record_snapshot(store, "up", 1000, ts="2026-03-01T10:00:00Z", message_id="msg_1")
     current = series(store, "up")

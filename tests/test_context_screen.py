@@ -12,7 +12,7 @@ from pathlib import Path
 from lca_tui.app import make_app
 from screens.context import ContextScreen
 from store import Store
-from store.context import record_checkpoint, record_compaction, record_prune, record_snapshot
+from store.context.api import record_checkpoint, record_compaction, record_prune, record_snapshot
 from tests.conftest import BIG_SESSION, make_store
 from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
 from widgets.pressure_chart import PressureChart

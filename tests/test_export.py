@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from store import Store
-from store.export import MANIFEST, export
+from store.export.writer import MANIFEST, export
 from store.ingest.mindstone import WIRE_KEYS, file_name_for
 from tests.conftest import make_store
 
@@ -167,7 +167,7 @@ def test_non_empty_directory_needs_force(source: Store, tmp_path: Path) -> None:
     export(source, out, sessions=[SHORT_SESSION])
     stray = out / "notes.txt"
     stray.write_text("mine", "utf-8")
-    from store.export import ExportError
+    from store.export.writer import ExportError
 
     with pytest.raises(ExportError, match="not empty"):
         export(source, out, sessions=[SHORT_SESSION])
@@ -250,7 +250,7 @@ def _exports_recorded(store: Store) -> int:
 
 def test_failed_write_removes_what_it_wrote_and_records_nothing(source: Store,
                                                                tmp_path: Path) -> None:
-    from store.export import ExportError
+    from store.export.writer import ExportError
 
     out = tmp_path / "out"
     export(source, out)
@@ -270,7 +270,7 @@ def test_failed_write_removes_what_it_wrote_and_records_nothing(source: Store,
 
 def test_files_that_cannot_be_removed_are_recorded_as_a_failed_export(
         source: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import store.export as module
+    import store.export.writer as module
 
     out = tmp_path / "out"
     out.mkdir()
@@ -320,9 +320,9 @@ def test_too_long_session_id_gets_a_hashed_file_name(store: Store, tmp_path: Pat
 
 def test_checkpoints_and_lca_tui_traces_travel_and_derived_records_do_not(
         source: Store, tmp_path: Path) -> None:
-    from store.context import record_checkpoint
-    from store.recall import recall
-    from store.recall_traces import feedback
+    from store.context.api import record_checkpoint
+    from store.recall.run import recall
+    from store.recall.traces import feedback
 
     record_checkpoint(source, SHORT_SESSION, trigger="pre-compact", ts="2026-02-01T10:00:00Z",
                       entries_added=4, memories_written=1, archive_verified=True)

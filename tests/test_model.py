@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from store.embed import MODEL_NAME, ModelEmbedder, load_embedder
-from store.writes import NewEntry, NewSession
+from store.core.embed import MODEL_NAME, ModelEmbedder, load_embedder
+from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
 
 
@@ -42,7 +42,7 @@ def test_semantic_search_finds_a_paraphrase(tmp_path: Path, model: ModelEmbedder
 
 
 def test_unloadable_model_degrades_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    import store.embed as embed
+    import store.core.embed as embed
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("model file has the wrong sha256")

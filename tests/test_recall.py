@@ -10,8 +10,8 @@ import pytest
 
 from lca_tui.cli import main
 from store import Store
-from store.recall import recall, rerun
-from store.recall_traces import feedback, get_trace, list_traces
+from store.recall.run import recall, rerun
+from store.recall.traces import feedback, get_trace, list_traces
 from tests.helpers_recall import NOW, add_entries, by_name, import_memories
 
 BODY = ("Deploy the service with the helm chart: run the canary rollout in staging first, "
@@ -326,7 +326,7 @@ def test_recall_json_contract(store: Store, tmp_path: Path,
 # -- MindStone events ----------------------------------------------------------------------
 
 def _event(hits: list[dict[str, Any]]) -> Any:
-    from store.writes import NewEntry
+    from store.core.writes import NewEntry
 
     meta = {"event": "memory_recall_injected", "role": "event", "runId": "run_abc_12345678",
             "sessionKey": "agent:default:main",
@@ -338,7 +338,7 @@ def _event(hits: list[dict[str, Any]]) -> Any:
 
 def test_mindstone_event_becomes_trace_and_reindex_rebuilds(store: Store,
                                                              tmp_path: Path) -> None:
-    from store.writes import NewSession
+    from store.core.writes import NewSession
 
     ids = _decisions_store(store, tmp_path)
     own = recall(store, QUERY, now=NOW)
@@ -377,7 +377,7 @@ def test_bench_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_calibrate_on_real_transcripts(cc_store: Store,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from store.calibrate import calibrate
+    from store.recall.calibrate import calibrate
 
     result = calibrate(cc_store)
     assert result["cues"] > 3
@@ -393,8 +393,8 @@ def test_calibrate_on_real_transcripts(cc_store: Store,
 def test_other_embedders_vectors_are_not_compared(tmp_path: Path) -> None:
     """Chunks another embedder wrote keep cos None (S from lex only) and say why; the
     vector copy holds only the current embedder's vectors."""
-    from store.embed import HashEmbedder
-    from store.recall_pool import cache_for
+    from store.core.embed import HashEmbedder
+    from store.recall.pool import cache_for
     from tests.conftest import make_store
 
     class Other(HashEmbedder):
@@ -428,7 +428,7 @@ def test_other_embedders_vectors_are_not_compared(tmp_path: Path) -> None:
 
 
 def test_interleave_takes_rankings_in_turn_until_pool_sources() -> None:
-    from store.recall_pool import _interleave
+    from store.recall.pool import _interleave
 
     knn = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]
     fts = [(10, 9.0), (2, 8.0), (11, 7.0), (12, 6.0)]
@@ -441,8 +441,8 @@ def test_interleave_takes_rankings_in_turn_until_pool_sources() -> None:
 
 
 def test_pool_is_at_most_pool_sources(store: Store) -> None:
-    from store import vec
-    from store.recall_pool import cache_for
+    from store.core import vec
+    from store.recall.pool import cache_for
 
     add_entries(store, "s1", [("user", (f"deploy note {i}: helm canary rollout step {i} "
                                        f"for service{i}")) for i in range(40)]
@@ -461,7 +461,7 @@ def test_pool_is_at_most_pool_sources(store: Store) -> None:
 
 def test_harness_scores_are_not_cosines(store: Store, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    from store.writes import NewSession
+    from store.core.writes import NewSession
 
     store.append_entries(NewSession(id="ms", format="mindstone-ndjson"), [_event([
         {"id": "deploy-1", "title": "deploy", "score": 0.81, "providerScore": 0.77,
@@ -481,7 +481,7 @@ def test_harness_scores_are_not_cosines(store: Store, tmp_path: Path,
 
 
 def test_find_candidate_names_the_trace(store: Store, tmp_path: Path) -> None:
-    from store.errors import NotFound
+    from store.core.errors import NotFound
 
     _decisions_store(store, tmp_path)
     result = recall(store, QUERY, now=NOW)

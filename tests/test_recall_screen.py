@@ -12,8 +12,8 @@ from textual.widgets import DataTable, Input
 
 from lca_tui.app import make_app
 from store import Store
-from store.recall import recall, seed_demo_traces
-from store.recall_traces import get_trace, list_traces
+from store.recall.run import recall, seed_demo_traces
+from store.recall.traces import get_trace, list_traces
 from tests.conftest import make_store
 from tests.helpers_recall import NOW, add_entries, import_memories
 from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
@@ -24,7 +24,7 @@ BODY = ("Deploy the service with the helm chart: run the canary rollout in stagi
 
 
 class _FixedClock:
-    """Stands in for ``time`` in store.recall so a trace's latency is always 12.5 ms."""
+    """Stands in for ``time`` in store.recall.run so a trace's latency is always 12.5 ms."""
 
     def __init__(self) -> None:
         self.t = 0.0
@@ -36,7 +36,7 @@ class _FixedClock:
 
 @pytest.fixture
 def fixed_latency(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("store.recall.time", _FixedClock())
+    monkeypatch.setattr("store.recall.run.time", _FixedClock())
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ async def test_detail_uses_the_traces_weights_and_shows_the_whole_excerpt(
 
 
 async def test_harness_trace_shows_the_harness_figures(tmp_path: Path) -> None:
-    from store.writes import NewEntry, NewSession
+    from store.core.writes import NewEntry, NewSession
 
     s = make_store(tmp_path / "h.db")
     meta = {"event": "memory_recall_injected", "role": "event", "runId": "run_1",

@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 
 from lca_tui.app import make_app
-from store.writes import NewEntry, NewSession
+from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
 from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from store.chunker import count_tokens, split
-from store.errors import StoreTooNew
-from store.migrations import known_migrations
-from store.settings import Settings, SettingsError
+from store.core.chunker import count_tokens, split
+from store.core.errors import StoreTooNew
+from store.core.migrations import known_migrations
+from store.core.settings import Settings, SettingsError
 from tests.conftest import CLAUDE_CODE, make_store
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -52,7 +52,7 @@ def test_newer_store_is_refused_unchanged(tmp_path: Path) -> None:
 
 
 def test_store_imports_neither_textual_nor_rich() -> None:
-    code = ("import sys, store, store.ingest, store.search, store.reindex; "
+    code = ("import sys, store, store.ingest, store.core.search, store.ingest.reindex; "
             "print(sorted(m for m in ('textual', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
@@ -96,7 +96,7 @@ def test_chunker_splits_never_cuts() -> None:
 
 
 def test_oversized_entry_becomes_several_chunks(store: Store, tmp_path: Path) -> None:
-    from store.writes import NewEntry, NewSession
+    from store.core.writes import NewEntry, NewSession
 
     body = "\n\n".join(f"Paragraph {i}: " + "tokens and more tokens " * 40 for i in range(20))
     ids = store.append_entries(NewSession("s1", "api"), [
@@ -111,8 +111,8 @@ def test_oversized_entry_becomes_several_chunks(store: Store, tmp_path: Path) ->
 
 
 def test_embedding_failure_recorded_not_raised(tmp_path: Path) -> None:
-    from store.embed import HashEmbedder
-    from store.writes import NewEntry, NewSession
+    from store.core.embed import HashEmbedder
+    from store.core.writes import NewEntry, NewSession
 
     class Flaky(HashEmbedder):
         def embed(self, texts):  # type: ignore[no-untyped-def]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from store.errors import NotFound, StoreError
-from store.writes import NewEntry, NewSession
+from store.core.errors import NotFound, StoreError
+from store.core.writes import NewEntry, NewSession
 from tests.conftest import CLAUDE_CODE, make_store
 
 GOOD = (CLAUDE_CODE / "short.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -169,7 +169,7 @@ def test_a_writer_waits_for_another_writer(store: Store, tmp_path: Path) -> None
 
 
 def test_other_embedders_vectors_are_flagged_and_ignored(tmp_path: Path) -> None:
-    from store.embed import HashEmbedder
+    from store.core.embed import HashEmbedder
 
     class Other(HashEmbedder):
         name = "some-other-model"
@@ -187,7 +187,7 @@ def test_other_embedders_vectors_are_flagged_and_ignored(tmp_path: Path) -> None
 
 def test_reindex_refuses_to_replace_model_vectors_with_fallback(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from store.embed import HashEmbedder
+    from store.core.embed import HashEmbedder
 
     class Real(HashEmbedder):
         name = "all-MiniLM-L6-v2-int8"
@@ -215,7 +215,7 @@ def test_session_spans_its_entries_whoever_wrote_them(store: Store) -> None:
 
 
 def test_bidi_and_control_characters_are_made_visible() -> None:
-    from store.textsafe import one_line, visible
+    from store.core.textsafe import one_line, visible
 
     assert visible("a\x1b[31mb\u202etxt.exe\u202c\tc\nd\x07") == (
         "a\\x1b[31mb\\u202etxt.exe\\u202c\tc\nd\\x07")

@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from store.records import EntryInfo, SearchHit
-from store.timeutil import parse_iso
+from store.core.records import EntryInfo, SearchHit
+from store.core.timeutil import parse_iso
 from widgets.safe import join, safe_text
 from widgets.text_pane import TextPane
 

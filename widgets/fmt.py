@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from store.records import SessionInfo
-from store.timeutil import parse_iso
+from store.core.records import SessionInfo
+from store.core.timeutil import parse_iso
 
 
 def when(ts: str | None, with_seconds: bool = False) -> str:

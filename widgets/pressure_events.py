@@ -9,8 +9,8 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
-from store.context_records import Series
-from store.textsafe import one_line
+from store.context.records import Series
+from store.core.textsafe import one_line
 from widgets.fmt import when
 
 NO_CHECKPOINT = "no checkpoint before this compaction"

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from store.context_records import Series
+from store.context.records import Series
 from widgets.pressure_gauge import GaugeReading, PressureGauge
 
 

@@ -2,7 +2,7 @@
 
 Everything read from the store (transcript content, memory text, tool names, paths, agent ids)
 is data. These helpers turn it into ``rich.text.Text`` built with ``Text(...)`` — never
-``Text.from_markup`` — after ``store.textsafe.visible`` has shown every control character
+``Text.from_markup`` — after ``store.core.textsafe.visible`` has shown every control character
 (ESC, BEL, OSC introducers, C1) as ``\\xNN``. A ``DataTable`` cell given a plain ``str`` would be
 parsed as markup, so table cells must go through ``cell()``.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from rich.style import Style
 from rich.text import Text
 
-from store.textsafe import one_line, visible
+from store.core.textsafe import one_line, visible
 
 
 def safe_text(text: str | None, style: str | Style = "") -> Text:

@@ -85,7 +85,7 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from store.calibrate import calibrate
+    from store.recall.calibrate import calibrate
 
     with store_from(args) as store:
         result = calibrate(store, args.limit)

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
-from store.textsafe import one_line
+from store.core.textsafe import one_line
 from widgets.fmt import when
 
 RECORD_HELP = """\
@@ -83,7 +83,7 @@ def _tokens(n: int | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    from store.context_series import all_series
+    from store.context.series import all_series
 
     with store_from(args) as store:
         session_id = store.session(args.session).id if args.session else None
@@ -159,7 +159,7 @@ def _percent(obj: dict[str, Any], pct: str, key: str) -> None:
 def _call(store: Any, obj: dict[str, Any]) -> tuple[str, int, str | None]:
     """Record one object; returns its type, the id recorded and the session it created (when
     ``session_id`` matched no stored session, neither exactly nor as a unique prefix)."""
-    from store import context
+    from store.context import api as context
 
     kind = obj.pop("type", "snapshot")
     if not isinstance(kind, str) or kind not in _KINDS:
@@ -218,7 +218,7 @@ def _record_all(store: Any, raw: str) -> tuple[list[dict[str, Any]], list[dict[s
     fails is reported with its reason and never loses the others."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from store.errors import StoreError
+    from store.core.errors import StoreError
 
     recorded: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -266,7 +266,7 @@ def record(args: argparse.Namespace) -> int:
 
 
 def list_checkpoints(args: argparse.Namespace) -> int:
-    from store.context_series import checkpoints
+    from store.context.series import checkpoints
 
     with store_from(args) as store:
         session_id = store.session(args.session).id if args.session else None

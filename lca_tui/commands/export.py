@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
-from store.textsafe import visible
+from store.core.textsafe import visible
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.errors import StoreError
-    from store.export import export
+    from store.core.errors import StoreError
+    from store.export.writer import export
 
     with store_from(args) as store:
         try:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def list_exports(args: argparse.Namespace) -> int:
-    from store.export import exports
+    from store.export.writer import exports
 
     with store_from(args) as store:
         rows = exports(store)

@@ -37,8 +37,8 @@ def reindex(args: argparse.Namespace) -> int:
 
 
 def config(args: argparse.Namespace) -> int:
-    from store.db import default_store_path
-    from store.settings import config_path
+    from store.core.db import default_store_path
+    from store.core.settings import config_path
 
     settings = settings_from(args)
     rows = settings.rows()

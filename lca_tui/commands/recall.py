@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
-from store.textsafe import one_line
+from store.core.textsafe import one_line
 
 CHANNELS = ("private", "shared", "public")
 
@@ -69,7 +69,7 @@ def _harness_figures(figures: dict[str, Any]) -> str:
 
 def _print_candidates(candidates: list[Any]) -> None:
     """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
-    from store.recall_traces import MASK
+    from store.recall.traces import MASK
 
     out = console()
     for c in candidates:
@@ -110,7 +110,7 @@ def _print_trace(trace: Any) -> None:
 
 
 def run_recall(args: argparse.Namespace) -> int:
-    from store.recall import recall
+    from store.recall.run import recall
 
     with store_from(args) as store:
         result = recall(store, args.query, args.role, args.project, args.channel,
@@ -132,7 +132,7 @@ def run_recall(args: argparse.Namespace) -> int:
 
 
 def run_traces(args: argparse.Namespace) -> int:
-    from store.recall_traces import list_traces
+    from store.recall.traces import list_traces
 
     with store_from(args) as store:
         traces = list_traces(store, args.limit)
@@ -148,8 +148,8 @@ def run_traces(args: argparse.Namespace) -> int:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from store.recall import rerun
-    from store.recall_traces import get_trace
+    from store.recall.run import rerun
+    from store.recall.traces import get_trace
 
     with store_from(args) as store:
         if not args.rerun:
@@ -175,7 +175,7 @@ def run_trace(args: argparse.Namespace) -> int:
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    from store.recall_traces import feedback
+    from store.recall.traces import feedback
 
     with store_from(args) as store:
         result = feedback(store, args.trace_id, args.item, args.kind)

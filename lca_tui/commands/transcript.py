@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
-from store.textsafe import one_line
+from store.core.textsafe import one_line
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -64,7 +64,7 @@ def entries(args: argparse.Namespace) -> int:
 
 
 def _verbatim(content: str) -> str:
-    from store.textsafe import visible
+    from store.core.textsafe import visible
 
     return visible(content)
 

@@ -3,6 +3,9 @@
 Formats register in ``FILE_FORMATS`` (line-oriented files, detected from their first JSON
 objects) and ``DIR_FORMATS`` (folders with a layout of their own). Bad input never aborts the
 batch: each problem is reported with its file, line and reason, and everything else lands.
+
+This package owns every importer and ``reindex``. May import: ``store.core``; the export
+importer also uses ``store.export.extra``'s public restore functions.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from store.ingest.lca_export import import_export_dir, is_export_dir
 from store.ingest.memory_dir import import_memory_dir, is_memory_dir
 from store.ingest.mindstone import MindStoneImporter
 from store.ingest.mindstone import looks_like as looks_like_mindstone
-from store.records import IngestReport
+from store.core.records import IngestReport
 
 if TYPE_CHECKING:
-    from store.facade import Progress, Store
+    from store.core.base import Progress
+    from store.core.base import StoreBase as Store
 
 LINE_SUFFIXES = (".jsonl", ".ndjson")
 DETECT_LINES = 50

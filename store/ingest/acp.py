@@ -48,7 +48,7 @@ from store.ingest.memory_dir import (
     parse_memory_file,
     split_front_matter,
 )
-from store.timeutil import now_iso
+from store.core.timeutil import now_iso
 
 FORMAT = "acp"
 STATE_KEYS = {"agentId", "heartbeat", "soulHash"}

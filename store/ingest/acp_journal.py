@@ -15,8 +15,8 @@ from pathlib import Path
 
 from store.ingest.acp import _HEADING, read_state
 from store.ingest.base import ImportContext, file_problem
-from store.timeutil import normalise_iso
-from store.writes import NewEntry, NewSession, upsert_session, write_entries
+from store.core.timeutil import normalise_iso
+from store.core.writes import NewEntry, NewSession, upsert_session, write_entries
 
 FORMAT = "acp-journal"
 _TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?\b")

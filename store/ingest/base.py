@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
-from store.records import IngestReport
-from store.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
+from store.core.records import IngestReport
+from store.core.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
 
 if TYPE_CHECKING:
-    from store.facade import Progress, Store
+    from store.core.base import Progress
+    from store.core.base import StoreBase as Store
 
 BATCH_LINES = 400
 MAX_ERRORS_PER_FILE = 100

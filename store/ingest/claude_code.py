@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from store.ingest.base import ImportContext, LineImporter
-from store.timeutil import normalise_iso
-from store.writes import NewEntry, NewSession
+from store.core.timeutil import normalise_iso
+from store.core.writes import NewEntry, NewSession
 
 FORMAT = "claude-code"
 SKIPPED_TYPES = {"progress", "file-history-snapshot", "queue-operation", "summary"}

@@ -4,7 +4,7 @@
 Order: the manifest's sessions, then every transcript it lists (MindStone-Agent NDJSON whose
 ``metadata.lca`` restores each entry exactly, idempotency key included), then memories,
 their evidence and their supersession lineage, then checkpoints and lca-tui's recall traces
-(``store.export_extra``; what the derivers rebuild from entries is derived again, not
+(``store.export.extra``; what the derivers rebuild from entries is derived again, not
 restored). Evidence that pointed at an entry is re-linked
 through that entry's idempotency key, which the export kept; evidence whose entry is not in
 the store is kept without the link and reported. Everything is idempotent: a memory is found
@@ -19,13 +19,13 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from store.export_extra import restore_checkpoints, restore_traces
-from store.index import Source, drop_chunks_of
+from store.export.extra import restore_checkpoints, restore_traces
+from store.core.index import Source, drop_chunks_of
 from store.ingest.base import ImportContext, file_problem
 from store.ingest.memory_dir import memory_index_text
 from store.ingest.mindstone import MindStoneImporter
-from store.timeutil import now_iso
-from store.writes import NewSession, upsert_session
+from store.core.timeutil import now_iso
+from store.core.writes import NewSession, upsert_session
 
 MANIFEST = "manifest.json"
 EXPORT_FORMAT = "lca-export"

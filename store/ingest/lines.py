@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, text
 
-from store.timeutil import now_iso
+from store.core.timeutil import now_iso
 
 
 @dataclass

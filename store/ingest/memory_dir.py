@@ -20,9 +20,9 @@ import yaml
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import StatementError
 
-from store.index import Source, drop_chunks_of, sha256_text
+from store.core.index import Source, drop_chunks_of, sha256_text
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
-from store.timeutil import normalise_iso, now_iso
+from store.core.timeutil import normalise_iso, now_iso
 
 FORMAT = "memory-dir"
 LOADER_KEYS = ("name", "description", "type", "tags", "projects", "hits", "prevented",

@@ -40,10 +40,10 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
-from store.index import sha256_text
+from store.core.index import sha256_text
 from store.ingest.base import ImportContext, LineImporter
-from store.timeutil import normalise_iso, to_iso
-from store.writes import KINDS, NewEntry, NewSession
+from store.core.timeutil import normalise_iso, to_iso
+from store.core.writes import KINDS, NewEntry, NewSession
 
 FORMAT = "mindstone"
 ROLE_KINDS = {"user": "user", "assistant": "assistant", "tool": "tool_result",

@@ -1,4 +1,4 @@
-"""Context pressure interpreted from stored entries (a deriver, see ``store.derive``).
+"""Context pressure interpreted from stored entries (a deriver, see ``store.core.derive``).
 
 - Claude Code: one ``turn`` snapshot per assistant message id and agent, used = input +
   cache-creation + cache-read tokens (streamed replies repeat the id; a message whose lines
@@ -21,8 +21,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from store.context import insert_compaction, insert_handoff, insert_prune, insert_snapshot
-from store.version import CODE_VERSION
+from store.context.api import insert_compaction, insert_handoff, insert_prune, insert_snapshot
+from store.core.version import CODE_VERSION
 
 WRITER = ("lca-tui:context-derive", CODE_VERSION)
 _MINDSTONE = ("context_window_pruned", "auto_compact_warning", "auto_compact_required",

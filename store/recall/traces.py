@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
-from store.errors import NotFound
-from store.timeutil import now_iso
+from store.core.errors import NotFound
+from store.core.timeutil import now_iso
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 EXCERPT_CHARS = 240
 MASK = "[withheld]"

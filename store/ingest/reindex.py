@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, text
 
-from store import vec
-from store.errors import StoreError
-from store.derive import run_derivers
-from store.index import Source
-from store.records import ReindexReport
+from store.core import vec
+from store.core.errors import StoreError
+from store.core.derive import run_derivers
+from store.core.index import Source
+from store.core.records import ReindexReport
 
 if TYPE_CHECKING:
-    from store.facade import Progress, Store
+    from store.core.base import Progress
+    from store.core.base import StoreBase as Store
 
 _BATCH = 256
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
-from store.context_records import (
+from store.context.records import (
     CheckpointInfo,
     Compaction,
     Handoff,
@@ -20,11 +20,11 @@ from store.context_records import (
     Snapshot,
     Tail,
 )
-from store.context_validate import stored_int
-from store.textsafe import one_line
+from store.context.validate import stored_int
+from store.core.textsafe import one_line
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 _SNAP_COLS = ("id, session_id, agent, ts, window_tokens, used_tokens, segments, "
               "checkpoint_threshold, auto_compact_threshold, event, source_entry_id, "

@@ -1,8 +1,8 @@
-"""Checks on the values a harness hands to the context-pressure API (``store.context``).
+"""Checks on the values a harness hands to the context-pressure API (``store.context.api``).
 
 Every recorded value is checked for type and range before it reaches the store, so a bad
 value is refused with a ``ValueError`` naming the field instead of being stored and breaking
-every later read. The readers (``store.context_series``) also tolerate a bad stored value
+every later read. The readers (``store.context.series``) also tolerate a bad stored value
 (one written before these checks, or by hand) with ``stored_int``.
 """
 
@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from store.timeutil import normalise_iso, now_iso
+from store.core.timeutil import normalise_iso, now_iso
 
 MAX_TOKENS = 10**9
 """Token figures are below a billion (no context window comes near)."""

@@ -14,8 +14,8 @@ sessionKey, agentId, role, text, content, source, runId, parentId, metadata``, u
 dropped), so the reference implementation can read it. What that format cannot say (the
 entry's kind, agent, sequence, source pointers, idempotency key and meta) travels under
 ``metadata.lca``, so importing the export restores the same entries in the same order — and
-into the store it came from adds nothing (``store.export_wire`` builds the lines;
-``store.export_extra`` the checkpoints and traces). Every export is recorded in the
+into the store it came from adds nothing (``store.export.wire`` builds the lines;
+``store.export.extra`` the checkpoints and traces). Every export is recorded in the
 ``export`` table, with the ids of what it holds, and an audit event (ids and counts, never
 content). The record is written before the files: when writing fails (``ExportError``), the
 files written so far are removed and the record with them; a file that cannot be removed
@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
-from store.errors import NotFound, StoreError
-from store.export_extra import checkpoints, traces
-from store.export_wire import _dumps_line, _loads, wire_line
+from store.core.errors import NotFound, StoreError
+from store.export.extra import checkpoints, traces
+from store.export.wire import _dumps_line, _loads, wire_line
 from store.ingest.mindstone import file_name_for
-from store.timeutil import now_iso
+from store.core.timeutil import now_iso
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 MANIFEST = "manifest.json"
 EXPORT_FORMAT = "lca-export"

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import text
 
-from store import vec
-from store.search import candidates
+from store.core import vec
+from store.core.search import candidates
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 
 def _cues(store: Store, limit: int) -> list[tuple[str, list[int]]]:

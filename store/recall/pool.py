@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import Connection, text
 
-from store import vec
+from store.core import vec
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 
 

@@ -1,4 +1,4 @@
-"""Entries as MindStone-Agent lines for ``lca-tui export`` (see ``store.export``).
+"""Entries as MindStone-Agent lines for ``lca-tui export`` (see ``store.export.writer``).
 
 A line imported from MindStone is written back exactly as it was read (``native_line``); a
 line of another harness gets the shape a MindStone reader expects: a run id

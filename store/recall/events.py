@@ -17,9 +17,9 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from store.recall_traces import EXCERPT_CHARS, Candidate, Trace, insert_trace
-from store.timeutil import normalise_iso, now_iso
-from store.version import CODE_VERSION
+from store.recall.traces import EXCERPT_CHARS, Candidate, Trace, insert_trace
+from store.core.timeutil import normalise_iso, now_iso
+from store.core.version import CODE_VERSION
 
 EVENT = "memory_recall_injected"
 WRITER = "lca-tui:recall-events"

@@ -3,7 +3,8 @@ recall traces and proposal history from a harness's bookkeeping events, ...).
 
 Each deriver is ``derive(conn, entry_ids)``: with a list, it interprets those new entries;
 with ``None`` it rebuilds everything it derives from the whole store (``reindex``), deleting
-what it derived before. Later capabilities append their module to ``DERIVERS``.
+what it derived before. A capability with a deriver is registered by ``store.facade`` (the top
+of the store), so ``core`` names no capability.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from collections.abc import Callable
 from sqlalchemy import Connection
 
 # "module:function" strings, imported on first use so the import path stays lean.
-DERIVERS: list[str] = [
-    "store.recall_events:derive",
-    "store.context_derive:derive",
-]
+DERIVERS: list[str] = []
+
+
+def register_deriver(spec: str) -> None:
+    """Add a ``"module:function"`` deriver (once)."""
+    if spec not in DERIVERS:
+        DERIVERS.append(spec)
 
 
 def _resolve(spec: str) -> Callable[[Connection, list[int] | None], dict[str, int]]:

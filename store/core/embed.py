@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from store.assets import asset_path
+from store.core.assets import asset_path
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Resonance-weighted recall with a trace (LCA §5; DESIGN.md "Recall").
 
 ``recall(store, query, ...)`` builds the candidate pool (vector KNN and FTS5 BM25 hits taken in
-turn until ``recall.pool`` distinct sources; see ``store.recall_pool``), collapses a source's
+turn until ``recall.pool`` distinct sources; see ``store.recall.pool``), collapses a source's
 chunks to its best chunk, gives every candidate the six terms and its score, decides
 what is injected (hard rules, similarity floor, near-duplicates, the 4 + 2 budget), and writes a
 trace of all of it. ``probe=True`` runs the same search and writes nothing.
@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection
 
-from store import recall_terms as rt
-from store import vec
-from store.recall_pool import cache_for
-from store.recall_pool import pool as pool_candidates
-from store.recall_traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
-from store.timeutil import to_iso
+from store.recall import terms as rt
+from store.core import vec
+from store.recall.pool import cache_for
+from store.recall.pool import pool as pool_candidates
+from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
+from store.core.timeutil import to_iso
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 SETTING_NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "lambda", "cos_weight", "floor",
                  "memory_items", "transcript_items", "item_chars", "pool", "half_life_days",

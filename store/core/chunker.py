@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from tokenizers import Tokenizer
 
-from store.assets import asset_path
+from store.core.assets import asset_path
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP]
 

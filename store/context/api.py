@@ -2,8 +2,8 @@
 compactions, handoffs and checkpoints, and the reads the CLI and the Context screen use.
 
 Rows recorded here have no source entry: they are history and ``reindex`` keeps them. Rows
-interpreted from stored entries come from ``store.context_derive``. Series queries live in
-``store.context_series``; they are re-exported here so a caller needs one import.
+interpreted from stored entries come from ``store.context.derive``. Series queries live in
+``store.context.series``; they are re-exported here so a caller needs one import.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
-from store import context_validate as v
-from store.context_records import (
+from store.context import validate as v
+from store.context.records import (
     EVENTS,
     SEGMENTS,
     CheckpointInfo,
@@ -26,12 +26,12 @@ from store.context_records import (
     SeriesKey,
     Snapshot,
 )
-from store.context_series import checkpoints, latest_key, series, series_keys, snapshots_since
-from store.timeutil import now_iso
-from store.writes import NewSession, upsert_session
+from store.context.series import checkpoints, latest_key, series, series_keys, snapshots_since
+from store.core.timeutil import now_iso
+from store.core.writes import NewSession, upsert_session
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 __all__ = ["CheckpointInfo", "Compaction", "Handoff", "PruneEvent", "Series", "SeriesKey",
            "Snapshot", "checkpoints", "latest_key", "record_checkpoint", "record_compaction",

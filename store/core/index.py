@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import Connection, text
 
-from store import vec
-from store.chunker import split
-from store.embed import Embedder
-from store.timeutil import now_iso
+from store.core import vec
+from store.core.chunker import split
+from store.core.embed import Embedder
+from store.core.timeutil import now_iso
 
 # Below this many new vectors, nearest neighbours come from vec0 KNN; above, from the stored
 # matrix, compared in blocks so memory stays bounded.

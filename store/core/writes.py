@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from store.index import Indexer, Prepared, Source, sha256_text
-from store.timeutil import now_iso
+from store.core.index import Indexer, Prepared, Source, sha256_text
+from store.core.timeutil import now_iso
 
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
          "checkpoint", "event")
@@ -190,7 +190,7 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
     result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
                                                          indexed.errors)
     if result.entry_ids:
-        from store.derive import run_derivers
+        from store.core.derive import run_derivers
 
         run_derivers(conn, result.entry_ids)
     return result

@@ -15,10 +15,10 @@ from types import ModuleType
 
 from sqlalchemy import Connection, Engine, text
 
-from store.db import write
-from store.errors import StoreTooNew
-from store.timeutil import now_iso
-from store.version import CODE_VERSION
+from store.core.db import write
+from store.core.errors import StoreTooNew
+from store.core.timeutil import now_iso
+from store.core.version import CODE_VERSION
 
 
 @dataclass(frozen=True)

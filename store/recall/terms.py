@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from store.timeutil import parse_iso
+from store.core.timeutil import parse_iso
 
 TERMS = ("S", "E", "T", "A", "Q", "K")
 WEIGHT_OF = {"S": "alpha", "E": "beta", "T": "gamma", "A": "delta", "Q": "epsilon",

@@ -17,8 +17,9 @@ import sqlite_vec
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
+from sqlmodel import Session
 
-from store.errors import StoreError, StoreLocked
+from store.core.errors import StoreError, StoreLocked
 
 
 def default_store_path() -> Path:
@@ -96,3 +97,11 @@ def write(engine: Engine) -> Iterator[Connection]:
             raise
         with transaction:
             yield conn
+
+
+def orm(conn: Connection) -> Session:
+    """A SQLModel session on ``conn`` that joins its transaction: ``add`` / ``exec`` go
+    through the models, and the caller's ``read()`` / ``write()`` block commits or rolls back.
+    Objects are not expired on flush, so models read here stay usable as plain values."""
+    return Session(bind=conn, expire_on_commit=False, autoflush=True,
+                   join_transaction_mode="rollback_only")

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import Connection
 
-from store import vec
-from store.records import SearchHit
+from store.core import vec
+from store.core.records import SearchHit
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.core.base import StoreBase as Store
 
 MODES = ("hybrid", "fts", "semantic")
 SECRET_MASK = "[secret memory: text withheld]"

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from store.recall_traces import (
+from store.recall.traces import (
     _CAND_COLS,
     _TRACE_COLS,
     Candidate,

@@ -1,0 +1,108 @@
+"""The SQLModel classes are the schema's one description: each must match, column by column
+and index by index, the tables the numbered migrations create, and every relational table the
+migrations create must have a class."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy.schema import Table
+from sqlmodel import SQLModel
+
+import store
+from store import open_store
+
+_AFFINITY = {"TEXT": "TEXT", "VARCHAR": "TEXT", "INTEGER": "INTEGER", "BOOLEAN": "INTEGER",
+             "FLOAT": "REAL", "REAL": "REAL"}
+
+
+def _model_tables() -> dict[str, Table]:
+    """Import every ``store/**/models.py`` so each capability's tables are registered."""
+    for info in pkgutil.walk_packages(store.__path__, "store."):
+        if info.name.endswith(".models"):
+            importlib.import_module(info.name)
+    return dict(SQLModel.metadata.tables)
+
+
+def _virtual_or_shadow(conn, name: str) -> bool:
+    sql = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).scalar()
+    if sql and sql.upper().startswith("CREATE VIRTUAL TABLE"):
+        return True
+    virtuals = [r[0] for r in conn.exec_driver_sql(
+        "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'").all()]
+    return any(name.startswith(f"{v}_") for v in virtuals) or name.startswith("sqlite_")
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory: pytest.TempPathFactory):
+    path: Path = tmp_path_factory.mktemp("schema") / "store.db"
+    s = open_store(path)
+    yield s
+    s.close()
+
+
+def test_every_relational_table_has_a_model(migrated) -> None:
+    models = _model_tables()
+    with migrated.read() as conn:
+        names = [r[0] for r in conn.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table'").all()]
+        relational = {n for n in names if not _virtual_or_shadow(conn, n)}
+    assert relational, "the migrations created no table"
+    assert relational - set(models) == set(), "tables without a SQLModel class"
+    assert set(models) - relational == set(), "SQLModel classes without a migrated table"
+
+
+def test_models_match_migrated_columns_and_indexes(migrated) -> None:
+    models = _model_tables()
+    problems: list[str] = []
+    with migrated.read() as conn:
+        for name, table in sorted(models.items()):
+            cols = {r[1]: r for r in conn.exec_driver_sql(f"PRAGMA table_info('{name}')").all()}
+            model_cols = {c.name: c for c in table.columns if c.name != "rowid"}
+            if set(cols) != set(model_cols):
+                problems.append(f"{name}: columns {sorted(cols)} != model {sorted(model_cols)}")
+                continue
+            for cname, col in model_cols.items():
+                _, _, dbtype, notnull, _, pk = cols[cname]
+                mtype = _AFFINITY.get(col.type.compile().split("(")[0].upper(), "?")
+                if mtype != _AFFINITY.get(dbtype.upper(), dbtype):
+                    problems.append(f"{name}.{cname}: type {dbtype} != model {mtype}")
+                if bool(pk) != bool(col.primary_key):
+                    problems.append(f"{name}.{cname}: primary key {bool(pk)} != model")
+                db_nullable = not notnull and not pk
+                if not pk and db_nullable != bool(col.nullable):
+                    problems.append(f"{name}.{cname}: nullable {db_nullable} != model "
+                                    f"{col.nullable}")
+            # named indexes
+            db_idx = {}
+            unique_sets = set()
+            for _, iname, unique, origin, _ in conn.exec_driver_sql(
+                    f"PRAGMA index_list('{name}')").all():
+                icols = tuple(r[2] for r in conn.exec_driver_sql(
+                    f"PRAGMA index_info('{iname}')").all())
+                if origin == "c":
+                    db_idx[iname] = icols
+                elif origin == "u":
+                    unique_sets.add(frozenset(icols))
+            model_idx = {i.name: tuple(c.name for c in i.columns) for i in table.indexes
+                         if not i.unique}
+            if db_idx != model_idx:
+                problems.append(f"{name}: indexes {db_idx} != model {model_idx}")
+            model_unique = {frozenset(c.name for c in u.columns) for u in table.constraints
+                            if u.__class__.__name__ == "UniqueConstraint"}
+            model_unique |= {frozenset([c.name]) for c in table.columns if c.unique}
+            if unique_sets != model_unique:
+                problems.append(f"{name}: unique {sorted(map(sorted, unique_sets))} != model "
+                                f"{sorted(map(sorted, model_unique))}")
+            # foreign keys
+            db_fk = {(r[3], r[2], r[4], r[6]) for r in conn.exec_driver_sql(
+                f"PRAGMA foreign_key_list('{name}')").all()}
+            model_fk = {(fk.parent.name, fk.column.table.name, fk.column.name,
+                         (fk.ondelete or "NO ACTION").upper()) for fk in table.foreign_keys}
+            if db_fk != model_fk:
+                problems.append(f"{name}: foreign keys {sorted(db_fk)} != model "
+                                f"{sorted(model_fk)}")
+    assert problems == []
