@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from store.core.textsafe import storable
+
 
 @dataclass(frozen=True)
 class SessionInfo:
@@ -148,12 +150,17 @@ class SearchHit:
 
 @dataclass
 class ImportIssue:
+    """A problem an import met: the file, the line (None: the whole file), the field of the
+    line (None: the line or file as a whole) and why."""
+
     path: str
     line: int | None
     reason: str
+    field: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
+        return {"path": self.path, "line": self.line, "field": self.field,
+                "reason": self.reason}
 
 
 @dataclass
@@ -169,9 +176,14 @@ class IngestReport:
     chunks_failed: int = 0
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)
 
-    def error(self, path: str, line: int | None, reason: str) -> None:
-        self.errors.append(ImportIssue(path, line, reason))
+    def error(self, path: str, line: int | None, reason: str,
+              field_name: str | None = None) -> None:
+        """Report a problem; the path and reason are made storable (a file name that is not
+        valid UTF-8 has its bytes shown as ``\\xNN``)."""
+        self.errors.append(ImportIssue(storable(str(path)), line, storable(reason),
+                                       None if field_name is None else storable(field_name)))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -186,6 +198,7 @@ class IngestReport:
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
             "notes": self.notes,
+            "run_id": self.run_id,
         }
 
 

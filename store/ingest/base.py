@@ -6,16 +6,22 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from sqlalchemy import Connection
+
+from store.ingest.fields import FieldProblem, loads, non_finite
 from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
 from store.core.records import IngestReport
+from store.core.textsafe import storable
 from store.core.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
 
 if TYPE_CHECKING:
     from store.core.base import Progress
     from store.core.base import StoreBase as Store
 
+T = TypeVar("T")
 BATCH_LINES = 400
 MAX_ERRORS_PER_FILE = 100
 BOM = b"\xef\xbb\xbf"
@@ -42,10 +48,46 @@ class ImportContext:
     report: IngestReport
     progress: Progress | None = None
     sessions_seen: set[str] = field(default_factory=set)
+    # Problems and notes of the report already stored with the run (see ``persist``).
+    saved_errors: int = 0
+    saved_notes: int = 0
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
             self.progress(label, done, total)
+
+    def persist(self, conn: Connection) -> None:
+        """Store the problems and notes reported since the last call with the import run,
+        in the caller's transaction (a file's problems commit with its import position, so an
+        aborted batch keeps the report of every file it committed)."""
+        run_id = self.report.run_id
+        if run_id is None:
+            return
+        from store.ingest.runs import save_problems
+
+        save_problems(self.store, conn, run_id, self.report.errors[self.saved_errors:],
+                      self.report.notes[self.saved_notes:])
+        self.saved_errors = len(self.report.errors)
+        self.saved_notes = len(self.report.notes)
+
+    def optional(self, path: Path, line: int, check: Callable[..., T], *args: Any,
+                 **kwargs: Any) -> T | None:
+        """``check(*args)`` for a field the line can be stored without: a ``FieldProblem``
+        is reported (file, line, field, reason) and the value left out (None)."""
+        try:
+            return check(*args, **kwargs)
+        except FieldProblem as exc:
+            self.report.error(str(path), line, f"{exc.reason}: left out, the line is stored",
+                              exc.field)
+            return None
+
+    def persist_now(self) -> None:
+        """``persist`` in a short transaction of its own."""
+        if self.report.run_id is None or (len(self.report.errors) == self.saved_errors
+                                          and len(self.report.notes) == self.saved_notes):
+            return
+        with self.store.write() as conn:
+            self.persist(conn)
 
 
 def file_problem(path: Path) -> str | None:
@@ -78,6 +120,9 @@ class LineImporter:
 
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
                 obj: dict[str, Any]) -> tuple[NewSession | None, list[NewEntry]] | str | None:
+        """The session and entries of one line; a string is why the line was not stored;
+        None is a line skipped by design. A ``FieldProblem`` raised here is reported with its
+        field and the line is not stored."""
         raise NotImplementedError
 
     def import_file(self, ctx: ImportContext, path: Path) -> None:
@@ -90,7 +135,8 @@ class LineImporter:
             saved = load_position(conn, resolved)
         start, rewritten = resume_point(resolved, saved)
         if rewritten:
-            report.notes.append(f"{path}: changed before the last imported position since the "
+            report.notes.append(f"{storable(str(path))}: changed before the last imported "
+                                "position since the "
                                 "last import; read again from the start (lines already stored "
                                 "are not added twice)")
         reader = LineReader(resolved, start)
@@ -101,11 +147,11 @@ class LineImporter:
         lines_in_batch = 0
         source_key: str | None = None
 
-        def error(line: int | None, reason: str) -> None:
+        def error(line: int | None, reason: str, field_name: str | None = None) -> None:
             nonlocal errors_here
             errors_here += 1
             if errors_here <= MAX_ERRORS_PER_FILE:  # the rest are counted, reported after
-                report.error(str(path), line, reason)
+                report.error(str(path), line, reason, field_name)
 
         def flush(position: Position) -> None:
             nonlocal lines_in_batch
@@ -128,6 +174,7 @@ class LineImporter:
                         report.error(str(path), None, f"embedding failed: {err}")
                 save_position(conn, resolved, self.format, source_key, position, size,
                               store.writer, store.writer_version)
+                ctx.persist(conn)  # this file's problems so far commit with its position
             pending_sessions.clear()
             pending.clear()
             lines_in_batch = 0
@@ -143,7 +190,7 @@ class LineImporter:
                 error(line.number, f"not UTF-8 (byte {exc.start}): line skipped")
                 continue
             try:
-                obj = json.loads(decoded)
+                obj, odd_numbers = loads(decoded)
             except json.JSONDecodeError as exc:
                 error(line.number, f"invalid JSON: {exc.msg} at column {exc.colno}")
                 continue
@@ -157,11 +204,20 @@ class LineImporter:
                 error(line.number, "contains a lone UTF-16 surrogate escape (not valid "
                       "Unicode): line skipped")
                 continue
+            if odd_numbers:  # NaN, Infinity, 1e400: each reported, stored as null
+                obj, fields = non_finite(obj)
+                for name in fields:
+                    error(line.number, "not a finite number: stored as null", name)
             try:
                 outcome = self.convert(ctx, path, line.number, line.offset, obj)
+            except FieldProblem as exc:
+                error(line.number, f"{exc.reason}: line not stored", exc.field)
+                outcome = False
             except SHAPE_ERRORS as exc:
                 outcome = f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
-            if outcome is None:
+            if outcome is False:  # reported above
+                pass
+            elif outcome is None:
                 report.skipped_by_design += 1
             elif isinstance(outcome, str):
                 error(line.number, outcome)
@@ -181,13 +237,13 @@ class LineImporter:
                     pending.setdefault(session.id, []).extend(entries)
             if lines_in_batch >= BATCH_LINES:
                 flush(reader.position)
-                ctx.tick(str(path.name), reader.position.offset, size)
-        if lines_in_batch or reader.position.offset != start.offset or saved is None:
-            flush(reader.position)
+                ctx.tick(storable(path.name), reader.position.offset, size)
         if errors_here > MAX_ERRORS_PER_FILE:
             report.error(str(path), None, f"{errors_here - MAX_ERRORS_PER_FILE} more bad lines "
                          "in this file were not listed")
         if reader.pending_tail:
-            report.notes.append(f"{path}: line {reader.position.lines + 1} has no newline and "
-                                "is not complete JSON: left for the next import")
-        ctx.tick(str(path.name), size, size)
+            report.notes.append(f"{storable(str(path))}: line {reader.position.lines + 1} has "
+                                "no newline and is not complete JSON: left for the next import")
+        if lines_in_batch or reader.position.offset != start.offset or saved is None:
+            flush(reader.position)  # last: the file's whole report commits with its position
+        ctx.tick(storable(path.name), size, size)

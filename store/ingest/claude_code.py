@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from store.ingest import fields
 from store.ingest.base import ImportContext, LineImporter
 from store.core.timeutil import normalise_iso
 from store.core.writes import NewEntry, NewSession
@@ -28,7 +29,9 @@ _SKIPPED_BLOCKS = {"image", "document", "redacted_thinking"}
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
-    return "sessionId" in obj or (obj.get("type") in KNOWN_TYPES and "uuid" in obj)
+    kind = obj.get("type")
+    return "sessionId" in obj or (isinstance(kind, str) and kind in KNOWN_TYPES
+                                  and "uuid" in obj)
 
 
 def _truthy(value: Any) -> bool:
@@ -51,6 +54,23 @@ def _tool_result_text(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
+USAGE_TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
+
+
+def _usage(ctx: ImportContext, path: Path, line_no: int, message: dict[str, Any]
+           ) -> dict[str, Any] | None:
+    """``message.usage`` with its token figures checked (whole numbers from 0 below 10^9); a
+    bad figure is reported and left out, the others kept."""
+    usage = ctx.optional(path, line_no, fields.mapping, message, "usage", "message.usage")
+    if usage is None:
+        return None
+    bad = [key for key in USAGE_TOKENS if ctx.optional(
+        path, line_no, fields.tokens, usage, key, f"message.usage.{key}") is None
+        and usage.get(key) is not None]
+    return {k: v for k, v in usage.items() if k not in bad}
+
+
 class ClaudeCodeImporter(LineImporter):
     format = FORMAT
 
@@ -60,50 +80,61 @@ class ClaudeCodeImporter(LineImporter):
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
                 obj: dict[str, Any]) -> tuple[NewSession | None, list[NewEntry]] | str | None:
         """Entries of one line; a string is an error reason; None is skipped by design."""
-        kind = obj.get("type")
+        kind = fields.text(obj, "type", required=True)
         if kind in SKIPPED_TYPES:
             return None
         if kind not in KNOWN_TYPES:
             return f"unknown Claude Code line type {kind!r}"
-        session_id = obj.get("sessionId")
-        if not isinstance(session_id, str) or not session_id:
-            return "line has no sessionId"
-        ts = normalise_iso(obj.get("timestamp"))
-        agent = str(obj.get("agentId") or "main")
+        session_id = fields.text(obj, "sessionId", required=True, empty_ok=False)
+        checked = ctx.optional  # a bad optional field is reported and left out
+        ts = normalise_iso(checked(path, line_no, fields.text, obj, "timestamp"))
+        agent = checked(path, line_no, fields.text, obj, "agentId") or "main"
         is_main = agent == "main"
         session = NewSession(
             id=session_id, format=FORMAT, agent="claude-code", surface="claude-code",
-            project=obj.get("cwd"), started_at=ts, ended_at=ts,
-            source=str(path) if is_main else None,
-            meta={k: obj[k] for k in ("version", "gitBranch", "slug") if k in obj})
+            project=checked(path, line_no, fields.text, obj, "cwd"), started_at=ts,
+            ended_at=ts, source=str(path) if is_main else None,
+            meta={k: v for k in ("version", "gitBranch", "slug")
+                  if (v := checked(path, line_no, fields.text, obj, k)) is not None})
+        uuid = checked(path, line_no, fields.text, obj, "uuid")
         common: dict[str, Any] = dict(source_key=self.source_key(obj), agent=agent, ts=ts,
                       source_path=str(path), source_offset=offset, source_line=line_no,
-                      uuid=obj.get("uuid"), parent_uuid=obj.get("parentUuid"),
-                      line_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None)
+                      uuid=uuid, parent_uuid=checked(path, line_no, fields.text, obj,
+                                                     "parentUuid"),
+                      line_id=uuid)
         if kind == "system":
-            subtype = obj.get("subtype")
+            subtype = checked(path, line_no, fields.text, obj, "subtype")
             entry_kind = ENTRY_SYSTEM_SUBTYPES.get(str(subtype))
             if entry_kind is None:
                 return None
             meta: dict[str, Any] = {"subtype": subtype}
             if subtype == "compact_boundary":
-                cm = obj.get("compactMetadata")
-                cm = cm if isinstance(cm, dict) else {}
-                meta.update({"preTokens": cm.get("preTokens"), "trigger": cm.get("trigger"),
-                             "boundary": True})
+                cm = checked(path, line_no, fields.mapping, obj, "compactMetadata") or {}
+                meta.update({
+                    "preTokens": checked(path, line_no, fields.tokens, cm, "preTokens",
+                                         "compactMetadata.preTokens"),
+                    "trigger": checked(path, line_no, fields.text, cm, "trigger",
+                                       "compactMetadata.trigger"),
+                    "boundary": True})
             content = obj.get("content")
             return session, [NewEntry(kind=entry_kind, content=str(content or ""), meta=meta,
                                       **common)]
-        message = obj.get("message")
-        if not isinstance(message, dict):
-            return f"{kind} line has no message object"
+        message = fields.mapping(obj, "message", required=True)
+        assert message is not None
         content = message.get("content")
         blocks: Any = [content] if isinstance(content, str) else content
         if not isinstance(blocks, list):
-            return f"{kind} message content is neither a string nor a list"
+            raise fields.FieldProblem("message.content", f"a JSON {fields.kind(content)}, "
+                                      "neither a string nor a list of blocks")
+        ctx.optional(path, line_no, fields.text, message, "id", "message.id")
         meta = {}
         if kind == "assistant":
-            meta = {k: message[k] for k in ("model", "usage", "stop_reason") if k in message}
+            meta = {k: v for k in ("model", "stop_reason")
+                    if (v := checked(path, line_no, fields.text, message, k,
+                                     f"message.{k}")) is not None}
+            usage = _usage(ctx, path, line_no, message)
+            if usage is not None:
+                meta["usage"] = usage
         summary = kind == "user" and _truthy(obj.get("isCompactSummary"))
         if summary:
             meta["summary"] = True
@@ -122,7 +153,7 @@ class ClaudeCodeImporter(LineImporter):
 
     def _block(self, kind: str, block: Any, summary: bool, index: int, message: dict[str, Any],
                meta: dict[str, Any], common: dict[str, Any]) -> NewEntry | str | None:
-        mid = message.get("id")
+        mid = message.get("id") if isinstance(message.get("id"), str) else None  # checked
         if isinstance(block, str):
             entry_kind = "compaction" if summary else kind
             return NewEntry(kind=entry_kind, content=block, block=index, message_id=mid,

@@ -216,6 +216,8 @@ def is_memory_dir(path: Path) -> bool:
     if (path / "MEMORY.md").is_file():
         return True
     for md in sorted(path.glob("*.md"))[:50]:
+        if not md.is_file():  # never open a FIFO, socket or device named *.md: it may block
+            continue
         try:
             with md.open("rb") as fh:
                 head = fh.read(8)
