@@ -223,7 +223,8 @@ class MindStoneImporter(LineImporter):
         """The entry of one line; a string is the reason the line was not stored."""
         role = fields.text(obj, "role", required=True)
         if role not in ROLE_KINDS:
-            raise fields.FieldProblem("role", f"role {role!r} is not one of {', '.join(ROLE_KINDS)}")
+            raise fields.FieldProblem("role", f"role {role!r} is not one of "
+                                      f"{', '.join(ROLE_KINDS)}")
         if ctx.optional(path, line_no, fields.text, obj, "sessionKey") is None:
             obj = {k: v for k, v in obj.items() if k != "sessionKey"}
         key = self._session_key(path, obj)
