@@ -90,6 +90,14 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
     return applied
 
 
+def refuse_newer(have: int | None) -> None:
+    """Raise ``StoreTooNew`` when ``have`` (a store's schema version) is newer than this code
+    knows; called on the file before anything opens it for writing."""
+    if have is not None:
+        migrations = known_migrations()
+        _refuse_newer(have, migrations[-1].version if migrations else 0)
+
+
 def _refuse_newer(have: int, newest: int) -> None:
     if have > newest:
         raise StoreTooNew(
