@@ -14,7 +14,7 @@ import numpy as np
 from sqlalchemy import Connection, text
 
 from store.core import vec
-from store.core.chunker import split
+from store.core.chunker import model_view, split
 from store.core.embed import Embedder
 from store.core.timeutil import now_iso
 
@@ -119,13 +119,13 @@ class Indexer:
         for i in range(0, len(pending), self.batch_size):
             batch = pending[i:i + self.batch_size]
             try:
-                vectors = self.embedder.embed([p.body for p in batch])
+                vectors = self.embedder.embed([model_view(p.body) for p in batch])
                 for p, v in zip(batch, vectors, strict=True):
                     p.vector = v
             except Exception:  # one bad text must not sink its batch: retry one by one
                 for p in batch:
                     try:
-                        p.vector = self.embedder.embed([p.body])[0]
+                        p.vector = self.embedder.embed([model_view(p.body)])[0]
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
 
