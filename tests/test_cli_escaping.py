@@ -18,7 +18,7 @@ OSC_CLIPBOARD = "\x1b]52;c;ZWNobyBoaQ==\x07"
 SID = f"[b]S[/b]{OSC_TITLE}sess"
 AGENT = "[/]"
 TOOL = f"[red]Bash[/red]{OSC_CLIPBOARD}"
-TEXT = f"hit [/] text [bold]loud[/bold] \x1b[31mred\x1b[0m a\u061cb c\u200bd e\u2028f"
+TEXT = "hit [/] text [bold]loud[/bold] \x1b[31mred\x1b[0m a\u061cb c\u200bd e\u2028f"
 
 
 def _lines() -> list[dict]:

@@ -211,13 +211,12 @@ class LineImporter:
             try:
                 outcome = self.convert(ctx, path, line.number, line.offset, obj)
             except FieldProblem as exc:
-                error(line.number, f"{exc.reason}: line not stored", exc.field)
-                outcome = False
+                outcome = f"{exc.reason}: line not stored"
+                error(line.number, outcome, exc.field)
+                continue
             except SHAPE_ERRORS as exc:
                 outcome = f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
-            if outcome is False:  # reported above
-                pass
-            elif outcome is None:
+            if outcome is None:
                 report.skipped_by_design += 1
             elif isinstance(outcome, str):
                 error(line.number, outcome)

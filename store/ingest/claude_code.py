@@ -85,7 +85,7 @@ class ClaudeCodeImporter(LineImporter):
             return None
         if kind not in KNOWN_TYPES:
             return f"unknown Claude Code line type {kind!r}"
-        session_id = fields.text(obj, "sessionId", required=True, empty_ok=False)
+        session_id = fields.text(obj, "sessionId", required=True, empty_ok=False) or ""
         checked = ctx.optional  # a bad optional field is reported and left out
         ts = normalise_iso(checked(path, line_no, fields.text, obj, "timestamp"))
         agent = checked(path, line_no, fields.text, obj, "agentId") or "main"
@@ -119,8 +119,7 @@ class ClaudeCodeImporter(LineImporter):
             content = obj.get("content")
             return session, [NewEntry(kind=entry_kind, content=str(content or ""), meta=meta,
                                       **common)]
-        message = fields.mapping(obj, "message", required=True)
-        assert message is not None
+        message = fields.mapping(obj, "message", required=True) or {}
         content = message.get("content")
         blocks: Any = [content] if isinstance(content, str) else content
         if not isinstance(blocks, list):

@@ -106,21 +106,6 @@ def tokens(obj: dict[str, Any], key: str, field: str | None = None) -> int | Non
     return None if value is None else int(value)
 
 
-def finite_json(value: Any, field: str, depth: int = 0) -> None:
-    """Refuse a JSON value holding a non-finite number anywhere (it would be stored as
-    ``Infinity``/``NaN``, which is not JSON) or nested past 200 levels."""
-    if depth > 200:
-        raise FieldProblem(field, "nested more than 200 levels deep")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise FieldProblem(field, f"holds {value!r}, not a finite number")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            finite_json(v, f"{field}.{k}", depth + 1)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            finite_json(v, f"{field}[{i}]", depth + 1)
-
-
 def loads(raw: str) -> tuple[Any, bool]:
     """``json.loads(raw)`` and whether it held a non-finite number (``NaN``, ``Infinity``, or
     a literal too large for a double such as ``1e400``) anywhere."""

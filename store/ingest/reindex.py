@@ -4,7 +4,7 @@ what the derivers interpret from stored entries."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, text
@@ -121,14 +121,12 @@ def _swap(conn: Connection, indexer: Indexer, part: list[Source],
                 refs.append((-1 - _rank_in_batch(written, first, ref), sim))
             written.append(-2)  # filled with the real id below
     marks = [k for k in range(first, len(written)) if written[k] == -2]
-    stale = conn.execute(text(
-        "SELECT id, text FROM chunk WHERE id <= :m AND source_type = :t AND source_id IN "
-        "(SELECT value FROM json_each(:ids))"), {"m": old_max, "t": "entry", "ids": json.dumps(
-            [s.source_id for s in keep if s.source_type == "entry"])}).all()
-    stale += conn.execute(text(
-        "SELECT id, text FROM chunk WHERE id <= :m AND source_type = :t AND source_id IN "
-        "(SELECT value FROM json_each(:ids))"), {"m": old_max, "t": "memory", "ids": json.dumps(
-            [s.source_id for s in keep if s.source_type == "memory"])}).all()
+    stale: list[Any] = []
+    for kind in ("entry", "memory"):
+        stale += conn.execute(text(
+            "SELECT id, text FROM chunk WHERE id <= :m AND source_type = :t AND source_id IN "
+            "(SELECT value FROM json_each(:ids))"), {"m": old_max, "t": kind, "ids": json.dumps(
+                [s.source_id for s in keep if s.source_type == kind])}).all()
     vec.delete_chunks_index(conn, [(int(r[0]), str(r[1])) for r in stale])
     conn.execute(text("DELETE FROM chunk WHERE id IN (SELECT value FROM json_each(:ids))"),
                  {"ids": json.dumps([int(r[0]) for r in stale])})
