@@ -33,7 +33,7 @@ from sqlalchemy import Connection, text
 
 from store.core import vec
 from store.governance import text as tx
-from store.governance.records import PERSON_ONLY_TYPES, CheckInfo
+from store.governance.records import MASK, PERSON_ONLY_TYPES, CheckInfo
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -146,7 +146,7 @@ class Checker:
                 m.cos = max((float(v @ qvec) for v in m.vectors), default=-1.0)
             budget = self.budget(conn, cand)
         conflicts = self._conflicts(cand, mems)
-        checks = [self.duplicate(cand, mems, conflicts), self._contradiction(conflicts),
+        checks = [self.duplicate(cand, mems, conflicts), self._contradiction(conflicts, cand.sensitivity == "secret"),
                   self.source_support(cand), budget, self.procedure_risk(cand)]
         command = str(self.settings["governance.verifier_command"] or "").strip()
         if command:
@@ -217,11 +217,14 @@ class Checker:
             for i, a in enumerate(mine):
                 for j, b in enumerate(ss):
                     sim = float(sims[i, j])
-                    if sim < threshold and tx.jaccard(a.text, b.text) < 0.5:
+                    if (sim < threshold and tx.jaccard(a.text, b.text) < 0.5
+                            and not tx.same_subject(a.text, b.text)):
                         continue
                     cues = tx.cues(a.text, b.text)
                     if cues and (best is None or sim > best["sentence_cos"]):
                         secret = m.sensitivity == "secret"
+                        if secret:
+                            cues = [{**c, "memory": MASK} for c in cues]
                         best = {"memory_id": m.id, "name": m.name, "cos": round(m.cos, 4),
                                 "sentence_cos": round(sim, 4), "cues": cues,
                                 "candidate_sentence": a.text,
@@ -232,7 +235,7 @@ class Checker:
                 found[m.id] = best
         return found
 
-    def _contradiction(self, conflicts: dict[int, dict[str, Any]]) -> CheckInfo:
+    def _contradiction(self, conflicts: dict[int, dict[str, Any]], secret: bool) -> CheckInfo:
         heuristic = "heuristic (negation, number, date, 'X is Y' values), not a verdict"
         if not conflicts:
             return CheckInfo("contradiction", "pass",
@@ -241,7 +244,8 @@ class Checker:
         ordered = sorted(conflicts.values(), key=lambda c: -c["sentence_cos"])
         top = ordered[0]
         cue = top["cues"][0]
-        said = f"{cue['kind']}: '{cue['candidate']}' vs '{cue['memory']}'"
+        said = (cue["kind"] if secret or top["memory_sentence"] is None
+                else f"{cue['kind']}: '{cue['candidate']}' vs '{cue['memory']}'")
         more = f" and {len(ordered) - 1} more" if len(ordered) > 1 else ""
         return CheckInfo(
             "contradiction", "fail",
@@ -295,10 +299,11 @@ class Checker:
                              f"no evidence given: all {len(sents)} sentences are marked as "
                              "inference", evidence)
         if unsupported:
-            first = tx_excerpt(unsupported[0]["text"])
+            first = ("" if cand.sensitivity == "secret"
+                     else f" (first: '{tx_excerpt(unsupported[0]['text'])}')")
             return CheckInfo("source_support", "warn",
                              f"{len(unsupported)} of {len(sents)} sentences not found in the "
-                             f"evidence, marked as inference (first: '{first}')", evidence)
+                             f"evidence, marked as inference{first}", evidence)
         return CheckInfo("source_support", "pass",
                          f"all {len(sents)} sentences traced to the evidence", evidence)
 

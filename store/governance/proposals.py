@@ -292,8 +292,10 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
     mtype = new.type or (targets[0]["type"] if targets else None)
     content = new.content if new.content is not None else (targets[0]["body"] if targets
                                                             else "")
-    sensitivity = new.metadata.get("sensitivity") or (targets[0]["sensitivity"] if targets
-                                                      else "public")
+    rank = {s: i for i, s in enumerate(SENSITIVITIES)}
+    inherited = max((t["sensitivity"] for t in targets), key=lambda s: rank.get(s, 2),
+                    default="public")
+    sensitivity = new.metadata.get("sensitivity") or inherited
     cand = Candidate(new.op, mtype, _name_of(new, targets), content or "", dict(new.metadata),
                      targets, texts, new.rationale, sensitivity)
     return cand, pointers
@@ -332,6 +334,9 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None
         if have is not None and have.id is not None:
             return get_proposal(store, have.id)
     cand, pointers = candidate_for(store, new)
+    if "sensitivity" not in new.metadata and cand.sensitivity != "public":
+        new.metadata["sensitivity"] = cand.sensitivity  # a successor is as private as its
+        cand.metadata["sensitivity"] = cand.sensitivity  # strictest target
     checks = Checker(store).run(cand)
     now = now_iso()
     snapshot = {str(t["id"]): {"name": t["name"], "body": t["body"],
@@ -466,10 +471,37 @@ def _loads(raw: str | None, default: Any) -> Any:
         return default
 
 
-def _summary(row: Proposal, checks: list[CheckInfo]) -> ProposalSummary:
+_SCRUB = frozenset({"text", "candidate_sentence", "memory_sentence", "candidate", "memory",
+                    "stdout", "verdict"})
+
+
+def _scrub(value: Any) -> Any:
+    """Check evidence with every piece of candidate or memory text withheld."""
+    if isinstance(value, dict):
+        return {k: (MASK if k in _SCRUB and isinstance(v, (str, dict)) else _scrub(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def _secret(row: Proposal) -> bool:
+    return _loads(row.meta, {}).get("sensitivity") == "secret"
+
+
+def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
+             ) -> ProposalSummary:
+    """The queue row; a secret candidate's checks are scrubbed and its name withheld unless
+    the proposer named it."""
     assert row.id is not None
+    masked = _secret(row) if masked is None else masked
+    name = row.name
+    if masked:
+        name = _loads(row.meta, {}).get("name") or "[secret]"
+        checks = [CheckInfo(c.kind, c.result, c.detail, _scrub(c.evidence), c.suggestion,
+                            c.revision) for c in checks]
     return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
-                           tuple(int(t) for t in _loads(row.targets, [])), row.ts, row.name,
+                           tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
                            tuple(checks), row.proposer, row.kind, row.external_id)
 
 
@@ -517,7 +549,7 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
         targets = _targets_now(conn, row)
     meta = _loads(row.meta, {})
     masked = meta.get("sensitivity") == "secret" or any(t.masked for t in targets)
-    summary = _summary(row, checks)
+    summary = _summary(row, checks, masked)
     return ProposalInfo(
         summary=summary, content=MASK if masked and row.content is not None else row.content,
         metadata=meta, rationale=row.rationale, evidence=tuple(evidence),

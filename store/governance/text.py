@@ -8,14 +8,14 @@ from dataclasses import dataclass
 
 from store.core.vec import STOP_WORDS
 
-_SENTENCE = re.compile(r"[^\n.!?]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
+_SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|$)")
 _WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
 _NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?:\s?%|\s?(?:ms|s|kb|mb|gb|tb))?(?![\w-])",
                      re.IGNORECASE)
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|"
                    r"nov|dec)[a-z]*\.?\s+\d{1,2}(?:,\s*\d{4})?\b", re.IGNORECASE)
 NEGATIONS = frozenset("""not no never none nobody nothing neither nor cannot can't don't doesn't
-didn't isn't aren't wasn't weren't won't wouldn't shouldn't mustn't without avoid stop
+didn't isn't aren't wasn't weren't won't wouldn't shouldn't mustn't without
 """.split())
 _KEY_VALUE = re.compile(
     r"^(?P<key>[\w`'\"./ -]{2,80}?)\s+(?:is|are|was|were|=|:|uses|use|runs on|run on|runs|"
@@ -96,13 +96,14 @@ def dates(text: str) -> set[str]:
 
 
 def key_value(text: str) -> tuple[str, str] | None:
-    """("x", "y") for a sentence of the form "X is Y" (or uses / = / runs on / ...)."""
+    """("x", "y") for a sentence of the form "X is Y" (or uses / = / runs on / ...): the key
+    as content words, the value as written (lower case)."""
     m = _KEY_VALUE.match(text.strip().strip("`"))
     if not m:
         return None
     key = " ".join(words(m["key"]))
-    value = " ".join(words(m["value"]))
-    return (key, value) if key and value else None
+    value = m["value"].strip().strip("`'\".,;:!").strip().lower()
+    return (key, value) if key and words(value) else None
 
 
 def cues(candidate: str, memory: str) -> list[dict[str, str]]:
@@ -122,9 +123,17 @@ def cues(candidate: str, memory: str) -> list[dict[str, str]]:
         found.append({"kind": "date", "candidate": ", ".join(sorted(da)),
                       "memory": ", ".join(sorted(db))})
     ka, kb = key_value(candidate), key_value(memory)
-    if ka and kb and ka[1] != kb[1] and (ka[0] == kb[0] or _same_key(ka[0], kb[0])):
+    if (ka and kb and words(ka[1]) != words(kb[1])
+            and (ka[0] == kb[0] or _same_key(ka[0], kb[0]))):
         found.append({"kind": "value", "candidate": ka[1], "memory": kb[1], "key": ka[0]})
     return found
+
+
+def same_subject(a: str, b: str) -> bool:
+    """Both sentences say "X is ..." about the same X (so they are about the same thing even
+    when their values share no word)."""
+    ka, kb = key_value(a), key_value(b)
+    return bool(ka and kb and (ka[0] == kb[0] or _same_key(ka[0], kb[0])))
 
 
 def _same_key(a: str, b: str) -> bool:
