@@ -197,3 +197,78 @@ def test_cli_consolidate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert out["proposals_added"] == 9
     assert set(out) >= {"proposals_added", "by_kind", "checkpoint_ids", "proposer"}
     assert out["proposer"] == {"ran": False, "error": None}
+
+
+# -- the bound memory directory behind the gate -------------------------------------------
+
+_FILE = """---
+name: deploy-window
+description: when deploys may run
+type: feedback
+tags: [deploy]
+hits: 2
+---
+Deploys run only between 09:00 and 16:00 UTC on weekdays.
+"""
+
+
+def _bound(tmp_path: Path) -> tuple[Store, Path]:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "feedback_deploy-window.md").write_text(_FILE)
+    (folder / "MEMORY.md").write_text("# index\n- feedback_deploy-window.md\n")
+    s = make_store(tmp_path / "b.db", **{"memory.dir": str(folder)})
+    s.ingest([folder])
+    return s, folder
+
+
+def test_edit_outside_the_gate_becomes_a_revise_proposal(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        assert "16:00" in m.body and not s.proposals()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("16:00", "18:00"))
+        report = s.ingest([folder])
+        assert any("outside the gate" in n for n in report.notes)
+        [p] = s.proposals()
+        info = s.proposal(p.id)
+        assert (p.op, p.origin, p.target, p.status) == ("revise", "file", m.id, "pending")
+        assert "-Deploys run only between 09:00 and 16:00" in info.rationale
+        assert "+Deploys run only between 09:00 and 18:00" in info.rationale
+        assert s.memory(m.id).body == m.body, "the stored memory waits for approval"
+        # the same file again proposes nothing new
+        s.ingest([folder])
+        assert len(s.proposals()) == 1
+        s.approve(p.id)
+        [active] = [x for x in s.memories() if x.status == "active"]
+        assert "18:00" in active.body
+        # the approved write landed in the file; importing it again proposes nothing
+        assert "18:00" in path.read_text()
+        s.ingest([folder])
+        assert [x.status for x in s.proposals()] == ["applied"]
+    finally:
+        s.close()
+
+
+def test_counters_move_in_place_and_new_or_deleted_files_are_proposed(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("hits: 2", "hits: 7"))
+        s.ingest([folder])
+        assert s.memory(m.id).hits == 7 and not s.proposals()
+        (folder / "user_editor.md").write_text(
+            "---\nname: editor\ntype: user\n---\nThe user edits in Helix.\n")
+        s.ingest([folder])
+        [add] = s.proposals()
+        assert (add.op, add.origin) == ("add", "file")
+        assert len(s.memories()) == 1, "a new file waits for approval"
+        path.unlink()
+        s.ingest([folder])
+        ops = sorted(p.op for p in s.proposals())
+        assert ops == ["add", "quarantine"]
+        assert s.memory(m.id).status == "active"
+    finally:
+        s.close()
