@@ -11,6 +11,9 @@ from typing import Any
 HELPER_ROLES = {"acompact-": "compaction summariser", "aprompt_suggestion-": "prompt suggester"}
 # The short form, for narrow table cells.
 HELPER_SHORT = {"compaction summariser": "summariser", "prompt suggester": "suggester"}
+# A worker written inline in its orchestrator's transcript without an id of its own (Claude
+# Code 1.0.x sidechains) is named from its first line: ``sidechain-<8 hex>``.
+SIDECHAIN_PREFIX = "sidechain-"
 
 
 def helper_role(agent: str | None) -> str | None:
@@ -23,11 +26,15 @@ def helper_role(agent: str | None) -> str | None:
 
 def agent_label(agent: str | None, short: bool = False) -> str:
     """An agent as people read it: ``main``, a worker's id, or what a helper is
-    (``compaction summariser (acompact-946d2b)``; ``summariser`` when ``short``)."""
+    (``compaction summariser (acompact-946d2b)``). ``short``, for narrow cells: ``summariser``,
+    and an inline sidechain's id without its prefix (``c0ffee01``)."""
     role = helper_role(agent)
-    if role is None:
-        return agent or "?"
-    return HELPER_SHORT[role] if short else f"{role} ({agent})"
+    if role is not None:
+        return HELPER_SHORT[role] if short else f"{role} ({agent})"
+    if short and agent and agent.startswith(SIDECHAIN_PREFIX) and len(agent) > len(
+            SIDECHAIN_PREFIX):
+        return agent[len(SIDECHAIN_PREFIX):]
+    return agent or "?"
 
 
 @dataclass(frozen=True)

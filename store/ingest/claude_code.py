@@ -30,6 +30,7 @@ from sqlmodel import col, delete, select
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
+from store.core.records import SIDECHAIN_PREFIX
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
 from store.ingest.base import ImportContext, LineImporter, Skip
@@ -50,7 +51,6 @@ KNOWN_TYPES = HOUSEKEEPING | ENTRY_TYPES
 ENTRY_SYSTEM_SUBTYPES = {"compact_boundary": "compaction", "local_command": "system"}
 _BLOCK_KINDS = {"thinking": "reasoning", "tool_use": "tool_call", "tool_result": "tool_result"}
 _SKIPPED_BLOCKS = {"image", "document", "redacted_thinking"}
-SIDECHAIN_PREFIX = "sidechain-"
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
