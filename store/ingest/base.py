@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
-from sqlmodel import delete, select
+from sqlmodel import col, delete, select
 
 from store.core.db import orm
 from store.core.records import IngestReport
@@ -77,7 +77,8 @@ def record_skips(conn: Connection, path: Path, skips: Counter[tuple[str, bool]],
     from its start)."""
     with orm(conn) as s:
         if from_start:
-            s.exec(delete(ImportSkip).where(ImportSkip.path == str(path)))  # type: ignore[call-overload]
+            s.exec(delete(ImportSkip)  # type: ignore[call-overload]
+                   .where(col(ImportSkip.path) == str(path)))
         now = now_iso()
         for (what, unknown), n in sorted(skips.items()):
             reason = UNKNOWN if unknown else BY_DESIGN

@@ -153,7 +153,7 @@ class ClaudeCodeImporter(LineImporter):
             id=session_id, format=FORMAT, agent="claude-code", surface="claude-code",
             project=obj.get("cwd"), started_at=ts, ended_at=ts,
             # the main file (inline sidechains included) is the session's source
-            source=None if obj.get("agentId") else str(path),
+            source=None if obj.get("agentId") or path.parent.name == "subagents" else str(path),
             meta={k: obj[k] for k in ("version", "gitBranch", "slug") if k in obj})
         common: dict[str, Any] = dict(source_key=self.source_key(obj), agent=agent, ts=ts,
                       source_path=str(path), source_offset=offset, source_line=line_no,
@@ -167,15 +167,15 @@ class ClaudeCodeImporter(LineImporter):
             return session, [NewEntry(kind="system", content=text,
                                       meta=attachment_meta(subtype, attachment), **common)]
         if kind == "system":
-            subtype = obj.get("subtype")
-            meta: dict[str, Any] = {"subtype": subtype}
-            if subtype == "compact_boundary":
+            system_subtype = obj.get("subtype")
+            meta: dict[str, Any] = {"subtype": system_subtype}
+            if system_subtype == "compact_boundary":
                 cm = obj.get("compactMetadata")
                 cm = cm if isinstance(cm, dict) else {}
                 meta.update({"preTokens": cm.get("preTokens"), "trigger": cm.get("trigger"),
                              "boundary": True})
             content = obj.get("content")
-            return session, [NewEntry(kind=ENTRY_SYSTEM_SUBTYPES[str(subtype)],
+            return session, [NewEntry(kind=ENTRY_SYSTEM_SUBTYPES[str(system_subtype)],
                                       content=str(content or ""), meta=meta, **common)]
         return self._message(ctx, path, line_no, kind, obj, session, common)
 
