@@ -227,6 +227,13 @@ class IngestReport:
             self.skipped_by_design += n
             self.skipped_by_type[what] = self.skipped_by_type.get(what, 0) + n
 
+    def count_memory(self, written: Any) -> None:
+        """Count one ``store.core.memories.MemoryWrite``: added or updated, and its chunks."""
+        self.memories_added += written.action == "created"
+        self.memories_updated += written.action == "updated"
+        self.chunks += written.chunks
+        self.chunks_failed += written.failed
+
     def to_json(self) -> dict[str, Any]:
         return {
             "sessions_added": self.sessions_added,

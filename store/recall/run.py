@@ -74,7 +74,9 @@ _DESCRIBE = (
     "e.session_id, e.seq, e.kind, e.ts, s.project, "
     "m.name, m.status, m.sensitivity, m.authority, m.role, m.projects, m.hits, m.prevented, "
     "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
-    "m.superseded_by_id, m.created_at, e.created_at, e.agent "
+    "m.superseded_by_id, m.created_at, e.created_at, "
+    "EXISTS (SELECT 1 FROM memory_flag f WHERE f.memory_id = m.id AND "
+    "f.kind = 'contradiction' AND f.resolved_at IS NULL), e.agent "
     "FROM chunk c "
     "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
     "LEFT JOIN session s ON s.id = e.session_id "
@@ -92,7 +94,8 @@ def _facts(r: Any) -> rt.Facts:
                         sensitivity=r[11] or "public", authority=r[12], role=r[13],
                         projects=projects, hits=int(r[15] or 0), prevented=int(r[16] or 0),
                         last_applied=r[17], created=r[18] or r[23], half_life_days=r[19],
-                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22])
+                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22],
+                        contradiction=bool(r[25]))
     return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8])
 
 
@@ -125,7 +128,7 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
         cos, lex = found[int(r[0])]
         s = rt.similarity(cos, lex, float(cfg["cos_weight"]))
         cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s,
-                     got.foreign.get(int(r[0])), r[25])
+                     got.foreign.get(int(r[0])), r[26])
         key = (cand.facts.source_type, cand.facts.source_id)
         if key not in best or (s, -cand.chunk_id) > (best[key].s, -best[key].chunk_id):
             best[key] = cand
