@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
+from store.core.textsafe import one_line
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -45,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.progress import Progress
 
-    from store.core.textsafe import one_line
-
     with store_from(args) as store:
         if args.json:
             report = store.ingest([Path(p) for p in args.paths], args.format)
@@ -67,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
               f"checkpoints {report.checkpoints_added}, chunks {report.chunks} "
               f"(failed {report.chunks_failed}), skipped by design {report.skipped_by_design}, "
               f"files {report.files}; import {report.run_id}")
+    for label, counts in (("skipped by design", report.skipped_by_type),
+                          ("skipped, type unknown", report.skipped_unknown)):
+        if counts:
+            listed = ", ".join(f"{one_line(what, 60)} {n:,}" for what, n in sorted(
+                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            out.print(f"{label}: {listed}")
     for note in report.notes:
         out.print(f"note: {note}")
     _problem_table(report.errors)

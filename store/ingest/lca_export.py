@@ -18,17 +18,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import StatementError
+from sqlmodel import select
 
-from store.export.extra import restore_checkpoints, restore_traces
-from store.core.index import Source, drop_chunks_of
-from store.ingest import fields
-from store.ingest.base import SHAPE_ERRORS, ImportContext, file_problem
-from store.ingest.memory_dir import memory_index_text
-from store.ingest.mindstone import MindStoneImporter
+from store.core import memories
+from store.core.db import orm
+from store.core.models import Entry
 from store.core.timeutil import now_iso
 from store.core.writes import NewSession, upsert_session
+from store.export.extra import restore_checkpoints, restore_traces
+from store.ingest import fields
+from store.ingest.base import SHAPE_ERRORS, ImportContext, file_problem
+from store.ingest.mindstone import MindStoneImporter
 
 MANIFEST = "manifest.json"
 EXPORT_FORMAT = "lca-export"
@@ -83,7 +85,7 @@ def _ref(record: dict[str, Any], key: str, where: str) -> int:
 
 
 def _each(ctx: ImportContext, conn: Connection, manifest: dict[str, Any], key: str,
-          action: Callable[[int, Any], None]) -> None:
+          action: Callable[[int, dict[str, Any]], None]) -> None:
     """``action(i, record)`` for each record of ``manifest[key]`` in a savepoint of its own:
     a record with a bad field is reported (manifest, field, reason) and the others land."""
     for i, record in enumerate(_list(ctx, manifest, key)):
@@ -123,23 +125,11 @@ def _session(ctx: ImportContext, conn: Connection, i: int, s: dict[str, Any]) ->
     ctx.sessions_seen.add(session.id)
 
 
-def _find_memory(conn: Connection, record: dict[str, Any]) -> tuple[int, str] | None:
-    if record.get("source_file"):
-        row = conn.execute(text("SELECT id, content_hash FROM memory WHERE source_file = :f"),
-                           {"f": record["source_file"]}).first()
-    else:
-        row = conn.execute(text(
-            "SELECT id, content_hash FROM memory WHERE source_file IS NULL AND name = :n AND "
-            "content_hash = :h ORDER BY id LIMIT 1"),
-            {"n": record.get("name"), "h": record.get("content_hash")}).first()
-    return (int(row[0]), str(row[1])) if row else None
-
-
 def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
               ) -> dict[int, int]:
-    """Restore every memory; returns manifest ref → memory id in this store."""
-    columns = {r[1] for r in conn.exec_driver_sql("PRAGMA table_info(memory)")} - {
-        "id", "supersedes_id", "superseded_by_id", "writer", "writer_version", "created_at"}
+    """Restore every memory through ``store.core.memories`` (found again by source file,
+    else by name and content hash); returns manifest ref → memory id in this store. A record
+    with a bad field is reported with it and skipped."""
     refs: dict[int, int] = {}
 
     def one(i: int, record: dict[str, Any]) -> None:
@@ -147,7 +137,7 @@ def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
         fields.text(record, "name", f"{where}.name", required=True, empty_ok=False)
         fields.text(record, "body", f"{where}.body", required=True)
         ref = _ref(record, "ref", where)
-        row = {k: v for k, v in record.items() if k in columns}
+        row = {k: v for k, v in record.items() if k in memories.COLUMNS}
         for key in ("tags", "projects"):
             if isinstance(row.get(key), list):
                 if not all(isinstance(t, str) for t in row[key]):
@@ -155,46 +145,12 @@ def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
                 row[key] = json.dumps(row[key])
         for key in row:
             _scalar(row, key, where)
-        _memory(ctx, conn, record, row, ref, refs)
+        written = memories.upsert(conn, ctx.store, row)
+        ctx.report.count_memory(written)
+        refs[ref] = written.memory_id
 
     _each(ctx, conn, manifest, "memories", one)
     return refs
-
-
-def _memory(ctx: ImportContext, conn: Connection, record: dict[str, Any], row: dict[str, Any],
-            ref: int, refs: dict[int, int]) -> None:
-    store, report = ctx.store, ctx.report
-    now = now_iso()
-    row.setdefault("content_hash", "")
-    row.setdefault("updated_at", now)
-    row.update(writer=store.writer, writer_version=store.writer_version)
-    found = _find_memory(conn, record)
-    if found is not None and found[1] == row["content_hash"]:
-        refs[ref] = found[0]
-        return
-    if found is None:
-        params = dict(row, created_at=now)
-        memory_id = int(conn.execute(text(
-            f"INSERT INTO memory ({', '.join(params)}) VALUES "
-            f"({', '.join(':' + k for k in params)}) RETURNING id"), params).scalar_one())
-        report.memories_added += 1
-    else:
-        memory_id = found[0]
-        conn.execute(text(f"UPDATE memory SET {', '.join(f'{k} = :{k}' for k in row)} "
-                          "WHERE id = :id"), dict(row, id=memory_id))
-        drop_chunks_of(conn, "memory", memory_id)
-        report.memories_updated += 1
-    refs[ref] = memory_id
-    result = store.indexer().index(conn, [Source(
-        "memory", memory_id, memory_index_text(
-            record["name"], _text_or_none(record.get("description")), record["body"],
-            _text_or_none(record.get("invariant"))), str(row["content_hash"]))])
-    report.chunks += result.chunks
-    report.chunks_failed += result.failed
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def ctx_path(manifest: dict[str, Any]) -> str:
@@ -213,58 +169,40 @@ def _evidence(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
             return
         for key in ("span_start", "span_end", "file_path", "note"):
             _scalar(item, key, where)
-        added += _one_evidence(ctx, conn, manifest, item, memory_id)
+        entry_id = None
+        note = item.get("note")
+        pointer = item.get("entry")
+        if isinstance(pointer, dict):
+            with orm(conn) as session:
+                entry_id = session.exec(select(Entry.id).where(
+                    Entry.idem_key == fields.text(pointer, "idem_key",
+                                                  f"{where}.entry.idem_key"))).first()
+            if entry_id is None:
+                ctx.report.error(ctx_path(manifest), None, f"evidence of memory "
+                                 f"{item.get('memory')} points at entry {pointer.get('seq')} of "
+                                 f"session {pointer.get('session')}, which is not in the "
+                                 "store: kept without the link")
+                note = f"{note or ''} [entry not in store: session {pointer.get('session')} " \
+                       f"seq {pointer.get('seq')}]".strip()
+        if memories.add_evidence(
+                conn, ctx.store, memory_id, entry_id=entry_id,
+                span_start=item.get("span_start"), span_end=item.get("span_end"),
+                file_path=item.get("file_path"), note=note, once=True) is not None:
+            added += 1
 
     _each(ctx, conn, manifest, "evidence", one)
     return added
 
 
-def _one_evidence(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
-                  item: dict[str, Any], memory_id: int) -> int:
-    entry_id = None
-    note = item.get("note")
-    pointer = item.get("entry")
-    if isinstance(pointer, dict):
-        row = conn.execute(text("SELECT id FROM entry WHERE idem_key = :k"),
-                           {"k": pointer.get("idem_key")}).first()
-        if row is None:
-            ctx.report.error(ctx_path(manifest), None, f"evidence of memory "
-                             f"{item.get('memory')} points at entry {pointer.get('seq')} of "
-                             f"session {pointer.get('session')}, which is not in the "
-                             "store: kept without the link")
-            note = f"{note or ''} [entry not in store: session {pointer.get('session')} " \
-                   f"seq {pointer.get('seq')}]".strip()
-        else:
-            entry_id = int(row[0])
-    params = {"m": memory_id, "e": entry_id, "ss": item.get("span_start"),
-              "se": item.get("span_end"), "f": item.get("file_path"), "n": note}
-    exists = conn.execute(text(
-        "SELECT 1 FROM evidence WHERE memory_id = :m AND entry_id IS :e AND span_start IS "
-        ":ss AND span_end IS :se AND file_path IS :f AND note IS :n"), params).first()
-    if exists:
-        return 0
-    conn.execute(text(
-        "INSERT INTO evidence (memory_id, entry_id, span_start, span_end, file_path, note, "
-        "writer, writer_version, created_at) VALUES (:m, :e, :ss, :se, :f, :n, :w, :wv, "
-        ":c)"), dict(params, w=ctx.store.writer, wv=ctx.store.writer_version,
-                     c=now_iso()))
-    return 1
-
-
 def _lineage(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
              refs: dict[int, int]) -> None:
-    _each(ctx, conn, manifest, "lineage",
-          lambda i, link: _link(conn, refs.get(_ref(link, "memory", f"lineage[{i}]")),
-                                refs.get(_ref(link, "supersedes", f"lineage[{i}]"))))
+    def one(i: int, link: dict[str, Any]) -> None:
+        newer = refs.get(_ref(link, "memory", f"lineage[{i}]"))
+        older = refs.get(_ref(link, "supersedes", f"lineage[{i}]"))
+        if newer is not None and older is not None:
+            memories.supersede(conn, newer, older)
 
-
-def _link(conn: Connection, newer: int | None, older: int | None) -> None:
-    if newer is None or older is None:
-        return
-    conn.execute(text("UPDATE memory SET supersedes_id = :o WHERE id = :n"),
-                 {"o": older, "n": newer})
-    conn.execute(text("UPDATE memory SET superseded_by_id = :n WHERE id = :o"),
-                 {"o": older, "n": newer})
+    _each(ctx, conn, manifest, "lineage", one)
 
 
 def import_export_dir(ctx: ImportContext, folder: Path) -> None:

@@ -13,6 +13,7 @@ from store.core import vec
 from store.core.derive import run_derivers
 from store.core.errors import StoreError
 from store.core.index import Indexer, IndexResult, Prepared, Source
+from store.core.memories import index_text
 from store.core.records import ReindexReport
 
 if TYPE_CHECKING:
@@ -34,8 +35,6 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     last, in one transaction (they are cleared and rebuilt together)."""
     report = ReindexReport()
     indexer = store.indexer()
-    from store.ingest.memory_dir import memory_index_text
-
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
         entries = conn.exec_driver_sql(
@@ -46,7 +45,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
         old_max = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
                       .scalar_one())
     sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
-    sources += [Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]), r[5])
+    sources += [Source("memory", int(r[0]), index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
     del entries, memories
     total = len(sources)
