@@ -31,6 +31,7 @@ from store.core.db import orm
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
 from store.core.records import SIDECHAIN_PREFIX
+from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
 from store.ingest import fields
@@ -302,12 +303,13 @@ class ClaudeCodeImporter(LineImporter):
                  batch: dict[str, list[NewEntry]]) -> None:
         """Keep this batch's summary lines; retitle the sessions they or the batch touch."""
         store, now = ctx.store, now_iso()
+        name = storable(str(path))  # a file name that is not valid UTF-8: its bytes as \xNN
         with orm(conn) as s:
             if from_start:
                 s.exec(delete(ClaudeCodeSummary)  # type: ignore[call-overload]
-                       .where(col(ClaudeCodeSummary.path) == str(path)))
+                       .where(col(ClaudeCodeSummary.path) == name))
             for leaf, text, line in self._summaries:
-                s.add(ClaudeCodeSummary(leaf_uuid=leaf, summary=text, path=str(path), line=line,
+                s.add(ClaudeCodeSummary(leaf_uuid=leaf, summary=text, path=name, line=line,
                                         writer=store.writer, writer_version=store.writer_version,
                                         created_at=now))
             s.flush()
