@@ -32,7 +32,8 @@ def _lines() -> list[dict]:
         dict(base, type="assistant", uuid="u3", agentId=AGENT, message={
             "id": "m2", "role": "assistant", "usage": {"input_tokens": 900},
             "content": [{"type": "text", "text": TEXT}]}),
-        dict(base, type="[/]", uuid="u4"),  # the ingest problem table names this type
+        dict(base, type="user", uuid="u4", message="[/]"),  # a problem whose reason has [/]
+        dict(base, type="[/]", uuid="u5"),  # a type not known here: a note naming it
     ]
 
 
@@ -60,7 +61,8 @@ def test_cli_text_output_is_inert(hostile: Path, tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "s.db"
     shown = _run(capsys, store, "ingest", str(hostile))
-    assert "[/]" in shown and "unknown Claude Code line type" in shown  # the problem table
+    assert "('[/]'), not an object" in shown  # the problem table
+    assert "of a type not known here ([/])" in shown
     assert "[b]x[i]" in shown and "\\x1b]0;pwned\\x07" in shown  # the file name, inert
     shown = _run(capsys, store, "sessions")
     assert "[b]S[/b]" in shown  # markup shown as text, not rendered bold
