@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import (
+    Listing,
+    add_json_flag,
+    col,
+    console,
+    fail,
+    print_json,
+    progress_on_stderr,
+    store_from,
+)
+from store.core.textsafe import visible
+from widgets.fmt import plural
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -21,31 +32,38 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
+    from store.ingest.base import file_problem
 
-    with store_from(args) as store:
-        if args.json:
-            report = store.ingest([Path(p) for p in args.paths], args.format)
-            print_json(report.to_json())
-            return 0
-        with Progress(console=console(), transient=True) as bar:
-            task = bar.add_task("ingest", total=None)
-
-            def progress(label: str, done: int, total: int) -> None:
-                bar.update(task, description=label, completed=done, total=total)
-
-            report = store.ingest([Path(p) for p in args.paths], args.format, progress)
+    paths = [Path(p) for p in args.paths]
+    for path in paths:  # a path that is not there is a typo: import nothing, say which
+        problem = file_problem(path)
+        if problem in ("no such file or directory", "dangling symlink", "symlink loop"):
+            return fail(f"{visible(str(path))}: {problem}; nothing was imported")
+    with store_from(args) as store, progress_on_stderr("ingest") as progress:
+        report = store.ingest(paths, args.format, progress)
+    if args.json:
+        print_json(report.to_json())
+        return 0
     out = console()
-    out.print(f"sessions added {report.sessions_added}, entries added {report.entries_added}, "
-              f"memories added {report.memories_added} (updated {report.memories_updated}), "
-              f"checkpoints {report.checkpoints_added}, chunks {report.chunks} "
-              f"(failed {report.chunks_failed}), skipped by design {report.skipped_by_design}, "
-              f"files {report.files}", markup=False)
+    out.print(f"added {plural(report.sessions_added, 'session')}, "
+              f"{plural(report.entries_added, 'entry', 'entries')}, "
+              f"{plural(report.memories_added, 'memory', 'memories')} "
+              f"({report.memories_updated:,} updated), "
+              f"{plural(report.checkpoints_added, 'checkpoint')}, "
+              f"{plural(report.chunks, 'chunk')} ({report.chunks_failed:,} failed); "
+              f"{plural(report.skipped_by_design, 'line')} skipped by design; "
+              f"{plural(report.files, 'file')} read", markup=False, soft_wrap=True)
     for note in report.notes:
-        out.print(f"note: {note}", markup=False)
+        out.print(f"note: {visible(note)}", markup=False, soft_wrap=True)
     if report.errors:
-        t = table("file", "line", "reason", title=f"{len(report.errors)} problems")
-        for e in report.errors:
-            t.add_row(e.path, "" if e.line is None else str(e.line), e.reason)
-        out.print(t)
+        problems_table(report.errors, plural(len(report.errors), "problem")).print(out)
     return 0
+
+
+def problems_table(errors: list, title: str) -> Listing:  # type: ignore[type-arg]
+    """File, line and reason of each problem met; the path is never cut."""
+    t = Listing(col("file", whole=True), col("line", whole=True, right=True),
+                col("reason", min_width=30), title=title)
+    for e in errors:
+        t.add_row(visible(e.path), "" if e.line is None else str(e.line), visible(e.reason))
+    return t

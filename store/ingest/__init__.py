@@ -124,6 +124,9 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(formats())}")
     report = IngestReport()
     ctx = ImportContext(store, report, progress)
+    if progress is not None:  # the model takes seconds to load: say so rather than sit still
+        progress("loading the embedding model", 0, 0)
+        store.embedder
     seen: set[Path] = set()
     for path in paths:
         problem = file_problem(path)
