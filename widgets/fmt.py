@@ -36,6 +36,18 @@ def short_when(ts: str | None) -> str:
     return dt.strftime("%m-%d %H:%M:%S") if dt else "-"
 
 
+def clock(ts: str | None) -> str:
+    """``14:03:12`` (local time): for lists within one day, the day said once above them."""
+    dt = local(ts)
+    return dt.strftime("%H:%M:%S") if dt else "-"
+
+
+def day(ts: str | None) -> str | None:
+    """``2026-01-26`` (local): the day of a timestamp, None when it has none."""
+    dt = local(ts)
+    return dt.strftime("%Y-%m-%d") if dt else None
+
+
 def plural(n: int, word: str, plural_word: str | None = None) -> str:
     """``1 snapshot``, ``2 snapshots``, ``1,204 entries`` (``plural_word`` when not +s)."""
     return f"{n:,} {word if n == 1 else plural_word or word + 's'}"
@@ -82,8 +94,8 @@ def project_tail(project: str | None, width: int = 30) -> str:
     return project if len(project) <= width else "…" + project[-(width - 1):]
 
 
-NO_CHECKPOINT_WHY = (
-    "why it matters: what the window held and no checkpoint had archived and indexed survives "
-    "only as the compaction's summary, so recall cannot find it; what fixes it: a checkpoint "
-    "before every compaction — have the harness's PreCompact hook record one (a \"checkpoint\" "
-    "record through `lca-tui context record`) before it compacts")
+NO_CHECKPOINT_WHY = ("why it matters: what the window held that no checkpoint had archived "
+                     "and indexed now lives only in the summary, out of recall's reach")
+NO_CHECKPOINT_FIX = ("what fixes it: a PreCompact hook that records a checkpoint (a "
+                     "\"checkpoint\" record to `lca-tui context record`) before the harness "
+                     "compacts")

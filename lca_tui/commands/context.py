@@ -12,7 +12,7 @@ from typing import Any
 
 from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
 from store.core.textsafe import one_line
-from widgets.fmt import NO_CHECKPOINT_WHY, plural, when
+from widgets.fmt import NO_CHECKPOINT_FIX, NO_CHECKPOINT_WHY, plural, when
 
 
 RECORD_HELP = """\
@@ -148,6 +148,7 @@ def _detail(out: Any, s: Any) -> None:
                   f": {mark}", markup=False, soft_wrap=True)
         if not c.checkpoint_before:
             out.print(f"    {NO_CHECKPOINT_WHY}", markup=False, soft_wrap=True)
+            out.print(f"    {NO_CHECKPOINT_FIX}", markup=False, soft_wrap=True)
         if c.summary_excerpt:
             at = f" ({c.summary_at[0][:8]}#{c.summary_at[1]})" if c.summary_at else ""
             out.print(f"    summary{at}: {one_line(c.summary_excerpt)}", markup=False,
