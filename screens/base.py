@@ -20,7 +20,6 @@ panes smaller there, and a side pane starts hidden at ``-short`` / ``-narrow`` w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
@@ -48,7 +47,7 @@ class FilterInput(Input):
     clears the filter and hides the line."""
 
     DEFAULT_CSS = """
-    FilterInput { border: none; height: 1; padding: 0 1; background: $boost; }
+    FilterInput { padding: 0 1; background: $boost; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "clear_filter", "Clear filter", id="filter-clear"),
@@ -56,7 +55,7 @@ class FilterInput(Input):
 
     def __init__(self, table: FilterTable, **kwargs: Any) -> None:
         super().__init__(placeholder=f"filter {table.filter_label}: type to narrow, enter "
-                         "keeps it, esc clears", **kwargs)
+                         "keeps it, esc clears", compact=True, **kwargs)
         self.table = table
 
     def action_clear_filter(self) -> None:
@@ -348,6 +347,3 @@ class StoreScreen(Screen[None]):
             pane.border_subtitle = table.summary()
         else:
             table.border_subtitle = table.summary()
-
-    def now_utc(self) -> datetime:
-        return self.lca.now().astimezone(UTC)

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from screens.base import StoreScreen
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
-from widgets.fmt import agents_mark, ago, project_tail, size, when
+from widgets.fmt import agents_mark, ago, size, when
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable

@@ -17,7 +17,7 @@ from screens.base import StoreScreen
 from store.core.records import EntryInfo, SearchHit, SessionInfo
 from store.core.textsafe import visible
 from widgets.entry_view import EntryView
-from widgets.fmt import agents_mark, clock, day, plural, project_tail, short_when, when
+from widgets.fmt import agents_mark, clock, day, plural, short_when, when
 from widgets.safe import cell, number
 from widgets.table import FilterTable
 

@@ -297,3 +297,45 @@ async def test_rerun_that_moved_nothing_says_so_and_is_marked(demo_path: Path) -
         assert "nothing moved" in rendered_text(screen.query_one("#recall-head"))
         origins = _rows(screen.query_one("#recall-traces", FilterTable), "origin")
         assert f"re-run {before}" in origins
+
+
+async def test_overview_pressure_panel_is_reached_by_keyboard_at_80x24(demo_path: Path) -> None:
+    from widgets.pressure_summary import PressureSummary
+
+    app = _app(demo_path, "overview")
+    async with app.run_test(size=SMALL) as pilot:
+        await _loaded(pilot)
+        summary = app.screen.query_one(PressureSummary)
+        assert not summary.region.intersection(app.screen.region).height, "below the fold"
+        for _ in range(4):
+            if app.focused is summary:
+                break
+            await pilot.press("tab")
+        assert app.focused is summary
+        await pilot.pause(0.3)
+        visible = summary.region.intersection(app.screen.region)
+        assert visible.height >= 4, "focusing it scrolls it into view"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen), what="Context")
+
+
+def test_store_wide_checkpoint_is_a_mark_on_the_chart(store: Any) -> None:
+    from screens.context import chart_data
+    from store.context.api import record_checkpoint, record_snapshot
+    from store.context.series import series
+
+    record_snapshot(store, "sw", 100_000, ts="2026-03-01T10:00:00Z")
+    record_checkpoint(store, None, trigger="nightly", ts="2026-03-01T10:00:30Z")
+    record_snapshot(store, "sw", 120_000, ts="2026-03-01T10:01:00Z")
+    data = chart_data(series(store, "sw"))
+    assert data.checkpoints == ["2026-03-01T10:00:30.000Z"]
+    assert data.mark_positions() == [("checkpoint", 1.5)]
+
+
+async def test_palette_shows_stored_titles_literally() -> None:
+    from textual.command import Matcher
+
+    from lca_tui.palette import highlight
+
+    shown = highlight(Matcher("deploy"), "memory 3 [bold]deploy[/bold] \x1b[31m")
+    assert shown.plain == "memory 3 [bold]deploy[/bold] \\x1b[31m"

@@ -116,6 +116,8 @@ class Indexer:
                         p.vector = self.embedder.embed([p.body])[0]
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
+        if progress is not None and pending:
+            progress(len(pending), len(pending))
 
     @staticmethod
     def _neighbours(conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
