@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Header
 from screens.base import StoreScreen
 from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
+from store.core.records import agent_label
 from store.core.textsafe import visible
 from widgets.fmt import plural, when
 from widgets.pressure_chart import ChartData, PressureChart
@@ -174,7 +175,8 @@ class ContextScreen(StoreScreen):
         table = self.query_one("#context-series", DataTable)
         table.clear()
         for k in data.keys:
-            table.add_row(cell(k.session_id[:8]), cell(k.agent), number(k.snapshots),
+            table.add_row(cell(k.session_id[:8]), cell(agent_label(k.agent, short=True)),
+                          number(k.snapshots),
                           number(k.peak), key=_row_key((k.session_id, k.agent)))
         if data.series is not None:
             current = _row_key((data.series.session_id, data.series.agent))
@@ -232,8 +234,8 @@ class ContextScreen(StoreScreen):
                 self.query_one("#context-chart", PressureChart).show(ChartData())
             return
         gauge.reading = reading(s)
-        panel.border_title = visible(f"Context window — {s.agent} · session "
-                                     f"{s.session_id[:8]}")
+        panel.border_title = Text(visible(f"Context window — {agent_label(s.agent)} · "
+                                          f"session {s.session_id[:8]}"), end="")
         panel.border_subtitle = ("following the latest session" if self._wanted is None
                                  else "pinned to this series · l follows the latest")
         chart_panel.border_title = (f"Tokens by turn · {plural(len(s.snapshots), 'snapshot')}"

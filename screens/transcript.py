@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input
 
 from screens.base import StoreScreen
-from store.core.records import EntryInfo, SearchHit, SessionInfo
+from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
 from store.core.textsafe import visible
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when
@@ -46,22 +46,26 @@ class TranscriptScreen(StoreScreen):
     HELP: ClassVar[str] = (
         "Transcript: every session in the store and its entries, exactly as stored.\n\n"
         "Top: the sessions, latest first, with the agents that wrote in them (\"main + 2 "
-        "workers\" when subagents worked in the session); b hides or shows them (they start "
-        "hidden on a short terminal). Moving the cursor there shows that session's entries "
-        "below: sequence number (an entry is named by its session and seq, e.g. 5ccec58f#12, "
-        "everywhere in lca-tui), local time, kind (user, assistant, tool_call, tool_result, "
-        "reasoning, system, compaction, checkpoint, event), agent, estimated tokens, and the "
-        "start of the text (a tool call's tool first, in brackets). With all agents shown, "
-        "the main agent's and the workers' entries are interleaved by time. The pane at the "
-        "bottom shows the highlighted entry in full: its header (model and token usage for "
-        "assistant turns, compaction figures) and its content verbatim, scrollable. Stored "
-        "text is shown as text: markup and terminal escape sequences in it are never "
-        "interpreted; control characters appear as \\xNN.\n\n"
-        "Keys: `a` cycles an agent filter (all, main, each worker). `/` filters the focused "
-        "list as you type (entries by kind or agent, sessions by id, project or format); "
-        "esc in the filter clears it. `s` opens search over entries and memories: enter "
-        "runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 lex), fts (BM25 only) and "
-        "semantic (vectors only); enter on a hit opens its entry in its session (or its "
+        "workers\" when subagents worked in the session; the harness's own helpers, such as "
+        "Claude Code's compaction summariser and prompt suggester, are not counted as "
+        "workers and show in the agent column as summariser and suggester; a Claude Code "
+        "1.0.x subagent written inside the main file is the worker sidechain-<id>, shown by "
+        "its id); b hides or shows them (they start hidden on a short terminal). Moving the "
+        "cursor there shows that session's entries below: sequence number (an entry is named "
+        "by its session and seq, e.g. 5ccec58f#12, everywhere in lca-tui), local time, kind "
+        "(user, assistant, tool_call, tool_result, reasoning, system, compaction, checkpoint, "
+        "event), agent, estimated tokens, and the start of the text (a tool call's tool "
+        "first, in brackets). With all agents shown, the main agent's and the workers' "
+        "entries are interleaved by time. The pane at the bottom shows the highlighted entry "
+        "in full: its header (model and token usage for assistant turns, compaction figures) "
+        "and its content verbatim, scrollable. Stored text is shown as text: markup and "
+        "terminal escape sequences in it are never interpreted; control characters appear as "
+        "\\xNN.\n\n"
+        "Keys: `a` cycles an agent filter (all, main, each worker and helper). `/` filters the "
+        "focused list as you type (entries by kind or agent, sessions by id, project or "
+        "format); esc in the filter clears it. `s` opens search over entries and memories: "
+        "enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 lex), fts (BM25 only) "
+        "and semantic (vectors only); enter on a hit opens its entry in its session (or its "
         "memory); esc closes the results. `z` fills the screen with the focused pane, `y` "
         "copies the selected session id or entry name. The list follows the store: entries "
         "a harness appends appear without a restart."
@@ -224,7 +228,8 @@ class TranscriptScreen(StoreScreen):
             for e in message.entries:
                 text = f"[{e.tool_name}] {e.content}" if e.tool_name else e.content
                 table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
-                              cell(e.agent), number(e.tokens), cell(text), key=str(e.id))
+                              cell(agent_label(e.agent, short=True)), number(e.tokens),
+                              cell(text), key=str(e.id))
         target = self._target_entry(keep if same_session else None)
         if target is not None and str(target) in table.rows:
             table.move_cursor(row=table.get_row_index(str(target)), animate=False)
@@ -271,7 +276,8 @@ class TranscriptScreen(StoreScreen):
             view.show_note("No entry matches the filter (esc in the filter clears it).")
         else:
             view.show_note("This session has no entries" +
-                           (f" from agent {self.agent}." if self.agent else "."))
+                           (f" from agent {agent_label(self.agent)}." if self.agent
+                            else "."))
 
     def selected_id(self) -> str | None:
         """The session's id, or the entry's name (session id + seq), or the hit's source."""
@@ -392,7 +398,7 @@ class TranscriptScreen(StoreScreen):
                     or self.query_one(ContentSwitcher).current == "hits")
         if action == "agent_filter":
             session = self._session()
-            return bool(session and session.workers) or None
+            return bool(session and len(session.agents) > 1) or None
         return super().check_action(action, parameters)
 
     def _title_lists(self) -> None:
@@ -408,12 +414,12 @@ class TranscriptScreen(StoreScreen):
             lists.border_title = "Entries"
             lists.border_subtitle = ""
             return
-        agent = f"agent {self.agent}" if self.agent else "all agents, by time"
+        agent = f"agent {agent_label(self.agent)}" if self.agent else "all agents, by time"
         on_day = f" · {self._one_day}" if self._one_day else ""
         lists.border_title = Text(visible(
             f"Entries · {session.id[:8]}{on_day} · {agent} · {len(self.entries):,}"), end="")
         lists.border_subtitle = (self.query_one("#entries", FilterTable).summary()
-                                 or ("a: agent filter" if session.workers else ""))
+                                 or ("a: agent filter" if len(session.agents) > 1 else ""))
 
     def filter_changed(self, table: FilterTable) -> None:
         if table.id == "sessions":

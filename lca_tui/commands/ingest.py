@@ -15,7 +15,7 @@ from lca_tui.output import (
     progress_on_stderr,
     store_from,
 )
-from store.core.textsafe import visible
+from store.core.textsafe import one_line, visible
 from widgets.fmt import plural
 
 
@@ -53,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
               f"{plural(report.chunks, 'chunk')} ({report.chunks_failed:,} failed); "
               f"{plural(report.skipped_by_design, 'line')} skipped by design; "
               f"{plural(report.files, 'file')} read", markup=False, soft_wrap=True)
+    for label, counts in (("skipped by design", report.skipped_by_type),
+                          ("skipped, type unknown", report.skipped_unknown)):
+        if counts:
+            listed = ", ".join(f"{one_line(what, 60)} {n:,}" for what, n in sorted(
+                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            out.print(f"{label}: {listed}", markup=False, soft_wrap=True)
     for note in report.notes:
         out.print(f"note: {visible(note)}", markup=False, soft_wrap=True)
     if report.errors:

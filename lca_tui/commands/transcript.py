@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
+from store.core.records import agent_label, helper_role
 from store.core.textsafe import one_line
 from widgets.fmt import agents_mark, when
 
@@ -38,14 +39,18 @@ def sessions(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         rows = store.sessions()
     if args.json:
-        print_json([dict(asdict(s), workers=list(s.workers)) for s in rows])
+        print_json([dict(asdict(s), workers=list(s.workers), helpers=list(s.helpers))
+                    for s in rows])
         return 0
     t = Listing(col("session", whole=True), col("started", whole=True, drop=2),
                 col("last entry", whole=True, drop=4), col("entries", whole=True, right=True),
                 col("agents", whole=True, drop=3), col("project", drop=5, min_width=20),
                 col("format", whole=True, drop=6))
     for s in rows:
-        t.add_row(s.id, when(s.started_at), when(s.ended_at), f"{s.entries:,}", agents_mark(s),
+        # the app's "main + 1 worker", then the harness's own helpers by what they are
+        agents = agents_mark(s) + "".join(f", {role}" for role in sorted(
+            {str(helper_role(h)) for h in s.helpers}))
+        t.add_row(s.id, when(s.started_at), when(s.ended_at), f"{s.entries:,}", agents,
                   one_line(s.project or ""), s.format)
     t.print()
     return 0
@@ -62,7 +67,7 @@ def entries(args: argparse.Namespace) -> int:
     for e in rows:
         head = f"#{e.seq} {when(e.ts, with_seconds=True)} {e.kind}" + (
             f" [{one_line(e.tool_name)}]" if e.tool_name else "")
-        head += f" agent={one_line(e.agent)} ~{e.tokens:,} tokens"
+        head += f" agent={one_line(agent_label(e.agent))} ~{e.tokens:,} tokens"
         out.print(head, markup=False, style="bold")
         out.print(_verbatim(e.content), markup=False,
                   highlight=False)
