@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from store.core.assets import asset_path
+from store.core.db import default_folder
 from store.core.errors import StoreError
 from store.core.records import IngestReport
 from store.core.settings import Settings
@@ -116,12 +117,12 @@ def shift_text(text: str, delta: timedelta) -> tuple[str, int]:
 # -- where ---------------------------------------------------------------------------------------
 def default_demo_path(now: datetime | None = None) -> Path:
     """A fresh file ``$XDG_DATA_HOME/lca-tui/demo-<UTC time>.db`` (never ``$LCA_STORE``)."""
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    base = default_folder()
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    path = base / "lca-tui" / f"demo-{stamp}.db"
+    path = base / f"demo-{stamp}.db"
     n = 2
     while path.exists() or _data_dir(path).exists():
-        path = base / "lca-tui" / f"demo-{stamp}-{n}.db"
+        path = base / f"demo-{stamp}-{n}.db"
         n += 1
     return path
 
@@ -139,6 +140,9 @@ def check_target(path: Path) -> None:
                         "pick another path with --store, or leave --store out for a fresh file")
     if path.is_dir():
         raise DemoError(f"{path} is a directory: give --store a file path for the demo store")
+    if not path.parent.is_dir() and path.parent.resolve() != default_folder().resolve():
+        raise DemoError(f"the folder {path.parent} does not exist: create it first, or leave "
+                        "--store out for a fresh file in lca-tui's own folder")
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb") as fh:

@@ -188,6 +188,9 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     report = IngestReport()
     ctx = ImportContext(store, report, progress)
     report.run_id = start_run(store, [str(p) for p in paths], fmt)
+    if progress is not None:  # the model takes seconds to load: say so rather than sit still
+        progress("loading the embedding model", 0, 0)
+        store.embedder
     seen: set[Path] = set()
     failure: str | None = None
     try:
