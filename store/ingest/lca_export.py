@@ -21,6 +21,7 @@ from sqlalchemy import Connection
 from sqlmodel import select
 
 from store.core import memories
+from store.governance.chains import sync_links
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.timeutil import now_iso
@@ -151,6 +152,7 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
         refs = _memories(ctx, conn, manifest)
         evidence = _evidence(ctx, conn, manifest, refs)
         _lineage(conn, manifest, refs)
+        sync_links(conn, ctx.store)
         who = (ctx.store.writer, ctx.store.writer_version, now_iso())
         checkpoints = restore_checkpoints(conn, manifest.get("checkpoints") or [], who)
         traces = restore_traces(conn, manifest.get("recall_traces") or [], refs, who)
