@@ -120,6 +120,14 @@ class Store(StoreBase):
 
         return record_checkpoint(self, session_id, **kwargs)
 
+    # -- consolidation -----------------------------------------------------------------
+    def consolidate(self, session: str | None = None, *, use_proposer: bool = True,
+                    actor: str | None = None) -> Any:
+        """Run the consolidation pass over ``session`` (or all): new pending proposals."""
+        from store.governance.consolidate import consolidate
+
+        return consolidate(self, session, use_proposer=use_proposer, actor=actor)
+
     # -- export ------------------------------------------------------------------------
     def export(self, out_dir: Path | str, sessions: list[str] | None = None,
                memories: list[int] | None = None, force: bool = False) -> Any:

@@ -73,6 +73,12 @@ SPECS: list[Spec] = [
     Spec("recall.duplicate_cos", 0.95, "A candidate whose vector is at least this cosine to "
          "one already injected is a near-duplicate and is not injected (diversity)."),
     # -- context pressure (LCA §4.5, §6.2) ---------------------------------------------------
+    Spec("governance.proposer_command", "",
+         "An external proposer for `lca-tui consolidate` (a language model, say): it gets the "
+         "sessions' new entries as JSON on stdin and prints proposals in the `propose` format. "
+         "Empty: none."),
+    Spec("governance.proposer_timeout_s", 30.0,
+         "Seconds the proposer command may run before it is stopped and reported."),
     Spec("context.window_tokens", 200000, "The model's context window when a harness does "
          "not report one (Claude Code: 200,000)."),
     Spec("context.checkpoint_percent", 80.0, "Checkpoint threshold, percent of the window: "

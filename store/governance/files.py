@@ -63,7 +63,7 @@ def _when(value: str | None) -> Any:
         return value
     if (dt.hour, dt.minute, dt.second, dt.microsecond) == (0, 0, 0, 0):
         return dt.date()
-    return dt.astimezone(UTC).replace(microsecond=0)
+    return dt.astimezone(UTC)
 
 
 def front_matter(m: Memory, supersedes: str | None, keep: dict[str, Any] | None = None
