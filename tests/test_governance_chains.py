@@ -95,26 +95,28 @@ def test_pointer_without_link_is_a_mismatch(store: Store, tmp_path: Path) -> Non
 
 
 def test_migration_copies_existing_pointers_into_links(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    s = make_store(path)
-    ids = import_memories(s, tmp_path / "mem", [
-        ("old", "SQLite.", {"name": "old"}),
-        ("new", "Postgres.", {"name": "new", "supersedes": "reference_old"})])
-    s.close()
-    from store.core.db import make_engine
+    from store.core.db import ensure_file, make_engine
 
+    path = tmp_path / "old.db"
+    ensure_file(path)
     engine = make_engine(path)
-    with engine.begin() as conn:  # back to a schema-5 store that has pointers only
-        for table in ("memory_flag", "supersession_link", "proposal_decision", "proposal_edit",
-                      "proposal_check", "proposal"):
-            conn.exec_driver_sql(f"DROP TABLE {table}")
-        conn.exec_driver_sql("DELETE FROM schema_migration WHERE version = 6")
-    assert migrate(engine) == [6]
-    with engine.connect() as conn:
-        rows = conn.exec_driver_sql("SELECT old_id, new_id, source FROM supersession_link"
-                                    ).all()
-    engine.dispose()
-    assert rows == [(ids["old"], ids["new"], "pointer")]
+    try:
+        migrate(engine, target=5)  # a store from before links: pointers only
+        with engine.begin() as conn:
+            for i, name in ((1, "old"), (2, "new")):
+                conn.exec_driver_sql(
+                    "INSERT INTO memory (id, name, body, content_hash, updated_at, writer, "
+                    "writer_version, created_at) VALUES (?, ?, 'b', 'h', 't', 'w', 'v', 't')",
+                    (i, name))
+            conn.exec_driver_sql("UPDATE memory SET supersedes_id = 1 WHERE id = 2")
+            conn.exec_driver_sql("UPDATE memory SET superseded_by_id = 2 WHERE id = 1")
+        assert migrate(engine, target=6) == [6]
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT old_id, new_id, source FROM supersession_link"
+                                        ).all()
+    finally:
+        engine.dispose()
+    assert rows == [(1, 2, "pointer")]
 
 
 # -- verification can fail ---------------------------------------------------------------
