@@ -8,8 +8,9 @@ its ``Z`` and its fraction digits). It then ingests the copy, whose files stay b
 (``<store>.demo-data/``): entries point at their source lines and the memory directory is the
 one the store was imported from. ``proposals/`` is replayed through the approval gate
 (``store.governance.replay``): a supersession chain made by approved proposals, a reinforcement
-the auto-apply policy took, a rejection, and pending proposals that set off every check. It never writes into a store that already holds records, and
-its default path is a fresh file of its own, never ``$LCA_STORE``.
+the auto-apply policy took, a rejection, and pending proposals that set off every check. It
+never writes into a store that already holds records, and its default path is a fresh file of
+its own, never ``$LCA_STORE``.
 """
 
 from __future__ import annotations
