@@ -247,3 +247,25 @@ def test_cli_errors_are_one_line(store: Store, tmp_path: Path,
     assert code == 2 and "reason" in err
     code, _, err = _cli(capsys, "approve", str(p.id), "--as", "reinforce", *st)
     assert code == 2 and "cannot be approved as reinforce" in err
+
+
+def test_cli_propose_from_stdin_edit_and_reject(store: Store, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    st = ["--store", str(store.path)]
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(
+        {"op": "add", "content": "Cats sleep sixteen hours a day."})))
+    code, doc, _ = _cli(capsys, "propose", "-", *st, "--json")
+    assert code == 0 and doc["origin"] == "cli"
+    pid = str(doc["id"])
+    changes = tmp_path / "edit.json"
+    changes.write_text(json.dumps({"content": "Cats sleep about fifteen hours a day."}))
+    code, doc, _ = _cli(capsys, "edit", pid, str(changes), "--reason", "checked", *st, "--json")
+    assert code == 0 and doc["revision"] == 1 and doc["edits"][0]["reason"] == "checked"
+    code, doc, _ = _cli(capsys, "reject", pid, "--reason", "not about the project", *st,
+                        "--json")
+    assert code == 0 and doc["status"] == "rejected"
+    code, doc, _ = _cli(capsys, "proposals", "--status", "rejected", *st, "--json")
+    assert [p["id"] for p in doc["proposals"]] == [int(pid)]
