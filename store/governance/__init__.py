@@ -29,8 +29,10 @@ through ``submit``. Inside a store transaction, ``chains.link`` / ``chains.sync_
 record supersessions (importers call ``sync_links``) and ``files.write_back`` rewrites a bound
 memory file (recall feedback).
 
-May import: ``store.core``. Never another capability (``store.ingest`` and ``store.recall``
-import this package, not the other way round), never ``store.facade``.
+May import: ``store.core``; the consolidation pass also reads ``store.recall.models`` (what a
+harness reported as used) and records through ``store.context.api`` (its checkpoint).
+``store.ingest`` (``chains.sync_links``) and ``store.recall`` (``files.write_back``) import
+this package's modules, so no other governance module imports them. Never ``store.facade``.
 """
 
 from __future__ import annotations
