@@ -530,3 +530,27 @@ def test_quarantine_holds_a_memory_back_from_recall(store: Store, tmp_path: Path
     result = recall(store, "quarterly tax filing deadlines", now=NOW)
     cand = next(c for c in result.trace.candidates if c.source_id == ids["Tax reminders"])
     assert cand.decision == "policy_filtered"
+
+
+def test_a_proposal_decided_meanwhile_by_another_process_is_not_applied_twice(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = _seed(store, tmp_path)
+    info = _propose(store, {"op": "revise", "target": ids["Tax reminders"],
+                            "content": "Tax reminders, revised."})
+    other = make_store(store.path)  # another process's connection to the same file
+    import store.governance.apply as apply_mod
+
+    real = apply_mod.stored_candidate
+
+    def meanwhile(st: Any, pid: int) -> Any:
+        reject(other, pid, "decided elsewhere first")
+        return real(st, pid)
+
+    monkeypatch.setattr(apply_mod, "stored_candidate", meanwhile)
+    try:
+        with pytest.raises(ProposalError, match="changed while it was being decided"):
+            approve(store, info.id)
+    finally:
+        other.close()
+    assert get_proposal(store, info.id).status == "rejected"
+    assert store.memory(ids["Tax reminders"]).body.startswith("Quarterly")

@@ -108,6 +108,7 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     expect: dict[str, Any] = {}
     try:
         with store.write() as conn:
+            _still(conn, proposal_id, info.status, info.revision)
             now = now or now_iso()
             _decide(conn, store, proposal_id, "approved", who, as_, reason, policy, now)
             memory_id = _apply(conn, store, proposal_id, plan, files, expect, now)
@@ -152,6 +153,7 @@ def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = N
                             "proposal can be rejected")
     who = actor_name(store, actor)
     with store.write() as conn:
+        _still(conn, proposal_id, info.status, info.revision)
         when = now or now_iso()
         _set_status(conn, proposal_id, "rejected", reason.strip(), who, None, when)
         _decide(conn, store, proposal_id, "rejected", who, None, reason.strip(), None, when)
@@ -160,6 +162,17 @@ def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = N
 
 
 # -- inside the transaction --------------------------------------------------------------
+def _still(conn: Connection, proposal_id: int, status: str, revision: int) -> None:
+    """Under the write lock: the proposal is as it was read (another process may have
+    decided or edited it in between), else nothing is written."""
+    with orm(conn) as s:
+        row = s.get(Proposal, proposal_id)
+    if row is None or row.status != status or row.revision != revision:
+        now = "gone" if row is None else f"{row.status}, revision {row.revision}"
+        raise ProposalError(f"proposal {proposal_id} changed while it was being decided "
+                            f"({now}); look at it again")
+
+
 def _decide(conn: Connection, store: Store, proposal_id: int, decision: str, actor: str,
             as_: str | None, reason: str | None, policy: str | None, ts: str) -> None:
     with orm(conn) as s:
