@@ -6,8 +6,11 @@ store, shifting every ISO-8601 timestamp and date in them by one offset, so that
 about an hour before ``now``; each value keeps its format (a date stays a date, ``…T…Z`` keeps
 its ``Z`` and its fraction digits). It then ingests the copy, whose files stay beside the store
 (``<store>.demo-data/``): entries point at their source lines and the memory directory is the
-one the store was imported from. It never writes into a store that already holds records, and
-its default path is a fresh file of its own, never ``$LCA_STORE``.
+one the store was imported from. ``proposals/`` is replayed through the approval gate
+(``store.governance.replay``): a supersession chain made by approved proposals, a reinforcement
+the auto-apply policy took, a rejection, and pending proposals that set off every check. It
+never writes into a store that already holds records, and its default path is a fresh file of
+its own, never ``$LCA_STORE``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from store.core.settings import Settings
 Progress = Callable[[str, int, int], None]
 
 STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
+PROPOSALS = "proposals"  # replayed through the approval gate, not ingested
 SKIP = {"README.md", "LICENSE", "LICENSE.md"}
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -219,8 +223,12 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
 
     store = open_store(store_path, settings)
     try:
-        inputs: list[Path | str] = sorted(data_dir.iterdir())
+        inputs: list[Path | str] = sorted(p for p in data_dir.iterdir()
+                                          if p.name != PROPOSALS)
         report = store.ingest(inputs, progress=progress)
+        from store.governance.replay import replay_proposals
+
+        replay_proposals(store, data_dir / PROPOSALS)
         from store.recall.run import seed_demo_traces
 
         seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show
