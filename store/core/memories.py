@@ -180,6 +180,24 @@ def set_status(conn: Connection, store: Store, memory_id: int, status: str, *,
         s.flush()
 
 
+def count_applied(conn: Connection, memory_id: int, *, prevented: bool, at: str
+                  ) -> tuple[int, int] | None:
+    """A harness reported the memory was used (``hits`` + 1) or prevented a mistake
+    (``prevented`` + 1): count it and set ``last_applied``; returns (hits, prevented), or None
+    when the memory is gone. Content, hash and chunks stay as they are."""
+    with orm(conn) as s:
+        memory = s.get(Memory, memory_id)
+        if memory is None:
+            return None
+        if prevented:
+            memory.prevented += 1
+        else:
+            memory.hits += 1
+        memory.last_applied = memory.updated_at = at
+        s.flush()
+        return memory.hits, memory.prevented
+
+
 def _link(s: Any, newer_id: int, older_id: int | None) -> None:
     newer = s.get(Memory, newer_id)
     if newer is None:

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, insert
 from sqlalchemy.exc import StatementError
 
 from store.core import memories
 from store.core.index import sha256_text
+from store.core.models import Checkpoint
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.timeutil import normalise_iso, now_iso
 
@@ -252,14 +253,13 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             continue
 
         key = sha256_text(f"{path.resolve()}|{ts}|{head['kind']}")
-        inserted = conn.execute(text(
-            "INSERT OR IGNORE INTO checkpoint (ts, trigger, status, chunks_embedded, "
-            "memories_written, source, idem_key, writer, writer_version, created_at) VALUES "
-            "(:ts, :tr, 'ok', :ce, :mw, :src, :k, :w, :wv, :c)"), {
-            "ts": ts, "tr": head["kind"].lower() + "-archive",
-            "ce": _log_number(fields, "transcript chunks vectorized", "chunks vectorized"),
-            "mw": _log_number(fields, "memory files re-indexed"), "src": str(path), "k": key,
-            "w": ctx.store.writer, "wv": ctx.store.writer_version, "c": now_iso()})
+        inserted = conn.execute(insert(Checkpoint).prefix_with("OR IGNORE").values(
+            ts=ts, trigger=head["kind"].lower() + "-archive", status="ok",
+            chunks_embedded=_log_number(fields, "transcript chunks vectorized",
+                                        "chunks vectorized"),
+            memories_written=_log_number(fields, "memory files re-indexed"), source=str(path),
+            idem_key=key, writer=ctx.store.writer, writer_version=ctx.store.writer_version,
+            created_at=now_iso()))
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
 

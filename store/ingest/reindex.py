@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, delete, func
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.db import columns
+from store.core.models import Chunk, Entry, Memory
 from store.core.memories import index_text
 from store.core.errors import StoreError
 from store.core.derive import run_derivers
@@ -29,11 +31,11 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     indexer = store.indexer()
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
-        entries = conn.exec_driver_sql(
-            "SELECT id, content, content_hash FROM entry ORDER BY id").all()
-        memories = conn.exec_driver_sql(
-            "SELECT id, name, description, body, invariant, content_hash FROM memory "
-            "ORDER BY id").all()
+        entries = conn.execute(select(Entry.id, Entry.content, Entry.content_hash)
+                               .order_by(col(Entry.id))).all()
+        memories = conn.execute(
+            columns(Memory.id, Memory.name, Memory.description, Memory.body, Memory.invariant,
+                    Memory.content_hash).order_by(col(Memory.id))).all()
     sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
     sources += [Source("memory", int(r[0]), index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
@@ -47,7 +49,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
             progress("embed", min(i + _BATCH, total), total)
     with store.write() as conn:
         vec.clear_index(conn)
-        conn.exec_driver_sql("DELETE FROM chunk")
+        conn.execute(delete(Chunk))
         for i in range(0, total, _BATCH):
             result = indexer.index(conn, sources[i:i + _BATCH], prepared)
             report.chunks += result.chunks
@@ -68,8 +70,8 @@ def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:
     embedder = store.embedder
     if not embedder.degraded or store.settings["embed.backend"] != "auto":
         return
-    others = int(conn.execute(text("SELECT COUNT(*) FROM chunk WHERE model != :m"),
-                              {"m": embedder.name}).scalar_one())
+    others = int(conn.execute(select(func.count()).select_from(Chunk).where(
+        col(Chunk.model) != embedder.name)).scalar_one())
     if others:
         raise StoreError(
             f"the embedding model could not load ({embedder.reason}); reindexing now would "
