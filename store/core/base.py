@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlean
 from sqlalchemy import Connection, Engine, distinct, func
@@ -42,6 +42,7 @@ from store.core.timeutil import now_iso
 from store.core.version import CODE_VERSION
 
 Progress = Callable[[str, int, int], None]
+_Row = TypeVar("_Row", bound=SQLModel)
 
 
 class StoreBase:
@@ -231,12 +232,16 @@ class StoreBase:
         with self.read() as conn, orm(conn) as s:
             return [entry_info(e) for e in s.exec(query).all()]
 
-    def entry(self, entry_id: int) -> EntryInfo:
+    def _get(self, model: type[_Row], key: Any, missing: str) -> _Row:
+        """The row of ``model`` with primary key ``key``; ``NotFound(missing)`` if none."""
         with self.read() as conn, orm(conn) as s:
-            row = s.get(Entry, entry_id)
+            row = s.get(model, key)
         if row is None:
-            raise NotFound(f"no entry {entry_id}")
-        return entry_info(row)
+            raise NotFound(missing)
+        return row
+
+    def entry(self, entry_id: int) -> EntryInfo:
+        return entry_info(self._get(Entry, entry_id, f"no entry {entry_id}"))
 
     def memories(self) -> list[MemoryInfo]:
         with self.read() as conn, orm(conn) as s:
@@ -244,11 +249,8 @@ class StoreBase:
         return [memory_info(m) for m in rows]
 
     def memory(self, memory_id: int) -> MemoryInfo:
-        with self.read() as conn, orm(conn) as s:
-            row = s.get(Memory, memory_id)
-        if row is None:
-            raise NotFound(f"no memory {memory_id}: `lca-tui memories` lists them")
-        return memory_info(row)
+        return memory_info(self._get(Memory, memory_id, f"no memory {memory_id}: "
+                                     "`lca-tui memories` lists them"))
 
     # -- search ----------------------------------------------------------------------------
     def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
