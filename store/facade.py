@@ -18,6 +18,10 @@ Context pressure and checkpoints
     ``record_checkpoint`` (each returns the new row's id; bad input raises ``ValueError``
     naming the field, and nothing is written); ``series(session, agent)``,
     ``checkpoints(session)`` read them back.
+Governed memory writes
+    ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
+    ``reject``; ``consolidate(session)`` proposes from stored entries; ``list_memories()``,
+    ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``.
 Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
 Reads
@@ -52,6 +56,7 @@ if TYPE_CHECKING:
 # Records interpreted from stored entries; a capability with a deriver is named here.
 register_deriver("store.recall.events:derive")
 register_deriver("store.context.derive:derive")
+register_deriver("store.governance.events:derive")
 
 
 class Store(StoreBase):
@@ -168,9 +173,11 @@ class Store(StoreBase):
                           archive_verified: bool | None = None,
                           index_verified: bool | None = None,
                           duration_ms: float | None = None,
-                          used_tokens: int | None = None) -> int:
+                          used_tokens: int | None = None,
+                          through_entry_id: int | None = None) -> int:
         """Record a checkpoint (store-wide with ``session_id`` None); with ``used_tokens``
-        also a ``checkpoint`` snapshot. Returns the checkpoint id."""
+        also a ``checkpoint`` snapshot; ``through_entry_id``: the highest entry a
+        consolidation pass covered. Returns the checkpoint id."""
         from store.context.api import record_checkpoint
 
         return record_checkpoint(self, session_id, trigger=trigger, ts=ts, status=status,
@@ -179,7 +186,7 @@ class Store(StoreBase):
                                  chunks_embedded=chunks_embedded, chunks_failed=chunks_failed,
                                  archive_verified=archive_verified,
                                  index_verified=index_verified, duration_ms=duration_ms,
-                                 used_tokens=used_tokens)
+                                 used_tokens=used_tokens, through_entry_id=through_entry_id)
 
     def series(self, session_id: str, agent: str = "main") -> Series:
         """One agent's context pressure over a session, with its events and the settings
@@ -194,6 +201,14 @@ class Store(StoreBase):
 
         return checkpoints(self, session_id)
 
+    # -- consolidation -----------------------------------------------------------------
+    def consolidate(self, session: str | None = None, *, use_proposer: bool = True,
+                    actor: str | None = None) -> Any:
+        """Run the consolidation pass over ``session`` (or all): new pending proposals."""
+        from store.governance.consolidate import consolidate
+
+        return consolidate(self, session, use_proposer=use_proposer, actor=actor)
+
     # -- export ------------------------------------------------------------------------
     def export(self, out_dir: Path | str, sessions: list[str] | None = None,
                memories: list[int] | None = None, force: bool = False) -> ExportReport:
@@ -207,6 +222,82 @@ class Store(StoreBase):
         from store.export.writer import exports
 
         return exports(self)
+
+    # -- governed memory writes ---------------------------------------------------------
+    def propose(self, proposal: Mapping[str, Any] | Any, *, origin: str = "api",
+                actor: str | None = None, auto_apply: bool = True) -> Any:
+        """Submit a proposal (a ``propose`` JSON document, or a ``NewProposal``): checked,
+        stored pending, and applied at once if ``governance.auto_apply`` allows. Returns a
+        ``ProposalInfo``."""
+        from store.governance import parse_proposal, submit
+
+        new = parse_proposal(dict(proposal), origin) if isinstance(proposal, Mapping) \
+            else proposal
+        return submit(self, new, actor=actor, auto_apply=auto_apply)
+
+    def proposals(self, status: str | None = None, limit: int | None = None) -> list[Any]:
+        """The proposal queue, newest first (``ProposalSummary`` rows)."""
+        from store.governance import list_proposals
+
+        return list_proposals(self, status, limit)
+
+    def proposal(self, proposal_id: int) -> Any:
+        """One proposal in full: checks, edits, decisions, approval options, verification."""
+        from store.governance import get_proposal
+
+        return get_proposal(self, proposal_id)
+
+    def edit_proposal(self, proposal_id: int, changes: Mapping[str, Any], *,
+                      actor: str | None = None, reason: str | None = None) -> Any:
+        """Change a pending proposal (kept in its edit history); its checks run again."""
+        from store.governance import edit
+
+        return edit(self, proposal_id, dict(changes), actor=actor, reason=reason)
+
+    def approve(self, proposal_id: int, as_: str | None = None, reason: str | None = None,
+                *, actor: str | None = None) -> Any:
+        """Approve (``as_``: ``reinforce`` / ``supersede`` / ``keep-both``), apply in one
+        transaction, verify; returns the proposal (``failed`` with the reason if it could
+        not be applied)."""
+        from store.governance import approve
+
+        return approve(self, proposal_id, as_, reason, actor=actor)
+
+    def reject(self, proposal_id: int, reason: str, *, actor: str | None = None) -> Any:
+        """Reject a pending proposal; the reason is required."""
+        from store.governance import reject
+
+        return reject(self, proposal_id, reason, actor=actor)
+
+    def list_memories(self, status: str | None = None, type: str | None = None) -> list[Any]:
+        """Memories (``MemoryRow``, secret text withheld), by type and name."""
+        from store.governance import list_memories
+
+        return list_memories(self, status, type)
+
+    def memory_detail(self, memory_id: int) -> Any:
+        """A memory with evidence, supersession chain, flags and integrity problems."""
+        from store.governance import memory_detail
+
+        return memory_detail(self, memory_id)
+
+    def chain(self, memory_id: int) -> list[Any]:
+        """The supersession chain of a memory, oldest first (``ChainLink`` rows)."""
+        from store.governance import chain
+
+        return chain(self, memory_id)
+
+    def integrity(self) -> list[Any]:
+        """Supersession problems: cycles, dangling links, forks, superseded-but-active."""
+        from store.governance import integrity
+
+        return integrity(self)
+
+    def audit_events(self, limit: int | None = 50) -> list[Any]:
+        """The audit log, newest first (ids and counts, never content)."""
+        from store.governance import audit_events
+
+        return audit_events(self, limit)
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlean
-from sqlalchemy import Connection, Engine, distinct, func
+from sqlalchemy import Connection, Engine, column, distinct, func, inspect, table
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import SQLModel, col, select
 
@@ -42,6 +42,13 @@ from store.core.timeutil import now_iso
 from store.core.version import CODE_VERSION
 
 Progress = Callable[[str, int, int], None]
+
+# Capabilities' tables that ``stats`` counts, named here as bare table clauses: core imports
+# no capability (and importing ``store.ingest`` would load every importer). Their SQLModel
+# classes in ``store/<capability>/models.py`` describe them (``tests/test_schema.py``).
+_PROPOSAL = table("proposal", column("status"))
+_RECALL_TRACE = table("recall_trace", column("id"))
+_IMPORT_SKIP = table("import_skip", column("reason"), column("line_type"), column("count"))
 _Row = TypeVar("_Row", bound=SQLModel)
 
 
@@ -153,12 +160,18 @@ class StoreBase:
             chunk_status = grouped(Chunk.status)
             chunk_model = grouped(Chunk.model)
             vectors, fts_rows = vec.index_counts(conn)
-            # Capabilities' tables, by name on the shared metadata: core imports no capability,
-            # and a capability not yet in this build (governance's ``proposal``) counts 0.
-            tables = SQLModel.metadata.tables
-            pending = (count(tables["proposal"], tables["proposal"].c.status == "pending")
-                       if "proposal" in tables else 0)
-            traces = count(tables["recall_trace"]) if "recall_trace" in tables else 0
+            present = set(inspect(conn).get_table_names())
+            pending = (count(_PROPOSAL, _PROPOSAL.c.status == "pending")
+                       if "proposal" in present else 0)
+            traces = count(_RECALL_TRACE) if "recall_trace" in present else 0
+            skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
+            if "import_skip" in present:
+                skip = _IMPORT_SKIP.c
+                for reason, what, n in s.exec(
+                        select(skip.reason, skip.line_type, func.sum(skip.count))
+                        .group_by(skip.reason, skip.line_type)
+                        .order_by(skip.reason, skip.line_type)).all():
+                    skipped.setdefault(str(reason), {})[str(what)] = int(n)
             stats_args: dict[str, Any] = dict(
                 sessions=count(SessionRow),
                 entries=sum(by_kind.values()), entries_by_kind=by_kind,
@@ -168,7 +181,8 @@ class StoreBase:
                 chunks_by_model=chunk_model, vectors=vectors, fts_rows=fts_rows,
                 checkpoints=count(Checkpoint),
                 proposals_pending=pending, traces=traces,
-                schema_version=current_version(conn))
+                schema_version=current_version(conn),
+                skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"])
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
                    if p.exists())
         info = (self.embedder_info() if with_embedder

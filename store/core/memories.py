@@ -35,9 +35,13 @@ MANAGED = frozenset({"id", "supersedes_id", "superseded_by_id", "writer", "write
                      "created_at"})
 # Columns a caller may set.
 COLUMNS = frozenset(Memory.model_fields) - MANAGED
-# What a memory's content hash covers: every settable column but its source file, the hash
-# itself and the time it was written.
-HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at"}))
+# What a memory's content hash covers: what the agent loads and how it is weighed. Not where
+# it came from or how its file spelled it (source file, front matter, supersedes reference,
+# whether the loader could read it), nor the hash itself or when it was written. An importer
+# that must notice a change in those too passes its own ``content_hash`` (the memory-directory
+# importer hashes the whole parsed file).
+HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at", "front_matter",
+                                 "supersedes_ref", "loadable", "load_error"}))
 # Evidence identical in these is the same evidence (``add_evidence(..., once=True)``).
 _EVIDENCE_SAME = ("memory_id", "entry_id", "span_start", "span_end", "file_path", "note")
 

@@ -113,3 +113,16 @@ def index_counts(conn: Connection) -> tuple[int, int]:
     vectors = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_vec").scalar_one()
     fts = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_fts_docsize").scalar_one()
     return int(vectors), int(fts)
+
+
+def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]:
+    """(ids with a vector, ids with an FTS row) among ``chunk_ids``: did a write land in both
+    indexes?"""
+    if not chunk_ids:
+        return set(), set()
+    marks = ", ".join(str(int(i)) for i in chunk_ids)
+    vectors = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT rowid FROM chunk_vec WHERE rowid IN ({marks})").all()}
+    fts = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT id FROM chunk_fts_docsize WHERE id IN ({marks})").all()}
+    return vectors, fts

@@ -126,6 +126,7 @@ def upsert_session(conn: Connection, session: NewSession, writer: str, version: 
         row.ended_at = max(filter(None, [row.ended_at, session.ended_at]), default=None)
         row.project = row.project if row.project is not None else session.project
         row.title = row.title if row.title is not None else session.title
+        row.source = row.source if row.source is not None else session.source
         s.flush()
     return False
 

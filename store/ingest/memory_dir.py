@@ -223,7 +223,11 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     ``store.core.memories``, counting it in the report; a new memory gets the file as its
     evidence. Returns the memory's id."""
     file_path = str(path.resolve())
-    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path))
+    # the whole parsed file, so that a fix the loader notices (front matter, loadability)
+    # updates the memory even when its content is the same
+    file_hash = sha256_text(json.dumps(row, sort_keys=True))
+    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path,
+                                                    content_hash=file_hash))
     if written.action == "created":
         memories.add_evidence(conn, ctx.store, written.memory_id, file_path=file_path,
                               note="imported from memory file")
@@ -263,9 +267,13 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
 
-def import_memory_file(ctx: ImportContext, conn: Connection, path: Path) -> None:
+def import_memory_file(ctx: ImportContext, conn: Connection, path: Path,
+                       gate: list[Any] | None = None) -> None:
     """Import one Markdown memory file (``LOG.md``: its archive entries as checkpoints;
-    ``MEMORY.md``, the index, is skipped by design); problems go to the report."""
+    ``MEMORY.md``, the index, is skipped by design); problems go to the report.
+
+    With ``gate`` (a list; the bound directory after its first import), a file that differs
+    from its stored memory is not written but collected there as a change to propose."""
     report = ctx.report
     problem = file_problem(path)
     if problem is None and path.is_dir():
@@ -288,7 +296,7 @@ def import_memory_file(ctx: ImportContext, conn: Connection, path: Path) -> None
         report.error(str(path), line, "not UTF-8: recorded as not loadable")
         raw = data.decode("utf-8", errors="replace")
     if path.name == "MEMORY.md":
-        report.skipped_by_design += 1
+        report.skip("memory-dir/MEMORY.md")
         return
     if path.name == "LOG.md":
         _import_log(ctx, conn, path, raw)
@@ -303,7 +311,29 @@ def import_memory_file(ctx: ImportContext, conn: Connection, path: Path) -> None
         row["loadable"], row["load_error"] = 0, decode_error
     elif row["load_error"] and not any(r == row["load_error"] for _, r in problems):
         report.error(str(path), None, f"recorded as not loadable: {row['load_error']}")
+    if gate is not None:
+        _gate_file(ctx, conn, path, row, gate)
+        return
     write_memory(ctx, conn, path, row)
+
+
+def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
+               gate: list[Any]) -> None:
+    """The bound directory after its first import: content changes become proposals (see
+    ``store.governance.gate``); usage counters move forward in place."""
+    from store.governance.gate import FileChange, content_changed, counters
+
+    source = str(path.resolve())
+    have = memories.find(conn, source_file=source)
+    if have is None:
+        gate.append(FileChange("add", source, row))
+        return
+    if content_changed(have, row):
+        gate.append(FileChange("revise", source, row, have))
+        return
+    bump = counters(have, row)
+    if bump and have.id is not None:
+        ctx.report.count_memory(memories.update(conn, ctx.store, have.id, bump, index=False))
 
 
 def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
@@ -311,15 +341,53 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     report = ctx.report
     files = sorted(p for p in folder.iterdir() if p.suffix == ".md" or
                    (p.is_symlink() and p.name.endswith(".md")))
+    gate: list[Any] | None = None
     with ctx.store.write() as conn:
+        gate = _gate_for(ctx, conn, folder)
         for path in files:
             report.files += 1
             try:
                 with conn.begin_nested():  # one bad file never costs the others
-                    import_memory_file(ctx, conn, path)
+                    import_memory_file(ctx, conn, path, gate)
             except SHAPE_ERRORS + (StatementError,) as exc:
                 report.error(str(path), None, f"could not be imported: {type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:200]}")
         memories.resolve_supersedes_refs(conn)
+        if gate is not None:
+            gate.extend(_deleted(conn, folder, files))
         ctx.store.audit(conn, "import-memory-dir", "memory", [],
                         {"files": len(files), "memories_added": report.memories_added})
+    if gate:
+        from store.governance.gate import propose_changes
+
+        ids, problems = propose_changes(ctx.store, gate)
+        for problem in problems:
+            report.error(folder.as_posix(), None, f"could not propose: {problem}")
+        if ids:
+            report.notes.append(f"{len(ids)} change{'s' if len(ids) != 1 else ''} made in the "
+                                f"bound memory directory outside the gate became proposals "
+                                f"(lca-tui proposals): {', '.join(map(str, ids))}")
+
+
+def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:
+    """A list to collect changes in when ``folder`` is the bound memory directory and was
+    imported before; None otherwise (the first import reads the files as they are)."""
+    from store.governance.gate import is_bound
+
+    if not is_bound(ctx.store, folder):
+        return None
+    prefix = str(folder.resolve()) + "/"
+    return [] if memories.with_source_prefix(conn, prefix) else None
+
+
+def _deleted(conn: Connection, folder: Path, files: list[Path]) -> list[Any]:
+    """Active memories of files no longer in the bound directory: quarantine proposals."""
+    from store.governance.gate import FileChange
+
+    present = {str(p.resolve()) for p in files}
+    out = []
+    for m in memories.with_source_prefix(conn, str(folder.resolve()) + "/"):
+        source = (m.source_file or "").split("#", 1)[0]
+        if m.status == "active" and source not in present and not Path(source).exists():
+            out.append(FileChange("quarantine", source, {}, m))
+    return out
