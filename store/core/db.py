@@ -12,13 +12,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlean
 import sqlite_vec
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, Select, create_engine, event
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from store.core.errors import StoreError, StoreLocked
 
@@ -165,6 +168,14 @@ def write(engine: Engine, retry_seconds: float = 120.0) -> Iterator[Connection]:
         break
     with conn, transaction:
         yield conn
+
+
+def columns(*attributes: Any) -> Select[Any]:
+    """``select`` of model attributes (``columns(Entry.id, Entry.seq)``) for Core reads of
+    many columns, where SQLModel's typed ``select`` stops at four; SQL expressions
+    (``func.count()``, labels) pass as they are."""
+    return sa_select(*(col(a) if isinstance(a, QueryableAttribute) else a
+                       for a in attributes))
 
 
 def orm(conn: Connection) -> Session:

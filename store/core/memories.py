@@ -35,9 +35,13 @@ MANAGED = frozenset({"id", "supersedes_id", "superseded_by_id", "writer", "write
                      "created_at"})
 # Columns a caller may set.
 COLUMNS = frozenset(Memory.model_fields) - MANAGED
-# What a memory's content hash covers: every settable column but its source file, the hash
-# itself and the time it was written.
-HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at"}))
+# What a memory's content hash covers: what the agent loads and how it is weighed. Not where
+# it came from or how its file spelled it (source file, front matter, supersedes reference,
+# whether the loader could read it), nor the hash itself or when it was written. An importer
+# that must notice a change in those too passes its own ``content_hash`` (the memory-directory
+# importer hashes the whole parsed file).
+HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at", "front_matter",
+                                 "supersedes_ref", "loadable", "load_error"}))
 # Evidence identical in these is the same evidence (``add_evidence(..., once=True)``).
 _EVIDENCE_SAME = ("memory_id", "entry_id", "span_start", "span_end", "file_path", "note")
 
@@ -178,6 +182,24 @@ def set_status(conn: Connection, store: Store, memory_id: int, status: str, *,
         memory.status, memory.valid_to, memory.updated_at = status, valid_to, now_iso()
         memory.writer, memory.writer_version = store.writer, store.writer_version
         s.flush()
+
+
+def count_applied(conn: Connection, memory_id: int, *, prevented: bool, at: str
+                  ) -> tuple[int, int] | None:
+    """A harness reported the memory was used (``hits`` + 1) or prevented a mistake
+    (``prevented`` + 1): count it and set ``last_applied``; returns (hits, prevented), or None
+    when the memory is gone. Content, hash and chunks stay as they are."""
+    with orm(conn) as s:
+        memory = s.get(Memory, memory_id)
+        if memory is None:
+            return None
+        if prevented:
+            memory.prevented += 1
+        else:
+            memory.hits += 1
+        memory.last_applied = memory.updated_at = at
+        s.flush()
+        return memory.hits, memory.prevented
 
 
 def _link(s: Any, newer_id: int, older_id: int | None) -> None:

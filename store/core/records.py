@@ -1,9 +1,24 @@
-"""Plain dataclasses the store hands out: no ORM session ever leaves ``store/``."""
+"""Plain dataclasses the store hands out: no ORM session ever leaves ``store/``. The
+``*_info`` functions build them from the SQLModel rows (``store.core.models``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.core.models import Entry, Memory
+
+
+def loads(raw: str | None, default: Any) -> Any:
+    """A JSON column's value; ``default`` when empty or not JSON (stored by hand, say)."""
+    if not raw:
+        return default
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return default
 
 from store.core.textsafe import storable
 
@@ -110,6 +125,24 @@ class MemoryInfo:
     source_file: str | None
     loadable: bool
     load_error: str | None
+
+
+def entry_info(e: Entry) -> EntryInfo:
+    assert e.id is not None
+    return EntryInfo(e.id, e.session_id, e.agent, e.seq, e.ts, e.kind, e.content, e.tokens,
+                     e.tool_name, e.message_id, e.source_path, e.source_line,
+                     loads(e.meta, {}))
+
+
+def memory_info(m: Memory) -> MemoryInfo:
+    assert m.id is not None
+    return MemoryInfo(m.id, m.name, m.description, m.type, m.body, tuple(loads(m.tags, [])),
+                      tuple(loads(m.projects, [])), m.role, m.created, m.last_applied,
+                      int(m.hits), int(m.prevented), m.half_life_days, bool(m.critical),
+                      bool(m.evergreen), m.invariant, m.authority, m.sensitivity,
+                      m.valid_from, m.valid_to, m.supersedes_ref, m.supersedes_id,
+                      m.superseded_by_id, m.status, m.source_file, bool(m.loadable),
+                      m.load_error)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,15 @@ by the best BM25 score among the hits. Searches are probes: they write nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, and_
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.db import columns
+from store.core.models import Chunk, Entry, Memory
 from store.core.records import SearchHit
 
 if TYPE_CHECKING:
@@ -42,25 +45,27 @@ def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int,
                 if v is not None:
                     cos[cid] = float(v @ qvec)
     if model is not None and cos:
-        marks = ", ".join(str(int(c)) for c in cos)
-        same = {int(r[0]) for r in conn.exec_driver_sql(
-            f"SELECT id FROM chunk WHERE id IN ({marks}) AND model = ?", (model,)).all()}
+        same = set(conn.execute(select(Chunk.id).where(
+            col(Chunk.id).in_(list(cos)), Chunk.model == model)).scalars())
         cos = {c: v for c, v in cos.items() if c in same}
     for cid in set(cos) | set(lex):
         out[cid] = (cos.get(cid), lex.get(cid, 0.0))
     return out
 
 
-def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple]:
+def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """chunk id → (source type, source id, text, session, seq, kind, agent, memory name,
+    sensitivity) for the hits shown."""
     if not ids:
         return {}
-    marks = ", ".join(str(int(i)) for i in ids)
-    rows = conn.exec_driver_sql(
-        "SELECT c.id, c.source_type, c.source_id, c.text, e.session_id, e.seq, e.kind, "
-        "e.agent, m.name, m.sensitivity FROM chunk c "
-        "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
-        f"LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
-        f"WHERE c.id IN ({marks})").all()
+    rows = conn.execute(
+        columns(Chunk.id, Chunk.source_type, Chunk.source_id, Chunk.text, Entry.session_id,
+                Entry.seq, Entry.kind, Entry.agent, Memory.name, Memory.sensitivity)
+        .outerjoin(Entry, and_(col(Chunk.source_type) == "entry",
+                               col(Entry.id) == col(Chunk.source_id)))
+        .outerjoin(Memory, and_(col(Chunk.source_type) == "memory",
+                                col(Memory.id) == col(Chunk.source_id)))
+        .where(col(Chunk.id).in_(ids))).all()
     return {int(r[0]): tuple(r[1:]) for r in rows}
 
 
