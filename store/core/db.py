@@ -70,6 +70,9 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # Deleted content is overwritten with zeros, not left in free space of the file
+        # (privacy: an erasure must remove the bytes, not only the rows).
+        cur.execute("PRAGMA secure_delete = ON")
         cur.close()
         # Transactions are begun by SQLAlchemy (below), so DDL is transactional too.
         dbapi_conn.isolation_level = None

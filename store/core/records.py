@@ -167,6 +167,7 @@ class IngestReport:
     files: int = 0
     chunks: int = 0
     chunks_failed: int = 0
+    erased_earlier: int = 0  # entries and memories an erasure fingerprint kept out
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -185,6 +186,7 @@ class IngestReport:
             "files": self.files,
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
+            "erased_earlier": self.erased_earlier,
             "notes": self.notes,
         }
 

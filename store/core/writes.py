@@ -12,9 +12,11 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from store.core.erasure import erased
 from store.core.index import Indexer, Prepared, Source, sha256_text
 from store.core.timeutil import now_iso
 
+SENSITIVITIES = ("public", "private", "secret")
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
          "checkpoint", "event")
 
@@ -74,10 +76,14 @@ class NewEntry:
     tool_use_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     line_id: str | None = None  # the source line's stable id, when the format has one
+    sensitivity: str | None = None  # None: the session's default
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown entry kind {self.kind!r} (one of {', '.join(KINDS)})")
+        if self.sensitivity is not None and self.sensitivity not in SENSITIVITIES:
+            raise ValueError(f"unknown sensitivity {self.sensitivity!r} (one of "
+                             f"{', '.join(SENSITIVITIES)})")
         # Inputs are untrusted: ids of any JSON type are stored as text, content None as "".
         self.content = "" if self.content is None else _as_text(self.content)
         for name in ("ts", "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id",
@@ -103,6 +109,7 @@ class WriteResult:
     chunks: int = 0
     chunks_failed: int = 0
     errors: list[str] = field(default_factory=list)
+    erased_earlier: int = 0  # entries refused: an erasure fingerprint names them
 
 
 def upsert_session(conn: Connection, session: NewSession, writer: str, version: str) -> bool:
@@ -139,6 +146,16 @@ def existing_keys(conn: Connection, keys: list[str]) -> set[str]:
     return found
 
 
+def drop_erased(conn: Connection, entries: list[NewEntry]) -> tuple[list[NewEntry], int]:
+    """The entries no erasure fingerprint names, and how many were refused: content erased
+    or redacted earlier is never written again, from the same file or a copy of it."""
+    gone = erased(conn, "entry", [e.key for e in entries])
+    if not gone:
+        return entries, 0
+    kept = [e for e in entries if e.key not in gone]
+    return kept, len(entries) - len(kept)
+
+
 def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], indexer: Indexer,
                   writer: str, version: str,
                   prepared: dict[str, list[Prepared]] | None = None) -> WriteResult:
@@ -148,6 +165,7 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
     done before the caller took the write lock.
     """
     result = WriteResult()
+    entries, result.erased_earlier = drop_erased(conn, entries)
     if not entries:
         return result
     have = existing_keys(conn, [e.key for e in entries])
@@ -166,16 +184,18 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
         new_id = conn.execute(text(
             "INSERT INTO entry (session_id, agent, seq, ts, kind, content, content_hash, tokens, "
             "source_path, source_offset, source_line, block, idem_key, uuid, parent_uuid, "
-            "message_id, tool_name, tool_use_id, meta, writer, writer_version, created_at) "
-            "VALUES (:sid, :agent, :seq, :ts, :kind, :content, :h, :tok, :sp, :so, :sl, :b, "
-            ":k, :u, :pu, :mid, :tn, :tu, :meta, :w, :wv, :c) RETURNING id"), {
+            "message_id, tool_name, tool_use_id, meta, sensitivity, writer, writer_version, "
+            "created_at) VALUES (:sid, :agent, :seq, :ts, :kind, :content, :h, :tok, :sp, :so, "
+            ":sl, :b, :k, :u, :pu, :mid, :tn, :tu, :meta, COALESCE(:sens, (SELECT sensitivity "
+            "FROM session WHERE id = :sid), 'public'), :w, :wv, :c) RETURNING id"), {
             "sid": session_id, "agent": entry.agent, "seq": seq, "ts": entry.ts,
             "kind": entry.kind, "content": entry.content, "h": content_hash,
             "tok": token_estimate(entry.content), "sp": entry.source_path,
             "so": entry.source_offset, "sl": entry.source_line, "b": entry.block, "k": key,
             "u": entry.uuid, "pu": entry.parent_uuid, "mid": entry.message_id,
             "tn": entry.tool_name, "tu": entry.tool_use_id,
-            "meta": json.dumps(entry.meta) if entry.meta else None, "w": writer,
+            "meta": json.dumps(entry.meta) if entry.meta else None,
+            "sens": entry.sensitivity, "w": writer,
             "wv": version, "c": created}).scalar_one()
         result.entry_ids.append(int(new_id))
         sources.append(Source("entry", int(new_id), entry.content, content_hash))
@@ -199,6 +219,7 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
 def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer
               ) -> dict[str, list[Prepared]]:
     """Chunk and embed the entries not stored yet; run it outside the write transaction."""
+    entries, _ = drop_erased(conn, entries)
     have = existing_keys(conn, [e.key for e in entries])
     texts = {e.content_hash: e.content for e in entries if e.key not in have}
     return indexer.prepare(texts)

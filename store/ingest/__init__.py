@@ -136,9 +136,13 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
             report.error(str(path), None, f"--format {fmt} needs a directory")
         else:
             _import_file(ctx, path, fmt)
+    if report.erased_earlier:
+        report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
+                            "redacted earlier and were not imported again (erased earlier)")
     with store.write() as conn:
         store.audit(conn, "ingest", "import", [],
                     {"sessions_added": report.sessions_added,
                      "entries_added": report.entries_added,
-                     "memories_added": report.memories_added, "errors": len(report.errors)})
+                     "memories_added": report.memories_added, "errors": len(report.errors),
+                     "erased_earlier": report.erased_earlier})
     return report

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
 from store.core.records import IngestReport
-from store.core.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
+from store.core.writes import (
+    NewEntry,
+    NewSession,
+    drop_erased,
+    embed_new,
+    upsert_session,
+    write_entries,
+)
 
 if TYPE_CHECKING:
     from store.core.base import Progress
@@ -113,6 +120,12 @@ class LineImporter:
             with store.read() as conn:  # embed before taking the write lock
                 prepared = embed_new(conn, [e for es in pending.values() for e in es], indexer)
             with store.write() as conn:
+                for sid in list(pending):
+                    kept, refused = drop_erased(conn, pending[sid])
+                    report.erased_earlier += refused
+                    pending[sid] = kept
+                    if refused and not kept:  # all of it erased earlier: no session again
+                        pending_sessions.pop(sid, None)
                 for sid, session in pending_sessions.items():
                     if upsert_session(conn, session, store.writer, store.writer_version):
                         if sid not in ctx.sessions_seen:

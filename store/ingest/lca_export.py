@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from store.core.erasure import erased
 from store.export.extra import restore_checkpoints, restore_traces
 from store.core.index import Source, drop_chunks_of
 from store.ingest.base import ImportContext, file_problem
@@ -73,9 +74,10 @@ def _find_memory(conn: Connection, record: dict[str, Any]) -> tuple[int, str] | 
     return (int(row[0]), str(row[1])) if row else None
 
 
-def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
-              ) -> dict[int, int]:
-    """Restore every memory; returns manifest ref → memory id in this store."""
+def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
+              erased_refs: set[int] | None = None) -> dict[int, int]:
+    """Restore every memory; returns manifest ref → memory id in this store. The refs of
+    memories erased here earlier (not restored) are added to ``erased_refs``."""
     store, report = ctx.store, ctx.report
     columns = {r[1] for r in conn.exec_driver_sql("PRAGMA table_info(memory)")} - {
         "id", "supersedes_id", "superseded_by_id", "writer", "writer_version", "created_at"}
@@ -93,6 +95,11 @@ def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
         row.setdefault("content_hash", "")
         row.setdefault("updated_at", now)
         row.update(writer=store.writer, writer_version=store.writer_version)
+        if erased(conn, "memory", [str(row["content_hash"])]):
+            report.erased_earlier += 1  # erased or redacted here earlier: not brought back
+            if erased_refs is not None and record.get("ref") is not None:
+                erased_refs.add(int(record["ref"]))
+            continue
         found = _find_memory(conn, record)
         if found is not None and found[1] == row["content_hash"]:
             refs[int(record["ref"])] = found[0]
@@ -196,12 +203,14 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
             continue
         MindStoneImporter().import_file(ctx, transcript)
     with ctx.store.write() as conn:
-        refs = _memories(ctx, conn, manifest)
+        erased_refs: set[int] = set()
+        refs = _memories(ctx, conn, manifest, erased_refs)
         evidence = _evidence(ctx, conn, manifest, refs)
         _lineage(conn, manifest, refs)
         who = (ctx.store.writer, ctx.store.writer_version, now_iso())
         checkpoints = restore_checkpoints(conn, manifest.get("checkpoints") or [], who)
-        traces = restore_traces(conn, manifest.get("recall_traces") or [], refs, who)
+        traces = restore_traces(conn, manifest.get("recall_traces") or [], refs, who,
+                                erased_refs)
         ctx.store.audit(conn, "import-export", "export", [],
                         {"memories": len(refs), "evidence_added": evidence,
                          "checkpoints_added": checkpoints, "recall_traces_added": traces})

@@ -20,6 +20,7 @@ import yaml
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import StatementError
 
+from store.core.erasure import erased
 from store.core.index import Source, drop_chunks_of, sha256_text
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.timeutil import normalise_iso, now_iso
@@ -234,6 +235,9 @@ def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[s
     file_path = str(path.resolve())
     source_file = source_file or file_path
     content_hash = sha256_text(json.dumps(row, sort_keys=True))
+    if erased(conn, "memory", [content_hash]):  # this content was erased or redacted
+        report.erased_earlier += 1
+        return
     existing = conn.execute(text("SELECT id, content_hash FROM memory WHERE source_file = :f"),
                             {"f": source_file}).first()
     now = now_iso()
