@@ -9,6 +9,8 @@ entries) plus every capability's public operation as a method, documented here i
 - ``record_snapshot`` / ``record_prune`` / ``record_compaction`` / ``record_handoff`` /
   ``record_checkpoint``: context pressure and checkpoints;
 - ``export(out_dir, ...)``;
+- ``erase(...)`` / ``redact(...)`` / ``privacy_preview(...)`` / ``tombstones()`` / ``mark(...)``:
+  privacy, each with one scope (``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``);
 - ``search(query)``, ``stats()``, ``sessions()``, ``entries(session)``, ``memories()``.
 
 Rows record ``writer`` / ``writer_version``: pass your harness's own to ``open_store``.
@@ -124,6 +126,49 @@ class Store(StoreBase):
 
         return export(self, out_dir, sessions, memories, force)
 
+    # -- privacy -----------------------------------------------------------------------
+    def privacy_preview(self, action: str = "erase", *, session: str | None = None,
+                        entry: int | None = None, memory: int | None = None,
+                        match: str | None = None, regex: str | None = None) -> Any:
+        """The closure of one scope (counts per table, exports); nothing changes."""
+        from store.privacy.api import preview
+
+        return preview(self, _scope(session, entry, memory, match, regex), action)
+
+    def erase(self, *, session: str | None = None, entry: int | None = None,
+              memory: int | None = None, match: str | None = None, regex: str | None = None,
+              delete_exports: bool = False, actor: str | None = None,
+              reason: str | None = None) -> Any:
+        """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``."""
+        from store.privacy.api import run
+
+        return run(self, _scope(session, entry, memory, match, regex), "erase",
+                   delete_exports=delete_exports, actor=actor, reason=reason)
+
+    def redact(self, *, session: str | None = None, entry: int | None = None,
+               memory: int | None = None, match: str | None = None, regex: str | None = None,
+               delete_exports: bool = False, actor: str | None = None,
+               reason: str | None = None) -> Any:
+        """Replace a scope with ``[REDACTED]`` in place, rebuild its index, then verify."""
+        from store.privacy.api import run
+
+        return run(self, _scope(session, entry, memory, match, regex), "redact",
+                   delete_exports=delete_exports, actor=actor, reason=reason)
+
+    def tombstones(self, with_probes: bool = False) -> list[Any]:
+        """What erasures and redactions left: scope kind, counts, time, actor; no content."""
+        from store.privacy.api import tombstones
+
+        return tombstones(self, with_probes)
+
+    def mark(self, level: str, *, session: str | None = None, entry: int | None = None,
+             memory: int | None = None, match: str | None = None,
+             regex: str | None = None) -> dict[str, int]:
+        """Set the sensitivity (public, private, secret) of a scope's entries / memories."""
+        from store.privacy.api import mark
+
+        return mark(self, _scope(session, entry, memory, match, regex), level)
+
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None,
                **kwargs: Any) -> Store:
@@ -132,3 +177,10 @@ def open_store(path: Path | str | None = None, settings: Settings | None = None,
     ``writer`` / ``writer_version`` name the program writing; rows record them.
     """
     return Store(path, settings, **kwargs)
+
+
+def _scope(session: str | None, entry: int | None, memory: int | None, match: str | None,
+           regex: str | None) -> Any:
+    from store.privacy.api import scope_from
+
+    return scope_from(session=session, entry=entry, memory=memory, match=match, regex=regex)

@@ -63,13 +63,14 @@ def record(conn: Connection, kind: str, values: Iterable[str], tombstone_id: int
     now = now_iso()
     rows = [{"f": keyed(key, kind, v), "k": kind, "t": tombstone_id, "w": writer,
              "wv": writer_version, "c": now} for v in dict.fromkeys(values) if v]
-    added = 0
-    for row in rows:
-        added += conn.execute(text(
-            "INSERT OR IGNORE INTO erasure_fingerprint (fingerprint, kind, tombstone_id, "
-            "writer, writer_version, created_at) VALUES (:f, :k, :t, :w, :wv, :c)"),
-            row).rowcount or 0
-    return added
+    if not rows:
+        return 0
+    before = int(conn.exec_driver_sql("SELECT COUNT(*) FROM erasure_fingerprint").scalar_one())
+    conn.execute(text(
+        "INSERT OR IGNORE INTO erasure_fingerprint (fingerprint, kind, tombstone_id, "
+        "writer, writer_version, created_at) VALUES (:f, :k, :t, :w, :wv, :c)"), rows)
+    after = int(conn.exec_driver_sql("SELECT COUNT(*) FROM erasure_fingerprint").scalar_one())
+    return after - before
 
 
 def erased(conn: Connection, kind: str, values: Iterable[str]) -> set[str]:
