@@ -57,13 +57,16 @@ class TranscriptScreen(StoreScreen):
         "entries and memories: enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 "
         "lex), fts (BM25 only) and semantic (vectors only); enter on an entry hit opens it in "
         "its session; esc closes the results. The list follows the store: entries a harness "
-        "appends appear without a restart."
+        "appends appear without a restart.\n\n"
+        "Entries marked secret (`lca-tui mark --as secret`) show no text until you press `r` "
+        "on one to reveal it; private and secret entries are labelled in the header."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="transcript-search"),
         Binding("ctrl+t", "search_mode", "Search mode", id="transcript-search-mode"),
         Binding("escape", "close_search", "Close search", id="transcript-close-search"),
         Binding("a", "agent_filter", "Agent", id="transcript-agent"),
+        Binding("r", "reveal", "Reveal secret", id="transcript-reveal"),
     ]
 
     def __init__(self) -> None:
@@ -80,6 +83,9 @@ class TranscriptScreen(StoreScreen):
         self._goto_seq: int | None = None
         self._loaded_count: int | None = None
         self._last_search: tuple[str, str] = ("", SEARCH_MODES[0])
+        self.revealed: set[int] = set()
+        """Ids of secret entries revealed on purpose (``r``); masked again when another
+        session is shown."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -191,6 +197,8 @@ class TranscriptScreen(StoreScreen):
         table = self.query_one("#entries", DataTable)
         keep = self._highlighted_entry_id()
         same_session = bool(self.entries) and self.entries[0].session_id == message.session_id
+        if not same_session:
+            self.revealed.clear()
         self.entries = message.entries
         session = self._session()
         self._loaded_count = session.entries if session else None
@@ -200,7 +208,7 @@ class TranscriptScreen(StoreScreen):
             for e in message.entries:
                 table.add_row(number(e.seq), cell(short_when(e.ts)), cell(e.kind),
                               cell(e.agent), number(e.tokens),
-                              cell(e.tool_name or ""), cell(e.content, width=width),
+                              cell(e.tool_name or ""), self._text_cell(e, width),
                               key=str(e.id))
         target = self._target_row(keep if same_session else None)
         if target is not None:
@@ -208,6 +216,27 @@ class TranscriptScreen(StoreScreen):
         self._show_highlighted()
         self._title_lists()
         self.entry_loads += 1
+
+    def _text_cell(self, e: EntryInfo, width: int) -> Text:
+        if e.sensitivity == "secret" and e.id not in self.revealed:
+            return cell("[secret: r reveals]", style="italic", width=width)
+        return cell(e.content, width=width)
+
+    def action_reveal(self) -> None:
+        """Show the highlighted secret entry's text (until the list reloads)."""
+        entry = self._highlighted_entry()
+        if entry is None or entry.sensitivity != "secret":
+            return
+        self.revealed.add(entry.id)
+        table = self.query_one("#entries", DataTable)
+        width = table.columns["text"].width if "text" in table.columns else EXCERPT_MIN
+        table.update_cell(str(entry.id), "text", cell(entry.content, width=width))
+        self._show_highlighted()
+        self.refresh_bindings()
+
+    def _highlighted_entry(self) -> EntryInfo | None:
+        entry_id = self._highlighted_entry_id()
+        return next((e for e in self.entries if e.id == entry_id), None)
 
     def _text_column(self, table: DataTable[object]) -> int:
         """Add the text column (once) with the width the fixed columns leave; its width."""
@@ -243,6 +272,7 @@ class TranscriptScreen(StoreScreen):
     @on(DataTable.RowHighlighted, "#entries")
     def _entry_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_highlighted()
+        self.refresh_bindings()
 
     def _show_highlighted(self) -> None:
         view = self.query_one(EntryView)
@@ -252,7 +282,8 @@ class TranscriptScreen(StoreScreen):
                            (f" from agent {self.agent}." if self.agent else "."))
             return
         row = min(max(table.cursor_row, 0), len(self.entries) - 1)
-        view.show_entry(self.entries[row])
+        entry = self.entries[row]
+        view.show_entry(entry, revealed=entry.id in self.revealed)
 
     def action_agent_filter(self) -> None:
         """Cycle: all agents, main, then each worker of the session."""
@@ -352,6 +383,10 @@ class TranscriptScreen(StoreScreen):
             searching = (not self.query_one("#search", Input).has_class("-hidden")
                          or self.query_one(ContentSwitcher).current == "hits")
             return searching
+        if action == "reveal":
+            entry = self._highlighted_entry()
+            return (entry is not None and entry.sensitivity == "secret"
+                    and entry.id not in self.revealed) or None
         if action == "agent_filter":
             session = self._session()
             return bool(session and session.workers) or None

@@ -137,7 +137,8 @@ def _compactions(conn: Connection, session_id: str, agent: str,
     the previous turn and it (LCA §6.3 ``compaction_without_checkpoint``). With no turn
     before it at all, the window opens at the session's start (inclusive)."""
     rows = conn.execute(text(
-        "SELECT c.id, c.ts, c.pre_tokens, c.trigger, c.summary_entry_id, e.content, "
+        "SELECT c.id, c.ts, c.pre_tokens, c.trigger, c.summary_entry_id, CASE WHEN "
+        "e.sensitivity = 'secret' THEN '[secret entry: text withheld]' ELSE e.content END, "
         "COALESCE(c.handoff_path, h.path), c.source_entry_id, c.handoff_id FROM compaction c "
         "LEFT JOIN entry e ON e.id = c.summary_entry_id "
         "LEFT JOIN handoff h ON h.id = c.handoff_id "

@@ -217,12 +217,14 @@ class StoreBase:
         raise NotFound(f"no session {session_id!r}: `lca-tui sessions` lists them")
 
     _ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, tokens, tool_name, "
-                   "message_id, source_path, source_line, meta")
+                   "message_id, source_path, source_line, meta, sensitivity")
 
     @staticmethod
     def _entry(r: Any) -> EntryInfo:
+        meta = _loads(r[12], {})
         return EntryInfo(int(r[0]), r[1], r[2], int(r[3]), r[4], r[5], r[6], int(r[7]), r[8],
-                         r[9], r[10], r[11], _loads(r[12], {}))
+                         r[9], r[10], r[11], meta if isinstance(meta, dict) else {},
+                         r[13] or "public")
 
     def entries(self, session_id: str, agent: str | None = None, offset: int = 0,
                 limit: int | None = None) -> list[EntryInfo]:

@@ -40,6 +40,7 @@ class EntryInfo:
     source_path: str | None
     source_line: int | None
     meta: dict[str, Any]
+    sensitivity: str = "public"  # secret text is masked on screen until revealed
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ class SearchHit:
     kind: str | None = None
     agent: str | None = None
     memory_name: str | None = None
-    masked: bool = False  # a secret memory: its text is withheld
+    masked: bool = False  # a secret memory or entry: its text is withheld
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

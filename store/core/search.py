@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "fts", "semantic")
 SECRET_MASK = "[secret memory: text withheld]"
+SECRET_ENTRY_MASK = "[secret entry: text withheld]"
 COS_WEIGHT = 0.7
 
 
@@ -57,7 +58,7 @@ def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple]:
     marks = ", ".join(str(int(i)) for i in ids)
     rows = conn.exec_driver_sql(
         "SELECT c.id, c.source_type, c.source_id, c.text, e.session_id, e.seq, e.kind, "
-        "e.agent, m.name, m.sensitivity FROM chunk c "
+        "e.agent, m.name, COALESCE(m.sensitivity, e.sensitivity) FROM chunk c "
         "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
         f"LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
         f"WHERE c.id IN ({marks})").all()
@@ -91,7 +92,8 @@ def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> l
     for score, cid, cos, lex in top:
         st, sid, body, session_id, seq, kind, agent, name, sensitivity = info[cid]
         masked = sensitivity == "secret"  # found, but its text is not shown until revealed
-        hits.append(SearchHit(cid, st, int(sid), SECRET_MASK if masked else body,
+        mask = SECRET_MASK if st == "memory" else SECRET_ENTRY_MASK
+        hits.append(SearchHit(cid, st, int(sid), mask if masked else body,
                               round(score, 6), None if cos is None else round(cos, 6),
                               round(lex, 6), session_id, seq, kind, agent, name, masked))
     return hits

@@ -73,7 +73,7 @@ _DESCRIBE = (
     "e.session_id, e.seq, e.kind, e.ts, s.project, "
     "m.name, m.status, m.sensitivity, m.authority, m.role, m.projects, m.hits, m.prevented, "
     "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
-    "m.superseded_by_id, m.created_at, e.created_at "
+    "m.superseded_by_id, m.created_at, e.created_at, e.sensitivity "
     "FROM chunk c "
     "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
     "LEFT JOIN session s ON s.id = e.session_id "
@@ -92,7 +92,8 @@ def _facts(r: Any) -> rt.Facts:
                         projects=projects, hits=int(r[15] or 0), prevented=int(r[16] or 0),
                         last_applied=r[17], created=r[18] or r[23], half_life_days=r[19],
                         evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22])
-    return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8])
+    return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8],
+                    sensitivity=r[25] or "public")
 
 
 @dataclass
