@@ -527,6 +527,10 @@ def _labels(conn: Connection, c: Closure) -> None:
             out = [f"session {r[0][:8]}" for r in conn.execute(text(
                 "SELECT id FROM session WHERE rowid IN (SELECT value FROM json_each(:i))"),
                 {"i": _ids(first)}).all()]
+        elif table == "import_position":
+            out = [f"import position of {Path(r[0]).name}" for r in conn.execute(text(
+                "SELECT path FROM import_position WHERE rowid IN (SELECT value FROM "
+                "json_each(:i)) ORDER BY path"), {"i": _ids(first)}).all()]
         elif "id" in c.tables[table].columns:
             out = [f"{table} {r[0]}" for r in conn.execute(text(
                 f"SELECT id FROM {q(table)} WHERE rowid IN (SELECT value FROM json_each(:i)) "
