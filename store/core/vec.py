@@ -177,3 +177,14 @@ def fts_terms(conn: Connection) -> set[str]:
     conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_fts_vocab USING "
                          "fts5vocab(main, chunk_fts, row)")
     return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM temp.lca_fts_vocab")}
+def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]:
+    """(ids with a vector, ids with an FTS row) among ``chunk_ids``: did a write land in both
+    indexes?"""
+    if not chunk_ids:
+        return set(), set()
+    marks = ", ".join(str(int(i)) for i in chunk_ids)
+    vectors = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT rowid FROM chunk_vec WHERE rowid IN ({marks})").all()}
+    fts = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT id FROM chunk_fts_docsize WHERE id IN ({marks})").all()}
+    return vectors, fts
