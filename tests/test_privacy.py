@@ -125,16 +125,23 @@ def test_erase_by_match_on_real_transcripts(cc_store: Store, tmp_path: Path) -> 
                         [holders[1]])
     mixed = _add_memory(store, "Mixed evidence", "Hook endpoints live under /api.",
                         [holders[2], other])
-    _add_proposal_tables(store, mixed, before=f"see {NEEDLE}.ex", after="see the controller")
+    proposal = store.propose({
+        "op": "add", "type": "project", "content": f"Hook posts land in {NEEDLE}.ex.",
+        "metadata": {"name": "Where hook posts land"}, "rationale": "seen in the session",
+        "evidence": [{"entry": holders[3]}, {"entry": other}]}, auto_apply=False)
+    pid = proposal.summary.id
+    store.edit_proposal(pid, {"content": "Hook posts land in the hook controller."},
+                        reason="no file names")
     store.recall(f"where is the {NEEDLE} defined")
     before = _holding(store, NEEDLE)
-    assert {"entry", "memory", "chunk", "recall_trace", "ext_proposal_edit"} <= set(before)
+    assert {"entry", "memory", "chunk", "recall_trace", "proposal_edit"} <= set(before)
+    assert "proposal" not in before  # only its edit history still says it
 
     preview = store.privacy_preview("erase", match=NEEDLE.upper())  # any case
     counts = preview.counts()
     assert counts["entry"] == len(holders)
     assert counts["memory"] == 2  # holds it, and all its evidence goes
-    assert counts["ext_proposal_edit"] == 1 and "ext_proposal" not in counts
+    assert counts["proposal_edit"] == 1 and "proposal" not in counts
     assert counts["recall_trace"] >= 1 and counts["chunk_vec"] >= 1
     assert mixed in preview.review and _holding(store, NEEDLE) == before  # nothing changed
 
@@ -155,7 +162,9 @@ def test_erase_by_match_on_real_transcripts(cc_store: Store, tmp_path: Path) -> 
         ids = {int(r[0]) for r in conn.exec_driver_sql("SELECT id FROM memory")}
         review = conn.execute(text("SELECT review_reason FROM memory WHERE id = :m"),
                               {"m": mixed}).scalar_one()
-        assert conn.exec_driver_sql("SELECT COUNT(*) FROM ext_proposal").scalar_one() == 1
+        kept = conn.execute(text("SELECT content FROM proposal WHERE id = :p"),
+                            {"p": pid}).scalar_one()
+    assert kept == "Hook posts land in the hook controller."
     assert derived not in ids and quiet not in ids and mixed in ids and "1 of its 2" in review
     # a recall for it returns nothing derived from it, and writes its trace without it
     again = store.recall(f"where is the {NEEDLE} defined")
@@ -180,6 +189,24 @@ def test_erase_by_match_on_real_transcripts(cc_store: Store, tmp_path: Path) -> 
     assert report.entries_added == 0 and report.erased_earlier >= len(holders)
     assert _holding(store, NEEDLE) == {}
     assert NEEDLE.encode() not in _raw(store)
+
+
+def test_tables_a_later_capability_adds_are_covered(cc_store: Store) -> None:
+    """A table the closure was never told about is scanned and its foreign keys followed:
+    an edit row holding the text goes; a row pointing at an erased memory follows its FK."""
+    holders = _entry_ids_holding(cc_store, NEEDLE)
+    memory = _add_memory(cc_store, "Hook controller", f"The {NEEDLE} answers.", holders[:1])
+    _add_proposal_tables(cc_store, memory, before=f"see {NEEDLE}.ex", after="see it")
+    with cc_store.write() as conn:
+        conn.execute(text("INSERT INTO ext_proposal (id, memory_id, title) VALUES "
+                          "(2, NULL, 'unrelated')"))
+    counts = cc_store.privacy_preview("erase", match=NEEDLE).counts()
+    assert counts["ext_proposal_edit"] == 1
+    result = cc_store.erase(match=NEEDLE)
+    assert result.verification.passed
+    with cc_store.read() as conn:
+        left = conn.exec_driver_sql("SELECT id, memory_id FROM ext_proposal ORDER BY id").all()
+    assert [tuple(r) for r in left] == [(1, None), (2, None)]  # nullable pointer cleared
 
 
 def test_tombstone_and_audit_hold_no_content(cc_store: Store) -> None:
@@ -471,3 +498,22 @@ def test_a_stale_closure_fails_cleanly_and_changes_nothing(cc_store: Store) -> N
         apply.erase(cc_store, c)
     assert _dump(cc_store) == before
     assert cc_store.erase(match=NEEDLE).verification.passed  # a fresh closure covers it
+
+
+def test_a_proposal_derived_only_from_erased_entries_goes(cc_store: Store) -> None:
+    """A proposal's JSON evidence is followed like a memory's evidence rows."""
+    with cc_store.read() as conn:
+        ids = [int(r[0]) for r in conn.execute(text(
+            "SELECT id FROM entry WHERE session_id = :s ORDER BY seq LIMIT 2"),
+            {"s": SHORT}).all()]
+        elsewhere = int(conn.execute(text("SELECT id FROM entry WHERE session_id = :s LIMIT 1"),
+                                     {"s": BIG}).scalar_one())
+    only = cc_store.propose({"op": "add", "type": "project", "content": "short session note",
+                             "evidence": [{"entry": i} for i in ids]}, auto_apply=False)
+    both = cc_store.propose({"op": "add", "type": "project", "content": "a broader note",
+                             "evidence": [{"entry": ids[0]}, {"entry": elsewhere}]},
+                            auto_apply=False)
+    result = cc_store.erase(session=SHORT)
+    assert result.verification.passed and result.closure["proposal"] == 1
+    left = {p.id for p in cc_store.proposals()}
+    assert only.summary.id not in left and both.summary.id in left

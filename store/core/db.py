@@ -121,6 +121,7 @@ def checkpoint_truncate(engine: Engine, attempts: int = 3) -> tuple[bool, int]:
     raw = engine.raw_connection()
     try:
         conn = raw.driver_connection
+        assert conn is not None
         done = False
         for _ in range(max(1, attempts)):
             try:
@@ -141,6 +142,8 @@ def vacuum(engine: Engine) -> None:
     of pages, where earlier deletes may have left bytes, are gone afterwards."""
     raw = engine.raw_connection()
     try:
-        raw.driver_connection.execute("VACUUM")
+        conn = raw.driver_connection
+        assert conn is not None
+        conn.execute("VACUUM")
     finally:
         raw.close()

@@ -25,6 +25,7 @@ from store.privacy import apply
 from store.privacy.closure import Closure, compute
 from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.scope import Matcher, Scope, ScopeError
+from store.privacy.tables import dbapi
 from store.privacy.verify import Verification, raw_probe, run_probes
 
 if TYPE_CHECKING:
@@ -109,16 +110,18 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
 
 def _record(store: Store, tombstone_id: int, v: Verification) -> int:
     now = now_iso()
-    who = {"writer": store.writer, "writer_version": store.writer_version, "created_at": now}
+    w, wv = store.writer, store.writer_version
     with store.write() as conn, orm(conn) as s:
         row = ErasureVerification(tombstone_id=tombstone_id, ts=now, passed=int(v.passed),
-                                  duration_ms=v.duration_ms, **who)
+                                  duration_ms=v.duration_ms, writer=w, writer_version=wv,
+                                  created_at=now)
         s.add(row)
         s.flush()
         assert row.id is not None
         for i, p in enumerate(v.probes, start=1):
             s.add(ErasureProbe(verification_id=row.id, seq=i, name=p.name,
-                               passed=int(p.passed), detail=p.detail, **who))
+                               passed=int(p.passed), detail=p.detail, writer=w,
+                               writer_version=wv, created_at=now))
         tomb = s.get(Tombstone, tombstone_id)
         if tomb is not None:
             tomb.verified = int(v.passed)
@@ -203,8 +206,7 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
                 raise NotFound(f"no {scope.kind} with id {scope.value}")
         else:
             matcher = Matcher(scope)
-            raw = conn.connection.driver_connection
-            raw.create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
+            dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
                                 deterministic=True)
             counts["entry"] = conn.execute(text(
                 "UPDATE entry SET sensitivity = :l WHERE lca_holds(content) OR "

@@ -9,8 +9,9 @@ inject one) rolls all of it back and the store is as it was. Deleted content is 
 A redaction rewrites every matching value to ``[REDACTED]``, keeps entries in their place and
 sequence, rewrites a changed entry's ``idem_key`` (a keyed hash of the old one) and
 ``content_hash`` (of the new text) — a plain SHA-256 of the original would confirm a guess —
-and rebuilds the chunks, vectors and FTS rows of every changed entry and memory. The new
-chunks are embedded before the write lock is taken.
+and rebuilds the chunks, vectors and FTS rows of every changed entry (embedded before the
+write lock is taken) and memory (through ``store.core.memories``, which also gives it the
+content hash of what it now says).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError
 
-from store.core import erasure, vec
+from store.core import erasure, memories, vec
 from store.core.db import orm
 from store.core.errors import StoreError
 from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
@@ -107,11 +108,11 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
             step("pointers")
             _scrub(conn, c, c.delete, step)
             for table in children_first(c.tables):
-                rows = c.delete.get(table)
-                if not rows:
+                doomed = c.delete.get(table)
+                if not doomed:
                     continue
                 conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
-                                  "json_each(:i))"), {"i": _ids(rows)})
+                                  "json_each(:i))"), {"i": _ids(doomed)})
                 step(f"delete {table}")
             tombstone_id = _finish(store, conn, c, who, reason)
             step("tombstone")
@@ -123,47 +124,38 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
 
 def prepare_redaction(store: Store, c: Closure) -> tuple[dict[str, list[Prepared]],
                                                         list[Source]]:
-    """The new chunks of every changed entry and memory, embedded before the write lock."""
-    from store.ingest.memory_dir import memory_index_text
-
+    """The new chunks of every changed entry, embedded before the write lock is taken."""
     sources: list[Source] = []
     with store.read() as conn:
         for entry_id in sorted(c.rebuild.get("entry", set())):
             row = conn.execute(text("SELECT rowid, content FROM entry WHERE id = :i"),
                                {"i": entry_id}).one()
-            body = c.scrub.get("entry", {}).get(int(row[0]), {}).get("content", row[1])
+            body = str(c.scrub.get("entry", {}).get(int(row[0]), {}).get("content", row[1]))
             sources.append(Source("entry", entry_id, body, sha256_text(body)))
-        for memory_id in sorted(c.rebuild.get("memory", set())):
-            row = conn.execute(text("SELECT rowid, name, description, body, invariant FROM "
-                                    "memory WHERE id = :i"), {"i": memory_id}).one()
-            new = c.scrub.get("memory", {}).get(int(row[0]), {})
-            fields = {k: new.get(k, v) for k, v in zip(
-                ("name", "description", "body", "invariant"), row[1:], strict=True)}
-            body = memory_index_text(fields["name"], fields["description"], fields["body"],
-                                     fields["invariant"])
-            sources.append(Source("memory", memory_id, body,
-                                  sha256_text(json.dumps(fields, sort_keys=True))))
     indexer = store.indexer()
     return indexer.prepare({s.content_hash: s.text for s in sources}), sources
 
 
 def _rewrite_keys(conn: Connection, c: Closure, sources: list[Source]) -> None:
-    """A changed entry's idem_key and content_hash, a changed memory's content_hash."""
-    new_hash = {(s.source_type, s.source_id): s.content_hash for s in sources}
+    """A changed entry's idem_key (a keyed hash of the old one) and content_hash."""
+    new_hash = {s.source_id: s.content_hash for s in sources}
     for rowid in c.scrub.get("entry", {}):
         old = conn.execute(text("SELECT id, idem_key, content FROM entry WHERE rowid = :r"),
                            {"r": rowid}).one()
         conn.execute(text("UPDATE entry SET idem_key = :k, content_hash = :h, tokens = :t "
                           "WHERE rowid = :r"), {
             "k": "redacted:" + erasure.keyed_hash(conn, "redacted-entry", str(old[1])),
-            "h": new_hash.get(("entry", int(old[0])), sha256_text(old[2])),
+            "h": new_hash.get(int(old[0]), sha256_text(old[2])),
             "t": token_estimate(old[2]), "r": rowid})
-    for rowid in c.scrub.get("memory", {}):
+
+
+def _redact_memories(store: Store, conn: Connection, c: Closure) -> None:
+    """Changed memories go through the one memory write path: new values, a content hash
+    of what they now say, and their chunks rebuilt."""
+    for rowid, values in c.scrub.get("memory", {}).items():
         memory_id = int(conn.execute(text("SELECT id FROM memory WHERE rowid = :r"),
                                      {"r": rowid}).scalar_one())
-        conn.execute(text("UPDATE memory SET content_hash = :h, updated_at = :t WHERE "
-                          "rowid = :r"), {"h": new_hash[("memory", memory_id)],
-                                          "t": now_iso(), "r": rowid})
+        memories.update(conn, store, memory_id, values)
 
 
 def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | None = None,
@@ -178,7 +170,8 @@ def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | 
         for source in sources:
             drop_chunks_of(conn, source.source_type, source.source_id)
         step("index")
-        _scrub(conn, c, {}, step)
+        _redact_memories(store, conn, c)
+        _scrub(conn, c, {"memory": set(c.scrub.get("memory", {}))}, step)
         _rewrite_keys(conn, c, sources)
         indexer.index(conn, sources, prepared)
         step("rebuild")

@@ -13,7 +13,8 @@ nothing is left pointing at a deleted row:
 - pointers without a foreign key (``SOFT``): chunks and recall candidates name their source by
   type and id, export items their item; ``chunk.nn_chunk_id`` is cleared;
 - a memory derived from erased entries is erased when all its evidence goes and flagged for
-  review when some does; a session whose entries all go goes too;
+  review when some does (a proposal, by the entries its JSON evidence names, is erased when
+  all of them go); a session whose entries all go goes too;
 - the import position of every file an erased entry came from goes (it holds a plain sha256 of
   the file's bytes), so the next import reads the file again and the fingerprints refuse it.
 
@@ -39,7 +40,7 @@ from sqlalchemy import Connection, text
 from store.core import vec
 from store.core.errors import NotFound
 from store.privacy.scope import MARK, Matcher, Scope, redact_all
-from store.privacy.tables import BOOKKEEPING, TableInfo, q, relational_tables
+from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, q, relational_tables
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -53,6 +54,10 @@ SOFT = {
     "export_item": ("item_type", "item_id", {"session": "session", "entry": "entry",
                                               "memory": "memory", "evidence": "evidence"}),
 }
+# Pointers kept inside a JSON list (table → (column, keys naming an entry id)): a proposal
+# derived from entries names them in its evidence; it goes when all of them go, as a memory
+# does.
+JSON_EVIDENCE = {"proposal": ("evidence", ("entry_id", "entry"))}
 # Redacting a record named by id: the columns of its own row replaced whole, and the rows
 # that copied its text (table → (pointer columns to it, columns replaced whole)).
 OWN = {"entry": ("content", "meta"), "memory": ("name", "description", "body", "invariant",
@@ -156,8 +161,7 @@ def _add(target: dict[str, set[int]], table: str, rows: set[int]) -> bool:
 
 def _register(conn: Connection, matcher: Matcher) -> None:
     """``lca_holds(value)`` for this connection: the matcher, case folding included."""
-    raw = conn.connection.driver_connection
-    raw.create_function("lca_holds", 1, lambda v: int(matcher.holds(v)), deterministic=True)
+    dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)), deterministic=True)
 
 
 def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
@@ -261,6 +265,7 @@ def _grow(conn: Connection, c: Closure) -> None:
                     "(SELECT value FROM json_each(:v))"),
                     {"t": type_value, "v": json.dumps(keys)}).all()}
                 changed |= _add(c.delete, name, rows)
+        changed |= _json_evidence(conn, c)
         changed |= _memories_losing_evidence(conn, c)
         changed |= _emptied_sessions(conn, c)
         changed |= _import_positions(conn, c, c.delete.get("entry", set()))
@@ -271,6 +276,26 @@ def _grow(conn: Connection, c: Closure) -> None:
                               sorted(c.delete["chunk"])) - c.delete["chunk"]
         if rows:
             c.nullify.setdefault("chunk", {})["nn_chunk_id"] = rows
+
+
+def _json_evidence(conn: Connection, c: Closure) -> bool:
+    """Rows whose JSON evidence names only erased entries (``JSON_EVIDENCE``)."""
+    gone = c.delete.get("entry")
+    if not gone:
+        return False
+    changed = False
+    for table, (column, keys) in JSON_EVIDENCE.items():
+        if table not in c.tables or column not in c.tables[table].columns:
+            continue
+        pointer = "COALESCE(" + ", ".join(f"json_extract(j.value, '$.{k}')" for k in keys) + ")"
+        rows = {int(r[0]) for r in conn.execute(text(
+            f"SELECT t.rowid FROM {q(table)} t WHERE json_valid(t.{q(column)}) AND EXISTS "
+            f"(SELECT 1 FROM json_each(t.{q(column)}) j WHERE {pointer} IN (SELECT value FROM "
+            f"json_each(:i))) AND NOT EXISTS (SELECT 1 FROM json_each(t.{q(column)}) j WHERE "
+            f"{pointer} IS NOT NULL AND {pointer} NOT IN (SELECT value FROM json_each(:i)))"),
+            {"i": _ids(gone)}).all()}
+        changed |= _add(c.delete, table, rows)
+    return changed
 
 
 def _memories_losing_evidence(conn: Connection, c: Closure) -> bool:
@@ -377,7 +402,7 @@ def _redact_ids(store: Store, conn: Connection, c: Closure) -> None:
             c.texts.extend(v for v in r[1:] if isinstance(v, str) and v and v[:1] not in "{[")
         if table in ("entry", "memory"):
             c.rebuild.setdefault(table, set()).update(rows)
-    for table, (pointers, cols) in DERIVED.items():
+    for table, (pointers, copied) in DERIVED.items():
         if table not in c.tables:
             continue
         for target, column in pointers.items():
@@ -387,11 +412,11 @@ def _redact_ids(store: Store, conn: Connection, c: Closure) -> None:
             where = f"{q(column)} IN (SELECT value FROM json_each(:i))"
             if table == "recall_candidate":
                 where += " AND source_type = :t"
-            for r in conn.execute(text(f"SELECT rowid, {', '.join(q(x) for x in cols)} FROM "
-                                       f"{q(table)} WHERE {where}"),
+            for r in conn.execute(text(f"SELECT rowid, {', '.join(q(x) for x in copied)} "
+                                       f"FROM {q(table)} WHERE {where}"),
                                   {"i": _ids(ids), "t": target}).all():
                 c.scrub.setdefault(table, {})[int(r[0])] = {
-                    col: redact_all(v) for col, v in zip(cols, r[1:], strict=True)
+                    col: redact_all(v) for col, v in zip(copied, r[1:], strict=True)
                     if isinstance(v, str) and v and v != MARK}
 
 
@@ -510,8 +535,8 @@ def _labels(conn: Connection, c: Closure) -> None:
     touched: dict[str, set[int]] = {t: set(r) for t, r in c.delete.items()}
     for t, rows in c.scrub.items():
         touched.setdefault(t, set()).update(rows)
-    for table, rows in touched.items():
-        first = sorted(rows)[:LABELS_PER_TABLE]
+    for table, rowids in touched.items():
+        first = sorted(rowids)[:LABELS_PER_TABLE]
         if table == "entry":
             sql = ("SELECT session_id, seq, kind, agent, sensitivity FROM entry WHERE rowid IN "
                    "(SELECT value FROM json_each(:i)) ORDER BY session_id, seq")

@@ -16,6 +16,7 @@ class can name a table that does not exist yet.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -48,6 +49,13 @@ class TableInfo:
         """Columns never rewritten in place: the primary key and foreign keys (a row whose
         key holds the text can only be deleted)."""
         return self.primary_key | {fk.column for fk in self.foreign_keys}
+
+
+def dbapi(conn: Connection) -> Any:
+    """The driver's own connection under ``conn`` (to register a Python SQL function)."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    return raw
 
 
 def q(name: str) -> str:

@@ -35,7 +35,7 @@ from sqlalchemy import Connection, text
 from store.core import vec
 from store.privacy.closure import Closure
 from store.privacy.scope import Matcher, words
-from store.privacy.tables import q, relational_tables
+from store.privacy.tables import dbapi, q, relational_tables
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -84,7 +84,7 @@ def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
     """One pass over every text column of every relational table (and the schema)."""
     out = Remaining()
     wanted = set(candidates)
-    raw = conn.connection.driver_connection
+    raw = dbapi(conn)
     if matcher is not None:
         def seen(value: Any) -> int:
             if isinstance(value, str) and value:
@@ -135,10 +135,10 @@ def _rows(conn: Connection, c: Closure) -> Probe:
     dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
     kept = 0
     if c.action == "redact":
-        for table, rows in c.scrub.items():
+        for table, changed in c.scrub.items():
             kept += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
                                           "(SELECT value FROM json_each(:i))"),
-                                     {"i": json.dumps(sorted(rows))}).scalar_one())
+                                     {"i": json.dumps(sorted(changed))}).scalar_one())
         wanted = sum(len(r) for r in c.scrub.values())
         ok = not left and not dangling and kept == wanted
         return Probe("rows", ok, f"{kept} of {wanted} rewritten rows kept in place; "
