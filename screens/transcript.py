@@ -386,7 +386,7 @@ class TranscriptScreen(StoreScreen):
         if action == "reveal":
             entry = self._highlighted_entry()
             return (entry is not None and entry.sensitivity == "secret"
-                    and entry.id not in self.revealed) or None
+                    and entry.id not in self.revealed)  # shown only on a masked entry
         if action == "agent_filter":
             session = self._session()
             return bool(session and session.workers) or None
