@@ -143,6 +143,7 @@ def test_erase_by_match_on_real_transcripts(cc_store: Store, tmp_path: Path) -> 
     assert counts["memory"] == 2  # holds it, and all its evidence goes
     assert counts["proposal_edit"] == 1 and "proposal" not in counts
     assert counts["recall_trace"] >= 1 and counts["chunk_vec"] >= 1
+    assert counts["import_position"] >= 1  # the file's position holds a plain sha256 of it
     assert mixed in preview.review and _holding(store, NEEDLE) == before  # nothing changed
 
     result = store.erase(match=NEEDLE.upper())
@@ -517,3 +518,18 @@ def test_a_proposal_derived_only_from_erased_entries_goes(cc_store: Store) -> No
     assert result.verification.passed and result.closure["proposal"] == 1
     left = {p.id for p in cc_store.proposals()}
     assert only.summary.id not in left and both.summary.id in left
+
+
+def test_import_position_of_a_file_imported_by_a_relative_path(store: Store,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    """The position (kept resolved) of a file imported by a relative path is in the closure
+    whatever the directory the erasure runs from."""
+    monkeypatch.chdir(CLAUDE_CODE.parent)
+    store.ingest([Path("claude-code/short.jsonl")])
+    monkeypatch.chdir(tmp_path)
+    with store.read() as conn:
+        content = conn.exec_driver_sql("SELECT content FROM entry WHERE kind = 'user' "
+                                       "ORDER BY seq LIMIT 1").scalar_one()
+    counts = store.privacy_preview("erase", match=content[:40]).counts()
+    assert counts["import_position"] == 1

@@ -346,8 +346,14 @@ def _import_positions(conn: Connection, c: Closure, entry_rows: set[int]) -> boo
         return False
     paths = set(_column_values(conn, "entry", "source_path", entry_rows))
     resolved = sorted({str(Path(p).resolve()) for p in paths} | paths)
-    return _add(c.delete, "import_position",
-                _rows_where_in(conn, "import_position", "path", resolved))
+    rows = _rows_where_in(conn, "import_position", "path", resolved)
+    for rel in sorted(p for p in paths if not Path(p).is_absolute()):
+        # an entry keeps the path it was imported by; the position keeps it resolved
+        tail = "/" + rel.lstrip("./").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows |= {int(r[0]) for r in conn.execute(text(
+            "SELECT rowid FROM import_position WHERE path LIKE :t ESCAPE '\\'"),
+            {"t": "%" + tail}).all()}
+    return _add(c.delete, "import_position", rows)
 
 
 # -- redaction -------------------------------------------------------------------------------
