@@ -6,7 +6,8 @@ proof afterwards; entry sensitivity; tombstones.
 - ``tables``: every relational table and its text columns and foreign keys, discovered from
   the SQLModel metadata, so that a capability's new tables are covered without a change here;
 - ``closure``: every record that holds or points at the scope, with counts per table,
-  computed before anything changes;
+  computed before anything changes (``sets``: what a closure is made of; ``redaction``: the
+  closure of a redaction; ``describe``: texts, fingerprints, chunks, exports and labels);
 - ``apply``: erase (delete) or redact (``[REDACTED]`` in place) the closure in one
   transaction, with erasure fingerprints, a tombstone and an audit event; then the WAL is
   checkpointed (TRUNCATE) and the file vacuumed where needed;
@@ -14,6 +15,6 @@ proof afterwards; entry sensitivity; tombstones.
   exports, raw bytes of the database and its WAL), stored and never writing a trace;
 - ``api``: the operations ``store.facade`` exposes (erase, redact, preview, tombstones, mark).
 
-May import: ``store.core``; ``store.recall`` (its probe recall and the vector cache it drops)
-and ``store.ingest.memory_dir`` (the text a memory is indexed by) through public names.
+May import: ``store.core``; ``store.recall`` (its probe recall, and the in-memory vector copy
+an erasure drops) through public names.
 """
