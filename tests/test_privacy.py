@@ -533,3 +533,31 @@ def test_import_position_of_a_file_imported_by_a_relative_path(store: Store,
                                        "ORDER BY seq LIMIT 1").scalar_one()
     counts = store.privacy_preview("erase", match=content[:40]).counts()
     assert counts["import_position"] == 1
+
+
+def test_cli_json_shapes(cc_store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    """The JSON scripts rely on: dry run, erase, tombstones, mark; refusals are one line."""
+    from lca_tui.cli import main
+
+    path = str(cc_store.path)
+    cc_store.close()
+    assert main(["erase", "--store", path, "--match", NEEDLE, "--dry-run", "--json"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert set(dry) == {"closure", "exports"} and dry["closure"]["entry"] >= 5
+    assert main(["erase", "--store", path, "--match", NEEDLE, "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "--yes" in err and err.count("\n") == 1
+    assert main(["erase", "--store", path, "--match", NEEDLE, "--yes", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"closure", "exports", "verification", "tombstone_id"}
+    assert doc["closure"] == dry["closure"] and doc["verification"]["passed"]
+    assert all(set(p) == {"name", "passed", "detail"} for p in doc["verification"]["probes"])
+    assert main(["tombstones", "--store", path, "--json"]) == 0
+    tombs = json.loads(capsys.readouterr().out)["tombstones"]
+    assert [set(t) for t in tombs] == [{"id", "ts", "scope_kind", "counts", "actor"}]
+    assert tombs[0]["id"] == doc["tombstone_id"] and tombs[0]["scope_kind"] == "match"
+    assert main(["mark", "--store", path, "--match", "SessionRegistry", "--as", "secret",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["entry"] >= 1
+    assert main(["redact", "--store", path, "--regex", "(", "--yes"]) == 2
+    assert "not a valid regular expression" in capsys.readouterr().err
