@@ -237,7 +237,6 @@ class TranscriptScreen(StoreScreen):
         width = table.columns["text"].width if "text" in table.columns else EXCERPT_MIN
         table.update_cell(str(entry.id), "text", cell(entry.content, width=width))
         self._show_highlighted()
-        self.refresh_bindings()
 
     def _highlighted_entry(self) -> EntryInfo | None:
         entry_id = self._highlighted_entry_id()
@@ -277,7 +276,6 @@ class TranscriptScreen(StoreScreen):
     @on(DataTable.RowHighlighted, "#entries")
     def _entry_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_highlighted()
-        self.refresh_bindings()
 
     def _show_highlighted(self) -> None:
         view = self.query_one(EntryView)
@@ -290,6 +288,7 @@ class TranscriptScreen(StoreScreen):
         row = min(max(table.cursor_row, 0), len(self.entries) - 1)
         entry = self.entries[row]
         view.show_entry(entry, revealed=entry.id in self.revealed)
+        self.refresh_bindings()  # "reveal" applies to a masked entry only
 
     def action_agent_filter(self) -> None:
         """Cycle: all agents, main, then each worker of the session."""
