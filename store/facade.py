@@ -25,6 +25,10 @@ Governed memory writes
     ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``.
 Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
+Privacy
+    ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
+    ``redact(scope)`` then verify; ``tombstones()``; ``mark(level, scope)``. A scope is one
+    of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``.
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
@@ -238,6 +242,50 @@ class Store(StoreBase):
 
         return exports(self)
 
+    # -- privacy -----------------------------------------------------------------------
+    def privacy_preview(self, action: str = "erase", *, session: str | None = None,
+                        entry: int | None = None, memory: int | None = None,
+                        match: str | None = None, regex: str | None = None) -> Any:
+        """The closure of one scope (counts per table, exports); nothing changes."""
+        from store.privacy.api import preview
+
+        return preview(self, _scope(session, entry, memory, match, regex), action)
+
+    def erase(self, *, session: str | None = None, entry: int | None = None,
+              memory: int | None = None, match: str | None = None, regex: str | None = None,
+              delete_exports: bool = False, actor: str | None = None,
+              reason: str | None = None) -> Any:
+        """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``."""
+        from store.privacy.api import run
+
+        return run(self, _scope(session, entry, memory, match, regex), "erase",
+                   delete_exports=delete_exports, actor=actor, reason=reason)
+
+    def redact(self, *, session: str | None = None, entry: int | None = None,
+               memory: int | None = None, match: str | None = None, regex: str | None = None,
+               delete_exports: bool = False, actor: str | None = None,
+               reason: str | None = None) -> Any:
+        """Replace a scope with ``[REDACTED]`` in place, rebuild its index, then verify."""
+        from store.privacy.api import run
+
+        return run(self, _scope(session, entry, memory, match, regex), "redact",
+                   delete_exports=delete_exports, actor=actor, reason=reason)
+
+    def tombstones(self, with_probes: bool = False) -> list[Any]:
+        """What erasures and redactions left: scope kind, counts, time, actor; no content."""
+        from store.privacy.api import tombstones
+
+        return tombstones(self, with_probes)
+
+    def mark(self, level: str, *, session: str | None = None, entry: int | None = None,
+             memory: int | None = None, match: str | None = None,
+             regex: str | None = None) -> dict[str, int]:
+        """Set the sensitivity (public, private, secret) of a scope's entries / memories."""
+        from store.privacy.api import mark
+
+        return mark(self, _scope(session, entry, memory, match, regex), level)
+
+
     # -- governed memory writes ---------------------------------------------------------
     def propose(self, proposal: Mapping[str, Any] | Any, *, origin: str = "api",
                 actor: str | None = None, auto_apply: bool = True) -> Any:
@@ -322,3 +370,10 @@ def open_store(path: Path | str | None = None, settings: Settings | None = None,
     ``writer`` / ``writer_version`` name the program writing; rows record them.
     """
     return Store(path, settings, **kwargs)
+
+
+def _scope(session: str | None, entry: int | None, memory: int | None, match: str | None,
+           regex: str | None) -> Any:
+    from store.privacy.api import scope_from
+
+    return scope_from(session=session, entry=entry, memory=memory, match=match, regex=regex)

@@ -161,8 +161,10 @@ def _compactions(conn: Connection, session_id: str, agent: str,
     the previous turn and it (LCA §6.3 ``compaction_without_checkpoint``). With no turn
     before it at all, the window opens at the session's start (inclusive)."""
     C, H = CompactionRow, HandoffRow
+    summary = case((col(Entry.sensitivity) == "secret", "[secret entry: text withheld]"),
+                   else_=col(Entry.content))
     rows = conn.execute(
-        columns(C.id, C.ts, C.pre_tokens, C.trigger, C.summary_entry_id, Entry.content,
+        columns(C.id, C.ts, C.pre_tokens, C.trigger, C.summary_entry_id, summary,
                 func.coalesce(col(C.handoff_path), col(H.path)), C.source_entry_id,
                 C.handoff_id, Entry.session_id, Entry.seq)
         .outerjoin(Entry, col(Entry.id) == col(C.summary_entry_id))

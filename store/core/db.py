@@ -122,6 +122,9 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # Deleted content is overwritten with zeros, not left in free space of the file
+        # (privacy: an erasure must remove the bytes, not only the rows).
+        cur.execute("PRAGMA secure_delete = ON")
         cur.close()
         # Transactions are begun by SQLAlchemy (below), so DDL is transactional too.
         dbapi_conn.isolation_level = None
@@ -184,3 +187,42 @@ def orm(conn: Connection) -> Session:
     Objects are not expired on flush, so models read here stay usable as plain values."""
     return Session(bind=conn, expire_on_commit=False, autoflush=True,
                    join_transaction_mode="rollback_only")
+
+
+def checkpoint_truncate(engine: Engine, attempts: int = 3) -> tuple[bool, int]:
+    """Copy the WAL into the database file and truncate the WAL to zero bytes.
+
+    Returns (done, WAL bytes left). SQLite waits (busy timeout) for readers to leave the WAL;
+    a reader that holds a snapshot throughout makes it fail, and this says so rather than
+    pretending: the caller reports the WAL as not truncated.
+    """
+    wal = Path(f"{engine.url.database}-wal")
+    raw = engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        assert conn is not None
+        done = False
+        for _ in range(max(1, attempts)):
+            try:
+                busy, _log, _moved = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlean.OperationalError:
+                continue
+            if not busy:
+                done = True
+                break
+    finally:
+        raw.close()
+    left = wal.stat().st_size if wal.exists() else 0
+    return done and left == 0, left
+
+
+def vacuum(engine: Engine) -> None:
+    """Rebuild the database file (outside any transaction): free pages and the unused space
+    of pages, where earlier deletes may have left bytes, are gone afterwards."""
+    raw = engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        assert conn is not None
+        conn.execute("VACUUM")
+    finally:
+        raw.close()

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, or_
 from sqlmodel import col, select
 
 from store.core.db import orm
+from store.core.erasure import erased
 from store.core.index import Source, drop_chunks_of
 from store.core.models import Evidence, Memory
 from store.core.timeutil import now_iso
@@ -48,7 +49,8 @@ _EVIDENCE_SAME = ("memory_id", "entry_id", "span_start", "span_end", "file_path"
 
 @dataclass(frozen=True)
 class MemoryWrite:
-    """What one write did: ``action`` is ``created``, ``updated`` or ``unchanged``."""
+    """What one write did: ``action`` is ``created``, ``updated``, ``unchanged`` or
+    ``erased`` (refused: erased earlier)."""
 
     memory_id: int
     action: str
@@ -157,11 +159,24 @@ def update(conn: Connection, store: Store, memory_id: int, fields: Mapping[str, 
     return MemoryWrite(memory_id, "updated", chunks, failed)
 
 
+def erased_earlier(conn: Connection, fields: Mapping[str, Any]) -> bool:
+    """True when an erasure fingerprint names this content (``fields`` as ``upsert`` takes
+    them): a file that still says what was erased or redacted must not come back, neither
+    written nor proposed."""
+    values = _checked(fields)
+    digest = values.get("content_hash") or content_hash(Memory(**values))
+    return bool(erased(conn, "memory", [str(digest)]))
+
+
 def upsert(conn: Connection, store: Store, fields: Mapping[str, Any]) -> MemoryWrite:
     """Create the memory, or update the one found again (by ``source_file``, else by name and
-    content hash); ``unchanged`` when its content hash is already the stored one."""
+    content hash); ``unchanged`` when its content hash is already the stored one; ``erased``
+    (id 0, nothing written) when an erasure fingerprint names that content: an importer
+    never brings back what was erased or redacted, from the same file or a copy of it."""
     values = _checked(fields)
     values.setdefault("content_hash", content_hash(Memory(**values)))
+    if erased(conn, "memory", [str(values["content_hash"])]):
+        return MemoryWrite(0, "erased")  # erased or redacted here: never written again
     found = find(conn, source_file=values.get("source_file"), name=values.get("name"),
                  content_hash=values["content_hash"])
     if found is None:

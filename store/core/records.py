@@ -94,6 +94,7 @@ class EntryInfo:
     source_path: str | None
     source_line: int | None
     meta: dict[str, Any]
+    sensitivity: str = "public"  # secret text is masked on screen until revealed
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ def entry_info(e: Entry) -> EntryInfo:
     assert e.id is not None
     return EntryInfo(e.id, e.session_id, e.agent, e.seq, e.ts, e.kind, e.content, e.tokens,
                      e.tool_name, e.message_id, e.source_path, e.source_line,
-                     loads(e.meta, {}))
+                     meta if isinstance(meta := loads(e.meta, {}), dict) else {},
+                     e.sensitivity or "public")
 
 
 def memory_info(m: Memory) -> MemoryInfo:
@@ -217,7 +219,7 @@ class SearchHit:
     kind: str | None = None
     agent: str | None = None
     memory_name: str | None = None
-    masked: bool = False  # a secret memory: its text is withheld
+    masked: bool = False  # a secret memory or entry: its text is withheld
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -249,6 +251,7 @@ class IngestReport:
     files: int = 0
     chunks: int = 0
     chunks_failed: int = 0
+    erased_earlier: int = 0  # entries and memories an erasure fingerprint kept out
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)
@@ -276,6 +279,7 @@ class IngestReport:
         """Count one ``store.core.memories.MemoryWrite``: added or updated, and its chunks."""
         self.memories_added += written.action == "created"
         self.memories_updated += written.action == "updated"
+        self.erased_earlier += written.action == "erased"
         self.chunks += written.chunks
         self.chunks_failed += written.failed
 
@@ -293,6 +297,7 @@ class IngestReport:
             "files": self.files,
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
+            "erased_earlier": self.erased_earlier,
             "notes": self.notes,
             "run_id": self.run_id,
         }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, and_
+from sqlalchemy import Connection, and_, func
 from sqlmodel import col, select
 
 from store.core import vec
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "fts", "semantic")
 SECRET_MASK = "[secret memory: text withheld]"
+SECRET_ENTRY_MASK = "[secret entry: text withheld]"
 COS_WEIGHT = 0.7
 
 
@@ -60,7 +61,8 @@ def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
         return {}
     rows = conn.execute(
         columns(Chunk.id, Chunk.source_type, Chunk.source_id, Chunk.text, Entry.session_id,
-                Entry.seq, Entry.kind, Entry.agent, Memory.name, Memory.sensitivity)
+                Entry.seq, Entry.kind, Entry.agent, Memory.name,
+                func.coalesce(col(Memory.sensitivity), col(Entry.sensitivity)))
         .outerjoin(Entry, and_(col(Chunk.source_type) == "entry",
                                col(Entry.id) == col(Chunk.source_id)))
         .outerjoin(Memory, and_(col(Chunk.source_type) == "memory",
@@ -99,7 +101,8 @@ def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> l
     for score, cid, cos, lex in top:
         st, sid, body, session_id, seq, kind, agent, name, sensitivity = info[cid]
         masked = sensitivity == "secret"  # found, but its text is not shown until revealed
-        hits.append(SearchHit(cid, st, int(sid), SECRET_MASK if masked else body,
+        mask = SECRET_MASK if st == "memory" else SECRET_ENTRY_MASK
+        hits.append(SearchHit(cid, st, int(sid), mask if masked else body,
                               round(score, 6), None if cos is None else round(cos, 6),
                               round(lex, 6), session_id, seq, kind, agent, name, masked))
     return hits

@@ -15,12 +15,14 @@ from sqlalchemy import Connection, case, func, insert, or_, update
 from sqlmodel import col, select
 
 from store.core.db import orm
+from store.core.erasure import erased
 from store.core.index import Indexer, Prepared, Source, sha256_text
 from store.core.textsafe import storable
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
 
+SENSITIVITIES = ("public", "private", "secret")
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
          "checkpoint", "event")
 
@@ -119,10 +121,14 @@ class NewEntry:
     tool_use_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     line_id: str | None = None  # the source line's stable id, when the format has one
+    sensitivity: str | None = None  # None: the session's default
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown entry kind {self.kind!r} (one of {', '.join(KINDS)})")
+        if self.sensitivity is not None and self.sensitivity not in SENSITIVITIES:
+            raise ValueError(f"unknown sensitivity {self.sensitivity!r} (one of "
+                             f"{', '.join(SENSITIVITIES)})")
         # Inputs are untrusted: ids of any JSON type are stored as text, content None as "".
         self.content = "" if self.content is None else _as_text(self.content)
         for name in ("ts", "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id",
@@ -156,6 +162,7 @@ class WriteResult:
     chunks: int = 0
     chunks_failed: int = 0
     errors: list[str] = field(default_factory=list)
+    erased_earlier: int = 0  # entries refused: an erasure fingerprint names them
 
 
 def upsert_session(conn: Connection, session: NewSession, writer: str, version: str) -> bool:
@@ -194,6 +201,16 @@ def existing_keys(conn: Connection, keys: list[str]) -> set[str]:
 _INSERT_ENTRY = insert(Entry).returning(col(Entry.id))
 
 
+def drop_erased(conn: Connection, entries: list[NewEntry]) -> tuple[list[NewEntry], int]:
+    """The entries no erasure fingerprint names, and how many were refused: content erased
+    or redacted earlier is never written again, from the same file or a copy of it."""
+    gone = erased(conn, "entry", [e.key for e in entries])
+    if not gone:
+        return entries, 0
+    kept = [e for e in entries if e.key not in gone]
+    return kept, len(entries) - len(kept)
+
+
 def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], indexer: Indexer,
                   writer: str, version: str,
                   prepared: dict[str, list[Prepared]] | None = None) -> WriteResult:
@@ -203,12 +220,15 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
     done before the caller took the write lock.
     """
     result = WriteResult()
+    entries, result.erased_earlier = drop_erased(conn, entries)
     if not entries:
         return result
     have = existing_keys(conn, [e.key for e in entries])
     seq = int(conn.execute(select(func.coalesce(func.max(Entry.seq), -1)).where(
         Entry.session_id == session_id)).scalar_one())
     created = now_iso()
+    session_sensitivity = conn.execute(select(SessionRow.sensitivity).where(
+        SessionRow.id == session_id)).scalar()  # the default of the session's entries
     sources: list[Source] = []
     seen: set[str] = set()
     for entry in entries:
@@ -226,7 +246,8 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
             "block": entry.block, "idem_key": key, "uuid": entry.uuid,
             "parent_uuid": entry.parent_uuid, "message_id": entry.message_id,
             "tool_name": entry.tool_name, "tool_use_id": entry.tool_use_id,
-            "meta": meta_json(entry.meta), "writer": writer,
+            "meta": meta_json(entry.meta),
+            "sensitivity": entry.sensitivity or session_sensitivity or "public", "writer": writer,
             "writer_version": version, "created_at": created}).scalar_one()
         assert new_id is not None
         result.entry_ids.append(new_id)
@@ -255,6 +276,7 @@ def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer,
               progress: Callable[[int, int], None] | None = None
               ) -> dict[str, list[Prepared]]:
     """Chunk and embed the entries not stored yet; run it outside the write transaction."""
+    entries, _ = drop_erased(conn, entries)
     have = existing_keys(conn, [e.key for e in entries])
     texts = {e.content_hash: e.content for e in entries if e.key not in have}
     return indexer.prepare(texts, progress)

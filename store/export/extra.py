@@ -23,6 +23,7 @@ from sqlmodel import col, select
 from store.core.db import orm
 from store.core.models import Checkpoint, Entry
 from store.core.models import Session as SessionRow
+from store.core.erasure import erased
 from store.recall.traces import (
     Candidate,
     Trace,
@@ -121,10 +122,12 @@ def restore_checkpoints(conn: Connection, records: list[Any], who: tuple[str, st
     return added
 
 
-def _restored_candidate(conn: Connection, c: dict[str, Any], memories: dict[int, int]
-                        ) -> tuple[Candidate, list[dict[str, str]]]:
+def _restored_candidate(conn: Connection, c: dict[str, Any], memories: dict[int, int],
+                        erased_refs: set[int]) -> tuple[Candidate, list[dict[str, str]]]:
     source_id, seq = c.get("source_id"), c.get("seq")
+    gone = False  # its source was erased here: its text is not brought back
     if c.get("source_type") == "memory":
+        gone = source_id is not None and int(source_id) in erased_refs
         source_id = memories.get(int(source_id)) if source_id is not None else None
     elif c.get("source_type") == "entry":
         pointer = c.get("entry")
@@ -132,31 +135,39 @@ def _restored_candidate(conn: Connection, c: dict[str, Any], memories: dict[int,
         with orm(conn) as s:
             row = s.exec(select(Entry.id, Entry.seq).where(Entry.idem_key == key)).first()
         source_id, seq = (row[0], row[1]) if row else (None, seq)
+        gone = row is None and bool(key) and bool(erased(conn, "entry", [str(key)]))
     cand = Candidate(
         rank=int(c["rank"]), source_type=str(c.get("source_type")), source_id=source_id,
         decision=str(c.get("decision")), reason=str(c.get("reason") or ""),
         score=c.get("score"), terms=dict(c.get("terms") or {}), cos=c.get("cos"),
         lex=c.get("lex"), contributions=dict(c.get("contributions") or {}),
-        excerpt=c.get("excerpt"), label=c.get("label"), masked=bool(c.get("masked")),
+        excerpt=None if gone else c.get("excerpt"), label=None if gone else c.get("label"),
+        masked=gone or bool(c.get("masked")),
         session_id=c.get("session_id"), seq=seq, kind=c.get("kind"),
         external_id=c.get("external_id"), hits=c.get("hits"), prevented=c.get("prevented"))
     return cand, [f for f in c.get("feedback") or [] if isinstance(f, dict)]
 
 
 def restore_traces(conn: Connection, records: list[Any], memories: dict[int, int],
-                   who: tuple[str, str, str]) -> int:
-    """Insert the traces not already here (memory refs re-linked through ``memories``)."""
+                   who: tuple[str, str, str], erased_refs: set[int] | None = None) -> int:
+    """Insert the traces not already here (memory refs re-linked through ``memories``).
+
+    A trace erased here earlier (its erasure fingerprint) is not restored; a candidate whose
+    entry, or whose memory (a ref in ``erased_refs``), was erased keeps no text."""
     refs: dict[int, int] = {}
     added = 0
     for r in records:
         if not isinstance(r, dict) or not r.get("ts") or r.get("query") is None:
             continue
         settings = json.dumps(r.get("settings") or {}, sort_keys=True)
+        if erased(conn, "trace", [f"{r['ts']}|{r['query']}"]):
+            continue
         found = find_trace(conn, "lca-tui", r["ts"], r["query"], settings)
         if found is not None:
             refs[int(r.get("ref") or 0)] = found
             continue
-        pairs = [_restored_candidate(conn, c, memories) for c in r.get("candidates") or []
+        pairs = [_restored_candidate(conn, c, memories, erased_refs or set())
+                 for c in r.get("candidates") or []
                  if isinstance(c, dict) and c.get("rank") is not None]
         trace = Trace(
             None, r["ts"], r["query"], r.get("role"), r.get("project"),

@@ -197,12 +197,16 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     try:
         for path in paths:
             _guarded(ctx, path, _one_path, ctx, path, fmt, seen)
+        if report.erased_earlier:
+            report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
+                                "redacted earlier and were not imported again (erased earlier)")
         with store.write() as conn:
             store.audit(conn, "ingest", "import", [report.run_id],
                         {"sessions_added": report.sessions_added,
                          "entries_added": report.entries_added,
                          "memories_added": report.memories_added,
-                         "errors": len(report.errors)})
+                         "errors": len(report.errors),
+                         "erased_earlier": report.erased_earlier})
     except BaseException as exc:
         failure = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         raise

@@ -225,7 +225,8 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     """Create or update the memory of ``source_file`` (default: the file's resolved path; a
     file holding several memories names each, e.g. ``path#section``) through
     ``store.core.memories``, counting it in the report; a new memory gets the file as its
-    evidence. Returns the memory's id."""
+    evidence. Returns the memory's id (0 when its content was erased earlier: nothing is
+    written)."""
     file_path = storable(str(path.resolve()))
     # the whole parsed file, so that a fix the loader notices (front matter, loadability)
     # updates the memory even when its content is the same
@@ -328,6 +329,9 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
     from store.governance.gate import FileChange, content_changed, counters
 
     source = storable(str(path.resolve()))
+    if memories.erased_earlier(conn, row):  # erased or redacted: not proposed again either
+        ctx.report.erased_earlier += 1
+        return
     have = memories.find(conn, source_file=source)
     if have is None:
         gate.append(FileChange("add", source, row))

@@ -130,6 +130,13 @@ def cache_for(store: Store) -> VectorCache:
         return cache
 
 
+def drop_cache(store: Store) -> bool:
+    """Forget this process's in-memory vector copy of ``store`` (an erasure asks it: the copy
+    may hold vectors of erased chunks); the next recall loads it again. True if one existed."""
+    with _GUARD:
+        return _CACHES.pop(store, None) is not None
+
+
 def _sources(conn: Connection, ids: list[int]) -> dict[int, tuple[tuple[str, int], str]]:
     """chunk id → ((source type, source id), model) for ``ids``."""
     if not ids:

@@ -79,7 +79,7 @@ _DESCRIBE = (
     "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
     "m.superseded_by_id, m.created_at, e.created_at, "
     "EXISTS (SELECT 1 FROM memory_flag f WHERE f.memory_id = m.id AND "
-    "f.kind = 'contradiction' AND f.resolved_at IS NULL), e.agent "
+    "f.kind = 'contradiction' AND f.resolved_at IS NULL), e.agent, e.sensitivity "
     "FROM chunk c "
     "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
     "LEFT JOIN session s ON s.id = e.session_id "
@@ -99,7 +99,8 @@ def _facts(r: Any) -> rt.Facts:
                         last_applied=r[17], created=r[18] or r[23], half_life_days=r[19],
                         evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22],
                         contradiction=bool(r[25]))
-    return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8])
+    return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8],
+                    sensitivity=r[27] or "public")
 
 
 @dataclass
