@@ -9,6 +9,8 @@ entries) plus every capability's public operation as a method, documented here i
 - ``record_snapshot`` / ``record_prune`` / ``record_compaction`` / ``record_handoff`` /
   ``record_checkpoint``: context pressure and checkpoints;
 - ``export(out_dir, ...)``;
+- ``health()`` / ``health_trends()`` / ``health_rows(rows)`` / ``health_fix_plan(fix)`` /
+  ``health_fix(fix)`` / ``compact_duplicates(dry_run)``: health signals and their fixes;
 - ``search(query)``, ``stats()``, ``sessions()``, ``entries(session)``, ``memories()``.
 
 Rows record ``writer`` / ``writer_version``: pass your harness's own to ``open_store``.
@@ -123,6 +125,47 @@ class Store(StoreBase):
         from store.export.writer import export
 
         return export(self, out_dir, sessions, memories, force)
+
+
+    # -- health ------------------------------------------------------------------------
+    def health(self, *, now: datetime | None = None, save: str = "always") -> Any:
+        """Measure every health signal; returns a ``ScanResult`` (stored unless ``save`` is
+        ``never``; ``changed`` stores it only when it differs from the last stored scan)."""
+        from store.health.scan import scan
+
+        return scan(self, now=now, save=save)  # type: ignore[arg-type]
+
+    def health_trends(self, limit: int = 30) -> dict[str, list[Any]]:
+        """Each signal's status and value over the last ``limit`` stored scans."""
+        from store.health.scan import trends
+
+        return trends(self, limit)
+
+    def health_rows(self, rows: list[Any]) -> list[Any]:
+        """Offending rows with a label and the screen that shows each (``RowView``)."""
+        from store.health.drill import describe
+
+        return describe(self, rows)
+
+    def health_fix_plan(self, fix: str) -> Any:
+        """What a health fix (``compact-duplicates``, ``reembed``, ``index-lag``) would do."""
+        from store.health.fixes import plan
+
+        return plan(self, fix)
+
+    def health_fix(self, fix: str, progress: Progress | None = None) -> Any:
+        """Run a health fix; returns a ``FixReport``."""
+        from store.health.fixes import apply
+
+        return apply(self, fix, progress)
+
+    def compact_duplicates(self, dry_run: bool = False,
+                           progress: Progress | None = None) -> Any:
+        """The one shared duplicate-compaction pass (one row per source and span, every
+        reference re-pointed, an audit event); ``dry_run`` only says what it would do."""
+        from store.health.fixes import compact_duplicates
+
+        return compact_duplicates(self, dry_run, progress)
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None,

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset("""
@@ -113,3 +114,20 @@ def index_counts(conn: Connection) -> tuple[int, int]:
     vectors = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_vec").scalar_one()
     fts = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_fts_docsize").scalar_one()
     return int(vectors), int(fts)
+
+
+def version(conn: Connection) -> str | None:
+    """sqlite-vec's version on this connection, or None when the extension is not loaded."""
+    try:
+        return str(conn.exec_driver_sql("SELECT vec_version()").scalar_one())
+    except DBAPIError:
+        return None
+
+
+def delete_chunks_bulk(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """``delete_chunks_index`` for many chunks at once (one executemany per table)."""
+    if not rows:
+        return
+    conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :id"), [{"id": c} for c, _ in rows])
+    conn.execute(text("INSERT INTO chunk_fts (chunk_fts, rowid, text) VALUES ('delete', :id, "
+                      ":t)"), [{"id": c, "t": body} for c, body in rows])

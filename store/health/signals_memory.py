@@ -1,0 +1,228 @@
+"""Memory signals: memories the agent's loader cannot read, the always-loaded critical set
+against its budget, active memories with no resolvable evidence, supersession integrity, and
+proposals left pending.
+
+The critical set is read as stored (``memory.critical``, active and loadable), never from this
+process's settings; the budget is the setting ``health.critical_budget_chars``.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from sqlalchemy import func, text
+from sqlmodel import col, select
+
+from store.core.models import Entry, Evidence, Memory
+from store.core.timeutil import to_iso
+from store.health.records import Row, SignalResult
+from store.health.registry import ScanContext, grade, plural, result, signal
+from store.recall.terms import experiential
+
+
+@signal("loader_drift", "memory files the agent's loader cannot read as its schema says")
+def loader_drift(ctx: ScanContext) -> SignalResult:
+    found = ctx.conn.execute(
+        select(col(Memory.id), col(Memory.critical), col(Memory.sensitivity),
+               col(Memory.load_error))
+        .where(col(Memory.loadable) == 0).order_by(col(Memory.critical).desc(),
+                                                   col(Memory.id))).all()
+    critical = sum(1 for r in found if r[1])
+    rows = [Row("memory", int(r[0]), ("CRITICAL, never loaded: " if r[1] else "never loaded: ")
+                + ("(secret)" if r[2] == "secret" else (r[3] or "no reason recorded")))
+            for r in found]
+    n = len(rows)
+    status = "fail" if critical else ("warn" if n else "ok")
+    if n:
+        explanation = (f"{plural(n, 'memory', 'memories')} cannot be read by the agent's loader "
+                       f"and are never loaded" + (f", {critical:,} of them critical: rules the "
+                                                  "agent believes it follows are not injected"
+                                                  if critical else ""))
+    else:
+        explanation = "every memory reads as the loader's schema says"
+    return result(ctx, "loader_drift", status, float(n), f"{n} ({critical} critical)"
+                  if critical else str(n), 0.0, 0.0,
+                  "warn > 0 not loadable; fail when a critical memory is among them",
+                  explanation, rows, detail={"not_loadable": n, "critical": critical})
+
+
+@signal("critical_budget", "characters of the always-loaded critical memories against the "
+        "budget, and which ones a budget cut drops")
+def critical_budget(ctx: ScanContext) -> SignalResult:
+    chars = (func.length(col(Memory.name)) + func.coalesce(func.length(col(Memory.description)), 0)
+             + func.coalesce(func.length(col(Memory.invariant)), 0) + func.length(col(Memory.body)))
+    found = ctx.conn.execute(
+        select(col(Memory.id), chars, col(Memory.hits), col(Memory.prevented),
+               col(Memory.last_applied), col(Memory.created))
+        .where(col(Memory.critical) == 1, col(Memory.status) == "active",
+               col(Memory.loadable) == 1)).all()
+    budget = int(ctx.setting("health.critical_budget_chars"))
+    warn = round(budget * float(ctx.setting("health.critical_budget_warn_percent")) / 100)
+    # heaviest first: experiential weight, then most recently applied, then newest, then id
+    ranked = sorted(found, key=lambda r: (-experiential(int(r[2]), int(r[3])),
+                                          _desc(r[4]), _desc(r[5]), int(r[0])))
+    total = sum(int(r[1]) for r in found)
+    left = budget
+    dropped: list[Row] = []
+    for r in ranked:
+        size = int(r[1])
+        if size <= left:
+            left -= size
+        else:
+            weight = experiential(int(r[2]), int(r[3]))
+            dropped.append(Row("memory", int(r[0]), f"{size:,} chars, weight {weight:.2f}: "
+                               "does not fit in what is left of the budget"))
+    status = grade(float(total), float(warn), float(budget))
+    if dropped:
+        explanation = (f"{plural(len(found), 'critical memory', 'critical memories')} hold "
+                       f"{total:,} characters against a budget of {budget:,}: a cut by weight "
+                       f"drops {plural(len(dropped), 'memory', 'memories')} (the lightest, "
+                       "never alphabetically)")
+    else:
+        explanation = (f"{plural(len(found), 'critical memory', 'critical memories')} hold "
+                       f"{total:,} of a {budget:,}-character budget: all of them load")
+    return result(ctx, "critical_budget", status, float(total), f"{total:,} ch", float(warn),
+                  float(budget), f"warn > {warn:,}, fail > {budget:,} characters",
+                  explanation, dropped, detail={"critical": len(found), "chars": total,
+                                                "budget": budget, "dropped": len(dropped)})
+
+
+def _desc(stamp: str | None) -> str:
+    """A key sorting ISO timestamps newest first (missing last)."""
+    if not stamp:
+        return "\uffff"
+    return "".join(chr(0xFFFF - ord(c)) for c in stamp)
+
+
+@signal("evidence_orphans", "active memories with no resolvable evidence")
+def evidence_orphans(ctx: ScanContext) -> SignalResult:
+    found = ctx.conn.execute(
+        select(col(Memory.id), col(Evidence.entry_id), col(Evidence.file_path),
+               col(Entry.id))
+        .select_from(Memory)
+        .join(Evidence, col(Evidence.memory_id) == col(Memory.id), isouter=True)
+        .join(Entry, col(Entry.id) == col(Evidence.entry_id), isouter=True)
+        .where(col(Memory.status) == "active").order_by(col(Memory.id))).all()
+    resolved: dict[int, bool] = {}
+    why: dict[int, str] = {}
+    exists: dict[str, bool] = {}
+    for memory_id, entry_id, path, entry_found in found:
+        mid = int(memory_id)
+        ok = False
+        if entry_id is not None:
+            ok = entry_found is not None
+            why.setdefault(mid, "its evidence names an entry that is gone")
+        elif path:
+            if path not in exists:
+                exists[path] = os.path.exists(path)
+            ok = exists[path]
+            why.setdefault(mid, "its evidence file is gone")
+        else:
+            why.setdefault(mid, "no evidence recorded")
+        resolved[mid] = resolved.get(mid, False) or ok
+    rows = [Row("memory", mid, why[mid]) for mid, ok in resolved.items() if not ok]
+    n = len(rows)
+    explanation = (f"{plural(n, 'active memory', 'active memories')} of {len(resolved):,} "
+                   "have no evidence that still resolves (an entry or file): nothing shows "
+                   "where they came from" if n else
+                   f"every one of {len(resolved):,} active memories has resolvable evidence")
+    return result(ctx, "evidence_orphans", grade(n, 0, None), float(n), str(n), 0.0, None,
+                  "warn > 0", explanation, rows)
+
+
+@signal("supersession_integrity", "supersession cycles, dangling pointers, forks, "
+        "superseded memories still active")
+def supersession_integrity(ctx: ScanContext) -> SignalResult:
+    found = ctx.conn.execute(select(col(Memory.id), col(Memory.status),
+                                    col(Memory.supersedes_id), col(Memory.superseded_by_id),
+                                    col(Memory.supersedes_ref))).all()
+    status = {int(r[0]): str(r[1]) for r in found}
+    problems: dict[int, list[str]] = {}
+    edges: dict[int, set[int]] = {}  # old → new, from either pointer
+    superseded_by: dict[int, list[int]] = {}  # old → the (non-quarantined) memories naming it
+    for mid, st, sup, sup_by, ref in found:
+        mid = int(mid)
+        if sup is not None and int(sup) not in status:
+            problems.setdefault(mid, []).append(f"supersedes memory {sup}, which does not exist")
+        elif sup is not None:
+            edges.setdefault(int(sup), set()).add(mid)
+            if st != "quarantined":
+                superseded_by.setdefault(int(sup), []).append(mid)
+        elif ref:
+            problems.setdefault(mid, []).append("names a memory it supersedes that is not stored")
+        if sup_by is not None and int(sup_by) not in status:
+            problems.setdefault(mid, []).append(
+                f"superseded by memory {sup_by}, which does not exist")
+        elif sup_by is not None:
+            edges.setdefault(mid, set()).add(int(sup_by))
+    by_pointer = {int(r[0]): r[3] for r in found}
+    for mid, st in status.items():
+        named = superseded_by.get(mid, [])
+        successor = by_pointer[mid]
+        if st == "active" and (successor is not None or named):
+            which = successor if successor is not None else named[0]
+            problems.setdefault(mid, []).append(f"superseded by memory {which} but still active")
+        if len(named) > 1:
+            problems.setdefault(mid, []).append(
+                "fork: superseded by " + ", ".join(f"memory {n}" for n in sorted(named)))
+        elif named and successor is not None and int(successor) != named[0]:
+            problems.setdefault(mid, []).append(
+                f"pointers disagree: memory {named[0]} supersedes it, it names {successor}")
+    for cycle in _cycles(edges):
+        for mid in cycle[:-1]:
+            problems.setdefault(mid, []).append(
+                "in a supersession cycle: " + " → ".join(str(c) for c in cycle))
+    rows = [Row("memory", mid, "; ".join(dict.fromkeys(what)))
+            for mid, what in sorted(problems.items())]
+    n = len(rows)
+    links = sum(len(v) for v in edges.values())
+    explanation = (f"{plural(n, 'memory', 'memories')} break supersession integrity (cycles, "
+                   "dangling pointers, forks, superseded but active): their chains cannot be "
+                   "trusted" if n else f"supersession chains are whole ({plural(links, 'link')})")
+    return result(ctx, "supersession_integrity", grade(n, None, 0), float(n), str(n), None,
+                  0.0, "fail > 0", explanation, rows)
+
+
+def _cycles(edges: dict[int, set[int]]) -> list[list[int]]:
+    """Each cycle of the old → new graph once (as found by a depth-first walk)."""
+    state: dict[int, int] = {}
+    stack: list[int] = []
+    out: list[list[int]] = []
+
+    def visit(node: int) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                out.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+    return out
+
+
+@signal("stale_proposals", "proposals pending longer than the setting allows")
+def stale_proposals(ctx: ScanContext) -> SignalResult:
+    days = int(ctx.setting("health.stale_proposal_days"))
+    if "proposal" not in ctx.tables:
+        return result(ctx, "stale_proposals", "unknown", None, "n/a", 0.0, None,
+                      f"warn on any proposal pending > {days} days",
+                      "this store has no proposal table (governance has not landed in its "
+                      "schema): pending proposals cannot be counted")
+    cutoff = to_iso(ctx.now - timedelta(days=days))
+    found = ctx.conn.execute(text(
+        "SELECT id, created_at FROM proposal WHERE status = 'pending' AND created_at < :c "
+        "ORDER BY created_at, id"), {"c": cutoff}).all()
+    rows = [Row("proposal", int(r[0]), f"pending since {str(r[1])[:10]}") for r in found]
+    n = len(rows)
+    explanation = (f"{plural(n, 'proposal')} pending longer than {days} days: nobody has "
+                   "approved or rejected them" if n else
+                   f"no proposal has been pending longer than {days} days")
+    return result(ctx, "stale_proposals", grade(n, 0, None), float(n), str(n), 0.0, None,
+                  f"warn on any proposal pending > {days} days", explanation, rows)
