@@ -94,7 +94,8 @@ def run_health(args: argparse.Namespace) -> int:
     console().print(f"{counts['fail']} fail, {counts['warn']} warn, {counts['unknown']} "
                     f"unknown, {counts['ok']} ok (scan {result.duration_ms:.0f} ms"
                     + (f", stored as scan {result.id}" if result.id else ", not stored")
-                    + f"); exit {exit_code} at --fail-on {level}", markup=False)
+                    + f"); exit {exit_code} at --fail-on {level}", markup=False,
+                    soft_wrap=True)
     return exit_code
 
 

@@ -21,14 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, text
-from sqlmodel import col, select
+from sqlalchemy import Connection, func, select, text
 
 from store.core import vec
 from store.core.errors import StoreError
 from store.core.index import Source, drop_chunks_of
 from store.core.models import Chunk, Entry, Memory
 from store.health.records import FixPlan, FixReport
+from store.health.registry import columns
 from store.health.signals_index import find_lag
 from store.ingest.memory_dir import memory_index_text
 
@@ -40,6 +40,7 @@ FIXES = {"compact-duplicates": ("duplicate_ratio", "shared_index_writers"),
          "reembed": ("embedding_failures", "embedding_drift"),
          "index-lag": ("index_lag",)}
 _BATCH = 500
+CH, EN, ME = columns(Chunk), columns(Entry), columns(Memory)
 
 
 def _tick(progress: Progress | None, stage: str, done: int, total: int) -> None:
@@ -58,16 +59,16 @@ class _Compaction:
 
 
 def _plan_compaction(conn: Connection, model: str) -> _Compaction:
-    span = (col(Chunk.source_type), col(Chunk.source_id), col(Chunk.span_start),
-            col(Chunk.span_end))
+    span = (CH.source_type, CH.source_id, CH.span_start,
+            CH.span_end)
     groups = select(*span).group_by(*span).having(func.count() > 1).subquery()
     rows = conn.execute(
-        select(col(Chunk.id), *span, col(Chunk.status), col(Chunk.model), col(Chunk.writer))
-        .join(groups, (col(Chunk.source_type) == groups.c.source_type)
-              & (col(Chunk.source_id) == groups.c.source_id)
-              & (col(Chunk.span_start) == groups.c.span_start)
-              & (col(Chunk.span_end) == groups.c.span_end))
-        .order_by(*span, col(Chunk.id))).all()
+        select(CH.id, *span, CH.status, CH.model, CH.writer)
+        .join(groups, (CH.source_type == groups.c.source_type)
+              & (CH.source_id == groups.c.source_id)
+              & (CH.span_start == groups.c.span_start)
+              & (CH.span_end == groups.c.span_end))
+        .order_by(*span, CH.id)).all()
     by_span: dict[tuple[Any, ...], list[Any]] = {}
     for r in rows:
         by_span.setdefault(tuple(r[1:5]), []).append(r)
@@ -93,7 +94,7 @@ def _plan_compaction(conn: Connection, model: str) -> _Compaction:
     return _Compaction(removed, len(by_span), dict(per_writer), candidates, neighbours)
 
 
-def _fill_map(conn: Connection, mapping: dict[int, int | None]) -> None:
+def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None]) -> None:
     conn.exec_driver_sql("CREATE TEMP TABLE IF NOT EXISTS health_map "
                          "(old INTEGER PRIMARY KEY, new INTEGER)")
     conn.exec_driver_sql("DELETE FROM temp.health_map")
@@ -133,10 +134,10 @@ def _delete_chunks(conn: Connection, ids: list[int], progress: Progress | None,
     """Delete chunks with their vector and FTS rows, in batches."""
     for i in range(0, len(ids), _BATCH):
         part = ids[i:i + _BATCH]
-        rows = conn.execute(select(col(Chunk.id), col(Chunk.text))
-                            .where(col(Chunk.id).in_(part))).all()
+        rows = conn.execute(select(CH.id, CH.text)
+                            .where(CH.id.in_(part))).all()
         vec.delete_chunks_bulk(conn, [(int(r[0]), str(r[1])) for r in rows])
-        conn.execute(Chunk.__table__.delete().where(col(Chunk.id).in_(part)))  # type: ignore[attr-defined]
+        conn.execute(CH.id.table.delete().where(CH.id.in_(part)))
         _tick(progress, stage, min(i + _BATCH, len(ids)), len(ids))
 
 
@@ -201,13 +202,13 @@ class _Rebuild:
 
 
 def _reembed_targets(conn: Connection, model: str, dim: int) -> _Rebuild:
-    bad = conn.execute(select(col(Chunk.id), col(Chunk.source_type), col(Chunk.source_id),
-                              col(Chunk.status), col(Chunk.model), col(Chunk.dim))
-                       .where((col(Chunk.status) != "ok") | (col(Chunk.model) != model)
-                              | (col(Chunk.dim) != dim))).all()
-    entries = {int(r[0]) for r in conn.execute(select(col(Entry.id)).where(col(Entry.id).in_(
+    bad = conn.execute(select(CH.id, CH.source_type, CH.source_id,
+                              CH.status, CH.model, CH.dim)
+                       .where((CH.status != "ok") | (CH.model != model)
+                              | (CH.dim != dim))).all()
+    entries = {int(r[0]) for r in conn.execute(select(EN.id).where(EN.id.in_(
         sorted({int(r[2]) for r in bad if r[1] == "entry"})))).all()} if bad else set()
-    memories = {int(r[0]) for r in conn.execute(select(col(Memory.id)).where(col(Memory.id).in_(
+    memories = {int(r[0]) for r in conn.execute(select(ME.id).where(ME.id.in_(
         sorted({int(r[2]) for r in bad if r[1] == "memory"})))).all()} if bad else set()
     sources: dict[tuple[str, int], None] = {}
     drop: list[int] = []
@@ -240,14 +241,14 @@ def _texts(conn: Connection, sources: list[tuple[str, int]]) -> list[Source]:
     e_ids = [i for t, i in sources if t == "entry"]
     m_ids = [i for t, i in sources if t == "memory"]
     for i in range(0, len(e_ids), _BATCH):
-        for r in conn.execute(select(col(Entry.id), col(Entry.content), col(Entry.content_hash))
-                              .where(col(Entry.id).in_(e_ids[i:i + _BATCH]))).all():
+        for r in conn.execute(select(EN.id, EN.content, EN.content_hash)
+                              .where(EN.id.in_(e_ids[i:i + _BATCH]))).all():
             out.append(Source("entry", int(r[0]), str(r[1]), str(r[2])))
     for i in range(0, len(m_ids), _BATCH):
-        for r in conn.execute(select(col(Memory.id), col(Memory.name), col(Memory.description),
-                                     col(Memory.body), col(Memory.invariant),
-                                     col(Memory.content_hash))
-                              .where(col(Memory.id).in_(m_ids[i:i + _BATCH]))).all():
+        for r in conn.execute(select(ME.id, ME.name, ME.description,
+                                     ME.body, ME.invariant,
+                                     ME.content_hash)
+                              .where(ME.id.in_(m_ids[i:i + _BATCH]))).all():
             out.append(Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]),
                               str(r[5])))
     return out
@@ -262,8 +263,8 @@ def _refusal(store: Store, rebuild: _Rebuild, conn: Connection) -> str | None:
     model_made = 0
     for t, i in rebuild.sources:
         model_made += int(conn.execute(select(func.count()).select_from(Chunk).where(
-            col(Chunk.source_type) == t, col(Chunk.source_id) == i,
-            col(Chunk.model) != info.model, col(Chunk.status) == "ok")).scalar_one())
+            CH.source_type == t, CH.source_id == i,
+            CH.model != info.model, CH.status == "ok")).scalar_one())
     if model_made:
         return (f"the embedding model could not load ({info.reason}): re-embedding now would "
                 f"replace {model_made:,} chunks the model made with fallback vectors; fix the "
@@ -317,16 +318,16 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -
     with store.write() as conn:
         mapping: dict[int, int | None] = {}
         for n, source in enumerate(sources, 1):
-            old = conn.execute(select(col(Chunk.id), col(Chunk.span_start), col(Chunk.span_end))
-                               .where(col(Chunk.source_type) == source.source_type,
-                                      col(Chunk.source_id) == source.source_id)).all()
+            old = conn.execute(select(CH.id, CH.span_start, CH.span_end)
+                               .where(CH.source_type == source.source_type,
+                                      CH.source_id == source.source_id)).all()
             drop_chunks_of(conn, source.source_type, source.source_id)
             result = indexer.index(conn, [source], prepared)
             made, failed = made + result.chunks, failed + result.failed
             new = {(int(r[1]), int(r[2])): int(r[0]) for r in conn.execute(
-                select(col(Chunk.id), col(Chunk.span_start), col(Chunk.span_end))
-                .where(col(Chunk.source_type) == source.source_type,
-                       col(Chunk.source_id) == source.source_id)).all()}
+                select(CH.id, CH.span_start, CH.span_end)
+                .where(CH.source_type == source.source_type,
+                       CH.source_id == source.source_id)).all()}
             for cid, a, b in old:
                 mapping[int(cid)] = new.get((int(a), int(b)))
             _tick(progress, "write", n, len(sources))

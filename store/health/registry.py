@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlmodel import SQLModel
+
 from store.core.db import orm
 from store.health.records import Row, SignalResult
 
@@ -107,7 +109,7 @@ def spec(name: str) -> SignalSpec:
     for s in specs():
         if s.name == name:
             return s
-    raise KeyError(f"no health signal {name!r}: one of {', '.join(s.name for s in specs())}")
+    raise ValueError(f"no health signal {name!r}: one of {', '.join(s.name for s in specs())}")
 
 
 # -- helpers the signals share ------------------------------------------------------------------
@@ -134,6 +136,12 @@ def result(ctx: ScanContext, name: str, status: str, value: float | None, displa
     return SignalResult(name, status, value, display, warn, fail, rule, explanation,
                         rows[:ctx.limit], len(rows) if total is None else total,
                         detail or {}, fix)
+
+
+def columns(model: type[SQLModel]) -> Any:
+    """A model's table columns (``columns(Chunk).id``): multi-column Core selects read better
+    with them than with ``col(Model.x)``, and typing them loosely keeps rows' values plain."""
+    return model.__table__.c  # type: ignore[attr-defined]
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

@@ -68,8 +68,7 @@ def _same(previous: list[HealthSignal], found: ScanResult) -> bool:
 
 
 def _save(store: Store, found: ScanResult, only_if_changed: bool) -> int | None:
-    who = {"writer": store.writer, "writer_version": store.writer_version,
-           "created_at": to_iso(datetime.now(UTC))}
+    writer, version, created = store.writer, store.writer_version, to_iso(datetime.now(UTC))
     with store.write() as conn, orm(conn) as session:
         if only_if_changed:
             last = session.exec(select(HealthScan).order_by(col(HealthScan.id).desc())
@@ -83,14 +82,16 @@ def _save(store: Store, found: ScanResult, only_if_changed: bool) -> int | None:
                 if recent and _same(previous, found):
                     return None
         row = HealthScan(ts=found.scanned_at, status=found.status,
-                         duration_ms=found.duration_ms, **who)
+                         duration_ms=found.duration_ms, writer=writer, writer_version=version,
+                         created_at=created)
         session.add(row)
         session.flush()
         for s in found.signals:
             session.add(HealthSignal(
                 scan_id=row.id or 0, name=s.name, status=s.status, value=s.value, warn=s.warn,
                 fail=s.fail, explanation=s.explanation, offending_count=s.offending_total,
-                offending=json.dumps([[r.kind, r.id] for r in s.offending]), **who))
+                offending=json.dumps([[r.kind, r.id] for r in s.offending]), writer=writer,
+                writer_version=version, created_at=created))
         session.flush()
         return row.id
 

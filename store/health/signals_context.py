@@ -113,7 +113,8 @@ def threshold_order(ctx: ScanContext) -> SignalResult:
                 f"tokens (window {s.window_tokens or 0:,})")
             for s in sorted(bad, key=lambda s: (s.ts, s.id or 0), reverse=True)]
     n = len(rows)
-    explanation = (f"{plural(n, 'series', 'series')} of {len(latest):,} report a checkpoint "
+    explanation = (f"{plural(n, 'series', 'series')} of {len(latest):,} "
+                   f"{'reports' if n == 1 else 'report'} a checkpoint "
                    "threshold at or above the harness's auto-compact threshold: compaction "
                    "fires before the pre-compaction checkpoint" if n else
                    f"checkpoint below auto-compact in all {len(latest):,} series that report both")

@@ -13,21 +13,29 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd
-from sqlalchemy import Connection, and_, func, literal, or_, union_all
-from sqlmodel import col, select
+from sqlalchemy import Connection, and_, func, literal, or_, select, union_all
 
 from store.core import vec
 from store.core.models import Chunk, Entry, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
-from store.health.registry import ScanContext, grade, percent, plural, result, signal
+from store.health.registry import (
+    ScanContext,
+    columns,
+    grade,
+    percent,
+    plural,
+    result,
+    signal,
+)
 
 BLANK = "".join(ch for ch in map(chr, range(sys.maxunicode + 1)) if ch.isspace())
 """Every character ``str.strip()`` removes: a text of only these has nothing to index (the
 chunker makes no chunk of it), so SQL's ``TRIM(x, BLANK)`` agrees with Python's ``strip``."""
 
-_SPAN = (col(Chunk.source_type), col(Chunk.source_id), col(Chunk.span_start),
-         col(Chunk.span_end))
+CH, EN, ME = columns(Chunk), columns(Entry), columns(Memory)
+_SPAN = (CH.source_type, CH.source_id, CH.span_start,
+         CH.span_end)
 
 
 @dataclass
@@ -45,20 +53,20 @@ def duplicates(ctx: ScanContext) -> Duplicates:
         return ctx.cache["duplicates"]  # type: ignore[no-any-return]
     conn = ctx.conn
     total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
-    groups = (select(*_SPAN, func.min(col(Chunk.id)).label("keeper"),
+    groups = (select(*_SPAN, func.min(CH.id).label("keeper"),
                      func.count().label("copies"))
               .group_by(*_SPAN).having(func.count() > 1).subquery())
     same = and_(*(a == groups.c[a.key] for a in _SPAN))
     rows = conn.execute(
-        select(col(Chunk.id), col(Chunk.writer), col(Chunk.created_at), groups.c.keeper,
-               groups.c.copies, col(Chunk.nn_similarity))
-        .join(groups, same).where(col(Chunk.id) != groups.c.keeper)).all()
+        select(CH.id, CH.writer, CH.created_at, groups.c.keeper,
+               groups.c.copies, CH.nn_similarity)
+        .join(groups, same).where(CH.id != groups.c.keeper)).all()
     frame = pd.DataFrame(rows, columns=["id", "writer", "created_at", "keeper", "copies", "nn"])
     writers = {str(w): int(n) for w, n in conn.execute(
-        select(col(Chunk.writer), func.count()).group_by(col(Chunk.writer))).all()}
+        select(CH.writer, func.count()).group_by(CH.writer)).all()}
     threshold = float(ctx.setting("health.near_duplicate_similarity"))
     near_all = int(conn.execute(select(func.count()).select_from(Chunk).where(
-        col(Chunk.nn_similarity) >= threshold)).scalar_one())
+        CH.nn_similarity >= threshold)).scalar_one())
     near = near_all - int((frame["nn"].fillna(0) >= threshold).sum())
     found = Duplicates(total, frame, writers, max(0, near))
     ctx.cache["duplicates"] = found
@@ -140,26 +148,26 @@ class Lag:
 
 
 def find_lag(conn: Connection) -> Lag:
-    has_chunk = (select(literal(1)).where(col(Chunk.source_type) == "entry",
-                                          col(Chunk.source_id) == col(Entry.id)).exists())
-    indexable_entry = func.trim(col(Entry.content), literal(BLANK)) != ""
+    has_chunk = (select(literal(1)).where(CH.source_type == "entry",
+                                          CH.source_id == EN.id).exists())
+    indexable_entry = func.trim(EN.content, literal(BLANK)) != ""
     entries = int(conn.execute(select(func.count()).select_from(Entry)
                                .where(indexable_entry)).scalar_one())
     memories = int(conn.execute(select(func.count()).select_from(Memory)).scalar_one())
-    missing_e = conn.execute(select(col(Entry.id), col(Entry.created_at))
-                             .where(~has_chunk, indexable_entry).order_by(col(Entry.id))).all()
-    mem_chunk = (select(literal(1)).where(col(Chunk.source_type) == "memory",
-                                          col(Chunk.source_id) == col(Memory.id)).exists())
-    missing_m = conn.execute(select(col(Memory.id), col(Memory.created_at))
-                             .where(~mem_chunk).order_by(col(Memory.id))).all()
+    missing_e = conn.execute(select(EN.id, EN.created_at)
+                             .where(~has_chunk, indexable_entry).order_by(EN.id)).all()
+    mem_chunk = (select(literal(1)).where(CH.source_type == "memory",
+                                          CH.source_id == ME.id).exists())
+    missing_m = conn.execute(select(ME.id, ME.created_at)
+                             .where(~mem_chunk).order_by(ME.id)).all()
     stale_e = conn.execute(
-        select(col(Chunk.source_id)).distinct().join(Entry, and_(
-            col(Chunk.source_type) == "entry", col(Entry.id) == col(Chunk.source_id)))
-        .where(col(Chunk.source_hash) != col(Entry.content_hash))).all()
+        select(CH.source_id).distinct().join(Entry, and_(
+            CH.source_type == "entry", EN.id == CH.source_id))
+        .where(CH.source_hash != EN.content_hash)).all()
     stale_m = conn.execute(
-        select(col(Chunk.source_id)).distinct().join(Memory, and_(
-            col(Chunk.source_type) == "memory", col(Memory.id) == col(Chunk.source_id)))
-        .where(col(Chunk.source_hash) != col(Memory.content_hash))).all()
+        select(CH.source_id).distinct().join(Memory, and_(
+            CH.source_type == "memory", ME.id == CH.source_id))
+        .where(CH.source_hash != ME.content_hash)).all()
     return Lag(entries, memories, [(int(i), str(c)) for i, c in missing_e],
                [(int(i), str(c)) for i, c in missing_m], sorted(int(r[0]) for r in stale_e),
                sorted(int(r[0]) for r in stale_m), orphan_chunks(conn))
@@ -173,8 +181,8 @@ def index_lag(ctx: ScanContext) -> SignalResult:
     cutoff = to_iso(datetime.now(UTC) - timedelta(seconds=wait))
     rows: list[Row] = []
     waiting = 0
-    for kind, missing in (("entry", lag.missing_entries), ("memory", lag.missing_memories)):
-        for source_id, created in missing:
+    for kind, absent in (("entry", lag.missing_entries), ("memory", lag.missing_memories)):
+        for source_id, created in absent:
             young = created > cutoff
             waiting += young
             rows.append(Row(kind, source_id, "no chunk yet, waiting for the indexer"
@@ -214,21 +222,21 @@ def index_lag(ctx: ScanContext) -> SignalResult:
 
 def orphan_chunks(conn: Connection) -> list[int]:
     """Chunks whose entry or memory no longer exists."""
-    gone_entry = select(col(Chunk.id)).where(
-        col(Chunk.source_type) == "entry",
-        ~select(literal(1)).where(col(Entry.id) == col(Chunk.source_id)).exists())
-    gone_memory = select(col(Chunk.id)).where(
-        col(Chunk.source_type) == "memory",
-        ~select(literal(1)).where(col(Memory.id) == col(Chunk.source_id)).exists())
+    gone_entry = select(CH.id).where(
+        CH.source_type == "entry",
+        ~select(literal(1)).where(EN.id == CH.source_id).exists())
+    gone_memory = select(CH.id).where(
+        CH.source_type == "memory",
+        ~select(literal(1)).where(ME.id == CH.source_id).exists())
     return sorted(int(r[0]) for r in conn.execute(union_all(gone_entry, gone_memory)).all())
 
 
 @signal("embedding_failures", "chunks that failed to embed or were truncated", fix="reembed")
 def embedding_failures(ctx: ScanContext) -> SignalResult:
     found = ctx.conn.execute(
-        select(col(Chunk.id), col(Chunk.status), col(Chunk.source_type),
-               col(Chunk.source_id), col(Chunk.writer), col(Chunk.tokens))
-        .where(col(Chunk.status).in_(("failed", "truncated"))).order_by(col(Chunk.id))).all()
+        select(CH.id, CH.status, CH.source_type,
+               CH.source_id, CH.writer, CH.tokens)
+        .where(CH.status.in_(("failed", "truncated"))).order_by(CH.id)).all()
     rows = [Row("chunk", int(r[0]), f"{r[1]}, {r[5]:,} tokens, {r[2]} {r[3]}, by {r[4]}")
             for r in found]
     n = len(rows)
@@ -248,10 +256,10 @@ def embedding_failures(ctx: ScanContext) -> SignalResult:
         "one", fix="reembed")
 def embedding_drift(ctx: ScanContext) -> SignalResult:
     info = ctx.store.embedder_info()
-    other = or_(col(Chunk.model) != info.model, col(Chunk.dim) != info.dim)
+    other = or_(CH.model != info.model, CH.dim != info.dim)
     found = ctx.conn.execute(
-        select(col(Chunk.id), col(Chunk.model), col(Chunk.dim))
-        .where(col(Chunk.status) == "ok", other).order_by(col(Chunk.id))).all()
+        select(CH.id, CH.model, CH.dim)
+        .where(CH.status == "ok", other).order_by(CH.id)).all()
     rows = [Row("chunk", int(r[0]), f"embedded by {r[1]} ({r[2]} dimensions)") for r in found]
     by_model: dict[str, int] = {}
     for r in found:

@@ -11,23 +11,24 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from sqlalchemy import func, text
-from sqlmodel import col, select
+from sqlalchemy import func, select, text
 
 from store.core.models import Entry, Evidence, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
-from store.health.registry import ScanContext, grade, plural, result, signal
+from store.health.registry import ScanContext, columns, grade, plural, result, signal
 from store.recall.terms import experiential
+
+EN, EV, ME = columns(Entry), columns(Evidence), columns(Memory)
 
 
 @signal("loader_drift", "memory files the agent's loader cannot read as its schema says")
 def loader_drift(ctx: ScanContext) -> SignalResult:
     found = ctx.conn.execute(
-        select(col(Memory.id), col(Memory.critical), col(Memory.sensitivity),
-               col(Memory.load_error))
-        .where(col(Memory.loadable) == 0).order_by(col(Memory.critical).desc(),
-                                                   col(Memory.id))).all()
+        select(ME.id, ME.critical, ME.sensitivity,
+               ME.load_error)
+        .where(ME.loadable == 0).order_by(ME.critical.desc(),
+                                                   ME.id)).all()
     critical = sum(1 for r in found if r[1])
     rows = [Row("memory", int(r[0]), ("CRITICAL, never loaded: " if r[1] else "never loaded: ")
                 + ("(secret)" if r[2] == "secret" else (r[3] or "no reason recorded")))
@@ -35,10 +36,12 @@ def loader_drift(ctx: ScanContext) -> SignalResult:
     n = len(rows)
     status = "fail" if critical else ("warn" if n else "ok")
     if n:
+        verb = "is" if n == 1 else "are"
         explanation = (f"{plural(n, 'memory', 'memories')} cannot be read by the agent's loader "
-                       f"and are never loaded" + (f", {critical:,} of them critical: rules the "
-                                                  "agent believes it follows are not injected"
-                                                  if critical else ""))
+                       f"and {verb} never loaded")
+        if critical:
+            explanation += (f", {critical:,} of them critical: rules the agent believes it "
+                            "follows are not injected")
     else:
         explanation = "every memory reads as the loader's schema says"
     return result(ctx, "loader_drift", status, float(n), f"{n} ({critical} critical)"
@@ -50,13 +53,13 @@ def loader_drift(ctx: ScanContext) -> SignalResult:
 @signal("critical_budget", "characters of the always-loaded critical memories against the "
         "budget, and which ones a budget cut drops")
 def critical_budget(ctx: ScanContext) -> SignalResult:
-    chars = (func.length(col(Memory.name)) + func.coalesce(func.length(col(Memory.description)), 0)
-             + func.coalesce(func.length(col(Memory.invariant)), 0) + func.length(col(Memory.body)))
+    chars = (func.length(ME.name) + func.coalesce(func.length(ME.description), 0)
+             + func.coalesce(func.length(ME.invariant), 0) + func.length(ME.body))
     found = ctx.conn.execute(
-        select(col(Memory.id), chars, col(Memory.hits), col(Memory.prevented),
-               col(Memory.last_applied), col(Memory.created))
-        .where(col(Memory.critical) == 1, col(Memory.status) == "active",
-               col(Memory.loadable) == 1)).all()
+        select(ME.id, chars, ME.hits, ME.prevented,
+               ME.last_applied, ME.created)
+        .where(ME.critical == 1, ME.status == "active",
+               ME.loadable == 1)).all()
     budget = int(ctx.setting("health.critical_budget_chars"))
     warn = round(budget * float(ctx.setting("health.critical_budget_warn_percent")) / 100)
     # heaviest first: experiential weight, then most recently applied, then newest, then id
@@ -75,7 +78,8 @@ def critical_budget(ctx: ScanContext) -> SignalResult:
                                "does not fit in what is left of the budget"))
     status = grade(float(total), float(warn), float(budget))
     if dropped:
-        explanation = (f"{plural(len(found), 'critical memory', 'critical memories')} hold "
+        verb = "holds" if len(found) == 1 else "hold"
+        explanation = (f"{plural(len(found), 'critical memory', 'critical memories')} {verb} "
                        f"{total:,} characters against a budget of {budget:,}: a cut by weight "
                        f"drops {plural(len(dropped), 'memory', 'memories')} (the lightest, "
                        "never alphabetically)")
@@ -98,12 +102,12 @@ def _desc(stamp: str | None) -> str:
 @signal("evidence_orphans", "active memories with no resolvable evidence")
 def evidence_orphans(ctx: ScanContext) -> SignalResult:
     found = ctx.conn.execute(
-        select(col(Memory.id), col(Evidence.entry_id), col(Evidence.file_path),
-               col(Entry.id))
+        select(ME.id, EV.entry_id, EV.file_path,
+               EN.id)
         .select_from(Memory)
-        .join(Evidence, col(Evidence.memory_id) == col(Memory.id), isouter=True)
-        .join(Entry, col(Entry.id) == col(Evidence.entry_id), isouter=True)
-        .where(col(Memory.status) == "active").order_by(col(Memory.id))).all()
+        .join(Evidence, EV.memory_id == ME.id, isouter=True)
+        .join(Entry, EN.id == EV.entry_id, isouter=True)
+        .where(ME.status == "active").order_by(ME.id)).all()
     resolved: dict[int, bool] = {}
     why: dict[int, str] = {}
     exists: dict[str, bool] = {}
@@ -123,8 +127,9 @@ def evidence_orphans(ctx: ScanContext) -> SignalResult:
         resolved[mid] = resolved.get(mid, False) or ok
     rows = [Row("memory", mid, why[mid]) for mid, ok in resolved.items() if not ok]
     n = len(rows)
+    verb = "has" if n == 1 else "have"
     explanation = (f"{plural(n, 'active memory', 'active memories')} of {len(resolved):,} "
-                   "have no evidence that still resolves (an entry or file): nothing shows "
+                   f"{verb} no evidence that still resolves (an entry or file): nothing shows "
                    "where they came from" if n else
                    f"every one of {len(resolved):,} active memories has resolvable evidence")
     return result(ctx, "evidence_orphans", grade(n, 0, None), float(n), str(n), 0.0, None,
@@ -134,9 +139,9 @@ def evidence_orphans(ctx: ScanContext) -> SignalResult:
 @signal("supersession_integrity", "supersession cycles, dangling pointers, forks, "
         "superseded memories still active")
 def supersession_integrity(ctx: ScanContext) -> SignalResult:
-    found = ctx.conn.execute(select(col(Memory.id), col(Memory.status),
-                                    col(Memory.supersedes_id), col(Memory.superseded_by_id),
-                                    col(Memory.supersedes_ref))).all()
+    found = ctx.conn.execute(select(ME.id, ME.status,
+                                    ME.supersedes_id, ME.superseded_by_id,
+                                    ME.supersedes_ref)).all()
     status = {int(r[0]): str(r[1]) for r in found}
     problems: dict[int, list[str]] = {}
     edges: dict[int, set[int]] = {}  # old → new, from either pointer
@@ -177,7 +182,8 @@ def supersession_integrity(ctx: ScanContext) -> SignalResult:
             for mid, what in sorted(problems.items())]
     n = len(rows)
     links = sum(len(v) for v in edges.values())
-    explanation = (f"{plural(n, 'memory', 'memories')} break supersession integrity (cycles, "
+    explanation = (f"{plural(n, 'memory', 'memories')} {'breaks' if n == 1 else 'break'} "
+                   "supersession integrity (cycles, "
                    "dangling pointers, forks, superseded but active): their chains cannot be "
                    "trusted" if n else f"supersession chains are whole ({plural(links, 'link')})")
     return result(ctx, "supersession_integrity", grade(n, None, 0), float(n), str(n), None,

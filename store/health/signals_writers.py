@@ -13,6 +13,7 @@ import importlib
 import pkgutil
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import func, union_all
@@ -46,7 +47,7 @@ def canonical_versions(setting: str) -> tuple[str, dict[str, str]]:
     return own, others
 
 
-def _writer_tables(ctx: ScanContext) -> list[object]:
+def _writer_tables(ctx: ScanContext) -> list[Any]:
     """Every stored table with writer columns, as SQLAlchemy tables (each capability's models
     module is imported by name, so tables added later are covered)."""
     for info in pkgutil.walk_packages([str(STORE)], "store."):
@@ -58,10 +59,9 @@ def _writer_tables(ctx: ScanContext) -> list[object]:
 
 def writer_versions(ctx: ScanContext) -> pd.DataFrame:
     """One row per writer: its latest version, when it last wrote, and its rows."""
-    parts = [select(t.c.writer, t.c.writer_version, func.count().label("rows"),  # type: ignore[attr-defined]
-                    func.max(t.c.created_at).label("last"))  # type: ignore[attr-defined]
-             .group_by(t.c.writer, t.c.writer_version)  # type: ignore[attr-defined]
-             for t in _writer_tables(ctx)]
+    parts = [select(t.c.writer, t.c.writer_version, func.count().label("rows"),
+                    func.max(t.c.created_at).label("last"))
+             .group_by(t.c.writer, t.c.writer_version) for t in _writer_tables(ctx)]
     frame = pd.DataFrame(ctx.conn.execute(union_all(*parts)).all(),
                          columns=["writer", "version", "rows", "last"])
     if frame.empty:
@@ -92,7 +92,8 @@ def stale_writer(ctx: ScanContext) -> SignalResult:
                             f"{int(r.rows):,} rows written"))
     n = len(rows)
     if n:
-        explanation = (f"{plural(n, 'writer')} run code older than canonical ("
+        explanation = (f"{plural(n, 'writer')} {'runs' if n == 1 else 'run'} code older than "
+                       "canonical ("
                        + ", ".join(f"{r.id}" for r in rows) + "): a stale deployment can "
                        "report success and do nothing")
     else:
