@@ -15,7 +15,9 @@ from textual.widgets import DataTable, Footer, Header, Static
 from screens.base import StoreScreen
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
+from store.health.records import ScanResult
 from widgets.fmt import agents_mark, ago, project_tail, size, when
+from widgets.health_line import HealthLine
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 
@@ -28,6 +30,7 @@ class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
     pressure: Series | None
+    health: ScanResult | None = None
 
 
 def _counts(mapping: dict[str, int]) -> Text:
@@ -104,10 +107,13 @@ class OverviewScreen(StoreScreen):
         "the agent ran) the store holds. Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
-        "the five most recent; enter opens one on the Transcript screen.\n\n"
+        "the five most recent; enter opens one on the Transcript screen. Health (top line): "
+        "how many health signals fail or warn, and which; enter on it (or 6) opens the "
+        "Health screen.\n\n"
         "Everything here follows the store: what a harness writes while the app is open "
         "appears within a second or so, without a restart."
     )
+    AUTO_FOCUS = "#overview-sessions"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
@@ -115,6 +121,7 @@ class OverviewScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="overview"):
+            yield HealthLine("Health        scanning…", id="overview-health", markup=False)
             with Horizontal(id="overview-top"):
                 yield Static("loading…", id="overview-store", classes="panel", markup=False)
                 with Vertical(id="overview-embedder", classes="panel"):
@@ -144,11 +151,13 @@ class OverviewScreen(StoreScreen):
 
     def load_data(self) -> OverviewData:
         from store.context.series import latest_key, series
+        from store.health.scan import summary
 
         store = self.lca.store
         key = latest_key(store)
         pressure = series(store, key.session_id, key.agent) if key else None
-        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure)
+        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
+                            summary(store, now=self.lca.now()))
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
@@ -161,6 +170,7 @@ class OverviewScreen(StoreScreen):
         self.query_one("#embedder-detail", Static).update(embedder_text(stats))
         self._show_sessions(data.latest, stats.sessions)
         self.query_one(PressureSummary).show(data.pressure)
+        self.query_one(HealthLine).show(data.health)
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         table = self.query_one("#overview-sessions", DataTable)

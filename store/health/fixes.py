@@ -180,9 +180,12 @@ def compact_duplicates(store: Store, dry_run: bool = False,
                         {**counts, **{f"writer:{w}": n for w, n in plan.per_writer.items()}})
         else:
             _drop_map(conn)
-    lines = _compaction_lines(plan, total)
     if plan.removed:
-        lines[0] = lines[0].replace("remove", "removed", 1)
+        lines = [f"removed {len(plan.removed):,} of {total:,} index rows with their vector and "
+                 f"FTS rows; re-pointed {plan.candidates:,} recall-trace candidates and "
+                 f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"]
+    else:
+        lines = _compaction_lines(plan, total)
     return FixReport("compact-duplicates", _compaction_counts(plan, total), lines, False,
                      plan.per_writer)
 

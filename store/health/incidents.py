@@ -207,10 +207,12 @@ def seed_incidents(store: Store, story_end: datetime, nights: int = 5) -> DemoIn
     failed = oversized_failures(store, longest, max_chars=2000)
     # A stale hook's pre-compaction checkpoint: ok, 0 chunks, new entries there.
     end = parse_iso(latest.ended_at) or story_end
+    start = parse_iso(latest.started_at) or end
     hook = stale_hook(store)
     try:
         checkpoint = record_checkpoint(hook, latest.id, trigger="pre-compact",
-                                       ts=to_iso(end - timedelta(minutes=20)), status="ok",
+                                       ts=to_iso(max(start, end - timedelta(minutes=2))),
+                                       status="ok",
                                        entries_added=42, chunks_embedded=0,
                                        archive_verified=True, duration_ms=84.0)
         # The harness's thresholds, reported just before its compaction: auto-compact at 92 %

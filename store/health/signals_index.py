@@ -294,8 +294,10 @@ def vector_support(ctx: ScanContext) -> SignalResult:
     explanation = "; ".join(parts) + why
     if not real:
         explanation += " — semantic recall knows nothing of meaning until the model loads"
-    return result(ctx, "vector_support", status, value, "+".join(
-        p for p, ok in (("vec", version is not None), ("model", real)) if ok) or "none",
-        None, None, "fail if neither sqlite-vec nor the real embedder, warn if either is "
-        "missing (the fallback embedder)", explanation,
-        detail={"sqlite_vec": version, "embedder": info.model, "degraded": info.degraded})
+    shown = {(True, True): "vec+model", (True, False): "vec only", (False, True): "model only",
+             (False, False): "none"}[(version is not None, real)]
+    return result(ctx, "vector_support", status, value, shown, None, None,
+                  "fail if neither sqlite-vec nor the real embedder, warn if either is "
+                  "missing (the fallback embedder)", explanation,
+                  detail={"sqlite_vec": version, "embedder": info.model,
+                          "degraded": info.degraded})

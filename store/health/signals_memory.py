@@ -44,7 +44,7 @@ def loader_drift(ctx: ScanContext) -> SignalResult:
                             "follows are not injected")
     else:
         explanation = "every memory reads as the loader's schema says"
-    return result(ctx, "loader_drift", status, float(n), f"{n} ({critical} critical)"
+    return result(ctx, "loader_drift", status, float(n), f"{n} ({critical} crit.)"
                   if critical else str(n), 0.0, 0.0,
                   "warn > 0 not loadable; fail when a critical memory is among them",
                   explanation, rows, detail={"not_loadable": n, "critical": critical})
