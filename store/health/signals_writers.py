@@ -22,6 +22,7 @@ from sqlmodel import SQLModel, select
 from store.core.version import CODE_VERSION
 from store.health.records import Row, SignalResult
 from store.health.registry import ScanContext, plural, result, signal
+from store.health.signals_index import chunk_writers
 
 OWN = "lca-tui"
 STORE = Path(__file__).resolve().parent.parent
@@ -61,9 +62,11 @@ def writer_versions(ctx: ScanContext) -> pd.DataFrame:
     """One row per writer: its latest version, when it last wrote, and its rows."""
     parts = [select(t.c.writer, t.c.writer_version, func.count().label("rows"),
                     func.max(t.c.created_at).label("last"))
-             .group_by(t.c.writer, t.c.writer_version) for t in _writer_tables(ctx)]
-    frame = pd.DataFrame(ctx.conn.execute(union_all(*parts)).all(),
-                         columns=["writer", "version", "rows", "last"])
+             .group_by(t.c.writer, t.c.writer_version) for t in _writer_tables(ctx)
+             if t.name != "chunk"]
+    found = [tuple(r) for r in ctx.conn.execute(union_all(*parts)).all()]
+    found += [(w.writer, w.version, w.rows, w.last) for w in chunk_writers(ctx)]
+    frame = pd.DataFrame(found, columns=["writer", "version", "rows", "last"])
     if frame.empty:
         return pd.DataFrame(columns=["writer", "version", "rows", "last"])
     by_version = frame.groupby(["writer", "version"], as_index=False).agg(
