@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 from sqlmodel import col, select, update
 
 from store import Store
@@ -47,11 +46,10 @@ def status(result, name: str) -> str:  # type: ignore[no-untyped-def]
 
 # -- clean ------------------------------------------------------------------------------------
 def test_every_signal_is_measured_and_a_clean_store_is_ok(seeded: Store) -> None:
-    """A healthy store: every signal ok but those the store cannot know (no proposal table)
-    and the fallback embedder's honest warning."""
+    """A healthy store: every signal ok but the fallback embedder's honest warning."""
     result = scan(seeded)
     assert [s.name for s in result.signals] == list(SIGNALS)
-    expected = {"vector_support": "warn", "stale_proposals": "unknown"}
+    expected = {"vector_support": "warn"}
     assert {s.name: s.status for s in result.signals} == {
         n: expected.get(n, "ok") for n in SIGNALS}
     assert all(not s.offending for s in result.signals)
@@ -184,19 +182,25 @@ def test_supersession_integrity(store: Store, tmp_path: Path) -> None:
     assert ids(sig) == {m["project_a"], m["project_b"], m["project_c"], m["project_e"]}
     notes = {r.id: r.note for r in sig.offending}
     assert "cycle" in notes[m["project_b"]] and "still active" in notes[m["project_c"]]
-    assert "not stored" in notes[m["project_e"]]
+    assert "dangling" in notes[m["project_e"]]
 
 
-def test_stale_proposals_unknown_without_the_table_and_counted_with_it(store: Store) -> None:
-    assert scan(store).signal("stale_proposals").status == "unknown"
-    with store.write() as conn:  # the governance table's shape, as far as this signal reads it
-        conn.exec_driver_sql("CREATE TABLE proposal (id INTEGER PRIMARY KEY, status TEXT, "
-                             "created_at TEXT)")
-        conn.execute(text("INSERT INTO proposal VALUES (1, 'pending', :old), "
-                          "(2, 'pending', :new), (3, 'approved', :old)"),
-                     {"old": ts(60 * 24 * 9), "new": ts(60)})
+def test_stale_proposals(store: Store) -> None:
+    """Pending longer than seven days: stale; recent or decided ones are not."""
+    from store.governance.models import Proposal
+
+    made = [store.propose({"op": "add", "type": "feedback", "content": f"Rule number {i}: "
+                           "always run the whole suite before a release."}).id
+            for i in range(3)]
+    assert scan(store).signal("stale_proposals").status == "ok"
+    store.reject(made[2], "not a rule we keep")
+    with store.write() as conn, orm(conn) as s:
+        s.exec(update(Proposal)  # type: ignore[call-overload]
+               .where(col(Proposal.id).in_([made[0], made[2]]))
+               .values(ts=ts(60 * 24 * 9)))
     sig = scan(store).signal("stale_proposals")
-    assert sig.status == "warn" and ids(sig) == {1}
+    assert sig.status == "warn" and ids(sig) == {made[0]}
+    assert sig.detail["pending"] == 2
 
 
 # -- checkpoints and compactions ----------------------------------------------------------------
@@ -388,3 +392,20 @@ def test_drill_down_labels_and_targets(seeded: Store, tmp_path: Path) -> None:
     assert views[0].target == ("transcript", "s2", entry.seq)
     assert views[1].target == ("memories", memory.id)
     assert views[2].target is None and views[3].target is None
+
+
+def test_a_store_made_before_health_landed_gets_its_tables(tmp_path: Path) -> None:
+    """A store already past migration 7 (later capabilities landed first) without the
+    health tables gets them when opened: pending means not recorded, not only newer."""
+    path = tmp_path / "older.db"
+    s = make_store(path)
+    with s.write() as conn:
+        conn.exec_driver_sql("DROP TABLE health_signal")
+        conn.exec_driver_sql("DROP TABLE health_scan")
+        conn.exec_driver_sql("DELETE FROM schema_migration WHERE version = 7")
+    s.close()
+    again = make_store(path)
+    try:
+        assert scan(again).id is not None
+    finally:
+        again.close()

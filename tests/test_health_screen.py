@@ -171,7 +171,7 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
         overview = app.screen
         await wait_until(pilot, lambda: overview.loads >= 1, what="overview")
         line = rendered_text(overview.query_one("#overview-health"))
-        assert "FAIL 5" in line and "duplicate_ratio" in line
+        assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
         overview.query_one("#overview-health").focus()
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "health", what="Health")

@@ -159,6 +159,12 @@ class StoreBase:
             pending = (scalar("SELECT COUNT(*) FROM proposal WHERE status = 'pending'")
                        if "proposal" in tables else 0)
             traces = scalar("SELECT COUNT(*) FROM recall_trace") if "recall_trace" in tables else 0
+            skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
+            if "import_skip" in tables:  # the ingest capability's table (migration 9)
+                for reason, what, n in conn.exec_driver_sql(
+                        "SELECT reason, line_type, SUM(count) FROM import_skip "
+                        "GROUP BY reason, line_type ORDER BY reason, line_type").all():
+                    skipped.setdefault(str(reason), {})[str(what)] = int(n)
             stats_args: dict[str, Any] = dict(
                 sessions=scalar("SELECT COUNT(*) FROM session"),
                 entries=sum(by_kind.values()), entries_by_kind=by_kind,
@@ -168,7 +174,8 @@ class StoreBase:
                 chunks_by_model=chunk_model, vectors=vectors, fts_rows=fts_rows,
                 checkpoints=scalar("SELECT COUNT(*) FROM checkpoint"),
                 proposals_pending=pending, traces=traces,
-                schema_version=current_version(conn))
+                schema_version=current_version(conn),
+                skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"])
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
                    if p.exists())
         info = (self.embedder_info() if with_embedder

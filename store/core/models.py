@@ -60,6 +60,7 @@ class Entry(Who, table=True):
         UniqueConstraint("session_id", "seq"),
         Index("entry_by_session", "session_id", "agent", "seq"),
         Index("entry_by_kind", "kind"),
+        Index("entry_by_uuid", "uuid"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -175,6 +176,7 @@ class Checkpoint(Who, table=True):
     duration_ms: float | None = None
     source: str | None = None
     idem_key: str | None = Field(default=None, unique=True)
+    through_entry_id: int | None = None  # the highest entry a consolidation pass covered
 
 
 class ImportPosition(Who, table=True):

@@ -131,3 +131,16 @@ def delete_chunks_bulk(conn: Connection, rows: list[tuple[int, str]]) -> None:
     conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :id"), [{"id": c} for c, _ in rows])
     conn.execute(text("INSERT INTO chunk_fts (chunk_fts, rowid, text) VALUES ('delete', :id, "
                       ":t)"), [{"id": c, "t": body} for c, body in rows])
+
+
+def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]:
+    """(ids with a vector, ids with an FTS row) among ``chunk_ids``: did a write land in both
+    indexes?"""
+    if not chunk_ids:
+        return set(), set()
+    marks = ", ".join(str(int(i)) for i in chunk_ids)
+    vectors = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT rowid FROM chunk_vec WHERE rowid IN ({marks})").all()}
+    fts = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT id FROM chunk_fts_docsize WHERE id IN ({marks})").all()}
+    return vectors, fts

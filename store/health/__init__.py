@@ -7,7 +7,8 @@ show them (``drill``), the fixes with their previews (``fixes``: compact duplica
 index lagging sources) and the Appendix D incidents as stored rows for the demo
 (``incidents``).
 
-May import: ``store.core``; ``store.context`` (its models and ``series`` for compactions),
+May import: ``store.core``; by their public names ``store.context`` (its models and
+``series`` for compactions), ``store.governance`` (``integrity``, ``list_proposals``),
 ``store.recall.terms`` (the experiential weight that orders the critical set) and
-``store.ingest.memory_dir`` (what a memory's indexed text is), by their public names.
+``store.ingest`` (the demo incidents import memory files).
 """

@@ -30,7 +30,7 @@ from store.core.models import Chunk, Entry, Memory
 from store.health.records import FixPlan, FixReport
 from store.health.registry import columns
 from store.health.signals_index import find_lag
-from store.ingest.memory_dir import memory_index_text
+from store.core.memories import index_text as memory_index_text
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store

@@ -34,7 +34,7 @@ from store.core.embed import Embedder
 from store.core.index import Indexer, Source
 from store.core.models import Chunk, Entry, Memory, Session
 from store.core.timeutil import parse_iso, to_iso
-from store.ingest.memory_dir import memory_index_text
+from store.core.memories import index_text as memory_index_text
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from store.core.models import Entry, Evidence, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
+from store.governance import integrity, list_proposals
 from store.health.registry import ScanContext, columns, grade, plural, result, signal
 from store.recall.terms import experiential
 
@@ -53,8 +54,8 @@ def loader_drift(ctx: ScanContext) -> SignalResult:
 @signal("critical_budget", "characters of the always-loaded critical memories against the "
         "budget, and which ones a budget cut drops")
 def critical_budget(ctx: ScanContext) -> SignalResult:
-    chars = (func.length(ME.name) + func.coalesce(func.length(ME.description), 0)
-             + func.coalesce(func.length(ME.invariant), 0) + func.length(ME.body))
+    # what governance's budget check counts: body and invariant
+    chars = func.length(ME.body) + func.coalesce(func.length(ME.invariant), 0)
     found = ctx.conn.execute(
         select(ME.id, chars, ME.hits, ME.prevented,
                ME.last_applied, ME.created)
@@ -139,96 +140,42 @@ def evidence_orphans(ctx: ScanContext) -> SignalResult:
 @signal("supersession_integrity", "supersession cycles, dangling pointers, forks, "
         "superseded memories still active")
 def supersession_integrity(ctx: ScanContext) -> SignalResult:
-    found = ctx.conn.execute(select(ME.id, ME.status,
-                                    ME.supersedes_id, ME.superseded_by_id,
-                                    ME.supersedes_ref)).all()
-    status = {int(r[0]): str(r[1]) for r in found}
-    problems: dict[int, list[str]] = {}
-    edges: dict[int, set[int]] = {}  # old → new, from either pointer
-    superseded_by: dict[int, list[int]] = {}  # old → the (non-quarantined) memories naming it
-    for mid, st, sup, sup_by, ref in found:
-        mid = int(mid)
-        if sup is not None and int(sup) not in status:
-            problems.setdefault(mid, []).append(f"supersedes memory {sup}, which does not exist")
-        elif sup is not None:
-            edges.setdefault(int(sup), set()).add(mid)
-            if st != "quarantined":
-                superseded_by.setdefault(int(sup), []).append(mid)
-        elif ref:
-            problems.setdefault(mid, []).append("names a memory it supersedes that is not stored")
-        if sup_by is not None and int(sup_by) not in status:
-            problems.setdefault(mid, []).append(
-                f"superseded by memory {sup_by}, which does not exist")
-        elif sup_by is not None:
-            edges.setdefault(mid, set()).add(int(sup_by))
-    by_pointer = {int(r[0]): r[3] for r in found}
-    for mid, st in status.items():
-        named = superseded_by.get(mid, [])
-        successor = by_pointer[mid]
-        if st == "active" and (successor is not None or named):
-            which = successor if successor is not None else named[0]
-            problems.setdefault(mid, []).append(f"superseded by memory {which} but still active")
-        if len(named) > 1:
-            problems.setdefault(mid, []).append(
-                "fork: superseded by " + ", ".join(f"memory {n}" for n in sorted(named)))
-        elif named and successor is not None and int(successor) != named[0]:
-            problems.setdefault(mid, []).append(
-                f"pointers disagree: memory {named[0]} supersedes it, it names {successor}")
-    for cycle in _cycles(edges):
-        for mid in cycle[:-1]:
-            problems.setdefault(mid, []).append(
-                "in a supersession cycle: " + " → ".join(str(c) for c in cycle))
+    """Governance's integrity check (links and pointer columns), one row per memory."""
+    problems = integrity(ctx.store)
+    notes: dict[int, list[str]] = {}
+    for p in problems:
+        ids = list(p.memory_ids) if p.kind == "cycle" else list(p.memory_ids[:1])
+        for mid in ids:
+            notes.setdefault(int(mid), []).append(f"{p.kind.replace('_', ' ')}: {p.detail}")
     rows = [Row("memory", mid, "; ".join(dict.fromkeys(what)))
-            for mid, what in sorted(problems.items())]
+            for mid, what in sorted(notes.items())]
     n = len(rows)
-    links = sum(len(v) for v in edges.values())
-    explanation = (f"{plural(n, 'memory', 'memories')} {'breaks' if n == 1 else 'break'} "
-                   "supersession integrity (cycles, "
-                   "dangling pointers, forks, superseded but active): their chains cannot be "
-                   "trusted" if n else f"supersession chains are whole ({plural(links, 'link')})")
+    kinds = sorted({p.kind.replace("_", " ") for p in problems})
+    explanation = (f"{plural(len(problems), 'supersession problem')} ({', '.join(kinds)}) "
+                   f"involving {plural(n, 'memory', 'memories')}: their chains cannot be "
+                   "trusted" if problems else "supersession chains are whole: no cycle, "
+                   "dangling link, fork or superseded memory still active")
     return result(ctx, "supersession_integrity", grade(n, None, 0), float(n), str(n), None,
-                  0.0, "fail > 0", explanation, rows)
-
-
-def _cycles(edges: dict[int, set[int]]) -> list[list[int]]:
-    """Each cycle of the old → new graph once (as found by a depth-first walk)."""
-    state: dict[int, int] = {}
-    stack: list[int] = []
-    out: list[list[int]] = []
-
-    def visit(node: int) -> None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == 1:
-                out.append(stack[stack.index(nxt):] + [nxt])
-            elif nxt not in state:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for node in sorted(edges):
-        if node not in state:
-            visit(node)
-    return out
+                  0.0, "fail > 0", explanation, rows,
+                  detail={"by_kind": {k: sum(1 for p in problems
+                                             if p.kind.replace("_", " ") == k) for k in kinds}})
 
 
 @signal("stale_proposals", "proposals pending longer than the setting allows")
 def stale_proposals(ctx: ScanContext) -> SignalResult:
     days = int(ctx.setting("health.stale_proposal_days"))
+    rule = f"warn on any proposal pending > {days} days"
     if "proposal" not in ctx.tables:
-        return result(ctx, "stale_proposals", "unknown", None, "n/a", 0.0, None,
-                      f"warn on any proposal pending > {days} days",
-                      "this store has no proposal table (governance has not landed in its "
-                      "schema): pending proposals cannot be counted")
+        return result(ctx, "stale_proposals", "unknown", None, "n/a", 0.0, None, rule,
+                      "this store has no proposal table: pending proposals cannot be counted")
     cutoff = to_iso(ctx.now - timedelta(days=days))
-    found = ctx.conn.execute(text(
-        "SELECT id, created_at FROM proposal WHERE status = 'pending' AND created_at < :c "
-        "ORDER BY created_at, id"), {"c": cutoff}).all()
-    rows = [Row("proposal", int(r[0]), f"pending since {str(r[1])[:10]}") for r in found]
+    pending = list_proposals(ctx.store, status="pending")
+    stale = sorted((p for p in pending if p.created < cutoff), key=lambda p: (p.created, p.id))
+    rows = [Row("proposal", p.id, f"{p.op or p.kind or 'proposal'} pending since "
+                f"{p.created[:10]} ({p.origin})") for p in stale]
     n = len(rows)
-    explanation = (f"{plural(n, 'proposal')} pending longer than {days} days: nobody has "
-                   "approved or rejected them" if n else
-                   f"no proposal has been pending longer than {days} days")
+    explanation = (f"{plural(n, 'proposal')} of {len(pending):,} pending for longer than {days} "
+                   "days: nobody has approved or rejected them" if n else
+                   f"no proposal pending longer than {days} days ({len(pending):,} pending)")
     return result(ctx, "stale_proposals", grade(n, 0, None), float(n), str(n), 0.0, None,
-                  f"warn on any proposal pending > {days} days", explanation, rows)
+                  rule, explanation, rows, detail={"pending": len(pending)})

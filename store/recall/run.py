@@ -21,6 +21,7 @@ from sqlalchemy import Connection
 
 from store.recall import terms as rt
 from store.core import vec
+from store.core.records import agent_label
 from store.recall.pool import cache_for
 from store.recall.pool import pool as pool_candidates
 from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
@@ -73,7 +74,9 @@ _DESCRIBE = (
     "e.session_id, e.seq, e.kind, e.ts, s.project, "
     "m.name, m.status, m.sensitivity, m.authority, m.role, m.projects, m.hits, m.prevented, "
     "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
-    "m.superseded_by_id, m.created_at, e.created_at "
+    "m.superseded_by_id, m.created_at, e.created_at, "
+    "EXISTS (SELECT 1 FROM memory_flag f WHERE f.memory_id = m.id AND "
+    "f.kind = 'contradiction' AND f.resolved_at IS NULL), e.agent "
     "FROM chunk c "
     "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
     "LEFT JOIN session s ON s.id = e.session_id "
@@ -91,7 +94,8 @@ def _facts(r: Any) -> rt.Facts:
                         sensitivity=r[11] or "public", authority=r[12], role=r[13],
                         projects=projects, hits=int(r[15] or 0), prevented=int(r[16] or 0),
                         last_applied=r[17], created=r[18] or r[23], half_life_days=r[19],
-                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22])
+                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22],
+                        contradiction=bool(r[25]))
     return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8])
 
 
@@ -106,6 +110,7 @@ class _Cand:
     lex: float
     s: float
     other_model: str | None = None  # the embedder that made this chunk's vector, if not ours
+    agent: str | None = None  # an entry's agent: a worker's entries say so in their label
 
 
 def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any]
@@ -123,15 +128,20 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
         cos, lex = found[int(r[0])]
         s = rt.similarity(cos, lex, float(cfg["cos_weight"]))
         cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s,
-                     got.foreign.get(int(r[0])))
+                     got.foreign.get(int(r[0])), r[26])
         key = (cand.facts.source_type, cand.facts.source_id)
         if key not in best or (s, -cand.chunk_id) > (best[key].s, -best[key].chunk_id):
             best[key] = cand
     return list(best.values())
 
 
-def _label(f: rt.Facts) -> str | None:
-    return f.name if f.source_type == "memory" else f.kind
+def _label(f: rt.Facts, agent: str | None) -> str | None:
+    """A memory's name; an entry's kind, and the worker or helper it came from if not main."""
+    if f.source_type == "memory":
+        return f.name
+    if agent and agent != "main":
+        return f"{f.kind} from {agent_label(agent)}"
+    return f.kind
 
 
 def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
@@ -150,7 +160,7 @@ def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
                      cos=None if c.cos is None else round(c.cos, 6), lex=round(c.lex, 6),
                      contributions={t: round(v, 6) for t, v in contributions.items()},
                      excerpt=None if masked else c.text[:EXCERPT_CHARS],
-                     label=None if masked else _label(f), masked=masked, chunk_id=c.chunk_id,
+                     label=None if masked else _label(f, c.agent), masked=masked, chunk_id=c.chunk_id,
                      session_id=c.session_id, seq=c.seq, kind=f.kind,
                      hits=f.hits if f.source_type == "memory" else None,
                      prevented=f.prevented if f.source_type == "memory" else None)

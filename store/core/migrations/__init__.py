@@ -55,25 +55,36 @@ def current_version(conn: Connection) -> int:
                .scalar_one())
 
 
+def applied_versions(conn: Connection) -> set[int]:
+    """The migrations recorded in this store."""
+    if not current_version(conn):
+        return set()
+    return {int(r[0]) for r in conn.exec_driver_sql("SELECT version FROM schema_migration")}
+
+
 def migrate(engine: Engine, target: int | None = None) -> list[int]:
     """Apply the pending migrations up to ``target`` (all by default); returns those applied.
 
-    The version is read under the write lock, so processes opening a new store at the same
-    time apply each migration once. Each migration is one transaction.
+    Pending means not recorded in the store, not only newer than its highest: capabilities
+    land with the numbers they were given, not always in that order, so a store made before
+    migration 7 landed but after 9 gets 7 when it is opened. The versions are read under the
+    write lock, so processes opening a new store at the same time apply each migration once.
+    Each migration is one transaction.
     """
     migrations = known_migrations()
     newest = migrations[-1].version if migrations else 0
     with engine.connect() as conn:
         have = current_version(conn)
+        done = applied_versions(conn)
     _refuse_newer(have, newest)
     applied: list[int] = []
     for migration in migrations:
-        if migration.version <= have or (target is not None and migration.version > target):
+        if migration.version in done or (target is not None and migration.version > target):
             continue
         with write(engine) as conn:
             have = current_version(conn)
             _refuse_newer(have, newest)
-            if migration.version <= have:
+            if migration.version in applied_versions(conn):
                 continue
             conn.exec_driver_sql(
                 "CREATE TABLE IF NOT EXISTS schema_migration ("
