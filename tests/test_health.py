@@ -409,3 +409,22 @@ def test_a_store_made_before_health_landed_gets_its_tables(tmp_path: Path) -> No
         assert scan(again).id is not None
     finally:
         again.close()
+
+
+def test_a_capability_adds_a_signal_through_the_registry(store: Store) -> None:
+    """The place ``hook_failures`` will go: a measure registered by name joins every scan, in
+    the DESIGN order, with its fix named when it is not ok."""
+    from store.health import registry
+    from store.health.records import SignalResult
+
+    @registry.signal("hook_failures", "harness hook runs that failed", fix=None)
+    def hook_failures(ctx: registry.ScanContext) -> SignalResult:
+        return registry.result(ctx, "hook_failures", "warn", 2.0, "2", 0.0, None, "warn > 0",
+                               "2 hook runs failed", [Row("writer", "lca-tui:hook")])
+
+    try:
+        result = scan(store, save="never")
+        assert [s.name for s in result.signals][-1] == "hook_failures"
+        assert result.signal("hook_failures").status == "warn"
+    finally:
+        registry._SPECS.pop("hook_failures")
