@@ -167,6 +167,9 @@ class HealthScreen(StoreScreen):
         self._last_scan = 0.0
         self._deferred: Timer | None = None
         self._force = False
+        self._save = "changed"
+        """How the next scan is stored: ``always`` when asked for (s, after a fix), else only
+        when it differs from the last stored scan (a rescan set off by a store change)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -224,7 +227,8 @@ class HealthScreen(StoreScreen):
 
     def load_data(self) -> HealthData:
         store = self.lca.store
-        found = store.health(now=self.lca.now(), save="changed")
+        save, self._save = self._save, "changed"
+        found = store.health(now=self.lca.now(), save=save)
         return HealthData(found, store.health_trends())
 
     def show_data(self, data: HealthData) -> None:
@@ -268,6 +272,7 @@ class HealthScreen(StoreScreen):
 
     def action_scan(self) -> None:
         self._force = True
+        self._save = "always"
         self.reload()
 
     # -- drill-down ----------------------------------------------------------------------------

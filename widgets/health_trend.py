@@ -29,6 +29,14 @@ def sparkline(points: list[TrendPoint], width: int = 10) -> str:
     return "".join(out)
 
 
+def _short(value: float) -> str:
+    """An axis label in a few cells: ``0``, ``5``, ``0.25``, ``45k``, ``1.2M``."""
+    for size, unit in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:.3g}"
+
+
 class HealthTrend(PlotextPlot):
     """One signal's values over the stored scans."""
 
@@ -65,6 +73,8 @@ class HealthTrend(PlotextPlot):
         xs = [i + 1 for i, v in enumerate(values) if v is not None]
         top = max(known + [t for t in (self.warn, self.fail) if t is not None] + [1.0])
         plt.ylim(0, top * 1.1)
+        marks = sorted({0.0, top, *(t for t in (self.warn, self.fail) if t)})
+        plt.yticks(marks, [_short(m) for m in marks])
         plt.xlim(1, max(2, len(values)))
         plt.xticks([1.0, float(max(2, len(values)))], ["1", str(max(2, len(values)))])
         if self.warn is not None and self.warn > 0:
