@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
@@ -30,7 +31,14 @@ class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
     pressure: Series | None
-    health: ScanResult | None = None
+
+
+@dataclass
+class HealthSummary(Message):
+    """The health scan for the one-line summary (its own worker: a scan of a large store
+    must not hold back the rest of the Overview)."""
+
+    result: ScanResult
 
 
 def _counts(mapping: dict[str, int]) -> Text:
@@ -118,6 +126,9 @@ class OverviewScreen(StoreScreen):
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
+    health_loads = 0
+    """How many health summaries were shown (tests wait on it)."""
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="overview"):
@@ -151,13 +162,11 @@ class OverviewScreen(StoreScreen):
 
     def load_data(self) -> OverviewData:
         from store.context.series import latest_key, series
-        from store.health.scan import summary
 
         store = self.lca.store
         key = latest_key(store)
         pressure = series(store, key.session_id, key.agent) if key else None
-        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
-                            summary(store, now=self.lca.now()))
+        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure)
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
@@ -170,7 +179,18 @@ class OverviewScreen(StoreScreen):
         self.query_one("#embedder-detail", Static).update(embedder_text(stats))
         self._show_sessions(data.latest, stats.sessions)
         self.query_one(PressureSummary).show(data.pressure)
-        self.query_one(HealthLine).show(data.health)
+        self._load_health()
+
+    @work(thread=True, exclusive=True, group="health", exit_on_error=False)
+    def _load_health(self) -> None:
+        from store.health.scan import summary
+
+        self.post_message(HealthSummary(summary(self.lca.store, now=self.lca.now())))
+
+    @on(HealthSummary)
+    def _health_loaded(self, message: HealthSummary) -> None:
+        self.query_one(HealthLine).show(message.result)
+        self.health_loads += 1
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         table = self.query_one("#overview-sessions", DataTable)

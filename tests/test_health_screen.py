@@ -169,7 +169,7 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
     app = make_app(demo_path, now=FIXED_NOW)
     async with app.run_test(size=(120, 40)) as pilot:
         overview = app.screen
-        await wait_until(pilot, lambda: overview.loads >= 1, what="overview")
+        await wait_until(pilot, lambda: overview.health_loads >= 1, what="the health line")
         line = rendered_text(overview.query_one("#overview-health"))
         assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
         overview.query_one("#overview-health").focus()
