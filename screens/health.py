@@ -20,7 +20,14 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from screens.base import StoreScreen
 from screens.health_fix import FixConfirm
 from screens.registry import SCREENS
-from store.health.records import FixPlan, FixReport, RowView, ScanResult, SignalResult, TrendPoint
+from store.health.records import (
+    FixPlan,
+    FixReport,
+    RowView,
+    ScanResult,
+    SignalResult,
+    TrendPoint,
+)
 from widgets.fmt import when
 from widgets.health_trend import HealthTrend, sparkline
 from widgets.safe import cell, join, safe_text
@@ -235,8 +242,8 @@ class HealthScreen(StoreScreen):
         self.result, self.trends = data.scan, data.trends
         table = self.query_one("#health-signals", DataTable)
         counts = data.scan.counts()
-        table.border_title = (f"Health signals — {counts['fail']} fail · {counts['warn']} warn · "
-                              f"{counts['unknown']} unknown · {counts['ok']} ok")
+        table.border_title = (f"Health signals — {counts['fail']} fail · {counts['warn']} "
+                              f"warn · {counts['unknown']} unknown · {counts['ok']} ok")
         table.border_subtitle = f"scanned {when(data.scan.scanned_at, True)} UTC"
         keep = self.selected
         with self.prevent(DataTable.RowHighlighted):

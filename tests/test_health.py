@@ -17,7 +17,7 @@ from store.core.models import Chunk, Entry, Memory
 from store.health import incidents
 from store.health.records import Row
 from tests.conftest import make_store
-from tests.helpers_health import NOW, add_session, ids, scan, ts, write_memory
+from tests.helpers_health import add_session, ids, scan, ts, write_memory
 
 SIGNALS = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_budget",
            "checkpoint_noop", "compaction_without_checkpoint", "index_lag",
@@ -356,7 +356,7 @@ def test_a_writer_that_upgraded_is_not_stale(seeded: Store) -> None:
     assert scan(seeded).signal("stale_writer").status == "ok"
 
 
-# -- scans, trends, drill-down ----------------------------------------------------------------------
+# -- scans, trends, drill-down ---------------------------------------------------------------
 def test_scans_are_stored_with_trends(seeded: Store) -> None:
     first = scan(seeded)
     incidents.reindex_again(seeded, incidents.sources_of(seeded, "s1"), ("nightly.sh", "1"))

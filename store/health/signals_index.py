@@ -192,7 +192,8 @@ def find_lag(conn: Connection) -> Lag:
         select(CH.source_id).distinct().join(Memory, and_(
             CH.source_type == "memory", ME.id == CH.source_id))
         .where(CH.source_hash != ME.content_hash)).all()
-    return Lag(entries, memories, missing_e, [(int(i), str(c)) for i, c in missing_m], sorted(int(r[0]) for r in stale_e),
+    return Lag(entries, memories, missing_e, [(int(i), str(c)) for i, c in missing_m],
+               sorted(int(r[0]) for r in stale_e),
                sorted(int(r[0]) for r in stale_m), orphan_chunks(conn))
 
 
