@@ -2,12 +2,27 @@
 
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
-``ingest``, ``recall``, ``context``, ``export``. ``facade.Store`` is the top: the harness API
-with every capability's operations. ``open_store`` is the entry point.
+``ingest``, ``recall``, ``context``, ``export``, ``harness``. ``facade.Store`` is the top: the
+harness API with every capability's operations. ``open_store`` is the entry point.
+
+``Store`` and ``open_store`` are imported on first use, so that a module such as
+``store.harness.client`` (what a hook runs when the daemon answers it) costs no more than
+itself: importing the facade pulls in SQLAlchemy and NumPy (~0.45 s).
 """
 
 from __future__ import annotations
 
-from store.facade import Store, open_store
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.facade import Store, open_store
 
 __all__ = ["Store", "open_store"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from store import facade
+
+        return getattr(facade, name)
+    raise AttributeError(f"module 'store' has no attribute {name!r}")

@@ -8,6 +8,7 @@ later instead of comparing all pairs.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,14 @@ from store.core.timeutil import now_iso
 # matrix, compared in blocks so memory stays bounded.
 _BULK = 64
 _BLOCK = 512
+# Texts handed to the embedder at once: sorted by length first, so each group is of like
+# lengths, and small enough that one bad text costs a retry of its group only.
+_GROUP = 256
+# Entry kinds whose long texts embed their head only (``embed.tool_head_windows``): machine
+# input and output, where the rest of a 40-window file listing or diff is for FTS to find.
+TOOL_KINDS = frozenset({"tool_call", "tool_result"})
+
+Progress = Callable[[str, int, int], None]
 
 
 def sha256_text(body: str) -> str:
@@ -36,12 +45,14 @@ class Source:
     source_id: int
     text: str
     content_hash: str
+    kind: str | None = None  # an entry's kind: tool calls and results embed their head only
 
 
 @dataclass
 class IndexResult:
-    chunks: int = 0
+    chunks: int = 0  # written ok: embedded, or lexical only
     failed: int = 0
+    lexical: int = 0  # of ``chunks``: written for FTS only, by design
     errors: list[str] = field(default_factory=list)
 
 
@@ -54,6 +65,7 @@ class _Pending:
     body: str
     vector: np.ndarray | None = None
     error: str | None = None
+    lexical: bool = False  # past the embedded head: FTS only, never embedded
 
 
 @dataclass(frozen=True)
@@ -66,50 +78,70 @@ class Prepared:
     body: str
     vector: np.ndarray | None
     error: str | None
+    lexical: bool = False
 
 
 class Indexer:
     """Writes chunks, vectors and FTS rows for sources, with one embedder.
 
     ``prepare`` (chunk + embed) needs no database, so callers run it before they take the
-    write lock; ``index`` then only computes neighbours and inserts.
+    write lock; ``index`` then only computes neighbours and inserts. A tool call or result
+    longer than ``head_windows`` windows embeds those and keeps the rest in FTS only
+    (``chunk.lexical_only``); 0 embeds every window.
     """
 
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
-                 writer: str, writer_version: str) -> None:
+                 writer: str, writer_version: str, head_windows: int = 0,
+                 progress: Progress | None = None) -> None:
         self.embedder = embedder
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
         self.writer = writer
         self.writer_version = writer_version
+        self.head_windows = max(0, head_windows)
+        self.progress = progress
 
-    def prepare(self, texts: dict[str, str]) -> dict[str, list[Prepared]]:
-        """content hash → its embedded chunks, for each text (keyed by its content hash)."""
+    def _spans(self, text: str, head_only: bool) -> list[tuple[int, int, int, bool]]:
+        """(start, end, tokens, lexical only?) of each window of ``text``."""
+        spans = split(text, self.max_tokens)
+        cut = self.head_windows if head_only and self.head_windows else len(spans)
+        return [(sp.start, sp.end, sp.tokens, i >= cut) for i, sp in enumerate(spans)]
+
+    def prepare(self, texts: dict[str, str], head_only: set[str] | frozenset[str] = frozenset()
+                ) -> dict[str, list[Prepared]]:
+        """content hash → its embedded chunks, for each text (keyed by its content hash);
+        texts whose hash is in ``head_only`` (tool calls and results) embed their head only."""
         spans: list[tuple[str, _Pending]] = []
         dummy = Source("entry", 0, "", "")
         for key, body in texts.items():
-            for span in split(body, self.max_tokens):
-                spans.append((key, _Pending(dummy, span.start, span.end, span.tokens,
-                                            body[span.start:span.end])))
+            for start, end, tokens, lexical in self._spans(body, key in head_only):
+                spans.append((key, _Pending(dummy, start, end, tokens, body[start:end],
+                                            lexical=lexical)))
         self._embed([p for _, p in spans])
         out: dict[str, list[Prepared]] = {key: [] for key in texts}
         for key, p in spans:
-            out[key].append(Prepared(p.start, p.end, p.tokens, p.body, p.vector, p.error))
+            out[key].append(Prepared(p.start, p.end, p.tokens, p.body, p.vector, p.error,
+                                     p.lexical))
         return out
 
     def _embed(self, pending: list[_Pending]) -> None:
-        for i in range(0, len(pending), self.batch_size):
-            batch = pending[i:i + self.batch_size]
+        """Vectors for every window not lexical only: shortest first, in groups."""
+        todo = sorted((p for p in pending if not p.lexical), key=lambda p: p.tokens)
+        total = len(todo)
+        for i in range(0, total, _GROUP):
+            group = todo[i:i + _GROUP]
             try:
-                vectors = self.embedder.embed([p.body for p in batch])
-                for p, v in zip(batch, vectors, strict=True):
+                vectors = self.embedder.embed([p.body for p in group])
+                for p, v in zip(group, vectors, strict=True):
                     p.vector = v
-            except Exception:  # one bad text must not sink its batch: retry one by one
-                for p in batch:
+            except Exception:  # one bad text must not sink its group: retry one by one
+                for p in group:
                     try:
                         p.vector = self.embedder.embed([p.body])[0]
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
+            if self.progress:
+                self.progress("embed", min(i + _GROUP, total), total)
 
     @staticmethod
     def _neighbours(conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
@@ -159,11 +191,12 @@ class Indexer:
             ready = prepared.get(source.content_hash) if prepared else None
             if ready is not None:
                 pending.extend(_Pending(source, r.start, r.end, r.tokens, r.body, r.vector,
-                                        r.error) for r in ready)
+                                        r.error, r.lexical) for r in ready)
                 continue
-            for span in split(source.text, self.max_tokens):
-                p = _Pending(source, span.start, span.end, span.tokens,
-                             source.text[span.start:span.end])
+            for start, end, tokens, lexical in self._spans(source.text,
+                                                           source.kind in TOOL_KINDS):
+                p = _Pending(source, start, end, tokens, source.text[start:end],
+                             lexical=lexical)
                 pending.append(p)
                 missing.append(p)
         if not pending:
@@ -183,10 +216,10 @@ class Indexer:
         for p in pending:
             cid = next_id
             next_id += 1
-            ok = p.vector is not None
+            ok = p.vector is not None or p.lexical
             nn_id: int | None = None
             nn_sim: float | None = None
-            if ok:
+            if p.vector is not None:
                 ref, nn_sim = next(found)
                 nn_id = batch_ids[-1 - ref] if ref is not None and ref < 0 else ref
                 batch_ids.append(cid)
@@ -195,13 +228,16 @@ class Indexer:
                 "a": p.start, "b": p.end, "t": p.body, "h": sha256_text(p.body),
                 "sh": p.source.content_hash, "m": self.embedder.name, "d": self.embedder.dim,
                 "s": "ok" if ok else "failed", "e": p.error, "tok": p.tokens,
-                "nn": nn_sim, "nnid": nn_id, "w": self.writer, "wv": self.writer_version,
-                "c": created,
+                "nn": nn_sim, "nnid": nn_id, "lo": int(p.lexical), "w": self.writer,
+                "wv": self.writer_version, "c": created,
             })
             fts_rows.append((cid, p.body))
-            if ok:
-                vectors.append((cid, p.vector))  # type: ignore[arg-type]
+            if p.vector is not None:
+                vectors.append((cid, p.vector))
                 result.chunks += 1
+            elif ok:
+                result.chunks += 1
+                result.lexical += 1
             else:
                 result.failed += 1
                 result.errors.append(f"{p.source.source_type} {p.source.source_id} "
@@ -209,8 +245,9 @@ class Indexer:
         conn.execute(text(
             "INSERT INTO chunk (id, source_type, source_id, span_start, span_end, text, "
             "content_hash, source_hash, model, dim, status, error, tokens, nn_similarity, "
-            "nn_chunk_id, writer, writer_version, created_at) VALUES (:id, :st, :sid, :a, :b, "
-            ":t, :h, :sh, :m, :d, :s, :e, :tok, :nn, :nnid, :w, :wv, :c)"), rows)
+            "nn_chunk_id, lexical_only, writer, writer_version, created_at) VALUES (:id, :st, "
+            ":sid, :a, :b, :t, :h, :sh, :m, :d, :s, :e, :tok, :nn, :nnid, :lo, :w, :wv, :c)"),
+            rows)
         vec.insert_vectors(conn, vectors)
         vec.insert_fts(conn, fts_rows)
         return result

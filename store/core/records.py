@@ -101,6 +101,8 @@ class Stats:
     proposals_pending: int
     traces: int
     embedder: EmbedderInfo
+    entries_waiting: int = 0  # stored, waiting for embedding (the daemon or a checkpoint)
+    chunks_lexical_only: int = 0  # windows past a long tool entry's head: FTS, no vector
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,12 +125,14 @@ class Stats:
             "vectors": self.vectors,
             "fts_rows": self.fts_rows,
             "checkpoints": self.checkpoints,
+            "entries_waiting": self.entries_waiting,
+            "chunks_lexical_only": self.chunks_lexical_only,
         }
 
 
 @dataclass(frozen=True)
 class SearchHit:
-    chunk_id: int
+    chunk_id: int | None  # None: an entry waiting for embedding, found by its FTS row
     source_type: str
     source_id: int
     text: str
@@ -167,6 +171,7 @@ class IngestReport:
     files: int = 0
     chunks: int = 0
     chunks_failed: int = 0
+    entries_waiting: int = 0  # stored without embedding (a deferred import), queued
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -185,6 +190,7 @@ class IngestReport:
             "files": self.files,
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
+            "entries_waiting": self.entries_waiting,
             "notes": self.notes,
         }
 

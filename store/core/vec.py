@@ -113,3 +113,17 @@ def index_counts(conn: Connection) -> tuple[int, int]:
     vectors = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_vec").scalar_one()
     fts = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_fts_docsize").scalar_one()
     return int(vectors), int(fts)
+
+
+def waiting_search(conn: Connection, query: str, limit: int) -> list[tuple[int, float]]:
+    """(entry id, BM25 relevance ≥ 0) of entries waiting for embedding that match ``query``
+    (``embed_queue_fts``, filled by the queue's triggers), best first."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    rows = conn.execute(
+        text("SELECT rowid, bm25(embed_queue_fts) AS score FROM embed_queue_fts WHERE "
+             "embed_queue_fts MATCH :m ORDER BY score LIMIT :n"),
+        {"m": match, "n": int(limit)},
+    ).all()
+    return [(int(r[0]), -float(r[1])) for r in rows]

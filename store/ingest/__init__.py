@@ -118,12 +118,15 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
 
 
 def ingest(store: Store, paths: list[Path], fmt: str | None = None,
-           progress: Progress | None = None) -> IngestReport:
-    """Import every path; returns what was added and every problem met."""
+           progress: Progress | None = None, defer: bool = False) -> IngestReport:
+    """Import every path; returns what was added and every problem met.
+
+    ``defer`` stores transcript entries without embedding them (queued; searchable by FTS at
+    once): what a hook before every prompt does. Memory files are always embedded."""
     if fmt is not None and fmt not in formats():
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(formats())}")
     report = IngestReport()
-    ctx = ImportContext(store, report, progress)
+    ctx = ImportContext(store, report, progress, defer=defer)
     seen: set[Path] = set()
     for path in paths:
         problem = file_problem(path)

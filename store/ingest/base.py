@@ -42,6 +42,7 @@ class ImportContext:
     report: IngestReport
     progress: Progress | None = None
     sessions_seen: set[str] = field(default_factory=set)
+    defer: bool = False  # store entries without embedding them (queued: see writes)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
@@ -109,9 +110,12 @@ class LineImporter:
 
         def flush(position: Position) -> None:
             nonlocal lines_in_batch
-            indexer = store.indexer()
-            with store.read() as conn:  # embed before taking the write lock
-                prepared = embed_new(conn, [e for es in pending.values() for e in es], indexer)
+            indexer = None if ctx.defer else store.indexer(ctx.progress)
+            prepared = None
+            if indexer is not None:
+                with store.read() as conn:  # embed before taking the write lock
+                    prepared = embed_new(conn, [e for es in pending.values() for e in es],
+                                         indexer)
             with store.write() as conn:
                 for sid, session in pending_sessions.items():
                     if upsert_session(conn, session, store.writer, store.writer_version):
@@ -120,8 +124,9 @@ class LineImporter:
                     ctx.sessions_seen.add(sid)
                 for sid, entries in pending.items():
                     result = write_entries(conn, sid, entries, indexer, store.writer,
-                                           store.writer_version, prepared)
+                                           store.writer_version, prepared, defer=ctx.defer)
                     report.entries_added += len(result.entry_ids)
+                    report.entries_waiting += result.queued
                     report.chunks += result.chunks
                     report.chunks_failed += result.chunks_failed
                     for err in result.errors:

@@ -11,7 +11,7 @@ from sqlalchemy import Connection, text
 from store.core import vec
 from store.core.errors import StoreError
 from store.core.derive import run_derivers
-from store.core.index import Source
+from store.core.index import TOOL_KINDS, Source
 from store.core.records import ReindexReport
 
 if TYPE_CHECKING:
@@ -25,17 +25,19 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     """Rebuild the index. Chunks are embedded first, outside the write lock; then one
     transaction swaps the old index for the new, so a crash leaves the old one whole."""
     report = ReindexReport()
-    indexer = store.indexer()
+    indexer = store.indexer(progress)
     from store.ingest.memory_dir import memory_index_text
 
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
         entries = conn.exec_driver_sql(
-            "SELECT id, content, content_hash FROM entry ORDER BY id").all()
+            "SELECT id, content, content_hash, kind FROM entry ORDER BY id").all()
         memories = conn.exec_driver_sql(
             "SELECT id, name, description, body, invariant, content_hash FROM memory "
             "ORDER BY id").all()
-    sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
+    sources = [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in entries]
+    head_only = ({s.content_hash for s in sources if s.kind in TOOL_KINDS}
+                 - {s.content_hash for s in sources if s.kind not in TOOL_KINDS})
     sources += [Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
     total = len(sources)
@@ -43,7 +45,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     for i in range(0, total, _BATCH):
         part = sources[i:i + _BATCH]
         prepared.update(indexer.prepare({s.content_hash: s.text for s in part
-                                         if s.content_hash not in prepared}))
+                                         if s.content_hash not in prepared}, head_only))
         if progress:
             progress("embed", min(i + _BATCH, total), total)
     with store.write() as conn:
@@ -55,6 +57,9 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
             report.chunks_failed += result.failed
             if progress:
                 progress("write", min(i + _BATCH, total), total)
+        if entries:  # what was read is indexed now: no longer waiting for embedding
+            conn.execute(text("DELETE FROM embed_queue WHERE entry_id <= :m"),
+                         {"m": int(entries[-1][0])})
         report.entries, report.memories = len(entries), len(memories)
         report.derived = run_derivers(conn, None)
         store.audit(conn, "reindex", "store", [],
