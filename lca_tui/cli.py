@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 
 from lca_tui import commands
-from lca_tui.output import fail
 
 
 def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -50,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if "hook" in words:  # a Claude Code hook: answered before the full parser is imported
+        from lca_tui.commands.hook import fast_main, parse_fast
+
+        if parse_fast(words) is not None:
+            return fast_main(words)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -63,6 +68,7 @@ def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
     """Run a command; expected errors become one clear line on stderr and exit 2."""
     from sqlalchemy.exc import OperationalError
 
+    from lca_tui.output import fail
     from store.core.errors import StoreError
     from store.core.settings import SettingsError
 

@@ -20,15 +20,9 @@ from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 from store.core.errors import StoreError, StoreLocked
+from store.core.location import default_store_path
 
-
-def default_store_path() -> Path:
-    """``$LCA_STORE``, else ``$XDG_DATA_HOME/lca-tui/store.db`` (``~/.local/share/...``)."""
-    explicit = os.environ.get("LCA_STORE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "lca-tui" / "store.db"
+__all__ = ["default_store_path", "ensure_file", "make_engine", "orm", "write"]
 
 
 def ensure_file(path: Path) -> bool:

@@ -77,6 +77,9 @@ SPECS: list[Spec] = [
     Spec("recall.pool", 50, "Candidate pool: at most this many sources, taken from the vector "
          "KNN and FTS5 BM25 rankings in turn (best cosine, best BM25, next cosine, ...), "
          "skipping chunks already taken; several chunks of one source count once."),
+    Spec("recall.vector_cache", True, "Keep an in-memory copy of the vectors for KNN (a warm "
+         "process: the app, `lca-tui serve`); off, KNN scans sqlite-vec instead, cheaper for "
+         "a process that answers one recall (a hook run without the daemon turns it off)."),
     Spec("recall.half_life_days", 30.0, "Half-life of T when a memory names none."),
     Spec("recall.duplicate_cos", 0.95, "A candidate whose vector is at least this cosine to "
          "one already injected is a near-duplicate and is not injected (diversity)."),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Index
 from sqlmodel import Field
 
+import store.recall.models  # noqa: F401 - registers recall_trace, which hook_run points at
 from store.core.models import Who
 
 

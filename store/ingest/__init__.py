@@ -118,11 +118,15 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
 
 
 def ingest(store: Store, paths: list[Path], fmt: str | None = None,
-           progress: Progress | None = None, defer: bool = False) -> IngestReport:
+           progress: Progress | None = None, defer: bool = False,
+           audit: bool = True) -> IngestReport:
     """Import every path; returns what was added and every problem met.
 
     ``defer`` stores transcript entries without embedding them (queued; searchable by FTS at
-    once): what a hook before every prompt does. Memory files are always embedded."""
+    once): what a hook before every prompt does. Memory files are always embedded.
+    ``audit=False`` skips the audit event, for a caller that records the import itself (a
+    hook run, in ``hook_run``; an audit event per prompt would also make every warm process
+    reload its vector copy, which an audit event signals)."""
     if fmt is not None and fmt not in formats():
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(formats())}")
     report = IngestReport()
@@ -139,6 +143,8 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
             report.error(str(path), None, f"--format {fmt} needs a directory")
         else:
             _import_file(ctx, path, fmt)
+    if not audit:
+        return report
     with store.write() as conn:
         store.audit(conn, "ingest", "import", [],
                     {"sessions_added": report.sessions_added,
