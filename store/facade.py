@@ -9,6 +9,9 @@ entries) plus every capability's public operation as a method, documented here i
 - ``record_snapshot`` / ``record_prune`` / ``record_compaction`` / ``record_handoff`` /
   ``record_checkpoint``: context pressure and checkpoints;
 - ``export(out_dir, ...)``;
+- ``propose(doc)`` / ``proposals()`` / ``proposal(id)`` / ``edit_proposal`` / ``approve`` /
+  ``reject``: governed memory writes; ``list_memories()`` / ``memory_detail(id)`` /
+  ``chain(id)`` / ``integrity()`` / ``audit_events()``;
 - ``search(query)``, ``stats()``, ``sessions()``, ``entries(session)``, ``memories()``.
 
 Rows record ``writer`` / ``writer_version``: pass your harness's own to ``open_store``.
@@ -30,6 +33,7 @@ from store.core.settings import Settings
 # Records interpreted from stored entries; a capability with a deriver is named here.
 register_deriver("store.recall.events:derive")
 register_deriver("store.context.derive:derive")
+register_deriver("store.governance.events:derive")
 
 
 class Store(StoreBase):
@@ -118,6 +122,14 @@ class Store(StoreBase):
 
         return record_checkpoint(self, session_id, **kwargs)
 
+    # -- consolidation -----------------------------------------------------------------
+    def consolidate(self, session: str | None = None, *, use_proposer: bool = True,
+                    actor: str | None = None) -> Any:
+        """Run the consolidation pass over ``session`` (or all): new pending proposals."""
+        from store.governance.consolidate import consolidate
+
+        return consolidate(self, session, use_proposer=use_proposer, actor=actor)
+
     # -- export ------------------------------------------------------------------------
     def export(self, out_dir: Path | str, sessions: list[str] | None = None,
                memories: list[int] | None = None, force: bool = False) -> Any:
@@ -125,6 +137,83 @@ class Store(StoreBase):
         from store.export.writer import export
 
         return export(self, out_dir, sessions, memories, force)
+
+
+    # -- governed memory writes ---------------------------------------------------------
+    def propose(self, proposal: Mapping[str, Any] | Any, *, origin: str = "api",
+                actor: str | None = None, auto_apply: bool = True) -> Any:
+        """Submit a proposal (a ``propose`` JSON document, or a ``NewProposal``): checked,
+        stored pending, and applied at once if ``governance.auto_apply`` allows. Returns a
+        ``ProposalInfo``."""
+        from store.governance import parse_proposal, submit
+
+        new = parse_proposal(dict(proposal), origin) if isinstance(proposal, Mapping) \
+            else proposal
+        return submit(self, new, actor=actor, auto_apply=auto_apply)
+
+    def proposals(self, status: str | None = None, limit: int | None = None) -> list[Any]:
+        """The proposal queue, newest first (``ProposalSummary`` rows)."""
+        from store.governance import list_proposals
+
+        return list_proposals(self, status, limit)
+
+    def proposal(self, proposal_id: int) -> Any:
+        """One proposal in full: checks, edits, decisions, approval options, verification."""
+        from store.governance import get_proposal
+
+        return get_proposal(self, proposal_id)
+
+    def edit_proposal(self, proposal_id: int, changes: Mapping[str, Any], *,
+                      actor: str | None = None, reason: str | None = None) -> Any:
+        """Change a pending proposal (kept in its edit history); its checks run again."""
+        from store.governance import edit
+
+        return edit(self, proposal_id, dict(changes), actor=actor, reason=reason)
+
+    def approve(self, proposal_id: int, as_: str | None = None, reason: str | None = None,
+                *, actor: str | None = None) -> Any:
+        """Approve (``as_``: ``reinforce`` / ``supersede`` / ``keep-both``), apply in one
+        transaction, verify; returns the proposal (``failed`` with the reason if it could
+        not be applied)."""
+        from store.governance import approve
+
+        return approve(self, proposal_id, as_, reason, actor=actor)
+
+    def reject(self, proposal_id: int, reason: str, *, actor: str | None = None) -> Any:
+        """Reject a pending proposal; the reason is required."""
+        from store.governance import reject
+
+        return reject(self, proposal_id, reason, actor=actor)
+
+    def list_memories(self, status: str | None = None, type: str | None = None) -> list[Any]:
+        """Memories (``MemoryRow``, secret text withheld), by type and name."""
+        from store.governance import list_memories
+
+        return list_memories(self, status, type)
+
+    def memory_detail(self, memory_id: int) -> Any:
+        """A memory with evidence, supersession chain, flags and integrity problems."""
+        from store.governance import memory_detail
+
+        return memory_detail(self, memory_id)
+
+    def chain(self, memory_id: int) -> list[Any]:
+        """The supersession chain of a memory, oldest first (``ChainLink`` rows)."""
+        from store.governance import chain
+
+        return chain(self, memory_id)
+
+    def integrity(self) -> list[Any]:
+        """Supersession problems: cycles, dangling links, forks, superseded-but-active."""
+        from store.governance import integrity
+
+        return integrity(self)
+
+    def audit_events(self, limit: int | None = 50) -> list[Any]:
+        """The audit log, newest first (ids and counts, never content)."""
+        from store.governance import audit_events
+
+        return audit_events(self, limit)
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None,

@@ -286,9 +286,10 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
                       chunks_embedded: int = 0, chunks_failed: int = 0,
                       archive_verified: bool | None = None, index_verified: bool | None = None,
                       duration_ms: float | None = None,
-                      used_tokens: int | None = None) -> int:
+                      used_tokens: int | None = None,
+                      through_entry_id: int | None = None) -> int:
     """Record a checkpoint row (store-wide with ``session_id`` None); with ``used_tokens``
-    also a ``checkpoint`` snapshot."""
+    also a ``checkpoint`` snapshot. ``through_entry_id``: the highest entry it covers."""
     sid = v.label("session_id", session_id)
     who_agent = str(v.label("agent", agent, optional=False))
     stamp = v.stamp(ts)
@@ -301,7 +302,8 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
         "cf": v.count("chunks_failed", chunks_failed),
         "av": v.flag("archive_verified", archive_verified),
         "iv": v.flag("index_verified", index_verified),
-        "d": v.duration("duration_ms", duration_ms)}
+        "d": v.duration("duration_ms", duration_ms),
+        "te": v.count("through_entry_id", through_entry_id) if through_entry_id else None}
     used = v.tokens("used_tokens", used_tokens)
     if used is not None and sid is None:
         raise ValueError("used_tokens needs a session_id (a store-wide checkpoint has no "
@@ -313,8 +315,9 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
         cid = int(conn.execute(text(
             "INSERT INTO checkpoint (session_id, ts, trigger, status, entries_added, "
             "memories_written, chunks_embedded, chunks_failed, archive_verified, "
-            "index_verified, duration_ms, source, writer, writer_version, created_at) VALUES "
-            "(:s, :ts, :tr, :st, :ea, :mw, :ce, :cf, :av, :iv, :d, 'harness', :w, :wv, :c) "
+            "index_verified, duration_ms, through_entry_id, source, writer, writer_version, "
+            "created_at) VALUES "
+            "(:s, :ts, :tr, :st, :ea, :mw, :ce, :cf, :av, :iv, :d, :te, 'harness', :w, :wv, :c) "
             "RETURNING id"), {
             "s": sid, "ts": stamp, **values, "w": who[0], "wv": who[1],
             "c": now_iso()}).scalar_one())

@@ -187,6 +187,7 @@ class Checkpoint(Who, table=True):
     duration_ms: float | None = None
     source: str | None = None
     idem_key: str | None = Field(default=None, unique=True)
+    through_entry_id: int | None = None  # the highest entry a consolidation pass covered
 
 
 class ImportPosition(Who, table=True):

@@ -178,6 +178,13 @@ class IngestReport:
     def error(self, path: str, line: int | None, reason: str) -> None:
         self.errors.append(ImportIssue(path, line, reason))
 
+    def count_memory(self, written: Any) -> None:
+        """Count one ``store.core.memories.MemoryWrite``: added or updated, and its chunks."""
+        self.memories_added += written.action == "created"
+        self.memories_updated += written.action == "updated"
+        self.chunks += written.chunks
+        self.chunks_failed += written.failed
+
     def to_json(self) -> dict[str, Any]:
         return {
             "sessions_added": self.sessions_added,

@@ -84,12 +84,47 @@ SPECS: list[Spec] = [
     Spec("recall.duplicate_cos", 0.95, "A candidate whose vector is at least this cosine to "
          "one already injected is a near-duplicate and is not injected (diversity)."),
     # -- context pressure (LCA §4.5, §6.2) ---------------------------------------------------
+    Spec("governance.proposer_command", "",
+         "An external proposer for `lca-tui consolidate` (a language model, say): it gets the "
+         "sessions' new entries as JSON on stdin and prints proposals in the `propose` format. "
+         "Empty: none."),
+    Spec("governance.proposer_timeout_s", 30.0,
+         "Seconds the proposer command may run before it is stopped and reported."),
     Spec("context.window_tokens", 200000, "The model's context window when a harness does "
          "not report one (Claude Code: 200,000)."),
     Spec("context.checkpoint_percent", 80.0, "Checkpoint threshold, percent of the window: "
          "the pre-compaction checkpoint should fire here."),
     Spec("context.auto_compact_percent", 92.0, "The harness's auto-compact threshold, percent "
          "of the window."),
+    # -- governed memory writes (LCA §4.6, §4.6.1) ------------------------------------------
+    Spec("memory.dir", "",
+         "The bound memory directory (MindStone layout): applied writes are also written there "
+         "as Markdown files, atomically, hits and prevented included. Empty: none bound."),
+    Spec("governance.duplicate_cos", 0.92,
+         "A proposal whose text is at least this cosine to an active memory is a duplicate: "
+         "approving it offers `reinforce` of that memory instead."),
+    Spec("governance.contradiction_cos", 0.80,
+         "Contradiction heuristic: an active memory sharing a tag or project, at least this "
+         "cosine to the candidate, whose text differs in a negation, number, date or the value "
+         "given to the same key."),
+    Spec("governance.support_overlap", 0.6,
+         "Source support: a candidate sentence is supported when this share of its words is "
+         "found in one evidence span (or its cosine to a span reaches governance.support_cos)."),
+    Spec("governance.support_cos", 0.75,
+         "Source support: cosine between a candidate sentence and an evidence sentence that "
+         "counts as support."),
+    Spec("governance.critical_budget_chars", 50000,
+         "Budget of the always-loaded critical set (characters of the body and invariant of "
+         "every active critical memory): a promotion to critical past it is flagged."),
+    Spec("governance.auto_apply", "reinforce,noop",
+         "Operations applied without a person when no check failed (comma-separated; empty "
+         "for none). Never `procedure` or `identity` writes, whatever this says."),
+    Spec("governance.verifier_command", "",
+         "An external verifier (LCA §4.6.1): a command that reads the candidate, the memories "
+         "it touches and its source spans as JSON on stdin and prints a verdict JSON "
+         "{\"result\": \"pass|warn|fail\", \"detail\": \"...\"}. Empty: none."),
+    Spec("governance.verifier_timeout_s", 20.0,
+         "Seconds the verifier may take; past it, it is stopped and its check is a warn."),
 ]
 
 SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}

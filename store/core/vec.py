@@ -127,3 +127,16 @@ def waiting_search(conn: Connection, query: str, limit: int) -> list[tuple[int, 
         {"m": match, "n": int(limit)},
     ).all()
     return [(int(r[0]), -float(r[1])) for r in rows]
+
+
+def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]:
+    """(ids with a vector, ids with an FTS row) among ``chunk_ids``: did a write land in both
+    indexes?"""
+    if not chunk_ids:
+        return set(), set()
+    marks = ", ".join(str(int(i)) for i in chunk_ids)
+    vectors = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT rowid FROM chunk_vec WHERE rowid IN ({marks})").all()}
+    fts = {int(r[0]) for r in conn.exec_driver_sql(
+        f"SELECT id FROM chunk_fts_docsize WHERE id IN ({marks})").all()}
+    return vectors, fts

@@ -4,7 +4,9 @@ Formats register in ``FILE_FORMATS`` (line-oriented files, detected from their f
 objects) and ``DIR_FORMATS`` (folders with a layout of their own). Bad input never aborts the
 batch: each problem is reported with its file, line and reason, and everything else lands.
 
-This package owns every importer and ``reindex``. May import: ``store.core``; the export
+This package owns every importer and ``reindex``. Memories are written through
+``store.core.memories`` only; ACP reuses ``memory_dir``'s public file import. May import:
+``store.core``; the export
 importer also uses ``store.export.extra``'s public restore functions.
 """
 

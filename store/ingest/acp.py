@@ -37,18 +37,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 from sqlalchemy.exc import StatementError
 
+from store.core import memories
+from store.core.timeutil import now_iso
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.ingest.memory_dir import (
-    _import_memory_file,
-    _resolve_supersession,
-    _upsert_memory,
+    import_memory_file,
     parse_memory_file,
     split_front_matter,
+    write_memory,
 )
-from store.core.timeutil import now_iso
 
 FORMAT = "acp"
 STATE_KEYS = {"agentId", "heartbeat", "soulHash"}
@@ -209,21 +209,17 @@ def _check_soul(ctx: ImportContext, folder: Path, state: dict[str, Any]) -> str:
     return "verified"
 
 
-def _expire_pruned(conn: Connection, prefix: str, keep: set[str]) -> int:
+def _expire_pruned(ctx: ImportContext, conn: Connection, prefix: str, keep: set[str]) -> int:
     """Sections gone from MEMORY.md → expired; sections back again → active."""
     now = now_iso()
-    rows = conn.execute(text("SELECT id, source_file, status FROM memory WHERE "
-                             "substr(source_file, 1, :n) = :p"),
-                        {"n": len(prefix), "p": prefix}).all()
     expired = 0
-    for memory_id, source_file, status in rows:
-        if source_file not in keep and status == "active":
-            conn.execute(text("UPDATE memory SET status = 'expired', valid_to = :t, "
-                              "updated_at = :t WHERE id = :i"), {"t": now, "i": memory_id})
+    for memory in memories.with_source_prefix(conn, prefix):
+        assert memory.id is not None
+        if memory.source_file not in keep and memory.status == "active":
+            memories.set_status(conn, ctx.store, memory.id, "expired", valid_to=now)
             expired += 1
-        elif source_file in keep and status == "expired":
-            conn.execute(text("UPDATE memory SET status = 'active', valid_to = NULL, "
-                              "updated_at = :t WHERE id = :i"), {"t": now, "i": memory_id})
+        elif memory.source_file in keep and memory.status == "expired":
+            memories.set_status(conn, ctx.store, memory.id, "active", valid_to=None)
     return expired
 
 
@@ -255,7 +251,7 @@ def import_acp_dir(ctx: ImportContext, folder: Path) -> None:
                                  ["acp"], mtype in ("identity", "procedure"))
             for line, reason in problems:
                 report.error(str(path), line, reason)
-            _upsert_memory(ctx, conn, path, row)
+            write_memory(ctx, conn, path, row)
         path = folder / "MEMORY.md"
         if path.exists() or path.is_symlink():
             report.files += 1
@@ -267,9 +263,9 @@ def import_acp_dir(ctx: ImportContext, folder: Path) -> None:
                     row, _ = _row(path, body, heading, "reference",
                                   f"ACP curated memory of agent {agent}: {heading}",
                                   ["acp", "curated"], False)
-                    _upsert_memory(ctx, conn, path, row, prefix + slug)
+                    write_memory(ctx, conn, path, row, prefix + slug)
                     keep.add(prefix + slug)
-                expired = _expire_pruned(conn, prefix, keep)
+                expired = _expire_pruned(ctx, conn, prefix, keep)
         others = _import_others(ctx, conn, folder)
         ctx.store.audit(conn, "import-acp", "acp-agent", [agent], {
             "heartbeat": int(state["heartbeat"]) if isinstance(state.get("heartbeat"), int)
@@ -291,10 +287,10 @@ def _import_others(ctx: ImportContext, conn: Connection, folder: Path) -> list[s
         ctx.report.files += 1
         try:
             with conn.begin_nested():  # one bad file never costs the others
-                _import_memory_file(ctx, conn, path)
+                import_memory_file(ctx, conn, path)
         except SHAPE_ERRORS + (StatementError,) as exc:
             ctx.report.error(str(path), None, f"could not be imported: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
     if others:
-        _resolve_supersession(conn)
+        memories.resolve_supersedes_refs(conn)
     return [p.name for p in others]

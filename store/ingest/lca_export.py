@@ -17,15 +17,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
+from sqlmodel import select
 
-from store.export.extra import restore_checkpoints, restore_traces
-from store.core.index import Source, drop_chunks_of
-from store.ingest.base import ImportContext, file_problem
-from store.ingest.memory_dir import memory_index_text
-from store.ingest.mindstone import MindStoneImporter
+from store.core import memories
+from store.core.db import orm
+from store.core.models import Entry
 from store.core.timeutil import now_iso
 from store.core.writes import NewSession, upsert_session
+from store.export.extra import restore_checkpoints, restore_traces
+from store.ingest.base import ImportContext, file_problem
+from store.ingest.mindstone import MindStoneImporter
 
 MANIFEST = "manifest.json"
 EXPORT_FORMAT = "lca-export"
@@ -61,61 +63,23 @@ def _sessions(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]) ->
         ctx.sessions_seen.add(session.id)
 
 
-def _find_memory(conn: Connection, record: dict[str, Any]) -> tuple[int, str] | None:
-    if record.get("source_file"):
-        row = conn.execute(text("SELECT id, content_hash FROM memory WHERE source_file = :f"),
-                           {"f": record["source_file"]}).first()
-    else:
-        row = conn.execute(text(
-            "SELECT id, content_hash FROM memory WHERE source_file IS NULL AND name = :n AND "
-            "content_hash = :h ORDER BY id LIMIT 1"),
-            {"n": record.get("name"), "h": record.get("content_hash")}).first()
-    return (int(row[0]), str(row[1])) if row else None
-
-
 def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
               ) -> dict[int, int]:
-    """Restore every memory; returns manifest ref → memory id in this store."""
-    store, report = ctx.store, ctx.report
-    columns = {r[1] for r in conn.exec_driver_sql("PRAGMA table_info(memory)")} - {
-        "id", "supersedes_id", "superseded_by_id", "writer", "writer_version", "created_at"}
+    """Restore every memory through ``store.core.memories`` (found again by source file,
+    else by name and content hash); returns manifest ref → memory id in this store."""
     refs: dict[int, int] = {}
     for record in manifest.get("memories") or []:
         if not isinstance(record, dict) or not record.get("name") or record.get("body") is None:
-            report.error(str(ctx_path(manifest)), None, "a manifest memory without name or "
-                         "body: skipped")
+            ctx.report.error(str(ctx_path(manifest)), None, "a manifest memory without name "
+                             "or body: skipped")
             continue
-        row = {k: v for k, v in record.items() if k in columns}
+        row = {k: v for k, v in record.items() if k in memories.COLUMNS}
         for key in ("tags", "projects"):
             if isinstance(row.get(key), list):
                 row[key] = json.dumps(row[key])
-        now = now_iso()
-        row.setdefault("content_hash", "")
-        row.setdefault("updated_at", now)
-        row.update(writer=store.writer, writer_version=store.writer_version)
-        found = _find_memory(conn, record)
-        if found is not None and found[1] == row["content_hash"]:
-            refs[int(record["ref"])] = found[0]
-            continue
-        if found is None:
-            params = dict(row, created_at=now)
-            memory_id = int(conn.execute(text(
-                f"INSERT INTO memory ({', '.join(params)}) VALUES "
-                f"({', '.join(':' + k for k in params)}) RETURNING id"), params).scalar_one())
-            report.memories_added += 1
-        else:
-            memory_id = found[0]
-            conn.execute(text(f"UPDATE memory SET {', '.join(f'{k} = :{k}' for k in row)} "
-                              "WHERE id = :id"), dict(row, id=memory_id))
-            drop_chunks_of(conn, "memory", memory_id)
-            report.memories_updated += 1
-        refs[int(record["ref"])] = memory_id
-        result = store.indexer().index(conn, [Source(
-            "memory", memory_id, memory_index_text(record["name"], record.get("description"),
-                                                   record["body"], record.get("invariant")),
-            row["content_hash"])])
-        report.chunks += result.chunks
-        report.chunks_failed += result.failed
+        written = memories.upsert(conn, ctx.store, row)
+        ctx.report.count_memory(written)
+        refs[int(record["ref"])] = written.memory_id
     return refs
 
 
@@ -134,30 +98,21 @@ def _evidence(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
         note = item.get("note")
         pointer = item.get("entry")
         if isinstance(pointer, dict):
-            row = conn.execute(text("SELECT id FROM entry WHERE idem_key = :k"),
-                               {"k": pointer.get("idem_key")}).first()
-            if row is None:
+            with orm(conn) as session:
+                entry_id = session.exec(select(Entry.id).where(
+                    Entry.idem_key == pointer.get("idem_key"))).first()
+            if entry_id is None:
                 ctx.report.error(ctx_path(manifest), None, f"evidence of memory "
                                  f"{item.get('memory')} points at entry {pointer.get('seq')} of "
                                  f"session {pointer.get('session')}, which is not in the "
                                  "store: kept without the link")
                 note = f"{note or ''} [entry not in store: session {pointer.get('session')} " \
                        f"seq {pointer.get('seq')}]".strip()
-            else:
-                entry_id = int(row[0])
-        params = {"m": memory_id, "e": entry_id, "ss": item.get("span_start"),
-                  "se": item.get("span_end"), "f": item.get("file_path"), "n": note}
-        exists = conn.execute(text(
-            "SELECT 1 FROM evidence WHERE memory_id = :m AND entry_id IS :e AND span_start IS "
-            ":ss AND span_end IS :se AND file_path IS :f AND note IS :n"), params).first()
-        if exists:
-            continue
-        conn.execute(text(
-            "INSERT INTO evidence (memory_id, entry_id, span_start, span_end, file_path, note, "
-            "writer, writer_version, created_at) VALUES (:m, :e, :ss, :se, :f, :n, :w, :wv, "
-            ":c)"), dict(params, w=ctx.store.writer, wv=ctx.store.writer_version,
-                         c=now_iso()))
-        added += 1
+        if memories.add_evidence(
+                conn, ctx.store, memory_id, entry_id=entry_id,
+                span_start=item.get("span_start"), span_end=item.get("span_end"),
+                file_path=item.get("file_path"), note=note, once=True) is not None:
+            added += 1
     return added
 
 
@@ -167,10 +122,7 @@ def _lineage(conn: Connection, manifest: dict[str, Any], refs: dict[int, int]) -
         older = refs.get(int(link.get("supersedes", -1)))
         if newer is None or older is None:
             continue
-        conn.execute(text("UPDATE memory SET supersedes_id = :o WHERE id = :n"),
-                     {"o": older, "n": newer})
-        conn.execute(text("UPDATE memory SET superseded_by_id = :n WHERE id = :o"),
-                     {"o": older, "n": newer})
+        memories.supersede(conn, newer, older)
 
 
 def import_export_dir(ctx: ImportContext, folder: Path) -> None:

@@ -20,7 +20,8 @@ import yaml
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import StatementError
 
-from store.core.index import Source, drop_chunks_of, sha256_text
+from store.core import memories
+from store.core.index import sha256_text
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.timeutil import normalise_iso, now_iso
 
@@ -34,18 +35,6 @@ SPECIAL_TYPES = {"IDENTITY.md": "identity", "USER.md": "user", "SOUL.md": "ident
 _LOG_HEAD = re.compile(r"^###\s+(?P<kind>[\w-]+?)-archive\s+[—-]+\s+(?P<ts>\S+)\s*$",
                        re.IGNORECASE | re.MULTILINE)
 _LOG_FIELD = re.compile(r"^-\s+(?P<key>[^:]+):\s*(?P<value>.+)$", re.MULTILINE)
-
-
-def memory_index_text(name: str, description: str | None, body: str, invariant: str | None
-                      ) -> str:
-    """What is embedded for a memory: its name, description, invariant and body."""
-    parts = [name]
-    if description:
-        parts.append(description)
-    if invariant:
-        parts.append(invariant)
-    parts.append(body)
-    return "\n\n".join(p.strip() for p in parts if p and p.strip())
 
 
 def split_front_matter(raw: str) -> tuple[str | None, str, int]:
@@ -226,46 +215,19 @@ def is_memory_dir(path: Path) -> bool:
     return False
 
 
-def _upsert_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
-                   source_file: str | None = None) -> None:
-    """Insert or update the memory of ``source_file`` (default: the file's resolved path;
-    a file holding several memories names each, e.g. ``path#section``)."""
-    store, report = ctx.store, ctx.report
+def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
+                 source_file: str | None = None) -> int:
+    """Create or update the memory of ``source_file`` (default: the file's resolved path; a
+    file holding several memories names each, e.g. ``path#section``) through
+    ``store.core.memories``, counting it in the report; a new memory gets the file as its
+    evidence. Returns the memory's id."""
     file_path = str(path.resolve())
-    source_file = source_file or file_path
-    content_hash = sha256_text(json.dumps(row, sort_keys=True))
-    existing = conn.execute(text("SELECT id, content_hash FROM memory WHERE source_file = :f"),
-                            {"f": source_file}).first()
-    now = now_iso()
-    params = dict(row, source_file=source_file, content_hash=content_hash, updated_at=now,
-                  writer=store.writer, writer_version=store.writer_version, created_at=now)
-    if existing is not None and existing[1] == content_hash:
-        return
-    if existing is None:
-        cols = ", ".join(params)
-        marks = ", ".join(f":{k}" for k in params)
-        memory_id = int(conn.execute(text(f"INSERT INTO memory ({cols}) VALUES ({marks}) "
-                                          "RETURNING id"), params).scalar_one())
-        conn.execute(text(
-            "INSERT INTO evidence (memory_id, file_path, note, writer, writer_version, "
-            "created_at) VALUES (:m, :f, 'imported from memory file', :w, :wv, :c)"),
-            {"m": memory_id, "f": file_path, "w": store.writer, "wv": store.writer_version,
-             "c": now})
-        report.memories_added += 1
-    else:
-        memory_id = int(existing[0])
-        params.pop("created_at")
-        sets = ", ".join(f"{k} = :{k}" for k in params)
-        conn.execute(text(f"UPDATE memory SET {sets} WHERE id = :id"),
-                     dict(params, id=memory_id))
-        drop_chunks_of(conn, "memory", memory_id)
-        report.memories_updated += 1
-    result = store.indexer().index(conn, [Source(
-        "memory", memory_id,
-        memory_index_text(row["name"], row["description"], row["body"], row["invariant"]),
-        content_hash)])
-    report.chunks += result.chunks
-    report.chunks_failed += result.failed
+    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path))
+    if written.action == "created":
+        memories.add_evidence(conn, ctx.store, written.memory_id, file_path=file_path,
+                              note="imported from memory file")
+    ctx.report.count_memory(written)
+    return written.memory_id
 
 
 def _log_number(fields: dict[str, str], *keys: str) -> int:
@@ -301,23 +263,13 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
 
-def _resolve_supersession(conn: Connection) -> None:
-    rows = conn.exec_driver_sql(
-        "SELECT id, supersedes_ref FROM memory WHERE supersedes_ref IS NOT NULL").all()
-    for memory_id, ref in rows:
-        stem = ref[:-3] if ref.endswith(".md") else ref
-        target = conn.execute(text(
-            "SELECT id FROM memory WHERE id != :i AND (name = :r OR source_file LIKE :f) "
-            "ORDER BY id LIMIT 1"), {"i": memory_id, "r": ref, "f": f"%/{stem}.md"}).first()
-        target_id = int(target[0]) if target else None
-        conn.execute(text("UPDATE memory SET supersedes_id = :t WHERE id = :i"),
-                     {"t": target_id, "i": memory_id})
-        if target_id is not None:
-            conn.execute(text("UPDATE memory SET superseded_by_id = :i WHERE id = :t"),
-                         {"t": target_id, "i": memory_id})
+def import_memory_file(ctx: ImportContext, conn: Connection, path: Path,
+                       gate: list[Any] | None = None) -> None:
+    """Import one Markdown memory file (``LOG.md``: its archive entries as checkpoints;
+    ``MEMORY.md``, the index, is skipped by design); problems go to the report.
 
-
-def _import_memory_file(ctx: ImportContext, conn: Connection, path: Path) -> None:
+    With ``gate`` (a list; the bound directory after its first import), a file that differs
+    from its stored memory is not written but collected there as a change to propose."""
     report = ctx.report
     problem = file_problem(path)
     if problem is None and path.is_dir():
@@ -355,7 +307,29 @@ def _import_memory_file(ctx: ImportContext, conn: Connection, path: Path) -> Non
         row["loadable"], row["load_error"] = 0, decode_error
     elif row["load_error"] and not any(r == row["load_error"] for _, r in problems):
         report.error(str(path), None, f"recorded as not loadable: {row['load_error']}")
-    _upsert_memory(ctx, conn, path, row)
+    if gate is not None:
+        _gate_file(ctx, conn, path, row, gate)
+        return
+    write_memory(ctx, conn, path, row)
+
+
+def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
+               gate: list[Any]) -> None:
+    """The bound directory after its first import: content changes become proposals (see
+    ``store.governance.gate``); usage counters move forward in place."""
+    from store.governance.gate import FileChange, content_changed, counters
+
+    source = str(path.resolve())
+    have = memories.find(conn, source_file=source)
+    if have is None:
+        gate.append(FileChange("add", source, row))
+        return
+    if content_changed(have, row):
+        gate.append(FileChange("revise", source, row, have))
+        return
+    bump = counters(have, row)
+    if bump and have.id is not None:
+        ctx.report.count_memory(memories.update(conn, ctx.store, have.id, bump, index=False))
 
 
 def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
@@ -363,15 +337,53 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     report = ctx.report
     files = sorted(p for p in folder.iterdir() if p.suffix == ".md" or
                    (p.is_symlink() and p.name.endswith(".md")))
+    gate: list[Any] | None = None
     with ctx.store.write() as conn:
+        gate = _gate_for(ctx, conn, folder)
         for path in files:
             report.files += 1
             try:
                 with conn.begin_nested():  # one bad file never costs the others
-                    _import_memory_file(ctx, conn, path)
+                    import_memory_file(ctx, conn, path, gate)
             except SHAPE_ERRORS + (StatementError,) as exc:
                 report.error(str(path), None, f"could not be imported: {type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:200]}")
-        _resolve_supersession(conn)
+        memories.resolve_supersedes_refs(conn)
+        if gate is not None:
+            gate.extend(_deleted(conn, folder, files))
         ctx.store.audit(conn, "import-memory-dir", "memory", [],
                         {"files": len(files), "memories_added": report.memories_added})
+    if gate:
+        from store.governance.gate import propose_changes
+
+        ids, problems = propose_changes(ctx.store, gate)
+        for problem in problems:
+            report.error(folder.as_posix(), None, f"could not propose: {problem}")
+        if ids:
+            report.notes.append(f"{len(ids)} change{'s' if len(ids) != 1 else ''} made in the "
+                                f"bound memory directory outside the gate became proposals "
+                                f"(lca-tui proposals): {', '.join(map(str, ids))}")
+
+
+def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:
+    """A list to collect changes in when ``folder`` is the bound memory directory and was
+    imported before; None otherwise (the first import reads the files as they are)."""
+    from store.governance.gate import is_bound
+
+    if not is_bound(ctx.store, folder):
+        return None
+    prefix = str(folder.resolve()) + "/"
+    return [] if memories.with_source_prefix(conn, prefix) else None
+
+
+def _deleted(conn: Connection, folder: Path, files: list[Path]) -> list[Any]:
+    """Active memories of files no longer in the bound directory: quarantine proposals."""
+    from store.governance.gate import FileChange
+
+    present = {str(p.resolve()) for p in files}
+    out = []
+    for m in memories.with_source_prefix(conn, str(folder.resolve()) + "/"):
+        source = (m.source_file or "").split("#", 1)[0]
+        if m.status == "active" and source not in present and not Path(source).exists():
+            out.append(FileChange("quarantine", source, {}, m))
+    return out

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, text
 
 from store.core import vec
+from store.core.memories import index_text
 from store.core.errors import StoreError
 from store.core.derive import run_derivers
 from store.core.index import TOOL_KINDS, Source
@@ -26,8 +27,6 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     transaction swaps the old index for the new, so a crash leaves the old one whole."""
     report = ReindexReport()
     indexer = store.indexer(progress)
-    from store.ingest.memory_dir import memory_index_text
-
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
         entries = conn.exec_driver_sql(
@@ -38,7 +37,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     sources = [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in entries]
     head_only = ({s.content_hash for s in sources if s.kind in TOOL_KINDS}
                  - {s.content_hash for s in sources if s.kind not in TOOL_KINDS})
-    sources += [Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]), r[5])
+    sources += [Source("memory", int(r[0]), index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
     total = len(sources)
     prepared = {}

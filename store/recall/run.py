@@ -73,7 +73,9 @@ _DESCRIBE = (
     "e.session_id, e.seq, e.kind, e.ts, s.project, "
     "m.name, m.status, m.sensitivity, m.authority, m.role, m.projects, m.hits, m.prevented, "
     "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
-    "m.superseded_by_id, m.created_at, e.created_at "
+    "m.superseded_by_id, m.created_at, e.created_at, "
+    "EXISTS (SELECT 1 FROM memory_flag f WHERE f.memory_id = m.id AND "
+    "f.kind = 'contradiction' AND f.resolved_at IS NULL) "
     "FROM chunk c "
     "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
     "LEFT JOIN session s ON s.id = e.session_id "
@@ -91,7 +93,8 @@ def _facts(r: Any) -> rt.Facts:
                         sensitivity=r[11] or "public", authority=r[12], role=r[13],
                         projects=projects, hits=int(r[15] or 0), prevented=int(r[16] or 0),
                         last_applied=r[17], created=r[18] or r[23], half_life_days=r[19],
-                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22])
+                        evergreen=bool(r[20]), valid_to=r[21], superseded_by_id=r[22],
+                        contradiction=bool(r[25]))
     return rt.Facts("entry", int(r[2]), kind=r[6], ts=r[7] or r[24], project=r[8])
 
 

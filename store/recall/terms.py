@@ -132,7 +132,8 @@ def task_relevance(f: Facts, role: str | None, project: str | None) -> float:
 
 def risk(f: Facts, channel: str) -> tuple[float, list[str]]:
     """K (soft, capped at 1) and why: disputed 0.5; private in a shared channel 0.5; an
-    unresolved contradiction flag 0.3 (no contradiction record exists yet, so this is 0)."""
+    unresolved contradiction flag 0.3 (a contradiction approved as keep-both flags both
+    memories, ``memory_flag``, until one of them is superseded)."""
     k, why = 0.0, []
     if f.status == "disputed":
         k += 0.5

@@ -18,6 +18,7 @@ from sqlalchemy import Connection, text
 
 from store.core.errors import NotFound
 from store.core.timeutil import now_iso
+from store.governance.files import write_back
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -235,7 +236,8 @@ def feedback(store: Store, trace_id: int, item: str, kind: str) -> dict[str, Any
     """A harness reports that an injected item was ``used`` or ``prevented`` a mistake.
 
     For a memory this raises ``hits`` or ``prevented`` (and sets ``last_applied``), so later
-    recalls weigh it more; the trace keeps the E that applied when it ran. Reporting the same
+    recalls weigh it more, and rewrites its file when it lives in the bound memory directory
+    (``memory.dir``); the trace keeps the E that applied when it ran. Reporting the same
     thing twice for one candidate counts once.
     """
     if kind not in ("used", "prevented"):
@@ -264,6 +266,9 @@ def feedback(store: Store, trace_id: int, item: str, kind: str) -> dict[str, Any
                 {"now": now, "id": cand.source_id}).first()
             if row is not None:
                 hits, prevented = int(row[0]), int(row[1])
+                # the bound memory directory's file gets the new figures too, so a
+                # re-import no longer resets them (a failure here rolls the feedback back)
+                write_back(conn, store, int(cand.source_id or 0))
         if added:
             store.audit(conn, f"recall_feedback_{kind}", cand.source_type,
                         [cand.source_id, trace.id], {"trace": int(trace.id or 0)})

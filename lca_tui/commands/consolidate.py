@@ -1,0 +1,47 @@
+"""``lca-tui consolidate [SESSION]``: the consolidation pass — what sessions stated plainly
+since their last pass becomes pending proposals for a person to approve."""
+
+from __future__ import annotations
+
+import argparse
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("consolidate", parents=parents,
+                       help="propose memories from what sessions stated since the last pass")
+    p.add_argument("session", nargs="?", help="one session (id or prefix); default: all")
+    p.add_argument("--no-proposer", action="store_true",
+                   help="do not run governance.proposer_command this time")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with store_from(args) as store:
+        report = store.consolidate(args.session, use_proposer=not args.no_proposer)
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    out = console()
+    t = table("found", "proposed", title=f"consolidation pass over {len(report.sessions)} "
+              f"session{'s' if len(report.sessions) != 1 else ''}")
+    for kind, n in sorted(report.by_kind.items()):
+        t.add_row(kind, str(n))
+    out.print(t)
+    skipped = sum(report.skipped.values())
+    out.print(f"{report.proposals_added} proposal{'s' if report.proposals_added != 1 else ''}"
+              f" added; {skipped} skipped as already known "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(report.skipped.items())) or 'none'})",
+              markup=False, highlight=False)
+    if report.proposer["ran"]:
+        err = report.proposer.get("error")
+        out.print(f"proposer command: {'FAILED: ' + err if err else 'ok'}", markup=False,
+                  highlight=False)
+    for e in report.errors:
+        out.print(f"problem: {e}", markup=False, highlight=False)
+    if report.proposals_added:
+        out.print("review them with `lca-tui proposals` or on screen 4", markup=False,
+                  highlight=False)
+    return 1 if report.proposer.get("error") else 0

@@ -1,0 +1,148 @@
+"""``lca-tui memories``, ``memory ID``, ``chain ID`` and ``audit``: durable memories with
+their evidence and supersession chains, and the audit log. None of them loads the embedding
+model; a secret memory's text is withheld everywhere."""
+
+from __future__ import annotations
+
+import argparse
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.core.textsafe import one_line, visible
+
+STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
+WITHHELD = "[secret: text withheld]"
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("memories", parents=parents, help="durable memories, by type and name")
+    p.add_argument("--status", choices=STATUSES, help="only memories in this state")
+    p.add_argument("--type", dest="type_", metavar="TYPE", help="only memories of this type")
+    add_json_flag(p)
+    p.set_defaults(func=run_memories)
+
+    p = sub.add_parser("memory", parents=parents,
+                       help="one memory: metadata, text, evidence, chain, integrity problems")
+    p.add_argument("memory_id", metavar="ID", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=run_memory)
+
+    p = sub.add_parser("chain", parents=parents,
+                       help="a memory's whole supersession chain, oldest first")
+    p.add_argument("memory_id", metavar="ID", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=run_chain)
+
+    p = sub.add_parser("audit", parents=parents,
+                       help="the audit log, newest first (ids and counts, never content)")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--action", help="only this action (e.g. proposal_approved)")
+    add_json_flag(p)
+    p.set_defaults(func=run_audit)
+
+
+def run_memories(args: argparse.Namespace) -> int:
+    from store.governance import list_memories
+
+    with store_from(args) as store:
+        rows = list_memories(store, args.status, args.type_)
+    if args.json:
+        print_json({"memories": [r.to_json() for r in rows]})
+        return 0
+    t = table("id", "type", "status", "crit", "load", "hits/prev", "name", "text")
+    for r in rows:
+        flags = " !" if r.flagged else ""
+        t.add_row(str(r.id), r.type or "", r.status + flags, "yes" if r.critical else "",
+                  "" if r.loadable else "NO", f"{r.hits}/{r.prevented}", one_line(r.name, 40),
+                  WITHHELD if r.text is None else one_line(r.text, 60))
+    console().print(t)
+    return 0
+
+
+def _interval(valid_from: str | None, valid_to: str | None) -> str:
+    return f"{(valid_from or '…')[:10]} → {(valid_to or 'now')[:10]}"
+
+
+def print_chain(links: list, mark: int | None = None) -> None:
+    out = console()
+    for c in links:
+        pad = "  " * c.depth
+        came = f" (proposal {c.proposal_id})" if c.proposal_id else ""
+        fork = f"  FORK: superseded by {', '.join(map(str, c.successors))}" \
+            if len(c.successors) > 1 else ""
+        here = "  ←" if c.id == mark else ""
+        out.print(f"{pad}{'└ ' if c.depth else ''}memory {c.id} [{c.status}] "
+                  f"{_interval(c.valid_from, c.valid_to)}  {one_line(c.name, 50)}{came}"
+                  f"{fork}{here}", markup=False)
+
+
+def run_memory(args: argparse.Namespace) -> int:
+    from store.governance import memory_detail
+
+    with store_from(args) as store:
+        d = memory_detail(store, args.memory_id)
+    if args.json:
+        print_json(d.to_json())
+        return 0
+    out = console()
+    r = d.row
+    out.print(f"memory {r.id}  {one_line(r.name)}  [{r.type or '-'}, {r.status}]", markup=False,
+              style="bold")
+    facts = [f"sensitivity {r.sensitivity}", f"authority {r.authority}",
+             f"hits {r.hits}, prevented {r.prevented}", _interval(r.valid_from, r.valid_to)]
+    if r.critical:
+        facts.append("critical")
+    if r.tags:
+        facts.append("tags " + ", ".join(r.tags))
+    out.print("; ".join(facts), markup=False)
+    if not r.loadable:
+        out.print(f"NOT LOADABLE: {one_line(d.load_error or '')}", markup=False, style="red")
+    if r.source_file:
+        out.print(f"file: {one_line(r.source_file)}", markup=False, style="dim")
+    out.print(WITHHELD if d.body is None else visible(d.body), markup=False)
+    for e in d.evidence:
+        where = (f"{(e.session_id or '?')[:8]}#{e.seq} (entry {e.entry_id})" if e.entry_id
+                 else e.file or e.note or "?")
+        out.print(f"evidence: {one_line(where)}" + (f" — {one_line(e.note)}" if e.note and
+                                                     e.entry_id else ""),
+                  markup=False, style="dim")
+    for f in d.flags:
+        state = f"resolved {f.resolved_at}" if f.resolved_at else "unresolved"
+        out.print(f"flag: {f.kind} with memory {f.other_id} ({state}; proposal "
+                  f"{f.proposal_id}): {one_line(f.reason or '')}", markup=False,
+                  style="yellow")
+    if len(d.chain) > 1:
+        out.print("supersession chain:", markup=False, style="bold")
+        print_chain(list(d.chain), r.id)
+    for p in d.problems:
+        out.print(f"INTEGRITY {p.kind}: {one_line(p.detail)}", markup=False, style="red")
+    return 0
+
+
+def run_chain(args: argparse.Namespace) -> int:
+    from store.governance import chain
+
+    with store_from(args) as store:
+        links = chain(store, args.memory_id)
+    if args.json:
+        print_json({"chain": [c.to_json() for c in links]})
+        return 0
+    print_chain(links, args.memory_id)
+    return 0
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from store.governance import audit_events
+
+    with store_from(args) as store:
+        rows = audit_events(store, args.limit, args.action)
+    if args.json:
+        print_json({"events": [r.to_json() for r in rows]})
+        return 0
+    t = table("id", "time", "actor", "action", "target", "counts")
+    for r in rows:
+        ids = ", ".join(str(i) for i in r.target_ids if i is not None)
+        counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
+        t.add_row(str(r.id), r.ts, one_line(r.actor, 30), r.action,
+                  f"{r.target_kind or ''} {ids}".strip(), counts)
+    console().print(t)
+    return 0

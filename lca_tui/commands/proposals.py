@@ -1,0 +1,221 @@
+"""``lca-tui propose FILE|-``, ``proposals``, ``proposal ID``, ``approve ID``, ``reject ID``
+and ``edit ID FILE|-``: the approval gate for durable memory writes (DESIGN "Consolidation
+proposals and the approval gate"). Only ``propose``, ``edit`` and ``approve`` load the
+embedding model (the checks, the index and the verification need it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.core.textsafe import one_line, visible
+
+STATUSES = ("pending", "approved", "applied", "failed", "rejected")
+ORIGINS = ("cli", "api", "file", "consolidation", "proposer")
+MARK = {"pass": "ok", "warn": "WARN", "fail": "FAIL"}
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("propose", parents=parents,
+                       help="submit a proposal (JSON: op, type, target, content, metadata, "
+                       "rationale, evidence); it is checked and queued")
+    p.add_argument("file", metavar="FILE", help="the proposal JSON file, or - for stdin")
+    p.add_argument("--origin", choices=ORIGINS, default="cli",
+                   help="where the proposal comes from (default: cli)")
+    p.add_argument("--no-auto-apply", action="store_true",
+                   help="queue it even when governance.auto_apply would apply it")
+    add_json_flag(p)
+    p.set_defaults(func=run_propose)
+
+    p = sub.add_parser("proposals", parents=parents, help="the proposal queue, newest first")
+    p.add_argument("--status", choices=STATUSES, help="only proposals in this state")
+    p.add_argument("--limit", type=int, help="at most this many")
+    add_json_flag(p)
+    p.set_defaults(func=run_proposals)
+
+    p = sub.add_parser("proposal", parents=parents,
+                       help="one proposal: candidate, checks with evidence, edits, decisions")
+    p.add_argument("proposal_id", metavar="ID", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=run_proposal)
+
+    p = sub.add_parser("approve", parents=parents,
+                       help="approve a proposal: apply it in one transaction, then verify")
+    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("--as", dest="as_", choices=("reinforce", "supersede", "keep-both"),
+                   help="approve as another operation (the checks say which they allow)")
+    p.add_argument("--reason", help="why (required over a contradiction or a failed check)")
+    add_json_flag(p)
+    p.set_defaults(func=run_approve)
+
+    p = sub.add_parser("reject", parents=parents, help="reject a pending proposal")
+    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("--reason", required=True, help="why (required, kept with the proposal)")
+    add_json_flag(p)
+    p.set_defaults(func=run_reject)
+
+    p = sub.add_parser("edit", parents=parents,
+                       help="change a pending proposal (JSON of the fields to change); its "
+                       "checks run again and the edit is kept in its history")
+    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("file", metavar="FILE", help="JSON file of changes, or - for stdin")
+    p.add_argument("--reason", help="why it was edited")
+    add_json_flag(p)
+    p.set_defaults(func=run_edit)
+
+
+def read_json(name: str) -> Any:
+    """A JSON document from a file or ``-`` (stdin); errors say where."""
+    where = "stdin" if name == "-" else name
+    try:
+        raw = sys.stdin.read() if name == "-" else open(name, encoding="utf-8").read()
+    except IsADirectoryError:
+        raise ValueError(f"{where}: a directory, not a JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot read ({exc.strerror})") from None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not JSON: line {exc.lineno} column {exc.colno}: "
+                         f"{exc.msg}") from None
+
+
+def _checks_line(checks: Any) -> str:
+    bad = [f"{c.kind} {MARK[c.result]}" for c in checks if c.result != "pass"]
+    return ", ".join(bad) if bad else "all pass"
+
+
+def print_proposal(info: Any) -> None:
+    """A proposal for a person: what it would write, the checks, what approval needs."""
+    out = console()
+    s = info.summary
+    targets = ", ".join(f"memory {t}" for t in s.targets) or "-"
+    out.print(f"proposal {s.id}  {s.op or s.kind or '?'} {s.type or ''}  [{s.status}]  "
+              f"origin {s.origin}  target {targets}", markup=False, style="bold")
+    out.print(f"created {s.created}" + (f" by {s.proposer}" if s.proposer else "")
+              + (f"; decided {info.decided_at} by {info.actor}" if info.decided_at else ""),
+              markup=False)
+    if info.status_reason:
+        out.print(f"reason: {one_line(info.status_reason)}", markup=False)
+    if s.name:
+        out.print(f"name: {one_line(s.name)}", markup=False)
+    if info.content is not None:
+        out.print(visible(info.content), markup=False)
+    if info.rationale:
+        out.print(f"rationale: {one_line(info.rationale)}", markup=False, style="dim")
+    for e in info.evidence:
+        where = (f"{(e.session_id or '?')[:8]}#{e.seq} (entry {e.entry_id})" if e.entry_id
+                 else e.file or "?")
+        span = f" [{e.span[0]}:{e.span[1]}]" if e.span else ""
+        out.print(f"evidence: {one_line(where)}{span}", markup=False, style="dim")
+    if s.checks:
+        t = table("check", "result", "detail")
+        for c in s.checks:
+            t.add_row(c.kind, MARK[c.result], one_line(c.detail, 200))
+        out.print(t)
+    for c in s.checks:
+        if c.kind == "source_support":
+            for sent in c.evidence.get("sentences", []):
+                if sent.get("inference"):
+                    out.print(f"  inference: {one_line(sent['text'], 120)}", markup=False,
+                              style="yellow")
+    if info.options and s.status in ("pending", "failed"):
+        for o in info.options:
+            how = f"--as {o.as_op}" if o.as_op else "approve as proposed"
+            state = ("allowed" + (", needs --reason" if o.needs_reason else "")
+                     if o.allowed else "not allowed")
+            out.print(f"  {how}: {state} — {o.why}", markup=False)
+    if info.verification:
+        ok = "verified" if info.verified else "VERIFICATION FAILED"
+        out.print(f"{ok}:", markup=False, style="bold")
+        for step in info.verification.get("steps", []):
+            out.print(f"  {'ok' if step['ok'] else 'FAIL'}  {step['step']}: "
+                      f"{one_line(step['detail'], 160)}", markup=False)
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    from store.governance import parse_proposal, submit
+
+    data = read_json(args.file)
+    new = parse_proposal(data, args.origin, "stdin" if args.file == "-" else args.file)
+    with store_from(args) as store:
+        info = submit(store, new, auto_apply=not args.no_auto_apply)
+    if args.json:
+        print_json(info.to_json())
+    else:
+        print_proposal(info)
+    return 0
+
+
+def run_proposals(args: argparse.Namespace) -> int:
+    from store.governance import list_proposals
+
+    with store_from(args) as store:
+        rows = list_proposals(store, args.status, args.limit)
+    if args.json:
+        print_json({"proposals": [r.to_json() for r in rows]})
+        return 0
+    t = table("id", "op", "type", "status", "origin", "target", "created", "name", "checks")
+    for r in rows:
+        t.add_row(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status,
+                  r.origin, ", ".join(map(str, r.targets)), r.created,
+                  one_line(r.name or "", 50), _checks_line(r.checks))
+    console().print(t)
+    return 0
+
+
+def run_proposal(args: argparse.Namespace) -> int:
+    from store.governance import get_proposal
+
+    with store_from(args) as store:
+        info = get_proposal(store, args.proposal_id)
+    if args.json:
+        print_json(info.to_json())
+    else:
+        print_proposal(info)
+    return 0
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    from store.governance import approve
+
+    with store_from(args) as store:
+        info = approve(store, args.proposal_id, args.as_, args.reason)
+    if args.json:
+        print_json(info.to_json())
+    else:
+        print_proposal(info)
+    if info.status == "failed":
+        return 1
+    return 0 if info.verified in (True, None) else 1
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    from store.governance import reject
+
+    with store_from(args) as store:
+        info = reject(store, args.proposal_id, args.reason)
+    if args.json:
+        print_json(info.to_json())
+    else:
+        console().print(f"proposal {info.id} rejected: {one_line(info.status_reason or '')}",
+                        markup=False)
+    return 0
+
+
+def run_edit(args: argparse.Namespace) -> int:
+    from store.governance import edit
+
+    changes = read_json(args.file)
+    with store_from(args) as store:
+        info = edit(store, args.proposal_id, changes, reason=args.reason)
+    if args.json:
+        print_json(info.to_json())
+    else:
+        print_proposal(info)
+    return 0

@@ -1,0 +1,281 @@
+"""Deciding proposals: the approval choices the checks require, the automatic-apply policy,
+approve (then apply in one transaction, then verify) and reject.
+
+States: ``pending → approved → applied`` or ``failed`` (with the reason), ``pending →
+rejected`` (a reason is required). Approving over a contradiction needs ``as_="supersede"``
+or ``"keep-both"`` and a reason; over a duplicate, ``"reinforce"`` is offered; over any other
+failed check, a reason. ``governance.auto_apply`` (default ``reinforce,noop``) names what is
+applied without a person when no check failed — never a ``procedure`` or ``identity`` write.
+
+Applying writes, in one store transaction, the memory (through the memory-write module), its
+evidence, the supersession links (old memory ``superseded`` with ``valid_to``), its chunks and
+vectors, and the files of the bound memory directory; any failure leaves the store and the
+directory as they were and marks the proposal ``failed`` with the reason. Then ``verify`` reads
+the write back and the result is stored with the proposal.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection
+from sqlmodel import col, select
+
+from store.core.db import orm
+from store.core.models import Memory
+from store.core.timeutil import now_iso
+from store.governance import _memwrite as memories
+from store.governance.chains import link
+from store.governance.files import FileWrites
+from store.governance.models import MemoryFlag, Proposal, ProposalDecision
+from store.governance.proposals import (
+    NewProposal,
+    ProposalError,
+    actor_name,
+    get_proposal,
+    store_proposal,
+    stored_candidate,
+)
+from store.governance.policy import DECIDABLE, auto_apply_allowed
+from store.governance.records import ProposalInfo
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+def submit(store: Store, new: NewProposal, *, actor: str | None = None,
+           auto_apply: bool = True) -> ProposalInfo:
+    """Check and store a proposal (``proposals.store_proposal``), then apply it at once when
+    ``governance.auto_apply`` allows (``auto_apply=False``: never)."""
+    info = store_proposal(store, new, actor=actor)
+    if auto_apply and info.status == "pending":
+        allowed, _ = auto_apply_allowed(store, info)
+        if allowed:
+            return approve(store, info.id, actor="policy:governance.auto_apply",
+                           policy="governance.auto_apply")
+    return info
+
+
+def _plan(info: ProposalInfo, new: NewProposal, as_: str | None) -> NewProposal:
+    """The write to apply for approval ``as_`` (a copy of the candidate, changed)."""
+    if as_ is None or as_ == "keep-both":
+        return new
+    option = next(o for o in info.options if o.as_op == as_)
+    assert option.memory_id is not None
+    if as_ == "reinforce":
+        return NewProposal("reinforce", None, new.type, (int(option.memory_id),),
+                           new.metadata, new.rationale, new.evidence, new.origin, new.proposer)
+    return NewProposal("supersede", new.content, new.type, (int(option.memory_id),),
+                       new.metadata, new.rationale, new.evidence, new.origin, new.proposer)
+
+
+def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str | None = None,
+            *, actor: str | None = None, policy: str | None = None) -> ProposalInfo:
+    """Approve a pending (or failed) proposal, apply it and verify it; returns it after.
+
+    Raises ``ProposalError`` (nothing changed) when the checks do not allow this approval or
+    a target changed since the proposal was made. An apply that fails marks the proposal
+    ``failed`` with the reason and returns it.
+    """
+    info = get_proposal(store, proposal_id)
+    if as_ is not None and as_ not in ("reinforce", "supersede", "keep-both"):
+        raise ProposalError(f"--as must be reinforce, supersede or keep-both, got {as_!r}")
+    option = next((o for o in info.options if o.as_op == as_), None)
+    if option is None:
+        offered = ", ".join(o.as_op or "as proposed" for o in info.options if o.allowed)
+        raise ProposalError(f"proposal {proposal_id} cannot be approved as {as_}: "
+                            f"{'the checks offer ' + offered if offered else 'nothing allowed'}")
+    if not option.allowed:
+        raise ProposalError(f"proposal {proposal_id}: {option.why}")
+    reason = (reason or "").strip() or None
+    if option.needs_reason and not reason:
+        raise ProposalError(f"proposal {proposal_id}: approving {as_ or 'it'} needs --reason "
+                            f"({option.why})")
+    stale = [t for t in info.targets if t.changed_since]
+    if stale:
+        raise ProposalError(f"proposal {proposal_id}: memory {stale[0].memory_id} changed (or "
+                            "is gone) since it was proposed; edit the proposal to check it "
+                            "again")
+    who = actor_name(store, actor)
+    plan = _plan(info, stored_candidate(store, proposal_id), as_)
+    conflicts = [int(c["memory_id"]) for c in
+                 (info.check("contradiction").evidence.get("conflicts", [])
+                  if info.check("contradiction") else [])] if as_ == "keep-both" else []
+    files = FileWrites()
+    try:
+        with store.write() as conn:
+            now = now_iso()
+            _decide(conn, store, proposal_id, "approved", who, as_, reason, policy)
+            memory_id = _apply(conn, store, proposal_id, plan, files, who, policy, now)
+            if conflicts and memory_id is not None:
+                _flag(conn, store, proposal_id, memory_id, conflicts, reason, now)
+            files.commit()
+            _set_status(conn, proposal_id, "applied", None, who, memory_id, now)
+            _decide(conn, store, proposal_id, "applied", who, as_, None, policy)
+            store.audit(conn, "proposal_approved", "proposal", [proposal_id, memory_id],
+                        {"files": len(files.staged)}, actor=who)
+    except ProposalError:
+        files.rollback()
+        raise
+    except Exception as exc:
+        files.rollback()
+        why = f"{type(exc).__name__}: {exc}"[:500]
+        with store.write() as conn:
+            _decide(conn, store, proposal_id, "approved", who, as_, reason, policy)
+            _set_status(conn, proposal_id, "failed", why, who, None, now_iso())
+            _decide(conn, store, proposal_id, "failed", who, as_, why, policy)
+            store.audit(conn, "proposal_failed", "proposal", [proposal_id], {}, actor=who)
+        return get_proposal(store, proposal_id)
+    from store.governance.verify import record_verification
+
+    record_verification(store, proposal_id, plan.op, memory_id, list(files.staged))
+    return get_proposal(store, proposal_id)
+
+
+def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None
+           ) -> ProposalInfo:
+    """Reject a pending proposal; ``reason`` is required and kept."""
+    if not (reason or "").strip():
+        raise ProposalError("a rejection needs a reason (--reason)")
+    info = get_proposal(store, proposal_id)
+    if info.summary.op is None:
+        raise ProposalError(f"proposal {proposal_id} is history from a harness event; it is "
+                            "decided in the harness")
+    if info.status not in DECIDABLE:
+        raise ProposalError(f"proposal {proposal_id} is {info.status}: only a pending "
+                            "proposal can be rejected")
+    who = actor_name(store, actor)
+    with store.write() as conn:
+        _set_status(conn, proposal_id, "rejected", reason.strip(), who, None, now_iso())
+        _decide(conn, store, proposal_id, "rejected", who, None, reason.strip(), None)
+        store.audit(conn, "proposal_rejected", "proposal", [proposal_id], {}, actor=who)
+    return get_proposal(store, proposal_id)
+
+
+# -- inside the transaction --------------------------------------------------------------
+def _decide(conn: Connection, store: Store, proposal_id: int, decision: str, actor: str,
+            as_: str | None, reason: str | None, policy: str | None) -> None:
+    with orm(conn) as s:
+        s.add(ProposalDecision(proposal_id=proposal_id, ts=now_iso(), actor=actor,
+                               decision=decision, as_op=as_, reason=reason, policy=policy,
+                               writer=store.writer, writer_version=store.writer_version,
+                               created_at=now_iso()))
+        s.flush()
+
+
+def _set_status(conn: Connection, proposal_id: int, status: str, reason: str | None,
+                actor: str, memory_id: int | None, now: str) -> None:
+    with orm(conn) as s:
+        row = s.get(Proposal, proposal_id)
+        assert row is not None
+        row.status, row.status_reason, row.actor = status, reason, actor
+        row.decided_at = row.updated_at = now
+        if memory_id is not None:
+            row.memory_id = memory_id
+        s.add(row)
+        s.flush()
+
+
+def _fields(new: NewProposal, now: str, base: Memory | None = None) -> dict[str, Any]:
+    """Memory columns for the candidate (over ``base``'s for a revise)."""
+    md = new.metadata
+    out: dict[str, Any] = {}
+    if base is None:
+        out.update(created=now, valid_from=md.get("valid_from") or now, status="active",
+                   authority=md.get("authority") or "approved", hits=0, prevented=0,
+                   last_applied=None, loadable=1, load_error=None)
+    out["body"] = (new.content or "").strip("\n")
+    out["type"] = new.type or (base.type if base else None)
+    out["name"] = md.get("name") or (base.name if base else _first_line(new.content or ""))
+    for key in ("description", "role", "invariant", "sensitivity", "half_life_days"):
+        if key in md:
+            out[key] = md[key]
+    for key in ("tags", "projects"):
+        if key in md:
+            out[key] = json.dumps(list(md[key]))
+    for key in ("critical", "evergreen"):
+        if key in md:
+            out[key] = int(bool(md[key]))
+    if base is not None and "authority" in md:
+        out["authority"] = md["authority"]
+    return out
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:80]
+    return "memory"
+
+
+def _evidence(conn: Connection, store: Store, memory_id: int, new: NewProposal,
+              proposal_id: int) -> None:
+    for p in new.evidence:
+        span = p.get("span") or [None, None]
+        memories.add_evidence(conn, store, memory_id, entry_id=p.get("entry_id"),
+                              span_start=span[0], span_end=span[1], file_path=p.get("file"),
+                              note=p.get("note") or f"proposal {proposal_id}")
+    if not new.evidence:
+        memories.add_evidence(conn, store, memory_id,
+                              note=f"proposal {proposal_id}: no source given (inference)")
+
+
+def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
+           files: FileWrites, actor: str, policy: str | None, now: str) -> int | None:
+    """Write what ``new`` says; returns the memory it wrote or changed (None for a noop)."""
+    op = new.op
+    if op == "noop":
+        return None
+    if op in ("add", "supersede", "merge"):
+        written = memories.create(conn, store, _fields(new, now))
+        memory_id = written.memory_id
+        _evidence(conn, store, memory_id, new, proposal_id)
+        for old in new.targets:
+            link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)
+            _resolve_flags(conn, old, now)
+            files.stage_memory(conn, store, old)
+        files.stage_memory(conn, store, memory_id)
+        return memory_id
+    (target,) = new.targets
+    base = memories.get(conn, target)
+    if base is None:
+        raise LookupError(f"memory {target} no longer exists")
+    if op == "revise":
+        memories.update(conn, store, target, _fields(new, now, base))
+        _evidence(conn, store, target, new, proposal_id)
+    elif op == "reinforce":
+        memories.update(conn, store, target, {"hits": base.hits + 1, "last_applied": now},
+                        index=False)
+        _evidence(conn, store, target, new, proposal_id)
+    elif op == "quarantine":
+        memories.set_status(conn, store, target, "quarantined", valid_to=base.valid_to)
+    else:
+        raise ProposalError(f"unknown operation {op!r}")
+    files.stage_memory(conn, store, target)
+    return target
+
+
+def _flag(conn: Connection, store: Store, proposal_id: int, memory_id: int,
+          conflicts: list[int], reason: str | None, now: str) -> None:
+    """Keep-both: flag the new memory and each memory it may contradict (recall's K)."""
+    with orm(conn) as s:
+        for other in conflicts:
+            for a, b in ((memory_id, other), (other, memory_id)):
+                s.add(MemoryFlag(memory_id=a, kind="contradiction", other_id=b,
+                                 proposal_id=proposal_id, reason=reason, ts=now,
+                                 writer=store.writer, writer_version=store.writer_version,
+                                 created_at=now))
+        s.flush()
+
+
+def _resolve_flags(conn: Connection, memory_id: int, now: str) -> None:
+    """A superseded memory's contradiction flags (both sides) are resolved."""
+    with orm(conn) as s:
+        rows = s.exec(select(MemoryFlag).where(
+            col(MemoryFlag.resolved_at).is_(None),
+            (MemoryFlag.memory_id == memory_id) | (MemoryFlag.other_id == memory_id))).all()
+        for row in rows:
+            row.resolved_at = now
+            s.add(row)
+        s.flush()

@@ -1,0 +1,376 @@
+"""The checks run on every submitted (and edited) proposal, each kept with its evidence and a
+result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the approval gate").
+
+- ``duplicate``: the nearest active memories by vector similarity (every chunk of a memory,
+  made by the current embedder); at or above ``governance.duplicate_cos`` an ``add`` is a
+  ``warn`` suggesting ``reinforce`` of that memory (``noop`` when verbatim).
+- ``contradiction``: a heuristic, and it says so. An active memory that shares a tag or project
+  with the candidate (any memory when the candidate names none) with a sentence similar to one
+  of the candidate's — cosine at least ``governance.contradiction_cos``, or half their words in
+  common (so the heuristic still works under the fallback embedder) — that differs in a
+  negation, a number, a date or the value given to the same key ("X is Y" / "X is Z"):
+  ``fail``, suggesting ``supersede`` (or ``keep-both`` with a reason).
+- ``source_support``: each sentence of the candidate is traced to its evidence (word overlap
+  and cosine to the evidence's sentences); an unsupported one is marked as inference: ``warn``.
+- ``budget``: a promotion to ``critical`` that takes the always-loaded critical set past
+  ``governance.critical_budget_chars``: ``warn`` (LCA Appendix D).
+- ``procedure_risk``: every ``procedure`` or ``identity`` write: ``warn``, a person decides.
+- ``verifier`` (``store.governance.verifier``) when a command is configured.
+
+The targets of a ``revise`` / ``supersede`` / ``merge`` are left out of the duplicate and
+contradiction checks: replacing them is the point of the proposal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+from store.core import vec
+from store.governance import text as tx
+from store.governance.records import MASK, PERSON_ONLY_TYPES, CheckInfo
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+NEW_MEMORY_OPS = ("add", "revise", "supersede", "merge")
+_EVIDENCE_SENTENCES = 400
+_FILE_CHARS = 200_000
+
+
+@dataclass
+class Candidate:
+    """What the checks read: the proposal's candidate, its targets and its evidence texts."""
+
+    op: str
+    type: str | None
+    name: str
+    content: str
+    metadata: dict[str, Any]
+    targets: list[dict[str, Any]]  # memory rows: id, name, type, body, critical, ...
+    evidence: list[dict[str, Any]]  # {"entry_id", "span", "file", "text"}
+    rationale: str | None = None
+    sensitivity: str = "public"
+
+    @property
+    def index_text(self) -> str:
+        """What is embedded for the memory the proposal would write."""
+        md = self.metadata
+        parts = [self.name, md.get("description") or "", md.get("invariant") or "",
+                 self.content]
+        return "\n\n".join(p.strip() for p in parts if p and str(p).strip())
+
+    @property
+    def tags(self) -> set[str]:
+        return {str(t).lower() for t in (self.metadata.get("tags") or [])}
+
+    @property
+    def projects(self) -> set[str]:
+        return {str(p).lower() for p in (self.metadata.get("projects") or [])}
+
+    @property
+    def target_ids(self) -> set[int]:
+        return {int(t["id"]) for t in self.targets}
+
+
+@dataclass
+class _Memory:
+    id: int
+    name: str
+    type: str | None
+    body: str
+    tags: set[str]
+    projects: set[str]
+    sensitivity: str
+    cos: float = -1.0
+    text: str = ""
+    vectors: list[np.ndarray] = field(default_factory=list)
+
+
+def _active_memories(conn: Connection, model: str, exclude: set[int]) -> list[_Memory]:
+    """Active (and disputed) memories with the vectors of their chunks made by ``model``."""
+    rows = conn.execute(text(
+        "SELECT m.id, m.name, m.type, m.body, m.tags, m.projects, m.sensitivity, "
+        "m.description, m.invariant FROM memory m WHERE m.status IN ('active', 'disputed') "
+        "ORDER BY m.id")).all()
+    mems: dict[int, _Memory] = {}
+    for r in rows:
+        if int(r[0]) in exclude:
+            continue
+        parts = [r[1], r[7] or "", r[8] or "", r[3] or ""]
+        mems[int(r[0])] = _Memory(int(r[0]), r[1], r[2], r[3] or "", _json_set(r[4]),
+                                  _json_set(r[5]), r[6],
+                                  text="\n\n".join(p.strip() for p in parts if p.strip()))
+    if not mems:
+        return []
+    chunks = conn.execute(text(
+        "SELECT id, source_id FROM chunk WHERE source_type = 'memory' AND status = 'ok' "
+        "AND model = :m"), {"m": model}).all()
+    for cid, mid in chunks:
+        mem = mems.get(int(mid))
+        if mem is not None:
+            v = vec.vector_of(conn, int(cid))
+            if v is not None:
+                mem.vectors.append(v)
+    return list(mems.values())
+
+
+def _json_set(raw: str | None) -> set[str]:
+    try:
+        return {str(v).lower() for v in json.loads(raw or "[]")}
+    except (ValueError, TypeError):
+        return set()
+
+
+class Checker:
+    """Runs the checks for one store (its settings and embedder)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.settings = store.settings
+
+    def run(self, cand: Candidate) -> list[CheckInfo]:
+        """Every check for ``cand`` (the verifier's only when a command is configured)."""
+        from store.governance.verifier import verify_with_command
+
+        embedder = self.store.embedder
+        qvec = embedder.embed([cand.index_text])[0]
+        with self.store.read() as conn:
+            mems = _active_memories(conn, embedder.name, cand.target_ids)
+            for m in mems:
+                m.cos = max((float(v @ qvec) for v in m.vectors), default=-1.0)
+            budget = self.budget(conn, cand)
+        conflicts = self._conflicts(cand, mems)
+        checks = [self.duplicate(cand, mems, conflicts), self._contradiction(conflicts, cand.sensitivity == "secret"),
+                  self.source_support(cand), budget, self.procedure_risk(cand)]
+        command = str(self.settings["governance.verifier_command"] or "").strip()
+        if command:
+            touched = [m for m in mems if m.cos >= float(self.settings["governance."
+                                                                        "contradiction_cos"])]
+            checks.append(verify_with_command(
+                command, float(self.settings["governance.verifier_timeout_s"]), cand,
+                [{"id": m.id, "name": m.name, "type": m.type, "cos": round(m.cos, 4),
+                  "body": None if m.sensitivity == "secret" else m.body} for m in touched]))
+        return checks
+
+    # -- duplicate ---------------------------------------------------------------------
+    def duplicate(self, cand: Candidate, mems: list[_Memory],
+                  conflicts: dict[int, dict[str, Any]]) -> CheckInfo:
+        if cand.op not in NEW_MEMORY_OPS:
+            return CheckInfo("duplicate", "pass", f"not checked: a {cand.op} writes no new text")
+        threshold = float(self.settings["governance.duplicate_cos"])
+        near = sorted((m for m in mems if m.cos >= 0), key=lambda m: -m.cos)[:5]
+        matches = [{"memory_id": m.id, "name": m.name, "cos": round(m.cos, 4),
+                    "conflicting": m.id in conflicts} for m in near]
+        evidence = {"matches": matches, "threshold": threshold}
+        dupes = [m for m in near if m.cos >= threshold]
+        if not dupes:
+            best = f" (nearest: memory {near[0].id}, cos {near[0].cos:.2f})" if near else ""
+            return CheckInfo("duplicate", "pass",
+                             f"no active memory at cos ≥ {threshold:.2f}{best}", evidence)
+        top = dupes[0]
+        verbatim = top.text.strip() == cand.index_text.strip()
+        suggestion = "noop" if verbatim else "reinforce"
+        evidence["memory_id"] = top.id
+        if cand.op != "add":
+            return CheckInfo("duplicate", "warn",
+                             f"near-duplicate of memory {top.id} '{top.name}' "
+                             f"(cos {top.cos:.2f})", evidence, None)
+        note = " — but it may contradict it (see contradiction)" if top.id in conflicts else ""
+        what = "the same text as" if verbatim else "a near-duplicate of"
+        return CheckInfo("duplicate", "warn",
+                         f"{what} memory {top.id} '{top.name}' (cos {top.cos:.2f}): "
+                         f"consider {suggestion} instead of add{note}", evidence, suggestion)
+
+    # -- contradiction -----------------------------------------------------------------
+    def _conflicts(self, cand: Candidate, mems: list[_Memory]) -> dict[int, dict[str, Any]]:
+        """memory id → the conflict found with it (see the module docstring)."""
+        if cand.op not in NEW_MEMORY_OPS:
+            return {}
+        threshold = float(self.settings["governance.contradiction_cos"])
+        scope = cand.tags | cand.projects
+        pool = [m for m in mems if not scope or (m.tags | m.projects) & scope]
+        mine = tx.sentences(cand.content, min_words=2) or [tx.Sentence(0, len(cand.content),
+                                                                       cand.content)]
+        theirs = {m.id: tx.sentences(m.text, min_words=2) for m in pool}
+        embedder = self.store.embedder
+        all_texts = [s.text for s in mine] + [s.text for ss in theirs.values() for s in ss]
+        if not pool or not all_texts:
+            return {}
+        vectors = embedder.embed(all_texts)
+        mv = vectors[:len(mine)]
+        at = len(mine)
+        found: dict[int, dict[str, Any]] = {}
+        for m in pool:
+            ss = theirs[m.id]
+            tv = vectors[at:at + len(ss)]
+            at += len(ss)
+            if not ss:
+                continue
+            sims = mv @ tv.T
+            best: dict[str, Any] | None = None
+            for i, a in enumerate(mine):
+                for j, b in enumerate(ss):
+                    sim = float(sims[i, j])
+                    if (sim < threshold and tx.jaccard(a.text, b.text) < 0.5
+                            and not tx.same_subject(a.text, b.text)):
+                        continue
+                    cues = tx.cues(a.text, b.text)
+                    if cues and (best is None or sim > best["sentence_cos"]):
+                        secret = m.sensitivity == "secret"
+                        if secret:
+                            cues = [{**c, "memory": MASK} for c in cues]
+                        best = {"memory_id": m.id, "name": m.name, "cos": round(m.cos, 4),
+                                "sentence_cos": round(sim, 4), "cues": cues,
+                                "candidate_sentence": a.text,
+                                "candidate_span": [a.start, a.end],
+                                "memory_sentence": None if secret else b.text,
+                                "memory_span": [b.start, b.end]}
+            if best is not None:
+                found[m.id] = best
+        return found
+
+    def _contradiction(self, conflicts: dict[int, dict[str, Any]], secret: bool) -> CheckInfo:
+        heuristic = "heuristic (negation, number, date, 'X is Y' values), not a verdict"
+        if not conflicts:
+            return CheckInfo("contradiction", "pass",
+                             f"no conflicting active memory found — {heuristic}",
+                             {"heuristic": True, "conflicts": []})
+        ordered = sorted(conflicts.values(), key=lambda c: -c["sentence_cos"])
+        top = ordered[0]
+        cue = top["cues"][0]
+        said = (cue["kind"] if secret or top["memory_sentence"] is None
+                else f"{cue['kind']}: '{cue['candidate']}' vs '{cue['memory']}'")
+        more = f" and {len(ordered) - 1} more" if len(ordered) > 1 else ""
+        return CheckInfo(
+            "contradiction", "fail",
+            f"may contradict memory {top['memory_id']} '{top['name']}' ({said}){more} — "
+            f"{heuristic}; approve --as supersede or --as keep-both with a reason",
+            {"heuristic": True, "conflicts": ordered, "memory_id": top["memory_id"]},
+            "supersede")
+
+    # -- source support ----------------------------------------------------------------
+    def source_support(self, cand: Candidate) -> CheckInfo:
+        if cand.op not in NEW_MEMORY_OPS:
+            return CheckInfo("source_support", "pass",
+                             f"not checked: a {cand.op} writes no new text")
+        sents = tx.sentences(cand.content)
+        if not sents:
+            return CheckInfo("source_support", "pass", "no sentence to support",
+                             {"sentences": []})
+        pieces: list[tuple[int, dict[str, Any], tx.Sentence]] = []
+        for k, ev in enumerate(cand.evidence):
+            body = ev.get("text") or ""
+            base = ev["span"][0] if ev.get("span") else 0
+            for s in tx.sentences(body, min_words=2)[:_EVIDENCE_SENTENCES]:
+                pieces.append((k, ev, tx.Sentence(base + s.start, base + s.end, s.text)))
+        marked: list[dict[str, Any]] = []
+        min_overlap = float(self.settings["governance.support_overlap"])
+        min_cos = float(self.settings["governance.support_cos"])
+        if pieces:
+            vectors = self.store.embedder.embed([s.text for s in sents] +
+                                                [p[2].text for p in pieces])
+            sims = vectors[:len(sents)] @ vectors[len(sents):].T
+        for i, s in enumerate(sents):
+            best: dict[str, Any] = {"overlap": 0.0, "cos": None, "entry_id": None,
+                                    "file": None, "span": None}
+            best_score = -1.0
+            for j, (_, ev, piece) in enumerate(pieces):
+                ov = tx.overlap(s.text, set(tx.words(piece.text)))
+                cos = float(sims[i, j])
+                score = max(ov / min_overlap, cos / min_cos)  # ≥ 1: supported
+                if score > best_score:
+                    best_score = score
+                    best = {"overlap": round(ov, 3), "cos": round(cos, 3),
+                            "entry_id": ev.get("entry_id"), "file": ev.get("file"),
+                            "span": [piece.start, piece.end]}
+            supported = best["overlap"] >= min_overlap or (best["cos"] or 0.0) >= min_cos
+            marked.append({"start": s.start, "end": s.end, "text": s.text,
+                           "supported": supported, "inference": not supported, **best})
+        unsupported = [m for m in marked if m["inference"]]
+        evidence = {"sentences": marked, "min_overlap": min_overlap, "min_cos": min_cos}
+        if not cand.evidence:
+            return CheckInfo("source_support", "warn",
+                             f"no evidence given: all {len(sents)} sentences are marked as "
+                             "inference", evidence)
+        if unsupported:
+            first = ("" if cand.sensitivity == "secret"
+                     else f" (first: '{tx_excerpt(unsupported[0]['text'])}')")
+            return CheckInfo("source_support", "warn",
+                             f"{len(unsupported)} of {len(sents)} sentences not found in the "
+                             f"evidence, marked as inference{first}", evidence)
+        return CheckInfo("source_support", "pass",
+                         f"all {len(sents)} sentences traced to the evidence", evidence)
+
+    # -- budget ------------------------------------------------------------------------
+    def budget(self, conn: Connection, cand: Candidate) -> CheckInfo:
+        limit = int(self.settings["governance.critical_budget_chars"])
+        critical = bool(cand.metadata.get("critical"))
+        replaced = [t for t in cand.targets if t.get("critical") and t.get("status") == "active"]
+        promotion = critical and (cand.op in ("add", "merge", "supersede")
+                                  or (cand.op == "revise" and not replaced))
+        current = int(conn.exec_driver_sql(
+            "SELECT COALESCE(SUM(LENGTH(body) + COALESCE(LENGTH(invariant), 0)), 0) FROM memory "
+            "WHERE critical = 1 AND status = 'active' AND loadable = 1").scalar_one())
+        adding = len(cand.content) + len(cand.metadata.get("invariant") or "")
+        removing = sum(len(t.get("body") or "") + len(t.get("invariant") or "")
+                       for t in replaced) if cand.op in ("revise", "supersede", "merge") else 0
+        evidence = {"current": current, "adding": adding if critical else 0,
+                    "removing": removing if critical else 0, "budget": limit,
+                    "promotion": promotion}
+        if not critical or cand.op not in NEW_MEMORY_OPS:
+            return CheckInfo("budget", "pass",
+                             f"not a critical write (critical set {current:,} of {limit:,} "
+                             "chars)", evidence)
+        after = current + adding - removing
+        evidence["after"] = after
+        if after > limit:
+            return CheckInfo("budget", "warn",
+                             f"critical set would be {after:,} chars, over its {limit:,}-char "
+                             f"budget (now {current:,}; this adds {adding - removing:,}): the "
+                             "loader would truncate it", evidence)
+        return CheckInfo("budget", "pass",
+                         f"critical set {after:,} of {limit:,} chars after this write",
+                         evidence)
+
+    # -- procedure risk ----------------------------------------------------------------
+    @staticmethod
+    def procedure_risk(cand: Candidate) -> CheckInfo:
+        if (cand.type or "").lower() in PERSON_ONLY_TYPES:
+            return CheckInfo("procedure_risk", "warn",
+                             f"a {cand.type} write: a person decides (never applied "
+                             "automatically)", {"type": cand.type})
+        return CheckInfo("procedure_risk", "pass",
+                         f"type {cand.type or 'unset'}: not a procedure or identity write",
+                         {"type": cand.type})
+
+
+def tx_excerpt(value: str, width: int = 60) -> str:
+    flat = " ".join(value.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def evidence_texts(conn: Connection, pointers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The text each evidence pointer names (an entry, its span, or a readable file)."""
+    out = []
+    for p in pointers:
+        body = ""
+        if p.get("entry_id") is not None:
+            row = conn.execute(text("SELECT content FROM entry WHERE id = :i"),
+                               {"i": int(p["entry_id"])}).first()
+            body = row[0] if row else ""
+            if p.get("span"):
+                a, b = p["span"]
+                body = body[a:b]
+        elif p.get("file"):
+            try:
+                body = Path(p["file"]).read_text(encoding="utf-8", errors="replace")[:_FILE_CHARS]
+            except OSError:
+                body = ""
+        out.append({**p, "text": body})
+    return out

@@ -1,0 +1,240 @@
+"""The consolidation pass (LCA §4.6, §6.4; the "sleep" of seeds/003): what happened since a
+session's last pass becomes pending proposals — never memories directly.
+
+Sources: explicit requests and corrections in user turns and compaction summaries
+(``detect``), memories a harness reported as used (``reinforce``), and an optional external
+proposer command (``proposer``). Every proposal carries ``origin`` ``consolidation`` and an
+idempotency key naming what it came from, so a second pass over the same entries adds
+nothing; it is also de-duplicated against the memories, against pending *and rejected*
+proposals, and within the pass, by normalised text. Each is checked like any other proposal
+and only the auto-apply policy may apply one. Each pass over a session records a checkpoint
+(trigger ``consolidation``) with the highest entry it covered; the next pass starts after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import col, select
+
+from store.core.db import orm
+from store.core.models import Checkpoint, Entry, Memory
+from store.governance.detect import Found, scan
+from store.governance.models import Proposal
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+TRIGGER = "consolidation"
+HISTORY = 40  # entries before the pass that a correction at its start may answer
+
+
+@dataclass
+class ConsolidationReport:
+    proposals_added: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    proposal_ids: list[int] = field(default_factory=list)
+    checkpoint_ids: list[int] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    proposer: dict[str, Any] = field(default_factory=lambda: {"ran": False, "error": None})
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"proposals_added": self.proposals_added, "by_kind": dict(self.by_kind),
+                "skipped": dict(self.skipped), "proposal_ids": self.proposal_ids,
+                "checkpoint_ids": self.checkpoint_ids, "sessions": self.sessions,
+                "proposer": dict(self.proposer), "errors": self.errors}
+
+
+def normalise(text: str | None) -> str:
+    """Text as compared for de-duplication: case, spacing and punctuation ignored."""
+    return " ".join(re.sub(r"[^\w\s]", " ", (text or "").lower()).split())
+
+
+def _key(*parts: object) -> str:
+    raw = "|".join(str(p) for p in parts)
+    return "consolidation:" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def last_pass(store: Store, session_id: str) -> int:
+    """The highest entry id the last consolidation pass over ``session_id`` covered (0)."""
+    with store.read() as conn, orm(conn) as s:
+        row = s.exec(select(Checkpoint.through_entry_id)
+                     .where(Checkpoint.session_id == session_id, Checkpoint.trigger == TRIGGER,
+                            col(Checkpoint.through_entry_id).is_not(None))
+                     .order_by(col(Checkpoint.through_entry_id).desc())).first()
+    return int(row or 0)
+
+
+def _entries(store: Store, session_id: str, after: int) -> tuple[list[Entry], list[Entry]]:
+    """(new entries after ``after``, the last ``HISTORY`` entries up to it), by seq."""
+    with store.read() as conn, orm(conn) as s:
+        new = list(s.exec(select(Entry).where(Entry.session_id == session_id,
+                                              col(Entry.id) > after)
+                          .order_by(col(Entry.seq))).all())
+        old = list(s.exec(select(Entry).where(Entry.session_id == session_id,
+                                              col(Entry.id) <= after)
+                          .order_by(col(Entry.seq).desc()).limit(HISTORY)).all())
+    return new, old[::-1]
+
+
+class _Dedup:
+    """What is already known: active memories, pending and rejected proposals, this pass."""
+
+    def __init__(self, store: Store) -> None:
+        with store.read() as conn, orm(conn) as s:
+            bodies = s.exec(select(Memory.body).where(Memory.status == "active")).all()
+            props = s.exec(select(Proposal.content, Proposal.status)
+                           .where(col(Proposal.status).in_(("pending", "rejected")))).all()
+        self.memories = {normalise(b) for b in bodies}
+        self.proposals = {normalise(c) for c, _ in props if c}
+        self.this_pass: set[str] = set()
+
+    def reason(self, content: str | None) -> str | None:
+        n = normalise(content)
+        if not n:
+            return None
+        if n in self.memories:
+            return "duplicate_memory"
+        if n in self.proposals:
+            return "duplicate_proposal"
+        if n in self.this_pass:
+            return "duplicate_in_pass"
+        self.this_pass.add(n)
+        return None
+
+
+def _doc(found: Found, project: str | None) -> dict[str, Any]:
+    """A proposal document (the ``propose`` format) for something ``detect`` found."""
+    evidence = [{"entry": eid, "span": [start, end]} for eid, start, end in found.evidence]
+    metadata: dict[str, Any] = {"description": found.rationale[:200]}
+    if project:
+        metadata["projects"] = [project]
+    return {"op": "add", "type": found.type, "content": found.content,
+            "metadata": metadata, "rationale": found.rationale, "evidence": evidence,
+            "proposer": "lca-tui:consolidate",
+            "idempotency_key": _key(found.kind, *(e[0] for e in found.evidence))}
+
+
+def _reinforcements(store: Store) -> list[dict[str, Any]]:
+    """A ``reinforce`` proposal per memory a harness reported as used since it was last
+    reinforced by a pass (keyed by the feedback rows it covers)."""
+    from store.recall.models import RecallCandidate, RecallFeedback
+
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(RecallFeedback.id, RecallFeedback.kind, RecallCandidate.source_id)
+                      .join(RecallCandidate, col(RecallCandidate.id) ==
+                            col(RecallFeedback.candidate_id))
+                      .where(RecallCandidate.source_type == "memory")).all()
+        active = set(s.exec(select(Memory.id).where(Memory.status == "active")).all())
+    by_memory: dict[int, list[tuple[int, str]]] = {}
+    for fid, kind, mid in rows:
+        if mid is not None and int(mid) in active:
+            by_memory.setdefault(int(mid), []).append((int(fid), str(kind)))
+    docs = []
+    for mid, fb in sorted(by_memory.items()):
+        ids = sorted(f for f, _ in fb)
+        kinds = Counter(k for _, k in fb)
+        docs.append({"op": "reinforce", "target": mid,
+                     "rationale": (f"reported as used {kinds.get('used', 0)}× and as having "
+                                   f"prevented a mistake {kinds.get('prevented', 0)}× "
+                                   f"(feedback {ids[0]}–{ids[-1]})"),
+                     "proposer": "lca-tui:consolidate",
+                     "idempotency_key": _key("reinforce", mid, *ids)})
+    return docs
+
+
+def consolidate(store: Store, session: str | None = None, *, use_proposer: bool = True,
+                actor: str | None = None) -> ConsolidationReport:
+    """Run a pass over ``session`` (a session id or prefix) or every session."""
+    from store.governance.apply import submit
+    from store.governance.proposals import ProposalError, parse_proposal
+    from store.governance.proposer import run_proposer
+
+    started = time.perf_counter()
+    report = ConsolidationReport()
+    sessions = [store.session(session)] if session else store.sessions()
+    dedup = _Dedup(store)
+    per_session: list[tuple[str, int, int, list[dict[str, Any]]]] = []
+    proposer_input: list[dict[str, Any]] = []
+    for info in sessions:
+        after = last_pass(store, info.id)
+        new, history = _entries(store, info.id, after)
+        found = scan(new, history)
+        docs = [(f.kind, _doc(f, info.project)) for f in found]
+        per_session.append((info.id, max((e.id or 0) for e in new) if new else after,
+                            len(new), [d for _, d in docs]))
+        for kind, _ in docs:
+            report.by_kind.setdefault(kind, 0)
+        proposer_input.append({"session": info.id, "project": info.project,
+                               "entries": [{"id": e.id, "seq": e.seq, "agent": e.agent,
+                                            "kind": e.kind, "ts": e.ts, "content": e.content}
+                                           for e in new]})
+        # remember which kind each doc is, for by_kind
+        for kind, d in docs:
+            d["_kind"] = kind
+    extra: list[dict[str, Any]] = []
+    for d in _reinforcements(store):
+        d["_kind"] = "reinforce"
+        extra.append(d)
+    if use_proposer and str(store.settings["governance.proposer_command"] or "").strip():
+        outcome = run_proposer(store, proposer_input)
+        report.proposer = {"ran": True, "error": outcome.error,
+                           "proposals": len(outcome.documents)}
+        for d in outcome.documents:
+            if isinstance(d, dict):
+                d = {**d, "_kind": "proposer"}
+            extra.append(d)
+    all_docs = [d for *_, docs in per_session for d in docs] + extra
+    for d in all_docs:
+        kind = str(d.pop("_kind", "proposer")) if isinstance(d, dict) else "proposer"
+        report.by_kind.setdefault(kind, 0)
+        if isinstance(d, dict) and d.get("op") != "reinforce":
+            why = dedup.reason(d.get("content"))
+            if why:
+                report.skipped[why] = report.skipped.get(why, 0) + 1
+                continue
+        if isinstance(d, dict) and kind == "proposer" and not d.get("idempotency_key"):
+            d["idempotency_key"] = _key("proposer", normalise(d.get("content")), d.get("op"),
+                                        d.get("target"))
+        try:
+            new_p = parse_proposal(d, origin="consolidation" if kind != "proposer"
+                                   else "proposer", source=f"consolidation {kind}")
+        except ProposalError as exc:
+            report.errors.append(str(exc))
+            continue
+        with store.read() as conn, orm(conn) as s:
+            seen = s.exec(select(Proposal.id).where(Proposal.idem_key == new_p.idem_key)).first()
+        if seen is not None:
+            report.skipped["seen_before"] = report.skipped.get("seen_before", 0) + 1
+            continue
+        try:
+            info = submit(store, new_p, actor=actor)
+        except (ProposalError, ValueError) as exc:
+            report.errors.append(f"{kind}: {exc}")
+            continue
+        report.proposals_added += 1
+        report.by_kind[kind] += 1
+        report.proposal_ids.append(info.id)
+    elapsed = (time.perf_counter() - started) * 1000
+    for sid, through, n_new, docs in per_session:
+        report.sessions.append(sid)
+        cid = store_checkpoint(store, sid, through, n_new, len(docs), elapsed)
+        report.checkpoint_ids.append(cid)
+    return report
+
+
+def store_checkpoint(store: Store, session_id: str, through: int, entries: int,
+                     proposals: int, duration_ms: float) -> int:
+    """Record the pass over one session: the highest entry it covered."""
+    from store.context.api import record_checkpoint
+
+    return record_checkpoint(store, session_id, trigger=TRIGGER, entries_added=entries,
+                             memories_written=0, duration_ms=duration_ms,
+                             through_entry_id=through)

@@ -1,0 +1,188 @@
+"""What a session states plainly, found without a language model (DESIGN "The consolidation
+pass"): explicit requests to remember something, corrections of the assistant's previous turn,
+and compaction summaries. Pure functions over stored entries; ``consolidate`` turns what they
+find into proposals.
+
+Precision matters as much as recall: a turn that merely contains "remember" or "never" in
+passing ("I can't remember why", "it never worked") is not a request. A request is an
+imperative at the start of a sentence; a correction is a user turn that answers an assistant
+turn and opens by rejecting it, or the harness's own interruption marker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class EntryLike(Protocol):
+    id: int
+    session_id: str
+    agent: str
+    seq: int
+    kind: str
+    content: str
+    tool_name: str | None
+
+
+@dataclass(frozen=True)
+class Found:
+    """One thing worth proposing: ``kind`` is ``request``, ``correction`` or ``handoff``."""
+
+    kind: str
+    type: str  # the memory type proposed: feedback, user, handoff
+    content: str
+    rationale: str
+    evidence: tuple[tuple[int, int, int], ...]  # (entry id, span start, span end)
+    meta: dict[str, object] = field(default_factory=dict)
+
+
+# Harness text that sits in user lines but was not typed as an instruction.
+_HARNESS = re.compile(r"^\s*<(command-name|command-message|local-command-[\w-]+|"
+                      r"system-reminder|user-prompt-submit-hook)\b")
+_INTERRUPT = re.compile(r"^\s*\[Request interrupted by user(?: for tool use)?\]\s*$")
+
+# Sentence openers that may precede an imperative: "please", "and", "ok," ...
+_LEAD = r"(?:(?:ok(?:ay)?|so|and|also|please|oh|btw|note)[,:]?\s+)*"
+_REQUEST = re.compile(
+    r"^" + _LEAD + r"(?P<cue>"
+    r"remember(?:\s+that\b|\s+to\b|\s*:)"
+    r"|(?:from now on|going forward|in (?:the )?future)\b"
+    r"|always\s+(?!been\b|was\b|is\b|has\b|had\b)[a-z]"
+    r"|never\s+(?!mind\b|been\b|was\b|is\b|has\b|had\b|did\b|worked\b|works\b)[a-z]"
+    r"|(?:don'?t|do not) ever\b"
+    r"|i (?:always |really )?prefer\b|i'?d prefer\b|i would prefer\b"
+    r"|make sure (?:to )?(?:always|never)\b"
+    r")",
+    re.IGNORECASE,
+)
+# A question is not an instruction ("do you remember ...?", "always?").
+_QUESTION = re.compile(r"\?\s*$")
+
+_CORRECTION = re.compile(
+    r"^" + _LEAD + r"(?:"
+    r"no[,.!:]\s|no\s+(?:that|this|it|you|don'?t|do not|not|wait|stop|use)\b|nope\b"
+    r"|(?:that|this|it)(?:'s| is| was) (?:wrong|not (?:right|correct|what)|incorrect)\b"
+    r"|wrong\b|incorrect\b|actually[,\s]|not what i\b|that'?s not it\b"
+    r"|stop\b|undo\b|revert\b|don'?t do that\b"
+    r")"
+    r"|\b(?:still|again) (?:does ?n[o']t|doesn'?t|is ?n[o']t|isn'?t|fails?|broken|not working)\b"
+    r"|\b(?:does ?n[o']t|doesn'?t|did ?n[o']t|didn'?t) work\b"
+    r"|\buse \S+(?: \S+){0,3},? not \S+"
+    r"|\b(?:you (?:broke|deleted|removed|forgot)|that broke)\b",
+    re.IGNORECASE,
+)
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_CHARS = 600
+
+
+def _sentences(text: str) -> Iterable[tuple[int, int, str]]:
+    for m in _SENTENCE.finditer(text):
+        s = m.group(0)
+        lead = len(s) - len(s.lstrip())
+        body = s.strip()
+        if body:
+            yield m.start() + lead, m.start() + lead + len(body), body
+
+
+def _excerpt(text: str, limit: int = 160) -> str:
+    one = " ".join(text.split())
+    if len(one) <= limit:
+        return one
+    cut = one[:limit].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
+def is_typed_turn(entry: EntryLike) -> bool:
+    """A user turn the person typed (not harness text, not a worker's prompt)."""
+    return (entry.kind == "user" and entry.agent == "main"
+            and not _HARNESS.match(entry.content) and bool(entry.content.strip()))
+
+
+def requests(entry: EntryLike) -> list[Found]:
+    """Explicit requests in one typed user turn: one proposal per request sentence."""
+    if not is_typed_turn(entry) or _INTERRUPT.match(entry.content):
+        return []
+    found = []
+    for start, end, sentence in _sentences(entry.content):
+        m = _REQUEST.match(sentence)
+        if not m or _QUESTION.search(sentence):
+            continue
+        cue = m.group("cue").lower()
+        mtype = "user" if "prefer" in cue else "feedback"
+        text = sentence[:_CHARS]
+        found.append(Found(
+            "request", mtype, text,
+            f"explicit request in a user turn (“{cue.strip()}”)",
+            ((entry.id, start, end),), {"cue": cue.strip(), "session": entry.session_id,
+                                        "seq": entry.seq}))
+    return found
+
+
+def _previous_action(history: Sequence[EntryLike]) -> EntryLike | None:
+    """The latest assistant turn or tool call of the main agent before a user turn."""
+    for e in reversed(history):
+        if e.agent != "main":
+            continue
+        if e.kind in ("assistant", "tool_call"):
+            return e
+        if is_typed_turn(e) and not _INTERRUPT.match(e.content):
+            return None  # the previous turn was the person's own
+    return None
+
+
+def correction(entry: EntryLike, history: Sequence[EntryLike]) -> Found | None:
+    """A user turn correcting the assistant's previous turn, with both turns as evidence."""
+    if not is_typed_turn(entry):
+        return None
+    interrupted = bool(_INTERRUPT.match(entry.content))
+    if not interrupted and not _CORRECTION.search(entry.content):
+        return None
+    prev = _previous_action(history)
+    if prev is None:
+        return None
+    what = (f"{prev.tool_name}: " if prev.kind == "tool_call" and prev.tool_name else "")
+    what += _excerpt(prev.content).rstrip(".")
+    if interrupted:
+        content = (f"The user interrupted the assistant's action: {what}. Do not repeat it "
+                   "without asking.")
+        rationale = "the user interrupted what the assistant was doing"
+    else:
+        content = (f"Correction from the user after the assistant's turn ({what}): "
+                   f"{_excerpt(entry.content, _CHARS)}")
+        rationale = "a user turn that corrects the assistant's previous turn"
+    return Found("correction", "feedback", content, rationale,
+                 ((prev.id, 0, len(prev.content)), (entry.id, 0, len(entry.content))),
+                 {"session": entry.session_id, "seq": entry.seq, "corrects_seq": prev.seq,
+                  "interrupt": interrupted})
+
+
+def handoff(entry: EntryLike) -> Found | None:
+    """A compaction summary (the text that carries the session past the compaction)."""
+    if entry.kind != "compaction" or len(entry.content.strip()) < 40:
+        return None
+    return Found("handoff", "handoff", entry.content[:20000],
+                 "compaction summary: what carries the session past the compaction",
+                 ((entry.id, 0, len(entry.content)),),
+                 {"session": entry.session_id, "seq": entry.seq})
+
+
+def scan(entries: Sequence[EntryLike], history: Sequence[EntryLike] = ()) -> list[Found]:
+    """Everything worth proposing in ``entries`` (in order); ``history`` is what came before
+    them in the same session, so a correction at the start of a pass sees its target."""
+    found: list[Found] = []
+    seen: list[EntryLike] = list(history)
+    for e in entries:
+        asked = requests(e)
+        found.extend(asked)
+        c = None if asked else correction(e, seen)  # "No, from now on …" is one request
+        if c:
+            found.append(c)
+        h = handoff(e)
+        if h:
+            found.append(h)
+        seen.append(e)
+    return found

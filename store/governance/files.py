@@ -1,0 +1,237 @@
+"""The bound memory directory (setting ``memory.dir``): applied writes land there too, as
+Markdown files with YAML front matter in MindStone's field names (plus this project's
+``sensitivity``, ``authority``, ``valid_from``, ``valid_to``), ``hits`` and ``prevented``
+included, so the agent that loads the directory sees what the store holds.
+
+Files are written atomically (a temporary file in the same directory, fsync, rename) and only
+as part of a store transaction: ``FileWrites`` stages them, puts them in place just before the
+transaction commits and puts the old bytes back (or removes a new file) if anything fails, so a
+failure leaves the store and the directory as they were. Keys of an existing file that lca-tui
+does not manage are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from sqlalchemy import Connection
+from sqlmodel import col, select
+
+from store.core.db import orm
+from store.core.models import Memory
+from store.core.timeutil import parse_iso
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+# MindStone's keys in its own order, then this project's.
+FIELD_ORDER = ("name", "description", "type", "tags", "projects", "hits", "prevented",
+               "last_applied", "created", "half_life_days", "critical", "evergreen", "status",
+               "supersedes", "invariant", "role", "sensitivity", "authority", "valid_from",
+               "valid_to")
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+class MemoryDirError(ValueError):
+    """The bound memory directory cannot be written."""
+
+
+def bound_dir(store: Store) -> Path | None:
+    """The bound memory directory, or None when ``memory.dir`` is empty."""
+    raw = str(store.settings["memory.dir"] or "").strip()
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise MemoryDirError(f"memory.dir {path} is not a directory: create it, or unset "
+                             "memory.dir")
+    return path.resolve()
+
+
+def _when(value: str | None) -> Any:
+    """A stored time as YAML writes it: a date when it is midnight UTC (MindStone's style)."""
+    dt = parse_iso(value)
+    if dt is None:
+        return value
+    if (dt.hour, dt.minute, dt.second, dt.microsecond) == (0, 0, 0, 0):
+        return dt.date()
+    return dt.astimezone(UTC).replace(microsecond=0)
+
+
+def front_matter(m: Memory, supersedes: str | None, keep: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    """The front matter of memory ``m`` (kept keys of an existing file first)."""
+    values: dict[str, Any] = {
+        "name": m.name, "description": m.description, "type": m.type,
+        "tags": json.loads(m.tags or "[]"), "projects": json.loads(m.projects or "[]"),
+        "hits": m.hits, "prevented": m.prevented, "last_applied": _when(m.last_applied),
+        "created": _when(m.created), "half_life_days": m.half_life_days,
+        "critical": bool(m.critical), "evergreen": bool(m.evergreen), "status": m.status,
+        "supersedes": supersedes, "invariant": m.invariant, "role": m.role,
+        "sensitivity": m.sensitivity, "authority": m.authority,
+        "valid_from": _when(m.valid_from), "valid_to": _when(m.valid_to)}
+    out = {k: v for k, v in (keep or {}).items() if k not in values}
+    ordered = {k: values[k] for k in FIELD_ORDER if values.get(k) is not None}
+    return {**ordered, **out}
+
+
+def render(fm: dict[str, Any], body: str) -> str:
+    head = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, width=100)
+    return f"---\n{head}---\n\n{body.rstrip()}\n"
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("-", text.lower()).strip("-")[:60] or "memory"
+
+
+def _inside(path: str | None, folder: Path) -> Path | None:
+    if not path or "#" in path:
+        return None
+    p = Path(path)
+    return p if p.parent == folder else None
+
+
+def path_for(conn: Connection, m: Memory, folder: Path, taken: set[Path]) -> Path:
+    """The memory's file: its own when it came from ``folder``, else a new
+    ``<type>_<slug>.md`` no other memory or file uses."""
+    own = _inside(m.source_file, folder)
+    if own is not None:
+        return own
+    stem = f"{_slug(m.type or 'memory')}_{_slug(m.name)}"
+    with orm(conn) as s:
+        used = {r for r in s.exec(select(Memory.source_file).where(
+            col(Memory.source_file).is_not(None))).all()}
+    n = 1
+    while True:
+        candidate = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+        if (str(candidate) not in used and not candidate.exists()
+                and candidate not in taken):
+            return candidate
+        n += 1
+
+
+def _kept_keys(m: Memory) -> dict[str, Any]:
+    try:
+        data = json.loads(m.front_matter or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
+    if m.supersedes_id is None:
+        return m.supersedes_ref
+    with orm(conn) as s:
+        old = s.get(Memory, m.supersedes_id)
+    if old is None:
+        return m.supersedes_ref
+    own = _inside(old.source_file, folder)
+    return own.stem if own is not None else old.name
+
+
+class FileWrites:
+    """Files staged during a store transaction, put in place all together or not at all."""
+
+    def __init__(self) -> None:
+        self.staged: dict[Path, str] = {}
+        self._done: list[tuple[Path, bytes | None]] = []
+
+    def stage_memory(self, conn: Connection, store: Store, memory_id: int) -> Path | None:
+        """Stage memory ``memory_id``'s file in the bound directory (None when unbound) and
+        record the file on the memory (``source_file``, ``front_matter``)."""
+        folder = bound_dir(store)
+        if folder is None:
+            return None
+        with orm(conn) as s:
+            m = s.get(Memory, memory_id)
+            if m is None:
+                raise LookupError(f"no memory {memory_id}")
+            path = path_for(conn, m, folder, set(self.staged))
+            fm = front_matter(m, _supersedes_ref(conn, m, folder), _kept_keys(m))
+            self.staged[path] = render(fm, m.body)
+            new_source = str(path)
+            new_fm = json.dumps(fm, default=_json_default, ensure_ascii=False)
+            if m.source_file != new_source or m.front_matter != new_fm:
+                m.source_file, m.front_matter = new_source, new_fm
+                s.add(m)
+                s.flush()
+        return path
+
+    def commit(self) -> None:
+        """Put every staged file in place atomically; on a failure, undo those already
+        placed and raise."""
+        try:
+            for path, body in self.staged.items():
+                old = path.read_bytes() if path.exists() else None
+                _atomic_write(path, body.encode("utf-8"))
+                self._done.append((path, old))
+        except BaseException:
+            self.rollback()
+            raise
+
+    def rollback(self) -> None:
+        """Put back what the files held before ``commit`` (remove files it created)."""
+        while self._done:
+            path, old = self._done.pop()
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                _atomic_write(path, old)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _json_default(value: Any) -> str:
+    return value.isoformat() if isinstance(value, (date, datetime)) else str(value)
+
+
+def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
+    """Rewrite one memory's file in the bound directory now (recall feedback: ``hits`` /
+    ``prevented``), inside the caller's transaction; None when no directory is bound or the
+    memory's file is not in it. A failure raises, so the caller's transaction rolls back."""
+    try:
+        folder = bound_dir(store)
+    except MemoryDirError:
+        return None
+    if folder is None:
+        return None
+    with orm(conn) as s:
+        m = s.get(Memory, memory_id)
+    if m is None or _inside(m.source_file, folder) is None:
+        return None
+    files = FileWrites()
+    path = files.stage_memory(conn, store, memory_id)
+    files.commit()
+    return path
+
+
+def read_back(path: Path) -> tuple[dict[str, Any], str]:
+    """(front matter, body) of a memory file, for verification."""
+    raw = path.read_text(encoding="utf-8")
+    if not raw.startswith("---\n"):
+        raise ValueError(f"{path} has no front matter")
+    head, _, body = raw[4:].partition("\n---\n")
+    data = yaml.safe_load(head)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: front matter is not a mapping")
+    return data, body.strip("\n")

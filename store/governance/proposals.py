@@ -1,0 +1,587 @@
+"""Proposals: parsing what a harness or a person submits, storing it with its checks, reading
+the queue back, and edits before approval (the edit history is kept).
+
+A proposal document (``lca-tui propose FILE``, ``Store.propose``) is JSON::
+
+    {"op": "add" | "reinforce" | "revise" | "supersede" | "merge" | "noop" | "quarantine",
+     "type": "feedback",              # the memory type (default: the target's)
+     "target": 12,                    # a memory id; "targets": [..] for merge (or a list)
+     "content": "the memory's body",  # add / revise / supersede / merge
+     "metadata": {"name", "description", "tags", "projects", "role", "critical", "evergreen",
+                  "invariant", "sensitivity", "authority", "half_life_days", "valid_from"},
+     "rationale": "why",
+     "evidence": [{"entry": 812, "span": [0, 120]}, {"session": "e88b…", "seq": 14},
+                  {"file": "/path/notes.md"}],
+     "proposer": "claude-code", "idempotency_key": "..."}   # both optional
+
+Every key is checked with a message saying which one is wrong and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, text
+from sqlmodel import col, select
+
+from store.core.db import orm
+from store.core.errors import NotFound
+from store.core.timeutil import normalise_iso, now_iso
+from store.governance.checks import Candidate, Checker, evidence_texts
+from store.governance.models import Proposal, ProposalCheck, ProposalDecision, ProposalEdit
+from store.governance.policy import approval_options
+from store.governance.records import (
+    MASK,
+    OPS,
+    ORIGINS,
+    STATUSES,
+    ApprovalOption,
+    CheckInfo,
+    DecisionInfo,
+    EditInfo,
+    EvidencePointer,
+    ProposalInfo,
+    ProposalSummary,
+    TargetInfo,
+)
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+SENSITIVITIES = ("public", "private", "secret")
+METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list, "role": str,
+                 "critical": bool, "evergreen": bool, "invariant": str, "sensitivity": str,
+                 "authority": str, "half_life_days": float, "valid_from": str}
+EDITABLE = ("op", "type", "targets", "content", "metadata", "rationale", "evidence")
+NEEDS_CONTENT = ("add", "revise", "supersede", "merge")
+ONE_TARGET = ("reinforce", "revise", "supersede", "quarantine")
+
+
+class ProposalError(ValueError):
+    """A proposal document that cannot be accepted; the message names the key."""
+
+
+@dataclass
+class NewProposal:
+    """A candidate write as submitted (validated by ``parse_proposal`` or ``validate``)."""
+
+    op: str
+    content: str | None = None
+    type: str | None = None
+    targets: tuple[int, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    rationale: str | None = None
+    evidence: tuple[dict[str, Any], ...] = ()  # {"entry"/"entry_id", "span"} | {"session",
+    # "seq"} | {"file"}
+    origin: str = "api"
+    proposer: str | None = None
+    idem_key: str | None = None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The editable fields, as stored in the edit history."""
+        return {"op": self.op, "type": self.type, "targets": list(self.targets),
+                "content": self.content, "metadata": self.metadata,
+                "rationale": self.rationale, "evidence": list(self.evidence)}
+
+
+def _where(source: str, key: str) -> str:
+    return f"{source}: {key}" if source else key
+
+
+def _target_ids(value: Any, where: str) -> tuple[int, ...]:
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, str) and item.startswith("memory:"):
+            item = item[len("memory:"):]
+        if isinstance(item, bool):
+            raise ProposalError(f"{where}: a memory id is a number, got {item!r}")
+        try:
+            out.append(int(item))
+        except (TypeError, ValueError):
+            raise ProposalError(f"{where}: a memory id is a number (or memory:ID), got "
+                                f"{item!r}") from None
+    return tuple(dict.fromkeys(out))
+
+
+def parse_proposal(data: Any, origin: str = "api", source: str = "") -> NewProposal:
+    """A ``NewProposal`` from a proposal document (see the module docstring)."""
+    if not isinstance(data, dict):
+        raise ProposalError(f"{source or 'proposal'}: a proposal is a JSON object, got "
+                            f"{type(data).__name__}")
+    known = {"op", "type", "target", "targets", "content", "metadata", "rationale", "evidence",
+             "proposer", "idempotency_key"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ProposalError(f"{_where(source, unknown[0])}: unknown key (known: "
+                            f"{', '.join(sorted(known))})")
+    targets: tuple[int, ...] = ()
+    for key in ("target", "targets"):
+        if data.get(key) is not None:
+            targets += _target_ids(data[key], _where(source, key))
+    new = NewProposal(
+        op=data.get("op"), content=data.get("content"), type=data.get("type"),
+        targets=tuple(dict.fromkeys(targets)), metadata=data.get("metadata") or {},
+        rationale=data.get("rationale"), evidence=data.get("evidence") or (),
+        origin=origin, proposer=data.get("proposer"), idem_key=data.get("idempotency_key"))
+    return validate(new, source)
+
+
+def validate(new: NewProposal, source: str = "") -> NewProposal:
+    """Check every field of ``new``; returns it normalised, or raises ``ProposalError``."""
+    w = lambda key: _where(source, key)  # noqa: E731
+    if new.op not in OPS:
+        raise ProposalError(f"{w('op')}: must be one of {', '.join(OPS)}, got {new.op!r}")
+    if new.origin not in ORIGINS:
+        raise ProposalError(f"{w('origin')}: must be one of {', '.join(ORIGINS)}")
+    if new.type is not None and (not isinstance(new.type, str) or not new.type.strip()):
+        raise ProposalError(f"{w('type')}: a memory type is a non-empty string")
+    for key in ("rationale", "proposer", "idem_key"):
+        value = getattr(new, key)
+        if value is not None and not isinstance(value, str):
+            raise ProposalError(f"{w(key)}: must be a string")
+    if new.op in NEEDS_CONTENT:
+        if not isinstance(new.content, str) or not new.content.strip():
+            raise ProposalError(f"{w('content')}: a {new.op} needs the memory's text")
+    elif new.content is not None and not isinstance(new.content, str):
+        raise ProposalError(f"{w('content')}: must be a string")
+    if new.op == "add" and new.targets:
+        raise ProposalError(f"{w('target')}: an add makes a new memory and has no target "
+                            "(use revise or supersede to change one)")
+    if new.op in ONE_TARGET and len(new.targets) != 1:
+        raise ProposalError(f"{w('target')}: a {new.op} names exactly one memory, got "
+                            f"{len(new.targets)}")
+    if new.op == "merge" and len(new.targets) < 2:
+        raise ProposalError(f"{w('targets')}: a merge names two or more memories")
+    if not isinstance(new.metadata, dict):
+        raise ProposalError(f"{w('metadata')}: must be an object")
+    meta: dict[str, Any] = {}
+    for key, value in new.metadata.items():
+        kind = METADATA_KEYS.get(key)
+        if kind is None:
+            raise ProposalError(f"{w('metadata.' + key)}: unknown key (known: "
+                                f"{', '.join(METADATA_KEYS)})")
+        if value is None:
+            continue
+        if kind is list:
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ProposalError(f"{w('metadata.' + key)}: a list of strings")
+        elif kind is bool and not isinstance(value, bool):
+            raise ProposalError(f"{w('metadata.' + key)}: true or false, got {value!r}")
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ProposalError(f"{w('metadata.' + key)}: a positive number of days")
+            value = float(value)
+        elif kind is str and not isinstance(value, str):
+            raise ProposalError(f"{w('metadata.' + key)}: must be a string")
+        meta[key] = value
+    if meta.get("sensitivity", "public") not in SENSITIVITIES:
+        raise ProposalError(f"{w('metadata.sensitivity')}: one of {', '.join(SENSITIVITIES)}")
+    if "valid_from" in meta:
+        stamp = normalise_iso(meta["valid_from"])
+        if stamp is None:
+            raise ProposalError(f"{w('metadata.valid_from')}: an ISO-8601 date or time")
+        meta["valid_from"] = stamp
+    new.metadata = meta
+    if not isinstance(new.evidence, (list, tuple)):
+        raise ProposalError(f"{w('evidence')}: a list of pointers")
+    pointers = []
+    for i, p in enumerate(new.evidence):
+        pointers.append(_pointer(p, w(f"evidence[{i}]")))
+    new.evidence = tuple(pointers)
+    return new
+
+
+def _pointer(p: Any, where: str) -> dict[str, Any]:
+    if not isinstance(p, dict):
+        raise ProposalError(f"{where}: a pointer is an object ({{\"entry\": ID}}, "
+                            "{\"session\": S, \"seq\": N} or {\"file\": PATH})")
+    out: dict[str, Any] = {}
+    entry = p.get("entry", p.get("entry_id"))
+    if entry is not None:
+        if isinstance(entry, bool) or not isinstance(entry, int):
+            raise ProposalError(f"{where}.entry: an entry id (a number)")
+        out["entry_id"] = entry
+    elif p.get("session") is not None:
+        if not isinstance(p.get("seq"), int) or isinstance(p.get("seq"), bool):
+            raise ProposalError(f"{where}.seq: a session pointer needs the entry's seq")
+        out["session"], out["seq"] = str(p["session"]), int(p["seq"])
+    elif p.get("file") is not None:
+        out["file"] = str(p["file"])
+    else:
+        raise ProposalError(f"{where}: names no entry, session + seq, or file")
+    span = p.get("span")
+    if span is not None:
+        if (not isinstance(span, list) or len(span) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in span)
+                or not 0 <= span[0] <= span[1]):
+            raise ProposalError(f"{where}.span: [start, end] character offsets, start ≤ end")
+        out["span"] = list(span)
+    if p.get("note") is not None:
+        out["note"] = str(p["note"])
+    return out
+
+
+# -- resolving ------------------------------------------------------------------------------
+def _resolve_evidence(store: Store, conn: Connection, pointers: tuple[dict[str, Any], ...]
+                      ) -> list[dict[str, Any]]:
+    """Session + seq pointers become entry ids; an entry that does not exist is an error."""
+    out = []
+    for i, p in enumerate(pointers):
+        p = dict(p)
+        if "session" in p:
+            sid = store.session(p.pop("session")).id
+            seq = p.pop("seq")
+            row = conn.execute(text("SELECT id FROM entry WHERE session_id = :s AND seq = :q"),
+                               {"s": sid, "q": seq}).first()
+            if row is None:
+                raise ProposalError(f"evidence[{i}]: session {sid} has no entry {seq}")
+            p["entry_id"] = int(row[0])
+        if "entry_id" in p:
+            row = conn.execute(text("SELECT LENGTH(content) FROM entry WHERE id = :i"),
+                               {"i": p["entry_id"]}).first()
+            if row is None:
+                raise ProposalError(f"evidence[{i}]: no entry {p['entry_id']}")
+            if p.get("span") and p["span"][1] > int(row[0]):
+                raise ProposalError(f"evidence[{i}].span: entry {p['entry_id']} has only "
+                                    f"{row[0]} characters")
+        out.append(p)
+    return out
+
+
+def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]:
+    rows = []
+    for mid in ids:
+        r = conn.execute(text(
+            "SELECT id, name, type, body, critical, invariant, status, sensitivity, "
+            "content_hash, tags, projects, description FROM memory WHERE id = :i"),
+            {"i": mid}).first()
+        if r is None:
+            raise ProposalError(f"target: no memory {mid} (`lca-tui memories` lists them)")
+        rows.append({"id": int(r[0]), "name": r[1], "type": r[2], "body": r[3],
+                     "critical": bool(r[4]), "invariant": r[5], "status": r[6],
+                     "sensitivity": r[7], "content_hash": r[8], "tags": json.loads(r[9] or
+                                                                                   "[]"),
+                     "projects": json.loads(r[10] or "[]"), "description": r[11]})
+    return rows
+
+
+def _name_of(new: NewProposal, targets: list[dict[str, Any]]) -> str:
+    if new.metadata.get("name"):
+        return str(new.metadata["name"])
+    if targets and new.op not in ("add", "merge"):
+        return str(targets[0]["name"])
+    for line in (new.content or "").splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:80]
+    return f"{new.op} proposal"
+
+
+def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[str, Any]]]:
+    """The checks' view of ``new``: targets read, evidence resolved and its text fetched."""
+    with store.read() as conn:
+        targets = _target_rows(conn, new.targets)
+        pointers = _resolve_evidence(store, conn, new.evidence)
+        texts = evidence_texts(conn, pointers)
+    mtype = new.type or (targets[0]["type"] if targets else None)
+    content = new.content if new.content is not None else (targets[0]["body"] if targets
+                                                            else "")
+    rank = {s: i for i, s in enumerate(SENSITIVITIES)}
+    inherited = max((t["sensitivity"] for t in targets), key=lambda s: rank.get(s, 2),
+                    default="public")
+    sensitivity = new.metadata.get("sensitivity") or inherited
+    cand = Candidate(new.op, mtype, _name_of(new, targets), content or "", dict(new.metadata),
+                     targets, texts, new.rationale, sensitivity)
+    return cand, pointers
+
+
+def actor_name(store: Store, actor: str | None) -> str:
+    return actor or os.environ.get("USER") or store.writer
+
+
+# -- writing ------------------------------------------------------------------------------
+def _who(store: Store) -> dict[str, str]:
+    return {"writer": store.writer, "writer_version": store.writer_version,
+            "created_at": now_iso()}
+
+
+def _check_rows(store: Store, proposal_id: int, revision: int,
+                checks: list[CheckInfo]) -> list[ProposalCheck]:
+    return [ProposalCheck(proposal_id=proposal_id, revision=revision, kind=c.kind,
+                          result=c.result, detail=c.detail,
+                          evidence=json.dumps(c.evidence, ensure_ascii=False, default=str),
+                          suggestion=c.suggestion, **_who(store)) for c in checks]
+
+
+def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None
+                   ) -> ProposalInfo:
+    """Check and store a proposal, pending (``apply.submit`` adds the auto-apply policy).
+
+    The checks (embedding, the verifier command) run before the write lock is taken. With
+    an ``idem_key`` already stored, the proposal stored under it is returned unchanged.
+    """
+    validate(new)
+    if new.idem_key:
+        with store.read() as conn:
+            with orm(conn) as s:
+                have = s.exec(select(Proposal).where(Proposal.idem_key == new.idem_key)).first()
+        if have is not None and have.id is not None:
+            return get_proposal(store, have.id)
+    cand, pointers = candidate_for(store, new)
+    if "sensitivity" not in new.metadata and cand.sensitivity != "public":
+        new.metadata["sensitivity"] = cand.sensitivity  # a successor is as private as its
+        cand.metadata["sensitivity"] = cand.sensitivity  # strictest target
+    checks = Checker(store).run(cand)
+    now = now_iso()
+    snapshot = {str(t["id"]): {"name": t["name"], "body": t["body"],
+                               "content_hash": t["content_hash"], "status": t["status"]}
+                for t in cand.targets}
+    with store.write() as conn:
+        with orm(conn) as s:
+            row = Proposal(op=new.op, type=cand.type, targets=json.dumps(list(new.targets)),
+                           target_snapshot=json.dumps(snapshot, ensure_ascii=False),
+                           name=cand.name, content=new.content,
+                           meta=json.dumps(new.metadata, ensure_ascii=False),
+                           rationale=new.rationale, evidence=json.dumps(pointers),
+                           origin=new.origin, proposer=new.proposer or actor, status="pending",
+                           ts=now, updated_at=now, idem_key=new.idem_key, **_who(store))
+            s.add(row)
+            s.flush()
+            assert row.id is not None
+            s.add_all(_check_rows(store, row.id, 0, checks))
+            s.flush()
+            proposal_id = row.id
+        store.audit(conn, "proposal_submitted", "proposal", [proposal_id],
+                    {"checks_failed": sum(c.result == "fail" for c in checks),
+                     "checks_warned": sum(c.result == "warn" for c in checks)},
+                    actor=actor_name(store, actor))
+    return get_proposal(store, proposal_id)
+
+
+def edit(store: Store, proposal_id: int, changes: dict[str, Any], *, actor: str | None = None,
+         reason: str | None = None) -> ProposalInfo:
+    """Change a pending proposal (any of ``EDITABLE``; ``target`` is read as ``targets``);
+    keeps the before / after in its edit history and runs the checks again."""
+    info = get_proposal(store, proposal_id)
+    if info.status != "pending":
+        raise ProposalError(f"proposal {proposal_id} is {info.status}: only a pending proposal "
+                            "can be edited")
+    if info.summary.op is None:
+        raise ProposalError(f"proposal {proposal_id} is history from a harness event: there "
+                            "is nothing to edit")
+    if not isinstance(changes, dict):
+        raise ProposalError("an edit is a JSON object of the fields to change")
+    changes = dict(changes)
+    if "target" in changes:
+        changes["targets"] = changes.pop("target")
+    unknown = sorted(set(changes) - set(EDITABLE))
+    if unknown:
+        raise ProposalError(f"{unknown[0]}: not editable (editable: {', '.join(EDITABLE)})")
+    if not changes:
+        raise ProposalError("the edit changes nothing")
+    before = stored_candidate(store, proposal_id)
+    merged = before.snapshot()
+    merged.update(changes)
+    if "targets" in changes:
+        merged["targets"] = list(_target_ids(changes["targets"], "targets")) \
+            if changes["targets"] is not None else []
+    if "metadata" in changes and isinstance(changes["metadata"], dict):
+        merged["metadata"] = {**before.metadata, **changes["metadata"]}
+    after = NewProposal(op=merged["op"], content=merged["content"], type=merged["type"],
+                        targets=tuple(merged["targets"]), metadata=merged["metadata"] or {},
+                        rationale=merged["rationale"], evidence=tuple(merged["evidence"] or ()),
+                        origin=info.summary.origin, proposer=info.summary.proposer)
+    validate(after)
+    if after.snapshot() == before.snapshot():
+        raise ProposalError("the edit changes nothing")
+    cand, pointers = candidate_for(store, after)
+    checks = Checker(store).run(cand)
+    revision = info.revision + 1
+    now = now_iso()
+    who = actor_name(store, actor)
+    with store.write() as conn:
+        with orm(conn) as s:
+            row = s.get(Proposal, proposal_id)
+            if row is None or row.status != "pending" or row.revision != info.revision:
+                raise ProposalError(f"proposal {proposal_id} changed while it was being edited; "
+                                    "look at it again")
+            row.op, row.type, row.targets = after.op, cand.type, json.dumps(list(after.targets))
+            row.content, row.meta = after.content, json.dumps(after.metadata,
+                                                              ensure_ascii=False)
+            row.rationale, row.evidence = after.rationale, json.dumps(pointers)
+            row.name, row.revision, row.updated_at = cand.name, revision, now
+            row.target_snapshot = json.dumps(
+                {str(t["id"]): {"name": t["name"], "body": t["body"],
+                                "content_hash": t["content_hash"], "status": t["status"]}
+                 for t in cand.targets}, ensure_ascii=False)
+            s.add(row)
+            s.add(ProposalEdit(proposal_id=proposal_id, revision=revision, ts=now, actor=who,
+                               before=json.dumps(before.snapshot(), ensure_ascii=False),
+                               after=json.dumps(after.snapshot(), ensure_ascii=False),
+                               reason=reason, **_who(store)))
+            s.add_all(_check_rows(store, proposal_id, revision, checks))
+            s.flush()
+        store.audit(conn, "proposal_edited", "proposal", [proposal_id],
+                    {"revision": revision}, actor=who)
+    return get_proposal(store, proposal_id)
+
+
+def stored_candidate(store: Store, proposal_id: int) -> NewProposal:
+    """The candidate as stored (unmasked: for the store's own use, never for display)."""
+    with store.read() as conn:
+        with orm(conn) as s:
+            row = s.get(Proposal, proposal_id)
+    if row is None:
+        raise NotFound(f"no proposal {proposal_id}: `lca-tui proposals` lists them")
+    return NewProposal(op=row.op or "noop", content=row.content, type=row.type,
+                       targets=tuple(int(t) for t in _loads(row.targets, [])),
+                       metadata=_loads(row.meta, {}), rationale=row.rationale,
+                       evidence=tuple(_loads(row.evidence, [])), origin=row.origin,
+                       proposer=row.proposer)
+
+
+# -- reading ------------------------------------------------------------------------------
+def _checks_of(conn: Connection, ids: list[int]) -> dict[int, list[CheckInfo]]:
+    """The current revision's checks of each proposal."""
+    out: dict[int, list[CheckInfo]] = {i: [] for i in ids}
+    if not ids:
+        return out
+    with orm(conn) as s:
+        rows = s.exec(select(ProposalCheck, Proposal.revision)
+                      .join(Proposal, col(Proposal.id) == ProposalCheck.proposal_id)
+                      .where(col(ProposalCheck.proposal_id).in_(ids))
+                      .where(ProposalCheck.revision == Proposal.revision)
+                      .order_by(col(ProposalCheck.id))).all()
+    for c, _ in rows:
+        out[c.proposal_id].append(CheckInfo(c.kind, c.result, c.detail,
+                                            _loads(c.evidence, {}), c.suggestion, c.revision))
+    return out
+
+
+def _loads(raw: str | None, default: Any) -> Any:
+    try:
+        return json.loads(raw) if raw else default
+    except ValueError:
+        return default
+
+
+_SCRUB = frozenset({"text", "candidate_sentence", "memory_sentence", "candidate", "memory",
+                    "stdout", "verdict"})
+
+
+def _scrub(value: Any) -> Any:
+    """Check evidence with every piece of candidate or memory text withheld."""
+    if isinstance(value, dict):
+        return {k: (MASK if k in _SCRUB and isinstance(v, (str, dict)) else _scrub(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def _secret(row: Proposal) -> bool:
+    return _loads(row.meta, {}).get("sensitivity") == "secret"
+
+
+def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
+             ) -> ProposalSummary:
+    """The queue row; a secret candidate's checks are scrubbed and its name withheld unless
+    the proposer named it."""
+    assert row.id is not None
+    masked = _secret(row) if masked is None else masked
+    name = row.name
+    if masked:
+        name = _loads(row.meta, {}).get("name") or "[secret]"
+        checks = [CheckInfo(c.kind, c.result, c.detail, _scrub(c.evidence), c.suggestion,
+                            c.revision) for c in checks]
+    return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
+                           tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
+                           tuple(checks), row.proposer, row.kind, row.external_id)
+
+
+def list_proposals(store: Store, status: str | None = None, limit: int | None = None
+                   ) -> list[ProposalSummary]:
+    """The queue, newest first (``status`` one of ``STATUSES``, or all)."""
+    if status is not None and status not in STATUSES:
+        raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    with store.read() as conn:
+        with orm(conn) as s:
+            query = select(Proposal).order_by(col(Proposal.ts).desc(), col(Proposal.id).desc())
+            if status:
+                query = query.where(Proposal.status == status)
+            if limit:
+                query = query.limit(limit)
+            rows = list(s.exec(query).all())
+        checks = _checks_of(conn, [r.id for r in rows if r.id is not None])
+    return [_summary(r, checks[r.id or 0]) for r in rows]
+
+
+def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
+    """One proposal in full (see ``ProposalInfo``)."""
+    with store.read() as conn:
+        with orm(conn) as s:
+            row = s.get(Proposal, proposal_id)
+            if row is None:
+                raise NotFound(f"no proposal {proposal_id}: `lca-tui proposals` lists them")
+            edits = s.exec(select(ProposalEdit).where(ProposalEdit.proposal_id == proposal_id)
+                           .order_by(col(ProposalEdit.revision))).all()
+            decisions = s.exec(select(ProposalDecision)
+                               .where(ProposalDecision.proposal_id == proposal_id)
+                               .order_by(col(ProposalDecision.id))).all()
+        checks = _checks_of(conn, [proposal_id])[proposal_id]
+        evidence = []
+        for p in _loads(row.evidence, []):
+            session_id = seq = None
+            if p.get("entry_id") is not None:
+                e = conn.execute(text("SELECT session_id, seq FROM entry WHERE id = :i"),
+                                 {"i": p["entry_id"]}).first()
+                if e is not None:
+                    session_id, seq = e[0], int(e[1])
+            evidence.append(EvidencePointer(p.get("entry_id"), tuple(p["span"]) if
+                                            p.get("span") else None, p.get("file"),
+                                            p.get("note"), session_id, seq))
+        targets = _targets_now(conn, row)
+    meta = _loads(row.meta, {})
+    masked = meta.get("sensitivity") == "secret" or any(t.masked for t in targets)
+    summary = _summary(row, checks, masked)
+    return ProposalInfo(
+        summary=summary, content=MASK if masked and row.content is not None else row.content,
+        metadata=meta, rationale=row.rationale, evidence=tuple(evidence),
+        status_reason=row.status_reason, revision=row.revision, updated_at=row.updated_at,
+        decided_at=row.decided_at, actor=row.actor, memory_id=row.memory_id,
+        verified=None if row.verified is None else bool(row.verified),
+        verification=_loads(row.verification, None), targets=tuple(targets),
+        edits=tuple(EditInfo(e.revision, e.ts, e.actor, _mask(_loads(e.before, {}), masked),
+                             _mask(_loads(e.after, {}), masked), e.reason) for e in edits),
+        decisions=tuple(DecisionInfo(d.ts, d.actor, d.decision, d.as_op, d.reason, d.policy,
+                                     d.connector) for d in decisions),
+        options=tuple(approval_options(summary)), masked=masked, entry_id=row.entry_id)
+
+
+def _mask(snapshot: dict[str, Any], masked: bool) -> dict[str, Any]:
+    return {**snapshot, "content": MASK} if masked and snapshot.get("content") else snapshot
+
+
+def _targets_now(conn: Connection, row: Proposal) -> list[TargetInfo]:
+    snap = _loads(row.target_snapshot, {})
+    out = []
+    for mid in _loads(row.targets, []):
+        then = snap.get(str(mid), {})
+        r = conn.execute(text("SELECT name, status, body, content_hash, sensitivity FROM memory "
+                              "WHERE id = :i"), {"i": int(mid)}).first()
+        secret = r is not None and r[4] == "secret"
+        if r is None:
+            out.append(TargetInfo(int(mid), then.get("name"), None, None, None, True))
+            continue
+        changed = bool(then) and (then.get("content_hash") != r[3]
+                                  or then.get("status") != r[1])
+        out.append(TargetInfo(int(mid), r[0], r[1], None if secret else r[2],
+                              None if secret else then.get("body"), changed, secret))
+    return out
+

@@ -1,0 +1,141 @@
+"""Text helpers the checks share: sentences with their character spans, content words, and
+the cues the contradiction heuristic compares (negation, numbers, dates, "X is Y" values)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from store.core.vec import STOP_WORDS
+
+_SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|$)")
+_WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?:\s?%|\s?(?:ms|s|kb|mb|gb|tb))?(?![\w-])",
+                     re.IGNORECASE)
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|"
+                   r"nov|dec)[a-z]*\.?\s+\d{1,2}(?:,\s*\d{4})?\b", re.IGNORECASE)
+NEGATIONS = frozenset("""not no never none nobody nothing neither nor cannot can't don't doesn't
+didn't isn't aren't wasn't weren't won't wouldn't shouldn't mustn't without
+""".split())
+_KEY_VALUE = re.compile(
+    r"^(?P<key>[\w`'\"./ -]{2,80}?)\s+(?:is|are|was|were|=|:|uses|use|runs on|run on|runs|"
+    r"should be|must be|lives in|live in|defaults to|default to|goes through|go through|"
+    r"moved to|deploys? with|deploy via)\s+(?P<value>.+?)\s*[.!]?$", re.IGNORECASE)
+_MARKUP = re.compile(r"^[\s>#*\-+]+|\d+\.\s+")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    start: int
+    end: int
+    text: str
+
+
+def sentences(text: str, min_words: int = 3) -> list[Sentence]:
+    """The sentences (and list items, lines) of ``text`` with their spans; headings, code
+    fences and fragments shorter than ``min_words`` words are left out."""
+    out: list[Sentence] = []
+    in_fence = False
+    offset = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and stripped and not stripped.startswith("#"):
+            for m in _SENTENCE.finditer(line):
+                raw = m.group()
+                lead = len(raw) - len(raw.lstrip())
+                body = raw.strip()
+                cut = _MARKUP.match(body)
+                if cut:
+                    lead += cut.end()
+                    body = body[cut.end():]
+                if len(words(body)) >= min_words:
+                    start = offset + m.start() + lead
+                    out.append(Sentence(start, start + len(body), body))
+        offset += len(line) + 1
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words, stop words dropped, a plural ``s`` trimmed (``tests`` ~ ``test``)."""
+    out = []
+    for w in _WORD.findall(text.lower()):
+        w = w.strip("'-")
+        if not w or w in STOP_WORDS:
+            continue
+        if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return out
+
+
+def overlap(sentence: str, other: set[str]) -> float:
+    """Share of ``sentence``'s content words found in ``other``."""
+    mine = set(words(sentence))
+    return len(mine & other) / len(mine) if mine else 0.0
+
+
+def jaccard(a: str, b: str) -> float:
+    wa, wb = set(words(a)), set(words(b))
+    return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+
+
+def negated(text: str) -> bool:
+    tokens = set(re.findall(r"[\w']+", text.lower()))
+    return bool(tokens & NEGATIONS) or any(t.endswith("n't") for t in tokens)
+
+
+def numbers(text: str) -> set[str]:
+    without_dates = _DATE.sub(" ", text)
+    return {m.group().replace(" ", "").lower() for m in _NUMBER.finditer(without_dates)}
+
+
+def dates(text: str) -> set[str]:
+    return {m.group().lower() for m in _DATE.finditer(text)}
+
+
+def key_value(text: str) -> tuple[str, str] | None:
+    """("x", "y") for a sentence of the form "X is Y" (or uses / = / runs on / ...): the key
+    as content words, the value as written (lower case)."""
+    m = _KEY_VALUE.match(text.strip().strip("`"))
+    if not m:
+        return None
+    key = " ".join(words(m["key"]))
+    value = m["value"].strip().strip("`'\".,;:!").strip().lower()
+    return (key, value) if key and words(value) else None
+
+
+def cues(candidate: str, memory: str) -> list[dict[str, str]]:
+    """How two similar sentences disagree: a negation on one side only, different numbers,
+    different dates, or different values for the same key. Empty when they agree."""
+    found: list[dict[str, str]] = []
+    if negated(candidate) != negated(memory):
+        found.append({"kind": "negation",
+                      "candidate": "negated" if negated(candidate) else "affirmed",
+                      "memory": "negated" if negated(memory) else "affirmed"})
+    na, nb = numbers(candidate), numbers(memory)
+    if na and nb and na != nb:
+        found.append({"kind": "number", "candidate": ", ".join(sorted(na - nb) or sorted(na)),
+                      "memory": ", ".join(sorted(nb - na) or sorted(nb))})
+    da, db = dates(candidate), dates(memory)
+    if da and db and da != db:
+        found.append({"kind": "date", "candidate": ", ".join(sorted(da)),
+                      "memory": ", ".join(sorted(db))})
+    ka, kb = key_value(candidate), key_value(memory)
+    if (ka and kb and words(ka[1]) != words(kb[1])
+            and (ka[0] == kb[0] or _same_key(ka[0], kb[0]))):
+        found.append({"kind": "value", "candidate": ka[1], "memory": kb[1], "key": ka[0]})
+    return found
+
+
+def same_subject(a: str, b: str) -> bool:
+    """Both sentences say "X is ..." about the same X (so they are about the same thing even
+    when their values share no word)."""
+    ka, kb = key_value(a), key_value(b)
+    return bool(ka and kb and (ka[0] == kb[0] or _same_key(ka[0], kb[0])))
+
+
+def _same_key(a: str, b: str) -> bool:
+    wa, wb = set(a.split()), set(b.split())
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6

@@ -1,0 +1,130 @@
+"""Reading memories for the Memories screen and ``lca-tui memories`` / ``memory ID``, and the
+audit log for ``lca-tui audit``. Secret memories' text is withheld in every record."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import col, select
+
+from store.core.db import orm
+from store.core.errors import NotFound
+from store.core.models import AuditEvent, Entry, Evidence, Memory
+from store.governance.chains import chain, problems_of
+from store.governance.models import MemoryFlag, Proposal
+from store.governance.records import (
+    AuditInfo,
+    FlagInfo,
+    MemoryDetail,
+    MemoryEvidence,
+    MemoryRow,
+)
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+MEMORY_STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
+EXCERPT_CHARS = 400
+
+
+def _list(raw: str | None) -> tuple[str, ...]:
+    try:
+        value = json.loads(raw or "[]")
+    except ValueError:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _row(m: Memory, flagged: bool) -> MemoryRow:
+    assert m.id is not None
+    secret = m.sensitivity == "secret"
+    return MemoryRow(m.id, m.name, m.type, m.status, bool(m.critical), bool(m.loadable),
+                     m.sensitivity, m.hits, m.prevented, m.valid_from, m.valid_to,
+                     None if secret else m.body, _list(m.tags), _list(m.projects),
+                     m.authority, m.description, flagged, m.source_file)
+
+
+def _flagged(s: Any) -> set[int]:
+    return {int(r) for r in s.exec(select(MemoryFlag.memory_id).where(
+        col(MemoryFlag.resolved_at).is_(None))).all()}
+
+
+def list_memories(store: Store, status: str | None = None, type: str | None = None
+                  ) -> list[MemoryRow]:
+    """Memories by type and name, filtered by ``status`` and ``type`` when given."""
+    if status is not None and status not in MEMORY_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(MEMORY_STATUSES)}, got {status!r}")
+    query = select(Memory).order_by(col(Memory.type), col(Memory.name), col(Memory.id))
+    if status:
+        query = query.where(Memory.status == status)
+    if type:
+        query = query.where(Memory.type == type)
+    with store.read() as conn:
+        with orm(conn) as s:
+            rows = s.exec(query).all()
+            flagged = _flagged(s)
+    return [_row(m, m.id in flagged) for m in rows]
+
+
+def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
+    """A memory with its evidence, supersession chain, flags, integrity problems and the
+    proposals that touched it."""
+    with store.read() as conn:
+        with orm(conn) as s:
+            m = s.get(Memory, memory_id)
+            if m is None:
+                raise NotFound(f"no memory {memory_id}: `lca-tui memories` lists them")
+            secret = m.sensitivity == "secret"
+            ev_rows = s.exec(select(Evidence, Entry).join(
+                Entry, col(Entry.id) == Evidence.entry_id, isouter=True)
+                .where(Evidence.memory_id == memory_id).order_by(col(Evidence.id))).all()
+            flags = s.exec(select(MemoryFlag).where(MemoryFlag.memory_id == memory_id)
+                           .order_by(col(MemoryFlag.id))).all()
+            proposals = s.exec(select(Proposal.id, Proposal.targets, Proposal.memory_id)
+                               .order_by(col(Proposal.id))).all()
+            flagged = _flagged(s)
+    evidence = []
+    for ev, entry in ev_rows:
+        assert ev.id is not None
+        span = (ev.span_start, ev.span_end) if ev.span_start is not None and \
+            ev.span_end is not None else None
+        excerpt = None
+        if entry is not None and not secret:
+            body = entry.content[span[0]:span[1]] if span else entry.content
+            excerpt = body[:EXCERPT_CHARS]
+        evidence.append(MemoryEvidence(ev.id, ev.entry_id, entry.session_id if entry else None,
+                                       entry.seq if entry else None, span, ev.file_path,
+                                       ev.note, excerpt))
+    touched = tuple(int(pid) for pid, targets, made in proposals
+                    if made == memory_id or memory_id in json.loads(targets or "[]"))
+    return MemoryDetail(
+        _row(m, memory_id in flagged), None if secret else m.body,
+        None if secret else m.invariant, m.role, m.created, m.last_applied, m.load_error,
+        tuple(evidence), tuple(chain(store, memory_id)),
+        tuple(FlagInfo(f.kind, f.other_id, f.proposal_id, f.reason, f.ts, f.resolved_at)
+              for f in flags),
+        tuple(problems_of(store, memory_id)), touched)
+
+
+def audit_events(store: Store, limit: int | None = 50, action: str | None = None
+                 ) -> list[AuditInfo]:
+    """The audit log, newest first: who did what to which ids (never content)."""
+    query = select(AuditEvent).order_by(col(AuditEvent.id).desc())
+    if action:
+        query = query.where(AuditEvent.action == action)
+    if limit:
+        query = query.limit(limit)
+    with store.read() as conn:
+        with orm(conn) as s:
+            rows = s.exec(query).all()
+    out = []
+    for r in rows:
+        assert r.id is not None
+        try:
+            ids = tuple(json.loads(r.target_ids or "[]"))
+            counts = json.loads(r.counts or "{}")
+        except ValueError:
+            ids, counts = (), {}
+        out.append(AuditInfo(r.id, r.ts, r.actor, r.action, r.target_kind, ids, counts))
+    return out

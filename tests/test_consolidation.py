@@ -1,0 +1,274 @@
+"""The consolidation pass (issue 13): proposals from what sessions state plainly, never
+memories directly; precision and recall on a labelled transcript; real transcripts; a second
+pass adds nothing; the external proposer command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from store import Store
+from store.governance.detect import scan
+from tests.conftest import CLAUDE_CODE, make_store
+
+DATA = Path(__file__).parent / "data" / "consolidation"
+LABELLED = DATA / "c0a5e1d0-0000-4000-8000-000000000001.jsonl"
+
+
+def _user_turns(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        d = json.loads(line)
+        if d["type"] == "user":
+            out.append((n, d["message"]["content"]))
+    return out
+
+
+def test_labelled_transcript_precision_and_recall(store: Store) -> None:
+    """Exactly one proposal for each request and correction, none for the other turns."""
+    store.ingest([LABELLED])
+    labels = {row["seq_text"]: row["label"]
+              for row in json.loads((DATA / "labels.json").read_text())}
+    sid = store.sessions()[0].id
+    entries = store.entries(sid)
+    by_id = {e.id: e for e in entries}
+    found = scan(entries)
+    # the user turn each finding is about (the last evidence entry)
+    hit_turns = [by_id[f.evidence[-1][0]].content for f in found]
+    expected = [t for t, lab in labels.items() if lab]
+    true_pos = [t for t in hit_turns if labels.get(t)]
+    assert len(hit_turns) == len(set(hit_turns)), "a turn gave two proposals"
+    precision = len(true_pos) / len(hit_turns)
+    recall = len(set(true_pos)) / len(expected)
+    assert (precision, recall) == (1.0, 1.0), (hit_turns, expected)
+    kinds = {by_id[f.evidence[-1][0]].content: f.kind for f in found}
+    assert kinds["Use httpx, not requests."] == "correction"
+    assert kinds["From now on, run the linter before every commit."] == "request"
+    assert kinds["I prefer short commit messages in the imperative mood."] == "request"
+    prefer = next(f for f in found if "prefer" in f.content)
+    assert prefer.type == "user"
+    # a correction carries both turns as evidence: the assistant's and the user's
+    fix = next(f for f in found if f.kind == "correction" and "02:00" in f.content)
+    assert [by_id[e[0]].kind for e in fix.evidence] == ["assistant", "user"]
+
+
+def test_pass_makes_pending_proposals_and_a_second_pass_adds_nothing(store: Store) -> None:
+    store.ingest([LABELLED])
+    first = store.consolidate()
+    assert first.proposals_added == 9
+    assert first.by_kind == {"request": 5, "correction": 4}
+    assert len(first.checkpoint_ids) == 1
+    props = store.proposals()
+    assert {p.origin for p in props} == {"consolidation"}
+    assert {p.status for p in props} == {"pending"}, "the pass itself applies nothing"
+    assert all(m.status != "active" or m.id is None for m in []) and store.memories() == []
+    second = store.consolidate()
+    assert second.proposals_added == 0
+    assert len(store.proposals()) == 9
+
+
+def test_pass_starts_after_its_checkpoint_and_sees_new_lines(tmp_path: Path,
+                                                            store: Store) -> None:
+    lines = LABELLED.read_text().splitlines()
+    growing = tmp_path / LABELLED.name
+    growing.write_text("\n".join(lines[:8]) + "\n")
+    store.ingest([growing])
+    assert store.consolidate().proposals_added == 2  # "Remember that …", "From now on …"
+    growing.write_text("\n".join(lines) + "\n")
+    store.ingest([growing])
+    again = store.consolidate()
+    assert again.proposals_added == 7
+    with store.read() as conn:
+        through = [r[0] for r in conn.exec_driver_sql(
+            "SELECT through_entry_id FROM checkpoint WHERE trigger = 'consolidation' "
+            "ORDER BY id").all()]
+    assert through[0] < through[1]
+
+
+def test_rejected_proposals_are_not_proposed_again(store: Store) -> None:
+    store.ingest([LABELLED])
+    store.consolidate()
+    victim = store.proposals()[0]
+    store.reject(victim.id, reason="not worth keeping")
+    # forget the checkpoints and the idempotency keys: only the content dedup remains
+    with store.write() as conn:
+        conn.exec_driver_sql("DELETE FROM checkpoint WHERE trigger = 'consolidation'")
+        conn.exec_driver_sql("UPDATE proposal SET idem_key = NULL")
+    again = store.consolidate()
+    assert again.proposals_added == 0
+    assert again.skipped.get("duplicate_proposal") == 9
+
+
+def test_real_transcripts_handoff_and_corrections(cc_store: Store) -> None:
+    """The compaction summary becomes a handoff proposal linked to its compaction; the
+    interruptions and "… still does not work" become corrections with both turns as
+    evidence; ordinary instructions propose nothing."""
+    report = cc_store.consolidate()
+    props = [cc_store.proposal(p.id) for p in cc_store.proposals()]
+    handoffs = [p for p in props if p.summary.type == "handoff"]
+    assert len(handoffs) == 1
+    with cc_store.read() as conn:
+        summary_entry = conn.exec_driver_sql(
+            "SELECT summary_entry_id FROM compaction WHERE summary_entry_id IS NOT NULL"
+        ).scalar_one()
+    assert [e.entry_id for e in handoffs[0].evidence] == [summary_entry]
+    corrections = [p for p in props if p.summary.type == "feedback"]
+    turns = []
+    for p in corrections:
+        user = cc_store.entry(p.evidence[-1].entry_id)
+        prior = cc_store.entry(p.evidence[0].entry_id)
+        assert prior.kind in ("assistant", "tool_call") and prior.seq < user.seq
+        turns.append((user.source_path.rsplit("/", 1)[-1], user.source_line,
+                      user.content[:30]))
+    # found by reading the files: short.jsonl line 13, tool_heavy.jsonl lines 18, 26, 39
+    assert sorted(turns) == [
+        ("short.jsonl", 13, "[Request interrupted by user f"),
+        ("tool_heavy.jsonl", 18, "[Request interrupted by user]"),
+        ("tool_heavy.jsonl", 26, "scrolling back in xterm.js sti"),
+        ("tool_heavy.jsonl", 39, "[Request interrupted by user]"),
+    ]
+    cited = {e.entry_id for p in props for e in p.evidence}
+    ordinary = [e for s in cc_store.sessions() for e in cc_store.entries(s.id)
+                if e.kind == "user" and e.content.startswith((
+                    "Work on bead spotter-4te", "start phoenix in background",
+                    "continue implementation", "mix phx.server doesnt seem to start"))]
+    assert len(ordinary) == 4
+    assert cited.isdisjoint(e.id for e in ordinary)
+    assert report.by_kind["handoff"] == 1
+    assert cc_store.consolidate().proposals_added == 0
+
+
+def _stub(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "proposer.py"
+    script.write_text(body)
+    return f"{sys.executable} {script}"
+
+
+def test_stub_proposer_proposals_arrive_checked(tmp_path: Path) -> None:
+    cmd = _stub(tmp_path, (
+        "import json, sys\n"
+        "data = json.load(sys.stdin)\n"
+        "n = sum(len(s['entries']) for s in data['sessions'])\n"
+        "print(json.dumps({'proposals': [{'op': 'add', 'type': 'project', "
+        "'content': f'The billing service has {n} new entries to review.', "
+        "'rationale': 'stub'}]}))\n"))
+    s = make_store(tmp_path / "p.db", **{"governance.proposer_command": cmd})
+    try:
+        s.ingest([LABELLED])
+        report = s.consolidate()
+        assert report.proposer == {"ran": True, "error": None, "proposals": 1}
+        assert report.proposals_added == 10
+        mine = [p for p in s.proposals() if p.origin == "proposer"]
+        assert len(mine) == 1
+        assert {c.kind for c in mine[0].checks} >= {"duplicate", "source_support"}
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("body,needle", [
+    ("import sys\nsys.exit(3)\n", "exited 3"),
+    ("print('this is not json')\n", "no JSON"),
+    ("import time\ntime.sleep(30)\n", "ran past"),
+])
+def test_failing_proposer_leaves_the_rest(tmp_path: Path, body: str, needle: str) -> None:
+    cmd = _stub(tmp_path, body)
+    s = make_store(tmp_path / "p.db", **{"governance.proposer_command": cmd,
+                                         "governance.proposer_timeout_s": 2})
+    try:
+        s.ingest([LABELLED])
+        report = s.consolidate()
+        assert report.proposer["ran"] and needle in report.proposer["error"]
+        assert report.proposals_added == 9
+    finally:
+        s.close()
+
+
+def test_cli_consolidate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    db = str(tmp_path / "c.db")
+    assert main(["ingest", "--store", db, str(LABELLED), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["consolidate", "--store", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["proposals_added"] == 9
+    assert set(out) >= {"proposals_added", "by_kind", "checkpoint_ids", "proposer"}
+    assert out["proposer"] == {"ran": False, "error": None}
+
+
+# -- the bound memory directory behind the gate -------------------------------------------
+
+_FILE = """---
+name: deploy-window
+description: when deploys may run
+type: feedback
+tags: [deploy]
+hits: 2
+---
+Deploys run only between 09:00 and 16:00 UTC on weekdays.
+"""
+
+
+def _bound(tmp_path: Path) -> tuple[Store, Path]:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "feedback_deploy-window.md").write_text(_FILE)
+    (folder / "MEMORY.md").write_text("# index\n- feedback_deploy-window.md\n")
+    s = make_store(tmp_path / "b.db", **{"memory.dir": str(folder)})
+    s.ingest([folder])
+    return s, folder
+
+
+def test_edit_outside_the_gate_becomes_a_revise_proposal(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        assert "16:00" in m.body and not s.proposals()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("16:00", "18:00"))
+        report = s.ingest([folder])
+        assert any("outside the gate" in n for n in report.notes)
+        [p] = s.proposals()
+        info = s.proposal(p.id)
+        assert (p.op, p.origin, p.target, p.status) == ("revise", "file", m.id, "pending")
+        assert "-Deploys run only between 09:00 and 16:00" in info.rationale
+        assert "+Deploys run only between 09:00 and 18:00" in info.rationale
+        assert s.memory(m.id).body == m.body, "the stored memory waits for approval"
+        # the same file again proposes nothing new
+        s.ingest([folder])
+        assert len(s.proposals()) == 1
+        s.approve(p.id)
+        [active] = [x for x in s.memories() if x.status == "active"]
+        assert "18:00" in active.body
+        # the approved write landed in the file; importing it again proposes nothing
+        assert "18:00" in path.read_text()
+        s.ingest([folder])
+        assert [x.status for x in s.proposals()] == ["applied"]
+    finally:
+        s.close()
+
+
+def test_counters_move_in_place_and_new_or_deleted_files_are_proposed(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("hits: 2", "hits: 7"))
+        s.ingest([folder])
+        assert s.memory(m.id).hits == 7 and not s.proposals()
+        (folder / "user_editor.md").write_text(
+            "---\nname: editor\ntype: user\n---\nThe user edits in Helix.\n")
+        s.ingest([folder])
+        [add] = s.proposals()
+        assert (add.op, add.origin) == ("add", "file")
+        assert len(s.memories()) == 1, "a new file waits for approval"
+        path.unlink()
+        s.ingest([folder])
+        ops = sorted(p.op for p in s.proposals())
+        assert ops == ["add", "quarantine"]
+        assert s.memory(m.id).status == "active"
+    finally:
+        s.close()
