@@ -50,11 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    if "hook" in words:  # a Claude Code hook: answered before the full parser is imported
-        from lca_tui.commands.hook import fast_main, parse_fast
+    if _command_word(words) == "hook" and not {"-h", "--help"} & set(words):
+        # A Claude Code hook: answered before the full parser is imported, and always with
+        # exit 0 — exit 2 (argparse's) would block the user's prompt.
+        from lca_tui.commands.hook import fast_main
 
-        if parse_fast(words) is not None:
-            return fast_main(words)
+        return fast_main(words)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -62,6 +63,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return fail_safe(open_app, args)
     return fail_safe(args.func, args)
+
+
+def _command_word(words: list[str]) -> str | None:
+    """The command named in ``words`` (the first word that is no option or option value)."""
+    i = 0
+    while i < len(words):
+        if words[i] in ("--store", "--set"):
+            i += 2
+        elif words[i].startswith("-"):
+            i += 1
+        else:
+            return words[i]
+    return None
 
 
 def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]

@@ -172,21 +172,27 @@ def _archived(store: Store, files: list[Path]) -> bool:
     return True
 
 
+HOOK_TRIGGERS = tuple(f"{e}%" for e in CHECKPOINT_EVENTS)
+
+
 def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: list[Path],
                started: float, problems: list[str]) -> None:
-    """Embed what waits in the session, consolidate, record the checkpoint."""
+    """Embed what waits in the session, consolidate, record the checkpoint.
+
+    The checkpoint covers the session's entries stored since its previous hook checkpoint:
+    how many, how many of their chunks have a vector (whoever embedded them: the daemon may
+    have done it already), how many failed; the archive is verified when every transcript
+    was read to its end, the index when nothing of the session still waits.
+    """
     from store.context.api import record_checkpoint
 
     sid = str(payload["session_id"])
     embedded = store.embed_waiting(sid)
     outcome.chunks_embedded = embedded.chunks - embedded.lexical
-    consolidate = getattr(store, "consolidate", None)  # the consolidation issue's pass
-    if callable(consolidate):
-        consolidate(sid)
     with store.read() as conn:
-        prev = conn.exec_driver_sql(
-            "SELECT MAX(created_at) FROM checkpoint WHERE session_id = ?", (sid,)).scalar()
-        since = prev or ""
+        since = conn.exec_driver_sql(
+            "SELECT MAX(created_at) FROM checkpoint WHERE session_id = ? AND "
+            "(trigger LIKE ? OR trigger LIKE ?)", (sid, *HOOK_TRIGGERS)).scalar() or ""
         added, ok, failed = conn.exec_driver_sql(
             "SELECT COUNT(DISTINCT e.id), "
             "COUNT(c.id) FILTER (WHERE c.status = 'ok' AND c.lexical_only = 0), "
@@ -195,6 +201,9 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
             "WHERE e.session_id = ? AND e.created_at > ?", (sid, since)).one()
     waiting = store.waiting(sid)
     archived = _archived(store, files) and not problems
+    consolidate = getattr(store, "consolidate", None)  # the consolidation pass (governance)
+    if callable(consolidate):
+        consolidate(sid)
     detail = payload.get("trigger") or payload.get("reason")
     trigger = f"{outcome.event}:{detail}" if isinstance(detail, str) and detail else \
         outcome.event
