@@ -22,6 +22,8 @@ from textual.widgets import DataTable, Footer, Header
 from screens.base import StoreScreen
 from store.context.records import Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
+from store.core.records import agent_label
+from store.core.textsafe import visible
 from widgets.fmt import when
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents
@@ -169,7 +171,8 @@ class ContextScreen(StoreScreen):
         table = self.query_one("#context-series", DataTable)
         table.clear()
         for k in data.keys:
-            table.add_row(cell(k.session_id[:8]), cell(k.agent, width=16), number(k.snapshots),
+            table.add_row(cell(k.session_id[:8]), cell(agent_label(k.agent, short=True),
+                                                       width=16), number(k.snapshots),
                           number(k.peak), key=_row_key((k.session_id, k.agent)))
         if data.series is not None:
             current = (data.series.session_id, data.series.agent)
@@ -226,7 +229,8 @@ class ContextScreen(StoreScreen):
                 self.query_one("#context-chart", PressureChart).show(ChartData())
             return
         gauge.reading = reading(s)
-        panel.border_title = f"Context window — {s.agent} · session {s.session_id[:8]}"
+        panel.border_title = Text(visible(f"Context window — {agent_label(s.agent)} · "
+                                          f"session {s.session_id[:8]}"), end="")
         chart_panel.border_title = (f"Used tokens by turn — {len(s.snapshots):,} snapshots, "
                                     f"peak {s.peak_used_tokens:,}")
         if replot:

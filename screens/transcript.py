@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input
 
 from screens.base import StoreScreen
-from store.core.records import EntryInfo, SearchHit, SessionInfo
+from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
 from store.core.textsafe import visible
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, project_tail, short_when, when
@@ -45,7 +45,12 @@ class TranscriptScreen(StoreScreen):
     HELP: ClassVar[str] = (
         "Transcript: every session in the store and its entries, exactly as stored.\n\n"
         "Top: the sessions, latest first, with the agents that wrote in them (\"main + 2 "
-        "workers\" when subagents worked in the session). Moving the cursor there shows that "
+        "workers\" when subagents worked in the session; the harness's own helpers, such as "
+        "Claude Code's compaction summariser and prompt suggester, are not counted as "
+        "workers and show in the agent column as summariser and suggester; a Claude Code "
+        "1.0.x subagent written inside the main file is the worker sidechain-<id>, shown by "
+        "its id). Moving the "
+        "cursor there shows that "
         "session's entries below: sequence number, time (UTC), kind (user, assistant, "
         "tool_call, tool_result, reasoning, system, compaction, checkpoint, event), agent, "
         "estimated tokens, tool name and the start of the text. The pane at the bottom shows "
@@ -53,7 +58,7 @@ class TranscriptScreen(StoreScreen):
         "turns, compaction figures) and its content verbatim, scrollable. Stored text is shown "
         "as text: markup and terminal escape sequences in it are never interpreted; control "
         "characters appear as \\xNN.\n\n"
-        "Keys: `a` cycles an agent filter (all, main, each worker). `/` opens search over "
+        "Keys: `a` cycles an agent filter (all, main, each worker and helper). `/` opens search over "
         "entries and memories: enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 "
         "lex), fts (BM25 only) and semantic (vectors only); enter on an entry hit opens it in "
         "its session; esc closes the results. The list follows the store: entries a harness "
@@ -199,7 +204,7 @@ class TranscriptScreen(StoreScreen):
             table.clear()
             for e in message.entries:
                 table.add_row(number(e.seq), cell(short_when(e.ts)), cell(e.kind),
-                              cell(e.agent), number(e.tokens),
+                              cell(agent_label(e.agent, short=True)), number(e.tokens),
                               cell(e.tool_name or ""), cell(e.content, width=width),
                               key=str(e.id))
         target = self._target_row(keep if same_session else None)
@@ -249,7 +254,8 @@ class TranscriptScreen(StoreScreen):
         table = self.query_one("#entries", DataTable)
         if not self.entries:
             view.show_note("This session has no entries" +
-                           (f" from agent {self.agent}." if self.agent else "."))
+                           (f" from agent {agent_label(self.agent)}." if self.agent
+                            else "."))
             return
         row = min(max(table.cursor_row, 0), len(self.entries) - 1)
         view.show_entry(self.entries[row])
@@ -354,7 +360,7 @@ class TranscriptScreen(StoreScreen):
             return searching
         if action == "agent_filter":
             session = self._session()
-            return bool(session and session.workers) or None
+            return bool(session and len(session.agents) > 1) or None
         return True
 
     def _title_lists(self) -> None:
@@ -369,7 +375,7 @@ class TranscriptScreen(StoreScreen):
             lists.border_title = "Entries"
             lists.border_subtitle = ""
             return
-        agent = f"agent {self.agent}" if self.agent else "all agents"
+        agent = f"agent {agent_label(self.agent)}" if self.agent else "all agents"
         lists.border_title = Text(visible(
             f"Entries · {session.id[:8]} · {agent} · {len(self.entries):,}"), end="")
-        lists.border_subtitle = "a: agent filter" if session.workers else ""
+        lists.border_subtitle = "a: agent filter" if len(session.agents) > 1 else ""

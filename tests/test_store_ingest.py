@@ -27,7 +27,9 @@ def count_expected(path: Path) -> Counter[str]:
                 if obj.get("isCompactSummary"):
                     kinds["compaction"] += 1
                 elif isinstance(block, str) or block["type"] == "text":
-                    kinds[obj["type"]] += 1
+                    kinds["system" if obj.get("isMeta") else obj["type"]] += 1
+                elif block["type"] == "thinking" and not block["thinking"].strip():
+                    continue
                 else:
                     kinds[block_kind[block["type"]]] += 1
         elif obj["type"] == "system" and obj.get("subtype") == "compact_boundary":

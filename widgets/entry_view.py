@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from store.core.records import EntryInfo, SearchHit
+from store.core.records import EntryInfo, SearchHit, agent_label
 from store.core.timeutil import parse_iso
 from widgets.safe import join, safe_text
 from widgets.text_pane import TextPane
@@ -52,7 +52,7 @@ def entry_header(entry: EntryInfo) -> Text:
         Text(f"#{entry.seq}", style="bold"),
         dt.strftime("%Y-%m-%d %H:%M:%S UTC") if dt else "no time",
         Text(entry.kind, style="bold"),
-        safe_text(f"agent {entry.agent}"),
+        safe_text(f"agent {agent_label(entry.agent)}"),
         f"~{entry.tokens:,} tokens",
     ]
     if entry.tool_name:
@@ -72,7 +72,7 @@ def hit_header(hit: SearchHit) -> Text:
     """Where a search hit comes from and its scores."""
     if hit.source_type == "entry":
         where = safe_text(f"entry #{hit.seq} of session {hit.session_id or '?'} · "
-                          f"{hit.kind or '?'} · agent {hit.agent or '?'}")
+                          f"{hit.kind or '?'} · agent {agent_label(hit.agent)}")
     else:
         where = safe_text(f"memory {hit.memory_name or hit.source_id}")
     scores = [f"score {hit.score:.3f}", "cos -" if hit.cos is None else f"cos {hit.cos:.3f}",

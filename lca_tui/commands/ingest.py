@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.core.textsafe import one_line
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -41,6 +42,12 @@ def run(args: argparse.Namespace) -> int:
               f"checkpoints {report.checkpoints_added}, chunks {report.chunks} "
               f"(failed {report.chunks_failed}), skipped by design {report.skipped_by_design}, "
               f"files {report.files}", markup=False)
+    for label, counts in (("skipped by design", report.skipped_by_type),
+                          ("skipped, type unknown", report.skipped_unknown)):
+        if counts:
+            listed = ", ".join(f"{one_line(what, 60)} {n:,}" for what, n in sorted(
+                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            out.print(f"{label}: {listed}", markup=False)
     for note in report.notes:
         out.print(f"note: {note}", markup=False)
     if report.errors:

@@ -83,7 +83,8 @@ def _print_candidates(candidates: list[Any]) -> None:
                       f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
                       f"{_fmt(c.lex) or '-'})  {nums}", markup=False, style="bold")
         text = MASK if c.masked else one_line(c.excerpt or "", 90)
-        where = c.pointer + (f" {c.kind}" if c.kind else "")
+        what = c.label if c.source_type == "entry" and c.label else c.kind  # worker named
+        where = c.pointer + (f" {what}" if what else "")
         out.print(f"     {one_line(where)}: {text}", markup=False, overflow="ellipsis",
                   no_wrap=True)
         out.print(f"     {one_line(c.reason)}", markup=False, style="dim")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from rich.text import Text
+
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.core.textsafe import one_line
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -36,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
     t.add_row("checkpoints", f"{stats.checkpoints:,}")
     t.add_row("proposals pending", f"{stats.proposals_pending:,}")
     t.add_row("recall traces", f"{stats.traces:,}")
+    for label, counts in (("lines skipped by design", stats.skipped_by_design),
+                          ("lines skipped, type unknown", stats.skipped_unknown)):
+        t.add_row(label, f"{sum(counts.values()):,}")
+        for what, n in counts.items():
+            t.add_row(Text(f"  {one_line(what, 60)}"), f"{n:,}")
     out = console()
     out.print(t)
     e = stats.embedder

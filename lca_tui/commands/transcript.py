@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store.core.records import agent_label, helper_role
 from store.core.textsafe import one_line
 
 
@@ -36,11 +37,14 @@ def sessions(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         rows = store.sessions()
     if args.json:
-        print_json([dict(asdict(s), workers=list(s.workers)) for s in rows])
+        print_json([dict(asdict(s), workers=list(s.workers), helpers=list(s.helpers))
+                    for s in rows])
         return 0
     t = table("session", "format", "project", "started", "ended", "entries", "agents")
     for s in rows:
         agents = "main" + (f" + {len(s.workers)} worker(s)" if s.workers else "")
+        agents += "".join(f", {role}" for role in sorted({str(helper_role(h))
+                                                            for h in s.helpers}))
         t.add_row(s.id, s.format, one_line(s.project or ""), s.started_at or "", s.ended_at or "",
                   str(s.entries), agents)
     console().print(t)
@@ -56,7 +60,7 @@ def entries(args: argparse.Namespace) -> int:
     out = console()
     for e in rows:
         head = f"#{e.seq} {e.ts or ''} {e.kind}" + (f" [{e.tool_name}]" if e.tool_name else "")
-        head += f" agent={e.agent} ~{e.tokens} tokens"
+        head += f" agent={agent_label(e.agent)} ~{e.tokens} tokens"
         out.print(head, markup=False, style="bold")
         out.print(_verbatim(e.content), markup=False,
                   highlight=False)

@@ -176,6 +176,12 @@ class StoreBase:
             pending = (scalar("SELECT COUNT(*) FROM proposal WHERE status = 'pending'")
                        if "proposal" in tables else 0)
             traces = scalar("SELECT COUNT(*) FROM recall_trace") if "recall_trace" in tables else 0
+            skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
+            if "import_skip" in tables:  # the ingest capability's table (migration 9)
+                for reason, what, n in conn.exec_driver_sql(
+                        "SELECT reason, line_type, SUM(count) FROM import_skip "
+                        "GROUP BY reason, line_type ORDER BY reason, line_type").all():
+                    skipped.setdefault(str(reason), {})[str(what)] = int(n)
             stats_args: dict[str, Any] = dict(
                 sessions=scalar("SELECT COUNT(*) FROM session"),
                 entries=sum(by_kind.values()), entries_by_kind=by_kind,
@@ -186,6 +192,7 @@ class StoreBase:
                 checkpoints=scalar("SELECT COUNT(*) FROM checkpoint"),
                 proposals_pending=pending, traces=traces,
                 schema_version=current_version(conn),
+                skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"],
                 entries_waiting=(scalar("SELECT COUNT(*) FROM embed_queue")
                                  if "embed_queue" in tables else 0),
                 chunks_lexical_only=(scalar("SELECT COUNT(*) FROM chunk WHERE lexical_only = 1")

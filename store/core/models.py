@@ -60,6 +60,7 @@ class Entry(Who, table=True):
         UniqueConstraint("session_id", "seq"),
         Index("entry_by_session", "session_id", "agent", "seq"),
         Index("entry_by_kind", "kind"),
+        Index("entry_by_uuid", "uuid"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

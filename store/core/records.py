@@ -5,6 +5,37 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# Agents a harness runs for itself, not workers a task was handed to: agent id prefix → what
+# it is. Claude Code writes its compaction summariser and its prompt suggester as subagent
+# transcripts (``subagents/agent-acompact-*.jsonl``, ``agent-aprompt_suggestion-*.jsonl``).
+HELPER_ROLES = {"acompact-": "compaction summariser", "aprompt_suggestion-": "prompt suggester"}
+# The short form, for narrow table cells.
+HELPER_SHORT = {"compaction summariser": "summariser", "prompt suggester": "suggester"}
+# A worker written inline in its orchestrator's transcript without an id of its own (Claude
+# Code 1.0.x sidechains) is named from its first line: ``sidechain-<8 hex>``.
+SIDECHAIN_PREFIX = "sidechain-"
+
+
+def helper_role(agent: str | None) -> str | None:
+    """What a harness's own helper agent is (``compaction summariser``), or None."""
+    for prefix, role in HELPER_ROLES.items():
+        if agent and agent.startswith(prefix):
+            return role
+    return None
+
+
+def agent_label(agent: str | None, short: bool = False) -> str:
+    """An agent as people read it: ``main``, a worker's id, or what a helper is
+    (``compaction summariser (acompact-946d2b)``). ``short``, for narrow cells: ``summariser``,
+    and an inline sidechain's id without its prefix (``c0ffee01``)."""
+    role = helper_role(agent)
+    if role is not None:
+        return HELPER_SHORT[role] if short else f"{role} ({agent})"
+    if short and agent and agent.startswith(SIDECHAIN_PREFIX) and len(agent) > len(
+            SIDECHAIN_PREFIX):
+        return agent[len(SIDECHAIN_PREFIX):]
+    return agent or "?"
+
 
 @dataclass(frozen=True)
 class SessionInfo:
@@ -22,7 +53,13 @@ class SessionInfo:
 
     @property
     def workers(self) -> tuple[str, ...]:
-        return tuple(a for a in self.agents if a != "main")
+        """The agents a task was handed to: not main, not the harness's own helpers."""
+        return tuple(a for a in self.agents if a != "main" and helper_role(a) is None)
+
+    @property
+    def helpers(self) -> tuple[str, ...]:
+        """The harness's own helpers that wrote here (compaction summariser, ...)."""
+        return tuple(a for a in self.agents if helper_role(a) is not None)
 
 
 @dataclass(frozen=True)
@@ -101,6 +138,10 @@ class Stats:
     proposals_pending: int
     traces: int
     embedder: EmbedderInfo
+    # Lines imports left out, summed over every imported file: by line type, known
+    # housekeeping (by design) and types no importer knew (unknown).
+    skipped_by_design: dict[str, int] = field(default_factory=dict)
+    skipped_unknown: dict[str, int] = field(default_factory=dict)
     entries_waiting: int = 0  # stored, waiting for embedding (the daemon or a checkpoint)
     chunks_lexical_only: int = 0  # windows past a long tool entry's head: FTS, no vector
 
@@ -125,6 +166,7 @@ class Stats:
             "vectors": self.vectors,
             "fts_rows": self.fts_rows,
             "checkpoints": self.checkpoints,
+            "skipped": {"by_design": self.skipped_by_design, "unknown": self.skipped_unknown},
             "entries_waiting": self.entries_waiting,
             "chunks_lexical_only": self.chunks_lexical_only,
         }
@@ -174,9 +216,21 @@ class IngestReport:
     entries_waiting: int = 0  # stored without embedding (a deferred import), queued
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # What was left out, per line type (``progress``, ``attachment/hook_success``, ...): known
+    # housekeeping skipped by design, and types no importer knows yet (a note, not an error).
+    skipped_by_type: dict[str, int] = field(default_factory=dict)
+    skipped_unknown: dict[str, int] = field(default_factory=dict)
 
     def error(self, path: str, line: int | None, reason: str) -> None:
         self.errors.append(ImportIssue(path, line, reason))
+
+    def skip(self, what: str, unknown: bool = False, n: int = 1) -> None:
+        """Count ``n`` lines (or blocks) of type ``what`` left out."""
+        if unknown:
+            self.skipped_unknown[what] = self.skipped_unknown.get(what, 0) + n
+        else:
+            self.skipped_by_design += n
+            self.skipped_by_type[what] = self.skipped_by_type.get(what, 0) + n
 
     def count_memory(self, written: Any) -> None:
         """Count one ``store.core.memories.MemoryWrite``: added or updated, and its chunks."""
@@ -191,6 +245,8 @@ class IngestReport:
             "entries_added": self.entries_added,
             "memories_added": self.memories_added,
             "skipped_by_design": self.skipped_by_design,
+            "skipped": {"by_design": dict(sorted(self.skipped_by_type.items())),
+                        "unknown": dict(sorted(self.skipped_unknown.items()))},
             "errors": [e.to_json() for e in self.errors],
             "memories_updated": self.memories_updated,
             "checkpoints_added": self.checkpoints_added,

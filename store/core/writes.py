@@ -130,8 +130,9 @@ def upsert_session(conn: Connection, session: NewSession, writer: str, version: 
     ended = max(filter(None, [row[1], session.ended_at]), default=None)
     conn.execute(text(
         "UPDATE session SET started_at = :s, ended_at = :e, project = COALESCE(project, :p), "
-        "title = COALESCE(title, :t) WHERE id = :id"),
-        {"s": started, "e": ended, "p": session.project, "t": session.title, "id": session.id})
+        "title = COALESCE(title, :t), source = COALESCE(source, :src) WHERE id = :id"),
+        {"s": started, "e": ended, "p": session.project, "t": session.title,
+         "src": session.source, "id": session.id})
     return False
 
 

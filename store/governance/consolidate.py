@@ -135,7 +135,7 @@ def _reinforcements(store: Store) -> list[dict[str, Any]]:
         active = set(s.exec(select(Memory.id).where(Memory.status == "active")).all())
     by_memory: dict[int, list[tuple[int, str]]] = {}
     for fid, kind, mid in rows:
-        if mid is not None and int(mid) in active:
+        if mid is not None and int(mid) in active and fid is not None:
             by_memory.setdefault(int(mid), []).append((int(fid), str(kind)))
     docs = []
     for mid, fb in sorted(by_memory.items()):
@@ -153,85 +153,81 @@ def _reinforcements(store: Store) -> list[dict[str, Any]]:
 def consolidate(store: Store, session: str | None = None, *, use_proposer: bool = True,
                 actor: str | None = None) -> ConsolidationReport:
     """Run a pass over ``session`` (a session id or prefix) or every session."""
-    from store.governance.apply import submit
-    from store.governance.proposals import ProposalError, parse_proposal
     from store.governance.proposer import run_proposer
 
     started = time.perf_counter()
     report = ConsolidationReport()
     sessions = [store.session(session)] if session else store.sessions()
     dedup = _Dedup(store)
-    per_session: list[tuple[str, int, int, list[dict[str, Any]]]] = []
+    covered: list[tuple[str, int, int]] = []  # (session, through entry, new entries)
+    docs: list[tuple[str, Any]] = []  # (what found it, proposal document)
     proposer_input: list[dict[str, Any]] = []
     for info in sessions:
         after = last_pass(store, info.id)
         new, history = _entries(store, info.id, after)
-        found = scan(new, history)
-        docs = [(f.kind, _doc(f, info.project)) for f in found]
-        per_session.append((info.id, max((e.id or 0) for e in new) if new else after,
-                            len(new), [d for _, d in docs]))
-        for kind, _ in docs:
-            report.by_kind.setdefault(kind, 0)
+        covered.append((info.id, max(int(e.id or 0) for e in new) if new else after,
+                        len(new)))
+        docs += [(f.kind, _doc(f, info.project)) for f in scan(new, history)]
         proposer_input.append({"session": info.id, "project": info.project,
                                "entries": [{"id": e.id, "seq": e.seq, "agent": e.agent,
                                             "kind": e.kind, "ts": e.ts, "content": e.content}
                                            for e in new]})
-        # remember which kind each doc is, for by_kind
-        for kind, d in docs:
-            d["_kind"] = kind
-    extra: list[dict[str, Any]] = []
-    for d in _reinforcements(store):
-        d["_kind"] = "reinforce"
-        extra.append(d)
+    docs += [("reinforce", d) for d in _reinforcements(store)]
     if use_proposer and str(store.settings["governance.proposer_command"] or "").strip():
         outcome = run_proposer(store, proposer_input)
         report.proposer = {"ran": True, "error": outcome.error,
                            "proposals": len(outcome.documents)}
-        for d in outcome.documents:
-            if isinstance(d, dict):
-                d = {**d, "_kind": "proposer"}
-            extra.append(d)
-    all_docs = [d for *_, docs in per_session for d in docs] + extra
-    for d in all_docs:
-        kind = str(d.pop("_kind", "proposer")) if isinstance(d, dict) else "proposer"
+        docs += [("proposer", d) for d in outcome.documents]
+    for kind, _ in docs:
         report.by_kind.setdefault(kind, 0)
-        if isinstance(d, dict) and d.get("op") != "reinforce":
-            why = dedup.reason(d.get("content"))
-            if why:
-                report.skipped[why] = report.skipped.get(why, 0) + 1
-                continue
-        if isinstance(d, dict) and kind == "proposer" and not d.get("idempotency_key"):
-            d["idempotency_key"] = _key("proposer", normalise(d.get("content")), d.get("op"),
-                                        d.get("target"))
-        try:
-            new_p = parse_proposal(d, origin="consolidation" if kind != "proposer"
-                                   else "proposer", source=f"consolidation {kind}")
-        except ProposalError as exc:
-            report.errors.append(str(exc))
-            continue
-        with store.read() as conn, orm(conn) as s:
-            seen = s.exec(select(Proposal.id).where(Proposal.idem_key == new_p.idem_key)).first()
-        if seen is not None:
-            report.skipped["seen_before"] = report.skipped.get("seen_before", 0) + 1
-            continue
-        try:
-            info = submit(store, new_p, actor=actor)
-        except (ProposalError, ValueError) as exc:
-            report.errors.append(f"{kind}: {exc}")
-            continue
-        report.proposals_added += 1
-        report.by_kind[kind] += 1
-        report.proposal_ids.append(info.id)
+    for kind, doc in docs:
+        pid = _submit_one(store, report, dedup, kind, doc, actor)
+        if pid is not None:
+            report.proposals_added += 1
+            report.by_kind[kind] += 1
+            report.proposal_ids.append(pid)
     elapsed = (time.perf_counter() - started) * 1000
-    for sid, through, n_new, docs in per_session:
+    for sid, through, n_new in covered:
         report.sessions.append(sid)
-        cid = store_checkpoint(store, sid, through, n_new, len(docs), elapsed)
-        report.checkpoint_ids.append(cid)
+        report.checkpoint_ids.append(store_checkpoint(store, sid, through, n_new, elapsed))
     return report
 
 
+def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: str,
+                doc: Any, actor: str | None) -> int | None:
+    """Check and store one proposal document unless it is already known; its id, or None."""
+    from store.governance.apply import submit
+    from store.governance.proposals import ProposalError, parse_proposal
+
+    if isinstance(doc, dict):
+        if doc.get("op") != "reinforce":
+            why = dedup.reason(doc.get("content"))
+            if why:
+                report.skipped[why] = report.skipped.get(why, 0) + 1
+                return None
+        if not doc.get("idempotency_key"):
+            doc = {**doc, "idempotency_key": _key(kind, normalise(doc.get("content")),
+                                                  doc.get("op"), doc.get("target"))}
+    origin = "proposer" if kind == "proposer" else "consolidation"
+    try:
+        new = parse_proposal(doc, origin=origin, source=f"consolidation {kind}")
+    except ProposalError as exc:
+        report.errors.append(str(exc))
+        return None
+    with store.read() as conn, orm(conn) as s:
+        seen = s.exec(select(Proposal.id).where(Proposal.idem_key == new.idem_key)).first()
+    if seen is not None:
+        report.skipped["seen_before"] = report.skipped.get("seen_before", 0) + 1
+        return None
+    try:
+        return submit(store, new, actor=actor).id
+    except (ProposalError, ValueError) as exc:
+        report.errors.append(f"{kind}: {exc}")
+        return None
+
+
 def store_checkpoint(store: Store, session_id: str, through: int, entries: int,
-                     proposals: int, duration_ms: float) -> int:
+                     duration_ms: float) -> int:
     """Record the pass over one session: the highest entry it covered."""
     from store.context.api import record_checkpoint
 

@@ -18,13 +18,22 @@ from typing import Protocol
 
 
 class EntryLike(Protocol):
-    id: int
-    session_id: str
-    agent: str
-    seq: int
-    kind: str
-    content: str
-    tool_name: str | None
+    """A stored entry (``store.core.models.Entry`` or ``records.EntryInfo``)."""
+
+    @property
+    def id(self) -> int | None: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def agent(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def tool_name(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +44,7 @@ class Found:
     type: str  # the memory type proposed: feedback, user, handoff
     content: str
     rationale: str
-    evidence: tuple[tuple[int, int, int], ...]  # (entry id, span start, span end)
+    evidence: tuple[tuple[int | None, int, int], ...]  # (entry id, span)
     meta: dict[str, object] = field(default_factory=dict)
 
 

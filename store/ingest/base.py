@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
+from sqlalchemy import Connection
+from sqlmodel import col, delete, select
+
+from store.core.db import orm
 from store.core.records import IngestReport
+from store.core.timeutil import now_iso
 from store.core.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
+from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
+from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
 
 if TYPE_CHECKING:
     from store.core.base import Progress
@@ -36,17 +43,58 @@ def has_lone_surrogate(raw: bytes, obj: Any) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Skip:
+    """A line left out: known housekeeping (by design), or of a type not known here (a note,
+    not an error). ``what`` names the type: ``progress``, ``attachment/hook_success``."""
+
+    what: str
+    unknown: bool = False
+
+
 @dataclass
 class ImportContext:
     store: Store
     report: IngestReport
     progress: Progress | None = None
     sessions_seen: set[str] = field(default_factory=set)
+    # skips of the file being imported not yet written to ``import_skip``: (what, unknown) → n
+    pending_skips: Counter[tuple[str, bool]] = field(default_factory=Counter)
     defer: bool = False  # store entries without embedding them (queued: see writes)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
             self.progress(label, done, total)
+
+    def skip(self, what: str, unknown: bool = False) -> None:
+        """Count a line (or block) of the current file left out, in the report and the store."""
+        self.report.skip(what, unknown)
+        self.pending_skips[(what, unknown)] += 1
+
+
+def record_skips(conn: Connection, path: Path, skips: Counter[tuple[str, bool]],
+                 from_start: bool, writer: str, version: str) -> None:
+    """Add a file's skip counts to ``import_skip`` (replacing its rows when it was read again
+    from its start)."""
+    with orm(conn) as s:
+        if from_start:
+            s.exec(delete(ImportSkip)  # type: ignore[call-overload]
+                   .where(col(ImportSkip.path) == str(path)))
+        now = now_iso()
+        for (what, unknown), n in sorted(skips.items()):
+            reason = UNKNOWN if unknown else BY_DESIGN
+            row = s.exec(select(ImportSkip).where(
+                ImportSkip.path == str(path), ImportSkip.line_type == what,
+                ImportSkip.reason == reason)).first()
+            if row is None:
+                s.add(ImportSkip(path=str(path), line_type=what, reason=reason, count=n,
+                                 updated_at=now, writer=writer, writer_version=version,
+                                 created_at=now))
+            else:
+                row.count += n
+                row.updated_at, row.writer, row.writer_version = now, writer, version
+                s.add(row)
+        s.flush()
 
 
 def file_problem(path: Path) -> str | None:
@@ -73,13 +121,25 @@ class LineImporter:
     """Base for JSON-lines formats: subclasses turn one parsed line into entries."""
 
     format = "jsonl"
+    start = Position()  # where the current import of a file began reading
 
     def source_key(self, obj: dict[str, Any]) -> str:
         raise NotImplementedError
 
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
-                obj: dict[str, Any]) -> tuple[NewSession | None, list[NewEntry]] | str | None:
+                obj: dict[str, Any]
+                ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
+        """Entries of one line; a string is an error reason; a ``Skip`` (or None) is a line
+        left out."""
         raise NotImplementedError
+
+    def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
+                 batch: dict[str, list[NewEntry]]) -> None:
+        """Write what a format keeps besides entries, in the batch's transaction (``batch``:
+        session id → the entries just written; ``from_start``: the file is read from byte 0)."""
+
+    def on_end(self, ctx: ImportContext, path: Path, with_session: int, skipped: int) -> None:
+        """After the file: how many lines gave entries and how many were left out this time."""
 
     def import_file(self, ctx: ImportContext, path: Path) -> None:
         store, report = ctx.store, ctx.report
@@ -95,7 +155,12 @@ class LineImporter:
                                 "last import; read again from the start (lines already stored "
                                 "are not added twice)")
         reader = LineReader(resolved, start)
+        self.start = start
         size = resolved.stat().st_size
+        from_start = start.offset == 0  # the file's earlier skip counts are replaced
+        ctx.pending_skips.clear()
+        file_skips: Counter[tuple[str, bool]] = Counter()
+        with_session = 0
         errors_here = 0
         pending_sessions: dict[str, NewSession] = {}
         pending: dict[str, list[NewEntry]] = {}
@@ -109,7 +174,7 @@ class LineImporter:
                 report.error(str(path), line, reason)
 
         def flush(position: Position) -> None:
-            nonlocal lines_in_batch
+            nonlocal lines_in_batch, from_start
             indexer = None if ctx.defer else store.indexer(ctx.progress)
             prepared = None
             if indexer is not None:
@@ -131,8 +196,15 @@ class LineImporter:
                     report.chunks_failed += result.chunks_failed
                     for err in result.errors:
                         report.error(str(path), None, f"embedding failed: {err}")
+                self.on_flush(ctx, conn, resolved, from_start, pending)
+                if ctx.pending_skips or from_start:
+                    record_skips(conn, resolved, ctx.pending_skips, from_start, store.writer,
+                                 store.writer_version)
                 save_position(conn, resolved, self.format, source_key, position, size,
                               store.writer, store.writer_version)
+            file_skips.update(ctx.pending_skips)
+            ctx.pending_skips.clear()
+            from_start = False
             pending_sessions.clear()
             pending.clear()
             lines_in_batch = 0
@@ -167,12 +239,15 @@ class LineImporter:
             except SHAPE_ERRORS as exc:
                 outcome = f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
             if outcome is None:
-                report.skipped_by_design += 1
+                ctx.skip(f"{self.format} line")
+            elif isinstance(outcome, Skip):
+                ctx.skip(outcome.what, outcome.unknown)
             elif isinstance(outcome, str):
                 error(line.number, outcome)
             else:
                 session, entries = outcome
                 if session is not None:
+                    with_session += 1
                     known = pending_sessions.get(session.id)
                     if known is None:
                         pending_sessions[session.id] = session
@@ -195,4 +270,9 @@ class LineImporter:
         if reader.pending_tail:
             report.notes.append(f"{path}: line {reader.position.lines + 1} has no newline and "
                                 "is not complete JSON: left for the next import")
+        for (what, unknown), n in sorted(file_skips.items()):
+            if unknown:
+                report.notes.append(f"{path}: {n} line{'s' if n != 1 else ''} of a type not "
+                                    f"known here ({what}) skipped")
+        self.on_end(ctx, path, with_session, sum(file_skips.values()))
         ctx.tick(str(path.name), size, size)

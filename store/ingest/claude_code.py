@@ -1,12 +1,21 @@
-"""Claude Code session JSONL (``~/.claude/projects/*/*.jsonl`` and ``subagents/*.jsonl``).
+"""Claude Code session JSONL (``~/.claude/projects/*/*.jsonl`` and ``subagents/*.jsonl``), as
+every version from 1.0.x to 2.1.x writes it.
 
 The rules (DESIGN "Getting data in"): ``user``/``assistant`` lines give one entry per content
 block (``text`` → user/assistant, ``thinking`` → reasoning, ``tool_use`` → tool_call,
 ``tool_result`` → tool_result; a string content is one block); a user line with
-``isCompactSummary`` is a ``compaction`` (the summary); ``system`` lines give ``compaction``
-for ``compact_boundary`` (``preTokens`` kept) and ``system`` for ``local_command``; other
-system subtypes and ``progress``, ``file-history-snapshot``, ``queue-operation`` and
-``summary`` lines are skipped by design. Worker transcripts carry their ``agentId``.
+``isCompactSummary`` is a ``compaction`` (the summary), one with ``isMeta`` (text the harness
+wrote) is ``system``; ``system`` lines give ``compaction`` for ``compact_boundary``
+(``preTokens`` kept) and ``system`` for ``local_command``; an ``attachment`` whose text reached
+the model is ``system`` (``claude_code_text.MODEL_ATTACHMENTS``). Everything else known is
+skipped by design and counted per type; a line type not known here is counted as
+skipped-unknown (a note, not an error). Empty ``thinking`` blocks are skipped.
+
+Agents: a worker transcript's lines carry their ``agentId``; lines with ``isSidechain: true``
+and no ``agentId`` (Claude Code 1.0.x writes a Task subagent into the main file) are the worker
+``sidechain-<first 8 of the sidechain's first line's uuid>``, followed through ``parentUuid``.
+``summary`` lines (``{summary, leafUuid}``) are kept: the latest naming a leaf of a session is
+its title, whichever file it sits in and whichever arrives first.
 """
 
 from __future__ import annotations
@@ -15,85 +24,164 @@ import json
 from pathlib import Path
 from typing import Any
 
-from store.ingest.base import ImportContext, LineImporter
-from store.core.timeutil import normalise_iso
+from sqlalchemy import Connection
+from sqlmodel import col, delete, select
+
+from store.core.db import orm
+from store.core.models import Entry
+from store.core.models import Session as SessionRow
+from store.core.records import SIDECHAIN_PREFIX
+from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
+from store.ingest.base import ImportContext, LineImporter, Skip
+from store.ingest.claude_code_text import (
+    MODEL_ATTACHMENTS,
+    attachment_meta,
+    attachment_text,
+    tool_result_text,
+)
+from store.ingest.models import ClaudeCodeSummary
 
 FORMAT = "claude-code"
-SKIPPED_TYPES = {"progress", "file-history-snapshot", "queue-operation", "summary"}
+# Housekeeping line types: not entries, skipped by design (``summary`` is kept for titles).
+HOUSEKEEPING = {"progress", "file-history-snapshot", "queue-operation", "summary",
+                "permission-mode", "last-prompt"}
+ENTRY_TYPES = {"user", "assistant", "system", "attachment"}
+KNOWN_TYPES = HOUSEKEEPING | ENTRY_TYPES
 ENTRY_SYSTEM_SUBTYPES = {"compact_boundary": "compaction", "local_command": "system"}
-KNOWN_TYPES = SKIPPED_TYPES | {"user", "assistant", "system"}
 _BLOCK_KINDS = {"thinking": "reasoning", "tool_use": "tool_call", "tool_result": "tool_result"}
 _SKIPPED_BLOCKS = {"image", "document", "redacted_thinking"}
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
-    return "sessionId" in obj or (obj.get("type") in KNOWN_TYPES and "uuid" in obj)
+    kind = obj.get("type")
+    return ("sessionId" in obj or (kind in KNOWN_TYPES and "uuid" in obj)
+            or (kind == "summary" and "leafUuid" in obj)
+            or (kind == "file-history-snapshot" and "snapshot" in obj))
 
 
 def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
-def _tool_result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif isinstance(block, dict):
-                parts.append(f"[{block.get('type', 'block')}]")
-            else:
-                parts.append(str(block))
-        return "\n".join(parts)
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
+def _id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _label(value: Any) -> str:
+    return value if isinstance(value, str) and value else "?"
 
 
 class ClaudeCodeImporter(LineImporter):
     format = FORMAT
 
+    def __init__(self) -> None:
+        self._sidechains: dict[str, str] = {}  # line uuid → its sidechain's agent
+        self._prefix_read = False  # sidechain lines before this import's start were read
+        self._summaries: list[tuple[str, str, int]] = []  # (leaf uuid, summary, line)
+
     def source_key(self, obj: dict[str, Any]) -> str:
         return f"{FORMAT}:{obj.get('sessionId')}:{obj.get('agentId') or 'main'}"
 
+    # -- agents ----------------------------------------------------------------------------
+    def _agent(self, path: Path, obj: dict[str, Any], line_no: int) -> str:
+        """``agentId``; for a sidechain line without one, its sidechain's name; else main."""
+        if obj.get("agentId"):
+            return str(obj["agentId"])
+        if not _truthy(obj.get("isSidechain")):
+            return "main"
+        uuid, parent = _id(obj.get("uuid")), _id(obj.get("parentUuid"))
+        agent = self._sidechains.get(parent) if parent else None
+        if agent is None and parent and not self._prefix_read and self.start.offset > 0:
+            self._read_prefix(path)  # resumed mid-file: the parent may be before the start
+            agent = self._sidechains.get(parent)
+        if agent is None:  # the sidechain's first line
+            agent = SIDECHAIN_PREFIX + (uuid[:8] if uuid else f"line{line_no}")
+        if uuid:
+            self._sidechains[uuid] = agent
+        return agent
+
+    def _read_prefix(self, path: Path) -> None:
+        """Learn the sidechains of the lines before where this import started (once)."""
+        self._prefix_read = True
+        end, offset = self.start.offset, 0
+        with path.open("rb") as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                offset += len(raw)
+                if offset > end:
+                    break
+                if b'"isSidechain"' not in raw:
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(obj, dict):
+                    self._agent(path, obj, line_no)
+
+    # -- lines -----------------------------------------------------------------------------
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
-                obj: dict[str, Any]) -> tuple[NewSession | None, list[NewEntry]] | str | None:
-        """Entries of one line; a string is an error reason; None is skipped by design."""
+                obj: dict[str, Any]
+                ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
+        """Entries of one line; a string is an error reason; a ``Skip`` a line left out."""
         kind = obj.get("type")
-        if kind in SKIPPED_TYPES:
-            return None
-        if kind not in KNOWN_TYPES:
-            return f"unknown Claude Code line type {kind!r}"
+        if not isinstance(kind, str) or not kind:
+            return "line has no type" if kind is None else "line type is not a string"
+        agent = self._agent(path, obj, line_no)  # every sidechain line, skipped ones too
+        if kind == "summary":
+            leaf, text = _id(obj.get("leafUuid")), obj.get("summary")
+            if leaf and isinstance(text, str) and text.strip():
+                self._summaries.append((leaf, text.strip(), line_no))
+            return Skip(kind)
+        if kind in HOUSEKEEPING:
+            return Skip(kind)
+        if kind not in ENTRY_TYPES:
+            return Skip(kind, unknown=True)
+        if kind == "system" and str(obj.get("subtype")) not in ENTRY_SYSTEM_SUBTYPES:
+            return Skip(f"system/{_label(obj.get('subtype'))}")
+        attachment = obj.get("attachment")
+        if kind == "attachment":
+            if not isinstance(attachment, dict):
+                return "attachment line has no attachment object"
+            if attachment.get("type") not in MODEL_ATTACHMENTS:
+                return Skip(f"attachment/{_label(attachment.get('type'))}")
         session_id = obj.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             return "line has no sessionId"
         ts = normalise_iso(obj.get("timestamp"))
-        agent = str(obj.get("agentId") or "main")
-        is_main = agent == "main"
         session = NewSession(
             id=session_id, format=FORMAT, agent="claude-code", surface="claude-code",
             project=obj.get("cwd"), started_at=ts, ended_at=ts,
-            source=str(path) if is_main else None,
+            # the main file (inline sidechains included) is the session's source
+            source=None if obj.get("agentId") or path.parent.name == "subagents" else str(path),
             meta={k: obj[k] for k in ("version", "gitBranch", "slug") if k in obj})
         common: dict[str, Any] = dict(source_key=self.source_key(obj), agent=agent, ts=ts,
                       source_path=str(path), source_offset=offset, source_line=line_no,
                       uuid=obj.get("uuid"), parent_uuid=obj.get("parentUuid"),
                       line_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None)
+        if isinstance(attachment, dict) and kind == "attachment":
+            subtype = str(attachment["type"])
+            text = attachment_text(subtype, attachment)
+            if not text.strip():
+                return Skip(f"attachment/{subtype} (empty)")
+            return session, [NewEntry(kind="system", content=text,
+                                      meta=attachment_meta(subtype, attachment), **common)]
         if kind == "system":
-            subtype = obj.get("subtype")
-            entry_kind = ENTRY_SYSTEM_SUBTYPES.get(str(subtype))
-            if entry_kind is None:
-                return None
-            meta: dict[str, Any] = {"subtype": subtype}
-            if subtype == "compact_boundary":
+            system_subtype = obj.get("subtype")
+            meta: dict[str, Any] = {"subtype": system_subtype}
+            if system_subtype == "compact_boundary":
                 cm = obj.get("compactMetadata")
                 cm = cm if isinstance(cm, dict) else {}
                 meta.update({"preTokens": cm.get("preTokens"), "trigger": cm.get("trigger"),
                              "boundary": True})
             content = obj.get("content")
-            return session, [NewEntry(kind=entry_kind, content=str(content or ""), meta=meta,
-                                      **common)]
+            return session, [NewEntry(kind=ENTRY_SYSTEM_SUBTYPES[str(system_subtype)],
+                                      content=str(content or ""), meta=meta, **common)]
+        return self._message(ctx, path, line_no, kind, obj, session, common)
+
+    def _message(self, ctx: ImportContext, path: Path, line_no: int, kind: str,
+                 obj: dict[str, Any], session: NewSession, common: dict[str, Any]
+                 ) -> tuple[NewSession | None, list[NewEntry]] | str:
         message = obj.get("message")
         if not isinstance(message, dict):
             return f"{kind} line has no message object"
@@ -101,47 +189,53 @@ class ClaudeCodeImporter(LineImporter):
         blocks: Any = [content] if isinstance(content, str) else content
         if not isinstance(blocks, list):
             return f"{kind} message content is neither a string nor a list"
-        meta = {}
+        meta: dict[str, Any] = {}
         if kind == "assistant":
             meta = {k: message[k] for k in ("model", "usage", "stop_reason") if k in message}
-        summary = kind == "user" and _truthy(obj.get("isCompactSummary"))
-        if summary:
+        text_kind = kind
+        if kind == "user" and _truthy(obj.get("isCompactSummary")):
             meta["summary"] = True
+            text_kind = "compaction"
+        elif kind == "user" and _truthy(obj.get("isMeta")):
+            text_kind = "system"  # a caveat or a skill's text the harness wrote, not a person
         if _truthy(obj.get("isMeta")):
             meta["isMeta"] = True
         entries: list[NewEntry] = []
         for index, block in enumerate(blocks):
-            entry = self._block(kind, block, summary, index, message, meta, common)
+            entry = self._block(text_kind, block, index, message, meta, common)
             if isinstance(entry, str):
                 ctx.report.error(str(path), line_no, entry)
-            elif entry is not None:
-                entries.append(entry)
+            elif isinstance(entry, Skip):
+                ctx.skip(entry.what, entry.unknown)
             else:
-                ctx.report.skipped_by_design += 1
+                entries.append(entry)
         return session, entries
 
-    def _block(self, kind: str, block: Any, summary: bool, index: int, message: dict[str, Any],
-               meta: dict[str, Any], common: dict[str, Any]) -> NewEntry | str | None:
+    def _block(self, text_kind: str, block: Any, index: int, message: dict[str, Any],
+               meta: dict[str, Any], common: dict[str, Any]) -> NewEntry | str | Skip:
         mid = message.get("id")
         if isinstance(block, str):
-            entry_kind = "compaction" if summary else kind
-            return NewEntry(kind=entry_kind, content=block, block=index, message_id=mid,
+            return NewEntry(kind=text_kind, content=block, block=index, message_id=mid,
                             meta=dict(meta), **common)
         if not isinstance(block, dict):
             return f"content block {index} is not an object"
         btype = block.get("type")
+        if not isinstance(btype, str):
+            return f"content block {index} has no type"
         if btype == "text":
-            entry_kind = "compaction" if summary else kind
-            return NewEntry(kind=entry_kind, content=block.get("text"), block=index,
+            return NewEntry(kind=text_kind, content=block.get("text"), block=index,
                             message_id=mid, meta=dict(meta), **common)
         if btype in _SKIPPED_BLOCKS:
-            return None
+            return Skip(f"block/{btype}")
         if btype not in _BLOCK_KINDS:
-            return f"content block {index} has unknown type {btype!r}"
+            return Skip(f"block/{btype}", unknown=True)
         entry_kind = _BLOCK_KINDS[btype]
         if btype == "thinking":
-            return NewEntry(kind=entry_kind, content=block.get("thinking"),
-                            block=index, message_id=mid, meta=dict(meta), **common)
+            thinking = block.get("thinking")
+            if thinking is None or (isinstance(thinking, str) and not thinking.strip()):
+                return Skip("block/thinking (empty)")  # 2.1.x: only a signature
+            return NewEntry(kind=entry_kind, content=thinking, block=index, message_id=mid,
+                            meta=dict(meta), **common)
         if btype == "tool_use":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True)
             return NewEntry(kind=entry_kind, content=body, block=index, message_id=mid,
@@ -150,6 +244,65 @@ class ClaudeCodeImporter(LineImporter):
         extra = dict(meta)
         if block.get("is_error"):
             extra["is_error"] = True
-        return NewEntry(kind=entry_kind, content=_tool_result_text(block.get("content")),
+        return NewEntry(kind=entry_kind, content=tool_result_text(block.get("content")),
                         block=index, tool_use_id=block.get("tool_use_id"), message_id=mid,
                         meta=extra, **common)
+
+    # -- titles ----------------------------------------------------------------------------
+    def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
+                 batch: dict[str, list[NewEntry]]) -> None:
+        """Keep this batch's summary lines; retitle the sessions they or the batch touch."""
+        store, now = ctx.store, now_iso()
+        with orm(conn) as s:
+            if from_start:
+                s.exec(delete(ClaudeCodeSummary)  # type: ignore[call-overload]
+                       .where(col(ClaudeCodeSummary.path) == str(path)))
+            for leaf, text, line in self._summaries:
+                s.add(ClaudeCodeSummary(leaf_uuid=leaf, summary=text, path=str(path), line=line,
+                                        writer=store.writer, writer_version=store.writer_version,
+                                        created_at=now))
+            s.flush()
+            touched = set(self._sessions_of(s, [leaf for leaf, _, _ in self._summaries]))
+            self._summaries.clear()
+            for session_id, entries in batch.items():
+                uuids = sorted({e.uuid for e in entries if e.uuid})
+                if uuids and self._named(s, uuids):
+                    touched.add(session_id)
+            for session_id in sorted(touched):
+                _retitle(s, session_id)
+            s.flush()
+
+    @staticmethod
+    def _sessions_of(s: Any, uuids: list[str]) -> list[str]:
+        found: set[str] = set()
+        for i in range(0, len(uuids), 500):
+            found.update(s.exec(select(Entry.session_id).where(
+                col(Entry.uuid).in_(uuids[i:i + 500]))).all())
+        return sorted(found)
+
+    @staticmethod
+    def _named(s: Any, uuids: list[str]) -> bool:
+        for i in range(0, len(uuids), 500):
+            if s.exec(select(ClaudeCodeSummary.id).where(
+                    col(ClaudeCodeSummary.leaf_uuid).in_(uuids[i:i + 500])).limit(1)).first():
+                return True
+        return False
+
+    def on_end(self, ctx: ImportContext, path: Path, with_session: int, skipped: int) -> None:
+        if with_session == 0 and skipped:
+            ctx.report.notes.append(f"{path}: a Claude Code file with nothing to import "
+                                    f"({skipped:,} housekeeping line{'s' if skipped != 1 else ''}"
+                                    ")")
+
+
+def _retitle(s: Any, session_id: str) -> None:
+    """Title a Claude Code session with the latest summary naming one of its lines."""
+    latest = s.exec(
+        select(ClaudeCodeSummary.summary)
+        .join(Entry, col(Entry.uuid) == col(ClaudeCodeSummary.leaf_uuid))
+        .where(Entry.session_id == session_id)
+        .order_by(col(ClaudeCodeSummary.id).desc()).limit(1)).first()
+    row = s.get(SessionRow, session_id)
+    if row is not None and row.format == FORMAT and latest is not None and row.title != latest:
+        row.title = latest
+        s.add(row)

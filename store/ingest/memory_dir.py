@@ -292,7 +292,7 @@ def import_memory_file(ctx: ImportContext, conn: Connection, path: Path,
         report.error(str(path), line, "not UTF-8: recorded as not loadable")
         raw = data.decode("utf-8", errors="replace")
     if path.name == "MEMORY.md":
-        report.skipped_by_design += 1
+        report.skip("memory-dir/MEMORY.md")
         return
     if path.name == "LOG.md":
         _import_log(ctx, conn, path, raw)

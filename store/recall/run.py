@@ -21,6 +21,7 @@ from sqlalchemy import Connection
 
 from store.recall import terms as rt
 from store.core import vec
+from store.core.records import agent_label
 from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
 from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
@@ -75,7 +76,7 @@ _DESCRIBE = (
     "m.last_applied, m.created, m.half_life_days, m.evergreen, m.valid_to, "
     "m.superseded_by_id, m.created_at, e.created_at, "
     "EXISTS (SELECT 1 FROM memory_flag f WHERE f.memory_id = m.id AND "
-    "f.kind = 'contradiction' AND f.resolved_at IS NULL) "
+    "f.kind = 'contradiction' AND f.resolved_at IS NULL), e.agent "
     "FROM chunk c "
     "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
     "LEFT JOIN session s ON s.id = e.session_id "
@@ -100,7 +101,8 @@ def _facts(r: Any) -> rt.Facts:
 
 # Entries waiting for embedding have no chunk: described from the entry itself.
 _DESCRIBE_WAITING = (
-    "SELECT e.id, e.content, e.session_id, e.seq, e.kind, e.ts, s.project, e.created_at "
+    "SELECT e.id, e.content, e.session_id, e.seq, e.kind, e.ts, s.project, e.created_at, "
+    "e.agent "
     "FROM entry e LEFT JOIN session s ON s.id = e.session_id WHERE e.id IN ({ids})")
 
 
@@ -115,6 +117,7 @@ class _Cand:
     lex: float
     s: float
     other_model: str | None = None  # the embedder that made this chunk's vector, if not ours
+    agent: str | None = None  # an entry's agent: a worker's entries say so in their label
 
 
 def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any],
@@ -131,7 +134,7 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
             facts = rt.Facts("entry", int(r[0]), kind=r[4], ts=r[5] or r[7], project=r[6])
             best[("entry", int(r[0]))] = _Cand(
                 None, facts, r[1], r[2], r[3], None, lex,
-                rt.similarity(None, lex, float(cfg["cos_weight"])))
+                rt.similarity(None, lex, float(cfg["cos_weight"])), agent=r[8])
     if not found:
         return list(best.values())
     ids = ", ".join(str(int(i)) for i in found)
@@ -141,7 +144,7 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
         cos, lex = found[int(r[0])]
         s = rt.similarity(cos, lex, float(cfg["cos_weight"]))
         cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s,
-                     got.foreign.get(int(r[0])))
+                     got.foreign.get(int(r[0])), r[26])
         key = (cand.facts.source_type, cand.facts.source_id)
         held = best.get(key)
         if held is None or held.chunk_id is None or \
@@ -150,8 +153,13 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
     return list(best.values())
 
 
-def _label(f: rt.Facts) -> str | None:
-    return f.name if f.source_type == "memory" else f.kind
+def _label(f: rt.Facts, agent: str | None) -> str | None:
+    """A memory's name; an entry's kind, and the worker or helper it came from if not main."""
+    if f.source_type == "memory":
+        return f.name
+    if agent and agent != "main":
+        return f"{f.kind} from {agent_label(agent)}"
+    return f.kind
 
 
 def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
@@ -170,7 +178,7 @@ def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
                      cos=None if c.cos is None else round(c.cos, 6), lex=round(c.lex, 6),
                      contributions={t: round(v, 6) for t, v in contributions.items()},
                      excerpt=None if masked else c.text[:EXCERPT_CHARS],
-                     label=None if masked else _label(f), masked=masked, chunk_id=c.chunk_id,
+                     label=None if masked else _label(f, c.agent), masked=masked, chunk_id=c.chunk_id,
                      session_id=c.session_id, seq=c.seq, kind=f.kind,
                      hits=f.hits if f.source_type == "memory" else None,
                      prevented=f.prevented if f.source_type == "memory" else None)

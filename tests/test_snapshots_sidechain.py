@@ -1,0 +1,78 @@
+"""Issue 15: a Claude Code 1.0.x session whose Task subagents were written inline
+(``isSidechain``) shows each subagent as its own agent on Transcript and Context."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from lca_tui.app import make_app
+from screens.context import ContextScreen
+from store import Store
+from tests.conftest import DATA, make_store
+from tests.helpers_shell import FIXED_NOW, wait_until
+from widgets.pressure_chart import PressureChart
+
+SIZE = (120, 40)
+SIDE = "sidechain-c0ffee01"
+
+
+@pytest.fixture
+def inline_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The inline-sidechain fixture imported by a relative path (the same on every machine)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(DATA / "claude-code-shapes" / "inline-sidechains-1.0.jsonl",
+                    tmp_path / "inline.jsonl")
+    store = make_store(Path("inline.db"))
+    assert store.ingest([Path("inline.jsonl")]).errors == []
+    yield store
+    store.close()
+
+
+async def _settled(pilot: Pilot[Any]) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_transcript_inline_sidechain(snap_compare: Any, inline_store: Store) -> None:
+    """Transcript: the subagent's prompt selected, agent sidechain-c0ffee01, not main."""
+    app = make_app(store=inline_store, now=FIXED_NOW, mode="transcript")
+    session = inline_store.session("1a2b3c4d")
+    seq = inline_store.entries(session.id, SIDE)[0].seq
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        loads = screen.entry_loads
+        screen.open_session(session.id, seq)
+        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the sidechain entry")
+        await _settled(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_context_inline_sidechain(snap_compare: Any, inline_store: Store) -> None:
+    """Context: the subagent's own series picked (2 turns), the main agent's apart."""
+    app = make_app(store=inline_store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
+    session = inline_store.session("1a2b3c4d")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
+                         and app.screen.full_loads >= 1, what="the Context screen's load")
+        screen = app.screen
+        table = screen.query_one("#context-series")
+        table.focus()
+        table.move_cursor(row=table.get_row_index(f"{session.id}\x1f{SIDE}"), animate=False)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.full_loads >= 2
+                         and screen.query_one(PressureChart).data.used == [3004, 3206],
+                         what="the sidechain's series")
+        await _settled(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
