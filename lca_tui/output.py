@@ -69,3 +69,37 @@ def table(*columns: str, title: str | None = None) -> Table:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+@contextmanager
+def progress_reporter(quiet: bool = False) -> Iterator[Any]:
+    """A ``progress(label, done, total)`` callback on stderr: a live bar in a terminal; in a
+    pipe, a log or CI, a plain line when the stage changes, every two seconds, and at the
+    end of a stage (so a long model load or embedding never looks hung). ``quiet``: none."""
+    import time
+
+    if quiet:
+        yield None
+        return
+    if sys.stderr.isatty():
+        from rich.progress import Progress
+
+        with Progress(console=err_console, transient=True) as bar:
+            task = bar.add_task("", total=None)
+
+            def update(label: str, done: int, total: int) -> None:
+                bar.update(task, description=label, completed=done, total=total or None)
+
+            yield update
+        return
+    last: dict[str, Any] = {"label": None, "at": 0.0}
+
+    def line(label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if label != last["label"] or now - last["at"] >= 2.0 or done >= total:
+            last.update(label=label, at=now)
+            sys.stderr.write(f"{label}: {done:,}/{total:,}\n" if total > 1 or done < total
+                             else f"{label}: done\n")
+            sys.stderr.flush()
+
+    yield line

@@ -86,19 +86,23 @@ def test_long_tool_result_embeds_its_head_and_keeps_all_in_fts(store: Store) -> 
     with store.read() as conn:
         rows = conn.exec_driver_sql(
             "SELECT e.kind, c.lexical_only, c.status, "
-            "EXISTS (SELECT 1 FROM chunk_vec v WHERE v.rowid = c.id) FROM chunk c "
+            "EXISTS (SELECT 1 FROM chunk_vec v WHERE v.rowid = c.id), c.tokens, c.span_start, "
+            "c.span_end, LENGTH(e.content) FROM chunk c "
             "JOIN entry e ON e.id = c.source_id ORDER BY e.id, c.span_start").all()
     tool = [r for r in rows if r[0] == "tool_result"]
     prose = [r for r in rows if r[0] == "assistant"]
-    assert len(tool) == len(prose) > 3
+    assert len(tool) > 3 and len(prose) > 3
     assert [(r[1], bool(r[3])) for r in tool] == [(0, True)] + [(1, False)] * (len(tool) - 1)
+    assert tool[0][4] <= 128 < max(r[4] for r in tool)  # a head of 128 tokens; then windows
+    assert tool[0][5] == 0 and tool[-1][6] == tool[0][7]  # the windows tile the whole text
+    assert all(a[6] == b[5] for a, b in zip(tool, tool[1:]))
     assert all(r[2] == "ok" for r in rows) and all(r[3] and not r[1] for r in prose)
     hits = store.search("xylophonequartz", 5, "fts")
     assert {h.kind for h in hits} == {"tool_result", "assistant"}
 
 
 def test_every_window_embedded_when_the_head_setting_is_zero(tmp_path: Path) -> None:
-    s = make_store(tmp_path / "all.db", **{"embed.tool_head_windows": 0})
+    s = make_store(tmp_path / "all.db", **{"embed.tool_head_tokens": 0})
     text = " ".join(f"word{i}" for i in range(2000))
     s.append_entries(SESSION, _entries(text, kind="tool_result"))
     stats = s.stats()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import (add_json_flag, console, print_json, progress_reporter, store_from,
+                            table)
 from store.core.textsafe import one_line
 
 
@@ -22,19 +23,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
-
     with store_from(args) as store:
         if args.json:
             report = store.ingest([Path(p) for p in args.paths], args.format)
             print_json(report.to_json())
             return 0
-        with Progress(console=console(), transient=True) as bar:
-            task = bar.add_task("ingest", total=None)
-
-            def progress(label: str, done: int, total: int) -> None:
-                bar.update(task, description=label, completed=done, total=total)
-
+        with progress_reporter() as progress:  # model load, files read, chunks embedded
             report = store.ingest([Path(p) for p in args.paths], args.format, progress)
     out = console()
     out.print(f"sessions added {report.sessions_added}, entries added {report.entries_added}, "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lca_tui.output import add_json_flag, console, print_json, settings_from, store_from, table
+from lca_tui.output import (add_json_flag, console, print_json, progress_reporter,
+                            settings_from, store_from, table)
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -20,16 +21,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def reindex(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
-
     with store_from(args) as store:
         if args.json:
             print_json(store.reindex().to_json())
             return 0
-        with Progress(console=console(), transient=True) as bar:
-            task = bar.add_task("reindex", total=None)
-            report = store.reindex(lambda label, done, total: bar.update(
-                task, completed=done, total=total))
+        with progress_reporter() as progress:  # model load, chunks embedded, written
+            report = store.reindex(progress)
     console().print(f"reindexed {report.entries} entries and {report.memories} memories: "
                     f"{report.chunks} chunks ({report.chunks_failed} failed); derived "
                     f"{report.derived or 'nothing'}", markup=False)

@@ -144,7 +144,7 @@ class StoreBase:
     def indexer(self, progress: Progress | None = None) -> Indexer:
         return Indexer(self.load_embedder(progress), self.settings["embed.max_tokens"],
                        self.settings["embed.batch_size"], self.writer, self.writer_version,
-                       self.settings["embed.tool_head_windows"], progress)
+                       self.settings["embed.tool_head_tokens"], progress)
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, conn: Connection, action: str, target_kind: str | None = None,

@@ -26,7 +26,7 @@ _BLOCK = 512
 # Texts handed to the embedder at once: sorted by length first, so each group is of like
 # lengths, and small enough that one bad text costs a retry of its group only.
 _GROUP = 256
-# Entry kinds whose long texts embed their head only (``embed.tool_head_windows``): machine
+# Entry kinds whose long texts embed their head only (``embed.tool_head_tokens``): machine
 # input and output, where the rest of a 40-window file listing or diff is for FTS to find.
 TOOL_KINDS = frozenset({"tool_call", "tool_result"})
 
@@ -86,26 +86,34 @@ class Indexer:
 
     ``prepare`` (chunk + embed) needs no database, so callers run it before they take the
     write lock; ``index`` then only computes neighbours and inserts. A tool call or result
-    longer than ``head_windows`` windows embeds those and keeps the rest in FTS only
+    longer than ``head_tokens`` tokens embeds its head and keeps the rest in FTS only
     (``chunk.lexical_only``); 0 embeds every window.
     """
 
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
-                 writer: str, writer_version: str, head_windows: int = 0,
+                 writer: str, writer_version: str, head_tokens: int = 0,
                  progress: Progress | None = None) -> None:
         self.embedder = embedder
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
         self.writer = writer
         self.writer_version = writer_version
-        self.head_windows = max(0, head_windows)
+        self.head_tokens = max(0, min(head_tokens, max_tokens))
         self.progress = progress
 
     def _spans(self, text: str, head_only: bool) -> list[tuple[int, int, int, bool]]:
-        """(start, end, tokens, lexical only?) of each window of ``text``."""
-        spans = split(text, self.max_tokens)
-        cut = self.head_windows if head_only and self.head_windows else len(spans)
-        return [(sp.start, sp.end, sp.tokens, i >= cut) for i, sp in enumerate(spans)]
+        """(start, end, tokens, lexical only?) of each window of ``text``: with ``head_only``
+        its first ``head_tokens`` tokens are one embedded window and the rest is split into
+        FTS-only windows; otherwise every window is embedded."""
+        if not (head_only and self.head_tokens):
+            return [(sp.start, sp.end, sp.tokens, False) for sp in split(text, self.max_tokens)]
+        head = split(text, self.head_tokens)
+        if len(head) <= 1:
+            return [(sp.start, sp.end, sp.tokens, False) for sp in head]
+        cut = head[0].end
+        rest = split(text[cut:], self.max_tokens)
+        return [(head[0].start, cut, head[0].tokens, False)] + [
+            (cut + sp.start, cut + sp.end, sp.tokens, True) for sp in rest]
 
     def prepare(self, texts: dict[str, str], head_only: set[str] | frozenset[str] = frozenset()
                 ) -> dict[str, list[Prepared]]:
