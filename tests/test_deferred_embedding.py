@@ -140,3 +140,22 @@ def test_recall_without_the_vector_copy_agrees(cc_store: Store, tmp_path: Path) 
         assert [(c.source_id, c.decision) for c in warm.trace.candidates[:10]] == \
             [(c.source_id, c.decision) for c in one_shot.trace.candidates[:10]]
     cold.close()
+
+
+def test_neighbours_from_the_vector_copy_match_the_index(cc_store: Store) -> None:
+    """The daemon finds new chunks' nearest neighbours in its in-memory vectors; the result
+    is what the index itself gives."""
+    import numpy as np
+
+    from store.harness.daemon import cache_finder
+
+    vectors = cc_store.embedder.embed(["phoenix websocket server", "mix test failures",
+                                       "mix test failures"])
+    plain, warm = cc_store.indexer(), cc_store.indexer()
+    warm.finder = cache_finder(cc_store)
+    with cc_store.read() as conn:
+        a, b = plain._neighbours(conn, vectors), warm._neighbours(conn, vectors)
+    # the same similarity (an identical chunk stored twice may tie: either id is right)
+    assert np.allclose([s for _, s in a], [s for _, s in b], atol=1e-5)
+    assert all(r is not None for r, _ in b)
+    assert b[2][0] == -2 and b[2][1] == 1.0  # the twin earlier in the same batch

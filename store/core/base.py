@@ -21,7 +21,7 @@ from store.core.db import orm
 from store.core import vec
 from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, StoreError
-from store.core.index import Indexer
+from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent
 from store.core.migrations import current_version, migrate
 from store.core.records import (
@@ -75,6 +75,9 @@ class StoreBase:
         self._watch_lock = threading.Lock()  # the watch connection is shared by threads
         self._closed = False
         self._last_version = 0
+        # Set by a warm process that keeps the vectors in memory (the daemon): new chunks'
+        # nearest neighbours from that copy instead of a vec0 scan per chunk.
+        self.neighbour_finder: NeighbourFinder | None = None
 
     # -- connections ---------------------------------------------------------------------
     @contextmanager
@@ -144,7 +147,8 @@ class StoreBase:
     def indexer(self, progress: Progress | None = None) -> Indexer:
         return Indexer(self.load_embedder(progress), self.settings["embed.max_tokens"],
                        self.settings["embed.batch_size"], self.writer, self.writer_version,
-                       self.settings["embed.tool_head_tokens"], progress)
+                       self.settings["embed.tool_head_tokens"], progress,
+                       self.neighbour_finder)
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, conn: Connection, action: str, target_kind: str | None = None,

@@ -31,6 +31,10 @@ _GROUP = 256
 TOOL_KINDS = frozenset({"tool_call", "tool_result"})
 
 Progress = Callable[[str, int, int], None]
+# (connection, new vectors) → (for each: id of the most similar vector already indexed, its
+# similarity), or None to use the index itself: a warm process (the daemon) hands in its
+# in-memory copy, where ``vec0`` would scan the whole table once per new vector.
+NeighbourFinder = Callable[[Connection, np.ndarray], "tuple[np.ndarray, np.ndarray] | None"]
 
 
 def sha256_text(body: str) -> str:
@@ -92,7 +96,8 @@ class Indexer:
 
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
                  writer: str, writer_version: str, head_tokens: int = 0,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None,
+                 finder: NeighbourFinder | None = None) -> None:
         self.embedder = embedder
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
@@ -100,6 +105,7 @@ class Indexer:
         self.writer_version = writer_version
         self.head_tokens = max(0, min(head_tokens, max_tokens))
         self.progress = progress
+        self.finder = finder
 
     def _spans(self, text: str, head_only: bool) -> list[tuple[int, int, int, bool]]:
         """(start, end, tokens, lexical only?) of each window of ``text``: with ``head_only``
@@ -151,16 +157,20 @@ class Indexer:
             if self.progress:
                 self.progress("embed", min(i + _GROUP, total), total)
 
-    @staticmethod
-    def _neighbours(conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
-                                                                       float | None]]:
+    def _neighbours(self, conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
+                                                                             float | None]]:
         """For row i of ``vectors``: the most similar vector already indexed or earlier in
         ``vectors`` (as (index into the store, or -1-j for row j of the batch), similarity)."""
         n = len(vectors)
         best_sim = np.full(n, -np.inf, dtype=np.float32)
         best_ref = np.full(n, 0, dtype=np.int64)
         has = np.zeros(n, dtype=bool)
-        if n < _BULK:
+        found = self.finder(conn, vectors) if self.finder is not None and n else None
+        if found is not None:
+            ids, sims = found
+            best_ref[:], best_sim[:] = ids, sims
+            has[:] = True
+        elif n < _BULK:
             for i in range(n):
                 hit = vec.knn(conn, vectors[i], 1)
                 if hit:

@@ -42,6 +42,27 @@ ROUND = 16  # entries embedded per background round: small, so hooks never wait 
 POLL_S = 5.0  # how often an idle daemon looks for entries another process queued
 
 
+def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
+    """New chunks' nearest indexed neighbours from the store's in-memory vectors (one matrix
+    product) rather than one vec0 scan per chunk (~40 ms each at 50,000 chunks); None while
+    there is nothing indexed."""
+    import numpy as np
+
+    from store.recall.pool import cache_for
+
+    def nearest(conn: Any, vectors: Any) -> tuple[Any, Any] | None:
+        cache = cache_for(store)
+        with cache.lock:
+            cache.sync(conn, store.embedder.name)
+            if not len(cache.ids):
+                return None
+            sims = np.asarray(vectors, dtype=np.float32) @ cache.matrix.T
+            best = sims.argmax(axis=1)
+            return cache.ids[best], sims[np.arange(len(best)), best]
+
+    return nearest
+
+
 class AlreadyRunning(RuntimeError):
     """Another daemon serves this store."""
 
@@ -159,6 +180,7 @@ class Daemon:
                 progress("loading the vectors", 0, 1)
             with self.store.read() as conn:
                 cache_for(self.store).sync(conn, self.store.embedder.name)
+            self.store.neighbour_finder = cache_finder(self.store)
             if progress:
                 progress("loading the vectors", 1, 1)
             self.sock.unlink(missing_ok=True)  # stale: the lock says no daemon owns it
