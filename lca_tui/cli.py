@@ -8,16 +8,17 @@ module stays lean: the app (textual) is imported only when the app is opened.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import pkgutil
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from lca_tui import commands
+if TYPE_CHECKING:  # imported where used: a hook the daemon answers needs none of them
+    import argparse
+    from collections.abc import Sequence
 
 
 def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
+    import argparse
+
     """``--store`` and ``--set``, accepted before or after the command.
 
     The command's copies default to SUPPRESS so that they never overwrite what was given
@@ -34,6 +35,12 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+    import pkgutil
+
+    from lca_tui import commands
+
     parent = argparse.ArgumentParser(add_help=False)
     _add_common(parent, top=False)
     parser = argparse.ArgumentParser(

@@ -10,10 +10,13 @@ output (a hook must never break the session); failures are recorded.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 EVENTS = ("UserPromptSubmit", "PreCompact", "SessionEnd", "Stop")
 MAX_STDIN = 16 * 1024 * 1024
@@ -84,7 +87,6 @@ def _read_stdin(limit: int) -> bytes:
 
 def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes) -> str:
     from store.harness import client, paths
-    from store.harness.failures import log_failure
 
     store = paths.resolve_store(store_arg)
     if not sets and not os.environ.get("LCA_NO_DAEMON"):
@@ -96,6 +98,8 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes) -> s
         except (client.NotRunning, paths.UnsafeDirectory):
             pass  # no daemon: work in this process
         except client.DaemonError as exc:
+            from store.harness.failures import log_failure
+
             log_failure(event, store, f"the daemon failed to answer: {exc}", via="daemon")
             return ""
         else:

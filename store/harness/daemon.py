@@ -174,6 +174,9 @@ class Daemon:
             self.store = open_store(self.store_path,
                                     base.with_overrides({"recall.vector_cache": True}, "serve"),
                                     writer=WRITER)
+            # One connection held open for the daemon's life: otherwise every request's last
+            # connection to close would checkpoint the WAL (measured: half a hook's time).
+            self.store.data_version()
             self.store.load_embedder(progress)
             self.store.embedder.embed(["warm up"])
             if progress:

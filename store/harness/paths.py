@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from store.core.location import default_store_path
@@ -53,6 +52,8 @@ def runtime_dir() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base:
         return _private_dir(Path(base) / "lca-tui")
+    import tempfile  # only here: it costs a hook several milliseconds
+
     return _private_dir(Path(tempfile.gettempdir()) / f"lca-tui-{os.getuid()}")
 
 
