@@ -29,7 +29,7 @@ SCREENS: tuple[ScreenSpec, ...] = (
                "Durable memories and their supersession chains."),
     ScreenSpec("6", "health", "Health", None,
                "Health signals: the continuity machinery that silently stopped working."),
-    ScreenSpec("7", "privacy", "Privacy", None,
+    ScreenSpec("7", "privacy", "Privacy", "screens.privacy:PrivacyScreen",
                "Redact and erase with a preview of the closure, and proof afterwards."),
     ScreenSpec("8", "transcript", "Transcript", "screens.transcript:TranscriptScreen",
                "Sessions and their entries, verbatim; search."),

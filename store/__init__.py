@@ -3,11 +3,13 @@
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
 ``ingest``, ``recall``, ``context``, ``export``, ``harness``. ``facade.Store`` is the top: the
-harness API with every capability's operations. ``open_store`` is the entry point.
+harness API with every capability's operations (the harness API, documented in
+``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` / ``NewEntry`` are what
+a harness appends.
 
-``Store`` and ``open_store`` are imported on first use, so that a module such as
-``store.harness.client`` (what a hook runs when the daemon answers it) costs no more than
-itself: importing the facade pulls in SQLAlchemy and NumPy (~0.45 s).
+These names are imported on first use, so that a module such as ``store.harness.client``
+(what a hook runs when the daemon answers it) costs no more than itself: importing the facade
+pulls in SQLAlchemy and NumPy (~0.45 s).
 """
 
 from __future__ import annotations
@@ -15,14 +17,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from store.core.writes import NewEntry, NewSession
     from store.facade import Store, open_store
 
-__all__ = ["Store", "open_store"]
+__all__ = ["NewEntry", "NewSession", "Store", "open_store"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in ("Store", "open_store"):
         from store import facade
 
         return getattr(facade, name)
+    if name in ("NewEntry", "NewSession"):
+        from store.core import writes
+
+        return getattr(writes, name)
     raise AttributeError(f"module 'store' has no attribute {name!r}")

@@ -29,8 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sqlalchemy import LargeBinary, cast, func
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.models import Chunk, Entry
 from store.core.index import sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import NewEntry, NewSession
@@ -189,8 +192,9 @@ def _storage(store: Any) -> tuple[int, int, int]:
     vectors + FTS). The WAL is not counted: the checkpoint has emptied it."""
     checkpoint(store)
     with store.read() as conn:
-        raw = int(conn.exec_driver_sql(
-            "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM entry").scalar_one())
+        raw = int(conn.execute(select(func.coalesce(func.sum(func.length(
+            cast(col(Entry.content), LargeBinary))), 0))).scalar_one())
+        # ``dbstat`` is SQLite's page-statistics virtual table: no model describes it.
         index = int(conn.exec_driver_sql(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'chunk%'")
             .scalar_one())
@@ -200,7 +204,7 @@ def _storage(store: Any) -> tuple[int, int, int]:
 def _trace_bytes(store: Any) -> int:
     """Bytes of the recall trace tables (the bench's own recalls), pages in the main file."""
     checkpoint(store)
-    with store.read() as conn:
+    with store.read() as conn:  # dbstat: SQLite's page statistics, no model (see _storage)
         return int(conn.exec_driver_sql(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'recall%'")
             .scalar_one())
@@ -245,12 +249,11 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
                 progress("sample (normal write path)", min(s + per_session, sample), sample)
         sample_s = time.perf_counter() - t0
         with store.read() as conn:
-            sample_chunks = int(conn.exec_driver_sql("SELECT COUNT(*) FROM chunk")
+            sample_chunks = int(conn.execute(select(func.count()).select_from(Chunk))
                                 .scalar_one())
-            rows = conn.exec_driver_sql(
-                "SELECT c.id FROM chunk c ORDER BY c.id").all()
+            rows = conn.execute(select(Chunk.id).order_by(col(Chunk.id))).scalars().all()
             base = []
-            for (cid,), (topic, _body) in zip(rows, texts, strict=False):
+            for cid, (topic, _body) in zip(rows, texts, strict=False):
                 v = vec.vector_of(conn, int(cid))
                 if v is not None:
                     base.append((topic, v))

@@ -11,27 +11,7 @@ from textual.pilot import Pilot
 from lca_tui.app import make_app
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
-
-SIZE = (120, 40)
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_template(tmp_path_factory.mktemp("demo-snap"))
-
-
-@pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
-
-
-async def _settled(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.2)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
 
 
 def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
@@ -39,8 +19,8 @@ def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.screen.loads >= 1, what="overview loaded")
-        await _settled(pilot)
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -56,7 +36,7 @@ def test_transcript_on_demo(snap_compare: Any, demo_path: Path) -> None:
         loads = screen.entry_loads
         screen.open_session(session.id)
         await wait_until(pilot, lambda: screen.entry_loads > loads, what="worker session")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -74,21 +54,21 @@ def test_transcript_compaction_entry(snap_compare: Any, demo_path: Path) -> None
         loads = screen.entry_loads
         screen.open_session(session.id, seq)
         await wait_until(pilot, lambda: screen.entry_loads > loads, what="compaction")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_transcript_search_results(snap_compare: Any, demo_path: Path) -> None:
-    """Transcript: `/` hybrid search results with their scores and the first hit in full."""
+    """Transcript: `s` hybrid search results with their scores and the first hit in full."""
     app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await pilot.press("slash", *"make release", "enter")
+        await pilot.press("s", *"make release", "enter")
         await wait_until(pilot, lambda: screen.searches >= 1, what="search")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -100,7 +80,7 @@ def test_help_on_transcript(snap_compare: Any, demo_path: Path) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await _settled(pilot)
+        await settled(pilot)
         await pilot.press("question_mark")
         await pilot.pause(0.2)
 
@@ -123,9 +103,110 @@ def test_transcript_hostile_entry(snap_compare: Any, tmp_path: Path,
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await _settled(pilot)
+        await settled(pilot)
 
     try:
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
     finally:
         store.close()
+
+
+# -- every screen at 80x24, its main content visible ----------------------------------------------
+SMALL = (80, 24)
+
+
+def _shown_lines(widget: Any) -> int:
+    """How many lines of ``widget``'s content are on the screen."""
+    screen = widget.screen.region
+    return widget.content_region.intersection(screen).height if widget.display else 0
+
+
+def _small(demo_path: Path, mode: str) -> Any:
+    return make_app(demo_path, now=FIXED_NOW, mode=mode, refresh_seconds=3600)
+
+
+def test_overview_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Overview at 80x24: store, embedder and records, the latest sessions start below."""
+    app = _small(demo_path, "overview")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.loads >= 1, what="overview loaded")
+        await settled(pilot)
+        assert _shown_lines(app.screen.query_one("#overview-records")) >= 9
+        assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 3
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_context_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Context at 80x24: the picker hidden, gauge, chart and the flagged compaction."""
+    app = _small(demo_path, "context")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.loads >= 1, what="context loaded")
+        await pilot.press("b", "slash", *"e40 main", "enter", "enter", "b")
+        await wait_until(pilot, lambda: screen.full_loads >= 2, what="the session pinned")
+        await settled(pilot)
+        assert not screen.query_one("#context-picker").display
+        assert _shown_lines(screen.query_one("#context-chart")) >= 6
+        assert _shown_lines(screen.query_one("#context-events")) >= 4
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_recall_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Recall at 80x24: traces, the trace's candidates and the highlighted one in full."""
+    app = _small(demo_path, "recall")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
+        await settled(pilot)
+        assert _shown_lines(app.screen.query_one("#recall-candidates")) >= 4
+        assert _shown_lines(app.screen.query_one("#recall-traces")) >= 3
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_transcript_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Transcript at 80x24: sessions hidden (b), entries with their text, the entry in full."""
+    app = _small(demo_path, "transcript")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await settled(pilot)
+        assert _shown_lines(screen.query_one("#entries")) >= 6
+        assert _shown_lines(screen.query_one("#entry-content")) >= 3
+        text = screen.query_one("#entries").columns["text"]
+        assert text.width >= 20, "the text column is on screen"
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_help_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """`?` at 80x24 on Transcript: the help box fits and scrolls."""
+    app = _small(demo_path, "transcript")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.entry_loads >= 1, what="entries")
+        await settled(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+        assert _shown_lines(app.screen.query_one("#help-text")) >= 8
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_recall_form_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Recall at 80x24 with the new-recall form open: query, role, project, channel, historical."""
+    app = _small(demo_path, "recall")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
+        await settled(pilot)
+        await pilot.press("n", *"release steps")
+        await pilot.pause(0.2)
+        assert _shown_lines(app.screen.query_one("#recall-input")) >= 1
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from store import Store
+from store import Store, open_store
+from store.core.errors import StoreError
+from store.core.settings import Settings
 from tests.conftest import BIG_SESSION, CLAUDE_CODE, make_store
 
 
@@ -182,15 +184,18 @@ def test_crash_mid_write_leaves_store_consistent(store: Store, tmp_path: Path,
     real = base.write_entries
     calls = {"n": 0}
 
+    class PowerCut(BaseException):
+        """Not an error a file can cause: nothing catches it, as nothing survives a crash."""
+
     def crashing(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 2:
             real(*args, **kwargs)
-            raise RuntimeError("power cut")
+            raise PowerCut("power cut")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(base, "write_entries", crashing)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(PowerCut):
         store.ingest([path])
     with store.read() as conn:
         entries = conn.exec_driver_sql("SELECT COUNT(*) FROM entry").scalar_one()
@@ -202,7 +207,15 @@ def test_crash_mid_write_leaves_store_consistent(store: Store, tmp_path: Path,
     assert store.stats().entries == 24
 
 
-def test_store_file_is_owner_only(tmp_path: Path) -> None:
-    s = make_store(tmp_path / "deep" / "s.db")
+def test_store_file_is_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default location is created on demand, owner-only; any other missing folder is an
+    error, not a silently created store."""
+    monkeypatch.delenv("LCA_STORE")
+    s = open_store(None, Settings.load())
     s.close()
-    assert (tmp_path / "deep" / "s.db").stat().st_mode & 0o777 == 0o600
+    folder = tmp_path / "xdg_data_home" / "lca-tui"
+    assert (folder / "store.db").stat().st_mode & 0o777 == 0o600
+    assert folder.stat().st_mode & 0o777 == 0o700
+    with pytest.raises(StoreError, match="does not exist"):
+        make_store(tmp_path / "deep" / "s.db")
+    assert not (tmp_path / "deep").exists()

@@ -8,37 +8,84 @@ This module and ``store/vec.py`` are the only places that know the backend is SQ
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlean
 import sqlite_vec
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, Select, create_engine, event
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from store.core.errors import StoreError, StoreLocked
-from store.core.location import default_store_path
+from store.core.location import default_folder as default_folder  # re-exported
+from store.core.location import default_store_path as default_store_path  # re-exported
 
-__all__ = ["default_store_path", "ensure_file", "make_engine", "orm", "write"]
 
 
 def ensure_file(path: Path) -> bool:
-    """Create the store file (and its folder) with owner-only permissions; True if created."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a store file: name a file with --store")
-    if path.exists():
-        return False
+    """Create the store file with owner-only permissions; True if created.
+
+    Only lca-tui's own folder (``default_folder``) is created on demand: a store named in a
+    folder that does not exist is a typo far more often than a wish, so it is refused rather
+    than silently made somewhere unexpected."""
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:  # another process created it first
-        return False
-    os.close(fd)
-    os.chmod(path, 0o600)
+        if not path.parent.is_dir():
+            if path.parent.exists():
+                raise StoreError(f"{path.parent} is not a folder: name a store file in a "
+                                 "folder")
+            if path.parent.resolve() != default_folder().resolve():
+                raise StoreError(f"the folder {path.parent} does not exist: create it first, "
+                                 "or name a store in an existing folder")
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.is_dir():
+            raise StoreError(f"{path} is a directory, not a store file: name a file with "
+                             "--store")
+        if path.exists():
+            return False
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:  # another process created it first
+            return False
+        os.close(fd)
+        os.chmod(path, 0o600)
+    except PermissionError as exc:
+        where = exc.filename or path
+        raise StoreError(f"cannot create the store {path}: permission denied on {where} (a "
+                         "read-only folder?); name a writable place with --store or "
+                         "$LCA_STORE") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
     return True
+
+
+def schema_version_of(path: Path) -> int | None:
+    """The schema version recorded in an existing store file, read without changing a byte
+    (a read-only connection, no journal-mode switch); None when it cannot be read that way
+    (an empty or new file, or a WAL store whose shared-memory file cannot be opened)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        conn = sqlean.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlean.Error:
+        return None
+    try:
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                              "name = 'schema_migration'").fetchone()
+        if not exists:
+            return 0
+        return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migration")
+                   .fetchone()[0])
+    except sqlean.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
@@ -64,6 +111,9 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # Deleted content is overwritten with zeros, not left in free space of the file
+        # (privacy: an erasure must remove the bytes, not only the rows).
+        cur.execute("PRAGMA secure_delete = ON")
         cur.close()
         # Transactions are begun by SQLAlchemy (below), so DDL is transactional too.
         dbapi_conn.isolation_level = None
@@ -76,21 +126,48 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
     return engine
 
 
+def _busy(exc: OperationalError) -> bool:
+    reason = str(exc.orig)
+    return "locked" in reason or "busy" in reason
+
+
 @contextmanager
-def write(engine: Engine) -> Iterator[Connection]:
-    """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way)."""
-    with engine.connect() as conn:
+def write(engine: Engine, retry_seconds: float = 120.0) -> Iterator[Connection]:
+    """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way).
+
+    SQLite waits ``busy_timeout`` for the lock; when another writer holds it longer, the
+    writer retries (backing off up to 1 s) until ``retry_seconds`` have passed, and only then
+    gives up with ``StoreLocked``: a write waiting on a busy store is late, never lost."""
+    deadline = time.monotonic() + retry_seconds
+    pause = 0.05
+    while True:
+        conn = engine.connect()
         conn.info["lca_write"] = True
         try:
             transaction = conn.begin()
         except OperationalError as exc:
-            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+            conn.close()
+            if not _busy(exc):
+                raise
+            if time.monotonic() >= deadline:
                 raise StoreLocked(
                     "the store is busy: another process has held its write lock for longer "
-                    "than store.busy_timeout_ms; try again, or raise that setting") from exc
-            raise
-        with transaction:
-            yield conn
+                    f"than {retry_seconds:g} s (store.write_retry_seconds); try again, or raise "
+                    "that setting") from exc
+            time.sleep(pause)
+            pause = min(1.0, pause * 2)
+            continue
+        break
+    with conn, transaction:
+        yield conn
+
+
+def columns(*attributes: Any) -> Select[Any]:
+    """``select`` of model attributes (``columns(Entry.id, Entry.seq)``) for Core reads of
+    many columns, where SQLModel's typed ``select`` stops at four; SQL expressions
+    (``func.count()``, labels) pass as they are."""
+    return sa_select(*(col(a) if isinstance(a, QueryableAttribute) else a
+                       for a in attributes))
 
 
 def orm(conn: Connection) -> Session:
@@ -99,3 +176,42 @@ def orm(conn: Connection) -> Session:
     Objects are not expired on flush, so models read here stay usable as plain values."""
     return Session(bind=conn, expire_on_commit=False, autoflush=True,
                    join_transaction_mode="rollback_only")
+
+
+def checkpoint_truncate(engine: Engine, attempts: int = 3) -> tuple[bool, int]:
+    """Copy the WAL into the database file and truncate the WAL to zero bytes.
+
+    Returns (done, WAL bytes left). SQLite waits (busy timeout) for readers to leave the WAL;
+    a reader that holds a snapshot throughout makes it fail, and this says so rather than
+    pretending: the caller reports the WAL as not truncated.
+    """
+    wal = Path(f"{engine.url.database}-wal")
+    raw = engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        assert conn is not None
+        done = False
+        for _ in range(max(1, attempts)):
+            try:
+                busy, _log, _moved = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlean.OperationalError:
+                continue
+            if not busy:
+                done = True
+                break
+    finally:
+        raw.close()
+    left = wal.stat().st_size if wal.exists() else 0
+    return done and left == 0, left
+
+
+def vacuum(engine: Engine) -> None:
+    """Rebuild the database file (outside any transaction): free pages and the unused space
+    of pages, where earlier deletes may have left bytes, are gone afterwards."""
+    raw = engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        assert conn is not None
+        conn.execute("VACUUM")
+    finally:
+        raw.close()

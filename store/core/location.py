@@ -12,5 +12,10 @@ def default_store_path() -> Path:
     explicit = os.environ.get("LCA_STORE")
     if explicit:
         return Path(explicit).expanduser()
+    return default_folder() / "store.db"
+
+
+def default_folder() -> Path:
+    """Where lca-tui keeps its own files: ``$XDG_DATA_HOME/lca-tui`` (created on demand)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "lca-tui" / "store.db"
+    return Path(base) / "lca-tui"

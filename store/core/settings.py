@@ -52,6 +52,9 @@ SPECS: list[Spec] = [
          "window. See the README for what it costs recall."),
     Spec("store.busy_timeout_ms", 5000,
          "How long a writer waits for another process's write lock before giving up."),
+    Spec("store.write_retry_seconds", 120.0,
+         "How long a writer keeps retrying when another writer holds the lock past the busy "
+         "timeout (a long reindex, a big import), before it gives up with 'store is busy'."),
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),

@@ -102,7 +102,7 @@ def import_new(store: Store, outcome: Outcome, files: list[Path]) -> list[str]:
     existing = [f for f in files if f.exists()]
     if not existing:
         return []
-    report = ingest(store, existing, "claude-code", defer=True, audit=False)  # type: ignore[arg-type]
+    report = ingest(store, existing, "claude-code", defer=True, record=False)
     outcome.entries_added += report.entries_added
     return [f"{e.path}:{e.line or ''} {e.reason}" for e in report.errors
             if not any(e.reason.startswith(n) for n in _NOT_YET)]

@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, insert
 from sqlalchemy.exc import StatementError
 
 from store.core import memories
+from store.governance.chains import sync_links
 from store.core.index import sha256_text
+from store.core.models import Checkpoint
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
+from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 
 FORMAT = "memory-dir"
@@ -205,6 +208,8 @@ def is_memory_dir(path: Path) -> bool:
     if (path / "MEMORY.md").is_file():
         return True
     for md in sorted(path.glob("*.md"))[:50]:
+        if not md.is_file():  # never open a FIFO, socket or device named *.md: it may block
+            continue
         try:
             with md.open("rb") as fh:
                 head = fh.read(8)
@@ -220,9 +225,14 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     """Create or update the memory of ``source_file`` (default: the file's resolved path; a
     file holding several memories names each, e.g. ``path#section``) through
     ``store.core.memories``, counting it in the report; a new memory gets the file as its
-    evidence. Returns the memory's id."""
-    file_path = str(path.resolve())
-    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path))
+    evidence. Returns the memory's id (0 when its content was erased earlier: nothing is
+    written)."""
+    file_path = storable(str(path.resolve()))
+    # the whole parsed file, so that a fix the loader notices (front matter, loadability)
+    # updates the memory even when its content is the same
+    file_hash = sha256_text(json.dumps(row, sort_keys=True))
+    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path,
+                                                    content_hash=file_hash))
     if written.action == "created":
         memories.add_evidence(conn, ctx.store, written.memory_id, file_path=file_path,
                               note="imported from memory file")
@@ -252,14 +262,13 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             continue
 
         key = sha256_text(f"{path.resolve()}|{ts}|{head['kind']}")
-        inserted = conn.execute(text(
-            "INSERT OR IGNORE INTO checkpoint (ts, trigger, status, chunks_embedded, "
-            "memories_written, source, idem_key, writer, writer_version, created_at) VALUES "
-            "(:ts, :tr, 'ok', :ce, :mw, :src, :k, :w, :wv, :c)"), {
-            "ts": ts, "tr": head["kind"].lower() + "-archive",
-            "ce": _log_number(fields, "transcript chunks vectorized", "chunks vectorized"),
-            "mw": _log_number(fields, "memory files re-indexed"), "src": str(path), "k": key,
-            "w": ctx.store.writer, "wv": ctx.store.writer_version, "c": now_iso()})
+        inserted = conn.execute(insert(Checkpoint).prefix_with("OR IGNORE").values(
+            ts=ts, trigger=head["kind"].lower() + "-archive", status="ok",
+            chunks_embedded=_log_number(fields, "transcript chunks vectorized",
+                                        "chunks vectorized"),
+            memories_written=_log_number(fields, "memory files re-indexed"), source=storable(str(path)),
+            idem_key=key, writer=ctx.store.writer, writer_version=ctx.store.writer_version,
+            created_at=now_iso()))
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
 
@@ -319,7 +328,10 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
     ``store.governance.gate``); usage counters move forward in place."""
     from store.governance.gate import FileChange, content_changed, counters
 
-    source = str(path.resolve())
+    source = storable(str(path.resolve()))
+    if memories.erased_earlier(conn, row):  # erased or redacted: not proposed again either
+        ctx.report.erased_earlier += 1
+        return
     have = memories.find(conn, source_file=source)
     if have is None:
         gate.append(FileChange("add", source, row))
@@ -349,6 +361,7 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
                 report.error(str(path), None, f"could not be imported: {type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:200]}")
         memories.resolve_supersedes_refs(conn)
+        sync_links(conn, ctx.store)
         if gate is not None:
             gate.extend(_deleted(conn, folder, files))
         ctx.store.audit(conn, "import-memory-dir", "memory", [],

@@ -36,6 +36,12 @@ every vector to answer one query costs more than one ``vec0`` KNN scan, so KNN t
 ``live`` excludes the live window of the session asking — the main agent's entries after its
 last compaction — because they are already in the model's context: injecting them back would
 spend recall's few slots on what the agent is reading anyway.
+
+Hand-written SQL, on purpose: this module runs on every recall, inside its latency budget.
+Measured on a 20,000-chunk bench store (median of 200 calls, 2 busy cores): the pool's chunk
+lookup for 100 ids takes 0.10 ms written by hand vs 0.37 ms as a Core ``select`` over the
+``Chunk`` model, and the cache stamp 0.02 ms vs 0.24 ms. The statements read only ``chunk``
+and ``audit_event`` columns the models declare (``tests/test_schema.py`` checks them).
 """
 
 from __future__ import annotations
@@ -137,6 +143,13 @@ def cache_for(store: Store) -> VectorCache:
         if cache is None:
             cache = _CACHES[store] = VectorCache()
         return cache
+
+
+def drop_cache(store: Store) -> bool:
+    """Forget this process's in-memory vector copy of ``store`` (an erasure asks it: the copy
+    may hold vectors of erased chunks); the next recall loads it again. True if one existed."""
+    with _GUARD:
+        return _CACHES.pop(store, None) is not None
 
 
 @dataclass(frozen=True)
