@@ -159,3 +159,25 @@ def test_neighbours_from_the_vector_copy_match_the_index(cc_store: Store) -> Non
     assert np.allclose([s for _, s in a], [s for _, s in b], atol=1e-5)
     assert all(r is not None for r, _ in b)
     assert b[2][0] == -2 and b[2][1] == 1.0  # the twin earlier in the same batch
+
+
+def test_erasure_and_redaction_reach_entries_waiting_for_embedding(store: Store) -> None:
+    """What a hook stored and the daemon has not embedded yet is erased and redacted like
+    the rest: its words leave the waiting index too."""
+    from store.core import vec
+
+    store.append_entries(SESSION, _entries("the launch code is quokka7731 for friday",
+                                           "an unrelated wombat note"), defer=True)
+    other = NewSession("s2", "api")
+    store.append_entries(other, [NewEntry("user", "the badger password is ferret5519",
+                                          "api:s2", source_offset=0)], defer=True)
+    store.redact(match="quokka7731", reason="test")
+    store.erase(session="s2", reason="test")
+    with store.read() as conn:
+        assert vec.waiting_search(conn, "quokka7731", 10) == []
+        assert vec.waiting_search(conn, "ferret5519 badger", 10) == []
+        assert [e for e, _ in vec.waiting_search(conn, "wombat", 10)]
+    assert store.search("quokka7731", 5, "fts") == []
+    assert store.search("ferret5519", 5, "fts") == []
+    store.embed_waiting()
+    assert store.waiting() == 0 and store.search("quokka7731", 5, "fts") == []
