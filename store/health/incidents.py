@@ -17,6 +17,8 @@ and the compaction with no checkpoint before it come with the demo data itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -53,7 +55,8 @@ class LimitedEmbedder:
         self.name, self.dim = inner.name, inner.dim
         self.degraded, self.reason = inner.degraded, inner.reason
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], progress: Callable[[int, int], None] | None = None
+              ) -> np.ndarray:
         for t in texts:
             if len(t) > self.max_chars:
                 raise ValueError(f"input of {len(t):,} characters exceeds the embedder's limit "
