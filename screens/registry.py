@@ -27,7 +27,7 @@ SCREENS: tuple[ScreenSpec, ...] = (
                "The approval queue for consolidation proposals."),
     ScreenSpec("5", "memories", "Memories", None,
                "Durable memories and their supersession chains."),
-    ScreenSpec("6", "health", "Health", None,
+    ScreenSpec("6", "health", "Health", "screens.health:HealthScreen",
                "Health signals: the continuity machinery that silently stopped working."),
     ScreenSpec("7", "privacy", "Privacy", "screens.privacy:PrivacyScreen",
                "Redact and erase with a preview of the closure, and proof afterwards."),
