@@ -189,7 +189,7 @@ class OverviewScreen(StoreScreen):
         for label, key, width in (("session", "id", 8), ("started", "started", 16),
                                   ("last entry", "ago", 10),
                                   (Text("entries", justify="right"), "entries", 7),
-                                  ("agents", "agents", 15), ("format", "format", 11),
+                                  ("agents", "agents", 16), ("format", "format", 11),
                                   ("project", "project", 30)):
             table.add_column(label, key=key, width=width)
         self._apply_side()
