@@ -72,6 +72,10 @@ class LcaApp(App[None]):
         # The Header shows titles as Content (no markup read), but the file name is data: an
         # escape sequence in it must not reach the terminal.
         self.sub_title = visible(store.path.name)
+        self.pending_memory: int | None = None
+        """A memory asked for (``open_memory``) that the Memories screen has not shown yet."""
+        self.pending_proposal: int | None = None
+        """A proposal asked for (``open_proposal``) that the Proposals screen has not shown."""
         for spec in SCREENS:
             self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
 
@@ -91,6 +95,26 @@ class LcaApp(App[None]):
         opener = getattr(self.screen, "open_session", None)
         if opener is not None:
             opener(session_id, seq)
+
+    async def open_memory(self, memory_id: int) -> None:
+        """Show one memory on the Memories screen (a search hit, a recall candidate, a health
+        row, a chain link). The screen implements ``open_memory(id)``; the id also waits in
+        ``pending_memory`` for a Memories screen that is mounting."""
+        self.pending_memory = memory_id
+        await self.switch_mode("memories")
+        opener = getattr(self.screen, "open_memory", None)
+        if opener is not None:
+            self.pending_memory = None
+            opener(memory_id)
+
+    async def open_proposal(self, proposal_id: int) -> None:
+        """Show one proposal on the Proposals screen (from a memory's history, a health row)."""
+        self.pending_proposal = proposal_id
+        await self.switch_mode("proposals")
+        opener = getattr(self.screen, "open_proposal", None)
+        if opener is not None:
+            self.pending_proposal = None
+            opener(proposal_id)
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -9,6 +9,7 @@ entries) plus every capability's public operation as a method, documented here i
 - ``record_snapshot`` / ``record_prune`` / ``record_compaction`` / ``record_handoff`` /
   ``record_checkpoint``: context pressure and checkpoints;
 - ``export(out_dir, ...)``;
+- ``consolidate(session)`` / ``last_consolidation()``: the consolidation pass;
 - ``propose(doc)`` / ``proposals()`` / ``proposal(id)`` / ``edit_proposal`` / ``approve`` /
   ``reject``: governed memory writes; ``list_memories()`` / ``memory_detail(id)`` /
   ``chain(id)`` / ``integrity()`` / ``audit_events()``;
@@ -127,6 +128,13 @@ class Store(StoreBase):
         from store.governance.consolidate import consolidate
 
         return consolidate(self, session, use_proposer=use_proposer, actor=actor)
+
+    def last_consolidation(self) -> Any:
+        """The latest consolidation pass: when it ran, over how many sessions, and what it
+        proposed (a ``PassSummary``), or None when no pass has run."""
+        from store.governance.consolidate import latest_pass
+
+        return latest_pass(self)
 
     # -- export ------------------------------------------------------------------------
     def export(self, out_dir: Path | str, sessions: list[str] | None = None,
