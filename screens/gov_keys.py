@@ -67,8 +67,12 @@ class GovKeys(Screen[None]):
 
     # -- size ----------------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:
-        self.set_class(event.size.width < NARROW, "-narrow")
-        self.set_class(event.size.height < SHORT, "-short")
+        self.size_classes(event.size.width, event.size.height)
+
+    def size_classes(self, width: int, height: int) -> None:
+        """``-narrow`` below 100 columns, ``-short`` below 32 rows."""
+        self.set_class(width < NARROW, "-narrow")
+        self.set_class(height < SHORT, "-short")
 
     # -- filter --------------------------------------------------------------------------
     def action_filter(self) -> None:

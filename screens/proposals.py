@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from screens.base import StoreScreen
-from screens.gov_keys import GovKeys, matches
+from screens.gov_keys import NARROW, GovKeys, matches
 from screens.proposal_modals import (
     ApproveChoice,
     ApproveModal,
@@ -54,6 +54,8 @@ from widgets.fmt import ago
 from widgets.safe import cell
 
 DECIDABLE = ("pending", "failed")
+STATUS_SHORT = {"pending": "pend", "approved": "appr", "applied": "done", "rejected": "rej",
+                "failed": "FAIL"}
 
 
 @dataclass
@@ -146,7 +148,8 @@ class ProposalsScreen(GovKeys, StoreScreen):
         Binding("e", "edit", "Edit", id="proposals-edit"),
         Binding("E", "edit_external", "$EDITOR", show=False, id="proposals-edit-external"),
         Binding("n", "next", "Next", id="proposals-next"),
-        Binding("c", "consolidate", "Run pass", id="proposals-pass"),
+        Binding("c", "consolidate", "Pass", id="proposals-pass",
+                tooltip="Run a consolidation pass over the sessions"),
         Binding("o", "open_source", "Source", show=False, id="proposals-source"),
         Binding("m", "open_memory", "Memory", show=False, id="proposals-memory"),
         Binding("b", "toggle_side", "Queue", id="gov-side",
@@ -193,7 +196,7 @@ class ProposalsScreen(GovKeys, StoreScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
+        self.size_classes(self.size.width, self.size.height)
         self.query_one("#proposals-filter", Input).display = False
         self.query_one(Footer).compact = True
         self.query_one("#proposal-queue").border_title = "Queue"
@@ -202,7 +205,6 @@ class ProposalsScreen(GovKeys, StoreScreen):
         self._show_detail(None)
 
     def on_resize(self, event: Any) -> None:
-        super().on_resize(event)
         if self._width != event.size.width:
             self._columns()
             self.refill()
@@ -210,16 +212,17 @@ class ProposalsScreen(GovKeys, StoreScreen):
     def _columns(self) -> None:
         """The queue's columns for the screen's width: below 100 columns the name goes (the
         detail shows it) and the others narrow; above, the name takes what is left."""
-        narrow = self.has_class("-narrow")
+        narrow = self.size.width < NARROW
         self._narrow_cols = narrow
         self._width = self.size.width
         table = self.query_one("#proposal-queue", DataTable)
         table.clear(columns=True)
         cols: list[tuple[Any, str, int]] = [
-            (Text("id", justify="right"), "id", 4), ("status", "status", 8),
+            (Text("id", justify="right"), "id", 3), ("status", "status", 8 if not narrow
+                                                     else 4),
             ("op · type", "op", 17 if not narrow else 15), ("origin", "origin", 8),
-            ("target", "target", 6), ("checks", "checks", 20 if not narrow else 16),
-            ("age", "age", 6)]
+            ("target" if not narrow else "tgt", "target", 6 if not narrow else 4),
+            ("checks", "checks", 20 if not narrow else 17), ("age", "age", 6)]
         if not narrow:
             used = sum(w for _, _, w in cols) + 2 * (len(cols) + 1) + 6
             cols.append(("name", "name", max(12, self.size.width - used)))
@@ -258,8 +261,9 @@ class ProposalsScreen(GovKeys, StoreScreen):
 
     def _row_cells(self, r: ProposalSummary, styles: dict[str, Style]) -> list[Any]:
         status_style = {"pending": "bold", "rejected": "dim", "failed": styles["fail"]}
+        status = STATUS_SHORT.get(r.status, r.status) if self._narrow_cols else r.status
         cells: list[Any] = [
-            Text(str(r.id), justify="right"), cell(r.status, style=status_style.get(
+            Text(str(r.id), justify="right"), cell(status, style=status_style.get(
                 r.status, "")),
             cell(f"{op_label(r)} {r.type or ''}".strip()),
             cell(ORIGIN_LABEL.get(r.origin, r.origin)), cell(target_label(r)),

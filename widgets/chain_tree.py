@@ -20,7 +20,7 @@ from store.governance.records import ChainLink, IntegrityProblem
 from store.core.textsafe import one_line
 from widgets.fmt import when
 
-NAME_WIDTH = 40
+NAME_WIDTH = 32
 
 
 def interval(link: ChainLink) -> str:
@@ -41,9 +41,8 @@ def link_label(link: ChainLink, by: dict[int, ChainLink], current: int | None,
     out.append(f"  {interval(link)}", style="dim")
     if link.supersedes:
         how = f"proposal {link.proposal_id}" if link.proposal_id else "the memory files"
-        verb = "merged" if len(link.supersedes) > 1 else "replaced"
-        olds = ", ".join(f"#{i}" for i in link.supersedes)
-        out.append(f"  {verb} {olds} by {how}", style="dim")
+        verb = "merged" if len(link.supersedes) > 1 else "linked"
+        out.append(f"  {verb} by {how}", style="dim")
     for kind in problems.get(link.id, []):
         out.append(f"  ⚠ {kind.replace('_', ' ')}", style="bold")
     return out
