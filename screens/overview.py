@@ -13,8 +13,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
+from screens.proposal_view import pass_line
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
+from store.governance.records import PassSummary
 from widgets.fmt import agents_mark, ago, project_tail, size, when
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
@@ -28,6 +30,7 @@ class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
     pressure: Series | None
+    consolidation: PassSummary | None = None
 
 
 def _counts(mapping: dict[str, int]) -> Text:
@@ -101,7 +104,9 @@ class OverviewScreen(StoreScreen):
         "version. Records: how many sessions, entries (by kind), memories (by lifecycle status, "
         "and how many the agent's loader could not read), index chunks (by status and by "
         "embedding model), vectors and FTS rows, checkpoints, and recall traces (one per recall "
-        "the agent ran) the store holds. Embedder: the "
+        "the agent ran) the store holds. Consolidation: when the latest consolidation pass "
+        "ran, over how many sessions, and what it proposed (and where those proposals stand "
+        "now). Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
         "the five most recent; enter opens one on the Transcript screen.\n\n"
@@ -121,6 +126,7 @@ class OverviewScreen(StoreScreen):
                     yield Static("", id="embedder-status", markup=False)
                     yield Static("loading…", id="embedder-detail", markup=False)
             yield Static("loading…", id="overview-records", classes="panel", markup=False)
+            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-latest", classes="panel"):
                 yield DataTable(id="overview-sessions", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="overview-no-sessions", markup=False)
@@ -148,12 +154,15 @@ class OverviewScreen(StoreScreen):
         store = self.lca.store
         key = latest_key(store)
         pressure = series(store, key.session_id, key.agent) if key else None
-        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure)
+        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
+                            store.last_consolidation())
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
         self.query_one("#overview-store", Static).update(store_text(stats))
         self.query_one("#overview-records", Static).update(records_text(stats))
+        self.query_one("#overview-consolidation", Static).update(
+            pass_line(data.consolidation, self.lca.now()))
         status = self.query_one("#embedder-status", Static)
         status.update(Text(embedder_status(stats), end=""))
         status.set_class(stats.embedder.degraded, "-degraded")

@@ -20,7 +20,13 @@ from rich.text import Text
 
 from store.core.errors import NotFound
 from store.core.records import EntryInfo
-from store.governance.records import MASK, CheckInfo, ProposalInfo, ProposalSummary
+from store.governance.records import (
+    MASK,
+    CheckInfo,
+    PassSummary,
+    ProposalInfo,
+    ProposalSummary,
+)
 from store.core.textsafe import one_line
 from widgets.fmt import ago, when
 from widgets.safe import join, safe_text
@@ -379,4 +385,23 @@ def options_text(info: ProposalInfo) -> Text:
             else "not allowed"
         out.append(f"{state}: ", style="" if o.allowed else "dim")
         out.append(safe_text(o.why, style="" if o.allowed else "dim"))
+    return out
+
+
+def pass_line(last: PassSummary | None, now: datetime) -> Text:
+    """The Overview's line: when the latest consolidation pass ran and what it found."""
+    out = Text("Consolidation ", style="bold", end="")
+    if last is None:
+        out.append("no pass has run yet: c on Proposals (4) runs one, or "
+                   "`lca-tui consolidate`", style="dim")
+        return out
+    n = last.proposals
+    found = ", ".join(f"{k} {v}" for k, v in sorted(last.found.items(), key=lambda kv: -kv[1]))
+    where = ", ".join(f"{v} {k}" for k, v in sorted(last.statuses.items()))
+    out.append(f"last pass {ago(last.ts, now)} over {last.sessions} "
+               f"session{'s' if last.sessions != 1 else ''} ({last.entries:,} new entries) → ")
+    out.append(f"{n} proposal{'s' if n != 1 else ''}", style="bold")
+    if n:
+        out.append(f": {found} ({where})")
+    out.append(f" · {last.pending} pending from all passes", style="dim")
     return out

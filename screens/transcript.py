@@ -61,8 +61,9 @@ class TranscriptScreen(StoreScreen):
         "Keys: `a` cycles an agent filter (all, main, each worker and helper). `/` opens search over "
         "entries and memories: enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 "
         "lex), fts (BM25 only) and semantic (vectors only); enter on an entry hit opens it in "
-        "its session; esc closes the results. The list follows the store: entries a harness "
-        "appends appear without a restart."
+        "its session, on a memory hit the memory on the Memories screen; esc closes the "
+        "results. The list follows the store: entries a harness appends appear without a "
+        "restart."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="transcript-search"),
@@ -333,15 +334,14 @@ class TranscriptScreen(StoreScreen):
             self.query_one(EntryView).show_hit(self.hits[event.cursor_row])
 
     @on(DataTable.RowSelected, "#hits")
-    def _hit_selected(self, event: DataTable.RowSelected) -> None:
+    async def _hit_selected(self, event: DataTable.RowSelected) -> None:
         if not 0 <= event.cursor_row < len(self.hits):
             return
         hit = self.hits[event.cursor_row]
         if hit.source_type == "entry" and hit.session_id:
             self.open_session(hit.session_id, hit.seq)
         else:
-            self.notify("Memory hits open on the Memories screen once it is built.",
-                        markup=False)
+            await self.lca.open_memory(hit.source_id)
 
     def action_close_search(self) -> None:
         self._close_search()
