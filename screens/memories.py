@@ -279,7 +279,11 @@ class MemoriesScreen(GovKeys, StoreScreen):
         self.query_one("#md-body", Static).update(
             body_text(detail, self.revealed.get(detail.row.id)))
         self._show_evidence(detail)
-        tree.show_chain(detail.chain, detail.row.id, detail.problems)
+        members = {c.id for c in detail.chain}
+        chain_problems = {id(p): p for mid in members for p in self.problems.get(mid, [])}
+        for p in detail.problems:
+            chain_problems.setdefault(id(p), p)
+        tree.show_chain(detail.chain, detail.row.id, list(chain_problems.values()))
         links = sum(len(c.supersedes) for c in detail.chain)
         tree.border_title = (f"Supersession chain · {len(detail.chain)} memories, {links} "
                              f"link{'s' if links != 1 else ''}" if links else
