@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
+from textual.widgets.data_table import ColumnKey
 
 from screens.base import StoreScreen
 from screens.gov_keys import NARROW, GovKeys, matches
@@ -141,8 +142,9 @@ class MemoriesScreen(GovKeys, StoreScreen):
         table.clear(columns=True)
         cols: list[tuple[Any, str, int]] = [
             (Text("id", justify="right"), "id", 3), ("type", "type", 9),
-            ("status", "status", 11), ("", "flags", 2), ("crit", "crit", 4),
-            ("load", "load", 4), (Text("hits/prev", justify="right"), "hp", 9)]
+            ("status", "status", 10), ("", "flags", 2), ("crit", "crit", 4),
+            ("load", "load", 4), (Text("hits/prev" if not narrow else "h/p", justify="right"),
+                                  "hp", 9 if not narrow else 5)]
         if not narrow:
             cols.append(("tags", "tags", 16))
         used = sum(w for _, _, w in cols) + 2 * (len(cols) + 1) + 6
@@ -151,7 +153,7 @@ class MemoriesScreen(GovKeys, StoreScreen):
             table.add_column(label, key=key, width=width)
         evidence = self.query_one("#memory-evidence", DataTable)
         evidence.clear(columns=True)
-        side = self.size.width // 2 - 6  # the pane's inside, less the cell padding
+        side = (self.size.width // 2 if narrow else self.size.width * 3 // 5) - 6
         where = 18 if not narrow else 13
         for label, key, width in (("where", "where", where),
                                   ("text", "text", max(6, side - where - 8))):
@@ -191,7 +193,8 @@ class MemoriesScreen(GovKeys, StoreScreen):
 
     def refill(self) -> None:
         table = self.query_one("#memory-table", DataTable)
-        width = table.columns["text"].width if "text" in table.columns else TEXT_MIN
+        column = table.columns.get(ColumnKey("text"))
+        width = column.width if column is not None else TEXT_MIN
         narrow = "tags" not in table.columns
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
@@ -215,6 +218,13 @@ class MemoriesScreen(GovKeys, StoreScreen):
                 table.add_row(*cells, key=str(r.id))
             if self.selected is not None and str(self.selected) in table.rows:
                 table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
+            elif self.filter_text and table.row_count:
+                # the selection is filtered out: show the first row that is left
+                first = table.coordinate_to_cell_key((0, 0)).row_key.value
+                if first is not None:
+                    self.selected = int(first)
+                    table.move_cursor(row=0, animate=False)
+                    self._request_detail(self.selected)
         counts = f"{table.row_count} of {len(self.rows)}" if self.filter_text else \
             f"{len(self.rows)}"
         active = sum(1 for r in self.rows if r.status == "active")

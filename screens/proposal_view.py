@@ -324,7 +324,8 @@ def _evidence_lines(check: CheckInfo, detail: ProposalDetail, styles: dict[str, 
                      f"{int(ev.get('after', 0)):,} of a {int(ev.get('budget', 0)):,}-char "
                      "budget", style="dim")]
     if check.kind == "verifier":
-        lines = [safe_text(f"  command: {ev.get('command', '?')}", style="dim")]
+        lines: list[RenderableType] = [safe_text(f"  command: {ev.get('command', '?')}",
+                                                 style="dim")]
         if ev.get("stdout"):
             lines.append(safe_text(f"  said: {one_line(str(ev['stdout']), 200)}", style="dim"))
         return lines

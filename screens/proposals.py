@@ -260,7 +260,8 @@ class ProposalsScreen(GovKeys, StoreScreen):
             self.open_proposal(pending_open)
 
     def _row_cells(self, r: ProposalSummary, styles: dict[str, Style]) -> list[Any]:
-        status_style = {"pending": "bold", "rejected": "dim", "failed": styles["fail"]}
+        status_style: dict[str, str | Style] = {"pending": "bold", "rejected": "dim",
+                                                "failed": styles["fail"]}
         status = STATUS_SHORT.get(r.status, r.status) if self._narrow_cols else r.status
         cells: list[Any] = [
             Text(str(r.id), justify="right"), cell(status, style=status_style.get(
@@ -286,6 +287,13 @@ class ProposalsScreen(GovKeys, StoreScreen):
                 table.add_row(*cells, key=str(r.id))
             if self.selected is not None and str(self.selected) in table.rows:
                 table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
+            elif self.filter_text and table.row_count:
+                # the selection is filtered out: show the first row that is left
+                first = table.coordinate_to_cell_key((0, 0)).row_key.value
+                if first is not None:
+                    self.selected = int(first)
+                    table.move_cursor(row=0, animate=False)
+                    self._request_detail(self.selected)
         shown = table.row_count
         table.border_subtitle = (f"filter '{self.filter_text}': {shown} of {len(self.rows)}"
                                  if self.filter_text else (self.last_pass or ""))

@@ -330,7 +330,7 @@ async def test_chain_tree_shows_every_link_with_its_proposal(
         tree = screen.query_one(ChainTree)
         assert {c.id for c in tree.links} >= set(ids["chain"])
         text = "\n".join(tree.get_node_at_line(i).label.plain for i in range(tree.last_line + 1))
-        assert "Database setup" in text and "merged by proposal" in text
+        assert "Database setup" in text and "merge by proposal" in text
         assert "Local dev on SQLite" in text and "⚠ pointer mismatch" in text
         old = ids["chain"][0]
         line = next(i for i in range(tree.last_line + 1) if tree.get_node_at_line(i).data == old)

@@ -32,19 +32,21 @@ def interval(link: ChainLink) -> str:
 
 def link_label(link: ChainLink, by: dict[int, ChainLink], current: int | None,
                problems: dict[int, list[str]]) -> Text:
-    """One memory of the chain: id, name, status, validity, and what made or ended it."""
+    """One memory of the chain: ``#16 superseded 2026-01-20 → 2026-01-26 · proposal 3 ·
+    name`` — what tells the links apart first, so a narrow pane cuts only the name."""
     out = Text(end="")
-    out.append(f"#{link.id} ", style="bold" if link.id == current else "")
-    out.append(one_line(link.name, NAME_WIDTH), style="bold reverse" if link.id == current
-               else "bold")
-    out.append(f"  {link.status}", style="italic" if link.status != "active" else "")
-    out.append(f"  {interval(link)}", style="dim")
+    here = link.id == current
+    out.append(f"#{link.id} ", style="bold reverse" if here else "bold")
+    out.append(link.status, style="bold" if link.status == "active" else "italic")
+    out.append(f" {interval(link)}", style="dim")
     if link.supersedes:
-        how = f"proposal {link.proposal_id}" if link.proposal_id else "the memory files"
-        verb = "merged" if len(link.supersedes) > 1 else "linked"
-        out.append(f"  {verb} by {how}", style="dim")
+        how = f"proposal {link.proposal_id}" if link.proposal_id else "memory files"
+        verb = "merge by " if len(link.supersedes) > 1 else ""
+        out.append(f" · {verb}{how}", style="dim")
     for kind in problems.get(link.id, []):
-        out.append(f"  ⚠ {kind.replace('_', ' ')}", style="bold")
+        out.append(f" ⚠ {kind.replace('_', ' ')}", style="bold")
+    out.append(" · ", style="dim")
+    out.append(one_line(link.name, NAME_WIDTH), style="bold" if here else "")
     return out
 
 

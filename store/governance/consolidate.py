@@ -260,8 +260,8 @@ def latest_pass(store: Store) -> PassSummary | None:
         start = end - timedelta(milliseconds=last.duration_ms or 0) - _SLACK
         same = []
         for c in recent:
-            ts = parse_iso(c.ts)
-            if c.duration_ms != last.duration_ms or ts is None or ts < start:
+            when = parse_iso(c.ts)
+            if c.duration_ms != last.duration_ms or when is None or when < start:
                 break
             same.append(c)
         props = s.exec(select(Proposal.op, Proposal.type, Proposal.status, Proposal.ts)
