@@ -72,6 +72,9 @@ def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
         return fail(str(exc))
     except OperationalError as exc:
         return fail(f"the store could not be used: {exc.orig}")
+    except OSError as exc:  # a file the command was given or writes: one line, no traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        return fail(f"{exc.strerror or exc}{where}")
     except KeyboardInterrupt:
         return fail("interrupted", code=130)
 

@@ -12,21 +12,52 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-err_console = Console(stderr=True, highlight=False)
+from store.core.textsafe import one_line, visible
+
+
+def inert(value: object) -> Text:
+    """A value that came from a file or the store (an id, a path, a name, text) as a one-line
+    ``Text``: never read as markup, every control, bidi and zero-width character shown through
+    ``store.core.textsafe`` (the app's escaping, shared). Tables call it for every ``str``
+    cell; call it for any data you put in a cell yourself."""
+    return Text(one_line("" if value is None else str(value)), end="")
+
+
+class SafeConsole(Console):
+    """A console for data: ``str`` arguments are printed through ``visible`` (markup and emoji
+    codes are off), so no transcript can write to the terminal or style the output."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        kwargs.setdefault("markup", False)
+        kwargs.setdefault("emoji", False)
+        super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+class SafeTable(Table):
+    """A Rich table whose ``str`` cells go through ``inert``: data is never markup."""
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        super().add_row(*(inert(r) if isinstance(r, str) else r for r in renderables), **kwargs)
+
+
+err_console = SafeConsole(stderr=True, highlight=False, markup=False, emoji=False)
 
 
 def console() -> Console:
     """Stdout for tables; when it is not a terminal (a pipe, a file) tables get 160 columns
     (or $COLUMNS) instead of Rich's 80, so ids and paths are not folded."""
     if sys.stdout.isatty():
-        return Console(highlight=False)
-    return Console(highlight=False, width=int(os.environ.get("COLUMNS") or 0) or 160)
+        return SafeConsole(highlight=False, markup=False, emoji=False)
+    return SafeConsole(highlight=False, markup=False, emoji=False,
+                       width=int(os.environ.get("COLUMNS") or 0) or 160)
 
 
 def fail(message: str, code: int = 2) -> int:
-    """One error line on stderr, never wrapped: a path in it must stay copyable."""
-    sys.stderr.write(f"lca-tui: {message}\n")
+    """One error line on stderr, never wrapped: a path in it must stay copyable (and any
+    data in it shown through ``visible``)."""
+    sys.stderr.write(f"lca-tui: {visible(message)}\n")
     sys.stderr.flush()
     return code
 
@@ -61,7 +92,7 @@ def store_from(args: argparse.Namespace, **kwargs: Any) -> Iterator[Any]:
 
 
 def table(*columns: str, title: str | None = None) -> Table:
-    t = Table(title=title, show_lines=False, header_style="bold")
+    t = SafeTable(title=title, show_lines=False, header_style="bold")
     for col in columns:
         t.add_column(col, overflow="fold")
     return t

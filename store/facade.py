@@ -4,6 +4,7 @@ It is ``StoreBase`` (connections, settings, embedder, record reads, search, appe
 entries) plus every capability's public operation as a method, documented here in one place:
 
 - ``ingest(paths)`` / ``reindex()``: import files, rebuild derived records;
+  ``import_runs()`` / ``import_run(id)``: past ingest batches and the problems they met;
 - ``append_entries(session, entries)``: a harness writes its transcript as it goes;
 - ``recall(query, ...)`` / ``feedback(trace_id, item, kind)`` / ``traces()`` / ``trace(id)``;
 - ``record_snapshot`` / ``record_prune`` / ``record_compaction`` / ``record_handoff`` /
@@ -47,6 +48,20 @@ class Store(StoreBase):
         from store.ingest import ingest
 
         return ingest(self, [Path(p) for p in paths], fmt, progress)
+
+    def import_runs(self, limit: int | None = 50) -> list[Any]:
+        """Ingest batches recorded in the store, newest first (``RunInfo``: status, counts,
+        number of problems); a run whose process died mid-way is ``aborted``."""
+        from store.ingest.runs import runs
+
+        return runs(self, limit)
+
+    def import_run(self, run_id: int | None = None) -> Any:
+        """One ingest batch (the latest when ``run_id`` is None) with every problem it
+        stored: file, line, field and reason."""
+        from store.ingest.runs import run
+
+        return run(self, run_id)
 
     def reindex(self, progress: Progress | None = None) -> ReindexReport:
         """Rebuild chunks, vectors, FTS rows and every derived record."""

@@ -127,7 +127,8 @@ def test_garbage_and_unknown_events_are_reported_and_the_rest_lands(store: Store
     assert "not an object" in by_line[4]
     assert "unknown MindStone event type 'memory_consolidation_scheduled'" in by_line[5]
     assert "role 'narrator'" in by_line[6]
-    assert "metadata" in by_line[8]
+    assert [e.field for e in report.errors if e.line == 8] == ["metadata"]
+    assert "not an object" in by_line[8]
     assert all(e.path == str(BAD) for e in report.errors)
     rows = _entries(store, "agent:default:main-bad")
     assert [(r[2], r[6]) for r in rows] == [("user", "b1"), ("event", "b3"),

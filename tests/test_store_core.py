@@ -171,5 +171,5 @@ def test_cli_json_contracts(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "no session" in bad.stderr and bad.stdout == ""
     missing = json.loads(subprocess.run(exe + ["ingest", str(tmp_path / "nope"), "--json"],
                                         capture_output=True, text=True, check=True).stdout)
-    assert missing["errors"] == [{"path": str(tmp_path / "nope"), "line": None,
+    assert missing["errors"] == [{"path": str(tmp_path / "nope"), "line": None, "field": None,
                                   "reason": "no such file or directory"}]

@@ -66,14 +66,16 @@ def list_exports(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    t = table("id", "time", "scope", "path", "files", "counts")
+    t = table("id", "time", "status", "scope", "path", "files", "counts")
     for r in rows:
         scope = r["scope"] if isinstance(r["scope"], dict) else {}
         shown = "all" if scope.get("all") else ", ".join(
             [f"session {s}" for s in scope.get("sessions", [])]
             + [f"memory {m}" for m in scope.get("memories", [])])
-        counts = ", ".join(f"{k} {v}" for k, v in (r["counts"] or {}).items())
+        counts = ", ".join(f"{k} {v}" for k, v in (r["counts"] or {}).items()
+                           if k not in ("writing", "pid"))
+        status = r["status"] + (f" ({r['reason']})" if r.get("reason") else "")
         t.add_row(*(Text(visible(str(v))) for v in (
-            r["id"], r["ts"], shown, r["path"], len(r["files"] or []), counts)))
+            r["id"], r["ts"], status, shown, r["path"], len(r["files"] or []), counts)))
     console().print(t)
     return 0

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -25,6 +26,7 @@ from store.context.api import insert_compaction, insert_handoff, insert_prune, i
 from store.core.version import CODE_VERSION
 
 WRITER = ("lca-tui:context-derive", CODE_VERSION)
+MAX_FIGURE = 10**9  # token figures and counts are below a billion (store.context.validate)
 _MINDSTONE = ("context_window_pruned", "auto_compact_warning", "auto_compact_required",
               "handoff_replayed")
 _COLS = "id, session_id, agent, seq, COALESCE(ts, created_at), kind, message_id, meta, content"
@@ -34,13 +36,22 @@ _WHERE = ("((message_id IS NOT NULL AND json_extract(meta, '$.usage') IS NOT NUL
 
 
 def _int(value: Any) -> int | None:
+    """A token figure or count read from stored meta, or None when it is not a finite number
+    from 0 below ``MAX_FIGURE`` (``1e400`` parses as infinity, ``NaN`` has no integer, and a
+    store written before the importers checked these may hold either)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not 0 <= value < MAX_FIGURE:
         return None
     return int(value)
 
 
 def _percent_of(window: int | None, percent: Any) -> int | None:
     if window is None or isinstance(percent, bool) or not isinstance(percent, int | float):
+        return None
+    if not math.isfinite(percent) or not 0 <= percent <= 100:
         return None
     return round(window * float(percent) / 100)
 
@@ -146,7 +157,8 @@ def _mindstone(conn: Connection, row: Any, meta: dict[str, Any],
                               "source_entry_id": entry_id}
     window = _int(md.get("contextWindowTokens"))
     if event == "context_window_pruned":
-        refs = [str(r) for r in md.get("prunedEntryIds") or [] if r is not None]
+        raw_refs = md.get("prunedEntryIds")
+        refs = [str(r) for r in raw_refs if r is not None] if isinstance(raw_refs, list) else []
         stored = _stored_by_ref(conn, session_id, refs)
         n = _int(md.get("prunedEntries"))
         n = len(refs) if n is None else n

@@ -23,7 +23,7 @@ from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, StoreError
 from store.core.index import Indexer
 from store.core.models import AuditEvent
-from store.core.migrations import current_version, migrate
+from store.core.migrations import current_version, migrate, refuse_newer
 from store.core.records import (
     EmbedderInfo,
     EntryInfo,
@@ -60,6 +60,9 @@ class StoreBase:
         self.writer = writer or str(self.settings["store.writer"])
         self.writer_version = writer_version or CODE_VERSION
         db.ensure_file(self.path)
+        # Refuse a newer store before the first connection switches it to WAL: a store in
+        # rollback-journal mode would otherwise have its header changed by the refusal.
+        refuse_newer(db.schema_version_of(self.path))
         self.engine: Engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"])
         try:
             migrate(self.engine)
@@ -84,7 +87,8 @@ class StoreBase:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        with db.write(self.engine) as conn:
+        """A write transaction; waits (retrying) while another writer holds the lock."""
+        with db.write(self.engine, float(self.settings["store.write_retry_seconds"])) as conn:
             yield conn
 
     def close(self) -> None:

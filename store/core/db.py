@@ -8,6 +8,7 @@ This module and ``store/vec.py`` are the only places that know the backend is SQ
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,18 +34,50 @@ def default_store_path() -> Path:
 
 def ensure_file(path: Path) -> bool:
     """Create the store file (and its folder) with owner-only permissions; True if created."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a store file: name a file with --store")
-    if path.exists():
-        return False
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:  # another process created it first
-        return False
-    os.close(fd)
-    os.chmod(path, 0o600)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.is_dir():
+            raise StoreError(f"{path} is a directory, not a store file: name a file with "
+                             "--store")
+        if path.exists():
+            return False
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:  # another process created it first
+            return False
+        os.close(fd)
+        os.chmod(path, 0o600)
+    except PermissionError as exc:
+        where = exc.filename or path
+        raise StoreError(f"cannot create the store {path}: permission denied on {where} (a "
+                         "read-only folder?); name a writable place with --store or "
+                         "$LCA_STORE") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
     return True
+
+
+def schema_version_of(path: Path) -> int | None:
+    """The schema version recorded in an existing store file, read without changing a byte
+    (a read-only connection, no journal-mode switch); None when it cannot be read that way
+    (an empty or new file, or a WAL store whose shared-memory file cannot be opened)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        conn = sqlean.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlean.Error:
+        return None
+    try:
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                              "name = 'schema_migration'").fetchone()
+        if not exists:
+            return 0
+        return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migration")
+                   .fetchone()[0])
+    except sqlean.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
@@ -82,21 +115,40 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
     return engine
 
 
+def _busy(exc: OperationalError) -> bool:
+    reason = str(exc.orig)
+    return "locked" in reason or "busy" in reason
+
+
 @contextmanager
-def write(engine: Engine) -> Iterator[Connection]:
-    """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way)."""
-    with engine.connect() as conn:
+def write(engine: Engine, retry_seconds: float = 120.0) -> Iterator[Connection]:
+    """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way).
+
+    SQLite waits ``busy_timeout`` for the lock; when another writer holds it longer, the
+    writer retries (backing off up to 1 s) until ``retry_seconds`` have passed, and only then
+    gives up with ``StoreLocked``: a write waiting on a busy store is late, never lost."""
+    deadline = time.monotonic() + retry_seconds
+    pause = 0.05
+    while True:
+        conn = engine.connect()
         conn.info["lca_write"] = True
         try:
             transaction = conn.begin()
         except OperationalError as exc:
-            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+            conn.close()
+            if not _busy(exc):
+                raise
+            if time.monotonic() >= deadline:
                 raise StoreLocked(
                     "the store is busy: another process has held its write lock for longer "
-                    "than store.busy_timeout_ms; try again, or raise that setting") from exc
-            raise
-        with transaction:
-            yield conn
+                    f"than {retry_seconds:g} s (store.write_retry_seconds); try again, or raise "
+                    "that setting") from exc
+            time.sleep(pause)
+            pause = min(1.0, pause * 2)
+            continue
+        break
+    with conn, transaction:
+        yield conn
 
 
 def orm(conn: Connection) -> Session:

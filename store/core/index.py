@@ -14,7 +14,7 @@ import numpy as np
 from sqlalchemy import Connection, text
 
 from store.core import vec
-from store.core.chunker import split
+from store.core.chunker import model_view, split
 from store.core.embed import Embedder
 from store.core.timeutil import now_iso
 
@@ -68,6 +68,24 @@ class Prepared:
     error: str | None
 
 
+def _earlier(vectors: np.ndarray, best_sim: np.ndarray, best_ref: np.ndarray,
+             has: np.ndarray) -> None:
+    """Improve each row's best match with the rows before it (ref ``-1 - j`` for row j),
+    a block of rows at a time so memory stays bounded."""
+    n = len(vectors)
+    for a in range(0, n, _BLOCK):
+        block = vectors[a:a + _BLOCK]
+        sims = block @ vectors[: a + len(block)].T  # rows a.., columns 0..a+len
+        rows = np.arange(len(block))
+        sims[rows[:, None] <= (np.arange(sims.shape[1])[None, :] - a)] = -np.inf
+        j = sims.argmax(axis=1)
+        top = sims[rows, j]
+        better = top > best_sim[a:a + len(block)]
+        idx = a + rows[better]
+        best_sim[idx], best_ref[idx] = top[better], -1 - j[better]
+        has[idx] = True
+
+
 class Indexer:
     """Writes chunks, vectors and FTS rows for sources, with one embedder.
 
@@ -101,13 +119,13 @@ class Indexer:
         for i in range(0, len(pending), self.batch_size):
             batch = pending[i:i + self.batch_size]
             try:
-                vectors = self.embedder.embed([p.body for p in batch])
+                vectors = self.embedder.embed([model_view(p.body) for p in batch])
                 for p, v in zip(batch, vectors, strict=True):
                     p.vector = v
             except Exception:  # one bad text must not sink its batch: retry one by one
                 for p in batch:
                     try:
-                        p.vector = self.embedder.embed([p.body])[0]
+                        p.vector = self.embedder.embed([model_view(p.body)])[0]
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
 
@@ -134,24 +152,29 @@ class Indexer:
                 better = top > best_sim
                 best_sim[better], best_ref[better] = top[better], ids[a + j[better]]
                 has |= better
-        for a in range(0, n, _BLOCK):
-            block = vectors[a:a + _BLOCK]
-            sims = block @ vectors[: a + len(block)].T  # rows a.., columns 0..a+len
-            rows = np.arange(len(block))
-            sims[rows[:, None] <= (np.arange(sims.shape[1])[None, :] - a)] = -np.inf
-            j = sims.argmax(axis=1)
-            top = sims[rows, j]
-            better = top > best_sim[a:a + len(block)]
-            idx = a + rows[better]
-            best_sim[idx], best_ref[idx] = top[better], -1 - j[better]
-            has[idx] = True
+        _earlier(vectors, best_sim, best_ref, has)
         return [(int(best_ref[i]), round(min(1.0, float(best_sim[i])), 6)) if has[i]
                 else (None, None) for i in range(n)]
 
+    @staticmethod
+    def neighbours_among(vectors: np.ndarray) -> list[tuple[int | None, float | None]]:
+        """For row i: the most similar earlier row (its index, similarity), with no database:
+        ``reindex`` computes every new chunk's neighbour this way before it takes the lock."""
+        n = len(vectors)
+        best_sim = np.full(n, -np.inf, dtype=np.float32)
+        best_ref = np.full(n, 0, dtype=np.int64)
+        has = np.zeros(n, dtype=bool)
+        _earlier(vectors, best_sim, best_ref, has)
+        return [(-1 - int(best_ref[i]), round(min(1.0, float(best_sim[i])), 6)) if has[i]
+                else (None, None) for i in range(n)]
+
     def index(self, conn: Connection, sources: list[Source],
-              prepared: dict[str, list[Prepared]] | None = None) -> IndexResult:
+              prepared: dict[str, list[Prepared]] | None = None,
+              neighbours: list[tuple[int | None, float | None]] | None = None) -> IndexResult:
         """Write every source's chunks; texts not in ``prepared`` are chunked and embedded
-        here. Failures are recorded on the chunk, never raised."""
+        here. Failures are recorded on the chunk, never raised. ``neighbours`` (one per chunk
+        with a vector, in order: a stored chunk id, or ``-1 - j`` for the j-th such chunk of
+        this call) skips the nearest-neighbour search, already done outside the lock."""
         result = IndexResult()
         pending: list[_Pending] = []
         missing: list[_Pending] = []
@@ -172,7 +195,7 @@ class Indexer:
         vectors_in = [p.vector for p in pending if p.vector is not None]
         matrix = (np.stack(vectors_in).astype(np.float32) if vectors_in
                   else np.zeros((0, 384), dtype=np.float32))
-        found = iter(self._neighbours(conn, matrix))
+        found = iter(neighbours if neighbours is not None else self._neighbours(conn, matrix))
         next_id = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
                       .scalar_one()) + 1
         batch_ids: list[int] = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from store.core.textsafe import storable
+
 # Agents a harness runs for itself, not workers a task was handed to: agent id prefix → what
 # it is. Claude Code writes its compaction summariser and its prompt suggester as subagent
 # transcripts (``subagents/agent-acompact-*.jsonl``, ``agent-aprompt_suggestion-*.jsonl``).
@@ -190,12 +192,17 @@ class SearchHit:
 
 @dataclass
 class ImportIssue:
+    """A problem an import met: the file, the line (None: the whole file), the field of the
+    line (None: the line or file as a whole) and why."""
+
     path: str
     line: int | None
     reason: str
+    field: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
+        return {"path": self.path, "line": self.line, "field": self.field,
+                "reason": self.reason}
 
 
 @dataclass
@@ -211,13 +218,18 @@ class IngestReport:
     chunks_failed: int = 0
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)
     # What was left out, per line type (``progress``, ``attachment/hook_success``, ...): known
     # housekeeping skipped by design, and types no importer knows yet (a note, not an error).
     skipped_by_type: dict[str, int] = field(default_factory=dict)
     skipped_unknown: dict[str, int] = field(default_factory=dict)
 
-    def error(self, path: str, line: int | None, reason: str) -> None:
-        self.errors.append(ImportIssue(path, line, reason))
+    def error(self, path: str, line: int | None, reason: str,
+              field_name: str | None = None) -> None:
+        """Report a problem; the path and reason are made storable (a file name that is not
+        valid UTF-8 has its bytes shown as ``\\xNN``)."""
+        self.errors.append(ImportIssue(storable(str(path)), line, storable(reason),
+                                       None if field_name is None else storable(field_name)))
 
     def skip(self, what: str, unknown: bool = False, n: int = 1) -> None:
         """Count ``n`` lines (or blocks) of type ``what`` left out."""
@@ -249,6 +261,7 @@ class IngestReport:
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
             "notes": self.notes,
+            "run_id": self.run_id,
         }
 
 

@@ -42,6 +42,9 @@ SPECS: list[Spec] = [
     Spec("embed.threads", 0, "ONNX runtime threads for the model; 0 lets it choose."),
     Spec("store.busy_timeout_ms", 5000,
          "How long a writer waits for another process's write lock before giving up."),
+    Spec("store.write_retry_seconds", 120.0,
+         "How long a writer keeps retrying when another writer holds the lock past the busy "
+         "timeout (a long reindex, a big import), before it gives up with 'store is busy'."),
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls (newline and tab kept), and the bidirectional formatting characters that
-# can make a terminal show text in another order than it is stored ("txt.exe" spoofing).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls (newline and tab kept); the bidirectional formatting characters that can
+# make a terminal show text in another order than it is stored ("txt.exe" spoofing), the
+# Arabic letter mark U+061C among them; zero-width characters (U+200B-U+200D, U+2060-U+2064,
+# U+FEFF), which hide text or make two different ids look the same; and the Unicode line and
+# paragraph separators U+2028/U+2029, which some terminals treat as a line break.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                      r"\u2060-\u2064\u2066-\u206f\ufeff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -22,7 +26,9 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every control character except newline and tab shown as ``\\xNN``, and
-    bidirectional formatting characters as ``\\uNNNN``."""
+    bidirectional formatting, zero-width and line/paragraph separator characters as
+    ``\\uNNNN``. The one escaping function: the app (``widgets.safe``) and every CLI text
+    output (``lca_tui.output``) show stored data through it."""
     return _CONTROL.sub(_escape, text)
 
 
@@ -33,3 +39,18 @@ def one_line(text: str, width: int | None = None) -> str:
     if width is not None and len(flat) > width:
         return flat[: max(0, width - 1)] + "…"
     return flat
+
+
+def storable(text: str) -> str:
+    """``text`` as valid Unicode, fit to store: a file name that is not valid UTF-8 (Python
+    hands its undecodable bytes over as lone surrogates, which SQLite refuses) gets them as
+    ``\\xNN`` text. Valid text is returned unchanged."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "backslashreplace")
+    return text

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from store.core.index import Indexer, Prepared, Source, sha256_text
+from store.core.textsafe import storable
 from store.core.timeutil import now_iso
 
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
@@ -39,7 +40,31 @@ def idem_key(source_key: str, position: int | str | None, block: int, content_ha
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (ValueError, TypeError, RecursionError):  # mixed-type keys, nesting too deep
+        return repr(value)[:10000]
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def meta_json(meta: dict[str, Any]) -> str | None:
+    """Meta as JSON text SQLite's JSON functions read: a non-finite number (which
+    ``json.dumps`` would write as ``NaN``/``Infinity``, not JSON) becomes null."""
+    if not meta:
+        return None
+    try:
+        return json.dumps(meta, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(meta), default=str, allow_nan=False)
 
 
 @dataclass
@@ -54,6 +79,21 @@ class NewSession:
     ended_at: str | None = None
     source: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Inputs are untrusted: the id must be text; other values of any JSON type are stored
+        # as their JSON text, and a path that is not valid UTF-8 has its bytes as \xNN.
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"a session id must be a non-empty string, got {self.id!r}"[:200])
+        self.id = storable(self.id)
+        for name in ("format", "agent", "surface", "project", "title", "started_at",
+                     "ended_at", "source"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, storable(value if isinstance(value, str)
+                                             else _as_text(value)))
+        if not isinstance(self.meta, dict):
+            self.meta = {"value": self.meta}
 
 
 @dataclass
@@ -81,10 +121,18 @@ class NewEntry:
         # Inputs are untrusted: ids of any JSON type are stored as text, content None as "".
         self.content = "" if self.content is None else _as_text(self.content)
         for name in ("ts", "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id",
-                     "line_id", "agent"):
+                     "line_id", "agent", "source_path"):
             value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                setattr(self, name, _as_text(value))
+            if value is not None:
+                setattr(self, name, storable(value if isinstance(value, str)
+                                             else _as_text(value)))
+        for name in ("source_offset", "source_line", "block"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not -(2**63) <= value < 2**63):
+                raise ValueError(f"{name} must be a 64-bit integer, got {value!r}"[:200])
+        if not isinstance(self.meta, dict):
+            self.meta = {"value": self.meta}
 
     @property
     def content_hash(self) -> str:
@@ -117,7 +165,7 @@ def upsert_session(conn: Connection, session: NewSession, writer: str, version: 
             "id": session.id, "agent": session.agent, "surface": session.surface,
             "project": session.project, "title": session.title, "s": session.started_at,
             "e": session.ended_at, "source": session.source, "format": session.format,
-            "meta": json.dumps(session.meta), "w": writer, "wv": version, "c": now_iso()})
+            "meta": meta_json(session.meta) or "{}", "w": writer, "wv": version, "c": now_iso()})
         return True
     started = min(filter(None, [row[0], session.started_at]), default=None)
     ended = max(filter(None, [row[1], session.ended_at]), default=None)
@@ -176,7 +224,7 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
             "so": entry.source_offset, "sl": entry.source_line, "b": entry.block, "k": key,
             "u": entry.uuid, "pu": entry.parent_uuid, "mid": entry.message_id,
             "tn": entry.tool_name, "tu": entry.tool_use_id,
-            "meta": json.dumps(entry.meta) if entry.meta else None, "w": writer,
+            "meta": meta_json(entry.meta), "w": writer,
             "wv": version, "c": created}).scalar_one()
         result.entry_ids.append(int(new_id))
         sources.append(Source("entry", int(new_id), entry.content, content_hash))

@@ -277,7 +277,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
                   checkpoints=len(checkpoint_records), recall_traces=len(trace_records))
     ts = now_iso()
     export_id = _record(store, out_dir, ts, scope, [MANIFEST] + [r for r, _ in pending],
-                        dict(counts, writing=1), held)
+                        dict(counts, writing=1, pid=os.getpid()), held)
     files: list[dict[str, Any]] = []
     written: list[Path] = []
     try:
@@ -342,10 +342,45 @@ def _failed(store: Store, export_id: int, out_dir: Path, written: list[Path],
                     dict(counts, files_left=len(rels)))
 
 
+def _still_writing(pid: Any) -> bool:
+    """Is the process that started writing an export still running? (An export recorded
+    before the pid was kept: assume not, it cannot still be writing.)"""
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def export_status(counts: dict[str, Any]) -> str:
+    """``written``; ``writing`` while its process runs; ``failed`` when writing failed or
+    its process ended before the manifest was written (killed mid-write: what it left is
+    partial, its ``*.tmp`` files are never imported)."""
+    if counts.get("failed"):
+        return "failed"
+    if counts.get("writing"):
+        return "writing" if _still_writing(counts.get("pid")) else "failed"
+    return "written"
+
+
 def exports(store: Store) -> list[dict[str, Any]]:
-    """Every export recorded in the store, newest first."""
+    """Every export recorded in the store, newest first, with its ``status``."""
     with store.read() as conn:
         rows = conn.exec_driver_sql("SELECT id, ts, scope, path, files, counts, writer FROM "
                                     "export ORDER BY id DESC").all()
-    return [{"id": int(r[0]), "ts": r[1], "scope": _loads(r[2]), "path": r[3],
-             "files": _loads(r[4]), "counts": _loads(r[5]), "writer": r[6]} for r in rows]
+    out = []
+    for r in rows:
+        counts = _loads(r[5])
+        counts = counts if isinstance(counts, dict) else {}
+        status = export_status(counts)
+        item = {"id": int(r[0]), "ts": r[1], "scope": _loads(r[2]), "path": r[3],
+                "files": _loads(r[4]), "counts": counts, "writer": r[6], "status": status}
+        if status == "failed" and counts.get("writing"):
+            item["reason"] = ("interrupted: its process ended before the manifest was "
+                              "written, so the export is partial")
+        out.append(item)
+    return out

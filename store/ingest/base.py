@@ -7,14 +7,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection
 from sqlmodel import col, delete, select
 
 from store.core.db import orm
 from store.core.records import IngestReport
+from store.core.textsafe import storable
 from store.core.timeutil import now_iso
+from store.ingest.fields import FieldProblem, loads, non_finite
 from store.core.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
 from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
 from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from store.core.base import Progress
     from store.core.base import StoreBase as Store
 
+T = TypeVar("T")
 BATCH_LINES = 400
 MAX_ERRORS_PER_FILE = 100
 BOM = b"\xef\xbb\xbf"
@@ -58,12 +62,48 @@ class ImportContext:
     report: IngestReport
     progress: Progress | None = None
     sessions_seen: set[str] = field(default_factory=set)
+    # Problems and notes of the report already stored with the run (see ``persist``).
+    saved_errors: int = 0
+    saved_notes: int = 0
     # skips of the file being imported not yet written to ``import_skip``: (what, unknown) → n
     pending_skips: Counter[tuple[str, bool]] = field(default_factory=Counter)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
             self.progress(label, done, total)
+
+    def persist(self, conn: Connection) -> None:
+        """Store the problems and notes reported since the last call with the import run,
+        in the caller's transaction (a file's problems commit with its import position, so an
+        aborted batch keeps the report of every file it committed)."""
+        run_id = self.report.run_id
+        if run_id is None:
+            return
+        from store.ingest.runs import save_problems
+
+        save_problems(self.store, conn, run_id, self.report.errors[self.saved_errors:],
+                      self.report.notes[self.saved_notes:])
+        self.saved_errors = len(self.report.errors)
+        self.saved_notes = len(self.report.notes)
+
+    def optional(self, path: Path, line: int, check: Callable[..., T], *args: Any,
+                 **kwargs: Any) -> T | None:
+        """``check(*args)`` for a field the line can be stored without: a ``FieldProblem``
+        is reported (file, line, field, reason) and the value left out (None)."""
+        try:
+            return check(*args, **kwargs)
+        except FieldProblem as exc:
+            self.report.error(str(path), line, f"{exc.reason}: left out, the line is stored",
+                              exc.field)
+            return None
+
+    def persist_now(self) -> None:
+        """``persist`` in a short transaction of its own."""
+        if self.report.run_id is None or (len(self.report.errors) == self.saved_errors
+                                          and len(self.report.notes) == self.saved_notes):
+            return
+        with self.store.write() as conn:
+            self.persist(conn)
 
     def skip(self, what: str, unknown: bool = False) -> None:
         """Count a line (or block) of the current file left out, in the report and the store."""
@@ -75,18 +115,19 @@ def record_skips(conn: Connection, path: Path, skips: Counter[tuple[str, bool]],
                  from_start: bool, writer: str, version: str) -> None:
     """Add a file's skip counts to ``import_skip`` (replacing its rows when it was read again
     from its start)."""
+    name = storable(str(path))  # a file name that is not valid UTF-8 is stored as \xNN text
     with orm(conn) as s:
         if from_start:
             s.exec(delete(ImportSkip)  # type: ignore[call-overload]
-                   .where(col(ImportSkip.path) == str(path)))
+                   .where(col(ImportSkip.path) == name))
         now = now_iso()
         for (what, unknown), n in sorted(skips.items()):
             reason = UNKNOWN if unknown else BY_DESIGN
             row = s.exec(select(ImportSkip).where(
-                ImportSkip.path == str(path), ImportSkip.line_type == what,
+                ImportSkip.path == name, ImportSkip.line_type == what,
                 ImportSkip.reason == reason)).first()
             if row is None:
-                s.add(ImportSkip(path=str(path), line_type=what, reason=reason, count=n,
+                s.add(ImportSkip(path=name, line_type=what, reason=reason, count=n,
                                  updated_at=now, writer=writer, writer_version=version,
                                  created_at=now))
             else:
@@ -129,7 +170,8 @@ class LineImporter:
                 obj: dict[str, Any]
                 ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
         """Entries of one line; a string is an error reason; a ``Skip`` (or None) is a line
-        left out."""
+        left out. A ``FieldProblem`` raised here is reported with its field and the line is
+        not stored."""
         raise NotImplementedError
 
     def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
@@ -150,7 +192,8 @@ class LineImporter:
             saved = load_position(conn, resolved)
         start, rewritten = resume_point(resolved, saved)
         if rewritten:
-            report.notes.append(f"{path}: changed before the last imported position since the "
+            report.notes.append(f"{storable(str(path))}: changed before the last imported "
+                                "position since the "
                                 "last import; read again from the start (lines already stored "
                                 "are not added twice)")
         reader = LineReader(resolved, start)
@@ -166,11 +209,11 @@ class LineImporter:
         lines_in_batch = 0
         source_key: str | None = None
 
-        def error(line: int | None, reason: str) -> None:
+        def error(line: int | None, reason: str, field_name: str | None = None) -> None:
             nonlocal errors_here
             errors_here += 1
             if errors_here <= MAX_ERRORS_PER_FILE:  # the rest are counted, reported after
-                report.error(str(path), line, reason)
+                report.error(str(path), line, reason, field_name)
 
         def flush(position: Position) -> None:
             nonlocal lines_in_batch, from_start
@@ -197,6 +240,7 @@ class LineImporter:
                                  store.writer_version)
                 save_position(conn, resolved, self.format, source_key, position, size,
                               store.writer, store.writer_version)
+                ctx.persist(conn)  # this file's problems so far commit with its position
             file_skips.update(ctx.pending_skips)
             ctx.pending_skips.clear()
             from_start = False
@@ -215,7 +259,7 @@ class LineImporter:
                 error(line.number, f"not UTF-8 (byte {exc.start}): line skipped")
                 continue
             try:
-                obj = json.loads(decoded)
+                obj, odd_numbers = loads(decoded)
             except json.JSONDecodeError as exc:
                 error(line.number, f"invalid JSON: {exc.msg} at column {exc.colno}")
                 continue
@@ -229,8 +273,16 @@ class LineImporter:
                 error(line.number, "contains a lone UTF-16 surrogate escape (not valid "
                       "Unicode): line skipped")
                 continue
+            if odd_numbers:  # NaN, Infinity, 1e400: each reported, stored as null
+                obj, fields = non_finite(obj)
+                for name in fields:
+                    error(line.number, "not a finite number: stored as null", name)
             try:
                 outcome = self.convert(ctx, path, line.number, line.offset, obj)
+            except FieldProblem as exc:
+                outcome = f"{exc.reason}: line not stored"
+                error(line.number, outcome, exc.field)
+                continue
             except SHAPE_ERRORS as exc:
                 outcome = f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
             if outcome is None:
@@ -256,18 +308,18 @@ class LineImporter:
                     pending.setdefault(session.id, []).extend(entries)
             if lines_in_batch >= BATCH_LINES:
                 flush(reader.position)
-                ctx.tick(str(path.name), reader.position.offset, size)
-        if lines_in_batch or reader.position.offset != start.offset or saved is None:
-            flush(reader.position)
+                ctx.tick(storable(path.name), reader.position.offset, size)
         if errors_here > MAX_ERRORS_PER_FILE:
             report.error(str(path), None, f"{errors_here - MAX_ERRORS_PER_FILE} more bad lines "
                          "in this file were not listed")
         if reader.pending_tail:
-            report.notes.append(f"{path}: line {reader.position.lines + 1} has no newline and "
-                                "is not complete JSON: left for the next import")
+            report.notes.append(f"{storable(str(path))}: line {reader.position.lines + 1} has "
+                                "no newline and is not complete JSON: left for the next import")
+        if lines_in_batch or reader.position.offset != start.offset or saved is None:
+            flush(reader.position)  # last: the file's whole report commits with its position
         for (what, unknown), n in sorted(file_skips.items()):
             if unknown:
-                report.notes.append(f"{path}: {n} line{'s' if n != 1 else ''} of a type not "
-                                    f"known here ({what}) skipped")
+                report.notes.append(f"{storable(str(path))}: {n} line{'s' if n != 1 else ''} "
+                                    f"of a type not known here ({what}) skipped")
         self.on_end(ctx, path, with_session, sum(file_skips.values()))
-        ctx.tick(str(path.name), size, size)
+        ctx.tick(storable(path.name), size, size)

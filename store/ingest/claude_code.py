@@ -31,8 +31,10 @@ from store.core.db import orm
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
 from store.core.records import SIDECHAIN_PREFIX
+from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
+from store.ingest import fields
 from store.ingest.base import ImportContext, LineImporter, Skip
 from store.ingest.claude_code_text import (
     MODEL_ATTACHMENTS,
@@ -54,7 +56,7 @@ _SKIPPED_BLOCKS = {"image", "document", "redacted_thinking"}
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
-    kind = obj.get("type")
+    kind = obj.get("type") if isinstance(obj.get("type"), str) else None
     return ("sessionId" in obj or (kind in KNOWN_TYPES and "uuid" in obj)
             or (kind == "summary" and "leafUuid" in obj)
             or (kind == "file-history-snapshot" and "snapshot" in obj))
@@ -70,6 +72,55 @@ def _id(value: Any) -> str | None:
 
 def _label(value: Any) -> str:
     return value if isinstance(value, str) and value else "?"
+
+
+# Fields a line can be stored without: checked where read (``_checked``); a bad value is
+# reported (file, line, field, reason) and left out, and the line is stored.
+_OPTIONAL_TEXT = ("agentId", "uuid", "parentUuid", "timestamp", "cwd", "version", "gitBranch",
+                  "slug", "subtype")
+_MESSAGE_TEXT = ("id", "model", "stop_reason")
+USAGE_TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
+
+
+def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
+             ) -> dict[str, Any]:
+    """``obj`` with each optional field of the wrong type or out of range reported and left
+    out: text fields, ``compactMetadata`` (``preTokens`` a token figure), ``message.usage``
+    (its token figures), ``message.id``/``model``/``stop_reason``."""
+    out = dict(obj)
+    for key in _OPTIONAL_TEXT:
+        if ctx.optional(path, line_no, fields.text, out, key) is None:
+            out.pop(key, None)
+    if "compactMetadata" in out:
+        cm = ctx.optional(path, line_no, fields.mapping, out, "compactMetadata")
+        if cm is not None:
+            cm = dict(cm)
+            if ctx.optional(path, line_no, fields.tokens, cm, "preTokens",
+                            "compactMetadata.preTokens") is None:
+                cm.pop("preTokens", None)
+            if ctx.optional(path, line_no, fields.text, cm, "trigger",
+                            "compactMetadata.trigger") is None:
+                cm.pop("trigger", None)
+        out["compactMetadata"] = cm
+    message = out.get("message")
+    if isinstance(message, dict):
+        message = dict(message)
+        for key in _MESSAGE_TEXT:
+            if ctx.optional(path, line_no, fields.text, message, key,
+                            f"message.{key}") is None:
+                message.pop(key, None)
+        if "usage" in message:
+            usage = ctx.optional(path, line_no, fields.mapping, message, "usage",
+                                 "message.usage")
+            if usage is None:
+                message.pop("usage")
+            else:
+                message["usage"] = {k: v for k, v in usage.items() if k not in USAGE_TOKENS
+                                    or ctx.optional(path, line_no, fields.tokens, usage, k,
+                                                    f"message.usage.{k}") is not None}
+        out["message"] = message
+    return out
 
 
 class ClaudeCodeImporter(LineImporter):
@@ -126,7 +177,9 @@ class ClaudeCodeImporter(LineImporter):
         """Entries of one line; a string is an error reason; a ``Skip`` a line left out."""
         kind = obj.get("type")
         if not isinstance(kind, str) or not kind:
-            return "line has no type" if kind is None else "line type is not a string"
+            raise fields.FieldProblem("type", "line has no type" if kind is None
+                                      else f"a JSON {fields.kind(kind)}, not a string")
+        obj = _checked(ctx, path, line_no, obj)
         agent = self._agent(path, obj, line_no)  # every sidechain line, skipped ones too
         if kind == "summary":
             leaf, text = _id(obj.get("leafUuid")), obj.get("summary")
@@ -145,9 +198,7 @@ class ClaudeCodeImporter(LineImporter):
                 return "attachment line has no attachment object"
             if attachment.get("type") not in MODEL_ATTACHMENTS:
                 return Skip(f"attachment/{_label(attachment.get('type'))}")
-        session_id = obj.get("sessionId")
-        if not isinstance(session_id, str) or not session_id:
-            return "line has no sessionId"
+        session_id = fields.text(obj, "sessionId", required=True, empty_ok=False) or ""
         ts = normalise_iso(obj.get("timestamp"))
         session = NewSession(
             id=session_id, format=FORMAT, agent="claude-code", surface="claude-code",
@@ -182,13 +233,12 @@ class ClaudeCodeImporter(LineImporter):
     def _message(self, ctx: ImportContext, path: Path, line_no: int, kind: str,
                  obj: dict[str, Any], session: NewSession, common: dict[str, Any]
                  ) -> tuple[NewSession | None, list[NewEntry]] | str:
-        message = obj.get("message")
-        if not isinstance(message, dict):
-            return f"{kind} line has no message object"
+        message = fields.mapping(obj, "message", required=True) or {}
         content = message.get("content")
         blocks: Any = [content] if isinstance(content, str) else content
         if not isinstance(blocks, list):
-            return f"{kind} message content is neither a string nor a list"
+            raise fields.FieldProblem("message.content", f"a JSON {fields.kind(content)}, "
+                                      "neither a string nor a list of blocks")
         meta: dict[str, Any] = {}
         if kind == "assistant":
             meta = {k: message[k] for k in ("model", "usage", "stop_reason") if k in message}
@@ -253,12 +303,13 @@ class ClaudeCodeImporter(LineImporter):
                  batch: dict[str, list[NewEntry]]) -> None:
         """Keep this batch's summary lines; retitle the sessions they or the batch touch."""
         store, now = ctx.store, now_iso()
+        name = storable(str(path))  # a file name that is not valid UTF-8: its bytes as \xNN
         with orm(conn) as s:
             if from_start:
                 s.exec(delete(ClaudeCodeSummary)  # type: ignore[call-overload]
-                       .where(col(ClaudeCodeSummary.path) == str(path)))
+                       .where(col(ClaudeCodeSummary.path) == name))
             for leaf, text, line in self._summaries:
-                s.add(ClaudeCodeSummary(leaf_uuid=leaf, summary=text, path=str(path), line=line,
+                s.add(ClaudeCodeSummary(leaf_uuid=leaf, summary=text, path=name, line=line,
                                         writer=store.writer, writer_version=store.writer_version,
                                         created_at=now))
             s.flush()

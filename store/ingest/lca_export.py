@@ -14,10 +14,12 @@ again by its source file (else by name and content hash), evidence by all its fi
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import StatementError
 from sqlmodel import select
 
 from store.core import memories
@@ -26,7 +28,8 @@ from store.core.models import Entry
 from store.core.timeutil import now_iso
 from store.core.writes import NewSession, upsert_session
 from store.export.extra import restore_checkpoints, restore_traces
-from store.ingest.base import ImportContext, file_problem
+from store.ingest import fields
+from store.ingest.base import SHAPE_ERRORS, ImportContext, file_problem
 from store.ingest.mindstone import MindStoneImporter
 
 MANIFEST = "manifest.json"
@@ -48,38 +51,105 @@ def is_export_dir(folder: Path) -> bool:
     return read_manifest(folder) is not None
 
 
+def _list(ctx: ImportContext, manifest: dict[str, Any], key: str) -> list[Any]:
+    """``manifest[key]`` as a list (absent: empty; another type: reported, empty)."""
+    value = manifest.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        ctx.report.error(ctx_path(manifest), None, f"a JSON {fields.kind(value)}, not an "
+                         "array: none of it imported", key)
+        return []
+    return value
+
+
+def _scalar(record: dict[str, Any], key: str, where: str) -> Any:
+    """A value stored in one column: text, a finite number fitting 64 bits, a boolean or
+    null."""
+    value = record.get(key)
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int | float):
+        return fields.number(value, f"{where}.{key}", low=-fields.MAX_INT,
+                             high=fields.MAX_INT, integral=isinstance(value, int))
+    raise fields.FieldProblem(f"{where}.{key}", f"a JSON {fields.kind(value)}, not a single "
+                              "value")
+
+
+def _ref(record: dict[str, Any], key: str, where: str) -> int:
+    value = fields.number(record.get(key), f"{where}.{key}", low=-fields.MAX_INT,
+                          high=fields.MAX_INT)
+    if value is None:
+        raise fields.FieldProblem(f"{where}.{key}", "missing")
+    return int(value)
+
+
+def _each(ctx: ImportContext, conn: Connection, manifest: dict[str, Any], key: str,
+          action: Callable[[int, dict[str, Any]], None]) -> None:
+    """``action(i, record)`` for each record of ``manifest[key]`` in a savepoint of its own:
+    a record with a bad field is reported (manifest, field, reason) and the others land."""
+    for i, record in enumerate(_list(ctx, manifest, key)):
+        try:
+            with conn.begin_nested():
+                if not isinstance(record, dict):
+                    raise fields.FieldProblem(f"{key}[{i}]", f"a JSON {fields.kind(record)}, "
+                                              "not an object")
+                action(i, record)
+        except fields.FieldProblem as exc:
+            ctx.report.error(ctx_path(manifest), None, f"{exc.reason}: record not imported",
+                             exc.field)
+        except SHAPE_ERRORS + (StatementError,) as exc:
+            ctx.report.error(ctx_path(manifest), None, f"record not imported: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+                             f"{key}[{i}]")
+
+
 def _sessions(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]) -> None:
-    for s in manifest.get("sessions") or []:
-        if not isinstance(s, dict) or not isinstance(s.get("id"), str):
-            continue
-        session = NewSession(
-            id=s["id"], format=str(s.get("format") or "mindstone"), agent=s.get("agent"),
-            surface=s.get("surface"), project=s.get("project"), title=s.get("title"),
-            started_at=s.get("started_at"), ended_at=s.get("ended_at"), source=s.get("source"),
-            meta=dict(s["meta"]) if isinstance(s.get("meta"), dict) else {})
-        new = upsert_session(conn, session, ctx.store.writer, ctx.store.writer_version)
-        if new and session.id not in ctx.sessions_seen:
-            ctx.report.sessions_added += 1
-        ctx.sessions_seen.add(session.id)
+    _each(ctx, conn, manifest, "sessions", lambda i, s: _session(ctx, conn, i, s))
+
+
+def _session(ctx: ImportContext, conn: Connection, i: int, s: dict[str, Any]) -> None:
+    where = f"sessions[{i}]"
+    fields.text(s, "id", f"{where}.id", required=True, empty_ok=False)
+    for key in ("format", "agent", "surface", "project", "title", "started_at", "ended_at",
+                "source", "file"):
+        fields.text(s, key, f"{where}.{key}")
+    session = NewSession(
+        id=s["id"], format=str(s.get("format") or "mindstone"), agent=s.get("agent"),
+        surface=s.get("surface"), project=s.get("project"), title=s.get("title"),
+        started_at=s.get("started_at"), ended_at=s.get("ended_at"), source=s.get("source"),
+        meta=dict(s["meta"]) if isinstance(s.get("meta"), dict) else {})
+    new = upsert_session(conn, session, ctx.store.writer, ctx.store.writer_version)
+    if new and session.id not in ctx.sessions_seen:
+        ctx.report.sessions_added += 1
+    ctx.sessions_seen.add(session.id)
 
 
 def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
               ) -> dict[int, int]:
     """Restore every memory through ``store.core.memories`` (found again by source file,
-    else by name and content hash); returns manifest ref → memory id in this store."""
+    else by name and content hash); returns manifest ref → memory id in this store. A record
+    with a bad field is reported with it and skipped."""
     refs: dict[int, int] = {}
-    for record in manifest.get("memories") or []:
-        if not isinstance(record, dict) or not record.get("name") or record.get("body") is None:
-            ctx.report.error(str(ctx_path(manifest)), None, "a manifest memory without name "
-                             "or body: skipped")
-            continue
+
+    def one(i: int, record: dict[str, Any]) -> None:
+        where = f"memories[{i}]"
+        fields.text(record, "name", f"{where}.name", required=True, empty_ok=False)
+        fields.text(record, "body", f"{where}.body", required=True)
+        ref = _ref(record, "ref", where)
         row = {k: v for k, v in record.items() if k in memories.COLUMNS}
         for key in ("tags", "projects"):
             if isinstance(row.get(key), list):
+                if not all(isinstance(t, str) for t in row[key]):
+                    raise fields.FieldProblem(f"{where}.{key}", "not a list of strings")
                 row[key] = json.dumps(row[key])
+        for key in row:
+            _scalar(row, key, where)
         written = memories.upsert(conn, ctx.store, row)
         ctx.report.count_memory(written)
-        refs[int(record["ref"])] = written.memory_id
+        refs[ref] = written.memory_id
+
+    _each(ctx, conn, manifest, "memories", one)
     return refs
 
 
@@ -90,17 +160,23 @@ def ctx_path(manifest: dict[str, Any]) -> str:
 def _evidence(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
               refs: dict[int, int]) -> int:
     added = 0
-    for item in manifest.get("evidence") or []:
-        memory_id = refs.get(int(item.get("memory", -1))) if isinstance(item, dict) else None
+
+    def one(i: int, item: dict[str, Any]) -> None:
+        nonlocal added
+        where = f"evidence[{i}]"
+        memory_id = refs.get(_ref(item, "memory", where))
         if memory_id is None:
-            continue
+            return
+        for key in ("span_start", "span_end", "file_path", "note"):
+            _scalar(item, key, where)
         entry_id = None
         note = item.get("note")
         pointer = item.get("entry")
         if isinstance(pointer, dict):
             with orm(conn) as session:
                 entry_id = session.exec(select(Entry.id).where(
-                    Entry.idem_key == pointer.get("idem_key"))).first()
+                    Entry.idem_key == fields.text(pointer, "idem_key",
+                                                  f"{where}.entry.idem_key"))).first()
             if entry_id is None:
                 ctx.report.error(ctx_path(manifest), None, f"evidence of memory "
                                  f"{item.get('memory')} points at entry {pointer.get('seq')} of "
@@ -113,16 +189,20 @@ def _evidence(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
                 span_start=item.get("span_start"), span_end=item.get("span_end"),
                 file_path=item.get("file_path"), note=note, once=True) is not None:
             added += 1
+
+    _each(ctx, conn, manifest, "evidence", one)
     return added
 
 
-def _lineage(conn: Connection, manifest: dict[str, Any], refs: dict[int, int]) -> None:
-    for link in manifest.get("lineage") or []:
-        newer = refs.get(int(link.get("memory", -1)))
-        older = refs.get(int(link.get("supersedes", -1)))
-        if newer is None or older is None:
-            continue
-        memories.supersede(conn, newer, older)
+def _lineage(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
+             refs: dict[int, int]) -> None:
+    def one(i: int, link: dict[str, Any]) -> None:
+        newer = refs.get(_ref(link, "memory", f"lineage[{i}]"))
+        older = refs.get(_ref(link, "supersedes", f"lineage[{i}]"))
+        if newer is not None and older is not None:
+            memories.supersede(conn, newer, older)
+
+    _each(ctx, conn, manifest, "lineage", one)
 
 
 def import_export_dir(ctx: ImportContext, folder: Path) -> None:
@@ -137,11 +217,16 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
     manifest["_path"] = str(path)
     with ctx.store.write() as conn:
         _sessions(ctx, conn, manifest)
-    for s in manifest.get("sessions") or []:
+    listed = manifest.get("sessions")
+    for s in listed if isinstance(listed, list) else []:
         rel = s.get("file") if isinstance(s, dict) else None
-        if not rel:
+        if not rel or not isinstance(rel, str):
             continue
-        transcript = folder / str(rel)
+        transcript = folder / rel
+        if folder.resolve() not in transcript.resolve().parents:
+            ctx.report.error(str(path), None, f"transcript {rel!r} is outside the export "
+                             "folder: not read", "sessions.file")
+            continue
         problem = file_problem(transcript)
         if problem:
             ctx.report.error(str(transcript), None, problem)
@@ -150,10 +235,24 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
     with ctx.store.write() as conn:
         refs = _memories(ctx, conn, manifest)
         evidence = _evidence(ctx, conn, manifest, refs)
-        _lineage(conn, manifest, refs)
+        _lineage(ctx, conn, manifest, refs)
         who = (ctx.store.writer, ctx.store.writer_version, now_iso())
-        checkpoints = restore_checkpoints(conn, manifest.get("checkpoints") or [], who)
-        traces = restore_traces(conn, manifest.get("recall_traces") or [], refs, who)
+        checkpoints = traces = 0
+
+        def checkpoint(i: int, record: dict[str, Any]) -> None:
+            nonlocal checkpoints
+            for key in record:
+                _scalar(record, key, f"checkpoints[{i}]")
+            checkpoints += restore_checkpoints(conn, [record], who)
+
+        _each(ctx, conn, manifest, "checkpoints", checkpoint)
+        try:
+            with conn.begin_nested():
+                traces = restore_traces(conn, _list(ctx, manifest, "recall_traces"), refs, who)
+        except SHAPE_ERRORS + (StatementError,) as exc:
+            ctx.report.error(str(path), None, "recall traces not imported: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+                             "recall_traces")
         ctx.store.audit(conn, "import-export", "export", [],
                         {"memories": len(refs), "evidence_added": evidence,
                          "checkpoints_added": checkpoints, "recall_traces_added": traces})

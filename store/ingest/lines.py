@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, text
 
+from store.core.textsafe import storable
 from store.core.timeutil import now_iso
 
 
@@ -36,7 +37,7 @@ class Line:
 
 def load_position(conn: Connection, path: Path) -> Position | None:
     row = conn.execute(text("SELECT byte_offset, line_count, fingerprint FROM import_position "
-                            "WHERE path = :p"), {"p": str(path)}).first()
+                            "WHERE path = :p"), {"p": storable(str(path))}).first()
     return Position(int(row[0]), int(row[1]), row[2]) if row else None
 
 
@@ -48,7 +49,7 @@ def save_position(conn: Connection, path: Path, fmt: str, source_key: str | None
         ":o, :l, :fp, :s, :t, :w, :wv, :t) ON CONFLICT(path) DO UPDATE SET "
         "byte_offset = :o, line_count = :l, fingerprint = :fp, size = :s, updated_at = :t, "
         "source_key = COALESCE(:k, source_key), writer = :w, writer_version = :wv"), {
-        "p": str(path), "k": source_key, "f": fmt, "o": pos.offset, "l": pos.lines,
+        "p": storable(str(path)), "k": source_key, "f": fmt, "o": pos.offset, "l": pos.lines,
         "fp": pos.fingerprint, "s": size, "t": now_iso(), "w": writer, "wv": version})
 
 

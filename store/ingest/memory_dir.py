@@ -23,6 +23,7 @@ from sqlalchemy.exc import StatementError
 from store.core import memories
 from store.core.index import sha256_text
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
+from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 
 FORMAT = "memory-dir"
@@ -205,6 +206,8 @@ def is_memory_dir(path: Path) -> bool:
     if (path / "MEMORY.md").is_file():
         return True
     for md in sorted(path.glob("*.md"))[:50]:
+        if not md.is_file():  # never open a FIFO, socket or device named *.md: it may block
+            continue
         try:
             with md.open("rb") as fh:
                 head = fh.read(8)
@@ -221,7 +224,7 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     file holding several memories names each, e.g. ``path#section``) through
     ``store.core.memories``, counting it in the report; a new memory gets the file as its
     evidence. Returns the memory's id."""
-    file_path = str(path.resolve())
+    file_path = storable(str(path.resolve()))
     written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path))
     if written.action == "created":
         memories.add_evidence(conn, ctx.store, written.memory_id, file_path=file_path,
@@ -258,7 +261,7 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             "(:ts, :tr, 'ok', :ce, :mw, :src, :k, :w, :wv, :c)"), {
             "ts": ts, "tr": head["kind"].lower() + "-archive",
             "ce": _log_number(fields, "transcript chunks vectorized", "chunks vectorized"),
-            "mw": _log_number(fields, "memory files re-indexed"), "src": str(path), "k": key,
+            "mw": _log_number(fields, "memory files re-indexed"), "src": storable(str(path)), "k": key,
             "w": ctx.store.writer, "wv": ctx.store.writer_version, "c": now_iso()})
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
@@ -319,7 +322,7 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
     ``store.governance.gate``); usage counters move forward in place."""
     from store.governance.gate import FileChange, content_changed, counters
 
-    source = str(path.resolve())
+    source = storable(str(path.resolve()))
     have = memories.find(conn, source_file=source)
     if have is None:
         gate.append(FileChange("add", source, row))

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from store.core.index import sha256_text
+from store.ingest import fields
 from store.ingest.base import ImportContext, LineImporter
 from store.core.timeutil import normalise_iso, to_iso
 from store.core.writes import KINDS, NewEntry, NewSession
@@ -62,7 +63,8 @@ HASHED_PREFIX = "sha256_"
 
 def looks_like(obj: dict[str, Any]) -> bool:
     """A MindStone-Agent line: a known role plus its session key, run id or metadata."""
-    return obj.get("role") in ROLE_KINDS and (
+    role = obj.get("role")
+    return isinstance(role, str) and role in ROLE_KINDS and (
         "sessionKey" in obj or "runId" in obj or isinstance(obj.get("metadata"), dict))
 
 
@@ -219,15 +221,24 @@ class MindStoneImporter(LineImporter):
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
                 obj: dict[str, Any]) -> tuple[NewSession | None, list[NewEntry]] | str | None:
         """The entry of one line; a string is the reason the line was not stored."""
-        role = obj.get("role")
+        role = fields.text(obj, "role", required=True)
         if role not in ROLE_KINDS:
-            return f"role {role!r} is not one of {', '.join(ROLE_KINDS)}: line skipped"
+            raise fields.FieldProblem("role", f"role {role!r} is not one of "
+                                      f"{', '.join(ROLE_KINDS)}")
+        if ctx.optional(path, line_no, fields.text, obj, "sessionKey") is None:
+            obj = {k: v for k, v in obj.items() if k != "sessionKey"}
         key = self._session_key(path, obj)
         if key is None:
             return "line has no sessionKey and the file name is not base64url(sessionKey)"
-        metadata = obj.get("metadata")
-        if metadata is not None and not isinstance(metadata, dict):
-            return f"metadata is a JSON {type(metadata).__name__}, not an object"
+        metadata = fields.mapping(obj, "metadata")
+        for name in ("id", "agentId", "runId", "parentId"):
+            ctx.optional(path, line_no, fields.text, obj, name)
+        ctx.optional(path, line_no, fields.mapping, obj, "source")
+        ctx.optional(path, line_no, _check_timestamp, obj.get("timestamp"))
+        if not isinstance(obj.get("text"), str | None):
+            ctx.optional(path, line_no, fields.text, obj, "text")  # reported; content used
+        if role == "event" and metadata:
+            _check_event(ctx, path, line_no, metadata)
         content = line_text(obj)
         if content is None and role != "event":
             return f"{role} line has neither text nor content"
@@ -267,9 +278,14 @@ class MindStoneImporter(LineImporter):
                  obj: dict[str, Any], key: str, content: str, lca: dict[str, Any], ts: str | None
                  ) -> tuple[NewSession | None, list[NewEntry]] | str:
         """An entry exported by lca-tui: restore what ``metadata.lca`` records."""
-        kind = lca.get("kind")
+        kind = fields.text(lca, "kind", "metadata.lca.kind", required=True)
         if kind not in KINDS:
             return f"metadata.lca.kind {kind!r} is not an entry kind: line skipped"
+        for name in ("idem_key", "content_hash", "source_key", "agent", "ts", "source_path",
+                     "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id"):
+            fields.text(lca, name, f"metadata.lca.{name}")
+        for name in ("source_offset", "source_line", "block"):
+            fields.number(lca.get(name), f"metadata.lca.{name}", high=fields.MAX_INT)
         saved = lca.get("session")
         if isinstance(saved, dict) and saved.get("id") == key:
             session = NewSession(
@@ -302,6 +318,49 @@ class MindStoneImporter(LineImporter):
             entry.source_offset, entry.source_line = offset, line_no
         entry.restored_key = restored_key
         return session, [entry]
+
+
+# Figures the derivers read from the bookkeeping events (store.context.derive): checked here
+# so that a bad one is reported with its line; the line is stored as written (its export
+# must give it back) and the deriver leaves the bad figure out.
+_EVENT_TOKENS = {
+    "context_window_pruned": ("tokensBefore", "tokensAfter", "contextWindowTokens",
+                              "prunedEntries"),
+    "auto_compact_warning": ("tokens", "contextWindowTokens"),
+    "auto_compact_required": ("tokens", "contextWindowTokens"),
+}
+_EVENT_PERCENTS = ("checkpointWarningPercent", "compactTargetPercent", "ceilingPercent",
+                   "floorPercent", "utilizationPercent")
+
+
+def _check_timestamp(value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, str | int | float)):
+        raise fields.FieldProblem("timestamp", f"a JSON {fields.kind(value)}, neither an "
+                                  "ISO-8601 string nor epoch milliseconds")
+
+
+def _check_event(ctx: ImportContext, path: Path, line_no: int, metadata: dict[str, Any]) -> None:
+    """Report bad figures of a known bookkeeping event (the line is stored as written)."""
+    event = metadata.get("event")
+    if not isinstance(event, str):
+        return
+    for key in _EVENT_TOKENS.get(event, ()):
+        ctx.optional(path, line_no, fields.tokens, metadata, key, f"metadata.{key}")
+    if event in _EVENT_TOKENS:
+        for key in _EVENT_PERCENTS:
+            ctx.optional(path, line_no, fields.number, metadata.get(key), f"metadata.{key}",
+                         high=10**6, integral=False)
+    if event == "context_window_pruned" and metadata.get("prunedEntryIds") is not None \
+            and not isinstance(metadata.get("prunedEntryIds"), list):
+        ctx.optional(path, line_no, _not_list, metadata.get("prunedEntryIds"),
+                     "metadata.prunedEntryIds")
+    if event == "handoff_replayed" and isinstance(metadata.get("handoff"), dict):
+        ctx.optional(path, line_no, fields.tokens, metadata["handoff"], "tokenEstimate",
+                     "metadata.handoff.tokenEstimate")
+
+
+def _not_list(value: Any, field: str) -> None:
+    raise fields.FieldProblem(field, f"a JSON {fields.kind(value)}, not an array")
 
 
 def _tool_name(role: str, metadata: dict[str, Any] | None) -> str | None:

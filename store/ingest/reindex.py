@@ -3,16 +3,17 @@ what the derivers interpret from stored entries."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
-
+import numpy as np
 from sqlalchemy import Connection, text
 
 from store.core import vec
-from store.core.memories import index_text
-from store.core.errors import StoreError
 from store.core.derive import run_derivers
-from store.core.index import Source
+from store.core.errors import StoreError
+from store.core.index import Indexer, IndexResult, Prepared, Source
+from store.core.memories import index_text
 from store.core.records import ReindexReport
 
 if TYPE_CHECKING:
@@ -23,8 +24,15 @@ _BATCH = 256
 
 
 def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
-    """Rebuild the index. Chunks are embedded first, outside the write lock; then one
-    transaction swaps the old index for the new, so a crash leaves the old one whole."""
+    """Rebuild the index without holding the write lock for long.
+
+    Outside the lock: read the sources, chunk and embed them, and find each new chunk's
+    nearest earlier neighbour (pure numpy). Then, a batch of sources per short transaction,
+    swap each source's old chunks for its new ones, so a writer waiting for the lock waits
+    for one batch at most, and a crash leaves every source with one whole set of chunks (old
+    or new). Entries appended meanwhile were indexed by their writer and are left alone; a
+    memory changed meanwhile keeps the chunks its writer made. Derived records are rebuilt
+    last, in one transaction (they are cleared and rebuilt together)."""
     report = ReindexReport()
     indexer = store.indexer()
     with store.read() as conn:
@@ -34,32 +42,130 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
         memories = conn.exec_driver_sql(
             "SELECT id, name, description, body, invariant, content_hash FROM memory "
             "ORDER BY id").all()
+        old_max = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
+                      .scalar_one())
     sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
     sources += [Source("memory", int(r[0]), index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
+    del entries, memories
     total = len(sources)
-    prepared = {}
+    prepared: dict[str, list[Prepared]] = {}
     for i in range(0, total, _BATCH):
         part = sources[i:i + _BATCH]
         prepared.update(indexer.prepare({s.content_hash: s.text for s in part
                                          if s.content_hash not in prepared}))
         if progress:
             progress("embed", min(i + _BATCH, total), total)
+    neighbours = _neighbours(sources, prepared)
+    written: list[int] = []  # chunk id of the k-th new chunk with a vector
+    for i in range(0, total, _BATCH):
+        part = sources[i:i + _BATCH]
+        with store.write() as conn:
+            result = _swap(conn, indexer, part, prepared, neighbours, written, old_max)
+        report.chunks += result.chunks
+        report.chunks_failed += result.failed
+        if progress:
+            progress("write", min(i + _BATCH, total), total)
+    report.entries = sum(1 for s in sources if s.source_type == "entry")
+    report.memories = total - report.entries
     with store.write() as conn:
-        vec.clear_index(conn)
-        conn.exec_driver_sql("DELETE FROM chunk")
-        for i in range(0, total, _BATCH):
-            result = indexer.index(conn, sources[i:i + _BATCH], prepared)
-            report.chunks += result.chunks
-            report.chunks_failed += result.failed
-            if progress:
-                progress("write", min(i + _BATCH, total), total)
-        report.entries, report.memories = len(entries), len(memories)
+        _drop_orphans(conn)
         report.derived = run_derivers(conn, None)
         store.audit(conn, "reindex", "store", [],
                     {"entries": report.entries, "memories": report.memories,
                      "chunks": report.chunks, "chunks_failed": report.chunks_failed})
     return report
+
+
+def _neighbours(sources: list[Source], prepared: dict[str, list[Prepared]]
+                ) -> list[tuple[int | None, float | None]]:
+    """Every new chunk's nearest earlier new chunk (global index among the chunks that have a
+    vector, in write order), computed with no database and no lock."""
+    vectors = [p.vector for s in sources for p in prepared.get(s.content_hash, [])
+               if p.vector is not None]
+    if not vectors:
+        return []
+    matrix = np.stack(vectors).astype(np.float32)
+    del vectors
+    return Indexer.neighbours_among(matrix)
+
+
+def _swap(conn: Connection, indexer: Indexer, part: list[Source],
+          prepared: dict[str, list[Prepared]], neighbours: list[tuple[int | None, float | None]],
+          written: list[int], old_max: int) -> IndexResult:
+    """In one transaction: drop the old chunks of ``part``'s sources and write their new
+    ones. A memory whose text changed since it was read is skipped (its writer indexed it)."""
+    current = _current_hashes(conn, part)
+    keep = [s for s in part if current.get((s.source_type, s.source_id)) == s.content_hash]
+    # the global neighbour indices of the chunks this batch writes (skipped sources too:
+    # their vectors were counted when the neighbours were found)
+    first = len(written)
+    refs: list[tuple[int | None, float | None]] = []
+    position = first
+    kept = {(s.source_type, s.source_id) for s in keep}
+    for s in part:
+        for p in prepared.get(s.content_hash, []):
+            if p.vector is None:
+                continue
+            ref, sim = neighbours[position]
+            position += 1
+            if (s.source_type, s.source_id) not in kept:
+                written.append(-1)  # never written: nothing may point at it
+                continue
+            if ref is None or written[ref] == -1:  # none, or one that was never written
+                refs.append((None, None))
+            elif ref < first:  # written by an earlier batch: its chunk id
+                refs.append((written[ref], sim))
+            else:  # a chunk of this batch: index() resolves -1 - j (j-th vector it writes)
+                refs.append((-1 - _rank_in_batch(written, first, ref), sim))
+            written.append(-2)  # filled with the real id below
+    marks = [k for k in range(first, len(written)) if written[k] == -2]
+    stale: list[Any] = []
+    for kind in ("entry", "memory"):
+        stale += conn.execute(text(
+            "SELECT id, text FROM chunk WHERE id <= :m AND source_type = :t AND source_id IN "
+            "(SELECT value FROM json_each(:ids))"), {"m": old_max, "t": kind, "ids": json.dumps(
+                [s.source_id for s in keep if s.source_type == kind])}).all()
+    vec.delete_chunks_index(conn, [(int(r[0]), str(r[1])) for r in stale])
+    conn.execute(text("DELETE FROM chunk WHERE id IN (SELECT value FROM json_each(:ids))"),
+                 {"ids": json.dumps([int(r[0]) for r in stale])})
+    before = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk").scalar_one())
+    result = indexer.index(conn, keep, prepared, refs)
+    ids = [int(r[0]) for r in conn.execute(text(
+        "SELECT id FROM chunk WHERE id > :b AND status = 'ok' ORDER BY id"), {"b": before})]
+    for k, chunk_id in zip(marks, ids, strict=True):
+        written[k] = chunk_id
+    return result
+
+
+def _rank_in_batch(written: list[int], first: int, ref: int) -> int:
+    """Which of this batch's written vectors the global index ``ref`` is (skipped ones are
+    not written, so they do not count)."""
+    return sum(1 for k in range(first, ref) if written[k] == -2)
+
+
+def _current_hashes(conn: Connection, part: list[Source]) -> dict[tuple[str, int], str]:
+    out: dict[tuple[str, int], str] = {}
+    for kind in ("entry", "memory"):
+        ids = [s.source_id for s in part if s.source_type == kind]
+        if ids:
+            for sid, h in conn.execute(text(
+                    f"SELECT id, content_hash FROM {kind} WHERE id IN "
+                    "(SELECT value FROM json_each(:ids))"), {"ids": json.dumps(ids)}):
+                out[(kind, int(sid))] = str(h)
+    return out
+
+
+def _drop_orphans(conn: Connection) -> None:
+    """Chunks whose source is gone (erased while the reindex ran) go with their index rows."""
+    rows = conn.exec_driver_sql(
+        "SELECT c.id, c.text FROM chunk c WHERE (c.source_type = 'entry' AND NOT EXISTS "
+        "(SELECT 1 FROM entry e WHERE e.id = c.source_id)) OR (c.source_type = 'memory' AND "
+        "NOT EXISTS (SELECT 1 FROM memory m WHERE m.id = c.source_id))").all()
+    if rows:
+        vec.delete_chunks_index(conn, [(int(r[0]), str(r[1])) for r in rows])
+        conn.execute(text("DELETE FROM chunk WHERE id IN (SELECT value FROM json_each(:ids))"),
+                     {"ids": json.dumps([int(r[0]) for r in rows])})
 
 
 def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:

@@ -13,6 +13,7 @@ These traces are derived records: ``reindex`` deletes and rebuilds them.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -26,8 +27,14 @@ WRITER = "lca-tui:recall-events"
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
+    """A finite number as given, else None (an integer too large for a float, NaN, ...)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _scalar(value: Any) -> str | float | None:

@@ -55,6 +55,12 @@ def current_version(conn: Connection) -> int:
                .scalar_one())
 
 
+def _applied(conn: Connection) -> set[int]:
+    if current_version(conn) == 0:
+        return set()
+    return {int(r[0]) for r in conn.exec_driver_sql("SELECT version FROM schema_migration")}
+
+
 def migrate(engine: Engine, target: int | None = None) -> list[int]:
     """Apply the pending migrations up to ``target`` (all by default); returns those applied.
 
@@ -65,15 +71,17 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
     newest = migrations[-1].version if migrations else 0
     with engine.connect() as conn:
         have = current_version(conn)
+        done = _applied(conn)
     _refuse_newer(have, newest)
     applied: list[int] = []
     for migration in migrations:
-        if migration.version <= have or (target is not None and migration.version > target):
+        # Each migration not recorded yet, in order: one numbered below the store's highest
+        # (branches merged in another order than their numbers) is applied too.
+        if migration.version in done or (target is not None and migration.version > target):
             continue
         with write(engine) as conn:
-            have = current_version(conn)
-            _refuse_newer(have, newest)
-            if migration.version <= have:
+            _refuse_newer(current_version(conn), newest)
+            if migration.version in _applied(conn):
                 continue
             conn.exec_driver_sql(
                 "CREATE TABLE IF NOT EXISTS schema_migration ("
@@ -88,6 +96,14 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
             )
         applied.append(migration.version)
     return applied
+
+
+def refuse_newer(have: int | None) -> None:
+    """Raise ``StoreTooNew`` when ``have`` (a store's schema version) is newer than this code
+    knows; called on the file before anything opens it for writing."""
+    if have is not None:
+        migrations = known_migrations()
+        _refuse_newer(have, migrations[-1].version if migrations else 0)
 
 
 def _refuse_newer(have: int, newest: int) -> None:
