@@ -20,7 +20,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
-from lca_tui.palette import screen_commands
+from lca_tui.palette import StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.not_built import NotBuiltScreen
 from screens.registry import SCREENS, ScreenSpec
@@ -53,6 +53,7 @@ class LcaApp(App[None]):
 
     TITLE = "lca-tui"
     CSS_PATH = str(asset_path("app.tcss"))
+    COMMANDS = App.COMMANDS | {StoreCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         *_mode_bindings(),
         Binding("question_mark", "help", "Help", id="help"),
@@ -76,6 +77,8 @@ class LcaApp(App[None]):
         """A memory asked for (``open_memory``) that the Memories screen has not shown yet."""
         self.pending_proposal: int | None = None
         """A proposal asked for (``open_proposal``) that the Proposals screen has not shown."""
+        self.copied: str | None = None
+        """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
             self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
 
@@ -89,6 +92,28 @@ class LcaApp(App[None]):
         with self._version_lock:
             return self.store.data_version()
 
+    def store_changed_at(self) -> str | None:
+        """When the store file last changed (its write-ahead log included), ISO-8601 UTC, at
+        the latest ``now()``; read in workers (a stat, no query)."""
+        stamps = []
+        for path in (self.store.path, Path(f"{self.store.path}-wal")):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            if stat.st_size:  # an empty log is one a connection just opened: no change
+                stamps.append(stat.st_mtime)
+        if not stamps:
+            return None
+        # a change is never later than now (a file from a skewed clock, or a frozen test clock)
+        return min(datetime.fromtimestamp(max(stamps), UTC), self.now()).isoformat()
+
+    def copy_id(self, value: str) -> None:
+        """Put an id on the clipboard (OSC 52: works over ssh too) and say what was copied."""
+        self.copy_to_clipboard(value)
+        self.copied = value
+        self.notify(f"copied {visible(value)}", markup=False, timeout=3)
+
     async def open_session(self, session_id: str, seq: int | None = None) -> None:
         """Show a session (and optionally one of its entries) on the Transcript screen."""
         await self.switch_mode("transcript")
@@ -96,16 +121,31 @@ class LcaApp(App[None]):
         if opener is not None:
             opener(session_id, seq)
 
+    async def open_trace(self, trace_id: int) -> None:
+        """Show one recall trace on the Recall screen."""
+        await self.switch_mode("recall")
+        opener = getattr(self.screen, "open_trace", None)
+        if opener is not None:
+            opener(trace_id)
+
     async def open_memory(self, memory_id: int) -> None:
-        """Show one memory on the Memories screen (a search hit, a recall candidate, a health
-        row, a chain link). The screen implements ``open_memory(id)``; the id also waits in
-        ``pending_memory`` for a Memories screen that is mounting."""
+        """Show one memory on the Memories screen (mode ``memories``).
+
+        Any screen may call it (a recall candidate, a search hit, the palette). The Memories
+        screen implements ``open_memory(id)``; it is called once the mode is shown, and the id
+        also waits in ``pending_memory`` for a screen that reads it when it mounts. While that
+        screen is not built, the notice says which memory was asked for.
+        """
         self.pending_memory = memory_id
         await self.switch_mode("memories")
         opener = getattr(self.screen, "open_memory", None)
         if opener is not None:
             self.pending_memory = None
             opener(memory_id)
+        else:
+            self.notify(f"memory {memory_id}: the Memories screen is not built yet, so it "
+                        "cannot be shown here (`lca-tui search` finds its text)",
+                        severity="warning", markup=False, timeout=6)
 
     async def open_proposal(self, proposal_id: int) -> None:
         """Show one proposal on the Proposals screen (from a memory's history, a health row)."""

@@ -1,4 +1,5 @@
-"""Shared CLI plumbing: opening the store from arguments, JSON and Rich output, errors."""
+"""Shared CLI plumbing: opening the store from arguments, JSON and Rich output, tables that fit
+the terminal, progress on stderr, errors."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -44,6 +49,10 @@ class SafeTable(Table):
 
 err_console = SafeConsole(stderr=True, highlight=False, markup=False, emoji=False)
 
+NOT_A_TERMINAL_WIDTH = 160
+PROGRESS_SECONDS = 3.0
+"""When stderr is not a terminal, a progress line at most this often (and at each new step)."""
+
 
 def console() -> Console:
     """Stdout for tables; when it is not a terminal (a pipe, a file) tables get 160 columns
@@ -51,7 +60,7 @@ def console() -> Console:
     if sys.stdout.isatty():
         return SafeConsole(highlight=False, markup=False, emoji=False)
     return SafeConsole(highlight=False, markup=False, emoji=False,
-                       width=int(os.environ.get("COLUMNS") or 0) or 160)
+                       width=int(os.environ.get("COLUMNS") or 0) or NOT_A_TERMINAL_WIDTH)
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -91,11 +100,146 @@ def store_from(args: argparse.Namespace, **kwargs: Any) -> Iterator[Any]:
         store.close()
 
 
+# -- tables ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Col:
+    """A table column. ``whole``: its values (ids, paths, times, numbers) are never wrapped or
+    cut — the table drops other columns first. ``drop``: when the table is too wide, columns
+    with the highest ``drop`` go first; 0 is never dropped. ``min_width``: the narrowest a
+    wrapping column may get before it is dropped instead."""
+
+    header: str
+    whole: bool = False
+    drop: int = 0
+    justify: str = "left"
+    min_width: int = 12
+
+
+def col(header: str, *, whole: bool = False, drop: int = 0, right: bool = False,
+        min_width: int = 12) -> Col:
+    return Col(header, whole, drop, "right" if right else "left", min_width)
+
+
+class Listing:
+    """Rows for a table that fits the console: columns whose values must stay whole get their
+    full width, and when that does not fit, the least important columns are left out (and a
+    caption says which). Cells are strings (taken literally, never as markup) or renderables
+    such as ``Text`` — whatever escaping a caller applies stays the caller's."""
+
+    GAP = 3  # a column's padding and separator in the style below
+
+    def __init__(self, *columns: Col | str, title: str | None = None) -> None:
+        self.columns = [c if isinstance(c, Col) else Col(c) for c in columns]
+        self.title = title
+        self.rows: list[tuple[RenderableType, ...]] = []
+
+    def add_row(self, *cells: RenderableType | None) -> None:
+        if len(cells) != len(self.columns):
+            raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
+        self.rows.append(tuple(inert(c) if isinstance(c, str) else
+                               Text("") if c is None else c for c in cells))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _need(self, out: Console, index: int) -> int:
+        """The width column ``index`` needs: all of its widest value when it is kept whole,
+        else its ``min_width`` — but never less than its longest word, so no token is cut."""
+        column = self.columns[index]
+        widest = word = max((cell_len(w) for w in column.header.split()), default=0)
+        for row in self.rows:
+            value = row[index]
+            if isinstance(value, Text):
+                plain = value.plain
+                widest = max(widest, max((cell_len(line) for line in plain.split("\n")),
+                                         default=0))
+                word = max(word, max((cell_len(w) for w in plain.split()), default=0))
+            else:
+                measured = out.measure(value)
+                widest, word = max(widest, measured.maximum), max(word, measured.minimum)
+        if column.whole:
+            return max(widest, cell_len(column.header))
+        return max(min(widest, column.min_width), word)
+
+    def kept(self, out: Console) -> list[int]:
+        """The indexes of the columns shown at ``out``'s width."""
+        keep = list(range(len(self.columns)))
+        need = {i: self._need(out, i) for i in keep}
+        while len(keep) > 1:
+            total = sum(need[i] for i in keep) + self.GAP * (len(keep) - 1)
+            droppable = [i for i in keep if self.columns[i].drop > 0]
+            if total <= out.width or not droppable:
+                break
+            keep.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
+        return keep
+
+    def render(self, out: Console) -> Table:
+        keep = self.kept(out)
+        left = [self.columns[i].header for i in range(len(self.columns)) if i not in keep]
+        caption = (f"not shown at {out.width} columns: {', '.join(left)} (a wider terminal "
+                   "or --json shows them)") if left else None
+        t = Table(title=self.title, caption=caption, box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, header_style="bold", caption_justify="left",
+                  caption_style="dim", title_justify="left", title_style="bold")
+        for i in keep:
+            c = self.columns[i]
+            t.add_column(c.header, justify=c.justify,  # type: ignore[arg-type]
+                         no_wrap=c.whole, overflow="fold", min_width=self._need(out, i))
+        for row in self.rows:
+            t.add_row(*(row[i] for i in keep))
+        return t
+
+    def print(self, out: Console | None = None) -> None:
+        out = out or console()
+        out.print(self.render(out))
+
+
 def table(*columns: str, title: str | None = None) -> Table:
+    """A plain Rich table whose cells fold (for free-text tables; prefer ``Listing``); its
+    ``str`` cells go through ``inert``."""
     t = SafeTable(title=title, show_lines=False, header_style="bold")
-    for col in columns:
-        t.add_column(col, overflow="fold")
+    for c in columns:
+        t.add_column(c, overflow="fold")
     return t
+
+
+# -- progress ----------------------------------------------------------------------------------
+ProgressFn = Callable[[str, int, int], None]
+
+
+@contextmanager
+def progress_on_stderr(what: str) -> Iterator[ProgressFn]:
+    """A ``progress(label, done, total)`` callback for long work. On a terminal: a Rich bar on
+    stderr (a spinner while ``total`` is 0, e.g. while the model loads). Otherwise (a log, CI)
+    a line at once and then at most one every ``PROGRESS_SECONDS``, so a long import is never
+    silent and never floods the log."""
+    if err_console.is_terminal:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                   TextColumn, TimeElapsedColumn)
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
+                      transient=True) as bar:
+            task = bar.add_task(what, total=None)
+
+            def update(label: str, done: int, total: int) -> None:
+                bar.update(task, description=f"{what}: {label}", completed=done,
+                           total=total or None)
+
+            yield update
+        return
+    last: list[float] = []
+
+    def line(label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if last and now - last[0] < PROGRESS_SECONDS:
+            return
+        last[:] = [now]
+        figure = f" {done:,} of {total:,} ({100 * done // total} %)" if total else "…"
+        sys.stderr.write(f"lca-tui: {what}: {label}{figure}\n")
+        sys.stderr.flush()
+
+    yield line
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -1,18 +1,26 @@
-"""Command-palette entries: every screen by name (with its number key), then help.
+"""Command-palette entries: every screen by name (with its number key), then help; and the
+store's sessions, traces and memories by id prefix or title.
 
-They are given to the palette through ``App.get_system_commands`` so they come first in the
-list, above Textual's own (theme, keys, screenshot, quit).
+The screens are given to the palette through ``App.get_system_commands`` so they come first in
+the list, above Textual's own (theme, keys, screenshot, quit); ``StoreCommands`` is a provider
+of its own, read from the store in a thread when the palette opens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
+from textual.command import Hit, Hits, Matcher, Provider
+from textual.content import Content
 
 from screens.registry import SCREENS
+from store.core.textsafe import one_line, visible
+from widgets.fmt import agents_mark, plural, project_tail, when
 
 if TYPE_CHECKING:
     from lca_tui.app import LcaApp
@@ -26,3 +34,72 @@ def screen_commands(app: LcaApp) -> Iterator[SystemCommand]:
                             partial(app.switch_mode, spec.mode))
     yield SystemCommand("Help for this screen (?)", "What this screen shows, and its keys.",
                         app.action_help)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing the palette can open: what is matched, what it opens, a line of help."""
+
+    text: str
+    ident: str
+    help: str
+    open: Callable[[], Awaitable[None]]
+
+
+class StoreCommands(Provider):
+    """Sessions, recall traces and memories, found by id prefix or by title (project, query,
+    memory name); choosing one opens it on its screen."""
+
+    TRACES = 200
+
+    async def startup(self) -> None:
+        self.targets = await asyncio.to_thread(self._read)
+
+    def _read(self) -> list[Target]:
+        from store.recall.traces import list_traces
+
+        app: LcaApp = self.app  # type: ignore[assignment]
+        store = app.store
+        out: list[Target] = []
+        for s in store.sessions():
+            title = one_line(s.title or project_tail(s.project, 40), 60)
+            out.append(Target(f"session {s.id} {title}", s.id,
+                              f"{when(s.started_at)} · {plural(s.entries, 'entry', 'entries')}"
+                              f" · {agents_mark(s)} · opens it on Transcript",
+                              partial(app.open_session, s.id)))
+        for t in list_traces(store, self.TRACES):
+            out.append(Target(f"trace {t.id} {one_line(t.query, 70)}", str(t.id),
+                              f"{when(t.ts, with_seconds=True)} · {t.origin} · injected "
+                              f"{t.injected} of {t.considered} · opens it on Recall",
+                              partial(app.open_trace, int(t.id or 0))))
+        for m in store.memories():
+            out.append(Target(f"memory {m.id} {one_line(m.name or '', 60)}", str(m.id),
+                              f"{m.type or 'memory'} · {m.status} · "
+                              f"{one_line(m.description or '', 60)}",
+                              partial(app.open_memory, m.id)))
+        return out
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        words = query.split()
+        for target in getattr(self, "targets", []):
+            # an id prefix ("5ccec", "trace 12") is the surest match
+            prefix = bool(words) and target.ident.startswith(words[-1]) and (
+                len(words) == 1 or target.text.startswith(" ".join(words[:-1])))
+            score = 1.0 if prefix else matcher.match(target.text)
+            if score > 0:
+                yield Hit(score, highlight(matcher, target.text), target.open,
+                          help=visible(target.help))
+
+
+def highlight(matcher: Matcher, text: str) -> Content:
+    """``text`` (stored data: never read as markup) with the matched characters styled;
+    ``Matcher.highlight`` would parse it as markup."""
+    shown = visible(text)
+    content = Content(shown)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, shown)
+    if score:
+        for offset in offsets:
+            if not shown[offset].isspace():
+                content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

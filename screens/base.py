@@ -1,11 +1,20 @@
-"""The base of every store screen: load in a worker, show in the main thread, follow the store.
+"""The base of every store screen: load in a worker, show in the main thread, follow the store,
+and the keys every screen shares.
 
 A screen subclasses ``StoreScreen`` and implements ``load_data()`` (runs in a thread worker,
 returns plain data, never touches a widget) and ``show_data(data)`` (runs on the main thread).
 While the screen is the one on top, a timer asks the store for ``PRAGMA data_version`` in a thread
 worker every ``app.refresh_seconds``; when it moved — a harness or another ``lca-tui`` committed —
 the screen reloads. A screen in the background (another mode, or under a modal) is not polled;
-it checks once when it comes back.
+it checks once when it comes back. The header says that the screen follows the store and when
+the store file last changed.
+
+Shared keys: ``/`` filters the focused table (or the screen's first), ``z`` maximises the focused
+pane (esc or ``z`` restores), ``b`` hides or shows the screen's side pane (``SIDE_PANE``), ``y``
+copies the selected id (``selected_id``), ``g`` / ``G`` go to the top and bottom. Below 100
+columns the screen has the class ``-narrow``, below 32 rows ``-short``: the stylesheet makes
+panes smaller there, and a side pane starts hidden at ``-short`` / ``-narrow`` when
+``SIDE_AUTO_HIDE`` says so.
 """
 
 from __future__ import annotations
@@ -14,12 +23,54 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
+
+from store.core.textsafe import visible
+from widgets.fmt import ago
+from widgets.table import FilterTable
 
 if TYPE_CHECKING:
     from lca_tui.app import LcaApp
+
+NARROW = 100
+SHORT = 32
+
+
+class FilterInput(Input):
+    """The one-line filter above a table: typing filters it, enter returns to the table, esc
+    clears the filter and hides the line."""
+
+    DEFAULT_CSS = """
+    FilterInput { padding: 0 1; background: $boost; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "clear_filter", "Clear filter", id="filter-clear"),
+    ]
+
+    def __init__(self, table: FilterTable, **kwargs: Any) -> None:
+        super().__init__(placeholder=f"filter {table.filter_label}: type to narrow, enter "
+                         "keeps it, esc clears", compact=True, **kwargs)
+        self.table = table
+
+    def action_clear_filter(self) -> None:
+        self.value = ""
+        self.table.set_filter("")
+        self.display = False
+        self.table.focus()
+        self.screen.post_message(FilterChanged(self.table))
+
+
+@dataclass
+class FilterChanged(Message):
+    """A table's filter changed (screens retitle their panes)."""
+
+    table: FilterTable
 
 
 class StoreScreen(Screen[None]):
@@ -27,6 +78,23 @@ class StoreScreen(Screen[None]):
 
     HELP: ClassVar[str] = ""
     """What the screen shows and how to use it (the ``?`` modal prints it above the keys)."""
+    SIDE_PANE: ClassVar[str | None] = None
+    """The selector of the pane ``b`` hides and shows (None: the screen has none)."""
+    SIDE_NAME: ClassVar[str] = "Side pane"
+    SIDE_AUTO_HIDE: ClassVar[str | None] = None
+    """``-short`` / ``-narrow``: start with the side pane hidden at that size."""
+    ALLOW_IN_MAXIMIZED_VIEW: ClassVar[str] = "Header, Footer"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("b", "toggle_side", "Panes", id="side",
+                tooltip="Hide or show the side pane"),
+        Binding("z", "zoom", "Zoom", id="zoom",
+                tooltip="Fill the screen with the focused pane (z or esc restores)"),
+        Binding("y", "copy_id", "Copy id", show=False, id="copy-id"),
+        Binding("g", "top", "Top", show=False, id="top"),
+        Binding("G", "bottom", "Bottom", show=False, id="bottom"),
+    ]
 
     @dataclass
     class Loaded(Message):
@@ -34,17 +102,21 @@ class StoreScreen(Screen[None]):
 
         data: Any
         version: int
+        changed: str | None = None
 
     @dataclass
     class VersionSeen(Message):
         """The store's data_version as the watch worker last read it."""
 
         version: int
+        changed: str | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._seen_version: int | None = None
         self._load_pending = False
+        self._store_changed: str | None = None
+        self._side: bool | None = None  # None: as the size says
         self.loads = 0
         """How many loads have been shown (tests wait on it)."""
 
@@ -60,9 +132,17 @@ class StoreScreen(Screen[None]):
     def show_data(self, data: Any) -> None:
         """Put loaded data on screen (main thread)."""
 
+    def selected_id(self) -> str | None:
+        """The id of what is selected (``y`` copies it): by default the focused table's row."""
+        table = self.focused if isinstance(self.focused, FilterTable) else None
+        return table.cursor_key() if table is not None else None
+
     # -- lifecycle -----------------------------------------------------------------------
     def on_mount(self) -> None:
+        for footer in self.query(Footer):  # room for every key at 80 columns
+            footer.compact = True
         self.set_interval(self.lca.refresh_seconds, self._tick, name="store-watch")
+        self._show_status()
         self.reload()
 
     def on_screen_resume(self) -> None:
@@ -78,14 +158,16 @@ class StoreScreen(Screen[None]):
     def _load(self) -> None:
         version = self.lca.data_version()
         data = self.load_data()
-        self.post_message(self.Loaded(data, version))
+        self.post_message(self.Loaded(data, version, self.lca.store_changed_at()))
 
     @on(Loaded)
     def _on_loaded(self, message: Loaded) -> None:
         message.stop()
         self._seen_version = message.version
         self._load_pending = False
+        self._store_changed = message.changed or self._store_changed
         self.show_data(message.data)
+        self._show_status()
         self.loads += 1
 
     # -- following the store ---------------------------------------------------------------
@@ -96,14 +178,24 @@ class StoreScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def _check_version(self) -> None:
-        self.post_message(self.VersionSeen(self.lca.data_version()))
+        self.post_message(self.VersionSeen(self.lca.data_version(),
+                                           self.lca.store_changed_at()))
 
     @on(VersionSeen)
     def _on_version(self, message: VersionSeen) -> None:
         message.stop()
+        self._store_changed = message.changed or self._store_changed
+        self._show_status()
         if self._seen_version is not None and message.version != self._seen_version \
                 and not self._load_pending:
             self.reload()
+
+    def _show_status(self) -> None:
+        """The header: the store's name, that this screen follows it, when it last changed."""
+        parts = [visible(self.lca.store.path.name), "following"]
+        if self._store_changed is not None:
+            parts.append(f"changed {ago(self._store_changed, self.lca.now())}")
+        self.sub_title = " · ".join(parts)
 
     # -- errors ------------------------------------------------------------------------------
     @on(Worker.StateChanged)
@@ -117,3 +209,141 @@ class StoreScreen(Screen[None]):
 
     def show_error(self, group: str, error: BaseException | None) -> None:
         """Show a failed worker's error where its result would have gone (optional)."""
+
+    # -- size --------------------------------------------------------------------------------
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < NARROW, "-narrow")
+        self.set_class(event.size.height < SHORT, "-short")
+        self._apply_side()
+
+    def side_visible(self) -> bool:
+        """Whether the side pane shows: as toggled with ``b``, else as the size says."""
+        if self._side is not None:
+            return self._side
+        auto = self.SIDE_AUTO_HIDE
+        return not (auto is not None and self.has_class(auto))
+
+    def _apply_side(self) -> None:
+        if self.SIDE_PANE is None:
+            return
+        for pane in self.query(self.SIDE_PANE):
+            pane.display = self.side_visible()
+
+    # -- shared keys -------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_side":
+            return self.SIDE_PANE is not None
+        if action == "filter":
+            return bool(self.query(FilterTable))
+        return True
+
+    def action_toggle_side(self) -> None:
+        """Hide or show the side pane (the choice holds until the app closes)."""
+        self._side = not self.side_visible()
+        self._apply_side()
+        if self.SIDE_PANE is None:
+            return
+        panes = list(self.query(self.SIDE_PANE))
+        if self._side:  # shown: put the cursor in it
+            for pane in panes:
+                target = next((w for w in pane.walk_children(with_self=True)
+                               if w.focusable), None)
+                if target is not None:
+                    target.focus()
+                    return
+        elif self.focused is not None and any(
+                self.focused in pane.walk_children(with_self=True) for pane in panes):
+            self.call_after_refresh(self.focus_next)
+
+    def action_zoom(self) -> None:
+        """Maximise the focused pane to the whole screen, or restore it."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        target = self._pane_of(self.focused)
+        if target is not None:
+            self.maximized = target
+
+    def _pane_of(self, widget: Widget | None) -> Widget | None:
+        node: Any = widget
+        while isinstance(node, Widget) and node is not self:
+            if node.has_class("panel"):
+                return node
+            node = node.parent
+        return widget
+
+    def action_copy_id(self) -> None:
+        value = self.selected_id()
+        if not value:
+            self.notify("Nothing selected to copy here.", severity="warning")
+            return
+        self.lca.copy_id(value)
+
+    def action_top(self) -> None:
+        self._jump(top=True)
+
+    def action_bottom(self) -> None:
+        self._jump(top=False)
+
+    def _jump(self, top: bool) -> None:
+        widget = self.focused
+        if isinstance(widget, DataTable):
+            widget.action_scroll_top() if top else widget.action_scroll_bottom()
+        elif widget is not None:
+            target = widget if widget.allow_vertical_scroll else self._pane_of(widget)
+            if target is not None:
+                target.scroll_home(animate=False) if top else target.scroll_end(animate=False)
+
+    # -- the filter --------------------------------------------------------------------------
+    def filter_target(self) -> FilterTable | None:
+        """The table ``/`` filters: the focused one, else the first shown."""
+        if isinstance(self.focused, FilterTable):
+            return self.focused
+        if isinstance(self.focused, FilterInput):
+            return self.focused.table
+        shown = [t for t in self.query(FilterTable) if t.display and t.parent is not None
+                 and t.parent.display]
+        return shown[0] if shown else None
+
+    def action_filter(self) -> None:
+        table = self.filter_target()
+        if table is None:
+            return
+        field = self._filter_input(table)
+        field.display = True
+        field.focus()
+
+    def _filter_input(self, table: FilterTable) -> FilterInput:
+        found = [f for f in self.query(FilterInput) if f.table is table]
+        if found:
+            return found[0]
+        field = FilterInput(table, id=f"{table.id}-filter" if table.id else None)
+        table.parent.mount(field, before=table)  # type: ignore[union-attr]
+        return field
+
+    @on(Input.Changed)
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if isinstance(event.input, FilterInput):
+            event.stop()
+            event.input.table.set_filter(event.value)
+            self.post_message(FilterChanged(event.input.table))
+
+    @on(Input.Submitted)
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        if isinstance(event.input, FilterInput):
+            event.stop()
+            if not event.value.strip():
+                event.input.display = False
+            event.input.table.focus()
+
+    @on(FilterChanged)
+    def _retitle(self, event: FilterChanged) -> None:
+        self.filter_changed(event.table)
+
+    def filter_changed(self, table: FilterTable) -> None:
+        """A table's filter changed: by default its pane's subtitle says how many rows show."""
+        pane = self._pane_of(table)
+        if pane is not None and pane is not table:
+            pane.border_subtitle = table.summary()
+        else:
+            table.border_subtitle = table.summary()

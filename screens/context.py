@@ -20,15 +20,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header
 
 from screens.base import StoreScreen
-from store.context.records import Series, SeriesKey, Tail
+from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
 from store.core.records import agent_label
 from store.core.textsafe import visible
-from widgets.fmt import when
+from widgets.fmt import plural, when
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents
 from widgets.pressure_gauge import GaugeReading, PressureGauge
 from widgets.safe import cell, number
+from widgets.table import FilterTable
 
 Key = tuple[str, str]
 
@@ -73,26 +74,27 @@ class ContextScreen(StoreScreen):
         "pre-compaction checkpoint should run there) and the harness's auto-compact threshold "
         "marked ┃; it turns amber past the first and red past the second. The chart shows used "
         "tokens turn by turn, the thresholds as horizontal lines, compactions (red) and "
-        "checkpoints (green) as vertical marks. Below: each compaction with its summary or "
-        "handoff — ✗ \"no checkpoint before this compaction\" when nothing preserved the window "
-        "between the previous turn and it — and each prune event — ✗ \"not preserved before "
-        "pruning\" unless what left was both preserved and verified first.\n\n"
+        "checkpoints (green; the session's own and store-wide ones while it ran) as vertical "
+        "marks. Below: each compaction with its summary or handoff — ✗ \"no checkpoint before "
+        "this compaction\" when nothing preserved the window between the previous turn and it, "
+        "with why that matters and what fixes it — and each prune event — ✗ \"not preserved "
+        "before pruning\" unless what left was both preserved and verified first. Tab to that "
+        "list, up and down pick an event, enter opens it: a compaction's summary (or the "
+        "entries a prune let go) on the Transcript screen.\n\n"
         "The picker on the left lists every session and agent (main and each worker: each is "
-        "its own series); enter shows one, l goes back to following the latest. The screen is "
-        "live: snapshots a harness records appear as they are written."
+        "its own series); enter pins one, l goes back to following the latest (the gauge's "
+        "title says which). b hides or shows the picker (hidden at first below 100 columns), "
+        "z fills the screen with the focused pane. The screen is live: snapshots a harness "
+        "records appear as they are written."
     )
+    AUTO_FOCUS = "#context-series, #context-events"
+    SIDE_PANE = "#context-picker"
+    SIDE_NAME = "Sessions"
+    SIDE_AUTO_HIDE = "-narrow"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reload", "Reload", id="context-reload"),
         Binding("l", "latest", "Follow latest", id="context-latest"),
     ]
-    DEFAULT_CSS = """
-    ContextScreen #context-gauge-panel { height: auto; }
-    ContextScreen #context-middle { height: 1fr; }
-    ContextScreen #context-picker { width: 50; height: 1fr; }
-    ContextScreen #context-series { height: 1fr; }
-    ContextScreen #context-chart-panel { width: 1fr; }
-    ContextScreen #context-events-panel { height: 9; }
-    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -113,7 +115,8 @@ class ContextScreen(StoreScreen):
                 yield PressureGauge(id="context-gauge")
             with Horizontal(id="context-middle"):
                 with Vertical(id="context-picker", classes="panel"):
-                    yield DataTable(id="context-series", cursor_type="row", zebra_stripes=True)
+                    yield FilterTable(id="context-series", filter_columns=("session", "agent"),
+                                      filter_label="series")
                 with Vertical(id="context-chart-panel", classes="panel"):
                     yield PressureChart(id="context-chart")
             with VerticalScroll(id="context-events-panel", classes="panel"):
@@ -126,10 +129,11 @@ class ContextScreen(StoreScreen):
         self.query_one("#context-chart-panel").border_title = "Used tokens by turn"
         self.query_one("#context-events-panel").border_title = "Compactions, prunes, handoffs"
         table = self.query_one("#context-series", DataTable)
-        table.add_column("session", key="session")
-        table.add_column("agent", key="agent")
-        table.add_column(Text("snaps", justify="right"), key="snaps")
-        table.add_column(Text("peak", justify="right"), key="peak")
+        table.add_column("session", key="session", width=8)
+        table.add_column("agent", key="agent", width=10)
+        table.add_column(Text("snaps", justify="right"), key="snaps", width=5)
+        table.add_column(Text("peak", justify="right"), key="peak", width=7)
+        self._apply_side()
 
     # -- loading -----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -171,12 +175,13 @@ class ContextScreen(StoreScreen):
         table = self.query_one("#context-series", DataTable)
         table.clear()
         for k in data.keys:
-            table.add_row(cell(k.session_id[:8]), cell(agent_label(k.agent, short=True),
-                                                       width=16), number(k.snapshots),
+            table.add_row(cell(k.session_id[:8]), cell(agent_label(k.agent, short=True)),
+                          number(k.snapshots),
                           number(k.peak), key=_row_key((k.session_id, k.agent)))
         if data.series is not None:
-            current = (data.series.session_id, data.series.agent)
-            table.move_cursor(row=table.get_row_index(_row_key(current)), animate=False)
+            current = _row_key((data.series.session_id, data.series.agent))
+            if current in table.rows:
+                table.move_cursor(row=table.get_row_index(current), animate=False)
         self._show_series(data.series, replot=True)
 
     def _show_tail(self, data: Tail) -> None:
@@ -231,8 +236,10 @@ class ContextScreen(StoreScreen):
         gauge.reading = reading(s)
         panel.border_title = Text(visible(f"Context window — {agent_label(s.agent)} · "
                                           f"session {s.session_id[:8]}"), end="")
-        chart_panel.border_title = (f"Used tokens by turn — {len(s.snapshots):,} snapshots, "
-                                    f"peak {s.peak_used_tokens:,}")
+        panel.border_subtitle = ("following the latest session" if self._wanted is None
+                                 else "pinned to this series · l follows the latest")
+        chart_panel.border_title = (f"Tokens by turn · {plural(len(s.snapshots), 'snapshot')}"
+                                    f" · peak {s.peak_used_tokens:,}")
         if replot:
             self.query_one("#context-chart", PressureChart).show(chart_data(s))
         events.show(s)
@@ -260,3 +267,31 @@ class ContextScreen(StoreScreen):
     def action_reload(self) -> None:
         self._full_next = True
         self.reload()
+
+    # -- drill-through -----------------------------------------------------------------------
+    @on(PressureEvents.Opened)
+    async def _open_event(self, event: PressureEvents.Opened) -> None:
+        """A compaction opens its summary, a prune the first entry that left, on Transcript."""
+        ref = event.ref
+        if isinstance(ref, Compaction):
+            if ref.summary_at is not None:
+                await self.lca.open_session(*ref.summary_at)
+            elif ref.handoff_path:
+                self.notify(f"no summary entry is linked; its handoff was written to "
+                            f"{visible(ref.handoff_path)}", markup=False)
+            else:
+                self.notify("This compaction has no summary or handoff linked to it.",
+                            markup=False)
+        elif isinstance(ref, PruneEvent):
+            if ref.entry_seqs:
+                await self.lca.open_session(ref.session_id, min(ref.entry_seqs))
+            else:
+                self.notify("None of the entries this prune let go is in the store.",
+                            markup=False)
+
+    def selected_id(self) -> str | None:
+        """The series' session id (a picker row, or the series shown)."""
+        table = self.query_one("#context-series", FilterTable)
+        if self.focused is table and table.cursor_key():
+            return str(table.cursor_key()).partition("\x1f")[0]
+        return self._series.session_id if self._series is not None else None

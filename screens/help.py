@@ -58,6 +58,10 @@ def keys_table(screen: Screen[object]) -> Table:
         seen.add(key)
         rows.append((rank, key, binding.description, where))
     rows.append((0, "tab / shift+tab", "Move to the next / previous pane", "this screen"))
+    if screen.active_bindings.get("y") is not None:
+        rows.append((0, "y", "Copy the selected id (session, entry as session#seq, trace, "
+                     "memory)", "this screen"))
+        rows.append((0, "g / G", "Top / bottom of the focused list or pane", "this screen"))
     for _, key, does, where in sorted(rows, key=lambda r: r[0]):
         table.add_row(Text(key), Text(does), Text(where))
     return table

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
@@ -17,9 +17,10 @@ from screens.proposal_view import pass_line
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
 from store.governance.records import PassSummary
-from widgets.fmt import agents_mark, ago, project_tail, size, when
+from widgets.fmt import agents_mark, ago, size, when
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
+from widgets.table import FilterTable
 
 LATEST = 5
 LABEL_WIDTH = 14
@@ -34,8 +35,9 @@ class OverviewData:
 
 
 def _counts(mapping: dict[str, int]) -> Text:
-    return join([Text(f"{k} {v:,}", end="") for k, v in sorted(mapping.items(),
-                                                              key=lambda kv: (-kv[1], kv[0]))])
+    """``tool_call 101 · user 18``: a name and its count never wrap apart (a no-break space)."""
+    return join([Text(f"{k}\u00a0{v:,}", end="") for k, v in sorted(
+        mapping.items(), key=lambda kv: (-kv[1], kv[0]))])
 
 
 def _line(label: str, value: Text | str, detail: Text | None = None) -> Text:
@@ -85,9 +87,10 @@ def embedder_text(stats: Stats) -> Text:
     e = stats.embedder
     out = Text(end="")
     out.append(_line("model", safe_text(e.model)))
+    if e.degraded:  # the reason before the dimensions: a short terminal shows three lines
+        out.append(_line("why", safe_text(e.reason or "no reason given")))
     out.append(_line("dimensions", str(e.dim)))
     if e.degraded:
-        out.append(_line("why", safe_text(e.reason or "no reason given")))
         out.append("Semantic search and recall know nothing of meaning until the model "
                    "loads; lexical search is unaffected.", style="italic")
     else:
@@ -109,17 +112,26 @@ class OverviewScreen(StoreScreen):
         "now). Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
-        "the five most recent; enter opens one on the Transcript screen.\n\n"
+        "the five most recent; enter opens one on the Transcript screen. Context pressure: "
+        "the latest session's gauge (how old its latest snapshot is when it is not live); "
+        "enter on it opens the Context screen.\n\n"
+        "On a small terminal the panes scroll: tab moves between the sessions and the "
+        "pressure panel, up and down scroll, b hides the store and embedder panes, z fills "
+        "the screen with the focused pane.\n\n"
         "Everything here follows the store: what a harness writes while the app is open "
-        "appears within a second or so, without a restart."
+        "appears within a second or so, without a restart; the header says when the store "
+        "last changed."
     )
+    AUTO_FOCUS = "#overview-sessions"
+    SIDE_PANE = "#overview-top"
+    SIDE_NAME = "Store panes"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Vertical(id="overview"):
+        with VerticalScroll(id="overview"):
             with Horizontal(id="overview-top"):
                 yield Static("loading…", id="overview-store", classes="panel", markup=False)
                 with Vertical(id="overview-embedder", classes="panel"):
@@ -128,7 +140,9 @@ class OverviewScreen(StoreScreen):
             yield Static("loading…", id="overview-records", classes="panel", markup=False)
             yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-latest", classes="panel"):
-                yield DataTable(id="overview-sessions", cursor_type="row", zebra_stripes=True)
+                yield FilterTable(id="overview-sessions", filter_label="sessions",
+                                  filter_columns=("id", "project", "format", "agents"),
+                                  stretch="project", tail_columns=("project",))
                 yield Static("", id="overview-no-sessions", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
@@ -141,12 +155,13 @@ class OverviewScreen(StoreScreen):
         self.query_one("#overview-latest").border_title = "Latest sessions"
         table = self.query_one("#overview-sessions", DataTable)
         # Fixed widths: the table renders right on its first frame, whatever the data.
-        for label, key, width in (("started", "started", 16), ("last entry", "ago", 10),
-                                  ("project", "project", 30),
+        for label, key, width in (("session", "id", 8), ("started", "started", 16),
+                                  ("last entry", "ago", 10),
                                   (Text("entries", justify="right"), "entries", 7),
-                                  ("agents", "agents", 17), ("format", "format", 11),
-                                  ("session", "id", 8)):
+                                  ("agents", "agents", 15), ("format", "format", 11),
+                                  ("project", "project", 30)):
             table.add_column(label, key=key, width=width)
+        self._apply_side()
 
     def load_data(self) -> OverviewData:
         from store.context.series import latest_key, series
@@ -169,16 +184,16 @@ class OverviewScreen(StoreScreen):
         status.set_class(not stats.embedder.degraded, "-ok")
         self.query_one("#embedder-detail", Static).update(embedder_text(stats))
         self._show_sessions(data.latest, stats.sessions)
-        self.query_one(PressureSummary).show(data.pressure)
+        self.query_one(PressureSummary).show(data.pressure, self.lca.now())
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         table = self.query_one("#overview-sessions", DataTable)
         table.clear()
         now = self.lca.now()
         for s in sessions:
-            table.add_row(cell(when(s.started_at)), cell(ago(s.ended_at or s.started_at, now)),
-                          cell(project_tail(s.project)), number(s.entries),
-                          cell(agents_mark(s)), cell(s.format), cell(s.id[:8], style="dim"),
+            table.add_row(cell(s.id[:8], style="dim"), cell(when(s.started_at)),
+                          cell(ago(s.ended_at or s.started_at, now)), number(s.entries),
+                          cell(agents_mark(s)), cell(s.format), cell(s.project or "-"),
                           key=s.id)
         self.query_one("#overview-latest").border_title = (
             f"Latest sessions ({len(sessions)} of {total:,})" if sessions

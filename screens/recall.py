@@ -10,20 +10,22 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Select, Static
 
 from screens.base import StoreScreen
 from store.recall.run import Move, recall, rerun
 from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
 from store.core.textsafe import visible
-from widgets.fmt import short_when
+from widgets.fmt import plural, short_when
 from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
+from widgets.table import FilterTable
+
+CHANNELS = ("private", "shared", "public")
 
 BAR_WIDTH = 18
-DETAIL_HEIGHT = 12
 NEG_CELLS = 3
 DECISION_STYLE = {"injected": "bold", "policy_filtered": "italic", "superseded": "italic"}
 
@@ -86,14 +88,23 @@ class RecallScreen(StoreScreen):
         "A trace read from a harness event has none of the six terms: its candidates show the "
         "harness's own score, provider score, scri and recall mode, labelled as the "
         "harness's. Secret and policy-filtered candidates show no text.\n\n"
-        "n (or /) types a new query: enter runs the recall in the background, stores its "
-        "trace and opens it. r re-runs the highlighted trace with today's settings and store, "
-        "and shows what moved (rank and decision before → now)."
+        "Enter on a candidate opens what it points at: an entry on the Transcript screen, a "
+        "memory on the Memories screen. y copies the selected trace id or candidate source.\n\n"
+        "n opens a new recall: the query, and the cue as `lca-tui recall` takes it — role, "
+        "project, channel (private, shared: private memories penalised, public: filtered) and "
+        "historical (superseded memories may be used); enter runs it in the background, "
+        "stores its trace and opens it; esc clears the query, esc again closes the form. "
+        "r re-runs the highlighted trace with today's settings and store and shows what moved "
+        "(rank and decision before → now; candidates of equal score trading places is not a "
+        "move), or says that nothing moved; re-runs are marked in the traces list (origin "
+        "\"re-run N\"). / filters the focused list (traces by query, candidates by decision "
+        "or source), b hides the traces list, z fills the screen with the focused pane."
     )
     AUTO_FOCUS = "#recall-traces"
+    SIDE_PANE = "#recall-traces"
+    SIDE_NAME = "Traces"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new_recall", "New recall", id="recall-new"),
-        Binding("slash", "new_recall", "New recall", show=False, id="recall-new-slash"),
         Binding("r", "rerun", "Re-run", id="recall-rerun"),
         Binding("escape", "leave_input", "Back", show=False, id="recall-escape"),
     ]
@@ -105,19 +116,28 @@ class RecallScreen(StoreScreen):
         self.trace_id: int | None = None
         self.moves: dict[str, Move] = {}
         self.moves_for: int | None = None
+        self.moved_note = ""
         self.recalls = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="recall"):
-            yield Input(placeholder="New recall: type a query and press enter (esc: back)",
-                        id="recall-input")
-            yield DataTable(id="recall-traces", cursor_type="row", zebra_stripes=True,
-                            classes="panel")
+            with Horizontal(id="recall-form", classes="panel"):
+                yield Input(placeholder="query: enter runs, esc clears", id="recall-input",
+                            compact=True)
+                yield Input(placeholder="role", id="recall-role", compact=True)
+                yield Input(placeholder="project", id="recall-project", compact=True)
+                yield Select([(c, c) for c in CHANNELS], value="private", allow_blank=False,
+                             id="recall-channel", compact=True)
+                yield Checkbox("historical", id="recall-historical", compact=True)
+            yield FilterTable(id="recall-traces", classes="panel", filter_columns=("query",),
+                              filter_label="traces", stretch="query", stretch_min=20)
             with Vertical(id="recall-trace", classes="panel"):
                 yield Static(id="recall-head", markup=False)
                 yield Static(id="recall-legend", markup=False)
-                yield DataTable(id="recall-candidates", cursor_type="row", zebra_stripes=True)
+                yield FilterTable(id="recall-candidates", filter_label="candidates",
+                                  filter_columns=("decision", "source"), stretch="reason",
+                                  stretch_min=36)
             with VerticalScroll(id="recall-detail", classes="panel"):
                 yield Static(id="recall-detail-text", markup=False)
         yield Footer()
@@ -125,18 +145,15 @@ class RecallScreen(StoreScreen):
     def on_mount(self) -> None:
         traces = self.query_one("#recall-traces", DataTable)
         traces.border_title = "Traces"
-        for label, key, width in (("time (UTC)", "ts", 14), ("origin", "origin", 9),
+        for label, key, width in (("time", "ts", 14), ("origin", "origin", 10),
                                   (Text("ms", justify="right"), "ms", 7),
                                   (Text("injected", justify="right"), "inj", 12),
-                                  ("query", "query", 70)):
+                                  ("query", "query", 40)):
             traces.add_column(label, key=key, width=width)
         self._candidate_columns(with_moves=False)
+        self.query_one("#recall-form").display = False
+        self.query_one("#recall-form").border_title = "New recall (the cue as `lca-tui recall` takes it)"
         self.query_one("#recall-trace").border_title = "Trace"
-        detail = self.query_one("#recall-detail", VerticalScroll)
-        # as tall as the candidate needs (the whole excerpt under the figures), then scrolls
-        detail.styles.height = "auto"
-        detail.styles.min_height = 7
-        detail.styles.max_height = DETAIL_HEIGHT
         self.query_one("#recall-detail-text", Static).update(Text(
             "No trace yet: press n to run a recall.", style="dim"))
 
@@ -145,7 +162,7 @@ class RecallScreen(StoreScreen):
         table.clear(columns=True)
         cols: list[tuple[Any, str, int]] = [(Text("#", justify="right"), "rank", 3),
                                             ("decision", "decision", 15),
-                                            ("source", "source", 18)]
+                                            ("source", "source", 20)]
         cols += [(Text(t, justify="right"), t, 4) for t in "SETAQK"]
         cols += [(Text("score", justify="right"), "score", 5),
                  ("−K │ S E T A Q", "bar", BAR_WIDTH)]
@@ -154,6 +171,7 @@ class RecallScreen(StoreScreen):
         cols.append(("reason", "reason", 36))
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
+        table.fit_stretch()
 
     # -- loading ---------------------------------------------------------------------------
     def load_data(self) -> RecallData:
@@ -172,7 +190,8 @@ class RecallScreen(StoreScreen):
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for t in data.traces:
-                table.add_row(cell(short_when(t.ts)), cell(t.origin.replace("-event", "")),
+                origin = f"re-run {t.rerun_of}" if t.rerun_of else t.origin.replace("-event", "")
+                table.add_row(cell(short_when(t.ts)), cell(origin),
                               Text("-" if t.latency_ms is None else f"{t.latency_ms:.1f}",
                                    justify="right"),
                               Text(f"{t.injected} / {t.considered}", justify="right"),
@@ -204,13 +223,19 @@ class RecallScreen(StoreScreen):
         cue = [f"{k} {v}" for k, v in (("role", trace.role), ("project", trace.project))
                if v] + [f"channel {trace.channel}"] + (["historical"] if trace.historical
                                                        else [])
-        head = join([Text(f"trace {trace.id}", style="bold"), short_when(trace.ts),
-                     trace.origin, ", ".join(cue),
-                     f"{trace.model or 'model n/a'}" + (" DEGRADED" if trace.degraded else ""),
-                     f"{trace.latency_ms:.1f} ms" if trace.latency_ms is not None else "",
-                     f"injected {trace.injected} of {trace.considered}"])
-        head.append("\nquery: ", style="dim")
+        origin = f"re-run of trace {trace.rerun_of}" if trace.rerun_of else trace.origin
+        # the query first: on a short terminal the head shows two lines
+        head = Text("query: ", style="dim", end="")
         head.append(safe_text(trace.query))
+        if showing_moves and self.moved_note:
+            head.append(f"\n{self.moved_note}", style="bold")
+        head.append("\n")
+        head.append(join([Text(f"trace {trace.id}", style="bold"), short_when(trace.ts),
+                          origin, ", ".join(cue),
+                          f"{trace.model or 'model n/a'}" + (" DEGRADED" if trace.degraded
+                                                             else ""),
+                          f"{trace.latency_ms:.1f} ms" if trace.latency_ms is not None
+                          else "", f"injected {trace.injected} of {trace.considered}"]))
         s = trace.settings
         if trace.origin == "lca-tui":
             head.append("\nsettings: ", style="dim")
@@ -226,7 +251,7 @@ class RecallScreen(StoreScreen):
         table = self.query_one("#recall-candidates", DataTable)
         scale = scale_for([c.contributions for c in trace.candidates], BAR_WIDTH, NEG_CELLS)
         self.query_one("#recall-trace").border_title = (
-            f"Trace {trace.id}: {len(trace.candidates)} candidates")
+            f"Trace {trace.id}: {plural(len(trace.candidates), 'candidate')}")
         for c in trace.candidates:
             row = [Text(str(c.rank), justify="right"),
                    cell(c.decision, style=DECISION_STYLE.get(c.decision, "dim")),
@@ -251,6 +276,8 @@ class RecallScreen(StoreScreen):
         move = self.moves.get(c.pointer)
         if move is None or move.old_rank is None:
             return "new"
+        if move.tie_only and move.old_decision == move.new_decision:
+            return "= (equal score)"
         parts = []
         if move.old_rank != move.new_rank:
             delta = move.old_rank - (move.new_rank or 0)
@@ -291,23 +318,44 @@ class RecallScreen(StoreScreen):
 
     # -- new recall, re-run ------------------------------------------------------------------
     def action_new_recall(self) -> None:
+        self.query_one("#recall-form").display = True
         self.query_one("#recall-input", Input).focus()
 
     def action_leave_input(self) -> None:
+        """Esc in the form: clear the query first, then close the form."""
+        form = self.query_one("#recall-form")
+        query = self.query_one("#recall-input", Input)
+        if form.display and self.focused is not None and self.focused in form.walk_children():
+            if query.value:
+                query.value = ""
+                query.focus()
+                return
+            form.display = False
         self.query_one("#recall-traces", DataTable).focus()
 
-    @on(Input.Submitted, "#recall-input")
+    def cue(self) -> dict[str, Any]:
+        """The form's cue, as ``lca-tui recall`` takes it."""
+        role = self.query_one("#recall-role", Input).value.strip() or None
+        project = self.query_one("#recall-project", Input).value.strip() or None
+        channel = self.query_one("#recall-channel", Select).value
+        return {"role": role, "project": project,
+                "channel": channel if channel in CHANNELS else "private",
+                "historical": self.query_one("#recall-historical", Checkbox).value}
+
+    @on(Input.Submitted, "#recall-form Input")
     def _submitted(self, event: Input.Submitted) -> None:
-        query = event.value.strip()
+        query = self.query_one("#recall-input", Input).value.strip()
         if not query:
+            self.query_one("#recall-input", Input).focus()
             return
         self.query_one("#recall-detail-text", Static).update(Text(f"recalling {query!r}…",
                                                                   style="dim"))
-        self._run_recall(query)
+        self._run_recall(query, self.cue())
 
     @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
-    def _run_recall(self, query: str) -> None:
-        result = recall(self.lca.store, query, now=self.lca.now())
+    def _run_recall(self, query: str, cue: dict[str, Any]) -> None:
+        result = recall(self.lca.store, query, cue["role"], cue["project"], cue["channel"],
+                        cue["historical"], now=self.lca.now())
         self.post_message(RecallDone(result.trace))
 
     def action_rerun(self) -> None:
@@ -331,10 +379,61 @@ class RecallScreen(StoreScreen):
         if message.moves is not None:
             self.moves = {m.pointer: m for m in message.moves}
             self.moves_for = message.trace.id
+            moved = [m for m in message.moves if m.changed]
+            self.moved_note = (
+                f"re-run of trace {message.trace.rerun_of}: "
+                + (f"{plural(len(moved), 'candidate')} moved" if moved else
+                   "nothing moved — every candidate kept its rank and decision"
+                   + (" (equal scores aside)" if any(m.tie_only for m in message.moves)
+                      else "")))
+            self.notify(self.moved_note, markup=False)
         fresh = message.trace.id not in {t.id for t in self.traces}
         self._show_trace(message.trace)
         if fresh:
             self.recalls += 1
             self.query_one("#recall-input", Input).value = ""
+            self.query_one("#recall-form").display = False
             self.query_one("#recall-candidates", DataTable).focus()
             self.reload()
+
+    # -- drill-through -------------------------------------------------------------------------
+    def open_trace(self, trace_id: int) -> None:
+        """Show trace ``trace_id`` (from the palette or another screen)."""
+        self.trace_id = trace_id
+        table = self.query_one("#recall-traces", FilterTable)
+        if str(trace_id) in table.rows:
+            with self.prevent(DataTable.RowHighlighted):
+                table.move_cursor(row=table.get_row_index(str(trace_id)), animate=False)
+        self._load_trace(trace_id)
+        table.focus()
+
+    def highlighted_candidate(self) -> Candidate | None:
+        key = self.query_one("#recall-candidates", FilterTable).cursor_key()
+        if self.trace is None or key is None:
+            return None
+        return next((c for c in self.trace.candidates if c.rank == int(key)), None)
+
+    @on(DataTable.RowSelected, "#recall-candidates")
+    async def _candidate_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a candidate: its entry on Transcript, or its memory on Memories."""
+        c = self.highlighted_candidate()
+        if c is None:
+            return
+        if c.source_type == "entry" and c.session_id is not None and c.seq is not None:
+            await self.lca.open_session(c.session_id, c.seq)
+        elif c.source_type == "memory" and c.source_id is not None:
+            await self.lca.open_memory(c.source_id)
+        else:
+            self.notify(f"{visible(c.pointer)} is not in this store (a harness's own item).",
+                        markup=False)
+
+    def selected_id(self) -> str | None:
+        """The trace's id, or the candidate's source (session id + seq, or memory id)."""
+        if self.focused is self.query_one("#recall-candidates"):
+            c = self.highlighted_candidate()
+            if c is None:
+                return None
+            if c.source_type == "entry" and c.session_id is not None:
+                return f"{c.session_id}#{c.seq}"
+            return c.pointer
+        return str(self.trace_id) if self.trace_id is not None else None

@@ -17,11 +17,12 @@ from screens.base import StoreScreen
 from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
 from store.core.textsafe import visible
 from widgets.entry_view import EntryView
-from widgets.fmt import agents_mark, project_tail, short_when, when
+from widgets.fmt import agents_mark, clock, day, plural, short_when, when
 from widgets.safe import cell, number
+from widgets.table import FilterTable
 
 SEARCH_MODES = ("hybrid", "fts", "semantic")
-EXCERPT_MIN = 24
+EXCERPT_MIN = 16
 
 
 @dataclass
@@ -49,24 +50,31 @@ class TranscriptScreen(StoreScreen):
         "Claude Code's compaction summariser and prompt suggester, are not counted as "
         "workers and show in the agent column as summariser and suggester; a Claude Code "
         "1.0.x subagent written inside the main file is the worker sidechain-<id>, shown by "
-        "its id). Moving the "
-        "cursor there shows that "
-        "session's entries below: sequence number, time (UTC), kind (user, assistant, "
-        "tool_call, tool_result, reasoning, system, compaction, checkpoint, event), agent, "
-        "estimated tokens, tool name and the start of the text. The pane at the bottom shows "
-        "the highlighted entry in full: its header (model and token usage for assistant "
-        "turns, compaction figures) and its content verbatim, scrollable. Stored text is shown "
-        "as text: markup and terminal escape sequences in it are never interpreted; control "
-        "characters appear as \\xNN.\n\n"
-        "Keys: `a` cycles an agent filter (all, main, each worker and helper). `/` opens search over "
-        "entries and memories: enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 "
-        "lex), fts (BM25 only) and semantic (vectors only); enter on an entry hit opens it in "
-        "its session, on a memory hit the memory on the Memories screen; esc closes the "
-        "results. The list follows the store: entries a harness appends appear without a "
-        "restart."
+        "its id); b hides or shows them (they start hidden on a short terminal). Moving the "
+        "cursor there shows that session's entries below: sequence number (an entry is named "
+        "by its session and seq, e.g. 5ccec58f#12, everywhere in lca-tui), local time, kind "
+        "(user, assistant, tool_call, tool_result, reasoning, system, compaction, checkpoint, "
+        "event), agent, estimated tokens, and the start of the text (a tool call's tool "
+        "first, in brackets). With all agents shown, the main agent's and the workers' "
+        "entries are interleaved by time. The pane at the bottom shows the highlighted entry "
+        "in full: its header (model and token usage for assistant turns, compaction figures) "
+        "and its content verbatim, scrollable. Stored text is shown as text: markup and "
+        "terminal escape sequences in it are never interpreted; control characters appear as "
+        "\\xNN.\n\n"
+        "Keys: `a` cycles an agent filter (all, main, each worker and helper). `/` filters the "
+        "focused list as you type (entries by kind or agent, sessions by id, project or "
+        "format); esc in the filter clears it. `s` opens search over entries and memories: "
+        "enter runs it, ctrl+t switches between hybrid (0.7 cos + 0.3 lex), fts (BM25 only) "
+        "and semantic (vectors only); enter on a hit opens its entry in its session (or its "
+        "memory); esc closes the results. `z` fills the screen with the focused pane, `y` "
+        "copies the selected session id or entry name. The list follows the store: entries "
+        "a harness appends appear without a restart."
     )
+    SIDE_PANE = "#sessions"
+    SIDE_NAME = "Sessions"
+    SIDE_AUTO_HIDE = "-short"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search", id="transcript-search"),
+        Binding("s", "search", "Search", id="transcript-search"),
         Binding("ctrl+t", "search_mode", "Search mode", id="transcript-search-mode"),
         Binding("escape", "close_search", "Close search", id="transcript-close-search"),
         Binding("a", "agent_filter", "Agent", id="transcript-agent"),
@@ -84,19 +92,24 @@ class TranscriptScreen(StoreScreen):
         self.searches = 0
         self._token = 0
         self._goto_seq: int | None = None
+        self._by_id: dict[int, EntryInfo] = {}
+        self._one_day: str | None = None
         self._loaded_count: int | None = None
         self._last_search: tuple[str, str] = ("", SEARCH_MODES[0])
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="transcript"):
-            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True,
-                            classes="panel")
+            yield FilterTable(id="sessions", classes="panel", filter_label="sessions",
+                              filter_columns=("id", "project", "format", "agents"),
+                              stretch="project", tail_columns=("project",))
             with Vertical(id="lists", classes="panel"):
                 yield Input(id="search", classes="-hidden")
                 with ContentSwitcher(initial="entries", id="list-switcher"):
-                    yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
-                    yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+                    yield FilterTable(id="entries", filter_columns=("kind", "agent"),
+                                      filter_label="entries", stretch="text")
+                    yield FilterTable(id="hits", filter_columns=("source",),
+                                      filter_label="hits", stretch="text")
             yield EntryView(id="entry-view", classes="panel")
         yield Footer()
 
@@ -105,23 +118,25 @@ class TranscriptScreen(StoreScreen):
         # added on first fill, when the width it can have is known.
         sessions = self.query_one("#sessions", DataTable)
         sessions.border_title = "Sessions"
-        for label, key, width in (("started", "started", 16), ("last entry", "ended", 16),
-                                  ("project", "project", 26),
+        self._apply_side()
+        # the id and times first: they are what tells sessions apart at any width
+        for label, key, width in (("session", "id", 8), ("started", "started", 16),
+                                  ("last entry", "ended", 16),
                                   (Text("entries", justify="right"), "n", 7),
                                   ("agents", "agents", 16), ("format", "format", 11),
-                                  ("session", "id", 8)):
+                                  ("project", "project", 26)):
             sessions.add_column(label, key=key, width=width)
         entries = self.query_one("#entries", DataTable)
         for label, key, width in ((Text("seq", justify="right"), "seq", 5),
-                                  ("time (UTC)", "ts", 14), ("kind", "kind", 11),
-                                  ("agent", "agent", 12),
-                                  (Text("tokens", justify="right"), "tokens", 7),
-                                  ("tool", "tool", 14)):
+                                  ("time", "ts", 14), ("kind", "kind", 11),
+                                  ("agent", "agent", 9),
+                                  (Text("tokens", justify="right"), "tokens", 6),
+                                  ("text", "text", EXCERPT_MIN)):
             entries.add_column(label, key=key, width=width)
         hits = self.query_one("#hits", DataTable)
         for label, key, width in ((Text("score", justify="right"), "score", 6),
                                   ("cos", "cos", 6), ("lex", "lex", 6),
-                                  ("source", "source", 34)):
+                                  ("source", "source", 34), ("text", "text", EXCERPT_MIN)):
             hits.add_column(label, key=key, width=width)
         self._set_search_placeholder()
         self._title_lists()
@@ -140,10 +155,9 @@ class TranscriptScreen(StoreScreen):
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for s in data:
-                table.add_row(cell(when(s.started_at)), cell(when(s.ended_at)),
-                              cell(project_tail(s.project, 26)), number(s.entries),
-                              cell(agents_mark(s)), cell(s.format), cell(s.id[:8], style="dim"),
-                              key=s.id)
+                table.add_row(cell(s.id[:8], style="dim"), cell(when(s.started_at)),
+                              cell(when(s.ended_at)), number(s.entries), cell(agents_mark(s)),
+                              cell(s.format), cell(s.project or "-"), key=s.id)
             if self.session_id is not None and self.session_id in table.rows:
                 table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
         if not data:
@@ -187,64 +201,67 @@ class TranscriptScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="entries", exit_on_error=False)
     def _load_entries(self, session_id: str, agent: str | None, token: int) -> None:
-        rows = self.lca.store.entries(session_id, agent)
+        # all agents: interleaved by time, so the time column never runs backwards
+        rows = self.lca.store.entries(session_id, agent, by_time=agent is None)
         self.post_message(EntriesLoaded(session_id, agent, rows, token))
 
     @on(EntriesLoaded)
     def _entries_loaded(self, message: EntriesLoaded) -> None:
         if message.token != self._token:
             return
-        table = self.query_one("#entries", DataTable)
+        table = self.query_one("#entries", FilterTable)
         keep = self._highlighted_entry_id()
         same_session = bool(self.entries) and self.entries[0].session_id == message.session_id
         self.entries = message.entries
+        self._by_id = {e.id: e for e in message.entries}
         session = self._session()
         self._loaded_count = session.entries if session else None
-        width = self._text_column(table)
+        days = {day(e.ts) for e in message.entries} - {None}
+        self._one_day = next(iter(days)) if len(days) == 1 else None
+        stamp = clock if self._one_day else short_when
+        time_column = table.columns.get("ts")  # type: ignore[call-overload]
+        if time_column is not None and time_column.width != (8 if self._one_day else 14):
+            time_column.width = 8 if self._one_day else 14
+            table.fit_stretch()
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for e in message.entries:
-                table.add_row(number(e.seq), cell(short_when(e.ts)), cell(e.kind),
+                text = f"[{e.tool_name}] {e.content}" if e.tool_name else e.content
+                table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
                               cell(agent_label(e.agent, short=True)), number(e.tokens),
-                              cell(e.tool_name or ""), cell(e.content, width=width),
-                              key=str(e.id))
-        target = self._target_row(keep if same_session else None)
-        if target is not None:
-            table.move_cursor(row=target, animate=False)
+                              cell(text), key=str(e.id))
+        target = self._target_entry(keep if same_session else None)
+        if target is not None and str(target) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(target)), animate=False)
         self._show_highlighted()
         self._title_lists()
         self.entry_loads += 1
 
-    def _text_column(self, table: DataTable[object]) -> int:
-        """Add the text column (once) with the width the fixed columns leave; its width."""
-        if "text" in table.columns:
-            return table.columns["text"].width
-        visible_width = self.query_one("#lists").content_region.width or self.size.width
-        fixed = sum(c.get_render_width(table) for c in table.columns.values())
-        width = max(EXCERPT_MIN, visible_width - fixed - 4)
-        table.add_column("text", key="text", width=width)
-        return width
-
-    def _target_row(self, keep_id: int | None) -> int | None:
+    def _target_entry(self, keep_id: int | None) -> int | None:
+        """The entry to put the cursor on: the one asked for (by seq), the one it was on, or
+        the first."""
         if not self.entries:
             return None
         if self._goto_seq is not None:
             seq, self._goto_seq = self._goto_seq, None
-            for i, e in enumerate(self.entries):
-                if e.seq >= seq:
-                    return i
-        if keep_id is not None:
-            for i, e in enumerate(self.entries):
-                if e.id == keep_id:
-                    return i
-        return 0
+            exact = next((e.id for e in self.entries if e.seq == seq), None)
+            if exact is not None:
+                return exact
+            later = [e for e in self.entries if e.seq >= seq]
+            if later:
+                return min(later, key=lambda e: e.seq).id
+        if keep_id is not None and keep_id in self._by_id:
+            return keep_id
+        return self.entries[0].id
 
     def _highlighted_entry_id(self) -> int | None:
-        table = self.query_one("#entries", DataTable)
-        if not self.entries or table.row_count == 0:
-            return None
-        row = table.cursor_row
-        return self.entries[row].id if 0 <= row < len(self.entries) else None
+        key = self.query_one("#entries", FilterTable).cursor_key()
+        return int(key) if key is not None else None
+
+    def highlighted_entry(self) -> EntryInfo | None:
+        """The entry under the cursor of the entries list (None when it shows none)."""
+        entry_id = self._highlighted_entry_id()
+        return self._by_id.get(entry_id) if entry_id is not None else None
 
     @on(DataTable.RowHighlighted, "#entries")
     def _entry_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -252,14 +269,29 @@ class TranscriptScreen(StoreScreen):
 
     def _show_highlighted(self) -> None:
         view = self.query_one(EntryView)
-        table = self.query_one("#entries", DataTable)
-        if not self.entries:
+        entry = self.highlighted_entry()
+        if entry is not None:
+            view.show_entry(entry)
+        elif self.entries:
+            view.show_note("No entry matches the filter (esc in the filter clears it).")
+        else:
             view.show_note("This session has no entries" +
                            (f" from agent {agent_label(self.agent)}." if self.agent
                             else "."))
-            return
-        row = min(max(table.cursor_row, 0), len(self.entries) - 1)
-        view.show_entry(self.entries[row])
+
+    def selected_id(self) -> str | None:
+        """The session's id, or the entry's name (session id + seq), or the hit's source."""
+        focused = self.focused
+        if focused is self.query_one("#sessions"):
+            return self.query_one("#sessions", FilterTable).cursor_key()
+        if focused is self.query_one("#hits"):
+            hit = self._highlighted_hit()
+            if hit is None:
+                return None
+            return (f"{hit.session_id}#{hit.seq}" if hit.source_type == "entry"
+                    else f"memory {hit.source_id}")
+        entry = self.highlighted_entry()
+        return f"{entry.session_id}#{entry.seq}" if entry is not None else self.session_id
 
     def action_agent_filter(self) -> None:
         """Cycle: all agents, main, then each worker of the session."""
@@ -308,39 +340,45 @@ class TranscriptScreen(StoreScreen):
     def _search_done(self, message: SearchDone) -> None:
         self.hits = message.hits
         table = self.query_one("#hits", DataTable)
-        width = self._text_column(table)
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for i, h in enumerate(message.hits):
-                source = (f"{(h.session_id or '?')[:8]} #{h.seq} {h.kind}"
-                          if h.source_type == "entry" else f"memory {h.memory_name}")
+                source = (f"{(h.session_id or '?')[:8]}#{h.seq} {h.kind}"
+                          if h.source_type == "entry"
+                          else f"memory {h.source_id} {h.memory_name or ''}")
                 table.add_row(number(h.score), cell("-" if h.cos is None else f"{h.cos:.3f}"),
                               cell("-" if h.lex is None else f"{h.lex:.3f}"),
-                              cell(source), cell(h.text, width=width), key=str(i))
+                              cell(source), cell(h.text), key=str(i))
         self.query_one(ContentSwitcher).current = "hits"
         self._last_search = (message.query, message.mode)
         self._title_lists()
-        if message.hits:
+        hit = self._highlighted_hit() if table.row_count else None
+        if hit is not None:
             table.move_cursor(row=0, animate=False)
-            self.query_one(EntryView).show_hit(message.hits[0])
+            self.query_one(EntryView).show_hit(hit)
             table.focus()
         else:
             self.query_one(EntryView).show_note(f"No hits ({message.mode}).")
         self.searches += 1
 
+    def _highlighted_hit(self) -> SearchHit | None:
+        key = self.query_one("#hits", FilterTable).cursor_key()
+        return self.hits[int(key)] if key is not None and int(key) < len(self.hits) else None
+
     @on(DataTable.RowHighlighted, "#hits")
     def _hit_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if 0 <= event.cursor_row < len(self.hits):
-            self.query_one(EntryView).show_hit(self.hits[event.cursor_row])
+        hit = self._highlighted_hit()
+        if hit is not None:
+            self.query_one(EntryView).show_hit(hit)
 
     @on(DataTable.RowSelected, "#hits")
     async def _hit_selected(self, event: DataTable.RowSelected) -> None:
-        if not 0 <= event.cursor_row < len(self.hits):
+        hit = self._highlighted_hit()
+        if hit is None:
             return
-        hit = self.hits[event.cursor_row]
         if hit.source_type == "entry" and hit.session_id:
             self.open_session(hit.session_id, hit.seq)
-        else:
+        elif hit.source_type == "memory":
             await self.lca.open_memory(hit.source_id)
 
     def action_close_search(self) -> None:
@@ -354,28 +392,39 @@ class TranscriptScreen(StoreScreen):
         self._title_lists()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "close_search":
-            searching = (not self.query_one("#search", Input).has_class("-hidden")
-                         or self.query_one(ContentSwitcher).current == "hits")
-            return searching
+        if action in ("close_search", "search_mode"):
+            # shown in the footer only while searching: room for the keys that apply
+            return (not self.query_one("#search", Input).has_class("-hidden")
+                    or self.query_one(ContentSwitcher).current == "hits")
         if action == "agent_filter":
             session = self._session()
             return bool(session and len(session.agents) > 1) or None
-        return True
+        return super().check_action(action, parameters)
 
     def _title_lists(self) -> None:
         lists = self.query_one("#lists")
         if self.query_one(ContentSwitcher).current == "hits":
             _, mode = self._last_search
-            lists.border_title = f"Search ({mode}) · {len(self.hits)} hits"
-            lists.border_subtitle = "enter opens · esc closes"
+            lists.border_title = f"Search ({mode}) · {plural(len(self.hits), 'hit')}"
+            lists.border_subtitle = (self.query_one("#hits", FilterTable).summary()
+                                     or "enter opens · esc closes")
             return
         session = self._session()
         if session is None:
             lists.border_title = "Entries"
             lists.border_subtitle = ""
             return
-        agent = f"agent {agent_label(self.agent)}" if self.agent else "all agents"
+        agent = f"agent {agent_label(self.agent)}" if self.agent else "all agents, by time"
+        on_day = f" · {self._one_day}" if self._one_day else ""
         lists.border_title = Text(visible(
-            f"Entries · {session.id[:8]} · {agent} · {len(self.entries):,}"), end="")
-        lists.border_subtitle = "a: agent filter" if len(session.agents) > 1 else ""
+            f"Entries · {session.id[:8]}{on_day} · {agent} · {len(self.entries):,}"), end="")
+        lists.border_subtitle = (self.query_one("#entries", FilterTable).summary()
+                                 or ("a: agent filter" if len(session.agents) > 1 else ""))
+
+    def filter_changed(self, table: FilterTable) -> None:
+        if table.id == "sessions":
+            super().filter_changed(table)
+            return
+        self._title_lists()
+        if table.id == "entries":
+            self._show_highlighted()

@@ -6,8 +6,11 @@ store, shifting every ISO-8601 timestamp and date in them by one offset, so that
 about an hour before ``now``; each value keeps its format (a date stays a date, ``…T…Z`` keeps
 its ``Z`` and its fraction digits). It then ingests the copy, whose files stay beside the store
 (``<store>.demo-data/``): entries point at their source lines and the memory directory is the
-one the store was imported from. It never writes into a store that already holds records, and
-its default path is a fresh file of its own, never ``$LCA_STORE``.
+one the store was imported from. ``proposals/`` is replayed through the approval gate
+(``store.governance.replay``): a supersession chain made by approved proposals, a reinforcement
+the auto-apply policy took, a rejection, and pending proposals that set off every check. It
+never writes into a store that already holds records, and its default path is a fresh file of
+its own, never ``$LCA_STORE``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from store.core.assets import asset_path
+from store.core.db import default_folder
 from store.core.errors import StoreError
 from store.core.records import IngestReport
 from store.core.settings import Settings
@@ -28,6 +32,7 @@ from store.core.settings import Settings
 Progress = Callable[[str, int, int], None]
 
 STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
+PROPOSALS = "proposals"  # replayed through the approval gate, not ingested
 SKIP = {"README.md", "LICENSE", "LICENSE.md"}
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -116,12 +121,12 @@ def shift_text(text: str, delta: timedelta) -> tuple[str, int]:
 # -- where ---------------------------------------------------------------------------------------
 def default_demo_path(now: datetime | None = None) -> Path:
     """A fresh file ``$XDG_DATA_HOME/lca-tui/demo-<UTC time>.db`` (never ``$LCA_STORE``)."""
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    base = default_folder()
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    path = base / "lca-tui" / f"demo-{stamp}.db"
+    path = base / f"demo-{stamp}.db"
     n = 2
     while path.exists() or _data_dir(path).exists():
-        path = base / "lca-tui" / f"demo-{stamp}-{n}.db"
+        path = base / f"demo-{stamp}-{n}.db"
         n += 1
     return path
 
@@ -139,6 +144,9 @@ def check_target(path: Path) -> None:
                         "pick another path with --store, or leave --store out for a fresh file")
     if path.is_dir():
         raise DemoError(f"{path} is a directory: give --store a file path for the demo store")
+    if not path.parent.is_dir() and path.parent.resolve() != default_folder().resolve():
+        raise DemoError(f"the folder {path.parent} does not exist: create it first, or leave "
+                        "--store out for a fresh file in lca-tui's own folder")
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb") as fh:
@@ -215,8 +223,12 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
 
     store = open_store(store_path, settings)
     try:
-        inputs: list[Path | str] = sorted(data_dir.iterdir())
+        inputs: list[Path | str] = sorted(p for p in data_dir.iterdir()
+                                          if p.name != PROPOSALS)
         report = store.ingest(inputs, progress=progress)
+        from store.governance.replay import replay_proposals
+
+        replay_proposals(store, data_dir / PROPOSALS)
         from store.recall.run import seed_demo_traces
 
         seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show

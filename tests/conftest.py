@@ -4,6 +4,7 @@ and with the deterministic fallback embedder unless it asks for the real model."
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,13 +19,21 @@ BIG_SESSION = CLAUDE_CODE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point every path lca-tui reads or writes at tmp_path."""
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point every path lca-tui reads or writes at tmp_path, and run as CI does: no
+    ``COLUMNS`` / ``LINES`` from the developer's terminal, times shown in UTC."""
+    for var in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(var, str(tmp_path / var.lower()))
     monkeypatch.setenv("LCA_STORE", str(tmp_path / "env-store.db"))
     monkeypatch.delenv("LCA_CONFIG", raising=False)
     monkeypatch.setenv("LCA_EMBEDDER", "fallback")
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 def make_store(path: Path, **overrides: object) -> Store:

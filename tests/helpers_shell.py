@@ -18,17 +18,33 @@ FIXED_NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 DEMO_NAME = "demo.db"
 
 
+class FixedLatency:
+    """Stands in for ``time`` in store.recall.run: every recall takes 12.5 ms, so the demo's
+    traces look the same in every snapshot."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 0.0125
+        return self.t
+
+
 def build_demo_template(folder: Path) -> Path:
     """Build the demo store in ``folder`` with relative paths (so copies look identical)."""
     from store.demo import build_demo
     from store.core.settings import Settings
 
+    import store.recall.run as recall_run
+
     old_cwd, old_embedder = Path.cwd(), os.environ.get("LCA_EMBEDDER")
     os.environ["LCA_EMBEDDER"] = "fallback"
     os.chdir(folder)
+    real_time, recall_run.time = recall_run.time, FixedLatency()  # type: ignore[assignment]
     try:
         build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load())
     finally:
+        recall_run.time = real_time  # type: ignore[assignment]
         os.chdir(old_cwd)
         if old_embedder is None:
             del os.environ["LCA_EMBEDDER"]

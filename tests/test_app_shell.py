@@ -233,7 +233,7 @@ async def test_transcript_search_opens_the_entry(demo_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await pilot.press("slash")
+        await pilot.press("s")
         await pilot.press("ctrl+t")
         assert screen.search_mode == "fts"
         await pilot.press(*"psycopg", "enter")

@@ -504,3 +504,53 @@ def test_successor_of_a_secret_memory_stays_secret(store: Store, tmp_path: Path)
     assert "staging-v2" not in str([p.to_json() for p in list_proposals(store)])
     done = approve(store, info.id)
     assert store.memory(done.memory_id).sensitivity == "secret"
+
+
+def test_failed_verifier_needs_a_reason_and_blocks_auto_apply(tmp_path: Path) -> None:
+    script = "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'result': 'fail'}))\n"
+    store = make_store(tmp_path / "s.db", **{"governance.verifier_command":
+                                             _stub(tmp_path, script)})
+    try:
+        ids = _seed(store, tmp_path)
+        held = _propose(store, {"op": "reinforce", "target": ids["Tax reminders"]})
+        assert held.status == "pending"  # reinforce, but a check failed
+        with pytest.raises(ProposalError, match="needs --reason"):
+            approve(store, held.id)
+        assert approve(store, held.id, reason="the verifier has no context").status == "applied"
+    finally:
+        store.close()
+
+
+def test_quarantine_holds_a_memory_back_from_recall(store: Store, tmp_path: Path) -> None:
+    ids = _seed(store, tmp_path)
+    info = _propose(store, {"op": "quarantine", "target": ids["Tax reminders"],
+                            "rationale": "came from an untrusted file"})
+    done = approve(store, info.id)
+    assert done.verified and store.memory(ids["Tax reminders"]).status == "quarantined"
+    result = recall(store, "quarterly tax filing deadlines", now=NOW)
+    cand = next(c for c in result.trace.candidates if c.source_id == ids["Tax reminders"])
+    assert cand.decision == "policy_filtered"
+
+
+def test_a_proposal_decided_meanwhile_by_another_process_is_not_applied_twice(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = _seed(store, tmp_path)
+    info = _propose(store, {"op": "revise", "target": ids["Tax reminders"],
+                            "content": "Tax reminders, revised."})
+    other = make_store(store.path)  # another process's connection to the same file
+    import store.governance.apply as apply_mod
+
+    real = apply_mod.stored_candidate
+
+    def meanwhile(st: Any, pid: int) -> Any:
+        reject(other, pid, "decided elsewhere first")
+        return real(st, pid)
+
+    monkeypatch.setattr(apply_mod, "stored_candidate", meanwhile)
+    try:
+        with pytest.raises(ProposalError, match="changed while it was being decided"):
+            approve(store, info.id)
+    finally:
+        other.close()
+    assert get_proposal(store, info.id).status == "rejected"
+    assert store.memory(ids["Tax reminders"]).body.startswith("Quarterly")

@@ -229,6 +229,7 @@ def test_a_new_store_in_a_read_only_folder_is_one_clear_line(
     def refuse(path, flags, mode=0o777):  # type: ignore[no-untyped-def]
         raise PermissionError(13, "Permission denied", str(path))
 
+    (tmp_path / "ro").mkdir()  # the folder exists (only lca-tui's own is made on demand)
     monkeypatch.setattr(db.os, "open", refuse)  # as a non-root user meets a 0555 folder
     with pytest.raises(StoreError, match="permission denied"):
         make_store(tmp_path / "ro" / "new.db")

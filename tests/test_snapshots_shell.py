@@ -80,13 +80,13 @@ def test_transcript_compaction_entry(snap_compare: Any, demo_path: Path) -> None
 
 
 def test_transcript_search_results(snap_compare: Any, demo_path: Path) -> None:
-    """Transcript: `/` hybrid search results with their scores and the first hit in full."""
+    """Transcript: `s` hybrid search results with their scores and the first hit in full."""
     app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await pilot.press("slash", *"make release", "enter")
+        await pilot.press("s", *"make release", "enter")
         await wait_until(pilot, lambda: screen.searches >= 1, what="search")
         await _settled(pilot)
 
@@ -129,3 +129,104 @@ def test_transcript_hostile_entry(snap_compare: Any, tmp_path: Path,
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
     finally:
         store.close()
+
+
+# -- every screen at 80x24, its main content visible ----------------------------------------------
+SMALL = (80, 24)
+
+
+def _shown_lines(widget: Any) -> int:
+    """How many lines of ``widget``'s content are on the screen."""
+    screen = widget.screen.region
+    return widget.content_region.intersection(screen).height if widget.display else 0
+
+
+def _small(demo_path: Path, mode: str) -> Any:
+    return make_app(demo_path, now=FIXED_NOW, mode=mode, refresh_seconds=3600)
+
+
+def test_overview_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Overview at 80x24: store, embedder and records, the latest sessions start below."""
+    app = _small(demo_path, "overview")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.loads >= 1, what="overview loaded")
+        await _settled(pilot)
+        assert _shown_lines(app.screen.query_one("#overview-records")) >= 9
+        assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 3
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_context_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Context at 80x24: the picker hidden, gauge, chart and the flagged compaction."""
+    app = _small(demo_path, "context")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.loads >= 1, what="context loaded")
+        await pilot.press("b", "slash", *"e40 main", "enter", "enter", "b")
+        await wait_until(pilot, lambda: screen.full_loads >= 2, what="the session pinned")
+        await _settled(pilot)
+        assert not screen.query_one("#context-picker").display
+        assert _shown_lines(screen.query_one("#context-chart")) >= 6
+        assert _shown_lines(screen.query_one("#context-events")) >= 4
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_recall_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Recall at 80x24: traces, the trace's candidates and the highlighted one in full."""
+    app = _small(demo_path, "recall")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
+        await _settled(pilot)
+        assert _shown_lines(app.screen.query_one("#recall-candidates")) >= 4
+        assert _shown_lines(app.screen.query_one("#recall-traces")) >= 3
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_transcript_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Transcript at 80x24: sessions hidden (b), entries with their text, the entry in full."""
+    app = _small(demo_path, "transcript")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await _settled(pilot)
+        assert _shown_lines(screen.query_one("#entries")) >= 6
+        assert _shown_lines(screen.query_one("#entry-content")) >= 3
+        text = screen.query_one("#entries").columns["text"]
+        assert text.width >= 20, "the text column is on screen"
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_help_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """`?` at 80x24 on Transcript: the help box fits and scrolls."""
+    app = _small(demo_path, "transcript")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.entry_loads >= 1, what="entries")
+        await _settled(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+        assert _shown_lines(app.screen.query_one("#help-text")) >= 8
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_recall_form_at_80x24(snap_compare: Any, demo_path: Path) -> None:
+    """Recall at 80x24 with the new-recall form open: query, role, project, channel, historical."""
+    app = _small(demo_path, "recall")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
+        await _settled(pilot)
+        await pilot.press("n", *"release steps")
+        await pilot.pause(0.2)
+        assert _shown_lines(app.screen.query_one("#recall-input")) >= 1
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)

@@ -169,7 +169,8 @@ def test_cli_json_contracts(tmp_path: Path) -> None:
     assert stats["embedder"] == {"model": "lca-hash-fallback-v1", "dim": 384, "degraded": True}
     bad = subprocess.run(exe + ["entries", "no-such-session"], capture_output=True, text=True)
     assert bad.returncode != 0 and "no session" in bad.stderr and bad.stdout == ""
-    missing = json.loads(subprocess.run(exe + ["ingest", str(tmp_path / "nope"), "--json"],
-                                        capture_output=True, text=True, check=True).stdout)
-    assert missing["errors"] == [{"path": str(tmp_path / "nope"), "line": None, "field": None,
-                                  "reason": "no such file or directory"}]
+    missing = subprocess.run(exe + ["ingest", str(tmp_path / "nope"), "--json"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr == (f"lca-tui: {tmp_path / 'nope'}: no such file or directory; "
+                              "nothing was imported\n")

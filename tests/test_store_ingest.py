@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from store import Store
+from store import Store, open_store
+from store.core.errors import StoreError
+from store.core.settings import Settings
 from tests.conftest import BIG_SESSION, CLAUDE_CODE, make_store
 
 
@@ -203,7 +205,15 @@ def test_crash_mid_write_leaves_store_consistent(store: Store, tmp_path: Path,
     assert store.stats().entries == 24
 
 
-def test_store_file_is_owner_only(tmp_path: Path) -> None:
-    s = make_store(tmp_path / "deep" / "s.db")
+def test_store_file_is_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default location is created on demand, owner-only; any other missing folder is an
+    error, not a silently created store."""
+    monkeypatch.delenv("LCA_STORE")
+    s = open_store(None, Settings.load())
     s.close()
-    assert (tmp_path / "deep" / "s.db").stat().st_mode & 0o777 == 0o600
+    folder = tmp_path / "xdg_data_home" / "lca-tui"
+    assert (folder / "store.db").stat().st_mode & 0o777 == 0o600
+    assert folder.stat().st_mode & 0o777 == 0o700
+    with pytest.raises(StoreError, match="does not exist"):
+        make_store(tmp_path / "deep" / "s.db")
+    assert not (tmp_path / "deep").exists()

@@ -1,5 +1,6 @@
-"""Small formatters the screens and widgets share: times (absolute and relative to
-``app.now()``), sizes, agent marks. Every result is plain text; the caller wraps it in ``Text``."""
+"""Small formatters the screens, widgets and the CLI share: times (local, absolute and relative
+to ``app.now()``), sizes, plurals, agent marks. Every result is plain text; the caller wraps it
+in ``Text``. No UI imports: the CLI uses it too."""
 
 from __future__ import annotations
 
@@ -9,18 +10,47 @@ from store.core.records import SessionInfo
 from store.core.timeutil import parse_iso
 
 
-def when(ts: str | None, with_seconds: bool = False) -> str:
-    """``2026-01-26 14:03`` (UTC) from a stored timestamp; ``-`` when there is none."""
+def local(ts: str | None) -> datetime | None:
+    """A stored timestamp in the machine's local time zone (None when unreadable)."""
     dt = parse_iso(ts)
+    return dt.astimezone() if dt is not None else None
+
+
+def when(ts: str | None, with_seconds: bool = False) -> str:
+    """``2026-01-26 14:03`` (local time) from a stored timestamp; ``-`` when there is none.
+    The one time format of the app and the CLI (``--json`` keeps ISO-8601)."""
+    dt = local(ts)
     if dt is None:
         return "-"
     return dt.strftime("%Y-%m-%d %H:%M:%S" if with_seconds else "%Y-%m-%d %H:%M")
 
 
+def zone_name() -> str:
+    """The local time zone's name (``UTC``, ``CET``): said once where times are listed."""
+    return datetime.now().astimezone().strftime("%Z") or "local"
+
+
 def short_when(ts: str | None) -> str:
-    """``01-26 14:03:12`` (UTC): for long lists where the year is clear from the session."""
-    dt = parse_iso(ts)
+    """``01-26 14:03:12`` (local time): for long lists where the year is clear."""
+    dt = local(ts)
     return dt.strftime("%m-%d %H:%M:%S") if dt else "-"
+
+
+def clock(ts: str | None) -> str:
+    """``14:03:12`` (local time): for lists within one day, the day said once above them."""
+    dt = local(ts)
+    return dt.strftime("%H:%M:%S") if dt else "-"
+
+
+def day(ts: str | None) -> str | None:
+    """``2026-01-26`` (local): the day of a timestamp, None when it has none."""
+    dt = local(ts)
+    return dt.strftime("%Y-%m-%d") if dt else None
+
+
+def plural(n: int, word: str, plural_word: str | None = None) -> str:
+    """``1 snapshot``, ``2 snapshots``, ``1,204 entries`` (``plural_word`` when not +s)."""
+    return f"{n:,} {word if n == 1 else plural_word or word + 's'}"
 
 
 def ago(ts: str | None, now: datetime) -> str:
@@ -62,3 +92,10 @@ def project_tail(project: str | None, width: int = 30) -> str:
     if not project:
         return "-"
     return project if len(project) <= width else "…" + project[-(width - 1):]
+
+
+NO_CHECKPOINT_WHY = ("why it matters: what the window held that no checkpoint had archived "
+                     "and indexed now lives only in the summary, out of recall's reach")
+NO_CHECKPOINT_FIX = ("what fixes it: a PreCompact hook that records a checkpoint (a "
+                     "\"checkpoint\" record to `lca-tui context record`) before the harness "
+                     "compacts")

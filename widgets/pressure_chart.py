@@ -58,6 +58,20 @@ def _ticks(n: int, count: int = 6) -> list[int]:
     return ticks
 
 
+def tick_marks(d: ChartData, height: int) -> list[int]:
+    """The token marks labelled on the y axis: 0, the thresholds and the top, leaving out the
+    top (then the checkpoint) when the chart is too short to put them on rows of their own —
+    two labels on one row would show either, depending on drawing order."""
+    top = max(d.window, max(d.used))
+    rows = max(1, height - 5)  # title, x axis, its labels and the x label take the rest
+    step = top / rows
+    kept = [0]
+    for mark in (d.auto_compact, d.checkpoint, top):
+        if all(abs(mark - k) >= step for k in kept):
+            kept.append(mark)
+    return sorted(set(kept))
+
+
 class PressureChart(PlotextPlot):
     """The curve of one agent's used tokens, turn by turn."""
 
@@ -73,6 +87,9 @@ class PressureChart(PlotextPlot):
         """Replace the series shown."""
         self.data = data
         self.replot()
+
+    def on_resize(self) -> None:
+        self.replot()  # which tick labels fit depends on the height
 
     def same_frame(self, data: ChartData) -> bool:
         """True when ``data`` has the thresholds and marks shown now (only points differ)."""
@@ -107,7 +124,7 @@ class PressureChart(PlotextPlot):
         plt.xlim(1, max(2, n))
         ticks = _ticks(n)
         plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])
-        marks = sorted({0, d.checkpoint, d.auto_compact, max(d.window, max(d.used))})
+        marks = tick_marks(d, self.size.height)
         plt.yticks([m / 1000 for m in marks], [f"{m / 1000:,.0f}k" for m in marks])
         plt.hline(d.checkpoint / 1000, self._rgb("warning"))
         plt.hline(d.auto_compact / 1000, self._rgb("error"))

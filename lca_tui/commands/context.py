@@ -10,9 +10,10 @@ import json
 import sys
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
 from store.core.textsafe import one_line
-from widgets.fmt import when
+from widgets.fmt import NO_CHECKPOINT_FIX, NO_CHECKPOINT_WHY, plural, when
+
 
 RECORD_HELP = """\
 Read records from stdin: one JSON object, a JSON array, or JSON lines. Each object has a
@@ -48,7 +49,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        description="Context pressure per session and agent; `context record` "
                        "records snapshots from stdin.")
     p.add_argument("--session", metavar="ID", help="only this session (a unique prefix will do)")
-    p.add_argument("--agent", help="only this agent ('main' or a worker id)")
+    p.add_argument("--agent", help="only this agent ('main' or a worker id; a unique prefix "
+                   "will do)")
     add_json_flag(p)
     p.set_defaults(func=show)
     actions = p.add_subparsers(dest="context_action", metavar="ACTION")
@@ -85,9 +87,19 @@ def _tokens(n: int | None) -> str:
 def show(args: argparse.Namespace) -> int:
     from store.context.series import all_series
 
+    from store.context.series import series_keys
+    from store.core.base import resolve_agent
+
     with store_from(args) as store:
         session_id = store.session(args.session).id if args.session else None
-        found = all_series(store, session_id, args.agent)
+        agent = args.agent
+        if agent is not None:
+            keys = [k for k in series_keys(store) if session_id in (None, k.session_id)]
+            where = (f"the context snapshots of session {session_id[:8]}" if session_id
+                     else "the context snapshots")
+            agent = resolve_agent(agent, sorted({k.agent for k in keys},
+                                                key=lambda a: (a != "main", a)), where)
+        found = all_series(store, session_id, agent)
     if args.json:
         print_json({"sessions": [s.to_json() for s in found]})
         return 0
@@ -96,18 +108,22 @@ def show(args: argparse.Namespace) -> int:
         out.print("no context snapshots: import a transcript or `lca-tui context record`",
                   markup=False, soft_wrap=True)
         return 0
-    t = table("session", "agent", "snaps", "window", "peak", "latest", "compactions",
-              "bad prunes")
+    t = Listing(col("session", whole=True), col("agent", whole=True),
+                col("snapshots", whole=True, right=True, drop=3),
+                col("window", whole=True, right=True, drop=2),
+                col("peak", whole=True, right=True, drop=4),
+                col("latest", whole=True, right=True),
+                col("compactions", whole=True, drop=1), col("bad prunes", whole=True, drop=1))
     for s in found:
         latest = s.latest
         bad_c = sum(1 for c in s.compactions if not c.checkpoint_before)
         bad_p = sum(1 for p in s.prunes if not p.preserved_verified)
-        t.add_row(s.session_id[:8], one_line(s.agent), str(len(s.snapshots)),
+        t.add_row(s.session_id[:8], one_line(s.agent), f"{len(s.snapshots):,}",
                   _tokens(s.window_tokens), _tokens(s.peak_used_tokens),
                   _tokens(latest.used_tokens if latest else None),
                   f"{len(s.compactions)}" + (f" ({bad_c} unchecked)" if bad_c else ""),
                   f"{bad_p} of {len(s.prunes)}")
-    out.print(t)
+    t.print(out)
     if session_id:
         for s in found:
             _detail(out, s)
@@ -127,17 +143,24 @@ def _detail(out: Any, s: Any) -> None:
             "✗ no checkpoint before this compaction"
         if c.handoff_written:
             mark += " (handoff written)"
-        out.print(f"{s.agent}: compaction {c.ts} pre {_tokens(c.pre_tokens)} tokens "
-                  f"({c.trigger or 'trigger unknown'}): {mark}", markup=False, soft_wrap=True)
+        out.print(f"{one_line(s.agent)}: compaction {when(c.ts, with_seconds=True)} pre "
+                  f"{_tokens(c.pre_tokens)} tokens ({one_line(c.trigger or 'trigger unknown')})"
+                  f": {mark}", markup=False, soft_wrap=True)
+        if not c.checkpoint_before:
+            out.print(f"    {NO_CHECKPOINT_WHY}", markup=False, soft_wrap=True)
+            out.print(f"    {NO_CHECKPOINT_FIX}", markup=False, soft_wrap=True)
         if c.summary_excerpt:
-            out.print(f"    summary: {c.summary_excerpt}", markup=False, soft_wrap=True)
+            at = f" ({c.summary_at[0][:8]}#{c.summary_at[1]})" if c.summary_at else ""
+            out.print(f"    summary{at}: {one_line(c.summary_excerpt)}", markup=False,
+                      soft_wrap=True)
         if c.handoff_path:
             out.print(f"    handoff: {one_line(c.handoff_path)}", markup=False, soft_wrap=True)
     for p in s.prunes:
         mark = "✓ preserved and verified" if p.preserved_verified else \
             "✗ not preserved before pruning"
-        out.print(f"{s.agent}: prune {p.ts} {_tokens(p.tokens_before)} → "
-                  f"{_tokens(p.tokens_after)} tokens, {p.entries_pruned} entries: {mark}",
+        out.print(f"{one_line(s.agent)}: prune {when(p.ts, with_seconds=True)} "
+                  f"{_tokens(p.tokens_before)} → {_tokens(p.tokens_after)} tokens, "
+                  f"{plural(p.entries_pruned, 'entry', 'entries')}: {mark}",
                   markup=False, soft_wrap=True)
 
 
@@ -253,7 +276,7 @@ def record(args: argparse.Namespace) -> int:
         print_json({"recorded": recorded, "errors": errors, "created_sessions": created})
     else:
         out = console()
-        out.print(f"recorded {len(recorded)} record(s)", markup=False, soft_wrap=True)
+        out.print(f"recorded {plural(len(recorded), 'record')}", markup=False, soft_wrap=True)
         for sid in created:
             out.print(f"created session {one_line(sid)} (no stored session matched it)",
                       markup=False, soft_wrap=True)
@@ -274,8 +297,10 @@ def list_checkpoints(args: argparse.Namespace) -> int:
     if args.json:
         print_json([c.to_json() for c in rows])
         return 0
-    t = table("time", "origin", "session", "trigger", "status", "memories", "chunks",
-              "verified")
+    t = Listing(col("time", whole=True), col("origin", whole=True, drop=4),
+                col("session", whole=True), col("trigger", drop=3, min_width=10),
+                col("status", whole=True), col("memories", whole=True, right=True, drop=2),
+                col("chunks", whole=True, drop=1), col("verified", drop=5, min_width=16))
 
     def flag(v: bool | None) -> str:
         return "?" if v is None else "yes" if v else "NO"
@@ -286,6 +311,6 @@ def list_checkpoints(args: argparse.Namespace) -> int:
                   one_line(c.trigger), c.status, str(c.memories_written),
                   f"{c.chunks_embedded}{failed}",
                   f"archive {flag(c.archive_verified)}, index {flag(c.index_verified)}")
-    console().print(t)
+    t.print()
     _problems([p for c in rows for p in c.problems])
     return 0

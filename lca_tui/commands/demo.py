@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from lca_tui.output import add_json_flag, console, print_json, settings_from, table
+from lca_tui.output import add_json_flag, console, print_json, progress_on_stderr, settings_from
+from store.core.textsafe import visible
+from widgets.fmt import plural, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -22,39 +24,33 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
+    from lca_tui.commands.ingest import problems_table
     from store.demo import build_demo
 
     settings = settings_from(args)
+    with progress_on_stderr("demo") as progress:
+        result = build_demo(args.store, settings=settings, progress=progress)
     if args.json:
-        result = build_demo(args.store, settings=settings)
         print_json(result.to_json())
         return 0
-    from rich.progress import Progress
-
-    out = console()
-    with Progress(console=out, transient=True) as bar:
-        task = bar.add_task("building the demo store", total=None)
-
-        def progress(label: str, done: int, total: int) -> None:
-            bar.update(task, description=label, completed=done, total=total)
-
-        result = build_demo(args.store, settings=settings, progress=progress)
     r = result.report
-    out.print(f"demo store: {result.path}", markup=False, highlight=False)
-    out.print(f"data files: {result.data_dir} ({result.timestamps_shifted} timestamps moved by "
-              f"{result.shift.days} days; the story ends "
-              f"{result.story_end:%Y-%m-%d %H:%M} UTC)", markup=False, highlight=False)
-    out.print(f"sessions {r.sessions_added}, entries {r.entries_added}, memories "
-              f"{r.memories_added}, checkpoints {r.checkpoints_added}, chunks {r.chunks}",
-              markup=False, highlight=False)
+    out = console()
+    out.print(f"demo store: {visible(str(result.path))}", markup=False, soft_wrap=True)
+    out.print(f"data files: {visible(str(result.data_dir))} "
+              f"({plural(result.timestamps_shifted, 'timestamp')} moved by "
+              f"{plural(result.shift.days, 'day')}; the story ends "
+              f"{when(result.story_end.isoformat())})", markup=False, soft_wrap=True)
+    out.print(f"{plural(r.sessions_added, 'session')}, "
+              f"{plural(r.entries_added, 'entry', 'entries')}, "
+              f"{plural(r.memories_added, 'memory', 'memories')}, "
+              f"{plural(r.checkpoints_added, 'checkpoint')}, {plural(r.chunks, 'chunk')}",
+              markup=False, soft_wrap=True)
     if r.errors:
-        t = table("file", "line", "reason",
-                  title=f"{len(r.errors)} problems the demo data holds on purpose")
-        for e in r.errors:
-            t.add_row(e.path, "" if e.line is None else str(e.line), e.reason)
-        out.print(t)
+        problems_table(r.errors, f"{plural(len(r.errors), 'problem')} the demo data holds on "
+                       "purpose").print(out)
     if args.no_open:
-        out.print(f"open it with: lca-tui --store {result.path}", markup=False, highlight=False)
+        out.print(f"open it with: lca-tui --store {visible(str(result.path))}", markup=False,
+                  soft_wrap=True)
         return 0
     from lca_tui.commands.app import run_app
 

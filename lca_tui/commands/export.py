@@ -7,8 +7,9 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
+from lca_tui.output import Listing, add_json_flag, col, console, fail, print_json, store_from
 from store.core.textsafe import visible
+from widgets.fmt import when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -66,7 +67,9 @@ def list_exports(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    t = table("id", "time", "status", "scope", "path", "files", "counts")
+    t = Listing(col("id", whole=True, right=True), col("time", whole=True, drop=3),
+                col("status", whole=True), col("scope", drop=2), col("path", whole=True),
+                col("files", whole=True, right=True, drop=4), col("counts", drop=1))
     for r in rows:
         scope = r["scope"] if isinstance(r["scope"], dict) else {}
         shown = "all" if scope.get("all") else ", ".join(
@@ -76,6 +79,7 @@ def list_exports(args: argparse.Namespace) -> int:
                            if k not in ("writing", "pid"))
         status = r["status"] + (f" ({r['reason']})" if r.get("reason") else "")
         t.add_row(*(Text(visible(str(v))) for v in (
-            r["id"], r["ts"], status, shown, r["path"], len(r["files"] or []), counts)))
-    console().print(t)
+            r["id"], when(r["ts"], with_seconds=True), status, shown, r["path"],
+            len(r["files"] or []), counts)))
+    t.print()
     return 0

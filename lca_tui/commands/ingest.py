@@ -7,8 +7,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
-from store.core.textsafe import one_line
+from lca_tui.output import (
+    Listing,
+    add_json_flag,
+    col,
+    console,
+    fail,
+    print_json,
+    progress_on_stderr,
+    store_from,
+)
+from store.core.textsafe import one_line, visible
+from widgets.fmt import plural, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -36,6 +46,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
+    from store.ingest.base import file_problem
+
     if args.problems is not None:
         if args.paths:
             return fail("--problems shows a recorded import: give no PATH with it")
@@ -43,48 +55,47 @@ def run(args: argparse.Namespace) -> int:
     if not args.paths:
         return fail("give at least one PATH to import (or --problems to show the last "
                     "import's problems)")
-    from rich.markup import escape
-    from rich.progress import Progress
-
-    with store_from(args) as store:
-        if args.json:
-            report = store.ingest([Path(p) for p in args.paths], args.format)
-            print_json(report.to_json())
-            return 0
-        with Progress(console=console(), transient=True) as bar:
-            task = bar.add_task("ingest", total=None)
-
-            def progress(label: str, done: int, total: int) -> None:
-                # the description is markup in Rich's progress: a file name is escaped
-                bar.update(task, description=escape(one_line(label, 60)), completed=done,
-                           total=total)
-
-            report = store.ingest([Path(p) for p in args.paths], args.format, progress)
+    paths = [Path(p) for p in args.paths]
+    for path in paths:  # a path that is not there is a typo: import nothing, say which
+        problem = file_problem(path)
+        if problem in ("no such file or directory", "dangling symlink", "symlink loop"):
+            return fail(f"{visible(str(path))}: {problem}; nothing was imported")
+    with store_from(args) as store, progress_on_stderr("ingest") as progress:
+        report = store.ingest(paths, args.format, progress)
+    if args.json:
+        print_json(report.to_json())
+        return 0
     out = console()
-    out.print(f"sessions added {report.sessions_added}, entries added {report.entries_added}, "
-              f"memories added {report.memories_added} (updated {report.memories_updated}), "
-              f"checkpoints {report.checkpoints_added}, chunks {report.chunks} "
-              f"(failed {report.chunks_failed}), skipped by design {report.skipped_by_design}, "
-              f"files {report.files}; import {report.run_id}")
+    out.print(f"added {plural(report.sessions_added, 'session')}, "
+              f"{plural(report.entries_added, 'entry', 'entries')}, "
+              f"{plural(report.memories_added, 'memory', 'memories')} "
+              f"({report.memories_updated:,} updated), "
+              f"{plural(report.checkpoints_added, 'checkpoint')}, "
+              f"{plural(report.chunks, 'chunk')} ({report.chunks_failed:,} failed); "
+              f"{plural(report.skipped_by_design, 'line')} skipped by design; "
+              f"{plural(report.files, 'file')} read; import {report.run_id}", markup=False,
+              soft_wrap=True)
     for label, counts in (("skipped by design", report.skipped_by_type),
                           ("skipped, type unknown", report.skipped_unknown)):
         if counts:
             listed = ", ".join(f"{one_line(what, 60)} {n:,}" for what, n in sorted(
                 counts.items(), key=lambda kv: (-kv[1], kv[0])))
-            out.print(f"{label}: {listed}")
+            out.print(f"{label}: {listed}", markup=False, soft_wrap=True)
     for note in report.notes:
-        out.print(f"note: {note}")
-    _problem_table(report.errors)
+        out.print(f"note: {visible(note)}", markup=False, soft_wrap=True)
+    if report.errors:
+        problems_table(report.errors, plural(len(report.errors), "problem")).print(out)
     return 0
 
 
-def _problem_table(issues: list[Any]) -> None:
-    if not issues:
-        return
-    t = table("file", "line", "field", "reason", title=f"{len(issues)} problems")
-    for e in issues:
-        t.add_row(e.path, "" if e.line is None else str(e.line), e.field or "", e.reason)
-    console().print(t)
+def problems_table(errors: list[Any], title: str) -> Listing:
+    """File, line, field and reason of each problem met; the path is never cut."""
+    t = Listing(col("file", whole=True), col("line", whole=True, right=True),
+                col("field", drop=1), col("reason", min_width=30), title=title)
+    for e in errors:
+        t.add_row(visible(e.path), "" if e.line is None else str(e.line),
+                  visible(getattr(e, "field", None) or ""), visible(e.reason))
+    return t
 
 
 def _show_run(args: argparse.Namespace, run_id: int | None) -> int:
@@ -94,21 +105,24 @@ def _show_run(args: argparse.Namespace, run_id: int | None) -> int:
         print_json(info.to_json())
         return 0
     out = console()
-    ended = info.finished_at or "not finished"
-    out.print(f"import {info.id} {info.status}: started {info.started_at}, ended {ended}, "
-              f"paths {', '.join(info.paths)}")
+    ended = when(info.finished_at, with_seconds=True) if info.finished_at else "not finished"
+    out.print(f"import {info.id} {info.status}: started "
+              f"{when(info.started_at, with_seconds=True)}, ended {ended}, paths "
+              f"{', '.join(visible(p) for p in info.paths)}", markup=False, soft_wrap=True)
     if info.error:
-        out.print(f"stopped by: {info.error}")
+        out.print(f"stopped by: {visible(info.error)}", markup=False, soft_wrap=True)
     counts = info.counts
     if counts:
         out.print(f"sessions added {counts.get('sessions_added', 0)}, entries added "
                   f"{counts.get('entries_added', 0)}, memories added "
-                  f"{counts.get('memories_added', 0)}, files {counts.get('files', 0)}")
+                  f"{counts.get('memories_added', 0)}, files {counts.get('files', 0)}",
+                  markup=False)
     for note in info.notes:
-        out.print(f"note: {note}")
+        out.print(f"note: {visible(note)}", markup=False, soft_wrap=True)
     if not info.issues:
         out.print("no problems recorded")
-    _problem_table(info.issues)
+        return 0
+    problems_table(info.issues, plural(len(info.issues), "problem")).print(out)
     return 0
 
 
@@ -120,12 +134,17 @@ def imports(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.to_json() for r in found])
         return 0
-    t = table("run", "started", "status", "paths", "sessions", "entries", "memories",
-              "problems")
+    t = Listing(col("run", whole=True, right=True), col("started", whole=True),
+                col("status", whole=True), col("paths", min_width=20),
+                col("sessions", whole=True, right=True, drop=3),
+                col("entries", whole=True, right=True, drop=2),
+                col("memories", whole=True, right=True, drop=4),
+                col("problems", whole=True, right=True))
     for r in found:
         c = r.counts
-        t.add_row(str(r.id), r.started_at, r.status, ", ".join(r.paths),
-                  str(c.get("sessions_added", "")), str(c.get("entries_added", "")),
-                  str(c.get("memories_added", "")), str(r.problems))
-    console().print(t)
+        t.add_row(str(r.id), when(r.started_at, with_seconds=True), r.status,
+                  ", ".join(visible(p) for p in r.paths), str(c.get("sessions_added", "")),
+                  str(c.get("entries_added", "")), str(c.get("memories_added", "")),
+                  str(r.problems))
+    t.print()
     return 0

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from lca_tui.output import add_json_flag, console, print_json, settings_from, store_from, table
+from lca_tui.output import (
+    Listing,
+    add_json_flag,
+    col,
+    console,
+    print_json,
+    progress_on_stderr,
+    settings_from,
+    store_from,
+)
+from widgets.fmt import plural
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -20,19 +30,15 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def reindex(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
-
-    with store_from(args) as store:
-        if args.json:
-            print_json(store.reindex().to_json())
-            return 0
-        with Progress(console=console(), transient=True) as bar:
-            task = bar.add_task("reindex", total=None)
-            report = store.reindex(lambda label, done, total: bar.update(
-                task, completed=done, total=total))
-    console().print(f"reindexed {report.entries} entries and {report.memories} memories: "
-                    f"{report.chunks} chunks ({report.chunks_failed} failed); derived "
-                    f"{report.derived or 'nothing'}", markup=False)
+    with store_from(args) as store, progress_on_stderr("reindex") as progress:
+        report = store.reindex(progress)
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    console().print(f"reindexed {plural(report.entries, 'entry', 'entries')} and "
+                    f"{plural(report.memories, 'memory', 'memories')}: "
+                    f"{plural(report.chunks, 'chunk')} ({report.chunks_failed:,} failed); "
+                    f"derived {report.derived or 'nothing'}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -52,8 +58,9 @@ def config(args: argparse.Namespace) -> int:
     out.print(f"store: {args.store or default_store_path()}", markup=False)
     out.print(f"config file: {config_path()}"
               + ("" if config_path().exists() else " (not present)"), markup=False)
-    t = table("setting", "value", "from", "meaning")
+    t = Listing(col("setting", whole=True), col("value", min_width=10),
+                col("from", drop=2, min_width=8), col("meaning", drop=1, min_width=24))
     for name, value, source, doc in rows:
         t.add_row(name, repr(value) if isinstance(value, str) else str(value), source, doc)
-    out.print(t)
+    t.print(out)
     return 0

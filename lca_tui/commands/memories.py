@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import argparse
 
+from rich.table import Table
+
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
 from store.core.textsafe import one_line, visible
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
 WITHHELD = "[secret: text withheld]"
+WIDE = 110  # below this many columns, lists print one line an item
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -48,14 +51,43 @@ def run_memories(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"memories": [r.to_json() for r in rows]})
         return 0
-    t = table("id", "type", "status", "crit", "load", "hits/prev", "name", "text")
-    for r in rows:
-        flags = " !" if r.flagged else ""
-        t.add_row(str(r.id), r.type or "", r.status + flags, "yes" if r.critical else "",
-                  "" if r.loadable else "NO", f"{r.hits}/{r.prevented}", one_line(r.name, 40),
-                  WITHHELD if r.text is None else one_line(r.text, 60))
-    console().print(t)
+    out = console()
+    if out.width < WIDE:  # one line a memory
+        for r in rows:
+            marks = "".join(m for m, on in ((" critical", r.critical),
+                                            (" NOT-LOADABLE", not r.loadable),
+                                            (" !contradiction", r.flagged)) if on)
+            text = WITHHELD if r.text is None else _gist(r.text)
+            out.print(f"{r.id:>3} {r.type or '-'} [{r.status}{marks}] {r.hits}/{r.prevented} "
+                      f"{one_line(r.name, 36)}: {one_line(text, 200)}", markup=False,
+                      overflow="ellipsis", no_wrap=True)
+        return 0
+    cells = [(str(r.id), r.type or "", r.status + (" !" if r.flagged else ""),
+              "yes" if r.critical else "", "" if r.loadable else "NO",
+              f"{r.hits}/{r.prevented}") for r in rows]
+    heads = ("id", "type", "status", "crit", "load", "hits/prev")
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(heads)]
+    name_w = min(32, max([4] + [len(r.name) for r in rows]))
+    text_w = max(10, out.width - sum(widths) - name_w - 3 * (len(heads) + 2) - 1)
+    t = Table(header_style="bold")
+    for h, w in zip(heads, widths, strict=True):
+        t.add_column(h, width=w)
+    t.add_column("name", width=name_w)
+    t.add_column("text", width=text_w)
+    for r, c in zip(rows, cells, strict=True):
+        t.add_row(*c, one_line(r.name, name_w),
+                  WITHHELD if r.text is None else one_line(_gist(r.text), text_w))
+    out.print(t)
+    if any(r.flagged for r in rows):
+        out.print("! an unresolved contradiction flag (kept both)", markup=False,
+                        style="dim")
     return 0
+
+
+def _gist(body: str) -> str:
+    """The body without its Markdown headings (they repeat the name)."""
+    lines = [ln for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return " ".join(ln.strip() for ln in lines)
 
 
 def _interval(valid_from: str | None, valid_to: str | None) -> str:

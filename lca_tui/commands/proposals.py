@@ -10,12 +10,16 @@ import json
 import sys
 from typing import Any
 
+from rich.table import Table
+
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
 from store.core.textsafe import one_line, visible
+from widgets.fmt import short_when, when
 
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
 ORIGINS = ("cli", "api", "file", "consolidation", "proposer")
 MARK = {"pass": "ok", "warn": "WARN", "fail": "FAIL"}
+WIDE = 120  # below this many columns, lists print one line an item
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -85,8 +89,13 @@ def read_json(name: str) -> Any:
                          f"{exc.msg}") from None
 
 
+SHORT = {"duplicate": "dup", "contradiction": "contra", "source_support": "source",
+         "budget": "budget", "procedure_risk": "procedure", "verifier": "verifier"}
+
+
 def _checks_line(checks: Any) -> str:
-    bad = [f"{c.kind} {MARK[c.result]}" for c in checks if c.result != "pass"]
+    bad = [f"{SHORT.get(c.kind, c.kind)} {MARK[c.result]}" for c in checks
+           if c.result != "pass"]
     return ", ".join(bad) if bad else "all pass"
 
 
@@ -160,12 +169,29 @@ def run_proposals(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"proposals": [r.to_json() for r in rows]})
         return 0
-    t = table("id", "op", "type", "status", "origin", "target", "created", "name", "checks")
-    for r in rows:
-        t.add_row(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status,
-                  r.origin, ", ".join(map(str, r.targets)), r.created,
-                  one_line(r.name or "", 50), _checks_line(r.checks))
-    console().print(t)
+    out = console()
+    if out.width < WIDE:  # one line a proposal: a table of nine columns folds into noise
+        for r in rows:
+            target = f" → {','.join(map(str, r.targets))}" if r.targets else ""
+            out.print(f"{r.id:>3} {r.op or '(' + (r.kind or 'event') + ')'} {r.type or ''}"
+                      f"{target} [{r.status}] {r.origin} {short_when(r.created)} "
+                      f"{one_line(r.name or '', 40)} — {_checks_line(r.checks)}",
+                      markup=False, overflow="fold")
+        return 0
+    cells = [(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status, r.origin,
+              ",".join(map(str, r.targets)), when(r.created)) for r in rows]
+    heads = ("id", "op", "type", "status", "origin", "target", "created")
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(heads)]
+    rest = max(24, out.width - sum(widths) - 3 * (len(heads) + 2) - 1)
+    name_w = min(40, max(12, rest * 2 // 5))
+    t = Table(header_style="bold")
+    for h, w in zip(heads, widths, strict=True):
+        t.add_column(h, width=w)
+    t.add_column("name", width=name_w)
+    t.add_column("checks", width=max(12, rest - name_w))
+    for r, c in zip(rows, cells, strict=True):
+        t.add_row(*c, one_line(r.name or "", name_w), _checks_line(r.checks))
+    out.print(t)
     return 0
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
 from store.core.textsafe import one_line
+from widgets.fmt import plural, when
 
 CHANNELS = ("private", "shared", "public")
 
@@ -94,7 +95,9 @@ def _print_trace(trace: Any) -> None:
     out = console()
     where = ", ".join(f"{k}={v}" for k, v in (("role", trace.role), ("project", trace.project),
                                               ("channel", trace.channel)) if v)
-    head = (f"trace {trace.id}  {trace.ts}  {trace.origin}  query: {one_line(trace.query)}"
+    origin = f"re-run of trace {trace.rerun_of}" if trace.rerun_of else trace.origin
+    head = (f"trace {trace.id}  {when(trace.ts, with_seconds=True)}  {origin}  query: "
+            f"{one_line(trace.query)}"
             f"  [{where}{', historical' if trace.historical else ''}]")
     out.print(head, markup=False, style="bold")
     latency = (f"latency {_fmt(trace.latency_ms, 1)} ms" if trace.latency_ms is not None
@@ -140,11 +143,15 @@ def run_traces(args: argparse.Namespace) -> int:
     if args.json:
         print_json([dict(t.to_json(), candidates=None) for t in traces])
         return 0
-    t = table("id", "time", "origin", "query", "latency ms", "injected / considered")
+    t = Listing(col("id", whole=True, right=True), col("time", whole=True, drop=3),
+                col("origin", whole=True, drop=4), col("latency ms", whole=True, right=True,
+                                                       drop=2),
+                col("injected", whole=True, right=True, drop=1), col("query", min_width=20))
     for tr in traces:
-        t.add_row(str(tr.id), tr.ts, tr.origin, one_line(tr.query, 60), _fmt(tr.latency_ms, 1),
-                  f"{tr.injected} / {tr.considered}")
-    console().print(t)
+        origin = f"re-run of {tr.rerun_of}" if tr.rerun_of else tr.origin
+        t.add_row(str(tr.id), when(tr.ts, with_seconds=True), origin, _fmt(tr.latency_ms, 1),
+                  f"{tr.injected} of {tr.considered}", one_line(tr.query, 60))
+    t.print()
     return 0
 
 
@@ -165,13 +172,21 @@ def run_trace(args: argparse.Namespace) -> int:
         print_json({"trace": result.to_json(), "moves": [vars(m) for m in moves]})
         return 0
     _print_trace(result.trace)
-    t = table("source", "rank before", "rank now", "decision before", "decision now",
-              title=f"what moved since trace {args.trace_id}")
-    for m in moves:
-        if m.changed:
-            t.add_row(m.pointer, str(m.old_rank or "-"), str(m.new_rank or "-"),
-                      m.old_decision or "-", m.new_decision or "-")
-    console().print(t)
+    moved = [m for m in moves if m.changed]
+    if not moved:
+        console().print(f"nothing moved since trace {args.trace_id}: every candidate kept its "
+                        "rank and decision" + (" (equal scores aside)" if any(
+                            m.tie_only for m in moves) else ""), markup=False, soft_wrap=True)
+        return 0
+    t = Listing(col("source", whole=True), col("rank before", whole=True, right=True),
+                col("rank now", whole=True, right=True), col("decision before", whole=True),
+                col("decision now", whole=True),
+                title=f"what moved since trace {args.trace_id} "
+                f"({plural(len(moved), 'candidate')})")
+    for m in moved:
+        t.add_row(m.pointer, str(m.old_rank or "-"), str(m.new_rank or "-"),
+                  m.old_decision or "-", m.new_decision or "-")
+    t.print()
     return 0
 
 

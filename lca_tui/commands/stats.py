@@ -6,8 +6,8 @@ import argparse
 
 from rich.text import Text
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
-from store.core.textsafe import one_line
+from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
+from store.core.textsafe import one_line, visible
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -22,8 +22,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(stats.to_json())
         return 0
-    t = table("record", "count", title=f"{stats.path} ({stats.size_bytes:,} bytes, "
-              f"schema {stats.schema_version})")
+    out = console()
+    # the path on a line of its own, never wrapped: it must stay copyable
+    out.print(f"{visible(stats.path)} ({stats.size_bytes:,} bytes, schema "
+              f"{stats.schema_version})", markup=False, soft_wrap=True, style="bold")
+    t = Listing(col("record", whole=True), col("count", whole=True, right=True))
     t.add_row("sessions", f"{stats.sessions:,}")
     t.add_row("entries", f"{stats.entries:,}")
     for kind, n in stats.entries_by_kind.items():
@@ -44,11 +47,11 @@ def run(args: argparse.Namespace) -> int:
         t.add_row(label, f"{sum(counts.values()):,}")
         for what, n in counts.items():
             t.add_row(Text(f"  {one_line(what, 60)}"), f"{n:,}")
-    out = console()
-    out.print(t)
+    t.print(out)
     e = stats.embedder
     line = f"embedder: {e.model} ({e.dim} dimensions)"
     if e.degraded:
         line += f" DEGRADED: {e.reason}"
-    out.print(line, markup=False, style="bold red" if e.degraded else None)
+    out.print(visible(line), markup=False, soft_wrap=True,
+              style="bold red" if e.degraded else None)
     return 0

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
 from store.core.records import agent_label, helper_role
 from store.core.textsafe import one_line
+from widgets.fmt import agents_mark, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -17,7 +18,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("entries", parents=parents, help="a session's entries, verbatim")
     p.add_argument("session", metavar="SESSION", help="session id (a unique prefix will do)")
-    p.add_argument("--agent", help="only this agent's entries ('main' or a worker id)")
+    p.add_argument("--agent", help="only this agent's entries ('main' or a worker id; a "
+                   "unique prefix will do); without it, every agent's entries by time")
     p.add_argument("--limit", type=int, help="at most this many entries")
     p.add_argument("--offset", type=int, default=0)
     add_json_flag(p)
@@ -40,27 +42,32 @@ def sessions(args: argparse.Namespace) -> int:
         print_json([dict(asdict(s), workers=list(s.workers), helpers=list(s.helpers))
                     for s in rows])
         return 0
-    t = table("session", "format", "project", "started", "ended", "entries", "agents")
+    t = Listing(col("session", whole=True), col("started", whole=True, drop=2),
+                col("last entry", whole=True, drop=4), col("entries", whole=True, right=True),
+                col("agents", whole=True, drop=3), col("project", drop=5, min_width=20),
+                col("format", whole=True, drop=6))
     for s in rows:
-        agents = "main" + (f" + {len(s.workers)} worker(s)" if s.workers else "")
-        agents += "".join(f", {role}" for role in sorted({str(helper_role(h))
-                                                            for h in s.helpers}))
-        t.add_row(s.id, s.format, one_line(s.project or ""), s.started_at or "", s.ended_at or "",
-                  str(s.entries), agents)
-    console().print(t)
+        # the app's "main + 1 worker", then the harness's own helpers by what they are
+        agents = agents_mark(s) + "".join(f", {role}" for role in sorted(
+            {str(helper_role(h)) for h in s.helpers}))
+        t.add_row(s.id, when(s.started_at), when(s.ended_at), f"{s.entries:,}", agents,
+                  one_line(s.project or ""), s.format)
+    t.print()
     return 0
 
 
 def entries(args: argparse.Namespace) -> int:
     with store_from(args) as store:
-        rows = store.entries(args.session, args.agent, args.offset, args.limit)
+        rows = store.entries(args.session, args.agent, args.offset, args.limit,
+                             by_time=not args.agent)
     if args.json:
         print_json([asdict(e) for e in rows])
         return 0
     out = console()
     for e in rows:
-        head = f"#{e.seq} {e.ts or ''} {e.kind}" + (f" [{e.tool_name}]" if e.tool_name else "")
-        head += f" agent={agent_label(e.agent)} ~{e.tokens} tokens"
+        head = f"#{e.seq} {when(e.ts, with_seconds=True)} {e.kind}" + (
+            f" [{one_line(e.tool_name)}]" if e.tool_name else "")
+        head += f" agent={one_line(agent_label(e.agent))} ~{e.tokens:,} tokens"
         out.print(head, markup=False, style="bold")
         out.print(_verbatim(e.content), markup=False,
                   highlight=False)
@@ -80,11 +87,15 @@ def search(args: argparse.Namespace) -> int:
     if args.json:
         print_json([h.to_json() for h in hits])
         return 0
-    t = table("score", "cos", "lex", "source", "text")
+    t = Listing(col("score", whole=True, right=True), col("cos", whole=True, right=True, drop=2),
+                col("lex", whole=True, right=True, drop=1), col("source", whole=True),
+                col("kind", whole=True, drop=3), col("text", min_width=24))
     for h in hits:
-        where = (f"{h.session_id[:8]}#{h.seq} {h.kind}" if h.source_type == "entry"
-                 else f"memory {h.source_id} {h.memory_name}")
+        if h.source_type == "entry":
+            where, kind = f"{(h.session_id or '?')[:8]}#{h.seq}", h.kind or ""
+        else:
+            where, kind = f"memory {h.source_id}", one_line(h.memory_name or "", 40)
         t.add_row(f"{h.score:.3f}", "" if h.cos is None else f"{h.cos:.3f}", f"{h.lex:.3f}",
-                  where, one_line(h.text, 100))
-    console().print(t)
+                  where, kind, one_line(h.text, 100))
+    t.print()
     return 0

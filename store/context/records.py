@@ -51,6 +51,8 @@ class PruneEvent:
     entry_ids: tuple[int, ...]
     refs: tuple[str, ...]
     source_entry_id: int | None
+    entry_seqs: tuple[int, ...] = ()
+    """The seqs (in this session) of the stored entries that left: how entries are named."""
 
     @property
     def preserved_verified(self) -> bool:
@@ -67,7 +69,8 @@ class PruneEvent:
                 "preserved_verified": self.preserved_verified, "id": self.id,
                 "preserved": self.preserved, "verified": self.verified,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
-                "entry_ids": list(self.entry_ids), "refs": list(self.refs)}
+                "entry_ids": list(self.entry_ids), "entry_seqs": list(self.entry_seqs),
+                "refs": list(self.refs)}
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,14 @@ class Compaction:
     source_entry_id: int | None
     handoff_written: bool = False
     """A handoff was written for it (a fact of its own: a handoff is not a checkpoint)."""
+    summary_at: tuple[str, int] | None = None
+    """The summary entry as (session id, seq): how an entry is named everywhere."""
 
     def to_json(self) -> dict[str, Any]:
         return {"ts": self.ts, "pre_tokens": self.pre_tokens,
                 "checkpoint_before": self.checkpoint_before, "id": self.id,
                 "trigger": self.trigger, "summary_entry_id": self.summary_entry_id,
+                "summary_seq": self.summary_at[1] if self.summary_at else None,
                 "handoff_path": self.handoff_path, "handoff_written": self.handoff_written,
                 "checkpoint": self.checkpoint_what}
 

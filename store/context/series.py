@@ -138,7 +138,8 @@ def _compactions(conn: Connection, session_id: str, agent: str,
     before it at all, the window opens at the session's start (inclusive)."""
     rows = conn.execute(text(
         "SELECT c.id, c.ts, c.pre_tokens, c.trigger, c.summary_entry_id, e.content, "
-        "COALESCE(c.handoff_path, h.path), c.source_entry_id, c.handoff_id FROM compaction c "
+        "COALESCE(c.handoff_path, h.path), c.source_entry_id, c.handoff_id, e.session_id, "
+        "e.seq FROM compaction c "
         "LEFT JOIN entry e ON e.id = c.summary_entry_id "
         "LEFT JOIN handoff h ON h.id = c.handoff_id "
         "WHERE c.session_id = :s AND c.agent = :a ORDER BY c.ts, c.id"),
@@ -165,7 +166,8 @@ def _compactions(conn: Connection, session_id: str, agent: str,
         out.append(Compaction(int(r[0]), session_id, agent, ts,
                               stored_int(r[2], problems, f"compaction {r[0]} pre_tokens"), r[3],
                               r[4], one_line(r[5], 160) if r[5] is not None else None, handoff,
-                              what is not None, what, r[7], written))
+                              what is not None, what, r[7], written,
+                              None if r[10] is None else (str(r[9]), int(r[10]))))
         previous = ts
     return out
 
@@ -177,12 +179,17 @@ def _prunes(conn: Connection, session_id: str, agent: str,
         "mode, source_entry_id FROM prune_event WHERE session_id = :s AND agent = :a "
         "ORDER BY ts, id"), {"s": session_id, "a": agent}).all()
     links: dict[int, list[tuple[str | None, int | None]]] = {}
+    seqs: dict[int, list[int]] = {}
     if rows:
-        for pid, ref, eid in conn.execute(text(
-                "SELECT pe.prune_id, pe.ref, pe.entry_id FROM prune_entry pe JOIN prune_event p "
-                "ON p.id = pe.prune_id WHERE p.session_id = :s AND p.agent = :a "
+        for pid, ref, eid, seq in conn.execute(text(
+                "SELECT pe.prune_id, pe.ref, pe.entry_id, e.seq FROM prune_entry pe "
+                "JOIN prune_event p ON p.id = pe.prune_id "
+                "LEFT JOIN entry e ON e.id = pe.entry_id "
+                "WHERE p.session_id = :s AND p.agent = :a "
                 "ORDER BY pe.rowid"), {"s": session_id, "a": agent}):
             links.setdefault(int(pid), []).append((ref, eid))
+            if seq is not None:
+                seqs.setdefault(int(pid), []).append(int(seq))
     out = []
     for r in rows:
         linked = links.get(int(r[0]), [])
@@ -193,7 +200,8 @@ def _prunes(conn: Connection, session_id: str, agent: str,
                               stored_int(r[4], problems, f"{what} entries_pruned") or 0,
                               _bool(r[5]), _bool(r[6]), r[7],
                               tuple(int(e) for _, e in linked if isinstance(e, int)),
-                              tuple(str(ref) for ref, _ in linked if ref is not None), r[8]))
+                              tuple(str(ref) for ref, _ in linked if ref is not None), r[8],
+                              tuple(seqs.get(int(r[0]), ()))))
     return out
 
 

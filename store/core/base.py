@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from store.core.records import (
     Stats,
 )
 from store.core.settings import Settings
-from store.core.timeutil import now_iso
+from store.core.timeutil import now_iso, parse_iso
 from store.core.version import CODE_VERSION
 
 Progress = Callable[[str, int, int], None]
@@ -47,6 +48,34 @@ def _loads(raw: str | None, default: Any) -> Any:
         return json.loads(raw)
     except ValueError:
         return default
+
+
+def resolve_agent(given: str, agents: Iterable[str], where: str) -> str:
+    """``given`` among ``agents``: the exact name, else the only one starting with it."""
+    names = list(dict.fromkeys(agents))
+    if given in names:
+        return given
+    matches = [a for a in names if a.startswith(given)] if given else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise NotFound(f"{given!r} names {len(matches)} agents in {where} "
+                       f"({', '.join(matches)}): give more of the id")
+    there = ", ".join(names) if names else "none"
+    raise NotFound(f"no agent {given!r} in {where}: its agents are {there}")
+
+
+def by_time_order(entries: list[EntryInfo]) -> list[EntryInfo]:
+    """Entries interleaved by time (then seq); one without a time follows its predecessor."""
+    keyed: list[tuple[str, int, int, EntryInfo]] = []
+    last = ""
+    for i, e in enumerate(entries):
+        t = parse_iso(e.ts)
+        if t is not None:
+            last = t.astimezone(UTC).isoformat()
+        keyed.append((last, e.seq, i, e))
+    keyed.sort(key=lambda k: (k[0], k[1], k[2]))
+    return [k[3] for k in keyed]
 
 
 class StoreBase:
@@ -235,20 +264,33 @@ class StoreBase:
         return EntryInfo(int(r[0]), r[1], r[2], int(r[3]), r[4], r[5], r[6], int(r[7]), r[8],
                          r[9], r[10], r[11], _loads(r[12], {}))
 
+    def agent(self, session_id: str, agent: str) -> str:
+        """The agent of session ``session_id`` named ``agent``: exactly, or the only one whose
+        id starts with it (as session ids resolve); an error names the agents there are."""
+        session = self.session(session_id)
+        return resolve_agent(agent, session.agents, f"session {session.id[:8]}")
+
     def entries(self, session_id: str, agent: str | None = None, offset: int = 0,
-                limit: int | None = None) -> list[EntryInfo]:
-        sid = self.session(session_id).id
+                limit: int | None = None, by_time: bool = False) -> list[EntryInfo]:
+        """A session's entries (``agent``: one agent's, a unique prefix will do), in ``seq``
+        order, or with ``by_time`` interleaved by time (main agent and workers as they
+        happened; an entry without a time keeps its place after the one before it)."""
+        session = self.session(session_id)
         sql = f"SELECT {self._ENTRY_COLS} FROM entry WHERE session_id = :s"
-        params: dict[str, Any] = {"s": sid}
+        params: dict[str, Any] = {"s": session.id}
         if agent:
             sql += " AND agent = :a"
-            params["a"] = agent
+            params["a"] = resolve_agent(agent, session.agents, f"session {session.id[:8]}")
         sql += " ORDER BY seq"
-        if limit is not None:
+        if limit is not None and not by_time:
             sql += " LIMIT :l OFFSET :o"
             params.update(l=limit, o=offset)
         with self.read() as conn:
-            return [self._entry(r) for r in conn.execute(text(sql), params).all()]
+            rows = [self._entry(r) for r in conn.execute(text(sql), params).all()]
+        if not by_time:
+            return rows
+        rows = by_time_order(rows)
+        return rows[offset:] if limit is None else rows[offset:offset + limit]
 
     def entry(self, entry_id: int) -> EntryInfo:
         with self.read() as conn:

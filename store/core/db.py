@@ -28,14 +28,30 @@ def default_store_path() -> Path:
     explicit = os.environ.get("LCA_STORE")
     if explicit:
         return Path(explicit).expanduser()
+    return default_folder() / "store.db"
+
+
+def default_folder() -> Path:
+    """Where lca-tui keeps its own files: ``$XDG_DATA_HOME/lca-tui`` (created on demand)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "lca-tui" / "store.db"
+    return Path(base) / "lca-tui"
 
 
 def ensure_file(path: Path) -> bool:
-    """Create the store file (and its folder) with owner-only permissions; True if created."""
+    """Create the store file with owner-only permissions; True if created.
+
+    Only lca-tui's own folder (``default_folder``) is created on demand: a store named in a
+    folder that does not exist is a typo far more often than a wish, so it is refused rather
+    than silently made somewhere unexpected."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not path.parent.is_dir():
+            if path.parent.exists():
+                raise StoreError(f"{path.parent} is not a folder: name a store file in a "
+                                 "folder")
+            if path.parent.resolve() != default_folder().resolve():
+                raise StoreError(f"the folder {path.parent} does not exist: create it first, "
+                                 "or name a store in an existing folder")
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if path.is_dir():
             raise StoreError(f"{path} is a directory, not a store file: name a file with "
                              "--store")

@@ -8,6 +8,7 @@ later instead of comparing all pairs.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,22 +102,27 @@ class Indexer:
         self.writer = writer
         self.writer_version = writer_version
 
-    def prepare(self, texts: dict[str, str]) -> dict[str, list[Prepared]]:
-        """content hash → its embedded chunks, for each text (keyed by its content hash)."""
+    def prepare(self, texts: dict[str, str], progress: Callable[[int, int], None] | None = None
+                ) -> dict[str, list[Prepared]]:
+        """content hash → its embedded chunks, for each text (keyed by its content hash);
+        ``progress(done, total)`` is told of the chunks embedded after each batch."""
         spans: list[tuple[str, _Pending]] = []
         dummy = Source("entry", 0, "", "")
         for key, body in texts.items():
             for span in split(body, self.max_tokens):
                 spans.append((key, _Pending(dummy, span.start, span.end, span.tokens,
                                             body[span.start:span.end])))
-        self._embed([p for _, p in spans])
+        self._embed([p for _, p in spans], progress)
         out: dict[str, list[Prepared]] = {key: [] for key in texts}
         for key, p in spans:
             out[key].append(Prepared(p.start, p.end, p.tokens, p.body, p.vector, p.error))
         return out
 
-    def _embed(self, pending: list[_Pending]) -> None:
+    def _embed(self, pending: list[_Pending],
+               progress: Callable[[int, int], None] | None = None) -> None:
         for i in range(0, len(pending), self.batch_size):
+            if progress is not None:
+                progress(i, len(pending))
             batch = pending[i:i + self.batch_size]
             try:
                 vectors = self.embedder.embed([model_view(p.body) for p in batch])
@@ -128,6 +134,8 @@ class Indexer:
                         p.vector = self.embedder.embed([model_view(p.body)])[0]
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
+        if progress is not None and pending:
+            progress(len(pending), len(pending))
 
     @staticmethod
     def _neighbours(conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,

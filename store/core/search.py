@@ -67,6 +67,9 @@ def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple]:
 def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
     if mode not in MODES:
         raise ValueError(f"search mode must be one of {', '.join(MODES)}")
+    if not query.strip():
+        raise ValueError("nothing to search for: give the text to search (an empty query "
+                         "would match everything)")
     pool = max(limit * 5, 50)
     qvec = store.embedder.embed([query])[0] if mode != "fts" else None
     with store.read() as conn:

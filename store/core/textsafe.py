@@ -33,11 +33,15 @@ def visible(text: str) -> str:
 
 
 def one_line(text: str, width: int | None = None) -> str:
-    """A visible single-line excerpt (newlines shown as ⏎), cut to ``width`` with an ellipsis."""
+    """A visible single-line excerpt (newlines shown as ⏎), cut to ``width`` with an ellipsis.
+
+    The cut falls at a word boundary, so a number, an id or a path is shown whole or not at
+    all ("floor 0.25" never becomes "floor 0.2…"); only a first word longer than ``width`` is
+    cut inside."""
     raw = text if width is None else text[: width + 1]  # escaping only lengthens: cut first
     flat = visible(raw).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
     if width is not None and len(flat) > width:
-        return flat[: max(0, width - 1)] + "…"
+        return clip_words(flat, width)
     return flat
 
 
@@ -54,3 +58,16 @@ def storable(text: str) -> str:
             raw = text.encode("utf-8", "surrogatepass")
         return raw.decode("utf-8", "backslashreplace")
     return text
+
+
+def clip_words(flat: str, width: int) -> str:
+    """``flat`` (one line) cut to at most ``width`` characters at a word boundary, ending in
+    an ellipsis when anything was cut."""
+    if len(flat) <= width:
+        return flat
+    head = flat[: max(0, width - 1)]
+    if not flat[len(head)].isspace():
+        cut = head.rfind(" ")
+        if cut > 0:
+            head = head[:cut]
+    return head.rstrip(" ⏎") + "…"

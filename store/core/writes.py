@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,9 +246,10 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
     return result
 
 
-def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer
+def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer,
+              progress: Callable[[int, int], None] | None = None
               ) -> dict[str, list[Prepared]]:
     """Chunk and embed the entries not stored yet; run it outside the write transaction."""
     have = existing_keys(conn, [e.key for e in entries])
     texts = {e.content_hash: e.content for e in entries if e.key not in have}
-    return indexer.prepare(texts)
+    return indexer.prepare(texts, progress)

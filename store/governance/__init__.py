@@ -5,25 +5,34 @@ Owns the tables of migration 6 (``models``): proposals, their checks, edits and 
 supersession links and memory flags. Public API (plain dataclasses from ``records``)::
 
     parse_proposal(data, origin="api", source="") -> NewProposal
-    submit(store, new, *, actor=None, auto_apply=True) -> ProposalInfo
+    submit(store, new, *, actor=None, auto_apply=True, now=None) -> ProposalInfo
     list_proposals(store, status=None, limit=None) -> list[ProposalSummary]
     get_proposal(store, proposal_id) -> ProposalInfo          # .options: approval choices
+    approval_options(summary) -> list[ApprovalOption]         # what approval the checks allow
     edit(store, proposal_id, changes, *, actor=None, reason=None) -> ProposalInfo
-    approve(store, proposal_id, as_=None, reason=None, *, actor=None) -> ProposalInfo
-    reject(store, proposal_id, reason, *, actor=None) -> ProposalInfo
+    approve(store, proposal_id, as_=None, reason=None, *, actor=None, now=None) -> ProposalInfo
+    reject(store, proposal_id, reason, *, actor=None, now=None) -> ProposalInfo
     list_memories(store, status=None, type=None) -> list[MemoryRow]
     memory_detail(store, memory_id) -> MemoryDetail
     chain(store, memory_id) -> list[ChainLink]                 # oldest first, whole chain
     integrity(store) -> list[IntegrityProblem]                 # the Health screen calls it
-    audit_events(store, limit=50) -> list[AuditInfo]
+    problems_of(store, memory_id) -> list[IntegrityProblem]
+    audit_events(store, limit=50, action=None) -> list[AuditInfo]
 
-and, inside a store transaction, ``chains.link(conn, store, old_id, new_id, ...)`` (importers
-record a supersession with it) and ``files.write_back(conn, store, memory_id)`` (recall
-feedback rewrites a bound memory file). ``events.derive`` reads MindStone ``approval_*``
-events as content-less proposal history.
+Modules: ``proposals`` (parse, store, edit, read), ``checks`` + ``text`` + ``verifier`` (the
+six checks), ``policy`` (approval options, auto-apply), ``apply`` (approve / reject / apply),
+``verify``, ``chains`` (links, chains, integrity), ``files`` (the bound memory directory),
+``views`` (memories, audit), ``events`` (MindStone ``approval_*`` events as content-less
+history, a deriver), ``replay`` (a recorded history, the demo's); the consolidation pass
+(``consolidate``, ``detect``, ``proposer``) and the bound directory's gate (``gate``) submit
+through ``submit``. Inside a store transaction, ``chains.link`` / ``chains.sync_links``
+record supersessions (importers call ``sync_links``) and ``files.write_back`` rewrites a bound
+memory file (recall feedback).
 
-May import: ``store.core``. Never another capability (``store.ingest`` and ``store.recall``
-import this package, not the other way round), never ``store.facade``.
+May import: ``store.core``; the consolidation pass also reads ``store.recall.models`` (what a
+harness reported as used) and records through ``store.context.api`` (its checkpoint).
+``store.ingest`` (``chains.sync_links``) and ``store.recall`` (``files.write_back``) import
+this package's modules, so no other governance module imports them. Never ``store.facade``.
 """
 
 from __future__ import annotations

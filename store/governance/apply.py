@@ -23,9 +23,9 @@ from sqlalchemy import Connection
 from sqlmodel import col, select
 
 from store.core.db import orm
-from store.core.models import Memory
+from store.core.models import Chunk, Memory
 from store.core.timeutil import now_iso
-from store.governance import _memwrite as memories
+from store.core import memories
 from store.governance.chains import link
 from store.governance.files import FileWrites
 from store.governance.models import MemoryFlag, Proposal, ProposalDecision
@@ -44,15 +44,16 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 def submit(store: Store, new: NewProposal, *, actor: str | None = None,
-           auto_apply: bool = True) -> ProposalInfo:
+           auto_apply: bool = True, now: str | None = None) -> ProposalInfo:
     """Check and store a proposal (``proposals.store_proposal``), then apply it at once when
-    ``governance.auto_apply`` allows (``auto_apply=False``: never)."""
-    info = store_proposal(store, new, actor=actor)
+    ``governance.auto_apply`` allows (``auto_apply=False``: never). ``now`` stamps it with
+    another time than the clock's (replaying history, e.g. the demo)."""
+    info = store_proposal(store, new, actor=actor, now=now)
     if auto_apply and info.status == "pending":
         allowed, _ = auto_apply_allowed(store, info)
         if allowed:
             return approve(store, info.id, actor="policy:governance.auto_apply",
-                           policy="governance.auto_apply")
+                           policy="governance.auto_apply", now=now)
     return info
 
 
@@ -70,8 +71,10 @@ def _plan(info: ProposalInfo, new: NewProposal, as_: str | None) -> NewProposal:
 
 
 def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str | None = None,
-            *, actor: str | None = None, policy: str | None = None) -> ProposalInfo:
+            *, actor: str | None = None, policy: str | None = None,
+            now: str | None = None) -> ProposalInfo:
     """Approve a pending (or failed) proposal, apply it and verify it; returns it after.
+    ``now``: the time of the decision and of the write (default: the clock's).
 
     Raises ``ProposalError`` (nothing changed) when the checks do not allow this approval or
     a target changed since the proposal was made. An apply that fails marks the proposal
@@ -98,20 +101,22 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
                             "again")
     who = actor_name(store, actor)
     plan = _plan(info, stored_candidate(store, proposal_id), as_)
-    conflicts = [int(c["memory_id"]) for c in
-                 (info.check("contradiction").evidence.get("conflicts", [])
-                  if info.check("contradiction") else [])] if as_ == "keep-both" else []
+    contra = info.check("contradiction")
+    conflicts = [int(c["memory_id"]) for c in contra.evidence.get("conflicts", [])] \
+        if as_ == "keep-both" and contra is not None else []
     files = FileWrites()
+    expect: dict[str, Any] = {}
     try:
         with store.write() as conn:
-            now = now_iso()
-            _decide(conn, store, proposal_id, "approved", who, as_, reason, policy)
-            memory_id = _apply(conn, store, proposal_id, plan, files, who, policy, now)
+            _still(conn, proposal_id, info.status, info.revision)
+            now = now or now_iso()
+            _decide(conn, store, proposal_id, "approved", who, as_, reason, policy, now)
+            memory_id = _apply(conn, store, proposal_id, plan, files, expect, now)
             if conflicts and memory_id is not None:
                 _flag(conn, store, proposal_id, memory_id, conflicts, reason, now)
             files.commit()
             _set_status(conn, proposal_id, "applied", None, who, memory_id, now)
-            _decide(conn, store, proposal_id, "applied", who, as_, None, policy)
+            _decide(conn, store, proposal_id, "applied", who, as_, None, policy, now)
             store.audit(conn, "proposal_approved", "proposal", [proposal_id, memory_id],
                         {"files": len(files.staged)}, actor=who)
     except ProposalError:
@@ -121,19 +126,21 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
         files.rollback()
         why = f"{type(exc).__name__}: {exc}"[:500]
         with store.write() as conn:
-            _decide(conn, store, proposal_id, "approved", who, as_, reason, policy)
-            _set_status(conn, proposal_id, "failed", why, who, None, now_iso())
-            _decide(conn, store, proposal_id, "failed", who, as_, why, policy)
+            when = now or now_iso()
+            _decide(conn, store, proposal_id, "approved", who, as_, reason, policy, when)
+            _set_status(conn, proposal_id, "failed", why, who, None, when)
+            _decide(conn, store, proposal_id, "failed", who, as_, why, policy, when)
             store.audit(conn, "proposal_failed", "proposal", [proposal_id], {}, actor=who)
         return get_proposal(store, proposal_id)
     from store.governance.verify import record_verification
 
-    record_verification(store, proposal_id, plan.op, memory_id, list(files.staged))
+    record_verification(store, proposal_id, plan.op, memory_id, expect, list(files.staged),
+                        now)
     return get_proposal(store, proposal_id)
 
 
-def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None
-           ) -> ProposalInfo:
+def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None,
+           now: str | None = None) -> ProposalInfo:
     """Reject a pending proposal; ``reason`` is required and kept."""
     if not (reason or "").strip():
         raise ProposalError("a rejection needs a reason (--reason)")
@@ -146,17 +153,30 @@ def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = N
                             "proposal can be rejected")
     who = actor_name(store, actor)
     with store.write() as conn:
-        _set_status(conn, proposal_id, "rejected", reason.strip(), who, None, now_iso())
-        _decide(conn, store, proposal_id, "rejected", who, None, reason.strip(), None)
+        _still(conn, proposal_id, info.status, info.revision)
+        when = now or now_iso()
+        _set_status(conn, proposal_id, "rejected", reason.strip(), who, None, when)
+        _decide(conn, store, proposal_id, "rejected", who, None, reason.strip(), None, when)
         store.audit(conn, "proposal_rejected", "proposal", [proposal_id], {}, actor=who)
     return get_proposal(store, proposal_id)
 
 
 # -- inside the transaction --------------------------------------------------------------
-def _decide(conn: Connection, store: Store, proposal_id: int, decision: str, actor: str,
-            as_: str | None, reason: str | None, policy: str | None) -> None:
+def _still(conn: Connection, proposal_id: int, status: str, revision: int) -> None:
+    """Under the write lock: the proposal is as it was read (another process may have
+    decided or edited it in between), else nothing is written."""
     with orm(conn) as s:
-        s.add(ProposalDecision(proposal_id=proposal_id, ts=now_iso(), actor=actor,
+        row = s.get(Proposal, proposal_id)
+    if row is None or row.status != status or row.revision != revision:
+        now = "gone" if row is None else f"{row.status}, revision {row.revision}"
+        raise ProposalError(f"proposal {proposal_id} changed while it was being decided "
+                            f"({now}); look at it again")
+
+
+def _decide(conn: Connection, store: Store, proposal_id: int, decision: str, actor: str,
+            as_: str | None, reason: str | None, policy: str | None, ts: str) -> None:
+    with orm(conn) as s:
+        s.add(ProposalDecision(proposal_id=proposal_id, ts=ts, actor=actor,
                                decision=decision, as_op=as_, reason=reason, policy=policy,
                                writer=store.writer, writer_version=store.writer_version,
                                created_at=now_iso()))
@@ -222,38 +242,59 @@ def _evidence(conn: Connection, store: Store, memory_id: int, new: NewProposal,
 
 
 def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
-           files: FileWrites, actor: str, policy: str | None, now: str) -> int | None:
-    """Write what ``new`` says; returns the memory it wrote or changed (None for a noop)."""
+           files: FileWrites, expect: dict[str, Any], now: str) -> int | None:
+    """Write what ``new`` says; returns the memory it wrote or changed (None for a noop) and
+    fills ``expect`` with what verification should read back from it."""
     op = new.op
     if op == "noop":
         return None
     if op in ("add", "supersede", "merge"):
-        written = memories.create(conn, store, _fields(new, now))
+        written = memories.create(conn, store, _fields(new, now), index=False)
         memory_id = written.memory_id
         _evidence(conn, store, memory_id, new, proposal_id)
         for old in new.targets:
             link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)
             _resolve_flags(conn, old, now)
-            files.stage_memory(conn, store, old)
+            files.stage_memory(conn, store, old, new_file=False)
         files.stage_memory(conn, store, memory_id)
+        _index(conn, store, [memory_id, *new.targets])
+        expect.update(body=(new.content or "").strip("\n"), status="active")
         return memory_id
     (target,) = new.targets
     base = memories.get(conn, target)
     if base is None:
         raise LookupError(f"memory {target} no longer exists")
     if op == "revise":
-        memories.update(conn, store, target, _fields(new, now, base))
+        memories.update(conn, store, target, _fields(new, now, base), index=False)
         _evidence(conn, store, target, new, proposal_id)
+        expect.update(body=(new.content or "").strip("\n"), status=base.status)
     elif op == "reinforce":
         memories.update(conn, store, target, {"hits": base.hits + 1, "last_applied": now},
                         index=False)
         _evidence(conn, store, target, new, proposal_id)
+        expect.update(hits=base.hits + 1)
     elif op == "quarantine":
         memories.set_status(conn, store, target, "quarantined", valid_to=base.valid_to)
+        expect.update(status="quarantined")
     else:
         raise ProposalError(f"unknown operation {op!r}")
-    files.stage_memory(conn, store, target)
+    files.stage_memory(conn, store, target, new_file=op != "quarantine")
+    _index(conn, store, [target])
     return target
+
+
+def _index(conn: Connection, store: Store, memory_ids: list[int]) -> None:
+    """Re-index each memory whose chunks were made from another content hash (or that has
+    none): one embedding per memory written, and chunks that match their memory."""
+    for mid in memory_ids:
+        m = memories.get(conn, mid)
+        if m is None:
+            continue
+        with orm(conn) as s:
+            hashes = set(s.exec(select(Chunk.source_hash).where(
+                Chunk.source_type == "memory", Chunk.source_id == mid)).all())
+        if hashes != {m.content_hash}:
+            memories.reindex(conn, store, m)
 
 
 def _flag(conn: Connection, store: Store, proposal_id: int, memory_id: int,

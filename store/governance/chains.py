@@ -24,7 +24,7 @@ from store.core.db import orm
 from store.core.errors import NotFound
 from store.core.models import Memory
 from store.core.timeutil import now_iso
-from store.governance import _memwrite as memories
+from store.core import memories
 from store.governance.models import SupersessionLink
 from store.governance.records import ChainLink, IntegrityProblem
 
@@ -34,10 +34,11 @@ if TYPE_CHECKING:
 
 def link(conn: Connection, store: Store, old_id: int, new_id: int, *,
          proposal_id: int | None = None, source: str = "proposal", ts: str | None = None,
-         retire: bool = True) -> bool:
+         retire: bool = True, pointers: bool = True) -> bool:
     """Record that ``new_id`` supersedes ``old_id`` (inside the caller's transaction): the
-    link row, the pointer columns, and — with ``retire`` — the old memory ``superseded`` with
-    ``valid_to`` set (kept when it already ends earlier). False when the link existed."""
+    link row, the pointer columns (unless an importer set them already: ``pointers=False``),
+    and — with ``retire`` — the old memory ``superseded`` with ``valid_to`` set (kept when it
+    already ends earlier). False when the link existed."""
     if old_id == new_id:
         raise ValueError(f"memory {old_id} cannot supersede itself")
     when = ts or now_iso()
@@ -54,11 +55,33 @@ def link(conn: Connection, store: Store, old_id: int, new_id: int, *,
             raise LookupError(f"no memory {old_id}")
         valid_to = old.valid_to if old.valid_to and old.valid_to <= when else when
         already = old.status
-    memories.supersede(conn, new_id, old_id)
+    if pointers:
+        memories.supersede(conn, new_id, old_id)
     if retire and (already in ("active", "disputed") or valid_to != old.valid_to):
         status = already if already in ("quarantined", "expired") else "superseded"
         memories.set_status(conn, store, old_id, status, valid_to=valid_to)
     return have is None
+
+
+def sync_links(conn: Connection, store: Store) -> int:
+    """After an import: a link (source ``import``) for every pointer ``supersedes_id`` that
+    has none, and each memory so superseded marked ``superseded`` with ``valid_to`` (its
+    successor's ``valid_from``, else its ``created``) — an importer that reads a supersession
+    sets status and validity, not only a pointer. Two memories superseding one both get
+    their link: a fork, reported by ``integrity``. Returns the links added."""
+    with orm(conn) as s:
+        naming = s.exec(select(Memory).where(col(Memory.supersedes_id).is_not(None))
+                        .order_by(col(Memory.id))).all()
+        have = {(ln.old_id, ln.new_id) for ln in s.exec(select(SupersessionLink)).all()}
+    added = 0
+    for newer in naming:
+        assert newer.id is not None and newer.supersedes_id is not None
+        if (newer.supersedes_id, newer.id) in have:
+            continue
+        when = newer.valid_from or newer.created or now_iso()
+        added += link(conn, store, newer.supersedes_id, newer.id, source="import", ts=when,
+                      pointers=False)
+    return added
 
 
 @dataclass

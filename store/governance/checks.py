@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 NEW_MEMORY_OPS = ("add", "revise", "supersede", "merge")
 _EVIDENCE_SENTENCES = 400
+_CANDIDATE_SENTENCES = 300  # a pasted log of thousands of lines: its head is traced
+_SENTENCE_GATE = 0.5  # whole-memory cosine below which sentence pairs are compared by words
 _FILE_CHARS = 200_000
 
 
@@ -133,20 +135,32 @@ class Checker:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.settings = store.settings
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors for ``texts``, each text embedded once per run (checks share sentences)."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            for t, v in zip(missing, self.store.embedder.embed(missing), strict=True):
+                self._vectors[t] = v
+        if not texts:
+            return np.zeros((0, self.store.embedder.dim), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
 
     def run(self, cand: Candidate) -> list[CheckInfo]:
         """Every check for ``cand`` (the verifier's only when a command is configured)."""
         from store.governance.verifier import verify_with_command
 
         embedder = self.store.embedder
-        qvec = embedder.embed([cand.index_text])[0]
+        qvec = self.embed([cand.index_text])[0]
         with self.store.read() as conn:
             mems = _active_memories(conn, embedder.name, cand.target_ids)
             for m in mems:
                 m.cos = max((float(v @ qvec) for v in m.vectors), default=-1.0)
             budget = self.budget(conn, cand)
         conflicts = self._conflicts(cand, mems)
-        checks = [self.duplicate(cand, mems, conflicts), self._contradiction(conflicts, cand.sensitivity == "secret"),
+        secret = cand.sensitivity == "secret"
+        checks = [self.duplicate(cand, mems, conflicts), self._contradiction(conflicts, secret),
                   self.source_support(cand), budget, self.procedure_risk(cand)]
         command = str(self.settings["governance.verifier_command"] or "").strip()
         if command:
@@ -189,45 +203,48 @@ class Checker:
 
     # -- contradiction -----------------------------------------------------------------
     def _conflicts(self, cand: Candidate, mems: list[_Memory]) -> dict[int, dict[str, Any]]:
-        """memory id → the conflict found with it (see the module docstring)."""
+        """memory id → the conflict found with it (see the module docstring).
+
+        Sentence pairs are compared by words first; sentences are embedded only for memories
+        whose nearest chunk is at least ``_SENTENCE_GATE`` similar to the candidate as a whole,
+        so a proposal costs a few embeddings, not one per sentence of every memory."""
         if cand.op not in NEW_MEMORY_OPS:
             return {}
         threshold = float(self.settings["governance.contradiction_cos"])
         scope = cand.tags | cand.projects
         pool = [m for m in mems if not scope or (m.tags | m.projects) & scope]
-        mine = tx.sentences(cand.content, min_words=2) or [tx.Sentence(0, len(cand.content),
-                                                                       cand.content)]
+        mine = (tx.sentences(cand.content, min_words=2)
+                or [tx.Sentence(0, len(cand.content), cand.content)])[:_CANDIDATE_SENTENCES]
         theirs = {m.id: tx.sentences(m.text, min_words=2) for m in pool}
-        embedder = self.store.embedder
-        all_texts = [s.text for s in mine] + [s.text for ss in theirs.values() for s in ss]
-        if not pool or not all_texts:
-            return {}
-        vectors = embedder.embed(all_texts)
-        mv = vectors[:len(mine)]
-        at = len(mine)
+        close = [m for m in pool if m.cos >= _SENTENCE_GATE and theirs[m.id]]
+        texts = [s.text for s in mine] + [s.text for m in close for s in theirs[m.id]]
+        vectors = self.embed(texts) if close else None
+        sims_of: dict[int, np.ndarray] = {}
+        if vectors is not None:
+            at = len(mine)
+            for m in close:
+                n = len(theirs[m.id])
+                sims_of[m.id] = vectors[:len(mine)] @ vectors[at:at + n].T
+                at += n
         found: dict[int, dict[str, Any]] = {}
         for m in pool:
             ss = theirs[m.id]
-            tv = vectors[at:at + len(ss)]
-            at += len(ss)
-            if not ss:
-                continue
-            sims = mv @ tv.T
+            sims = sims_of.get(m.id)
             best: dict[str, Any] | None = None
             for i, a in enumerate(mine):
                 for j, b in enumerate(ss):
-                    sim = float(sims[i, j])
-                    if (sim < threshold and tx.jaccard(a.text, b.text) < 0.5
+                    sim = float(sims[i, j]) if sims is not None else None
+                    if ((sim is None or sim < threshold) and tx.jaccard(a.text, b.text) < 0.5
                             and not tx.same_subject(a.text, b.text)):
                         continue
                     cues = tx.cues(a.text, b.text)
-                    if cues and (best is None or sim > best["sentence_cos"]):
+                    if cues and (best is None or (sim or 0.0) > (best["sentence_cos"] or 0.0)):
                         secret = m.sensitivity == "secret"
                         if secret:
                             cues = [{**c, "memory": MASK} for c in cues]
                         best = {"memory_id": m.id, "name": m.name, "cos": round(m.cos, 4),
-                                "sentence_cos": round(sim, 4), "cues": cues,
-                                "candidate_sentence": a.text,
+                                "sentence_cos": None if sim is None else round(sim, 4),
+                                "cues": cues, "candidate_sentence": a.text,
                                 "candidate_span": [a.start, a.end],
                                 "memory_sentence": None if secret else b.text,
                                 "memory_span": [b.start, b.end]}
@@ -241,7 +258,8 @@ class Checker:
             return CheckInfo("contradiction", "pass",
                              f"no conflicting active memory found — {heuristic}",
                              {"heuristic": True, "conflicts": []})
-        ordered = sorted(conflicts.values(), key=lambda c: -c["sentence_cos"])
+        ordered = sorted(conflicts.values(), key=lambda c: (-(c["sentence_cos"] or 0.0),
+                                                             -c["cos"]))
         top = ordered[0]
         cue = top["cues"][0]
         said = (cue["kind"] if secret or top["memory_sentence"] is None
@@ -259,7 +277,8 @@ class Checker:
         if cand.op not in NEW_MEMORY_OPS:
             return CheckInfo("source_support", "pass",
                              f"not checked: a {cand.op} writes no new text")
-        sents = tx.sentences(cand.content)
+        every = tx.sentences(cand.content)
+        sents = every[:_CANDIDATE_SENTENCES]
         if not sents:
             return CheckInfo("source_support", "pass", "no sentence to support",
                              {"sentences": []})
@@ -273,8 +292,7 @@ class Checker:
         min_overlap = float(self.settings["governance.support_overlap"])
         min_cos = float(self.settings["governance.support_cos"])
         if pieces:
-            vectors = self.store.embedder.embed([s.text for s in sents] +
-                                                [p[2].text for p in pieces])
+            vectors = self.embed([s.text for s in sents] + [p[2].text for p in pieces])
             sims = vectors[:len(sents)] @ vectors[len(sents):].T
         for i, s in enumerate(sents):
             best: dict[str, Any] = {"overlap": 0.0, "cos": None, "entry_id": None,
@@ -293,7 +311,10 @@ class Checker:
             marked.append({"start": s.start, "end": s.end, "text": s.text,
                            "supported": supported, "inference": not supported, **best})
         unsupported = [m for m in marked if m["inference"]]
-        evidence = {"sentences": marked, "min_overlap": min_overlap, "min_cos": min_cos}
+        evidence = {"sentences": marked, "min_overlap": min_overlap, "min_cos": min_cos,
+                    "sentences_total": len(every)}
+        if len(every) > len(sents):
+            evidence["note"] = f"the first {len(sents)} of {len(every)} sentences were traced"
         if not cand.evidence:
             return CheckInfo("source_support", "warn",
                              f"no evidence given: all {len(sents)} sentences are marked as "

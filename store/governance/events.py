@@ -29,10 +29,6 @@ DECISIONS = {"approved": "approved", "approve": "approved", "rejected": "rejecte
              "reject": "rejected", "denied": "rejected"}
 
 
-def _who(ts: str) -> dict[str, str]:
-    return {"writer": WRITER, "writer_version": CODE_VERSION, "created_at": ts}
-
-
 def _summary(text_: str) -> str | None:
     """The ``(<summary>)`` of ``approval proposed: <kind> <id> (<summary>)``."""
     if "(" in text_ and text_.rstrip().endswith(")"):
@@ -49,7 +45,8 @@ def _proposal_for(conn: Connection, approval_id: str, entry_id: int, kind: str |
             row = Proposal(op=None, type=None, name=note or f"{kind or 'approval'} "
                            f"{approval_id}", origin="mindstone-event", proposer=origin,
                            status="pending", ts=ts, updated_at=ts, external_id=approval_id,
-                           kind=kind, entry_id=entry_id, rationale=note, **_who(now_iso()))
+                           kind=kind, entry_id=entry_id, rationale=note, writer=WRITER,
+                           writer_version=CODE_VERSION, created_at=now_iso())
             s.add(row)
             s.flush()
         return row
@@ -96,7 +93,8 @@ def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
             s.add(ProposalDecision(proposal_id=row.id, ts=when, actor=row.actor,
                                    decision=decision, connector=md.get("connector"),
                                    reason=(content or "").split("—", 1)[-1].strip()[:300]
-                                   if "—" in (content or "") else None, **_who(now_iso())))
+                                   if "—" in (content or "") else None, writer=WRITER,
+                                   writer_version=CODE_VERSION, created_at=now_iso()))
             s.flush()
         decided += 1
     return {"governance_events.proposals": proposed, "governance_events.decisions": decided}

@@ -24,6 +24,7 @@ import yaml
 from sqlalchemy import Connection
 from sqlmodel import col, select
 
+from store.core import memories
 from store.core.db import orm
 from store.core.models import Memory
 from store.core.timeutil import parse_iso
@@ -62,7 +63,7 @@ def _when(value: str | None) -> Any:
         return value
     if (dt.hour, dt.minute, dt.second, dt.microsecond) == (0, 0, 0, 0):
         return dt.date()
-    return dt.astimezone(UTC).replace(microsecond=0)
+    return dt.astimezone(UTC)
 
 
 def front_matter(m: Memory, supersedes: str | None, keep: dict[str, Any] | None = None
@@ -143,25 +144,28 @@ class FileWrites:
         self.staged: dict[Path, str] = {}
         self._done: list[tuple[Path, bytes | None]] = []
 
-    def stage_memory(self, conn: Connection, store: Store, memory_id: int) -> Path | None:
-        """Stage memory ``memory_id``'s file in the bound directory (None when unbound) and
-        record the file on the memory (``source_file``, ``front_matter``)."""
+    def stage_memory(self, conn: Connection, store: Store, memory_id: int, *,
+                     new_file: bool = True) -> Path | None:
+        """Stage memory ``memory_id``'s file in the bound directory (None when unbound, or
+        when the memory has no file there and ``new_file`` is False). A memory given a new
+        file records it (``source_file``, ``front_matter``) through the memory-write module;
+        the caller re-indexes it (its content hash changed)."""
         folder = bound_dir(store)
         if folder is None:
             return None
-        with orm(conn) as s:
-            m = s.get(Memory, memory_id)
-            if m is None:
-                raise LookupError(f"no memory {memory_id}")
-            path = path_for(conn, m, folder, set(self.staged))
-            fm = front_matter(m, _supersedes_ref(conn, m, folder), _kept_keys(m))
-            self.staged[path] = render(fm, m.body)
-            new_source = str(path)
-            new_fm = json.dumps(fm, default=_json_default, ensure_ascii=False)
-            if m.source_file != new_source or m.front_matter != new_fm:
-                m.source_file, m.front_matter = new_source, new_fm
-                s.add(m)
-                s.flush()
+        m = memories.get(conn, memory_id)
+        if m is None:
+            raise LookupError(f"no memory {memory_id}")
+        if not new_file and _inside(m.source_file, folder) is None:
+            return None
+        path = path_for(conn, m, folder, set(self.staged))
+        fm = front_matter(m, _supersedes_ref(conn, m, folder), _kept_keys(m))
+        self.staged[path] = render(fm, m.body)
+        if m.source_file != str(path):
+            memories.update(conn, store, memory_id, {
+                "source_file": str(path),
+                "front_matter": json.dumps(fm, default=_json_default, ensure_ascii=False)},
+                index=False)
         return path
 
     def commit(self) -> None:
@@ -215,12 +219,10 @@ def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
         return None
     if folder is None:
         return None
-    with orm(conn) as s:
-        m = s.get(Memory, memory_id)
-    if m is None or _inside(m.source_file, folder) is None:
-        return None
     files = FileWrites()
-    path = files.stage_memory(conn, store, memory_id)
+    path = files.stage_memory(conn, store, memory_id, new_file=False)
+    if path is None:
+        return None
     files.commit()
     return path
 

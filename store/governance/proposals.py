@@ -123,7 +123,7 @@ def parse_proposal(data: Any, origin: str = "api", source: str = "") -> NewPropo
         if data.get(key) is not None:
             targets += _target_ids(data[key], _where(source, key))
     new = NewProposal(
-        op=data.get("op"), content=data.get("content"), type=data.get("type"),
+        op=str(data.get("op") or ""), content=data.get("content"), type=data.get("type"),
         targets=tuple(dict.fromkeys(targets)), metadata=data.get("metadata") or {},
         rationale=data.get("rationale"), evidence=data.get("evidence") or (),
         origin=origin, proposer=data.get("proposer"), idem_key=data.get("idempotency_key"))
@@ -306,21 +306,18 @@ def actor_name(store: Store, actor: str | None) -> str:
 
 
 # -- writing ------------------------------------------------------------------------------
-def _who(store: Store) -> dict[str, str]:
-    return {"writer": store.writer, "writer_version": store.writer_version,
-            "created_at": now_iso()}
-
-
 def _check_rows(store: Store, proposal_id: int, revision: int,
                 checks: list[CheckInfo]) -> list[ProposalCheck]:
     return [ProposalCheck(proposal_id=proposal_id, revision=revision, kind=c.kind,
                           result=c.result, detail=c.detail,
                           evidence=json.dumps(c.evidence, ensure_ascii=False, default=str),
-                          suggestion=c.suggestion, **_who(store)) for c in checks]
+                          suggestion=c.suggestion, writer=store.writer,
+                          writer_version=store.writer_version, created_at=now_iso())
+            for c in checks]
 
 
-def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None
-                   ) -> ProposalInfo:
+def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
+                   now: str | None = None) -> ProposalInfo:
     """Check and store a proposal, pending (``apply.submit`` adds the auto-apply policy).
 
     The checks (embedding, the verifier command) run before the write lock is taken. With
@@ -338,7 +335,7 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None
         new.metadata["sensitivity"] = cand.sensitivity  # a successor is as private as its
         cand.metadata["sensitivity"] = cand.sensitivity  # strictest target
     checks = Checker(store).run(cand)
-    now = now_iso()
+    now = now or now_iso()
     snapshot = {str(t["id"]): {"name": t["name"], "body": t["body"],
                                "content_hash": t["content_hash"], "status": t["status"]}
                 for t in cand.targets}
@@ -350,7 +347,9 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None
                            meta=json.dumps(new.metadata, ensure_ascii=False),
                            rationale=new.rationale, evidence=json.dumps(pointers),
                            origin=new.origin, proposer=new.proposer or actor, status="pending",
-                           ts=now, updated_at=now, idem_key=new.idem_key, **_who(store))
+                           ts=now, updated_at=now, idem_key=new.idem_key,
+                           writer=store.writer, writer_version=store.writer_version,
+                           created_at=now_iso())
             s.add(row)
             s.flush()
             assert row.id is not None
@@ -424,7 +423,8 @@ def edit(store: Store, proposal_id: int, changes: dict[str, Any], *, actor: str 
             s.add(ProposalEdit(proposal_id=proposal_id, revision=revision, ts=now, actor=who,
                                before=json.dumps(before.snapshot(), ensure_ascii=False),
                                after=json.dumps(after.snapshot(), ensure_ascii=False),
-                               reason=reason, **_who(store)))
+                               reason=reason, writer=store.writer,
+                               writer_version=store.writer_version, created_at=now_iso()))
             s.add_all(_check_rows(store, proposal_id, revision, checks))
             s.flush()
         store.audit(conn, "proposal_edited", "proposal", [proposal_id],

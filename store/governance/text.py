@@ -18,7 +18,7 @@ NEGATIONS = frozenset("""not no never none nobody nothing neither nor cannot can
 didn't isn't aren't wasn't weren't won't wouldn't shouldn't mustn't without
 """.split())
 _KEY_VALUE = re.compile(
-    r"^(?P<key>[\w`'\"./ -]{2,80}?)\s+(?:is|are|was|were|=|:|uses|use|runs on|run on|runs|"
+    r"^(?P<key>[\w`'\"./ -]{2,80}?)\s+(?:is|are|was|were|=|:|uses|use|runs on|run on|"
     r"should be|must be|lives in|live in|defaults to|default to|goes through|go through|"
     r"moved to|deploys? with|deploy via)\s+(?P<value>.+?)\s*[.!]?$", re.IGNORECASE)
 _MARKUP = re.compile(r"^[\s>#*\-+]+|\d+\.\s+")
@@ -108,7 +108,8 @@ def key_value(text: str) -> tuple[str, str] | None:
 
 def cues(candidate: str, memory: str) -> list[dict[str, str]]:
     """How two similar sentences disagree: a negation on one side only, different numbers,
-    different dates, or different values for the same key. Empty when they agree."""
+    different dates, or values for the same key that share no word ("X is Y" / "X is Z"; a
+    value that only adds detail is not a conflict). Empty when they agree."""
     found: list[dict[str, str]] = []
     if negated(candidate) != negated(memory):
         found.append({"kind": "negation",
@@ -123,7 +124,7 @@ def cues(candidate: str, memory: str) -> list[dict[str, str]]:
         found.append({"kind": "date", "candidate": ", ".join(sorted(da)),
                       "memory": ", ".join(sorted(db))})
     ka, kb = key_value(candidate), key_value(memory)
-    if (ka and kb and words(ka[1]) != words(kb[1])
+    if (ka and kb and not set(words(ka[1])) & set(words(kb[1]))
             and (ka[0] == kb[0] or _same_key(ka[0], kb[0]))):
         found.append({"kind": "value", "candidate": ka[1], "memory": kb[1], "key": ka[0]})
     return found

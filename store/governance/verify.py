@@ -2,7 +2,8 @@
 reads back with what was written, its chunks are in both indexes (a vector and an FTS row
 each), a search with its own embedding finds it, and each file written to the bound memory
 directory reads back with the same name, body, hits and status. The result is stored with
-the proposal (``verified``, ``verification``) and as a decision."""
+the proposal (``verified``, ``verification``) and as a decision. Each step can fail: a test
+seeds each failure."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from store.core import vec
 from store.core.db import orm
 from store.core.models import Chunk, Memory
 from store.core.timeutil import now_iso
-from store.governance import _memwrite as memories
+from store.core import memories
 from store.governance.files import read_back
 from store.governance.models import Proposal, ProposalDecision
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 KNN_PROBE = 10
 
 
-def verify(store: Store, op: str, memory_id: int | None, paths: list[Path]
-           ) -> dict[str, Any]:
+def verify(store: Store, op: str, memory_id: int | None, expect: dict[str, Any],
+           paths: list[Path]) -> dict[str, Any]:
     """What landed, step by step: ``{"ok": bool, "steps": [{"step", "ok", "detail"}]}``."""
     steps: list[dict[str, Any]] = []
 
@@ -45,10 +46,11 @@ def verify(store: Store, op: str, memory_id: int | None, paths: list[Path]
         if m is None:
             step("reads back", False, f"memory {memory_id} is not in the store")
             return {"ok": False, "steps": steps, "ts": now_iso()}
-        again = memories.content_hash(m)
-        step("reads back", again == m.content_hash,
-             f"memory {memory_id} '{m.name}' ({m.status}), content hash "
-             f"{'matches' if again == m.content_hash else 'does NOT match'}")
+        wrong = [k for k, v in expect.items() if getattr(m, k) != v]
+        step("reads back", not wrong,
+             f"memory {memory_id} '{m.name}' ({m.status}) reads back "
+             + (f"with a different {', '.join(wrong)}" if wrong else
+                f"as written ({', '.join(sorted(expect)) or 'present'})"))
         ok_chunks = [c.id for c in chunks if c.status == "ok" and c.id is not None]
         with_vec, with_fts = vec.indexed(conn, ok_chunks)
         failed = len(chunks) - len(ok_chunks)
@@ -91,14 +93,17 @@ def _memory_of(conn: Any, path: Path) -> int | None:
 
 
 def record_verification(store: Store, proposal_id: int, op: str, memory_id: int | None,
-                        paths: list[Path]) -> dict[str, Any]:
-    """Verify an applied proposal and store the result with it."""
+                        expect: dict[str, Any], paths: list[Path],
+                        now: str | None = None) -> dict[str, Any]:
+    """Verify an applied proposal and store the result with it (``now``: its time)."""
     try:
-        result = verify(store, op, memory_id, paths)
+        result = verify(store, op, memory_id, expect, paths)
     except Exception as exc:  # a verification that cannot run is a failed verification
         result = {"ok": False, "steps": [{"step": "verify", "ok": False,
                                           "detail": f"{type(exc).__name__}: {exc}"[:300]}],
                   "ts": now_iso()}
+    if now:
+        result["ts"] = now
     with store.write() as conn:
         with orm(conn) as s:
             row = s.get(Proposal, proposal_id)
@@ -107,7 +112,7 @@ def record_verification(store: Store, proposal_id: int, op: str, memory_id: int 
                 row.verification = json.dumps(result, ensure_ascii=False)
                 s.add(row)
                 s.add(ProposalDecision(
-                    proposal_id=proposal_id, ts=now_iso(), actor=store.writer,
+                    proposal_id=proposal_id, ts=result["ts"], actor=store.writer,
                     decision="verified" if result["ok"] else "verify_failed",
                     reason=None if result["ok"] else "; ".join(
                         st["detail"] for st in result["steps"] if not st["ok"])[:500],

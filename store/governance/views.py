@@ -96,7 +96,7 @@ def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
         evidence.append(MemoryEvidence(ev.id, ev.entry_id, entry.session_id if entry else None,
                                        entry.seq if entry else None, span, ev.file_path,
                                        ev.note, excerpt))
-    touched = tuple(int(pid) for pid, targets, made in proposals
+    touched = tuple(int(pid or 0) for pid, targets, made in proposals
                     if made == memory_id or memory_id in json.loads(targets or "[]"))
     return MemoryDetail(
         _row(m, memory_id in flagged), None if secret else m.body,

@@ -7,7 +7,8 @@ batch: each problem is reported with its file, line and reason, and everything e
 This package owns every importer and ``reindex``. Memories are written through
 ``store.core.memories`` only; ACP reuses ``memory_dir``'s public file import. May import:
 ``store.core``; the export
-importer also uses ``store.export.extra``'s public restore functions.
+importer also uses ``store.export.extra``'s public restore functions, and the memory importers
+record supersessions with ``store.governance.chains.sync_links`` (links, status, validity).
 """
 
 from __future__ import annotations
@@ -188,6 +189,9 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     report = IngestReport()
     ctx = ImportContext(store, report, progress)
     report.run_id = start_run(store, [str(p) for p in paths], fmt)
+    if progress is not None:  # the model takes seconds to load: say so rather than sit still
+        progress("loading the embedding model", 0, 0)
+        store.embedder
     seen: set[Path] = set()
     failure: str | None = None
     try:

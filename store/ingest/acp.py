@@ -41,6 +41,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import StatementError
 
 from store.core import memories
+from store.governance.chains import sync_links
 from store.core.timeutil import now_iso
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.ingest.memory_dir import (
@@ -293,4 +294,5 @@ def _import_others(ctx: ImportContext, conn: Connection, folder: Path) -> list[s
                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
     if others:
         memories.resolve_supersedes_refs(conn)
+        sync_links(conn, ctx.store)
     return [p.name for p in others]

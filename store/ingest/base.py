@@ -219,7 +219,9 @@ class LineImporter:
             nonlocal lines_in_batch, from_start
             indexer = store.indexer()
             with store.read() as conn:  # embed before taking the write lock
-                prepared = embed_new(conn, [e for es in pending.values() for e in es], indexer)
+                prepared = embed_new(
+                    conn, [e for es in pending.values() for e in es], indexer,
+                    lambda done, total: ctx.tick(f"{path.name}: embedding chunks", done, total))
             with store.write() as conn:
                 for sid, session in pending_sessions.items():
                     if upsert_session(conn, session, store.writer, store.writer_version):

@@ -23,6 +23,7 @@ from sqlalchemy.exc import StatementError
 from sqlmodel import select
 
 from store.core import memories
+from store.governance.chains import sync_links
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.timeutil import now_iso
@@ -236,6 +237,7 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
         refs = _memories(ctx, conn, manifest)
         evidence = _evidence(ctx, conn, manifest, refs)
         _lineage(ctx, conn, manifest, refs)
+        sync_links(conn, ctx.store)
         who = (ctx.store.writer, ctx.store.writer_version, now_iso())
         checkpoints = traces = 0
 

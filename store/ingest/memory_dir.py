@@ -21,6 +21,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import StatementError
 
 from store.core import memories
+from store.governance.chains import sync_links
 from store.core.index import sha256_text
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.textsafe import storable
@@ -352,6 +353,7 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
                 report.error(str(path), None, f"could not be imported: {type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:200]}")
         memories.resolve_supersedes_refs(conn)
+        sync_links(conn, ctx.store)
         if gate is not None:
             gate.extend(_deleted(conn, folder, files))
         ctx.store.audit(conn, "import-memory-dir", "memory", [],

@@ -283,10 +283,15 @@ class Move:
     new_decision: str | None
     old_score: float | None
     new_score: float | None
+    tie_only: bool = False
+    """The rank changed only among candidates of equal score (their order is arbitrary)."""
 
     @property
     def changed(self) -> bool:
-        return self.old_rank != self.new_rank or self.old_decision != self.new_decision
+        """The decision changed, or the rank did beyond a reordering of equal scores."""
+        if self.old_decision != self.new_decision:
+            return True
+        return self.old_rank != self.new_rank and not self.tie_only
 
 
 def rerun(store: Store, trace_id: int, now: datetime | None = None
@@ -308,15 +313,38 @@ def compare(old: Trace, new: Trace) -> list[Move]:
 
     before = {key(c): c for c in old.candidates}
     after = {key(c): c for c in new.candidates}
+    old_spans, new_spans = _tie_spans(old.candidates), _tie_spans(new.candidates)
     moves = []
     for k in list(after) + [k for k in before if k not in after]:
         a, b = before.get(k), after.get(k)
         ref = b or a
         assert ref is not None
+        tie_only = (a is not None and b is not None and a.rank != b.rank
+                    and _same_score(a.score, b.score)
+                    and old_spans.get(a.rank) == new_spans.get(b.rank))
         moves.append(Move(ref.pointer, a.rank if a else None, b.rank if b else None,
                           a.decision if a else None, b.decision if b else None,
-                          a.score if a else None, b.score if b else None))
+                          a.score if a else None, b.score if b else None, tie_only))
     return moves
+
+
+def _same_score(x: float | None, y: float | None) -> bool:
+    return x is not None and y is not None and abs(x - y) < 1e-9
+
+
+def _tie_spans(candidates: list[Candidate]) -> dict[int, tuple[int, int]]:
+    """rank → (first, last) rank of the candidates that share its score."""
+    spans: dict[int, tuple[int, int]] = {}
+    ordered = sorted(candidates, key=lambda c: c.rank)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and _same_score(ordered[j + 1].score, ordered[i].score):
+            j += 1
+        for c in ordered[i:j + 1]:
+            spans[c.rank] = (ordered[i].rank, ordered[j].rank)
+        i = j + 1
+    return spans
 
 
 DEMO_QUERIES = (

@@ -1,0 +1,197 @@
+"""A ``DataTable`` that every list of the app uses: filterable with ``/``, ``g`` / ``G`` to the
+top and bottom, and cells cut at word boundaries to their column.
+
+``FilterTable`` keeps every row it is given; ``set_filter(text)`` shows only the rows whose
+chosen columns (``filter_columns``: the entries' kind, the traces' query, …) contain every word
+of the filter, case-insensitively, and keeps the cursor on the same row when it is still shown.
+Screens fill it as they fill a ``DataTable`` (``clear`` / ``add_row`` with a key); a row hidden by
+the filter is simply not in ``rows`` until the filter lets it through again.
+
+A ``Text`` cell longer than its (fixed-width) column is cut at a word boundary with an
+ellipsis, so a number, an id or a word is never shown half ("floor 0.2" for 0.25). The
+``stretch`` column (the text, the query) takes the width the others leave and follows the
+table's size: its cells are cut again from what was given when the width changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.coordinate import Coordinate
+from textual.events import Resize
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, CellType, RowKey
+
+from store.core.textsafe import clip_words
+
+
+def _plain(cell: object) -> str:
+    return cell.plain if isinstance(cell, Text) else "" if cell is None else str(cell)
+
+
+def matches(haystack: str, needle: str) -> bool:
+    """Every word of ``needle`` occurs in ``haystack`` (both compared case-insensitively)."""
+    words = needle.lower().split()
+    low = haystack.lower()
+    return all(w in low for w in words)
+
+
+class FilterTable(DataTable[Any]):
+    """A row-cursor table whose rows can be filtered (``set_filter``) without being reloaded."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("g", "scroll_top", "Top", show=False),
+        Binding("G", "scroll_bottom", "Bottom", show=False),
+    ]
+
+    def __init__(self, *, filter_columns: Sequence[str] = (), filter_label: str = "rows",
+                 stretch: str | None = None, stretch_min: int = 16,
+                 tail_columns: Sequence[str] = (), **kwargs: Any) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(**kwargs)
+        self.filter_columns = tuple(filter_columns)
+        """Column keys the filter looks at (all columns when empty)."""
+        self.filter_label = filter_label
+        """What the rows are, for "3 of 22 entries" (the screen's titles)."""
+        self.filter_text = ""
+        self.stretch = stretch
+        """The column that takes the width the others leave (None: all fixed)."""
+        self.stretch_min = stretch_min
+        self.tail_columns = tuple(tail_columns)
+        """Columns of paths: cut from the left (``…/projects/ledgerline``), the end kept."""
+        self._all: list[tuple[str | None, tuple[CellType, ...], int | None, str]] = []
+
+    # -- rows --------------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        """Every row given, shown or not."""
+        return len(self._all)
+
+    def add_row(self, *cells: CellType, height: int | None = 1, key: str | None = None,
+                label: Any = None) -> RowKey:
+        haystack = self._haystack(cells)
+        self._all.append((key, cells, height, haystack))
+        if self.filter_text and not matches(haystack, self.filter_text):
+            return RowKey(key)
+        return super().add_row(*self._fitted(cells), height=height, key=key, label=label)
+
+    def clear(self, columns: bool = False) -> FilterTable:
+        self._all.clear()
+        super().clear(columns)
+        return self
+
+    def update_cell(self, row_key: RowKey | str, column_key: Any, value: CellType, *,
+                    update_width: bool = False) -> None:
+        """Update a cell whether or not the filter shows its row."""
+        keys = list(self.columns)
+        index = next((i for i, k in enumerate(keys) if k == column_key or k.value == column_key),
+                     None)
+        wanted = row_key.value if isinstance(row_key, RowKey) else row_key
+        if index is not None:
+            for n, (key, cells, height, _) in enumerate(self._all):
+                if key == wanted:
+                    new = list(cells)
+                    new[index] = value
+                    self._all[n] = (key, tuple(new), height, self._haystack(tuple(new)))
+        try:
+            super().update_cell(row_key, column_key, self._fit(index or 0, value),
+                                update_width=update_width)
+        except CellDoesNotExist:
+            pass  # hidden by the filter: shown with its new value when it comes back
+
+    def _haystack(self, cells: Iterable[CellType]) -> str:
+        keys = [k.value for k in self.columns]
+        chosen = [(_plain(c)) for k, c in zip(keys, cells, strict=False)
+                  if not self.filter_columns or k in self.filter_columns]
+        return " ".join(chosen)
+
+    def _fitted(self, cells: tuple[CellType, ...]) -> tuple[CellType, ...]:
+        return tuple(self._fit(i, c) for i, c in enumerate(cells))
+
+    def _fit(self, index: int, cell: CellType) -> CellType:
+        """A plain ``Text`` cell cut at a word boundary to its fixed-width column."""
+        columns = list(self.columns.values())
+        if not isinstance(cell, Text) or cell.spans or index >= len(columns):
+            return cell
+        column = columns[index]
+        width = column.width if not column.auto_width else 0
+        if width <= 0 or cell.cell_len <= width or "\n" in cell.plain:
+            return cell
+        key = list(self.columns)[index].value
+        shown = ("…" + cell.plain[-(width - 1):] if key in self.tail_columns
+                 else clip_words(cell.plain, width))
+        return Text(shown, style=cell.style, justify=cell.justify, no_wrap=True, end="")
+
+    # -- the filter ------------------------------------------------------------------------------
+    def set_filter(self, text: str) -> None:
+        """Show only the rows matching ``text`` (every row when it is blank)."""
+        text = text.strip()
+        if text == self.filter_text:
+            return
+        keep = self.cursor_key()
+        self.filter_text = text
+        self._refill(keep)
+
+    def _refill(self, keep: str | None) -> None:
+        """Show ``_all`` again through the filter, the cursor on ``keep`` when it shows."""
+        rows = list(self._all)
+        super().clear()
+        for key, cells, height, haystack in rows:
+            if not self.filter_text or matches(haystack, self.filter_text):
+                super().add_row(*self._fitted(cells), height=height, key=key)
+        self._all = rows
+        if keep is not None and keep in self.rows:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+        elif self.row_count:
+            self.move_cursor(row=0, animate=False)
+
+    # -- the stretching column -------------------------------------------------------------------
+    def on_resize(self, event: Resize) -> None:
+        self.fit_stretch()
+
+    def fit_stretch(self) -> bool:
+        """Give the stretch column the width the others leave; True when it changed (its
+        cells are then cut again to the new width)."""
+        if self.stretch is None or self.stretch not in self.columns:
+            return False
+        # room for a vertical scrollbar whether or not one shows yet: rows come after
+        width = self.content_region.width - self.styles.scrollbar_size_vertical
+        if width <= 0:
+            return False
+        column = self.columns[self.stretch]  # type: ignore[index]
+        others = sum(c.get_render_width(self) for key, c in self.columns.items()
+                     if key != self.stretch)
+        new = max(self.stretch_min, width - others - 2 * self.cell_padding)
+        if new == column.width:
+            return False
+        column.width = new
+        column.auto_width = False
+        self._require_update_dimensions = True
+        self._refill(self.cursor_key())
+        return True
+
+    @property
+    def shown(self) -> int:
+        return self.row_count
+
+    def summary(self) -> str:
+        """``filter "tool": 3 of 22 entries`` while filtered, else ``""``."""
+        if not self.filter_text:
+            return ""
+        return f"filter {self.filter_text!r}: {self.row_count:,} of {self.total:,} " \
+               f"{self.filter_label}"
+
+    # -- the cursor ------------------------------------------------------------------------------
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor (None when the table is empty)."""
+        if self.row_count == 0:
+            return None
+        row = min(max(self.cursor_row, 0), self.row_count - 1)
+        try:
+            return self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+        except CellDoesNotExist:
+            return None
