@@ -14,11 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tree
-from textual.widgets.data_table import ColumnKey
+from textual.widgets import DataTable, Footer, Header, Static, Tree
 
-from screens.base import StoreScreen
-from screens.gov_keys import NARROW, GovKeys, matches
+from screens.base import NARROW, FilterInput, StoreScreen
 from screens.memory_view import (
     body_text,
     evidence_where,
@@ -31,9 +29,11 @@ from screens.memory_view import (
 from store.core.errors import NotFound
 from store.governance.records import IntegrityProblem, MemoryDetail, MemoryRow
 from widgets.chain_tree import ChainTree
-from widgets.safe import cell, number
+from widgets.safe import cell
+from widgets.table import FilterTable
 
 TEXT_MIN = 16
+TEXT_WIDTH = 200  # cells are cut again to the stretching column's width
 
 
 @dataclass
@@ -55,7 +55,7 @@ class Revealed(Message):
     body: str
 
 
-class MemoriesScreen(GovKeys, StoreScreen):
+class MemoriesScreen(StoreScreen):
     """Durable memories and their supersession chains."""
 
     HELP: ClassVar[str] = (
@@ -80,9 +80,8 @@ class MemoriesScreen(GovKeys, StoreScreen):
         "table follows the store: an approval elsewhere shows here by itself."
     )
     AUTO_FOCUS = "#memory-table"
-    MAIN_TABLE = "#memory-table"
-    FILTER_INPUT = "#memories-filter"
     SIDE_PANE = "#memory-side"
+    SIDE_NAME = "Evidence and chain"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
@@ -98,30 +97,26 @@ class MemoriesScreen(GovKeys, StoreScreen):
         self.revealed: dict[int, str] = {}
         self.detail_loads = 0
         self._token = 0
-        self._width = 0
+        self._narrow: bool | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="memories"):
-            yield Input(placeholder="filter memories: type words (status, type, tag, name, "
-                        "text…); enter keeps it, esc clears", id="memories-filter")
-            yield DataTable(id="memory-table", cursor_type="row", zebra_stripes=True,
-                            classes="panel")
+            yield FilterTable(id="memory-table", classes="panel", filter_label="memories",
+                              stretch="text")
             with Horizontal(id="memory-bottom"):
                 with VerticalScroll(id="memory-detail", classes="panel"):
                     yield Static(id="md-head", markup=False)
                     yield Static(id="md-problems", markup=False)
                     yield Static(id="md-body", markup=False)
                 with Vertical(id="memory-side"):
-                    yield DataTable(id="memory-evidence", cursor_type="row",
-                                    classes="panel")
+                    yield FilterTable(id="memory-evidence", classes="panel",
+                                      filter_label="evidence", stretch="text", stretch_min=8,
+                                      tail_columns=("where",))
                     yield ChainTree(id="memory-chain", classes="panel")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.size_classes(self.size.width, self.size.height)
-        self.query_one("#memories-filter", Input).display = False
-        self.query_one(Footer).compact = True
         self.query_one("#memory-table").border_title = "Memories"
         self.query_one("#memory-detail").border_title = "Memory"
         evidence = self.query_one("#memory-evidence", DataTable)
@@ -131,14 +126,14 @@ class MemoriesScreen(GovKeys, StoreScreen):
         self._columns()
 
     def on_resize(self, event: Any) -> None:
-        if self._width != event.size.width:
+        if self._narrow != (event.size.width < NARROW):
             self._columns()
             self.refill()
 
     def _columns(self) -> None:
         narrow = self.size.width < NARROW
-        self._width = self.size.width
-        table = self.query_one("#memory-table", DataTable)
+        self._narrow = narrow
+        table = self.query_one("#memory-table", FilterTable)
         table.clear(columns=True)
         cols: list[tuple[Any, str, int]] = [
             (Text("id", justify="right"), "id", 3), ("type", "type", 9),
@@ -147,17 +142,15 @@ class MemoriesScreen(GovKeys, StoreScreen):
                                   "hp", 9 if not narrow else 5)]
         if not narrow:
             cols.append(("tags", "tags", 16))
-        used = sum(w for _, _, w in cols) + 2 * (len(cols) + 1) + 6
-        cols.append(("name — text", "text", max(TEXT_MIN, self.size.width - used)))
+        cols.append(("name — text", "text", TEXT_MIN))
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
-        evidence = self.query_one("#memory-evidence", DataTable)
+        table.fit_stretch()
+        evidence = self.query_one("#memory-evidence", FilterTable)
         evidence.clear(columns=True)
-        side = (self.size.width // 2 if narrow else self.size.width * 3 // 5) - 6
-        where = 18 if not narrow else 13
-        for label, key, width in (("where", "where", where),
-                                  ("text", "text", max(6, side - where - 8))):
-            evidence.add_column(label, key=key, width=width)
+        evidence.add_column("where", key="where", width=18 if not narrow else 13)
+        evidence.add_column("text", key="text", width=8)
+        evidence.fit_stretch()
         if self.detail is not None:
             self._show_evidence(self.detail)
 
@@ -192,10 +185,9 @@ class MemoriesScreen(GovKeys, StoreScreen):
             self.open_memory(pending)
 
     def refill(self) -> None:
-        table = self.query_one("#memory-table", DataTable)
-        column = table.columns.get(ColumnKey("text"))
-        width = column.width if column is not None else TEXT_MIN
-        narrow = "tags" not in table.columns
+        """Fill the table from the loaded rows (its filter applies as it fills)."""
+        table = self.query_one("#memory-table", FilterTable)
+        narrow = "tags" not in [k.value for k in table.columns]
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for r in self.rows:
@@ -207,31 +199,31 @@ class MemoriesScreen(GovKeys, StoreScreen):
                     Text(f"{r.hits:,}/{r.prevented:,}", justify="right")]
                 if not narrow:
                     cells.append(cell(", ".join(r.tags)))
-                cells.append(text_cell(r, width))
-                haystack = cells + [", ".join(r.tags), " ".join(r.projects), r.sensitivity,
-                                    "critical" if r.critical else "",
-                                    "" if r.loadable else "unloadable not loadable",
-                                    "flagged" if r.flagged else "",
-                                    "problem" if self.problems.get(r.id) else ""]
-                if self.filter_text and not matches(haystack, self.filter_text):
-                    continue
+                cells.append(text_cell(r, TEXT_WIDTH))
                 table.add_row(*cells, key=str(r.id))
             if self.selected is not None and str(self.selected) in table.rows:
                 table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
-            elif self.filter_text and table.row_count:
-                # the selection is filtered out: show the first row that is left
-                first = table.coordinate_to_cell_key((0, 0)).row_key.value
-                if first is not None:
-                    self.selected = int(first)
-                    table.move_cursor(row=0, animate=False)
-                    self._request_detail(self.selected)
-        counts = f"{table.row_count} of {len(self.rows)}" if self.filter_text else \
-            f"{len(self.rows)}"
+        self._follow_cursor(table)
+        self._title(table)
+
+    def _title(self, table: FilterTable) -> None:
         active = sum(1 for r in self.rows if r.status == "active")
-        table.border_title = f"Memories · {counts} · {active} active"
-        table.border_subtitle = (f"filter '{self.filter_text}'" if self.filter_text else
-                                 f"{len(self.problems)} with integrity problems"
-                                 if self.problems else "")
+        table.border_title = f"Memories · {len(self.rows)} · {active} active"
+        table.border_subtitle = table.summary() or (
+            f"{len(self.problems)} with integrity problems" if self.problems else "")
+
+    def _follow_cursor(self, table: FilterTable) -> None:
+        """When the filter hides the selected memory, show the row the cursor is on."""
+        key = table.cursor_key()
+        if key is not None and (self.selected is None or str(self.selected) not in table.rows):
+            self.selected = int(key)
+            self._request_detail(self.selected)
+
+    def filter_changed(self, table: FilterTable) -> None:
+        super().filter_changed(table)
+        if table.id == "memory-table":
+            self._follow_cursor(table)
+            self._title(table)
 
     @on(DataTable.RowHighlighted, "#memory-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -256,8 +248,11 @@ class MemoriesScreen(GovKeys, StoreScreen):
     def open_memory(self, memory_id: int) -> None:
         """Show ``memory_id`` (a search hit, a recall candidate, a chain link, a health row)."""
         self.selected = memory_id
-        if self.filter_text:
-            self.action_restore()
+        table = self.query_one("#memory-table", FilterTable)
+        if table.filter_text and str(memory_id) not in table.rows:
+            for field in self.query(FilterInput):
+                if field.table is table:
+                    field.action_clear_filter()
         self.refill()
         self._request_detail(memory_id)
         self.query_one("#memory-table", DataTable).focus()
@@ -322,7 +317,7 @@ class MemoriesScreen(GovKeys, StoreScreen):
         if action == "open_proposal":
             return (self.detail is not None and bool(self.detail.proposals
                                                      or self._link_proposal())) or None
-        return True
+        return super().check_action(action, parameters)
 
     def selected_id(self) -> str | None:
         return str(self.selected) if self.selected is not None else None

@@ -124,4 +124,4 @@ def body_text(detail: MemoryDetail, revealed: str | None) -> Text:
 def evidence_where(session_id: str | None, seq: int | None, file: str | None) -> str:
     if session_id is not None:
         return f"{session_id[:8]}#{seq}"
-    return f"file {file.rsplit('/', 1)[-1]}" if file else "-"
+    return file.rsplit("/", 1)[-1] if file else "-"

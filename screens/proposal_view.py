@@ -393,16 +393,17 @@ def pass_line(last: PassSummary | None, now: datetime) -> Text:
     """The Overview's line: when the latest consolidation pass ran and what it found."""
     out = Text("Consolidation ", style="bold", end="")
     if last is None:
-        out.append("no pass has run yet: c on Proposals (4) runs one, or "
-                   "`lca-tui consolidate`", style="dim")
+        out.append("no pass yet: c on Proposals (4) runs one, or `lca-tui consolidate`",
+                   style="dim")
         return out
     n = last.proposals
     found = ", ".join(f"{k} {v}" for k, v in sorted(last.found.items(), key=lambda kv: -kv[1]))
     where = ", ".join(f"{v} {k}" for k, v in sorted(last.statuses.items()))
-    out.append(f"last pass {ago(last.ts, now)} over {last.sessions} "
-               f"session{'s' if last.sessions != 1 else ''} ({last.entries:,} new entries) → ")
+    out.append(f"last pass {ago(last.ts, now)} · {last.sessions} "
+               f"session{'s' if last.sessions != 1 else ''}, {last.entries:,} entries → ")
     out.append(f"{n} proposal{'s' if n != 1 else ''}", style="bold")
     if n:
-        out.append(f": {found} ({where})")
-    out.append(f" · {last.pending} pending from all passes", style="dim")
+        out.append(f": {found} · {where}")
+    if last.pending != last.statuses.get("pending", 0):
+        out.append(f" · {last.pending} pending from all passes", style="dim")
     return out

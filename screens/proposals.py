@@ -18,10 +18,9 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Header, Static
 
-from screens.base import StoreScreen
-from screens.gov_keys import NARROW, GovKeys, matches
+from screens.base import NARROW, FilterInput, StoreScreen
 from screens.proposal_modals import (
     ApproveChoice,
     ApproveModal,
@@ -52,6 +51,7 @@ from store.governance.records import ProposalSummary
 from widgets.diff_view import DiffView
 from widgets.fmt import ago
 from widgets.safe import cell
+from widgets.table import FilterTable
 
 DECIDABLE = ("pending", "failed")
 STATUS_SHORT = {"pending": "pend", "approved": "appr", "applied": "done", "rejected": "rej",
@@ -110,7 +110,7 @@ def pass_summary(report: Any) -> str:
     return out
 
 
-class ProposalsScreen(GovKeys, StoreScreen):
+class ProposalsScreen(StoreScreen):
     """The approval queue for consolidation proposals."""
 
     HELP: ClassVar[str] = (
@@ -139,9 +139,8 @@ class ProposalsScreen(GovKeys, StoreScreen):
         "restores), b hides the queue, y copies the proposal's id, g / G top and bottom."
     )
     AUTO_FOCUS = "#proposal-queue"
-    MAIN_TABLE = "#proposal-queue"
-    FILTER_INPUT = "#proposals-filter"
     SIDE_PANE = "#proposal-queue"
+    SIDE_NAME = "Queue"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="proposals-approve"),
         Binding("r", "reject", "Reject", id="proposals-reject"),
@@ -152,8 +151,7 @@ class ProposalsScreen(GovKeys, StoreScreen):
                 tooltip="Run a consolidation pass over the sessions"),
         Binding("o", "open_source", "Source", show=False, id="proposals-source"),
         Binding("m", "open_memory", "Memory", show=False, id="proposals-memory"),
-        Binding("b", "toggle_side", "Queue", id="gov-side",
-                tooltip="Hide or show the queue"),
+        Binding("b", "toggle_side", "Queue", id="side", tooltip="Hide or show the queue"),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -168,16 +166,13 @@ class ProposalsScreen(GovKeys, StoreScreen):
         self.detail_loads = 0
         self._token = 0
         self._narrow_cols: bool | None = None
-        self._width = 0
         self._busy: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="proposals"):
-            yield Input(placeholder="filter the queue: type words (status, op, origin, check, "
-                        "name…); enter keeps it, esc clears", id="proposals-filter")
-            yield DataTable(id="proposal-queue", cursor_type="row", zebra_stripes=True,
-                            classes="panel")
+            yield FilterTable(id="proposal-queue", classes="panel", filter_label="proposals",
+                              stretch="name")
             with VerticalScroll(id="proposal-detail", classes="panel"):
                 yield Static(id="pd-head", markup=False)
                 yield Static(id="pd-outcome", markup=False, classes="pd-section")
@@ -196,38 +191,34 @@ class ProposalsScreen(GovKeys, StoreScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.size_classes(self.size.width, self.size.height)
-        self.query_one("#proposals-filter", Input).display = False
-        self.query_one(Footer).compact = True
         self.query_one("#proposal-queue").border_title = "Queue"
         self.query_one("#proposal-detail").border_title = "Proposal"
         self._columns()
         self._show_detail(None)
 
     def on_resize(self, event: Any) -> None:
-        if self._width != event.size.width:
+        if self._narrow_cols != (event.size.width < NARROW):
             self._columns()
             self.refill()
 
     def _columns(self) -> None:
-        """The queue's columns for the screen's width: below 100 columns the name goes (the
-        detail shows it) and the others narrow; above, the name takes what is left."""
+        """The queue's columns: below 100 columns the name goes (the detail shows it) and the
+        others narrow; above, the name takes the width the others leave."""
         narrow = self.size.width < NARROW
         self._narrow_cols = narrow
-        self._width = self.size.width
-        table = self.query_one("#proposal-queue", DataTable)
+        table = self.query_one("#proposal-queue", FilterTable)
         table.clear(columns=True)
         cols: list[tuple[Any, str, int]] = [
             (Text("id", justify="right"), "id", 3), ("status", "status", 8 if not narrow
                                                      else 4),
-            ("op · type", "op", 17 if not narrow else 15), ("origin", "origin", 8),
+            ("op · type", "op", 18 if not narrow else 15), ("origin", "origin", 8),
             ("target" if not narrow else "tgt", "target", 6 if not narrow else 4),
             ("checks", "checks", 20 if not narrow else 17), ("age", "age", 6)]
         if not narrow:
-            used = sum(w for _, _, w in cols) + 2 * (len(cols) + 1) + 6
-            cols.append(("name", "name", max(12, self.size.width - used)))
+            cols.append(("name", "name", 16))
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
+        table.fit_stretch()
 
     def _styles(self) -> dict[str, Style]:
         theme = self.app.current_theme
@@ -274,29 +265,30 @@ class ProposalsScreen(GovKeys, StoreScreen):
         return cells
 
     def refill(self) -> None:
-        """Fill the queue from the loaded rows that the filter lets through."""
-        table = self.query_one("#proposal-queue", DataTable)
+        """Fill the queue from the loaded rows (the table's filter applies as it fills)."""
+        table = self.query_one("#proposal-queue", FilterTable)
         styles = self._styles()
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for r in self.rows:
-                cells = self._row_cells(r, styles)
-                if self.filter_text and not matches(cells + [r.name or "", r.origin],
-                                                    self.filter_text):
-                    continue
-                table.add_row(*cells, key=str(r.id))
+                table.add_row(*self._row_cells(r, styles), key=str(r.id))
             if self.selected is not None and str(self.selected) in table.rows:
                 table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
-            elif self.filter_text and table.row_count:
-                # the selection is filtered out: show the first row that is left
-                first = table.coordinate_to_cell_key((0, 0)).row_key.value
-                if first is not None:
-                    self.selected = int(first)
-                    table.move_cursor(row=0, animate=False)
-                    self._request_detail(self.selected)
-        shown = table.row_count
-        table.border_subtitle = (f"filter '{self.filter_text}': {shown} of {len(self.rows)}"
-                                 if self.filter_text else (self.last_pass or ""))
+        self._follow_cursor(table)
+        table.border_subtitle = table.summary() or (self.last_pass or "")
+
+    def _follow_cursor(self, table: FilterTable) -> None:
+        """When the filter hides the selected proposal, show the row the cursor is on."""
+        key = table.cursor_key()
+        if key is not None and (self.selected is None or str(self.selected) not in table.rows):
+            self.selected = int(key)
+            self._request_detail(self.selected)
+
+    def filter_changed(self, table: FilterTable) -> None:
+        super().filter_changed(table)
+        if table.id == "proposal-queue":
+            self._follow_cursor(table)
+            table.border_subtitle = table.summary() or (self.last_pass or "")
 
     @on(DataTable.RowHighlighted, "#proposal-queue")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -321,9 +313,11 @@ class ProposalsScreen(GovKeys, StoreScreen):
     def open_proposal(self, proposal_id: int) -> None:
         """Show ``proposal_id`` (from another screen): select its row, load its detail."""
         self.selected = proposal_id
-        if self.filter_text and str(proposal_id) not in self.query_one(
-                "#proposal-queue", DataTable).rows:
-            self.action_restore()
+        table = self.query_one("#proposal-queue", FilterTable)
+        if table.filter_text and str(proposal_id) not in table.rows:
+            for field in self.query(FilterInput):
+                if field.table is table:
+                    field.action_clear_filter()
         self.refill()
         self._request_detail(proposal_id)
         self.query_one("#proposal-queue", DataTable).focus()
@@ -392,7 +386,7 @@ class ProposalsScreen(GovKeys, StoreScreen):
             return self._busy is None or None
         if action == "next":
             return any(r.status == "pending" for r in self.rows) or None
-        return True
+        return super().check_action(action, parameters)
 
     def _memory_dir(self) -> str | None:
         return str(self.lca.store.settings["memory.dir"] or "").strip() or None

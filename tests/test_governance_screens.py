@@ -280,13 +280,18 @@ async def test_filter_and_copy_id(gov: tuple[Store, dict[str, Any]]) -> None:
         screen = await _queue(pilot, app)
         table = screen.query_one("#proposal-queue", DataTable)
         total = table.row_count
+        table.focus()
         await pilot.press("slash", *"procedure")
         await wait_until(pilot, lambda: table.row_count == 1, what="filtered")
-        await pilot.press("enter", "escape")
+        key = table.cursor_key()
+        await wait_until(pilot, lambda: screen.detail is not None
+                         and str(screen.detail.info.id) == key, what="the row left shown")
+        assert screen.detail.info.summary.type == "procedure"
+        await pilot.press("enter", "slash", "escape")
         await wait_until(pilot, lambda: table.row_count == total, what="filter cleared")
         await _select(pilot, screen, ids["pending"]["budget"])
         await pilot.press("y")
-        assert screen.copied == str(ids["pending"]["budget"])
+        assert app.copied == str(ids["pending"]["budget"])
 
 
 # -- Memories ---------------------------------------------------------------------------------
@@ -321,9 +326,13 @@ async def test_enter_on_evidence_opens_the_entry(gov: tuple[Store, dict[str, Any
 
 async def test_chain_tree_shows_every_link_with_its_proposal(
         gov: tuple[Store, dict[str, Any]]) -> None:
-    """The merged memory's chain: four generations, the links' proposals, and the integrity
-    problem of the link read from the files; enter on a node shows that memory."""
+    """The merged memory's chain: four generations, the links' proposals, and a seeded
+    integrity problem (a superseded memory set active again); enter on a node shows that
+    memory."""
     store, ids = gov
+    old = ids["chain"][0]
+    with store.write() as conn:  # the damage a hand edit of the store would do
+        conn.exec_driver_sql("UPDATE memory SET status = 'active' WHERE id = ?", (old,))
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
     async with app.run_test(size=SIZE) as pilot:
         screen = await _memories(pilot, app, ids["merged"])
@@ -331,15 +340,17 @@ async def test_chain_tree_shows_every_link_with_its_proposal(
         assert {c.id for c in tree.links} >= set(ids["chain"])
         text = "\n".join(tree.get_node_at_line(i).label.plain for i in range(tree.last_line + 1))
         assert "Database setup" in text and "merge by proposal" in text
-        assert "Local dev on SQLite" in text and "⚠ pointer mismatch" in text
-        old = ids["chain"][0]
+        assert "Local dev on SQLite" in text and "⚠ superseded but active" in text
         line = next(i for i in range(tree.last_line + 1) if tree.get_node_at_line(i).data == old)
         tree.focus()
         tree.move_cursor_to_line(line)
         await pilot.press("enter")
         await wait_until(pilot, lambda: screen.detail is not None and screen.detail.row.id ==
                          old, what="the old memory")
-        assert "integrity (pointer mismatch)" in rendered_text(screen.query_one("#md-problems"))
+        problems = rendered_text(screen.query_one("#md-problems"))
+        assert "integrity (superseded but active)" in problems
+        table = screen.query_one("#memory-table", DataTable)
+        assert "⚠" in str(table.get_row(str(old))[3])
 
 
 async def test_secret_masked_until_revealed_and_load_error_shown(
@@ -372,7 +383,7 @@ async def test_transcript_memory_hit_opens_memories(gov: tuple[Store, dict[str, 
         transcript = app.screen
         await wait_until(pilot, lambda: transcript.loads >= 1, what="transcript")
         transcript.search_mode = "fts"
-        await pilot.press("slash", *"psycopg", "enter")
+        await pilot.press("s", *"psycopg", "enter")
         await wait_until(pilot, lambda: transcript.searches >= 1, what="search")
         row = next(i for i, h in enumerate(transcript.hits) if h.source_type == "memory")
         hits = transcript.query_one("#hits", DataTable)
