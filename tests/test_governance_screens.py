@@ -205,6 +205,26 @@ async def test_edit_in_place_keeps_history_and_checks_again(
         assert _audit(store, "proposal_edited")
 
 
+async def test_external_editor_key_needs_a_terminal(gov: tuple[Store, dict[str, Any]],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """E is offered when $EDITOR is set; where the app cannot hand the terminal over (a
+    headless run) it says so and the proposal is unchanged."""
+    store, ids = gov
+    pid = ids["pending"]["inference"]
+    monkeypatch.setenv("EDITOR", "true")
+    app = make_app(store=store, now=FIXED_NOW, mode="proposals")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _queue(pilot, app)
+        await _select(pilot, screen, pid)
+        assert screen.check_action("edit_external", ()) is True
+        await pilot.press("E")
+        await pilot.pause()
+        assert store.proposal(pid).revision == 0
+    monkeypatch.delenv("EDITOR")
+    monkeypatch.delenv("VISUAL", raising=False)
+    assert screen.check_action("edit_external", ()) is None
+
+
 async def test_revise_shows_a_difflib_diff(gov: tuple[Store, dict[str, Any]]) -> None:
     """A revise shows the target's text against the candidate's, line by line."""
     store, ids = gov
