@@ -68,6 +68,7 @@ class LcaApp(App[None]):
         self._owns_store = owns_store
         self._start_mode = mode
         self._version_lock = threading.Lock()
+        self._tombstone_seen: int | None = None
         self.refresh_seconds = float(refresh_seconds if refresh_seconds is not None
                                      else store.settings["app.refresh_seconds"])
         # The Header shows titles as Content (no markup read), but the file name is data: an
@@ -113,6 +114,24 @@ class LcaApp(App[None]):
         self.copy_to_clipboard(value)
         self.copied = value
         self.notify(f"copied {visible(value)}", markup=False, timeout=3)
+
+    def follow_erasures(self) -> bool:
+        """When an erasure or redaction happened (in any process) since the last look, drop
+        what this process keeps of the store in memory: the recall vector copy, which may
+        hold erased vectors. Screens then reload from the store. True if one happened.
+        (The app holds no read snapshot between queries: every query takes its own
+        connection, so an erasure's WAL checkpoint is never blocked by it.)"""
+        from store.privacy.api import latest_tombstone
+        from store.recall.pool import drop_cache
+
+        latest = latest_tombstone(self.store)
+        if latest == self._tombstone_seen:
+            return False
+        first = self._tombstone_seen is None
+        self._tombstone_seen = latest
+        if not first:
+            drop_cache(self.store)
+        return not first
 
     async def open_session(self, session_id: str, seq: int | None = None) -> None:
         """Show a session (and optionally one of its entries) on the Transcript screen."""

@@ -157,6 +157,7 @@ class StoreScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:
         version = self.lca.data_version()
+        self.lca.follow_erasures()
         data = self.load_data()
         self.post_message(self.Loaded(data, version, self.lca.store_changed_at()))
 

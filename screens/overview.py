@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
@@ -17,7 +18,9 @@ from screens.proposal_view import pass_line
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
 from store.governance.records import PassSummary
+from store.health.records import ScanResult
 from widgets.fmt import agents_mark, ago, size, when
+from widgets.health_line import HealthLine
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable
@@ -32,6 +35,14 @@ class OverviewData:
     latest: list[SessionInfo]
     pressure: Series | None
     consolidation: PassSummary | None = None
+
+
+@dataclass
+class HealthSummary(Message):
+    """The health scan for the one-line summary (its own worker: a scan of a large store
+    must not hold back the rest of the Overview)."""
+
+    result: ScanResult
 
 
 def _counts(mapping: dict[str, int]) -> Text:
@@ -112,7 +123,9 @@ class OverviewScreen(StoreScreen):
         "now). Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
-        "the five most recent; enter opens one on the Transcript screen. Context pressure: "
+        "the five most recent; enter opens one on the Transcript screen. Health (top line): "
+        "how many health signals fail or warn, and which; enter on it (or 6) opens the "
+        "Health screen. Context pressure: "
         "the latest session's gauge (how old its latest snapshot is when it is not live); "
         "enter on it opens the Context screen.\n\n"
         "On a small terminal the panes scroll: tab moves between the sessions and the "
@@ -129,9 +142,13 @@ class OverviewScreen(StoreScreen):
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
+    health_loads = 0
+    """How many health summaries were shown (tests wait on it)."""
+
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="overview"):
+            yield HealthLine("Health        scanning…", id="overview-health", markup=False)
             with Horizontal(id="overview-top"):
                 yield Static("loading…", id="overview-store", classes="panel", markup=False)
                 with Vertical(id="overview-embedder", classes="panel"):
@@ -185,6 +202,18 @@ class OverviewScreen(StoreScreen):
         self.query_one("#embedder-detail", Static).update(embedder_text(stats))
         self._show_sessions(data.latest, stats.sessions)
         self.query_one(PressureSummary).show(data.pressure, self.lca.now())
+        self._load_health()
+
+    @work(thread=True, exclusive=True, group="health", exit_on_error=False)
+    def _load_health(self) -> None:
+        from store.health.scan import summary
+
+        self.post_message(HealthSummary(summary(self.lca.store, now=self.lca.now())))
+
+    @on(HealthSummary)
+    def _health_loaded(self, message: HealthSummary) -> None:
+        self.query_one(HealthLine).show(message.result)
+        self.health_loads += 1
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         table = self.query_one("#overview-sessions", DataTable)

@@ -68,7 +68,9 @@ class TranscriptScreen(StoreScreen):
         "and semantic (vectors only); enter on a hit opens its entry in its session (or its "
         "memory); esc closes the results. `z` fills the screen with the focused pane, `y` "
         "copies the selected session id or entry name. The list follows the store: entries "
-        "a harness appends appear without a restart."
+        "a harness appends appear without a restart.\n\n"
+        "Entries marked secret (`lca-tui mark --as secret`) show no text until you press `r` "
+        "on one to reveal it; private and secret entries are labelled in the header."
     )
     SIDE_PANE = "#sessions"
     SIDE_NAME = "Sessions"
@@ -78,6 +80,7 @@ class TranscriptScreen(StoreScreen):
         Binding("ctrl+t", "search_mode", "Search mode", id="transcript-search-mode"),
         Binding("escape", "close_search", "Close search", id="transcript-close-search"),
         Binding("a", "agent_filter", "Agent", id="transcript-agent"),
+        Binding("r", "reveal", "Reveal secret", id="transcript-reveal"),
     ]
 
     def __init__(self) -> None:
@@ -96,6 +99,9 @@ class TranscriptScreen(StoreScreen):
         self._one_day: str | None = None
         self._loaded_count: int | None = None
         self._last_search: tuple[str, str] = ("", SEARCH_MODES[0])
+        self.revealed: set[int] = set()
+        """Ids of secret entries revealed on purpose (``r``); masked again when another
+        session is shown."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -212,6 +218,8 @@ class TranscriptScreen(StoreScreen):
         table = self.query_one("#entries", FilterTable)
         keep = self._highlighted_entry_id()
         same_session = bool(self.entries) and self.entries[0].session_id == message.session_id
+        if not same_session:
+            self.revealed.clear()
         self.entries = message.entries
         self._by_id = {e.id: e for e in message.entries}
         session = self._session()
@@ -226,16 +234,31 @@ class TranscriptScreen(StoreScreen):
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for e in message.entries:
-                text = f"[{e.tool_name}] {e.content}" if e.tool_name else e.content
                 table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
                               cell(agent_label(e.agent, short=True)), number(e.tokens),
-                              cell(text), key=str(e.id))
+                              self._text_cell(e), key=str(e.id))
         target = self._target_entry(keep if same_session else None)
         if target is not None and str(target) in table.rows:
             table.move_cursor(row=table.get_row_index(str(target)), animate=False)
         self._show_highlighted()
         self._title_lists()
         self.entry_loads += 1
+
+    def _text_cell(self, e: EntryInfo) -> Text:
+        """The entry's text for the list; a secret entry's is masked until revealed."""
+        if e.sensitivity == "secret" and e.id not in self.revealed:
+            return cell("[secret: r reveals]", style="italic")
+        return cell(f"[{e.tool_name}] {e.content}" if e.tool_name else e.content)
+
+    def action_reveal(self) -> None:
+        """Show the highlighted secret entry's text (until another session is shown)."""
+        entry = self.highlighted_entry()
+        if entry is None or entry.sensitivity != "secret":
+            return
+        self.revealed.add(entry.id)
+        self.query_one("#entries", FilterTable).update_cell(str(entry.id), "text",
+                                                            self._text_cell(entry))
+        self._show_highlighted()
 
     def _target_entry(self, keep_id: int | None) -> int | None:
         """The entry to put the cursor on: the one asked for (by seq), the one it was on, or
@@ -271,7 +294,8 @@ class TranscriptScreen(StoreScreen):
         view = self.query_one(EntryView)
         entry = self.highlighted_entry()
         if entry is not None:
-            view.show_entry(entry)
+            view.show_entry(entry, revealed=entry.id in self.revealed)
+            self.refresh_bindings()  # "reveal" applies to a masked entry only
         elif self.entries:
             view.show_note("No entry matches the filter (esc in the filter clears it).")
         else:
@@ -396,6 +420,10 @@ class TranscriptScreen(StoreScreen):
             # shown in the footer only while searching: room for the keys that apply
             return (not self.query_one("#search", Input).has_class("-hidden")
                     or self.query_one(ContentSwitcher).current == "hits")
+        if action == "reveal":
+            entry = self.highlighted_entry()
+            return (entry is not None and entry.sensitivity == "secret"
+                    and entry.id not in self.revealed)  # shown only on a masked entry
         if action == "agent_filter":
             session = self._session()
             return bool(session and len(session.agents) > 1) or None

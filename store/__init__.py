@@ -2,12 +2,15 @@
 
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
-``ingest``, ``recall``, ``context``, ``export``. ``facade.Store`` is the top: the harness API
-with every capability's operations. ``open_store`` is the entry point.
+``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``,
+``privacy``. ``facade.Store`` is the top: the harness API
+with every capability's operations (the harness API, documented in ``store/facade.py``).
+``open_store`` is the entry point; ``NewSession`` / ``NewEntry`` are what a harness appends.
 """
 
 from __future__ import annotations
 
+from store.core.writes import NewEntry, NewSession
 from store.facade import Store, open_store
 
-__all__ = ["Store", "open_store"]
+__all__ = ["NewEntry", "NewSession", "Store", "open_store"]

@@ -9,7 +9,8 @@ same write path (``write_entries``) with synthetic texts of the same topics whos
 not computed by the embedder but are the sample's vectors (made by the store's embedder: the
 model, or the fallback when asked for) plus small noise (cosine ≈ 0.9 to their base), because
 embedding 50,000 texts with the model on 2 cores takes minutes of no interest to the latency
-figures. The recall queries are embedded by the real embedder, each time.
+figures. The recall queries are embedded by the real embedder, each time. The health scan
+(every signal, as ``lca-tui health`` runs it, nothing stored) is timed on the same store.
 
 Storage is measured once the store is built and before any recall: the WAL is checkpointed
 (``PRAGMA wal_checkpoint(TRUNCATE)``, on its own connection, outside any transaction) and the
@@ -29,8 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sqlalchemy import LargeBinary, cast, func
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.models import Chunk, Entry
 from store.core.index import sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import NewEntry, NewSession
@@ -113,6 +117,8 @@ class BenchResult:
     method: str
     first_recall_ms: float = 0.0
     trace_bytes: int = 0
+    health_scan_ms: dict[str, float] | None = None
+    health_status: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -189,8 +195,9 @@ def _storage(store: Any) -> tuple[int, int, int]:
     vectors + FTS). The WAL is not counted: the checkpoint has emptied it."""
     checkpoint(store)
     with store.read() as conn:
-        raw = int(conn.exec_driver_sql(
-            "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM entry").scalar_one())
+        raw = int(conn.execute(select(func.coalesce(func.sum(func.length(
+            cast(col(Entry.content), LargeBinary))), 0))).scalar_one())
+        # ``dbstat`` is SQLite's page-statistics virtual table: no model describes it.
         index = int(conn.exec_driver_sql(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'chunk%'")
             .scalar_one())
@@ -200,7 +207,7 @@ def _storage(store: Any) -> tuple[int, int, int]:
 def _trace_bytes(store: Any) -> int:
     """Bytes of the recall trace tables (the bench's own recalls), pages in the main file."""
     checkpoint(store)
-    with store.read() as conn:
+    with store.read() as conn:  # dbstat: SQLite's page statistics, no model (see _storage)
         return int(conn.exec_driver_sql(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'recall%'")
             .scalar_one())
@@ -213,9 +220,28 @@ def vectors_made_by(name: str, degraded: bool) -> str:
     return f"model vectors ({name})"
 
 
+def _health(store: Any, scans: int) -> tuple[dict[str, float], str]:
+    """The health scan's wall time (every signal, embedder loaded, nothing stored): the first
+    scan of the open store, then percentiles over ``scans`` more."""
+    from store.health.scan import scan
+
+    t0 = time.perf_counter()
+    result = scan(store, save="never")
+    first = (time.perf_counter() - t0) * 1000
+    times, cpu = [], []
+    for _ in range(max(1, scans)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        scan(store, save="never")
+        times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+    # CPU time too: on a machine shared with other work, wall time says more about the load
+    return {**_percentiles(times), "first": round(first, 1),
+            "cpu_p50": _percentiles(cpu)["p50"]}, result.status
+
+
 def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
               embedder: str = "auto", seed: int = 7, progress: Progress | None = None,
-              keep: Path | None = None) -> BenchResult:
+              keep: Path | None = None, health_scans: int = 5) -> BenchResult:
     """Build the synthetic store in a temporary folder (or ``keep``) and measure it."""
     from store import open_store
     from store.recall.run import recall
@@ -245,12 +271,11 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
                 progress("sample (normal write path)", min(s + per_session, sample), sample)
         sample_s = time.perf_counter() - t0
         with store.read() as conn:
-            sample_chunks = int(conn.exec_driver_sql("SELECT COUNT(*) FROM chunk")
+            sample_chunks = int(conn.execute(select(func.count()).select_from(Chunk))
                                 .scalar_one())
-            rows = conn.exec_driver_sql(
-                "SELECT c.id FROM chunk c ORDER BY c.id").all()
+            rows = conn.execute(select(Chunk.id).order_by(col(Chunk.id))).scalars().all()
             base = []
-            for (cid,), (topic, _body) in zip(rows, texts, strict=False):
+            for cid, (topic, _body) in zip(rows, texts, strict=False):
                 v = vec.vector_of(conn, int(cid))
                 if v is not None:
                     base.append((topic, v))
@@ -275,6 +300,7 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
             if progress:
                 progress("recall", i + 1, queries)
         traces = _trace_bytes(store)
+        health_ms, health_status = _health(store, health_scans)
         total = sample_chunks + bulk
         info = store.embedder
         made = vectors_made_by(info.name, bool(info.degraded))
@@ -293,7 +319,8 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
             raw_transcript_bytes=raw, index_bytes=index,
             index_to_raw=round(index / max(1, raw), 2),
             injected_mean=round(float(np.mean(injected)), 2), method=method,
-            first_recall_ms=first_ms, trace_bytes=traces)
+            first_recall_ms=first_ms, trace_bytes=traces, health_scan_ms=health_ms,
+            health_status=health_status)
     finally:
         store.close()
         if keep is None:

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from store import Store, open_store
 from store.core.settings import Settings
+
+# ``run_app``'s value: ``run_app(*make_app_args, size=, ready=, settle=, **make_app_kwargs)``,
+# an async context manager yielding the Pilot.
+RunApp = Callable[..., Any]
 
 DATA = Path(__file__).parent / "data"
 CLAUDE_CODE = DATA / "claude-code"
@@ -74,3 +79,31 @@ def cc_store(cc_store_template: Path, tmp_path: Path) -> Iterator[Store]:
     s = make_store(path)
     yield s
     s.close()
+
+
+# -- the screen tests' shared set-up ----------------------------------------------------------
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store, built once for the whole run (tests use copies: ``demo_path``)."""
+    from tests.helpers_shell import build_demo_template
+
+    return build_demo_template(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the demo store, as the relative path the app is opened with."""
+    from tests.helpers_shell import copy_demo
+
+    monkeypatch.chdir(tmp_path)
+    return copy_demo(demo_template, tmp_path)
+
+
+@pytest.fixture
+def run_app() -> RunApp:
+    """The Pilot set-up of every screen test: ``async with run_app(path_or_store=..., mode=...,
+    refresh_seconds=...) as pilot`` runs the app at 120x40 with the frozen clock and hands the
+    pilot over once the screen has loaded (see ``tests.helpers_shell.running``)."""
+    from tests.helpers_shell import running
+
+    return running

@@ -1,11 +1,13 @@
-"""Shared by the app-shell tests: a frozen clock, the demo store built once, polling helpers."""
+"""Shared by the screen tests: a frozen clock, the demo store built once, polling helpers and
+the Pilot set-up every screen test uses (``running``, handed out by the ``run_app`` fixture)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from textual.widget import Widget
 
 FIXED_NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 DEMO_NAME = "demo.db"
+SIZE = (120, 40)
 
 
 class FixedLatency:
@@ -79,3 +82,45 @@ def rendered_text(widget: Widget) -> str:
 def rendered_segments(widget: Widget) -> list[Any]:
     region = Region(0, 0, widget.outer_size.width, widget.outer_size.height)
     return [seg for strip in widget.render_lines(region) for seg in strip]
+
+
+def screen_loaded(app: Any, mode: str | None = None) -> bool:
+    """The screen of ``mode`` (default: whichever is current) has shown its first load: the
+    Transcript counts ``entry_loads``, the Context screen ``full_loads``, the others
+    ``loads``."""
+    if mode is not None and app.current_mode != mode:
+        return False
+    screen = app.screen
+    for counter in ("entry_loads", "full_loads", "loads"):
+        if hasattr(screen, counter):
+            return int(getattr(screen, counter)) >= 1
+    return False
+
+
+async def settled(pilot: Pilot[Any]) -> None:
+    """Let the workers finish and the screen repaint (twice: a worker may start another)."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@asynccontextmanager
+async def running(*args: Any, size: tuple[int, int] = SIZE,
+                  ready: Callable[[Any], bool] | None = None,
+                  what: str = "the screen's first load", settle: bool = False,
+                  **kwargs: Any) -> AsyncIterator[Pilot[Any]]:
+    """The app of ``make_app(*args, **kwargs)`` (the frozen clock unless ``now`` is given)
+    running at ``size``, handed over once ``ready(app)`` holds — by default once the screen
+    of its mode has loaded — and, with ``settle``, once its workers are done."""
+    from lca_tui.app import make_app
+
+    kwargs.setdefault("now", FIXED_NOW)
+    app = make_app(*args, **kwargs)
+    mode = kwargs.get("mode", "overview")
+    check = ready or (lambda a: screen_loaded(a, mode))
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: check(app), what=what)
+        if settle:
+            await settled(pilot)
+        yield pilot

@@ -19,26 +19,8 @@ from store import open_store
 from store.demo import DemoError, build_demo, shift_text
 from store.core.settings import Settings
 from store.core.writes import NewEntry, NewSession
-from tests.conftest import make_store
-from tests.helpers_shell import (
-    FIXED_NOW,
-    build_demo_template,
-    copy_demo,
-    rendered_segments,
-    rendered_text,
-    wait_until,
-)
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_template(tmp_path_factory.mktemp("demo"))
-
-
-@pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
+from tests.conftest import RunApp, make_store
+from tests.helpers_shell import FIXED_NOW, rendered_segments, rendered_text, wait_until
 
 
 # -- the demo store -----------------------------------------------------------------------------
@@ -120,10 +102,10 @@ def test_demo_command_uses_a_fresh_file_never_lca_store(
 
 
 # -- the shell -------------------------------------------------------------------------------
-async def test_every_number_key_shows_its_screen(demo_path: Path) -> None:
+async def test_every_number_key_shows_its_screen(demo_path: Path, run_app: RunApp) -> None:
     """Keys 1-8 switch to the registry's screens; unbuilt ones say so, with no numbers."""
-    app = make_app(demo_path, now=FIXED_NOW)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with run_app(demo_path) as pilot:
+        app = pilot.app
         for spec in SCREENS:
             await pilot.press(spec.key)
             await wait_until(pilot, lambda spec=spec: app.current_mode == spec.mode,
@@ -155,10 +137,10 @@ def test_not_built_screen_names_what_is_missing() -> None:
     assert "Redact and erase, with proof." in text
 
 
-async def test_palette_lists_every_screen(demo_path: Path) -> None:
+async def test_palette_lists_every_screen(demo_path: Path, run_app: RunApp) -> None:
     """The command palette offers each screen by name and switches to it."""
-    app = make_app(demo_path, now=FIXED_NOW)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with run_app(demo_path) as pilot:
+        app = pilot.app
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         for spec in SCREENS:
             assert f"{spec.title} screen ({spec.key})" in commands
@@ -169,12 +151,11 @@ async def test_palette_lists_every_screen(demo_path: Path) -> None:
                          what="palette")
 
 
-async def test_overview_follows_the_store_without_restart(demo_path: Path) -> None:
+async def test_overview_follows_the_store_without_restart(demo_path: Path,
+                                                         run_app: RunApp) -> None:
     """A session a harness appends while the app is open shows up on Overview."""
-    app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=0.2)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: screen.loads >= 1, what="first load")
+    async with run_app(demo_path, refresh_seconds=0.2) as pilot:
+        app, screen = pilot.app, pilot.app.screen
         records = screen.query_one("#overview-records")
         before = app.store.stats(with_embedder=False).sessions
         assert re.search(rf"sessions +{before}\b", rendered_text(records))
@@ -197,17 +178,16 @@ HOSTILE = ("literal [bold red]x[/] and [link=x]y[/] then \x1b[31mred\x1b[0m "
            "and \x1b]52;c;aGVsbG8=\x07 end")
 
 
-async def test_transcript_renders_stored_text_literally(tmp_path: Path) -> None:
+async def test_transcript_renders_stored_text_literally(tmp_path: Path,
+                                                       run_app: RunApp) -> None:
     """Markup, an ANSI colour escape and an OSC 52 sequence show as text, never act."""
     store = make_store(tmp_path / "hostile.db")
     store.append_entries(
         NewSession("hostile-session", "claude-code", started_at="2026-03-01T10:00:00.000Z"),
         [NewEntry("assistant", HOSTILE, "hostile:1", ts="2026-03-01T10:00:00.000Z")])
-    app = make_app(store=store, now=FIXED_NOW, mode="transcript")
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = app.screen
-            await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        async with run_app(store=store, mode="transcript") as pilot:
+            screen = pilot.app.screen
             await pilot.pause(0.1)
             content = screen.query_one("#entry-content")
             shown = rendered_text(content)
@@ -227,11 +207,10 @@ async def test_transcript_renders_stored_text_literally(tmp_path: Path) -> None:
         store.close()
 
 
-async def test_transcript_search_opens_the_entry(demo_path: Path) -> None:
+async def test_transcript_search_opens_the_entry(demo_path: Path, run_app: RunApp) -> None:
     """`/` searches (FTS here), and enter on a hit shows that entry in its session."""
-    app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
+    async with run_app(demo_path, mode="transcript") as pilot:
+        screen = pilot.app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
         await pilot.press("s")
         await pilot.press("ctrl+t")
@@ -251,12 +230,10 @@ async def test_transcript_search_opens_the_entry(demo_path: Path) -> None:
         assert view.border_title == f"Entry #{first.seq}"
 
 
-async def test_agent_filter_cycles_through_workers(demo_path: Path) -> None:
+async def test_agent_filter_cycles_through_workers(demo_path: Path, run_app: RunApp) -> None:
     """`a` narrows a session with a worker to main, then to the worker."""
-    app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+    async with run_app(demo_path, mode="transcript") as pilot:
+        screen = pilot.app.screen
         session = next(s for s in screen.sessions if s.workers)
         screen.open_session(session.id)
         await wait_until(pilot, lambda: screen.session_id == session.id and screen.entries
@@ -282,12 +259,10 @@ def test_now_is_frozen_when_given(demo_path: Path) -> None:
     live.store.close()
 
 
-async def test_transcript_follows_appended_entries(demo_path: Path) -> None:
+async def test_transcript_follows_appended_entries(demo_path: Path, run_app: RunApp) -> None:
     """Entries appended to the open session appear in its list without a restart."""
-    app = make_app(demo_path, now=FIXED_NOW, mode="transcript", refresh_seconds=0.2)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+    async with run_app(demo_path, mode="transcript", refresh_seconds=0.2) as pilot:
+        screen = pilot.app.screen
         session = screen.sessions[0]
         assert screen.session_id == session.id
         before = len(screen.entries)
@@ -305,12 +280,10 @@ async def test_transcript_follows_appended_entries(demo_path: Path) -> None:
         assert table.row_count == before + 1
 
 
-async def test_overview_enter_opens_the_session(demo_path: Path) -> None:
+async def test_overview_enter_opens_the_session(demo_path: Path, run_app: RunApp) -> None:
     """Enter on a latest session opens it on the Transcript screen."""
-    app = make_app(demo_path, now=FIXED_NOW)
-    async with app.run_test(size=(120, 40)) as pilot:
-        overview = app.screen
-        await wait_until(pilot, lambda: overview.loads >= 1, what="overview")
+    async with run_app(demo_path) as pilot:
+        app, overview = pilot.app, pilot.app.screen
         table = overview.query_one("#overview-sessions", DataTable)
         table.focus()
         table.move_cursor(row=2)
@@ -353,7 +326,7 @@ def test_wrap_keeps_every_character() -> None:
 BIG = 2_000_000
 
 
-async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path) -> None:
+async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path, run_app: RunApp) -> None:
     """Moving onto a ~2 MB entry and off it: the next key is handled, the entry is complete."""
     from store.core.textsafe import visible
     from widgets.text_pane import TextPane
@@ -368,11 +341,9 @@ async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path) -> None:
         [NewEntry("user", "before", "big:1", ts="2026-03-01T10:00:00.000Z"),
          NewEntry("tool_result", big, "big:2", ts="2026-03-01T10:00:01.000Z"),
          NewEntry("assistant", "after", "big:3", ts="2026-03-01T10:00:02.000Z")])
-    app = make_app(store=store, now=FIXED_NOW, mode="transcript")
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = app.screen
-            await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        async with run_app(store=store, mode="transcript") as pilot:
+            screen = pilot.app.screen
             table = screen.query_one("#entries", DataTable)
             pane = screen.query_one("#entry-content", TextPane)
             table.focus()
@@ -403,7 +374,7 @@ async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path) -> None:
         store.close()
 
 
-async def test_header_shows_the_store_name_literally(tmp_path: Path) -> None:
+async def test_header_shows_the_store_name_literally(tmp_path: Path, run_app: RunApp) -> None:
     """A store file named with markup and an escape shows that name, not its effect; a path
     with `[/]` in it (a folder `[bold red]h[` holding `].db`) shows whole on Overview."""
     from textual.widgets._header import HeaderTitle
@@ -413,9 +384,8 @@ async def test_header_shows_the_store_name_literally(tmp_path: Path) -> None:
         folder.mkdir(exist_ok=True)
         path = folder / name
         make_store(path).close()
-        app = make_app(path, now=FIXED_NOW)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda app=app: app.screen.loads >= 1, what="overview")
+        async with run_app(path) as pilot:
+            app = pilot.app
             await pilot.pause()
             shown = name.replace("\x1b", "\\x1b")
             header = rendered_text(app.screen.query_one(HeaderTitle))
@@ -425,12 +395,10 @@ async def test_header_shows_the_store_name_literally(tmp_path: Path) -> None:
             assert f"/{shown}" in "".join(ln.strip(" │") for ln in panel.split("\n"))
 
 
-async def test_overview_counts_recall_traces(demo_path: Path) -> None:
+async def test_overview_counts_recall_traces(demo_path: Path, run_app: RunApp) -> None:
     """Records list the recall traces the store holds (the demo ran four recalls)."""
-    app = make_app(demo_path, now=FIXED_NOW)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: screen.loads >= 1, what="overview")
+    async with run_app(demo_path) as pilot:
+        app, screen = pilot.app, pilot.app.screen
         await pilot.pause()
         traces = app.store.stats(with_embedder=False).traces
         assert traces >= 1
@@ -438,14 +406,12 @@ async def test_overview_counts_recall_traces(demo_path: Path) -> None:
         assert re.search(rf"recall traces +{traces}\b", text)
 
 
-async def test_overview_shows_zero_recall_traces(tmp_path: Path) -> None:
+async def test_overview_shows_zero_recall_traces(tmp_path: Path, run_app: RunApp) -> None:
     """An empty store says 0 recall traces, not nothing."""
     store = make_store(tmp_path / "empty.db")
-    app = make_app(store=store, now=FIXED_NOW)
     try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = app.screen
-            await wait_until(pilot, lambda: screen.loads >= 1, what="overview")
+        async with run_app(store=store) as pilot:
+            screen = pilot.app.screen
             await pilot.pause()
             text = rendered_text(screen.query_one("#overview-records"))
             assert re.search(r"recall traces +0\b", text)

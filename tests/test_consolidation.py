@@ -12,7 +12,7 @@ import pytest
 
 from store import Store
 from store.governance.detect import scan
-from tests.conftest import CLAUDE_CODE, make_store
+from tests.conftest import make_store
 
 DATA = Path(__file__).parent / "data" / "consolidation"
 LABELLED = DATA / "c0a5e1d0-0000-4000-8000-000000000001.jsonl"

@@ -13,7 +13,7 @@ from lca_tui.app import make_app
 from screens.context import ContextScreen
 from store import Store
 from store.context.api import record_checkpoint, record_compaction, record_prune, record_snapshot
-from tests.conftest import BIG_SESSION, make_store
+from tests.conftest import BIG_SESSION, RunApp, make_store
 from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
 from widgets.pressure_chart import PressureChart
 from widgets.pressure_events import NO_CHECKPOINT, NOT_PRESERVED, PressureEvents
@@ -29,6 +29,12 @@ async def _text(pilot, widget, needle: str) -> str:  # type: ignore[no-untyped-d
     await wait_until(pilot, lambda: needle in rendered_text(widget), timeout=30,
                      what=f"{needle!r} on screen")
     return rendered_text(widget)
+
+
+def _summary_loaded(app) -> bool:  # type: ignore[no-untyped-def]
+    """The Overview's pressure summary has shown its first load."""
+    return bool(app.screen.query(PressureSummary)) \
+        and app.screen.query_one(PressureSummary).loads >= 1
 
 
 def _screen(app) -> ContextScreen:  # type: ignore[no-untyped-def]
@@ -50,11 +56,9 @@ def test_context_snapshot_big_session(cc_store: Store, snap_compare) -> None:  #
     assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
 
 
-async def test_big_session_figures_on_screen(cc_store: Store) -> None:
-    app = make_app(store=cc_store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1)
+async def test_big_session_figures_on_screen(cc_store: Store, run_app: RunApp) -> None:
+    async with run_app(store=cc_store, mode="context", refresh_seconds=3600) as pilot:
+        app = pilot.app
         screen = _screen(app)
         chart = screen.query_one(PressureChart)
         assert len(chart.data.used) == 217 and max(chart.data.used) == 141_787
@@ -75,15 +79,14 @@ async def test_big_session_figures_on_screen(cc_store: Store) -> None:
         await _text(pilot, screen.query_one(PressureGauge), "18,893 / 200,000 tokens")
 
 
-async def test_snapshots_written_by_another_thread_appear_live(tmp_path: Path) -> None:
+async def test_snapshots_written_by_another_thread_appear_live(tmp_path: Path,
+                                                               run_app: RunApp) -> None:
     path = tmp_path / "live.db"
     seed = make_store(path)
     record_snapshot(seed, "live", 50_000, ts="2026-03-02T09:00:00Z", window_tokens=100_000)
     seed.close()
-    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1)
+    async with run_app(path, mode="context", refresh_seconds=0.05) as pilot:
+        app = pilot.app
         screen = _screen(app)
 
         def harness() -> None:
@@ -107,15 +110,14 @@ async def test_snapshots_written_by_another_thread_appear_live(tmp_path: Path) -
         assert "past the auto-compact threshold" in rendered_text(screen.query_one(PressureGauge))
 
 
-async def test_snapshots_recorded_by_another_process_appear_live(tmp_path: Path) -> None:
+async def test_snapshots_recorded_by_another_process_appear_live(tmp_path: Path,
+                                                                 run_app: RunApp) -> None:
     path = tmp_path / "proc.db"
     seed = make_store(path)
     record_snapshot(seed, "proc", 10_000, ts="2026-03-02T09:00:00Z")
     seed.close()
-    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1)
+    async with run_app(path, mode="context", refresh_seconds=0.05) as pilot:
+        app = pilot.app
         screen = _screen(app)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "lca_tui.cli", "context", "record", "--store", str(path),
@@ -131,7 +133,8 @@ async def test_snapshots_recorded_by_another_process_appear_live(tmp_path: Path)
         assert screen.query_one(PressureChart).data.used == [10_000, 23_456]
 
 
-async def test_unverified_prune_and_unchecked_compaction_are_flagged(store: Store) -> None:
+async def test_unverified_prune_and_unchecked_compaction_are_flagged(store: Store,
+                                                                     run_app: RunApp) -> None:
     t = "2026-03-02T09:{:02d}:00Z"
     record_snapshot(store, "flags", 150_000, ts=t.format(1), window_tokens=200_000)
     record_prune(store, "flags", 190_000, 120_000, ts=t.format(2), entries_pruned=40)
@@ -142,10 +145,8 @@ async def test_unverified_prune_and_unchecked_compaction_are_flagged(store: Stor
     record_snapshot(store, "flags", 60_000, ts=t.format(6))
     record_checkpoint(store, "flags", trigger="pre-compact", ts=t.format(7))
     record_compaction(store, "flags", 182_000, ts=t.format(8), trigger="auto")
-    app = make_app(store=store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1)
+    async with run_app(store=store, mode="context", refresh_seconds=3600) as pilot:
+        app = pilot.app
         screen = _screen(app)
         events = screen.query_one(PressureEvents)
         text = await _text(pilot, events, "(pre-compact) ran before it")
@@ -170,12 +171,10 @@ def _segments(widget):  # type: ignore[no-untyped-def]
     return rendered_segments(widget)
 
 
-async def test_overview_shows_latest_pressure(cc_store: Store) -> None:
-    app = make_app(store=cc_store, now=FIXED_NOW, mode="overview", refresh_seconds=3600)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: bool(app.screen.query(PressureSummary))
-                         and app.screen.query_one(PressureSummary).loads >= 1,
-                         what="the pressure summary")
+async def test_overview_shows_latest_pressure(cc_store: Store, run_app: RunApp) -> None:
+    async with run_app(store=cc_store, mode="overview", refresh_seconds=3600,
+                       ready=_summary_loaded, what="the pressure summary") as pilot:
+        app = pilot.app
         summary = app.screen.query_one(PressureSummary)
         text = await _text(pilot, summary.query_one("#pressure-summary-line"), "peak 141,787")
         assert "main · session ae4a77f8 · 217 snapshots" in text
@@ -183,17 +182,15 @@ async def test_overview_shows_latest_pressure(cc_store: Store) -> None:
         await _text(pilot, summary.query_one(PressureGauge), "102,168 / 200,000 tokens")
 
 
-async def test_snapshot_updated_in_place_shows_live(tmp_path: Path) -> None:
+async def test_snapshot_updated_in_place_shows_live(tmp_path: Path, run_app: RunApp) -> None:
     """A repeated message id updates its snapshot (same row id): the live screen shows it."""
     path = tmp_path / "upd.db"
     seed = make_store(path)
     record_snapshot(seed, "upd", 40_000, ts="2026-03-02T09:00:00Z", window_tokens=100_000)
     record_snapshot(seed, "upd", 50_000, ts="2026-03-02T09:01:00Z", message_id="msg_2")
     seed.close()
-    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1)
+    async with run_app(path, mode="context", refresh_seconds=0.05) as pilot:
+        app = pilot.app
         screen = _screen(app)
 
         def harness() -> None:
@@ -213,16 +210,15 @@ async def test_snapshot_updated_in_place_shows_live(tmp_path: Path) -> None:
         assert screen.full_loads == 1 and screen.tail_loads >= 1
 
 
-async def test_events_recorded_without_a_snapshot_mark_the_chart_live(tmp_path: Path) -> None:
+async def test_events_recorded_without_a_snapshot_mark_the_chart_live(tmp_path: Path,
+                                                                      run_app: RunApp) -> None:
     path = tmp_path / "marks.db"
     seed = make_store(path)
     record_snapshot(seed, "mk", 150_000, ts="2026-03-02T09:00:00Z")
     record_snapshot(seed, "mk", 170_000, ts="2026-03-02T09:01:00Z")
     seed.close()
-    app = make_app(path, now=FIXED_NOW, mode="context", refresh_seconds=0.05)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1)
+    async with run_app(path, mode="context", refresh_seconds=0.05) as pilot:
+        app = pilot.app
         screen = _screen(app)
         chart = screen.query_one(PressureChart)
         assert chart.data.mark_positions() == []
@@ -245,7 +241,7 @@ async def test_events_recorded_without_a_snapshot_mark_the_chart_live(tmp_path: 
         assert screen.full_loads == 1
 
 
-async def test_a_bad_stored_value_is_reported_not_fatal(store: Store) -> None:
+async def test_a_bad_stored_value_is_reported_not_fatal(store: Store, run_app: RunApp) -> None:
     record_snapshot(store, "bad", 100_000, ts="2026-03-02T09:00:00Z")
     record_snapshot(store, "bad", 120_000, ts="2026-03-02T09:01:00Z")
     record_checkpoint(store, "bad", ts="2026-03-02T09:02:00Z")
@@ -253,10 +249,8 @@ async def test_a_bad_stored_value_is_reported_not_fatal(store: Store) -> None:
         conn.exec_driver_sql("UPDATE context_snapshot SET used_tokens = 'lots' "
                              "WHERE used_tokens = 120000")
         conn.exec_driver_sql("UPDATE checkpoint SET entries_added = 'lots'")
-    app = make_app(store=store, now=FIXED_NOW, mode="context", refresh_seconds=3600)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1, what="the Context screen's load")
+    async with run_app(store=store, mode="context", refresh_seconds=3600) as pilot:
+        app = pilot.app
         screen = _screen(app)
         text = await _text(pilot, screen.query_one(PressureEvents), "unreadable")
         assert "used_tokens: stored value 'lots'" in text
@@ -264,15 +258,13 @@ async def test_a_bad_stored_value_is_reported_not_fatal(store: Store) -> None:
         assert screen.query_one(PressureChart).data.used == [100_000, 0]
 
 
-async def test_overview_pressure_follows_the_store(tmp_path: Path) -> None:
+async def test_overview_pressure_follows_the_store(tmp_path: Path, run_app: RunApp) -> None:
     """The Overview's one refresh (no timer of the panel's own) brings new snapshots."""
     path = tmp_path / "ov.db"
     make_store(path).close()
-    app = make_app(path, now=FIXED_NOW, mode="overview", refresh_seconds=0.05)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: bool(app.screen.query(PressureSummary))
-                         and app.screen.query_one(PressureSummary).loads >= 1,
-                         what="the empty summary")
+    async with run_app(path, mode="overview", refresh_seconds=0.05,
+                       ready=_summary_loaded, what="the empty summary") as pilot:
+        app = pilot.app
         summary = app.screen.query_one(PressureSummary)
         await _text(pilot, summary.query_one("#pressure-summary-line"), "No context snapshots")
         writer = make_store(path)

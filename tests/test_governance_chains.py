@@ -16,7 +16,6 @@ from store import Store
 from store.core.migrations import migrate
 from store.governance import approve, chain, integrity, list_proposals, parse_proposal, submit
 from store.governance.verify import verify
-from tests.conftest import make_store
 from tests.helpers_recall import import_memories
 
 

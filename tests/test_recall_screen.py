@@ -14,11 +14,10 @@ from lca_tui.app import make_app
 from store import Store
 from store.recall.run import recall, seed_demo_traces
 from store.recall.traces import get_trace, list_traces
-from tests.conftest import make_store
+from tests.conftest import RunApp, make_store
 from tests.helpers_recall import NOW, add_entries, import_memories
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
 
-SIZE = (120, 40)
 BODY = ("Deploy the service with the helm chart: run the canary rollout in staging first, "
         "watch the error budget for ten minutes, then promote the release to production.")
 
@@ -71,32 +70,30 @@ def _app(store: Store) -> Any:
     return make_app(store=store, now=NOW, mode="recall", refresh_seconds=3600)
 
 
+def _running(run_app: RunApp, store: Store) -> Any:
+    """The Recall screen on ``store``, handed over loaded and settled."""
+    return run_app(store=store, now=NOW, mode="recall", refresh_seconds=3600, settle=True)
+
+
 async def _ready(pilot: Pilot[Any]) -> None:
-    await wait_until(pilot, lambda: getattr(pilot.app.screen, "loads", 0) >= 1,
+    """Snapshot tests' ``run_before``: the same readiness as ``_running``."""
+    await wait_until(pilot, lambda: screen_loaded(pilot.app, "recall"),
                      what="the Recall screen's first load")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)
 
 
 # -- behaviour -----------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_template(tmp_path_factory.mktemp("demo"))
-
-
 async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
-        demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    path = copy_demo(demo_template, tmp_path)
-    store = make_store(tmp_path / path)
+        demo_path: Path, tmp_path: Path, run_app: RunApp) -> None:
+    store = make_store(tmp_path / demo_path)
     demo_traces = len(list_traces(store))
     assert demo_traces == 4  # the demo builder seeds its own recalls
     seeded = seed_demo_traces(store, now=FIXED_NOW)
     assert len(seeded) == 4 and len(list_traces(store)) == demo_traces + 4
-    app = make_app(store=store, now=FIXED_NOW, mode="recall", refresh_seconds=3600)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+    async with run_app(store=store, mode="recall", refresh_seconds=3600,
+                       settle=True) as pilot:
+        app = pilot.app
         screen = app.screen
         await pilot.press("n")
         assert isinstance(app.focused, Input)
@@ -120,10 +117,9 @@ async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
     store.close()
 
 
-async def test_secret_is_masked_on_screen(snap_store: Store) -> None:
-    app = _app(snap_store)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+async def test_secret_is_masked_on_screen(snap_store: Store, run_app: RunApp) -> None:
+    async with _running(run_app, snap_store) as pilot:
+        app = pilot.app
         table = app.screen.query_one("#recall-candidates", DataTable)
         text = " ".join(str(c) for r in range(table.row_count) for c in table.get_row_at(r))
         assert "policy_filtered" in text and "[withheld]" in text
@@ -134,10 +130,9 @@ async def test_secret_is_masked_on_screen(snap_store: Store) -> None:
             assert "tok-93ab" not in detail and "deploy token" not in detail
 
 
-async def test_rerun_shows_what_moved(snap_store: Store) -> None:
-    app = _app(snap_store)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+async def test_rerun_shows_what_moved(snap_store: Store, run_app: RunApp) -> None:
+    async with _running(run_app, snap_store) as pilot:
+        app = pilot.app
         screen = app.screen
         first = screen.trace_id
         with snap_store.write() as conn:
@@ -196,13 +191,12 @@ LONG = ("Line one of the helm deploy note.\nLine two: run the canary rollout in 
 
 
 async def test_detail_uses_the_traces_weights_and_shows_the_whole_excerpt(
-        tmp_path: Path, fixed_latency: None) -> None:
+        tmp_path: Path, fixed_latency: None, run_app: RunApp) -> None:
     s = make_store(tmp_path / "w.db")
     add_entries(s, "sess-w", [("user", LONG)])
     recall(s, "helm deploy canary rollout", now=NOW, overrides={"cos_weight": 0.5})
-    app = _app(s)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+    async with _running(run_app, s) as pilot:
+        app = pilot.app
         text = str(app.screen.query_one("#recall-detail-text").render())
         assert "= 0.5·cos" in text and "+ 0.5·lex" in text and "0.7·cos" not in text
         assert "Line one" in text and "Line three" in text and "END-OF-EXCERPT" in text
@@ -211,7 +205,7 @@ async def test_detail_uses_the_traces_weights_and_shows_the_whole_excerpt(
     s.close()
 
 
-async def test_harness_trace_shows_the_harness_figures(tmp_path: Path) -> None:
+async def test_harness_trace_shows_the_harness_figures(tmp_path: Path, run_app: RunApp) -> None:
     from store.core.writes import NewEntry, NewSession
 
     s = make_store(tmp_path / "h.db")
@@ -223,9 +217,8 @@ async def test_harness_trace_shows_the_harness_figures(tmp_path: Path) -> None:
     s.append_entries(NewSession(id="ms", format="mindstone-ndjson"), [NewEntry(
         "event", "memory recall injected", source_key="ms", source_offset=1,
         ts="2026-05-30T09:00:00Z", meta=meta)])
-    app = _app(s)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+    async with _running(run_app, s) as pilot:
+        app = pilot.app
         text = str(app.screen.query_one("#recall-detail-text").render())
         assert "the harness's own figures" in text
         assert "score 0.810, provider score 0.770, recall mode hybrid" in text

@@ -11,27 +11,7 @@ from textual.pilot import Pilot
 from lca_tui.app import make_app
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
-
-SIZE = (120, 40)
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_template(tmp_path_factory.mktemp("demo-snap"))
-
-
-@pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
-
-
-async def _settled(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.2)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
 
 
 def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
@@ -39,8 +19,9 @@ def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.screen.loads >= 1, what="overview loaded")
-        await _settled(pilot)
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        await wait_until(pilot, lambda: app.screen.health_loads >= 1, what="health line")
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -56,7 +37,7 @@ def test_transcript_on_demo(snap_compare: Any, demo_path: Path) -> None:
         loads = screen.entry_loads
         screen.open_session(session.id)
         await wait_until(pilot, lambda: screen.entry_loads > loads, what="worker session")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -74,7 +55,7 @@ def test_transcript_compaction_entry(snap_compare: Any, demo_path: Path) -> None
         loads = screen.entry_loads
         screen.open_session(session.id, seq)
         await wait_until(pilot, lambda: screen.entry_loads > loads, what="compaction")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -88,7 +69,7 @@ def test_transcript_search_results(snap_compare: Any, demo_path: Path) -> None:
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
         await pilot.press("s", *"make release", "enter")
         await wait_until(pilot, lambda: screen.searches >= 1, what="search")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -100,7 +81,7 @@ def test_help_on_transcript(snap_compare: Any, demo_path: Path) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await _settled(pilot)
+        await settled(pilot)
         await pilot.press("question_mark")
         await pilot.pause(0.2)
 
@@ -123,7 +104,7 @@ def test_transcript_hostile_entry(snap_compare: Any, tmp_path: Path,
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await _settled(pilot)
+        await settled(pilot)
 
     try:
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
@@ -151,7 +132,7 @@ def test_overview_at_80x24(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: app.screen.loads >= 1, what="overview loaded")
-        await _settled(pilot)
+        await settled(pilot)
         assert _shown_lines(app.screen.query_one("#overview-records")) >= 9
         assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 3
 
@@ -167,7 +148,7 @@ def test_context_at_80x24(snap_compare: Any, demo_path: Path) -> None:
         await wait_until(pilot, lambda: screen.loads >= 1, what="context loaded")
         await pilot.press("b", "slash", *"e40 main", "enter", "enter", "b")
         await wait_until(pilot, lambda: screen.full_loads >= 2, what="the session pinned")
-        await _settled(pilot)
+        await settled(pilot)
         assert not screen.query_one("#context-picker").display
         assert _shown_lines(screen.query_one("#context-chart")) >= 6
         assert _shown_lines(screen.query_one("#context-events")) >= 4
@@ -181,7 +162,7 @@ def test_recall_at_80x24(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
-        await _settled(pilot)
+        await settled(pilot)
         assert _shown_lines(app.screen.query_one("#recall-candidates")) >= 4
         assert _shown_lines(app.screen.query_one("#recall-traces")) >= 3
 
@@ -195,7 +176,7 @@ def test_transcript_at_80x24(snap_compare: Any, demo_path: Path) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        await _settled(pilot)
+        await settled(pilot)
         assert _shown_lines(screen.query_one("#entries")) >= 6
         assert _shown_lines(screen.query_one("#entry-content")) >= 3
         text = screen.query_one("#entries").columns["text"]
@@ -210,7 +191,7 @@ def test_help_at_80x24(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: app.screen.entry_loads >= 1, what="entries")
-        await _settled(pilot)
+        await settled(pilot)
         await pilot.press("question_mark")
         await pilot.pause(0.2)
         assert _shown_lines(app.screen.query_one("#help-text")) >= 8
@@ -224,7 +205,7 @@ def test_recall_form_at_80x24(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
-        await _settled(pilot)
+        await settled(pilot)
         await pilot.press("n", *"release steps")
         await pilot.pause(0.2)
         assert _shown_lines(app.screen.query_one("#recall-input")) >= 1

@@ -11,13 +11,11 @@ import pytest
 from textual.pilot import Pilot
 
 from lca_tui.app import make_app
-from screens.context import ContextScreen
 from store import Store
 from tests.conftest import DATA, make_store
-from tests.helpers_shell import FIXED_NOW, wait_until
+from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
 from widgets.pressure_chart import PressureChart
 
-SIZE = (120, 40)
 SIDE = "sidechain-c0ffee01"
 
 
@@ -33,13 +31,6 @@ def inline_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     store.close()
 
 
-async def _settled(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.2)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def test_transcript_inline_sidechain(snap_compare: Any, inline_store: Store) -> None:
     """Transcript: the subagent's prompt selected, agent sidechain-c0ffee01, not main."""
     app = make_app(store=inline_store, now=FIXED_NOW, mode="transcript")
@@ -52,7 +43,7 @@ def test_transcript_inline_sidechain(snap_compare: Any, inline_store: Store) -> 
         loads = screen.entry_loads
         screen.open_session(session.id, seq)
         await wait_until(pilot, lambda: screen.entry_loads > loads, what="the sidechain entry")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -63,8 +54,8 @@ def test_context_inline_sidechain(snap_compare: Any, inline_store: Store) -> Non
     session = inline_store.session("1a2b3c4d")
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1, what="the Context screen's load")
+        await wait_until(pilot, lambda: screen_loaded(app, "context"),
+                         what="the Context screen's load")
         screen = app.screen
         table = screen.query_one("#context-series")
         table.focus()
@@ -73,6 +64,6 @@ def test_context_inline_sidechain(snap_compare: Any, inline_store: Store) -> Non
         await wait_until(pilot, lambda: screen.full_loads >= 2
                          and screen.query_one(PressureChart).data.used == [3004, 3206],
                          what="the sidechain's series")
-        await _settled(pilot)
+        await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -14,6 +14,7 @@ from store.core.timeutil import parse_iso
 from widgets.safe import join, safe_text
 from widgets.text_pane import TextPane
 
+SECRET_MASK = "[secret entry: text withheld — press r to reveal it]"
 _USAGE = (("input_tokens", "input"), ("cache_creation_input_tokens", "cache write"),
           ("cache_read_input_tokens", "cache read"), ("output_tokens", "output"))
 
@@ -57,6 +58,8 @@ def entry_header(entry: EntryInfo) -> Text:
     ]
     if entry.tool_name:
         parts.append(safe_text(f"tool {entry.tool_name}"))
+    if entry.sensitivity != "public":
+        parts.append(Text(entry.sensitivity, style="bold"))
     out = join(parts)
     if (meta := meta_line(entry.meta)) is not None:
         out.append("\n")
@@ -103,8 +106,12 @@ class EntryView(Vertical):
         yield Static("", id="entry-head", markup=False)
         yield TextPane("", id="entry-content")
 
-    def show_entry(self, entry: EntryInfo) -> None:
+    def show_entry(self, entry: EntryInfo, revealed: bool = False) -> None:
+        """Show an entry; a secret one's text is masked unless ``revealed``."""
         self.border_title = f"Entry #{entry.seq}"
+        if entry.sensitivity == "secret" and not revealed:
+            self._show(entry_header(entry), SECRET_MASK)
+            return
         self._show(entry_header(entry), entry.content or "")
 
     def show_hit(self, hit: SearchHit) -> None:

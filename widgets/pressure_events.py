@@ -105,17 +105,23 @@ class PressureEvents(Static, can_focus=True):
         self._events = []
         if series is None:
             return Text("", end="")
-        for c in series.compactions:
-            line = Text(end="")
-            ok = c.checkpoint_before
+
+        def verdict(ok: bool, head: str, passed: str, failed: str) -> Text:
+            """``✓ head: passed`` or ``✗ head: failed`` (counted as flagged)."""
             self.flagged += not ok
+            line = Text(end="")
             line.append("✓ " if ok else "✗ ", style=good if ok else bad)
-            line.append(f"{when(c.ts, with_seconds=True)}  compaction at {_t(c.pre_tokens)} "
-                        f"tokens ({one_line(c.trigger or 'trigger not recorded')}): ")
-            if ok:
-                line.append(f"{c.checkpoint_what} ran before it", style=good)
-            else:
-                line.append(NO_CHECKPOINT, style=bad)
+            line.append(head)
+            line.append(passed if ok else failed, style=good if ok else bad)
+            return line
+
+        for c in series.compactions:
+            ok = c.checkpoint_before
+            line = verdict(ok, f"{when(c.ts, with_seconds=True)}  compaction at "
+                           f"{_t(c.pre_tokens)} tokens "
+                           f"({one_line(c.trigger or 'trigger not recorded')}): ",
+                           f"{c.checkpoint_what} ran before it", NO_CHECKPOINT)
+            if not ok:
                 line.append(f"\n    {NO_CHECKPOINT_WHY}\n    {NO_CHECKPOINT_FIX}",
                             style=detail)
             if c.summary_excerpt:
@@ -131,17 +137,12 @@ class PressureEvents(Static, can_focus=True):
                 line.append("\n    no summary or handoff linked", style=detail)
             rows.append((c.ts, 0, line, "compaction", c))
         for p in series.prunes:
-            line = Text(end="")
             ok = p.preserved_verified
-            self.flagged += not ok
-            line.append("✓ " if ok else "✗ ", style=good if ok else bad)
-            line.append(f"{when(p.ts, with_seconds=True)}  prune {_t(p.tokens_before)} → "
-                        f"{_t(p.tokens_after)} tokens, "
-                        f"{plural(p.entries_pruned, 'entry', 'entries')} left: ")
-            if ok:
-                line.append("preserved and verified first", style=good)
-            else:
-                line.append(NOT_PRESERVED, style=bad)
+            line = verdict(ok, f"{when(p.ts, with_seconds=True)}  prune {_t(p.tokens_before)} "
+                           f"→ {_t(p.tokens_after)} tokens, "
+                           f"{plural(p.entries_pruned, 'entry', 'entries')} left: ",
+                           "preserved and verified first", NOT_PRESERVED)
+            if not ok:
                 line.append(f" (preserved: {_yes(p.preserved)}, verified: {_yes(p.verified)})",
                             style=detail)
             if p.entry_ids or p.refs:

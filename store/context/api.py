@@ -12,9 +12,16 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import col, select
 
 from store.context import validate as v
+from store.context.models import Compaction as CompactionRow
+from store.context.models import ContextSnapshot as SnapshotRow
+from store.context.models import Handoff as HandoffRow
+from store.context.models import PruneEntry
+from store.context.models import PruneEvent as PruneRow
 from store.context.records import (
     EVENTS,
     SEGMENTS,
@@ -27,6 +34,9 @@ from store.context.records import (
     Snapshot,
 )
 from store.context.series import checkpoints, latest_key, series, series_keys, snapshots_since
+from store.core.db import orm
+from store.core.models import Checkpoint, Entry
+from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
 from store.core.writes import NewSession, upsert_session
 
@@ -67,12 +77,12 @@ def resolve_session(store: Store, session_id: Any) -> tuple[str, bool]:
     starts with it — and False; or ``session_id`` itself and True when none matches (recording
     will create it). An id that names several sessions is refused."""
     sid = str(v.label("session_id", session_id, optional=False))
-    with store.read() as conn:
-        if conn.execute(text("SELECT 1 FROM session WHERE id = :s"), {"s": sid}).first():
+    with store.read() as conn, orm(conn) as s:
+        if s.get(SessionRow, sid) is not None:
             return sid, False
-        found = [str(r[0]) for r in conn.execute(text(
-            "SELECT id FROM session WHERE substr(id, 1, length(:s)) = :s ORDER BY id LIMIT 6"),
-            {"s": sid})]
+        found = list(s.exec(select(SessionRow.id).where(
+            col(SessionRow.id).startswith(sid, autoescape=True))
+            .order_by(col(SessionRow.id)).limit(6)).all())
     if len(found) == 1:
         return found[0], False
     if found:
@@ -91,6 +101,16 @@ def ensure_session(conn: Connection, session_id: str, ts: str, who: Who) -> None
 
 
 # -- inserts shared with the deriver ----------------------------------------------------------
+def _stamped(who: Who, **values: Any) -> dict[str, Any]:
+    return dict(values, writer=who[0], writer_version=who[1], created_at=now_iso())
+
+
+def _insert(conn: Connection, model: Any, values: dict[str, Any]) -> int:
+    """Insert one row through Core on its model (the deriver writes one per stored turn: a
+    plain insert, no ORM unit of work); returns its id."""
+    return int(conn.execute(insert(model).returning(model.id), values).scalar_one())
+
+
 def insert_snapshot(conn: Connection, who: Who, *, session_id: str, agent: str, ts: str,
                     used_tokens: int, window_tokens: int | None = None,
                     segments: str | None = None, checkpoint_threshold: int | None = None,
@@ -100,19 +120,21 @@ def insert_snapshot(conn: Connection, who: Who, *, session_id: str, agent: str, 
     gets the next ``revision`` (m0005), so that a live reader sees the change."""
     if event not in EVENTS:
         raise ValueError(f"event must be one of {', '.join(EVENTS)}, got {event!r}")
-    return int(conn.execute(text(
-        "INSERT INTO context_snapshot (session_id, agent, ts, window_tokens, used_tokens, "
-        "segments, checkpoint_threshold, auto_compact_threshold, event, source_entry_id, "
-        "message_id, writer, writer_version, created_at) VALUES (:s, :a, :ts, :win, :used, "
-        ":seg, :cp, :ac, :ev, :src, :mid, :w, :wv, :c) "
-        "ON CONFLICT (session_id, agent, message_id) DO UPDATE SET "
-        "used_tokens = excluded.used_tokens, window_tokens = excluded.window_tokens, "
-        "segments = excluded.segments, revision = (SELECT COALESCE(MAX(revision), 0) + 1 "
-        "FROM context_snapshot) RETURNING id"), {
-        "s": session_id, "a": agent, "ts": ts, "win": window_tokens, "used": used_tokens,
-        "seg": segments, "cp": checkpoint_threshold, "ac": auto_compact_threshold, "ev": event,
-        "src": source_entry_id, "mid": message_id, "w": who[0], "wv": who[1],
-        "c": now_iso()}).scalar_one())
+    new = sqlite_insert(SnapshotRow).values(_stamped(
+        who, session_id=session_id, agent=agent, ts=ts, window_tokens=window_tokens,
+        used_tokens=used_tokens, segments=segments, checkpoint_threshold=checkpoint_threshold,
+        auto_compact_threshold=auto_compact_threshold, event=event,
+        source_entry_id=source_entry_id, message_id=message_id))
+    next_revision = select(func.coalesce(func.max(col(SnapshotRow.revision)), 0) + 1)
+    upsert = new.on_conflict_do_update(
+        index_elements=["session_id", "agent", "message_id"],
+        set_={"used_tokens": new.excluded.used_tokens,
+              "window_tokens": new.excluded.window_tokens,
+              "segments": new.excluded.segments,
+              "revision": next_revision.scalar_subquery()})
+    snapshot_id = conn.execute(upsert.returning(col(SnapshotRow.id))).scalar_one()
+    assert snapshot_id is not None
+    return snapshot_id
 
 
 def insert_prune(conn: Connection, who: Who, *, snapshot_id: int | None, session_id: str,
@@ -121,18 +143,13 @@ def insert_prune(conn: Connection, who: Who, *, snapshot_id: int | None, session
                  links: Iterable[tuple[str | None, int | None]], mode: str | None = None,
                  source_entry_id: int | None = None) -> int:
     """Insert a prune event and the (ref, stored entry id) of each entry that left."""
-    prune_id = int(conn.execute(text(
-        "INSERT INTO prune_event (snapshot_id, session_id, agent, ts, tokens_before, "
-        "tokens_after, entries_pruned, preserved, verified, mode, source_entry_id, writer, "
-        "writer_version, created_at) VALUES (:snap, :s, :a, :ts, :tb, :ta, :n, :p, :v, :m, "
-        ":src, :w, :wv, :c) RETURNING id"), {
-        "snap": snapshot_id, "s": session_id, "a": agent, "ts": ts, "tb": tokens_before,
-        "ta": tokens_after, "n": entries_pruned, "p": preserved, "v": verified, "m": mode,
-        "src": source_entry_id, "w": who[0], "wv": who[1], "c": now_iso()}).scalar_one())
-    rows = [{"p": prune_id, "r": ref, "e": eid} for ref, eid in links]
+    prune_id = _insert(conn, PruneRow, _stamped(
+        who, snapshot_id=snapshot_id, session_id=session_id, agent=agent, ts=ts,
+        tokens_before=tokens_before, tokens_after=tokens_after, entries_pruned=entries_pruned,
+        preserved=preserved, verified=verified, mode=mode, source_entry_id=source_entry_id))
+    rows = [{"prune_id": prune_id, "ref": ref, "entry_id": eid} for ref, eid in links]
     if rows:
-        conn.execute(text("INSERT INTO prune_entry (prune_id, ref, entry_id) VALUES "
-                          "(:p, :r, :e)"), rows)
+        conn.execute(insert(PruneEntry), rows)
     return prune_id
 
 
@@ -140,13 +157,9 @@ def insert_handoff(conn: Connection, who: Who, *, session_id: str, agent: str, t
                    action: str = "written", path: str | None = None, sha256: str | None = None,
                    token_estimate: int | None = None,
                    source_entry_id: int | None = None) -> int:
-    return int(conn.execute(text(
-        "INSERT INTO handoff (session_id, agent, ts, action, path, sha256, token_estimate, "
-        "source_entry_id, writer, writer_version, created_at) VALUES (:s, :a, :ts, :act, :p, "
-        ":h, :te, :src, :w, :wv, :c) RETURNING id"), {
-        "s": session_id, "a": agent, "ts": ts, "act": action, "p": path, "h": sha256,
-        "te": token_estimate, "src": source_entry_id, "w": who[0], "wv": who[1],
-        "c": now_iso()}).scalar_one())
+    return _insert(conn, HandoffRow, _stamped(
+        who, session_id=session_id, agent=agent, ts=ts, action=action, path=path,
+        sha256=sha256, token_estimate=token_estimate, source_entry_id=source_entry_id))
 
 
 def insert_compaction(conn: Connection, who: Who, *, session_id: str, agent: str, ts: str,
@@ -154,13 +167,10 @@ def insert_compaction(conn: Connection, who: Who, *, session_id: str, agent: str
                       summary_entry_id: int | None = None, handoff_id: int | None = None,
                       handoff_path: str | None = None,
                       source_entry_id: int | None = None) -> int:
-    return int(conn.execute(text(
-        "INSERT INTO compaction (session_id, agent, ts, pre_tokens, trigger, summary_entry_id, "
-        "handoff_id, handoff_path, source_entry_id, writer, writer_version, created_at) VALUES "
-        "(:s, :a, :ts, :pre, :tr, :sum, :hid, :hp, :src, :w, :wv, :c) RETURNING id"), {
-        "s": session_id, "a": agent, "ts": ts, "pre": pre_tokens, "tr": trigger,
-        "sum": summary_entry_id, "hid": handoff_id, "hp": handoff_path, "src": source_entry_id,
-        "w": who[0], "wv": who[1], "c": now_iso()}).scalar_one())
+    return _insert(conn, CompactionRow, _stamped(
+        who, session_id=session_id, agent=agent, ts=ts, pre_tokens=pre_tokens,
+        trigger=trigger, summary_entry_id=summary_entry_id, handoff_id=handoff_id,
+        handoff_path=handoff_path, source_entry_id=source_entry_id))
 
 
 def resolve_entries(conn: Connection, session_id: str, ids: Iterable[int]) -> set[int]:
@@ -168,13 +178,9 @@ def resolve_entries(conn: Connection, session_id: str, ids: Iterable[int]) -> se
     wanted = sorted({int(i) for i in ids})
     found: set[int] = set()
     for i in range(0, len(wanted), 500):
-        part = wanted[i:i + 500]
-        marks = ", ".join(f":i{j}" for j in range(len(part)))
-        params: dict[str, Any] = {f"i{j}": v for j, v in enumerate(part)}
-        params["s"] = session_id
-        found.update(int(r[0]) for r in conn.execute(text(
-            f"SELECT id FROM entry WHERE session_id = :s AND id IN ({marks})"), params))
-    return found
+        found.update(conn.execute(select(Entry.id).where(
+            Entry.session_id == session_id, col(Entry.id).in_(wanted[i:i + 500]))).scalars())
+    return {int(i) for i in found if i is not None}
 
 
 # -- the harness API ---------------------------------------------------------------------------
@@ -293,17 +299,18 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
     sid = v.label("session_id", session_id)
     who_agent = str(v.label("agent", agent, optional=False))
     stamp = v.stamp(ts)
-    values = {
-        "tr": v.label("trigger", trigger, optional=False),
-        "st": v.label("status", status, optional=False, allowed=v.CHECKPOINT_STATUSES),
-        "ea": v.count("entries_added", entries_added),
-        "mw": v.count("memories_written", memories_written),
-        "ce": v.count("chunks_embedded", chunks_embedded),
-        "cf": v.count("chunks_failed", chunks_failed),
-        "av": v.flag("archive_verified", archive_verified),
-        "iv": v.flag("index_verified", index_verified),
-        "d": v.duration("duration_ms", duration_ms),
-        "te": v.count("through_entry_id", through_entry_id) if through_entry_id else None}
+    values: dict[str, Any] = {
+        "trigger": v.label("trigger", trigger, optional=False),
+        "status": v.label("status", status, optional=False, allowed=v.CHECKPOINT_STATUSES),
+        "entries_added": v.count("entries_added", entries_added),
+        "memories_written": v.count("memories_written", memories_written),
+        "chunks_embedded": v.count("chunks_embedded", chunks_embedded),
+        "chunks_failed": v.count("chunks_failed", chunks_failed),
+        "archive_verified": v.flag("archive_verified", archive_verified),
+        "index_verified": v.flag("index_verified", index_verified),
+        "duration_ms": v.duration("duration_ms", duration_ms),
+        "through_entry_id": v.count("through_entry_id", through_entry_id)
+        if through_entry_id else None}
     used = v.tokens("used_tokens", used_tokens)
     if used is not None and sid is None:
         raise ValueError("used_tokens needs a session_id (a store-wide checkpoint has no "
@@ -312,15 +319,13 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
     with store.write() as conn:
         if sid:
             ensure_session(conn, sid, stamp, who)
-        cid = int(conn.execute(text(
-            "INSERT INTO checkpoint (session_id, ts, trigger, status, entries_added, "
-            "memories_written, chunks_embedded, chunks_failed, archive_verified, "
-            "index_verified, duration_ms, through_entry_id, source, writer, writer_version, "
-            "created_at) VALUES "
-            "(:s, :ts, :tr, :st, :ea, :mw, :ce, :cf, :av, :iv, :d, :te, 'harness', :w, :wv, :c) "
-            "RETURNING id"), {
-            "s": sid, "ts": stamp, **values, "w": who[0], "wv": who[1],
-            "c": now_iso()}).scalar_one())
+        with orm(conn) as s:
+            row = Checkpoint(**_stamped(who, session_id=sid, ts=stamp, source="harness",
+                                        **values))
+            s.add(row)
+            s.flush()
+        assert row.id is not None
+        cid = row.id
         if used is not None and sid:
             insert_snapshot(conn, who, session_id=sid, agent=who_agent, ts=stamp,
                             used_tokens=used, event="checkpoint")

@@ -20,19 +20,30 @@ import json
 import math
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, and_, delete, func, or_, update
+from sqlmodel import col, select
 
 from store.context.api import insert_compaction, insert_handoff, insert_prune, insert_snapshot
+from store.context.models import Compaction as CompactionRow
+from store.context.models import ContextSnapshot, Handoff, PruneEvent
+from store.core.db import columns
+from store.core.models import Entry
 from store.core.version import CODE_VERSION
 
 WRITER = ("lca-tui:context-derive", CODE_VERSION)
 MAX_FIGURE = 10**9  # token figures and counts are below a billion (store.context.validate)
 _MINDSTONE = ("context_window_pruned", "auto_compact_warning", "auto_compact_required",
               "handoff_replayed")
-_COLS = "id, session_id, agent, seq, COALESCE(ts, created_at), kind, message_id, meta, content"
-_WHERE = ("((message_id IS NOT NULL AND json_extract(meta, '$.usage') IS NOT NULL) "
-          "OR kind = 'compaction' OR (kind = 'event' AND json_extract(meta, '$.event') IN "
-          f"({', '.join(repr(e) for e in _MINDSTONE)})))")
+# What a deriver row needs of an entry (``when`` is its time, else when it was written).
+_COLS = columns(Entry.id, Entry.session_id, Entry.agent, Entry.seq,
+                func.coalesce(col(Entry.ts), col(Entry.created_at)).label("when"), Entry.kind,
+                Entry.message_id, Entry.meta, Entry.content)
+_WHERE = or_(
+    and_(col(Entry.message_id).is_not(None),
+         func.json_extract(col(Entry.meta), "$.usage").is_not(None)),
+    col(Entry.kind) == "compaction",
+    and_(col(Entry.kind) == "event",
+         func.json_extract(col(Entry.meta), "$.event").in_(_MINDSTONE)))
 
 
 def _int(value: Any) -> int | None:
@@ -57,22 +68,19 @@ def _percent_of(window: int | None, percent: Any) -> int | None:
 
 
 def _rows(conn: Connection, entry_ids: list[int] | None) -> list[Any]:
+    ordered = _COLS.where(_WHERE).order_by(col(Entry.id))
     if entry_ids is None:
-        return list(conn.exec_driver_sql(f"SELECT {_COLS} FROM entry WHERE {_WHERE} ORDER BY id"))
+        return list(conn.execute(ordered).all())
     rows: list[Any] = []
     ids = sorted(entry_ids)
     for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        marks = ", ".join(f":i{j}" for j in range(len(part)))
-        rows += conn.execute(text(f"SELECT {_COLS} FROM entry WHERE id IN ({marks}) AND "
-                                  f"{_WHERE} ORDER BY id"),
-                             {f"i{j}": v for j, v in enumerate(part)}).all()
+        rows += conn.execute(ordered.where(col(Entry.id).in_(ids[i:i + 500]))).all()
     return rows
 
 
 def _clear(conn: Connection) -> None:
-    for table in ("compaction", "prune_event", "handoff", "context_snapshot"):
-        conn.exec_driver_sql(f"DELETE FROM {table} WHERE source_entry_id IS NOT NULL")
+    for model in (CompactionRow, PruneEvent, Handoff, ContextSnapshot):
+        conn.execute(delete(model).where(col(model.source_entry_id).is_not(None)))
 
 
 def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
@@ -100,9 +108,9 @@ def _claude_usage(conn: Connection, row: Any, usage: dict[str, Any],
                ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
     if used <= 0:
         return
-    known = conn.execute(text(
-        "SELECT 1 FROM context_snapshot WHERE session_id = :s AND agent = :a AND "
-        "message_id = :m"), {"s": row[1], "a": row[2], "m": row[6]}).first()
+    known = conn.execute(select(ContextSnapshot.id).where(
+        ContextSnapshot.session_id == row[1], ContextSnapshot.agent == row[2],
+        ContextSnapshot.message_id == row[6])).first()
     insert_snapshot(conn, WRITER, session_id=row[1], agent=row[2], ts=row[4], used_tokens=used,
                     event="turn", source_entry_id=int(row[0]), message_id=row[6])
     if known is None:
@@ -113,36 +121,38 @@ def _claude_compaction(conn: Connection, row: Any, meta: dict[str, Any],
                        counts: dict[str, int]) -> None:
     entry_id, session_id, agent, seq = int(row[0]), row[1], row[2], int(row[3])
     if meta.get("boundary"):
-        summary = conn.execute(text(
-            "SELECT e.id FROM entry e WHERE e.session_id = :s AND e.agent = :a AND "
-            "e.kind = 'compaction' AND e.seq > :q AND json_extract(e.meta, '$.summary') AND "
-            "NOT EXISTS (SELECT 1 FROM compaction c WHERE c.summary_entry_id = e.id) "
-            "ORDER BY e.seq LIMIT 1"), {"s": session_id, "a": agent, "q": seq}).scalar()
+        taken = select(CompactionRow.id).where(
+            col(CompactionRow.summary_entry_id) == col(Entry.id))
+        summary = conn.execute(select(Entry.id).where(
+            Entry.session_id == session_id, Entry.agent == agent, Entry.kind == "compaction",
+            col(Entry.seq) > seq, func.json_extract(col(Entry.meta), "$.summary").is_(True),
+            ~taken.exists()).order_by(col(Entry.seq)).limit(1)).scalar()
         insert_compaction(conn, WRITER, session_id=session_id, agent=agent, ts=row[4],
                           pre_tokens=_int(meta.get("preTokens")),
                           trigger=meta.get("trigger") and str(meta.get("trigger")),
                           summary_entry_id=summary, source_entry_id=entry_id)
         counts["context.compactions"] += 1
     elif meta.get("summary"):
-        conn.execute(text(
-            "UPDATE compaction SET summary_entry_id = :e WHERE id = (SELECT c.id FROM "
-            "compaction c JOIN entry b ON b.id = c.source_entry_id WHERE c.session_id = :s "
-            "AND c.agent = :a AND c.summary_entry_id IS NULL AND b.seq < :q "
-            "ORDER BY b.seq DESC LIMIT 1) AND NOT EXISTS (SELECT 1 FROM compaction "
-            "WHERE summary_entry_id = :e)"),
-            {"e": entry_id, "s": session_id, "a": agent, "q": seq})
+        if conn.execute(select(CompactionRow.id).where(
+                CompactionRow.summary_entry_id == entry_id)).first() is not None:
+            return  # this summary is linked already
+        boundary = conn.execute(
+            select(CompactionRow.id)
+            .join(Entry, col(Entry.id) == col(CompactionRow.source_entry_id))
+            .where(CompactionRow.session_id == session_id, CompactionRow.agent == agent,
+                   col(CompactionRow.summary_entry_id).is_(None), col(Entry.seq) < seq)
+            .order_by(col(Entry.seq).desc()).limit(1)).scalar()
+        if boundary is not None:
+            conn.execute(update(CompactionRow).where(col(CompactionRow.id) == boundary)
+                         .values(summary_entry_id=entry_id))
 
 
 def _stored_by_ref(conn: Connection, session_id: str, refs: list[str]) -> dict[str, int]:
     found: dict[str, int] = {}
+    line_id = func.json_extract(col(Entry.meta), "$.id")
     for i in range(0, len(refs), 500):
-        part = refs[i:i + 500]
-        marks = ", ".join(f":r{j}" for j in range(len(part)))
-        params: dict[str, Any] = {f"r{j}": v for j, v in enumerate(part)}
-        params["s"] = session_id
-        for eid, ref in conn.execute(text(
-                "SELECT id, json_extract(meta, '$.id') FROM entry WHERE session_id = :s AND "
-                f"json_extract(meta, '$.id') IN ({marks})"), params):
+        for eid, ref in conn.execute(select(col(Entry.id), line_id).where(
+                Entry.session_id == session_id, line_id.in_(refs[i:i + 500]))):
             found.setdefault(str(ref), int(eid))
     return found
 

@@ -8,7 +8,8 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, and_, case, func, or_, union_all
+from sqlmodel import col, select
 
 from store.context.records import (
     CheckpointInfo,
@@ -20,15 +21,35 @@ from store.context.records import (
     Snapshot,
     Tail,
 )
+from store.context.models import Compaction as CompactionRow
+from store.context.models import ContextSnapshot as SnapshotRow
+from store.context.models import Handoff as HandoffRow
+from store.context.models import PruneEntry
+from store.context.models import PruneEvent as PruneRow
 from store.context.validate import stored_int
+from store.core.db import columns
+from store.core.models import Checkpoint, Entry
+from store.core.models import Session as SessionRow
 from store.core.textsafe import one_line
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-_SNAP_COLS = ("id, session_id, agent, ts, window_tokens, used_tokens, segments, "
-              "checkpoint_threshold, auto_compact_threshold, event, source_entry_id, "
-              "message_id, writer")
+S = SnapshotRow
+_SNAP_COLS = (S.id, S.session_id, S.agent, S.ts, S.window_tokens, S.used_tokens, S.segments,
+              S.checkpoint_threshold, S.auto_compact_threshold, S.event, S.source_entry_id,
+              S.message_id, S.writer)
+_SNAPSHOTS = columns(*_SNAP_COLS)
+
+
+def _series_of(model: Any, session_id: str, agent: str) -> tuple[Any, Any]:
+    """The WHERE terms selecting one (session, agent) series of ``model``'s rows."""
+    return col(model.session_id) == session_id, col(model.agent) == agent
+
+
+def _jd(column: Any) -> Any:
+    """``julianday(x)``: stored times compare as instants, whatever their offset."""
+    return func.julianday(column)
 
 
 def _bool(value: Any) -> bool | None:
@@ -60,11 +81,13 @@ def _snapshot(r: Any, problems: list[str] | None = None) -> Snapshot:
 
 def series_keys(store: Store) -> list[SeriesKey]:
     """Every (session, agent) with snapshots, latest first; within a session, main first."""
+    used = col(S.used_tokens)
     with store.read() as conn:
-        rows = conn.exec_driver_sql(
-            "SELECT session_id, agent, COUNT(*), MIN(ts), MAX(ts), COALESCE(MAX(CASE WHEN "
-            "typeof(used_tokens) = 'integer' THEN used_tokens END), 0) "
-            "FROM context_snapshot GROUP BY session_id, agent").all()
+        rows = conn.execute(
+            columns(S.session_id, S.agent, func.count(), func.min(col(S.ts)),
+                    func.max(col(S.ts)),
+                    func.coalesce(func.max(case((func.typeof(used) == "integer", used))), 0))
+            .group_by(col(S.session_id), col(S.agent))).all()
     keys = [SeriesKey(r[0], r[1], int(r[2]), r[3], r[4], int(r[5])) for r in rows]
     latest: dict[str, str] = {}
     for k in keys:
@@ -83,26 +106,25 @@ def latest_key(store: Store) -> SeriesKey | None:
 def snapshots_since(store: Store, session_id: str, agent: str, after_id: int) -> list[Snapshot]:
     """Snapshots of one series with an id above ``after_id``, in id order (live tailing)."""
     with store.read() as conn:
-        rows = conn.execute(text(
-            f"SELECT {_SNAP_COLS} FROM context_snapshot WHERE session_id = :s AND agent = :a "
-            "AND id > :i ORDER BY id"), {"s": session_id, "a": agent, "i": after_id}).all()
+        rows = conn.execute(_SNAPSHOTS.where(*_series_of(S, session_id, agent),
+                                             col(S.id) > after_id).order_by(col(S.id))).all()
     return [_snapshot(r) for r in rows]
 
 
-_TURN_KINDS = "('user', 'assistant', 'tool_call', 'tool_result')"
+_TURN_KINDS = ("user", "assistant", "tool_call", "tool_result")
 
 
 def _previous_turn(conn: Connection, session_id: str, agent: str, ts: str) -> str | None:
     """The latest turn of the series strictly before ``ts``: a ``turn`` snapshot or a user,
     assistant or tool entry of that session and agent (MindStone sessions have no turn
     snapshots: their turns are entries)."""
-    return conn.execute(text(
-        "SELECT t FROM (SELECT ts AS t FROM context_snapshot WHERE session_id = :s AND "
-        "agent = :a AND event = 'turn' AND julianday(ts) < julianday(:ts) "
-        "UNION ALL SELECT ts AS t FROM entry WHERE session_id = :s AND agent = :a AND "
-        f"kind IN {_TURN_KINDS} AND julianday(ts) < julianday(:ts)) "
-        "ORDER BY julianday(t) DESC LIMIT 1"),
-        {"s": session_id, "a": agent, "ts": ts}).scalar()
+    turns = union_all(
+        select(col(S.ts).label("t")).where(*_series_of(S, session_id, agent),
+                                           col(S.event) == "turn", _jd(S.ts) < _jd(ts)),
+        select(col(Entry.ts).label("t")).where(*_series_of(Entry, session_id, agent),
+                                               col(Entry.kind).in_(_TURN_KINDS),
+                                               _jd(Entry.ts) < _jd(ts))).subquery()
+    return conn.execute(select(turns.c.t).order_by(_jd(turns.c.t).desc()).limit(1)).scalar()
 
 
 def _checkpoint_between(conn: Connection, session_id: str, agent: str, lo: str | None,
@@ -112,22 +134,24 @@ def _checkpoint_between(conn: Connection, session_id: str, agent: str, lo: str |
     if nothing. A handoff is not a checkpoint and does not count."""
     if lo is None:
         return None
-    low = ">=" if inclusive else ">"
-    params = {"s": session_id, "a": agent, "lo": lo, "hi": hi}
-    row = conn.execute(text(
-        "SELECT id, trigger FROM checkpoint WHERE (session_id = :s OR session_id IS NULL) "
-        f"AND status = 'ok' AND julianday(ts) {low} julianday(:lo) AND "
-        "julianday(ts) <= julianday(:hi) ORDER BY julianday(ts) DESC, id DESC LIMIT 1"),
-        params).first()
+    def within(model: Any) -> tuple[Any, Any]:
+        after = _jd(model.ts) >= _jd(lo) if inclusive else _jd(model.ts) > _jd(lo)
+        return after, _jd(model.ts) <= _jd(hi)
+
+    row = conn.execute(
+        select(Checkpoint.id, Checkpoint.trigger)
+        .where(or_(col(Checkpoint.session_id) == session_id,
+                   col(Checkpoint.session_id).is_(None)),
+               col(Checkpoint.status) == "ok", *within(Checkpoint))
+        .order_by(_jd(Checkpoint.ts).desc(), col(Checkpoint.id).desc()).limit(1)).first()
     if row:
         return f"checkpoint {row[0]} ({row[1]})"
-    row = conn.execute(text(
-        "SELECT id FROM context_snapshot WHERE session_id = :s AND agent = :a AND "
-        f"event = 'checkpoint' AND julianday(ts) {low} julianday(:lo) AND "
-        "julianday(ts) <= julianday(:hi) ORDER BY julianday(ts) DESC, id DESC LIMIT 1"),
-        params).first()
-    if row:
-        return f"checkpoint snapshot {row[0]}"
+    snap = conn.execute(
+        select(S.id).where(*_series_of(S, session_id, agent), col(S.event) == "checkpoint",
+                           *within(S))
+        .order_by(_jd(S.ts).desc(), col(S.id).desc()).limit(1)).scalar()
+    if snap is not None:
+        return f"checkpoint snapshot {snap}"
     return None
 
 
@@ -136,16 +160,18 @@ def _compactions(conn: Connection, session_id: str, agent: str,
     """Each compaction, with ``checkpoint_before`` true only when a checkpoint ran between
     the previous turn and it (LCA §6.3 ``compaction_without_checkpoint``). With no turn
     before it at all, the window opens at the session's start (inclusive)."""
-    rows = conn.execute(text(
-        "SELECT c.id, c.ts, c.pre_tokens, c.trigger, c.summary_entry_id, e.content, "
-        "COALESCE(c.handoff_path, h.path), c.source_entry_id, c.handoff_id, e.session_id, "
-        "e.seq FROM compaction c "
-        "LEFT JOIN entry e ON e.id = c.summary_entry_id "
-        "LEFT JOIN handoff h ON h.id = c.handoff_id "
-        "WHERE c.session_id = :s AND c.agent = :a ORDER BY c.ts, c.id"),
-        {"s": session_id, "a": agent}).all()
-    started = conn.execute(text("SELECT started_at FROM session WHERE id = :s"),
-                           {"s": session_id}).scalar() if rows else None
+    C, H = CompactionRow, HandoffRow
+    summary = case((col(Entry.sensitivity) == "secret", "[secret entry: text withheld]"),
+                   else_=col(Entry.content))
+    rows = conn.execute(
+        columns(C.id, C.ts, C.pre_tokens, C.trigger, C.summary_entry_id, summary,
+                func.coalesce(col(C.handoff_path), col(H.path)), C.source_entry_id,
+                C.handoff_id, Entry.session_id, Entry.seq)
+        .outerjoin(Entry, col(Entry.id) == col(C.summary_entry_id))
+        .outerjoin(H, col(H.id) == col(C.handoff_id))
+        .where(*_series_of(C, session_id, agent)).order_by(col(C.ts), col(C.id))).all()
+    started = conn.execute(select(SessionRow.started_at).where(
+        SessionRow.id == session_id)).scalar() if rows else None
     out: list[Compaction] = []
     previous = ""
     for r in rows:
@@ -157,10 +183,11 @@ def _compactions(conn: Connection, session_id: str, agent: str,
             what = _checkpoint_between(conn, session_id, agent, started or ts, ts, True)
         handoff, written = r[6], r[8] is not None or r[6] is not None
         if handoff is None:
-            found = conn.execute(text(
-                "SELECT id, path FROM handoff WHERE session_id = :s AND agent = :a AND "
-                "action = 'written' AND ts > :lo AND ts <= :ts ORDER BY ts DESC LIMIT 1"),
-                {"s": session_id, "a": agent, "lo": previous, "ts": ts}).first()
+            found = conn.execute(
+                select(H.id, H.path).where(*_series_of(H, session_id, agent),
+                                           col(H.action) == "written", col(H.ts) > previous,
+                                           col(H.ts) <= ts)
+                .order_by(col(H.ts).desc()).limit(1)).first()
             if found is not None:
                 handoff, written = found[1], True
         out.append(Compaction(int(r[0]), session_id, agent, ts,
@@ -172,21 +199,30 @@ def _compactions(conn: Connection, session_id: str, agent: str,
     return out
 
 
+def compactions_without_checkpoint(conn: Connection) -> list[Compaction]:
+    """Every compaction of every series with no checkpoint between the previous turn and it
+    (``checkpoint_before`` false), worked out as the series shows it; health reads this."""
+    keys = conn.execute(select(CompactionRow.session_id, CompactionRow.agent).distinct()
+                        .order_by(col(CompactionRow.session_id), col(CompactionRow.agent))).all()
+    return [c for s, a in keys for c in _compactions(conn, str(s), str(a), [])
+            if not c.checkpoint_before]
+
+
 def _prunes(conn: Connection, session_id: str, agent: str,
             problems: list[str]) -> list[PruneEvent]:
-    rows = conn.execute(text(
-        "SELECT id, ts, tokens_before, tokens_after, entries_pruned, preserved, verified, "
-        "mode, source_entry_id FROM prune_event WHERE session_id = :s AND agent = :a "
-        "ORDER BY ts, id"), {"s": session_id, "a": agent}).all()
+    P, PE = PruneRow, PruneEntry
+    rows = conn.execute(
+        columns(P.id, P.ts, P.tokens_before, P.tokens_after, P.entries_pruned, P.preserved,
+                P.verified, P.mode, P.source_entry_id)
+        .where(*_series_of(P, session_id, agent)).order_by(col(P.ts), col(P.id))).all()
     links: dict[int, list[tuple[str | None, int | None]]] = {}
     seqs: dict[int, list[int]] = {}
     if rows:
-        for pid, ref, eid, seq in conn.execute(text(
-                "SELECT pe.prune_id, pe.ref, pe.entry_id, e.seq FROM prune_entry pe "
-                "JOIN prune_event p ON p.id = pe.prune_id "
-                "LEFT JOIN entry e ON e.id = pe.entry_id "
-                "WHERE p.session_id = :s AND p.agent = :a "
-                "ORDER BY pe.rowid"), {"s": session_id, "a": agent}):
+        for pid, ref, eid, seq in conn.execute(
+                select(PE.prune_id, PE.ref, PE.entry_id, Entry.seq)
+                .join(P, col(P.id) == col(PE.prune_id))
+                .outerjoin(Entry, col(Entry.id) == col(PE.entry_id))
+                .where(*_series_of(P, session_id, agent)).order_by(col(PE.rowid))):
             links.setdefault(int(pid), []).append((ref, eid))
             if seq is not None:
                 seqs.setdefault(int(pid), []).append(int(seq))
@@ -207,16 +243,19 @@ def _prunes(conn: Connection, session_id: str, agent: str,
 
 def _handoffs(conn: Connection, session_id: str, agent: str,
               problems: list[str]) -> list[Handoff]:
-    rows = conn.execute(text(
-        "SELECT id, ts, action, path, sha256, token_estimate FROM handoff WHERE "
-        "session_id = :s AND agent = :a ORDER BY ts, id"), {"s": session_id, "a": agent}).all()
+    H = HandoffRow
+    rows = conn.execute(
+        columns(H.id, H.ts, H.action, H.path, H.sha256, H.token_estimate)
+        .where(*_series_of(H, session_id, agent)).order_by(col(H.ts), col(H.id))).all()
     return [Handoff(int(r[0]), session_id, agent, r[1], r[2], r[3], r[4],
                     stored_int(r[5], problems, f"handoff {r[0]} token_estimate"))
             for r in rows]
 
 
-_CHECKPOINT_COLS = ("id, session_id, ts, trigger, status, entries_added, memories_written, "
-                    "chunks_embedded, chunks_failed, archive_verified, index_verified")
+K = Checkpoint
+_CHECKPOINTS = columns(K.id, K.session_id, K.ts, K.trigger, K.status, K.entries_added,
+                       K.memories_written, K.chunks_embedded, K.chunks_failed,
+                       K.archive_verified, K.index_verified)
 _CHECKPOINT_COUNTS = ("entries_added", "memories_written", "chunks_embedded", "chunks_failed")
 
 
@@ -237,15 +276,13 @@ def _snapshot_checkpoint(s: Snapshot) -> CheckpointInfo:
 
 def checkpoints(store: Store, session_id: str | None = None) -> list[CheckpointInfo]:
     """Checkpoint rows and ``checkpoint`` snapshots, latest first."""
-    where, params = "", {}
+    rows_q, snaps_q = _CHECKPOINTS, _SNAPSHOTS.where(col(S.event) == "checkpoint")
     if session_id:
-        where, params = " WHERE session_id = :s", {"s": session_id}
+        rows_q = rows_q.where(col(K.session_id) == session_id)
+        snaps_q = snaps_q.where(col(S.session_id) == session_id)
     with store.read() as conn:
-        rows = conn.execute(text(f"SELECT {_CHECKPOINT_COLS} FROM checkpoint{where}"),
-                            params).all()
-        snaps = conn.execute(text(
-            f"SELECT {_SNAP_COLS} FROM context_snapshot WHERE event = 'checkpoint'"
-            + (" AND session_id = :s" if session_id else "")), params).all()
+        rows = conn.execute(rows_q).all()
+        snaps = conn.execute(snaps_q).all()
     out = [_checkpoint_row(r) for r in rows]
     for r in snaps:
         bad: list[str] = []
@@ -269,10 +306,11 @@ def _events(conn: Connection, session_id: str, agent: str, snaps: list[Snapshot]
     if snaps:
         lo = min(s.ts for s in snaps)
         hi = max([s.ts for s in snaps] + [c.ts for c in compactions])
-        marks = [_checkpoint_row(r) for r in conn.execute(text(
-            f"SELECT {_CHECKPOINT_COLS} FROM checkpoint WHERE julianday(ts) >= julianday(:lo) "
-            "AND (session_id = :s OR (session_id IS NULL AND julianday(ts) <= julianday(:hi))) "
-            "ORDER BY ts, id"), {"s": session_id, "lo": lo, "hi": hi}).all()]
+        marks = [_checkpoint_row(r) for r in conn.execute(
+            _CHECKPOINTS.where(_jd(K.ts) >= _jd(lo), or_(
+                col(K.session_id) == session_id,
+                and_(col(K.session_id).is_(None), _jd(K.ts) <= _jd(hi))))
+            .order_by(col(K.ts), col(K.id))).all()]
     marks += [_snapshot_checkpoint(s) for s in snaps if s.event == "checkpoint"]
     marks.sort(key=lambda c: (c.ts, c.id))
     for m in marks:
@@ -321,23 +359,21 @@ def series(store: Store, session_id: str, agent: str = "main") -> Series:
     ``problems`` rather than raised."""
     problems: list[str] = []
     with store.read() as conn:
-        snaps = [_snapshot(r, problems) for r in conn.execute(text(
-            f"SELECT {_SNAP_COLS} FROM context_snapshot WHERE session_id = :s AND agent = :a "
-            "ORDER BY ts, id"), {"s": session_id, "a": agent}).all()]
+        snaps = [_snapshot(r, problems) for r in conn.execute(
+            _SNAPSHOTS.where(*_series_of(S, session_id, agent))
+            .order_by(col(S.ts), col(S.id))).all()]
         return _build(store, conn, session_id, agent, snaps, problems)
 
 
 def max_snapshot_id(store: Store) -> int:
     with store.read() as conn:
-        return int(conn.exec_driver_sql(
-            "SELECT COALESCE(MAX(id), 0) FROM context_snapshot").scalar_one())
+        return conn.execute(select(func.max(col(S.id)))).scalar() or 0
 
 
 def max_revision(store: Store) -> int:
     """The highest snapshot revision (m0005): it moves when a snapshot is updated in place."""
     with store.read() as conn:
-        return int(conn.exec_driver_sql(
-            "SELECT COALESCE(MAX(revision), 0) FROM context_snapshot").scalar_one())
+        return conn.execute(select(func.max(col(S.revision)))).scalar() or 0
 
 
 def tail(store: Store, current: Series, after_id: int, after_revision: int = 0) -> Tail:
@@ -347,18 +383,18 @@ def tail(store: Store, current: Series, after_id: int, after_revision: int = 0) 
     events re-read. ``rebuilt`` is set when rows went away (a reindex): reload everything."""
     problems: list[str] = list(current.problems)
     with store.read() as conn:
-        rows = conn.execute(text(
-            f"SELECT {_SNAP_COLS}, revision FROM context_snapshot WHERE id > :i "
-            "OR revision > :r ORDER BY id"), {"i": after_id, "r": after_revision}).all()
+        rows = conn.execute(
+            columns(*_SNAP_COLS, S.revision)
+            .where(or_(col(S.id) > after_id, col(S.revision) > after_revision))
+            .order_by(col(S.id))).all()
         new = [_snapshot(r, problems) for r in rows if int(r[0]) > after_id]
         changed = [_snapshot(r, problems) for r in rows if int(r[0]) <= after_id]
         top_revision = max([after_revision] + [int(r[13]) for r in rows])
         key = (current.session_id, current.agent)
         mine = [s for s in new if (s.session_id, s.agent) == key]
         updated = {s.id: s for s in changed if (s.session_id, s.agent) == key}
-        have = int(conn.execute(text(
-            "SELECT COUNT(*) FROM context_snapshot WHERE session_id = :s AND agent = :a"),
-            {"s": current.session_id, "a": current.agent}).scalar_one())
+        have = int(conn.execute(select(func.count()).select_from(S).where(
+            *_series_of(S, current.session_id, current.agent))).scalar_one())
         snaps = [updated.get(s.id, s) for s in current.snapshots] + mine
         extended = _build(store, conn, current.session_id, current.agent, snaps, problems)
     return Tail(extended, tuple(mine), tuple(new), max((s.id for s in new), default=after_id),

@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlean
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, column, distinct, func, inspect, table
 from sqlalchemy.exc import DatabaseError
+from sqlmodel import SQLModel, col, select
 
 from store.core import db
 from store.core.db import orm
@@ -23,16 +24,18 @@ from store.core import vec
 from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, StoreError
 from store.core.index import Indexer
-from store.core.models import AuditEvent
+from store.core.models import AuditEvent, Checkpoint, Chunk, Entry, Memory
+from store.core.models import Session as SessionRow
 from store.core.migrations import current_version, migrate, refuse_newer
 from store.core.records import (
     EmbedderInfo,
     EntryInfo,
-    IngestReport,
     MemoryInfo,
     SearchHit,
     SessionInfo,
     Stats,
+    entry_info,
+    memory_info,
 )
 from store.core.settings import Settings
 from store.core.timeutil import now_iso, parse_iso
@@ -40,14 +43,13 @@ from store.core.version import CODE_VERSION
 
 Progress = Callable[[str, int, int], None]
 
-
-def _loads(raw: str | None, default: Any) -> Any:
-    if not raw:
-        return default
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return default
+# Capabilities' tables that ``stats`` counts, named here as bare table clauses: core imports
+# no capability (and importing ``store.ingest`` would load every importer). Their SQLModel
+# classes in ``store/<capability>/models.py`` describe them (``tests/test_schema.py``).
+_PROPOSAL = table("proposal", column("status"))
+_RECALL_TRACE = table("recall_trace", column("id"))
+_IMPORT_SKIP = table("import_skip", column("reason"), column("line_type"), column("count"))
+_Row = TypeVar("_Row", bound=SQLModel)
 
 
 def resolve_agent(given: str, agents: Iterable[str], where: str) -> str:
@@ -177,35 +179,39 @@ class StoreBase:
 
     # -- reads -----------------------------------------------------------------------------
     def stats(self, with_embedder: bool = True) -> Stats:
-        def grouped(conn: Connection, sql: str) -> dict[str, int]:
-            return {str(k): int(v) for k, v in conn.exec_driver_sql(sql).all()}
+        with self.read() as conn, orm(conn) as s:
+            def grouped(column: Any) -> dict[str, int]:
+                rows = s.exec(select(column, func.count()).group_by(column).order_by(column))
+                return {str(k): int(v) for k, v in rows.all()}
 
-        with self.read() as conn:
-            scalar = lambda sql: int(conn.exec_driver_sql(sql).scalar_one())  # noqa: E731
-            by_kind = grouped(conn, "SELECT kind, COUNT(*) FROM entry GROUP BY kind ORDER BY kind")
-            mem_status = grouped(conn, "SELECT status, COUNT(*) FROM memory GROUP BY status")
-            chunk_status = grouped(conn, "SELECT status, COUNT(*) FROM chunk GROUP BY status")
-            chunk_model = grouped(conn, "SELECT model, COUNT(*) FROM chunk GROUP BY model")
+            def count(model: Any, *where: Any) -> int:
+                return int(s.exec(select(func.count()).select_from(model).where(*where)).one())
+
+            by_kind = grouped(Entry.kind)
+            mem_status = grouped(Memory.status)
+            chunk_status = grouped(Chunk.status)
+            chunk_model = grouped(Chunk.model)
             vectors, fts_rows = vec.index_counts(conn)
-            tables = {r[0] for r in conn.exec_driver_sql(
-                "SELECT name FROM sqlite_master WHERE type = 'table'").all()}
-            pending = (scalar("SELECT COUNT(*) FROM proposal WHERE status = 'pending'")
-                       if "proposal" in tables else 0)
-            traces = scalar("SELECT COUNT(*) FROM recall_trace") if "recall_trace" in tables else 0
+            present = set(inspect(conn).get_table_names())
+            pending = (count(_PROPOSAL, _PROPOSAL.c.status == "pending")
+                       if "proposal" in present else 0)
+            traces = count(_RECALL_TRACE) if "recall_trace" in present else 0
             skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
-            if "import_skip" in tables:  # the ingest capability's table (migration 9)
-                for reason, what, n in conn.exec_driver_sql(
-                        "SELECT reason, line_type, SUM(count) FROM import_skip "
-                        "GROUP BY reason, line_type ORDER BY reason, line_type").all():
+            if "import_skip" in present:
+                skip = _IMPORT_SKIP.c
+                for reason, what, n in s.exec(
+                        select(skip.reason, skip.line_type, func.sum(skip.count))
+                        .group_by(skip.reason, skip.line_type)
+                        .order_by(skip.reason, skip.line_type)).all():
                     skipped.setdefault(str(reason), {})[str(what)] = int(n)
             stats_args: dict[str, Any] = dict(
-                sessions=scalar("SELECT COUNT(*) FROM session"),
+                sessions=count(SessionRow),
                 entries=sum(by_kind.values()), entries_by_kind=by_kind,
                 memories=sum(mem_status.values()), memories_by_status=mem_status,
-                memories_unloadable=scalar("SELECT COUNT(*) FROM memory WHERE loadable = 0"),
+                memories_unloadable=count(Memory, Memory.loadable == 0),
                 chunks=sum(chunk_status.values()), chunks_by_status=chunk_status,
                 chunks_by_model=chunk_model, vectors=vectors, fts_rows=fts_rows,
-                checkpoints=scalar("SELECT COUNT(*) FROM checkpoint"),
+                checkpoints=count(Checkpoint),
                 proposals_pending=pending, traces=traces,
                 schema_version=current_version(conn),
                 skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"])
@@ -223,20 +229,24 @@ class StoreBase:
         return Stats(path=str(self.path), size_bytes=size, embedder=info, **stats_args)
 
     def sessions(self, limit: int | None = None) -> list[SessionInfo]:
-        sql = ("SELECT s.id, s.agent, s.surface, s.project, s.title, s.started_at, s.ended_at, "
-               "s.source, s.format, (SELECT COUNT(*) FROM entry e WHERE e.session_id = s.id), "
-               "(SELECT GROUP_CONCAT(DISTINCT agent) FROM entry e WHERE e.session_id = s.id) "
-               "FROM session s ORDER BY COALESCE(s.ended_at, s.started_at) DESC, s.id")
+        """Every session, latest first, with its entry count and agents."""
+        query = (select(SessionRow, func.count(col(Entry.id)),
+                        func.group_concat(distinct(col(Entry.agent))))
+                 .outerjoin(Entry, col(Entry.session_id) == SessionRow.id)
+                 .group_by(col(SessionRow.id))
+                 .order_by(func.coalesce(SessionRow.ended_at, SessionRow.started_at).desc(),
+                           col(SessionRow.id)))
         if limit:
-            sql += f" LIMIT {int(limit)}"
-        with self.read() as conn:
-            rows = conn.exec_driver_sql(sql).all()
+            query = query.limit(int(limit))
+        with self.read() as conn, orm(conn) as s:
+            rows = s.exec(query).all()
         out = []
-        for r in rows:
-            agents = sorted(set((r[10] or "").split(",")) - {""},
+        for row, entries, agent_list in rows:
+            agents = sorted(set((agent_list or "").split(",")) - {""},
                             key=lambda a: (a != "main", a))
-            out.append(SessionInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
-                                   int(r[9]), tuple(agents)))
+            out.append(SessionInfo(row.id, row.agent, row.surface, row.project, row.title,
+                                   row.started_at, row.ended_at, row.source, row.format,
+                                   int(entries), tuple(agents)))
         return out
 
     def session(self, session_id: str) -> SessionInfo:
@@ -256,14 +266,6 @@ class StoreBase:
                            f"{', …' if len(matches) > 5 else ''}): give more of the id")
         raise NotFound(f"no session {session_id!r}: `lca-tui sessions` lists them")
 
-    _ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, tokens, tool_name, "
-                   "message_id, source_path, source_line, meta")
-
-    @staticmethod
-    def _entry(r: Any) -> EntryInfo:
-        return EntryInfo(int(r[0]), r[1], r[2], int(r[3]), r[4], r[5], r[6], int(r[7]), r[8],
-                         r[9], r[10], r[11], _loads(r[12], {}))
-
     def agent(self, session_id: str, agent: str) -> str:
         """The agent of session ``session_id`` named ``agent``: exactly, or the only one whose
         id starts with it (as session ids resolve); an error names the agents there are."""
@@ -276,55 +278,39 @@ class StoreBase:
         order, or with ``by_time`` interleaved by time (main agent and workers as they
         happened; an entry without a time keeps its place after the one before it)."""
         session = self.session(session_id)
-        sql = f"SELECT {self._ENTRY_COLS} FROM entry WHERE session_id = :s"
-        params: dict[str, Any] = {"s": session.id}
+        query = select(Entry).where(Entry.session_id == session.id)
         if agent:
-            sql += " AND agent = :a"
-            params["a"] = resolve_agent(agent, session.agents, f"session {session.id[:8]}")
-        sql += " ORDER BY seq"
+            query = query.where(Entry.agent == resolve_agent(agent, session.agents,
+                                                             f"session {session.id[:8]}"))
+        query = query.order_by(col(Entry.seq))
         if limit is not None and not by_time:
-            sql += " LIMIT :l OFFSET :o"
-            params.update(l=limit, o=offset)
-        with self.read() as conn:
-            rows = [self._entry(r) for r in conn.execute(text(sql), params).all()]
+            query = query.limit(limit).offset(offset)
+        with self.read() as conn, orm(conn) as s:
+            rows = [entry_info(e) for e in s.exec(query).all()]
         if not by_time:
             return rows
         rows = by_time_order(rows)
         return rows[offset:] if limit is None else rows[offset:offset + limit]
 
+    def _get(self, model: type[_Row], key: Any, missing: str) -> _Row:
+        """The row of ``model`` with primary key ``key``; ``NotFound(missing)`` if none."""
+        with self.read() as conn, orm(conn) as s:
+            row = s.get(model, key)
+        if row is None:
+            raise NotFound(missing)
+        return row
+
     def entry(self, entry_id: int) -> EntryInfo:
-        with self.read() as conn:
-            r = conn.execute(text(f"SELECT {self._ENTRY_COLS} FROM entry WHERE id = :i"),
-                             {"i": entry_id}).first()
-        if r is None:
-            raise NotFound(f"no entry {entry_id}")
-        return self._entry(r)
-
-    _MEMORY_COLS = ("id, name, description, type, body, tags, projects, role, created, "
-                    "last_applied, hits, prevented, half_life_days, critical, evergreen, "
-                    "invariant, authority, sensitivity, valid_from, valid_to, supersedes_ref, "
-                    "supersedes_id, superseded_by_id, status, source_file, loadable, load_error")
-
-    @staticmethod
-    def _memory(r: Any) -> MemoryInfo:
-        return MemoryInfo(int(r[0]), r[1], r[2], r[3], r[4], tuple(_loads(r[5], [])),
-                          tuple(_loads(r[6], [])), r[7], r[8], r[9], int(r[10]), int(r[11]),
-                          r[12], bool(r[13]), bool(r[14]), r[15], r[16], r[17], r[18], r[19],
-                          r[20], r[21], r[22], r[23], r[24], bool(r[25]), r[26])
+        return entry_info(self._get(Entry, entry_id, f"no entry {entry_id}"))
 
     def memories(self) -> list[MemoryInfo]:
-        with self.read() as conn:
-            rows = conn.exec_driver_sql(
-                f"SELECT {self._MEMORY_COLS} FROM memory ORDER BY type, name").all()
-        return [self._memory(r) for r in rows]
+        with self.read() as conn, orm(conn) as s:
+            rows = s.exec(select(Memory).order_by(col(Memory.type), col(Memory.name))).all()
+        return [memory_info(m) for m in rows]
 
     def memory(self, memory_id: int) -> MemoryInfo:
-        with self.read() as conn:
-            r = conn.execute(text(f"SELECT {self._MEMORY_COLS} FROM memory WHERE id = :i"),
-                             {"i": memory_id}).first()
-        if r is None:
-            raise NotFound(f"no memory {memory_id}: `lca-tui memories` lists them")
-        return self._memory(r)
+        return memory_info(self._get(Memory, memory_id, f"no memory {memory_id}: "
+                                     "`lca-tui memories` lists them"))
 
     # -- search ----------------------------------------------------------------------------
     def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:

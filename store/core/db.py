@@ -12,13 +12,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlean
 import sqlite_vec
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, Select, create_engine, event
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from store.core.errors import StoreError, StoreLocked
 
@@ -119,6 +122,9 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # Deleted content is overwritten with zeros, not left in free space of the file
+        # (privacy: an erasure must remove the bytes, not only the rows).
+        cur.execute("PRAGMA secure_delete = ON")
         cur.close()
         # Transactions are begun by SQLAlchemy (below), so DDL is transactional too.
         dbapi_conn.isolation_level = None
@@ -167,9 +173,56 @@ def write(engine: Engine, retry_seconds: float = 120.0) -> Iterator[Connection]:
         yield conn
 
 
+def columns(*attributes: Any) -> Select[Any]:
+    """``select`` of model attributes (``columns(Entry.id, Entry.seq)``) for Core reads of
+    many columns, where SQLModel's typed ``select`` stops at four; SQL expressions
+    (``func.count()``, labels) pass as they are."""
+    return sa_select(*(col(a) if isinstance(a, QueryableAttribute) else a
+                       for a in attributes))
+
+
 def orm(conn: Connection) -> Session:
     """A SQLModel session on ``conn`` that joins its transaction: ``add`` / ``exec`` go
     through the models, and the caller's ``read()`` / ``write()`` block commits or rolls back.
     Objects are not expired on flush, so models read here stay usable as plain values."""
     return Session(bind=conn, expire_on_commit=False, autoflush=True,
                    join_transaction_mode="rollback_only")
+
+
+def checkpoint_truncate(engine: Engine, attempts: int = 3) -> tuple[bool, int]:
+    """Copy the WAL into the database file and truncate the WAL to zero bytes.
+
+    Returns (done, WAL bytes left). SQLite waits (busy timeout) for readers to leave the WAL;
+    a reader that holds a snapshot throughout makes it fail, and this says so rather than
+    pretending: the caller reports the WAL as not truncated.
+    """
+    wal = Path(f"{engine.url.database}-wal")
+    raw = engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        assert conn is not None
+        done = False
+        for _ in range(max(1, attempts)):
+            try:
+                busy, _log, _moved = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlean.OperationalError:
+                continue
+            if not busy:
+                done = True
+                break
+    finally:
+        raw.close()
+    left = wal.stat().st_size if wal.exists() else 0
+    return done and left == 0, left
+
+
+def vacuum(engine: Engine) -> None:
+    """Rebuild the database file (outside any transaction): free pages and the unused space
+    of pages, where earlier deletes may have left bytes, are gone afterwards."""
+    raw = engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        assert conn is not None
+        conn.execute("VACUUM")
+    finally:
+        raw.close()

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, or_
 from sqlmodel import col, select
 
 from store.core.db import orm
+from store.core.erasure import erased
 from store.core.index import Source, drop_chunks_of
 from store.core.models import Evidence, Memory
 from store.core.timeutil import now_iso
@@ -35,16 +36,21 @@ MANAGED = frozenset({"id", "supersedes_id", "superseded_by_id", "writer", "write
                      "created_at"})
 # Columns a caller may set.
 COLUMNS = frozenset(Memory.model_fields) - MANAGED
-# What a memory's content hash covers: every settable column but its source file, the hash
-# itself and the time it was written.
-HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at"}))
+# What a memory's content hash covers: what the agent loads and how it is weighed. Not where
+# it came from or how its file spelled it (source file, front matter, supersedes reference,
+# whether the loader could read it), nor the hash itself or when it was written. An importer
+# that must notice a change in those too passes its own ``content_hash`` (the memory-directory
+# importer hashes the whole parsed file).
+HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at", "front_matter",
+                                 "supersedes_ref", "loadable", "load_error"}))
 # Evidence identical in these is the same evidence (``add_evidence(..., once=True)``).
 _EVIDENCE_SAME = ("memory_id", "entry_id", "span_start", "span_end", "file_path", "note")
 
 
 @dataclass(frozen=True)
 class MemoryWrite:
-    """What one write did: ``action`` is ``created``, ``updated`` or ``unchanged``."""
+    """What one write did: ``action`` is ``created``, ``updated``, ``unchanged`` or
+    ``erased`` (refused: erased earlier)."""
 
     memory_id: int
     action: str
@@ -153,11 +159,24 @@ def update(conn: Connection, store: Store, memory_id: int, fields: Mapping[str, 
     return MemoryWrite(memory_id, "updated", chunks, failed)
 
 
+def erased_earlier(conn: Connection, fields: Mapping[str, Any]) -> bool:
+    """True when an erasure fingerprint names this content (``fields`` as ``upsert`` takes
+    them): a file that still says what was erased or redacted must not come back, neither
+    written nor proposed."""
+    values = _checked(fields)
+    digest = values.get("content_hash") or content_hash(Memory(**values))
+    return bool(erased(conn, "memory", [str(digest)]))
+
+
 def upsert(conn: Connection, store: Store, fields: Mapping[str, Any]) -> MemoryWrite:
     """Create the memory, or update the one found again (by ``source_file``, else by name and
-    content hash); ``unchanged`` when its content hash is already the stored one."""
+    content hash); ``unchanged`` when its content hash is already the stored one; ``erased``
+    (id 0, nothing written) when an erasure fingerprint names that content: an importer
+    never brings back what was erased or redacted, from the same file or a copy of it."""
     values = _checked(fields)
     values.setdefault("content_hash", content_hash(Memory(**values)))
+    if erased(conn, "memory", [str(values["content_hash"])]):
+        return MemoryWrite(0, "erased")  # erased or redacted here: never written again
     found = find(conn, source_file=values.get("source_file"), name=values.get("name"),
                  content_hash=values["content_hash"])
     if found is None:
@@ -178,6 +197,24 @@ def set_status(conn: Connection, store: Store, memory_id: int, status: str, *,
         memory.status, memory.valid_to, memory.updated_at = status, valid_to, now_iso()
         memory.writer, memory.writer_version = store.writer, store.writer_version
         s.flush()
+
+
+def count_applied(conn: Connection, memory_id: int, *, prevented: bool, at: str
+                  ) -> tuple[int, int] | None:
+    """A harness reported the memory was used (``hits`` + 1) or prevented a mistake
+    (``prevented`` + 1): count it and set ``last_applied``; returns (hits, prevented), or None
+    when the memory is gone. Content, hash and chunks stay as they are."""
+    with orm(conn) as s:
+        memory = s.get(Memory, memory_id)
+        if memory is None:
+            return None
+        if prevented:
+            memory.prevented += 1
+        else:
+            memory.hits += 1
+        memory.last_applied = memory.updated_at = at
+        s.flush()
+        return memory.hits, memory.prevented
 
 
 def _link(s: Any, newer_id: int, older_id: int | None) -> None:

@@ -52,6 +52,7 @@ class Session(Who, table=True):
     source: str | None = None
     format: str
     meta: str | None = None
+    sensitivity: str = "public"  # the default of the session's entries
 
 
 class Entry(Who, table=True):
@@ -83,6 +84,7 @@ class Entry(Who, table=True):
     tool_name: str | None = None
     tool_use_id: str | None = None
     meta: str | None = None
+    sensitivity: str = "public"
 
 
 class Memory(Who, table=True):
@@ -119,6 +121,7 @@ class Memory(Who, table=True):
     front_matter: str | None = None
     content_hash: str
     updated_at: str
+    review_reason: str | None = None  # set when an erasure took part of its evidence
 
 
 class Evidence(Who, table=True):
@@ -204,3 +207,14 @@ class AuditEvent(Who, table=True):
     target_kind: str | None = None
     target_ids: str = "[]"
     counts: str = "{}"
+
+
+class ErasureFingerprint(Who, table=True):
+    """A keyed hash (HMAC with the store's secret) of an erased or redacted record's
+    idempotency key or content hash: importers refuse to write it again."""
+
+    __tablename__ = "erasure_fingerprint"
+
+    fingerprint: str = Field(primary_key=True)
+    kind: str
+    tombstone_id: int | None = None  # the tombstone of the erasure (never deleted)

@@ -1,9 +1,24 @@
-"""Plain dataclasses the store hands out: no ORM session ever leaves ``store/``."""
+"""Plain dataclasses the store hands out: no ORM session ever leaves ``store/``. The
+``*_info`` functions build them from the SQLModel rows (``store.core.models``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.core.models import Entry, Memory
+
+
+def loads(raw: str | None, default: Any) -> Any:
+    """A JSON column's value; ``default`` when empty or not JSON (stored by hand, say)."""
+    if not raw:
+        return default
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return default
 
 from store.core.textsafe import storable
 
@@ -79,6 +94,7 @@ class EntryInfo:
     source_path: str | None
     source_line: int | None
     meta: dict[str, Any]
+    sensitivity: str = "public"  # secret text is masked on screen until revealed
 
 
 @dataclass(frozen=True)
@@ -110,6 +126,25 @@ class MemoryInfo:
     source_file: str | None
     loadable: bool
     load_error: str | None
+
+
+def entry_info(e: Entry) -> EntryInfo:
+    assert e.id is not None
+    return EntryInfo(e.id, e.session_id, e.agent, e.seq, e.ts, e.kind, e.content, e.tokens,
+                     e.tool_name, e.message_id, e.source_path, e.source_line,
+                     meta if isinstance(meta := loads(e.meta, {}), dict) else {},
+                     e.sensitivity or "public")
+
+
+def memory_info(m: Memory) -> MemoryInfo:
+    assert m.id is not None
+    return MemoryInfo(m.id, m.name, m.description, m.type, m.body, tuple(loads(m.tags, [])),
+                      tuple(loads(m.projects, [])), m.role, m.created, m.last_applied,
+                      int(m.hits), int(m.prevented), m.half_life_days, bool(m.critical),
+                      bool(m.evergreen), m.invariant, m.authority, m.sensitivity,
+                      m.valid_from, m.valid_to, m.supersedes_ref, m.supersedes_id,
+                      m.superseded_by_id, m.status, m.source_file, bool(m.loadable),
+                      m.load_error)
 
 
 @dataclass(frozen=True)
@@ -184,7 +219,7 @@ class SearchHit:
     kind: str | None = None
     agent: str | None = None
     memory_name: str | None = None
-    masked: bool = False  # a secret memory: its text is withheld
+    masked: bool = False  # a secret memory or entry: its text is withheld
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,6 +251,7 @@ class IngestReport:
     files: int = 0
     chunks: int = 0
     chunks_failed: int = 0
+    erased_earlier: int = 0  # entries and memories an erasure fingerprint kept out
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)
@@ -243,6 +279,7 @@ class IngestReport:
         """Count one ``store.core.memories.MemoryWrite``: added or updated, and its chunks."""
         self.memories_added += written.action == "created"
         self.memories_updated += written.action == "updated"
+        self.erased_earlier += written.action == "erased"
         self.chunks += written.chunks
         self.chunks_failed += written.failed
 
@@ -260,6 +297,7 @@ class IngestReport:
             "files": self.files,
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
+            "erased_earlier": self.erased_earlier,
             "notes": self.notes,
             "run_id": self.run_id,
         }

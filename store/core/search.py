@@ -6,12 +6,15 @@ by the best BM25 score among the hits. Searches are probes: they write nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, and_, func
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.db import columns
+from store.core.models import Chunk, Entry, Memory
 from store.core.records import SearchHit
 
 if TYPE_CHECKING:
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "fts", "semantic")
 SECRET_MASK = "[secret memory: text withheld]"
+SECRET_ENTRY_MASK = "[secret entry: text withheld]"
 COS_WEIGHT = 0.7
 
 
@@ -42,25 +46,28 @@ def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int,
                 if v is not None:
                     cos[cid] = float(v @ qvec)
     if model is not None and cos:
-        marks = ", ".join(str(int(c)) for c in cos)
-        same = {int(r[0]) for r in conn.exec_driver_sql(
-            f"SELECT id FROM chunk WHERE id IN ({marks}) AND model = ?", (model,)).all()}
+        same = set(conn.execute(select(Chunk.id).where(
+            col(Chunk.id).in_(list(cos)), Chunk.model == model)).scalars())
         cos = {c: v for c, v in cos.items() if c in same}
     for cid in set(cos) | set(lex):
         out[cid] = (cos.get(cid), lex.get(cid, 0.0))
     return out
 
 
-def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple]:
+def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """chunk id → (source type, source id, text, session, seq, kind, agent, memory name,
+    sensitivity) for the hits shown."""
     if not ids:
         return {}
-    marks = ", ".join(str(int(i)) for i in ids)
-    rows = conn.exec_driver_sql(
-        "SELECT c.id, c.source_type, c.source_id, c.text, e.session_id, e.seq, e.kind, "
-        "e.agent, m.name, m.sensitivity FROM chunk c "
-        "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
-        f"LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
-        f"WHERE c.id IN ({marks})").all()
+    rows = conn.execute(
+        columns(Chunk.id, Chunk.source_type, Chunk.source_id, Chunk.text, Entry.session_id,
+                Entry.seq, Entry.kind, Entry.agent, Memory.name,
+                func.coalesce(col(Memory.sensitivity), col(Entry.sensitivity)))
+        .outerjoin(Entry, and_(col(Chunk.source_type) == "entry",
+                               col(Entry.id) == col(Chunk.source_id)))
+        .outerjoin(Memory, and_(col(Chunk.source_type) == "memory",
+                                col(Memory.id) == col(Chunk.source_id)))
+        .where(col(Chunk.id).in_(ids))).all()
     return {int(r[0]): tuple(r[1:]) for r in rows}
 
 
@@ -94,7 +101,8 @@ def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> l
     for score, cid, cos, lex in top:
         st, sid, body, session_id, seq, kind, agent, name, sensitivity = info[cid]
         masked = sensitivity == "secret"  # found, but its text is not shown until revealed
-        hits.append(SearchHit(cid, st, int(sid), SECRET_MASK if masked else body,
+        mask = SECRET_MASK if st == "memory" else SECRET_ENTRY_MASK
+        hits.append(SearchHit(cid, st, int(sid), mask if masked else body,
                               round(score, 6), None if cos is None else round(cos, 6),
                               round(lex, 6), session_id, seq, kind, agent, name, masked))
     return hits

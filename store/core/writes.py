@@ -11,12 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, case, func, insert, or_, update
+from sqlmodel import col, select
 
+from store.core.db import orm
+from store.core.erasure import erased
 from store.core.index import Indexer, Prepared, Source, sha256_text
 from store.core.textsafe import storable
+from store.core.models import Entry
+from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
 
+SENSITIVITIES = ("public", "private", "secret")
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
          "checkpoint", "event")
 
@@ -115,10 +121,14 @@ class NewEntry:
     tool_use_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     line_id: str | None = None  # the source line's stable id, when the format has one
+    sensitivity: str | None = None  # None: the session's default
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown entry kind {self.kind!r} (one of {', '.join(KINDS)})")
+        if self.sensitivity is not None and self.sensitivity not in SENSITIVITIES:
+            raise ValueError(f"unknown sensitivity {self.sensitivity!r} (one of "
+                             f"{', '.join(SENSITIVITIES)})")
         # Inputs are untrusted: ids of any JSON type are stored as text, content None as "".
         self.content = "" if self.content is None else _as_text(self.content)
         for name in ("ts", "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id",
@@ -152,41 +162,53 @@ class WriteResult:
     chunks: int = 0
     chunks_failed: int = 0
     errors: list[str] = field(default_factory=list)
+    erased_earlier: int = 0  # entries refused: an erasure fingerprint names them
 
 
 def upsert_session(conn: Connection, session: NewSession, writer: str, version: str) -> bool:
     """Insert the session, or widen its time range; True when it is new."""
-    row = conn.execute(text("SELECT started_at, ended_at FROM session WHERE id = :id"),
-                       {"id": session.id}).first()
-    if row is None:
-        conn.execute(text(
-            "INSERT INTO session (id, agent, surface, project, title, started_at, ended_at, "
-            "source, format, meta, writer, writer_version, created_at) VALUES (:id, :agent, "
-            ":surface, :project, :title, :s, :e, :source, :format, :meta, :w, :wv, :c)"), {
-            "id": session.id, "agent": session.agent, "surface": session.surface,
-            "project": session.project, "title": session.title, "s": session.started_at,
-            "e": session.ended_at, "source": session.source, "format": session.format,
-            "meta": meta_json(session.meta) or "{}", "w": writer, "wv": version, "c": now_iso()})
-        return True
-    started = min(filter(None, [row[0], session.started_at]), default=None)
-    ended = max(filter(None, [row[1], session.ended_at]), default=None)
-    conn.execute(text(
-        "UPDATE session SET started_at = :s, ended_at = :e, project = COALESCE(project, :p), "
-        "title = COALESCE(title, :t), source = COALESCE(source, :src) WHERE id = :id"),
-        {"s": started, "e": ended, "p": session.project, "t": session.title,
-         "src": session.source, "id": session.id})
+    with orm(conn) as s:
+        row = s.get(SessionRow, session.id)
+        if row is None:
+            s.add(SessionRow(
+                id=session.id, agent=session.agent, surface=session.surface,
+                project=session.project, title=session.title, started_at=session.started_at,
+                ended_at=session.ended_at, source=session.source, format=session.format,
+                meta=meta_json(session.meta) or "{}", writer=writer, writer_version=version,
+                created_at=now_iso()))
+            s.flush()
+            return True
+        row.started_at = min(filter(None, [row.started_at, session.started_at]), default=None)
+        row.ended_at = max(filter(None, [row.ended_at, session.ended_at]), default=None)
+        row.project = row.project if row.project is not None else session.project
+        row.title = row.title if row.title is not None else session.title
+        row.source = row.source if row.source is not None else session.source
+        s.flush()
     return False
 
 
 def existing_keys(conn: Connection, keys: list[str]) -> set[str]:
     found: set[str] = set()
     for i in range(0, len(keys), 500):
-        part = keys[i:i + 500]
-        marks = ", ".join(f":k{j}" for j in range(len(part)))
-        rows = conn.execute(text(f"SELECT idem_key FROM entry WHERE idem_key IN ({marks})"),
-                            {f"k{j}": k for j, k in enumerate(part)}).all()
-        found.update(r[0] for r in rows)
+        found.update(conn.execute(select(Entry.idem_key).where(
+            col(Entry.idem_key).in_(keys[i:i + 500]))).scalars())
     return found
+
+
+# One INSERT ... RETURNING per entry through SQLAlchemy Core on the ``Entry`` model: measured
+# on a 20,000-chunk bench store as fast as the hand-written statement it replaced (118-144 µs
+# a row vs 151-183 µs), so the entry write path needs no raw SQL.
+_INSERT_ENTRY = insert(Entry).returning(col(Entry.id))
+
+
+def drop_erased(conn: Connection, entries: list[NewEntry]) -> tuple[list[NewEntry], int]:
+    """The entries no erasure fingerprint names, and how many were refused: content erased
+    or redacted earlier is never written again, from the same file or a copy of it."""
+    gone = erased(conn, "entry", [e.key for e in entries])
+    if not gone:
+        return entries, 0
+    kept = [e for e in entries if e.key not in gone]
+    return kept, len(entries) - len(kept)
 
 
 def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], indexer: Indexer,
@@ -198,12 +220,15 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
     done before the caller took the write lock.
     """
     result = WriteResult()
+    entries, result.erased_earlier = drop_erased(conn, entries)
     if not entries:
         return result
     have = existing_keys(conn, [e.key for e in entries])
-    seq = int(conn.execute(text("SELECT COALESCE(MAX(seq), -1) FROM entry WHERE "
-                                "session_id = :s"), {"s": session_id}).scalar_one())
+    seq = int(conn.execute(select(func.coalesce(func.max(Entry.seq), -1)).where(
+        Entry.session_id == session_id)).scalar_one())
     created = now_iso()
+    session_sensitivity = conn.execute(select(SessionRow.sensitivity).where(
+        SessionRow.id == session_id)).scalar()  # the default of the session's entries
     sources: list[Source] = []
     seen: set[str] = set()
     for entry in entries:
@@ -213,29 +238,30 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
         seen.add(key)
         seq += 1
         content_hash = entry.content_hash
-        new_id = conn.execute(text(
-            "INSERT INTO entry (session_id, agent, seq, ts, kind, content, content_hash, tokens, "
-            "source_path, source_offset, source_line, block, idem_key, uuid, parent_uuid, "
-            "message_id, tool_name, tool_use_id, meta, writer, writer_version, created_at) "
-            "VALUES (:sid, :agent, :seq, :ts, :kind, :content, :h, :tok, :sp, :so, :sl, :b, "
-            ":k, :u, :pu, :mid, :tn, :tu, :meta, :w, :wv, :c) RETURNING id"), {
-            "sid": session_id, "agent": entry.agent, "seq": seq, "ts": entry.ts,
-            "kind": entry.kind, "content": entry.content, "h": content_hash,
-            "tok": token_estimate(entry.content), "sp": entry.source_path,
-            "so": entry.source_offset, "sl": entry.source_line, "b": entry.block, "k": key,
-            "u": entry.uuid, "pu": entry.parent_uuid, "mid": entry.message_id,
-            "tn": entry.tool_name, "tu": entry.tool_use_id,
-            "meta": meta_json(entry.meta), "w": writer,
-            "wv": version, "c": created}).scalar_one()
-        result.entry_ids.append(int(new_id))
-        sources.append(Source("entry", int(new_id), entry.content, content_hash))
+        new_id = conn.execute(_INSERT_ENTRY, {
+            "session_id": session_id, "agent": entry.agent, "seq": seq, "ts": entry.ts,
+            "kind": entry.kind, "content": entry.content, "content_hash": content_hash,
+            "tokens": token_estimate(entry.content), "source_path": entry.source_path,
+            "source_offset": entry.source_offset, "source_line": entry.source_line,
+            "block": entry.block, "idem_key": key, "uuid": entry.uuid,
+            "parent_uuid": entry.parent_uuid, "message_id": entry.message_id,
+            "tool_name": entry.tool_name, "tool_use_id": entry.tool_use_id,
+            "meta": meta_json(entry.meta),
+            "sensitivity": entry.sensitivity or session_sensitivity or "public", "writer": writer,
+            "writer_version": version, "created_at": created}).scalar_one()
+        assert new_id is not None
+        result.entry_ids.append(new_id)
+        sources.append(Source("entry", new_id, entry.content, content_hash))
     times = [e.ts for e in entries if e.ts and e.key not in have]
     if times:  # the session spans its entries, whoever wrote them
-        conn.execute(text(
-            "UPDATE session SET started_at = CASE WHEN started_at IS NULL OR started_at > :a "
-            "THEN :a ELSE started_at END, ended_at = CASE WHEN ended_at IS NULL OR "
-            "ended_at < :b THEN :b ELSE ended_at END WHERE id = :s"),
-            {"a": min(times), "b": max(times), "s": session_id})
+        first, last = min(times), max(times)
+        conn.execute(update(SessionRow).where(col(SessionRow.id) == session_id).values(
+            started_at=case((or_(col(SessionRow.started_at).is_(None),
+                                 col(SessionRow.started_at) > first), first),
+                            else_=SessionRow.started_at),
+            ended_at=case((or_(col(SessionRow.ended_at).is_(None),
+                               col(SessionRow.ended_at) < last), last),
+                          else_=SessionRow.ended_at)))
     indexed = indexer.index(conn, sources, prepared)
     result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
                                                          indexed.errors)
@@ -250,6 +276,7 @@ def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer,
               progress: Callable[[int, int], None] | None = None
               ) -> dict[str, list[Prepared]]:
     """Chunk and embed the entries not stored yet; run it outside the write transaction."""
+    entries, _ = drop_erased(conn, entries)
     have = existing_keys(conn, [e.key for e in entries])
     texts = {e.content_hash: e.content for e in entries if e.key not in have}
     return indexer.prepare(texts, progress)

@@ -17,63 +17,60 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, and_
+from sqlmodel import col, select
 
+from store.core.db import orm
+from store.core.models import Checkpoint, Entry
+from store.core.models import Session as SessionRow
+from store.core.erasure import erased
 from store.recall.traces import (
-    _CAND_COLS,
-    _TRACE_COLS,
     Candidate,
     Trace,
-    _candidate,
-    _trace,
+    add_feedback,
+    candidates_of,
+    feedback_of,
+    find_trace,
     insert_trace,
+    read_traces,
 )
 
+# What an exported checkpoint carries: every column but its id and session (named by its
+# id instead) and who wrote it here (the importer stamps itself).
 _CHECKPOINT_SKIP = {"id", "session_id", "writer", "writer_version", "created_at"}
-
-
-def _checkpoint_columns(conn: Connection) -> list[str]:
-    return [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(checkpoint)")
-            if r[1] not in _CHECKPOINT_SKIP]
+CHECKPOINT_FIELDS = [k for k in Checkpoint.model_fields if k not in _CHECKPOINT_SKIP]
 
 
 def checkpoints(conn: Connection, sids: list[str] | None) -> list[dict[str, Any]]:
     """Checkpoints of the sessions (every checkpoint when ``sids`` is None)."""
-    cols = _checkpoint_columns(conn)
-    sql = f"SELECT session_id, {', '.join(cols)}, writer, writer_version FROM checkpoint"
-    params: dict[str, Any] = {}
+    query = select(Checkpoint)
     if sids is not None:
-        sql += " WHERE session_id IN (SELECT value FROM json_each(:s))"
-        params["s"] = json.dumps(sids)
-    rows = conn.execute(text(sql + " ORDER BY ts, id"), params).all()
-    return [{"session": r[0], **dict(zip(cols, r[1:len(cols) + 1], strict=True)),
-             "writer": r[-2], "writer_version": r[-1]} for r in rows]
+        query = query.where(col(Checkpoint.session_id).in_(sids))
+    with orm(conn) as s:
+        rows = s.exec(query.order_by(col(Checkpoint.ts), col(Checkpoint.id))).all()
+    return [{"session": r.session_id, **{k: getattr(r, k) for k in CHECKPOINT_FIELDS},
+             "writer": r.writer, "writer_version": r.writer_version} for r in rows]
 
 
 def _entry_pointer(conn: Connection, entry_id: int | None) -> dict[str, Any] | None:
     if entry_id is None:
         return None
-    row = conn.execute(text("SELECT session_id, seq, idem_key FROM entry WHERE id = :i"),
-                       {"i": entry_id}).first()
-    return None if row is None else {"session": row[0], "seq": row[1], "idem_key": row[2]}
+    with orm(conn) as s:
+        row = s.get(Entry, entry_id)
+    return None if row is None else {"session": row.session_id, "seq": row.seq,
+                                     "idem_key": row.idem_key}
 
 
 def traces(conn: Connection, sids: list[str] | None, mids: list[int]) -> list[dict[str, Any]]:
     """lca-tui's recall traces; with ``sids`` (a scoped export) only those with a candidate
     in the scope, and out-of-scope candidates without text."""
-    rows = conn.exec_driver_sql(f"SELECT {_TRACE_COLS} FROM recall_trace WHERE origin = "
-                                "'lca-tui' ORDER BY id").all()
     out: list[dict[str, Any]] = []
-    for row in rows:
-        trace = _trace(row)
+    for trace in read_traces(conn, origin="lca-tui", newest_first=False):
+        assert trace.id is not None
         feedback: dict[int, list[dict[str, str]]] = {}
-        for cid, kind, ts in conn.execute(text(
-                "SELECT candidate_id, kind, ts FROM recall_feedback WHERE trace_id = :i "
-                "ORDER BY id"), {"i": trace.id}).all():
-            feedback.setdefault(int(cid), []).append({"kind": kind, "ts": ts})
-        cands = [_candidate(c, ()) for c in conn.execute(text(
-            f"SELECT {_CAND_COLS} FROM recall_candidate WHERE trace_id = :i ORDER BY rank"),
-            {"i": trace.id}).all()]
+        for cid, kind, ts in feedback_of(conn, trace.id):
+            feedback.setdefault(cid, []).append({"kind": kind, "ts": ts})
+        cands = candidates_of(conn, trace.id)
         records, in_scope = [], sids is None
         for c in cands:
             inside = sids is None or (c.source_type == "memory" and c.source_id in mids) or (
@@ -103,71 +100,74 @@ def traces(conn: Connection, sids: list[str] | None, mids: list[int]) -> list[di
 def restore_checkpoints(conn: Connection, records: list[Any], who: tuple[str, str, str]
                         ) -> int:
     """Insert the checkpoints not already here; returns how many were added."""
-    cols = _checkpoint_columns(conn)
     added = 0
-    for record in records:
-        if not isinstance(record, dict) or not record.get("ts"):
-            continue
-        row = {k: record.get(k) for k in cols if k in record}
-        sid = record.get("session")
-        if sid is not None and conn.execute(text("SELECT 1 FROM session WHERE id = :s"),
-                                            {"s": sid}).first() is None:
-            sid = None
-        row["session_id"] = sid
-        if row.get("idem_key"):
-            found = conn.execute(text("SELECT 1 FROM checkpoint WHERE idem_key = :k"),
-                                 {"k": row["idem_key"]}).first()
-        else:
-            found = conn.execute(text("SELECT 1 FROM checkpoint WHERE " + " AND ".join(
-                f"{k} IS :{k}" for k in row)), row).first()
-        if found:
-            continue
-        params = dict(row, writer=who[0], writer_version=who[1], created_at=who[2])
-        conn.execute(text(f"INSERT INTO checkpoint ({', '.join(params)}) VALUES "
-                          f"({', '.join(':' + k for k in params)})"), params)
-        added += 1
+    with orm(conn) as s:
+        for record in records:
+            if not isinstance(record, dict) or not record.get("ts"):
+                continue
+            row: dict[str, Any] = {k: record.get(k) for k in CHECKPOINT_FIELDS if k in record}
+            sid = record.get("session")
+            if sid is not None and s.get(SessionRow, sid) is None:
+                sid = None
+            row["session_id"] = sid
+            if row.get("idem_key"):
+                same = col(Checkpoint.idem_key) == row["idem_key"]
+            else:
+                same = and_(*(col(getattr(Checkpoint, k)).is_(v) for k, v in row.items()))
+            if s.exec(select(Checkpoint.id).where(same)).first() is not None:
+                continue
+            s.add(Checkpoint(**row, writer=who[0], writer_version=who[1], created_at=who[2]))
+            s.flush()
+            added += 1
     return added
 
 
-def _restored_candidate(conn: Connection, c: dict[str, Any], memories: dict[int, int]
-                        ) -> tuple[Candidate, list[dict[str, str]]]:
+def _restored_candidate(conn: Connection, c: dict[str, Any], memories: dict[int, int],
+                        erased_refs: set[int]) -> tuple[Candidate, list[dict[str, str]]]:
     source_id, seq = c.get("source_id"), c.get("seq")
+    gone = False  # its source was erased here: its text is not brought back
     if c.get("source_type") == "memory":
+        gone = source_id is not None and int(source_id) in erased_refs
         source_id = memories.get(int(source_id)) if source_id is not None else None
     elif c.get("source_type") == "entry":
         pointer = c.get("entry")
         key = pointer.get("idem_key") if isinstance(pointer, dict) else None
-        row = conn.execute(text("SELECT id, seq FROM entry WHERE idem_key = :k"),
-                           {"k": key}).first()
-        source_id, seq = (int(row[0]), int(row[1])) if row else (None, seq)
+        with orm(conn) as s:
+            row = s.exec(select(Entry.id, Entry.seq).where(Entry.idem_key == key)).first()
+        source_id, seq = (row[0], row[1]) if row else (None, seq)
+        gone = row is None and bool(key) and bool(erased(conn, "entry", [str(key)]))
     cand = Candidate(
         rank=int(c["rank"]), source_type=str(c.get("source_type")), source_id=source_id,
         decision=str(c.get("decision")), reason=str(c.get("reason") or ""),
         score=c.get("score"), terms=dict(c.get("terms") or {}), cos=c.get("cos"),
         lex=c.get("lex"), contributions=dict(c.get("contributions") or {}),
-        excerpt=c.get("excerpt"), label=c.get("label"), masked=bool(c.get("masked")),
+        excerpt=None if gone else c.get("excerpt"), label=None if gone else c.get("label"),
+        masked=gone or bool(c.get("masked")),
         session_id=c.get("session_id"), seq=seq, kind=c.get("kind"),
         external_id=c.get("external_id"), hits=c.get("hits"), prevented=c.get("prevented"))
     return cand, [f for f in c.get("feedback") or [] if isinstance(f, dict)]
 
 
 def restore_traces(conn: Connection, records: list[Any], memories: dict[int, int],
-                   who: tuple[str, str, str]) -> int:
-    """Insert the traces not already here (memory refs re-linked through ``memories``)."""
+                   who: tuple[str, str, str], erased_refs: set[int] | None = None) -> int:
+    """Insert the traces not already here (memory refs re-linked through ``memories``).
+
+    A trace erased here earlier (its erasure fingerprint) is not restored; a candidate whose
+    entry, or whose memory (a ref in ``erased_refs``), was erased keeps no text."""
     refs: dict[int, int] = {}
     added = 0
     for r in records:
         if not isinstance(r, dict) or not r.get("ts") or r.get("query") is None:
             continue
         settings = json.dumps(r.get("settings") or {}, sort_keys=True)
-        found = conn.execute(text(
-            "SELECT id FROM recall_trace WHERE origin = 'lca-tui' AND ts = :ts AND query = :q "
-            "AND settings = :s ORDER BY id LIMIT 1"),
-            {"ts": r["ts"], "q": r["query"], "s": settings}).first()
-        if found is not None:
-            refs[int(r.get("ref") or 0)] = int(found[0])
+        if erased(conn, "trace", [f"{r['ts']}|{r['query']}"]):
             continue
-        pairs = [_restored_candidate(conn, c, memories) for c in r.get("candidates") or []
+        found = find_trace(conn, "lca-tui", r["ts"], r["query"], settings)
+        if found is not None:
+            refs[int(r.get("ref") or 0)] = found
+            continue
+        pairs = [_restored_candidate(conn, c, memories, erased_refs or set())
+                 for c in r.get("candidates") or []
                  if isinstance(c, dict) and c.get("rank") is not None]
         trace = Trace(
             None, r["ts"], r["query"], r.get("role"), r.get("project"),
@@ -179,13 +179,14 @@ def restore_traces(conn: Connection, records: list[Any], memories: dict[int, int
             [cand for cand, _ in pairs])
         trace_id = insert_trace(conn, trace, who[0], who[1])
         refs[int(r.get("ref") or 0)] = trace_id
+        by_rank = {c.rank: c.id for c in candidates_of(conn, trace_id) if c.id is not None}
         for cand, fb in pairs:
+            candidate_id = by_rank.get(cand.rank)
+            if candidate_id is None:
+                continue
             for item in fb:
-                conn.execute(text(
-                    "INSERT OR IGNORE INTO recall_feedback (trace_id, candidate_id, kind, ts, "
-                    "writer, writer_version, created_at) SELECT :t, id, :k, :ts, :w, :wv, :c "
-                    "FROM recall_candidate WHERE trace_id = :t AND rank = :r"),
-                    {"t": trace_id, "r": cand.rank, "k": item.get("kind"),
-                     "ts": item.get("ts"), "w": who[0], "wv": who[1], "c": who[2]})
+                kind, ts = item.get("kind"), item.get("ts")
+                if isinstance(kind, str) and isinstance(ts, str):
+                    add_feedback(conn, trace_id, candidate_id, kind, ts, who)
         added += 1
     return added

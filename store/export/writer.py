@@ -31,9 +31,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, delete, insert, update
+from sqlmodel import col, select
 
+from store.core.db import columns, orm
 from store.core.errors import NotFound, StoreError
+from store.core.models import Entry, Evidence
+from store.core.models import Memory as MemoryRow
+from store.core.models import Session as SessionRow
+from store.export.models import Export as ExportRow
+from store.export.models import ExportItem
 from store.export.extra import checkpoints, traces
 from store.export.wire import _dumps_line, _loads, wire_line
 from store.ingest.mindstone import file_name_for
@@ -45,13 +52,18 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 EXPORT_FORMAT = "lca-export"
 TRANSCRIPTS = "transcripts"
-_ENTRY_COLS = ("id, session_id, agent, seq, ts, kind, content, content_hash, source_path, "
-               "source_offset, source_line, block, idem_key, uuid, parent_uuid, message_id, "
-               "tool_name, tool_use_id, meta")
+# An entry row in the order ``store.export.wire.wire_line`` unpacks it.
+_ENTRIES = columns(Entry.id, Entry.session_id, Entry.agent, Entry.seq, Entry.ts, Entry.kind,
+                   Entry.content, Entry.content_hash, Entry.source_path, Entry.source_offset,
+                   Entry.source_line, Entry.block, Entry.idem_key, Entry.uuid,
+                   Entry.parent_uuid, Entry.message_id, Entry.tool_name, Entry.tool_use_id,
+                   Entry.meta)
 _SESSION_COLS = ("id", "agent", "surface", "project", "title", "started_at", "ended_at",
                  "source", "format", "meta")
-_MEMORY_SKIP = {"id", "supersedes_id", "superseded_by_id", "writer", "writer_version",
-                "created_at"}
+# A memory's record: every column but its id, links (exported as lineage) and writer.
+_MEMORY_FIELDS = [k for k in MemoryRow.model_fields if k not in
+                  {"id", "supersedes_id", "superseded_by_id", "writer", "writer_version",
+                   "created_at"}]
 _JSON_LISTS = ("tags", "projects")
 
 
@@ -75,8 +87,8 @@ class ExportReport:
         return asdict(self)
 
 
-def session_record(row: Any) -> dict[str, Any]:
-    record = dict(zip(_SESSION_COLS, row, strict=True))
+def session_record(row: SessionRow) -> dict[str, Any]:
+    record = {k: getattr(row, k) for k in _SESSION_COLS}
     record["meta"] = _loads(record["meta"]) or {}
     return record
 
@@ -166,38 +178,36 @@ def _scope_ids(conn: Connection, sessions: list[str] | None, memories: list[int]
     every exported evidence row can be re-linked on import.
     """
     if not sessions and not memories:
-        sids = [r[0] for r in conn.exec_driver_sql("SELECT id FROM session ORDER BY id")]
-        mids = [int(r[0]) for r in conn.exec_driver_sql("SELECT id FROM memory ORDER BY id")]
+        sids = list(conn.execute(select(SessionRow.id).order_by(col(SessionRow.id))).scalars())
+        mids = [int(i) for i in conn.execute(select(MemoryRow.id).order_by(col(MemoryRow.id)))
+                .scalars()]
         return sids, set(), mids
     sids = sorted(set(sessions or []))
     wanted = set(memories or [])
-    for sid in sids:
-        wanted.update(int(r[0]) for r in conn.execute(text(
-            "SELECT DISTINCT v.memory_id FROM evidence v JOIN entry e ON e.id = v.entry_id "
-            "WHERE e.session_id = :s"), {"s": sid}))
+    evidence_entries = select(Evidence.memory_id, Evidence.entry_id, Entry.session_id).join(
+        Entry, col(Entry.id) == col(Evidence.entry_id))
+    for _memory, _entry, _session in conn.execute(
+            evidence_entries.where(col(Entry.session_id).in_(sids))):
+        wanted.add(int(_memory))
     mids = sorted(wanted)
-    entry_ids = {int(r[0]) for r in conn.execute(text(
-        "SELECT v.entry_id FROM evidence v JOIN entry e ON e.id = v.entry_id WHERE "
-        "v.memory_id IN (SELECT value FROM json_each(:m)) AND e.session_id NOT IN "
-        "(SELECT value FROM json_each(:s))"), {"m": json.dumps(mids),
-                                               "s": json.dumps(sids)})}
+    entry_ids = {int(e) for _m, e, _s in conn.execute(evidence_entries.where(
+        col(Evidence.memory_id).in_(mids), col(Entry.session_id).not_in(sids)))
+        if e is not None}
     return sids, entry_ids, mids
 
 
 def _memories(conn: Connection, mids: list[int]) -> tuple[list[dict[str, Any]],
                                                           list[dict[str, Any]]]:
-    cols = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(memory)")
-            if r[1] not in _MEMORY_SKIP]
+    with orm(conn) as s:
+        rows = s.exec(select(MemoryRow).where(col(MemoryRow.id).in_(mids))
+                      .order_by(col(MemoryRow.id))).all()
     records, lineage = [], []
-    for mid in mids:
-        row = conn.execute(text(f"SELECT {', '.join(cols)}, supersedes_id, superseded_by_id "
-                                "FROM memory WHERE id = :i"), {"i": mid}).first()
-        if row is None:
-            continue
-        record: dict[str, Any] = {"ref": mid, **dict(zip(cols, row[:len(cols)], strict=True))}
+    for row in rows:
+        mid = row.id
+        record: dict[str, Any] = {"ref": mid, **{k: getattr(row, k) for k in _MEMORY_FIELDS}}
         for key in _JSON_LISTS:
             record[key] = _loads(record.get(key)) or []
-        record["supersedes"], record["superseded_by"] = row[len(cols)], row[len(cols) + 1]
+        record["supersedes"], record["superseded_by"] = row.supersedes_id, row.superseded_by_id
         records.append(record)
         if record["supersedes"] is not None:
             lineage.append({"memory": mid, "supersedes": record["supersedes"]})
@@ -205,11 +215,11 @@ def _memories(conn: Connection, mids: list[int]) -> tuple[list[dict[str, Any]],
 
 
 def _evidence(conn: Connection, mids: list[int]) -> list[dict[str, Any]]:
-    rows = conn.execute(text(
-        "SELECT v.id, v.memory_id, v.span_start, v.span_end, v.file_path, v.note, e.session_id, "
-        "e.seq, e.idem_key FROM evidence v LEFT JOIN entry e ON e.id = v.entry_id WHERE "
-        "v.memory_id IN (SELECT value FROM json_each(:m)) ORDER BY v.id"),
-        {"m": json.dumps(mids)}).all()
+    rows = conn.execute(
+        columns(Evidence.id, Evidence.memory_id, Evidence.span_start, Evidence.span_end,
+                Evidence.file_path, Evidence.note, Entry.session_id, Entry.seq, Entry.idem_key)
+        .outerjoin(Entry, col(Entry.id) == col(Evidence.entry_id))
+        .where(col(Evidence.memory_id).in_(mids)).order_by(col(Evidence.id))).all()
     return [{"ref": int(r[0]), "memory": int(r[1]), "span_start": r[2], "span_end": r[3],
              "file_path": r[4], "note": r[5],
              "entry": None if r[8] is None else {"session": r[6], "seq": r[7],
@@ -241,21 +251,18 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
     counts = {"sessions": 0, "entries": 0, "memories": 0, "evidence": 0}
     with store.read() as conn:
         sids, single, mids = _scope_ids(conn, resolved, memories)
-        partial = sorted({r[0] for r in conn.execute(text(
-            "SELECT DISTINCT session_id FROM entry WHERE id IN (SELECT value FROM json_each(:i))"),
-            {"i": json.dumps(sorted(single))})})
+        partial = sorted(set(conn.execute(select(Entry.session_id).where(
+            col(Entry.id).in_(sorted(single)))).scalars()))
         for sid in sids + partial:
-            srow = conn.execute(text(f"SELECT {', '.join(_SESSION_COLS)} FROM session WHERE "
-                                     "id = :s"), {"s": sid}).first()
+            with orm(conn) as s:
+                srow = s.get(SessionRow, sid)
             if srow is None:
                 continue
             session = session_record(srow)
-            sql = f"SELECT {_ENTRY_COLS} FROM entry WHERE session_id = :s"
-            params: dict[str, Any] = {"s": sid}
+            query = _ENTRIES.where(col(Entry.session_id) == sid)
             if sid not in sids:
-                sql += " AND id IN (SELECT value FROM json_each(:i))"
-                params["i"] = json.dumps(sorted(single))
-            rows = conn.execute(text(sql + " ORDER BY seq"), params).all()
+                query = query.where(col(Entry.id).in_(sorted(single)))
+            rows = conn.execute(query.order_by(col(Entry.seq))).all()
             rel = f"{TRANSCRIPTS}/{file_name_for(sid)}"
             lines = [_dumps_line(wire_line(session, r, i == 0)) for i, r in enumerate(rows)]
             if lines:
@@ -296,8 +303,8 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
         raise ExportWriteError(f"cannot write the export to {out_dir}: {_why(exc, out_dir)}; the "
                                "files it had written were removed") from exc
     with store.write() as conn:
-        conn.execute(text("UPDATE export SET counts = :c WHERE id = :i"),
-                     {"c": json.dumps(counts), "i": export_id})
+        conn.execute(update(ExportRow).where(col(ExportRow.id) == export_id)
+                     .values(counts=json.dumps(counts)))
         store.audit(conn, "export", "export", [export_id], dict(counts, files=len(files)))
     return ExportReport(export_id, str(out_dir.resolve()), scope, files, counts)
 
@@ -306,20 +313,20 @@ def _record(store: Store, out_dir: Path, ts: str, scope: dict[str, Any], files: 
             counts: dict[str, int], held: list[tuple[str, str, str | None]]) -> int:
     """The export's record and what it holds, written before its files are."""
     with store.write() as conn:
-        export_id = int(conn.execute(text(
-            "INSERT INTO export (ts, scope, path, files, counts, format, writer, "
-            "writer_version, created_at) VALUES (:ts, :scope, :path, :files, :counts, :f, :w, "
-            ":wv, :ts) RETURNING id"), {
-            "ts": ts, "scope": json.dumps(scope), "path": str(out_dir.resolve()),
-            "files": json.dumps(files), "counts": json.dumps(counts), "f": EXPORT_FORMAT,
-            "w": store.writer, "wv": store.writer_version}).scalar_one())
-        if held:
-            conn.execute(text(
-                "INSERT OR IGNORE INTO export_item (export_id, item_type, item_id, file, "
-                "writer, writer_version, created_at) VALUES (:x, :t, :i, :f, :w, :wv, :c)"),
-                [{"x": export_id, "t": t, "i": i, "f": f, "w": store.writer,
-                  "wv": store.writer_version, "c": ts} for t, i, f in held])
-    return export_id
+        with orm(conn) as s:
+            record = ExportRow(ts=ts, scope=json.dumps(scope), path=str(out_dir.resolve()),
+                               files=json.dumps(files), counts=json.dumps(counts),
+                               format=EXPORT_FORMAT, writer=store.writer,
+                               writer_version=store.writer_version, created_at=ts)
+            s.add(record)
+            s.flush()
+        assert record.id is not None
+        if held:  # one executemany through Core: an export can hold every entry of the store
+            conn.execute(insert(ExportItem).prefix_with("OR IGNORE"), [
+                {"export_id": record.id, "item_type": t, "item_id": i, "file": f,
+                 "writer": store.writer, "writer_version": store.writer_version,
+                 "created_at": ts} for t, i, f in held])
+    return record.id
 
 
 def _failed(store: Store, export_id: int, out_dir: Path, written: list[Path],
@@ -327,17 +334,16 @@ def _failed(store: Store, export_id: int, out_dir: Path, written: list[Path],
     """Remove what a failed export wrote; keep its record only for files left behind."""
     left = _clean_up(written)
     with store.write() as conn:
+        items = delete(ExportItem).where(col(ExportItem.export_id) == export_id)
         if not left:
-            conn.execute(text("DELETE FROM export_item WHERE export_id = :i"), {"i": export_id})
-            conn.execute(text("DELETE FROM export WHERE id = :i"), {"i": export_id})
+            conn.execute(items)
+            conn.execute(delete(ExportRow).where(col(ExportRow.id) == export_id))
             return
         rels = [str(p.relative_to(out_dir)) for p in left]
-        conn.execute(text("UPDATE export SET files = :f, counts = :c WHERE id = :i"), {
-            "f": json.dumps(rels), "c": json.dumps(dict(counts, failed=1, left=len(rels))),
-            "i": export_id})
-        conn.execute(text("DELETE FROM export_item WHERE export_id = :i AND file IS NOT NULL "
-                          "AND file NOT IN (SELECT value FROM json_each(:f))"),
-                     {"i": export_id, "f": json.dumps(rels)})
+        conn.execute(update(ExportRow).where(col(ExportRow.id) == export_id).values(
+            files=json.dumps(rels), counts=json.dumps(dict(counts, failed=1, left=len(rels)))))
+        conn.execute(items.where(col(ExportItem.file).is_not(None),
+                                 col(ExportItem.file).not_in(rels)))
         store.audit(conn, "export-failed", "export", [export_id],
                     dict(counts, files_left=len(rels)))
 
@@ -369,16 +375,16 @@ def export_status(counts: dict[str, Any]) -> str:
 
 def exports(store: Store) -> list[dict[str, Any]]:
     """Every export recorded in the store, newest first, with its ``status``."""
-    with store.read() as conn:
-        rows = conn.exec_driver_sql("SELECT id, ts, scope, path, files, counts, writer FROM "
-                                    "export ORDER BY id DESC").all()
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(ExportRow).order_by(col(ExportRow.id).desc())).all()
     out = []
     for r in rows:
-        counts = _loads(r[5])
+        counts = _loads(r.counts)
         counts = counts if isinstance(counts, dict) else {}
         status = export_status(counts)
-        item = {"id": int(r[0]), "ts": r[1], "scope": _loads(r[2]), "path": r[3],
-                "files": _loads(r[4]), "counts": counts, "writer": r[6], "status": status}
+        item = {"id": r.id, "ts": r.ts, "scope": _loads(r.scope), "path": r.path,
+                "files": _loads(r.files), "counts": counts, "writer": r.writer,
+                "status": status}
         if status == "failed" and counts.get("writing"):
             item["reason"] = ("interrupted: its process ended before the manifest was "
                               "written, so the export is partial")

@@ -13,7 +13,6 @@ apply); they show what the harness decided. Derived records: ``reindex`` rebuild
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from sqlalchemy import Connection, text
 from sqlmodel import select

@@ -38,7 +38,6 @@ from store.governance.records import (
     OPS,
     ORIGINS,
     STATUSES,
-    ApprovalOption,
     CheckInfo,
     DecisionInfo,
     EditInfo,

@@ -6,9 +6,9 @@ batch: each problem is reported with its file, line and reason, and everything e
 
 This package owns every importer and ``reindex``. Memories are written through
 ``store.core.memories`` only; ACP reuses ``memory_dir``'s public file import. May import:
-``store.core``; the export
-importer also uses ``store.export.extra``'s public restore functions, and the memory importers
-record supersessions with ``store.governance.chains.sync_links`` (links, status, validity).
+``store.core``; the export importer also uses ``store.export.extra``'s public restore
+functions, and the memory importers record supersessions with
+``store.governance.chains.sync_links`` (links, status, validity).
 """
 
 from __future__ import annotations
@@ -197,12 +197,16 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     try:
         for path in paths:
             _guarded(ctx, path, _one_path, ctx, path, fmt, seen)
+        if report.erased_earlier:
+            report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
+                                "redacted earlier and were not imported again (erased earlier)")
         with store.write() as conn:
             store.audit(conn, "ingest", "import", [report.run_id],
                         {"sessions_added": report.sessions_added,
                          "entries_added": report.entries_added,
                          "memories_added": report.memories_added,
-                         "errors": len(report.errors)})
+                         "errors": len(report.errors),
+                         "erased_earlier": report.erased_earlier})
     except BaseException as exc:
         failure = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         raise

@@ -133,6 +133,7 @@ def import_journal_dir(ctx: ImportContext, folder: Path) -> None:
             result = write_entries(conn, session_id, entries, store.indexer(), store.writer,
                                    store.writer_version)
         report.entries_added += len(result.entry_ids)
+        report.erased_earlier += result.erased_earlier
         report.chunks += result.chunks
         report.chunks_failed += result.chunks_failed
         for err in result.errors:

@@ -18,7 +18,14 @@ from store.core.records import IngestReport
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
 from store.ingest.fields import FieldProblem, loads, non_finite
-from store.core.writes import NewEntry, NewSession, embed_new, upsert_session, write_entries
+from store.core.writes import (
+    NewEntry,
+    NewSession,
+    drop_erased,
+    embed_new,
+    upsert_session,
+    write_entries,
+)
 from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
 from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
 
@@ -223,6 +230,12 @@ class LineImporter:
                     conn, [e for es in pending.values() for e in es], indexer,
                     lambda done, total: ctx.tick(f"{path.name}: embedding chunks", done, total))
             with store.write() as conn:
+                for sid in list(pending):
+                    kept, refused = drop_erased(conn, pending[sid])
+                    report.erased_earlier += refused
+                    pending[sid] = kept
+                    if refused and not kept:  # all of it erased earlier: no session again
+                        pending_sessions.pop(sid, None)
                 for sid, session in pending_sessions.items():
                     if upsert_session(conn, session, store.writer, store.writer_version):
                         if sid not in ctx.sessions_seen:

@@ -126,11 +126,12 @@ def _session(ctx: ImportContext, conn: Connection, i: int, s: dict[str, Any]) ->
     ctx.sessions_seen.add(session.id)
 
 
-def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
-              ) -> dict[int, int]:
+def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any],
+              erased_refs: set[int] | None = None) -> dict[int, int]:
     """Restore every memory through ``store.core.memories`` (found again by source file,
     else by name and content hash); returns manifest ref → memory id in this store. A record
-    with a bad field is reported with it and skipped."""
+    with a bad field is reported with it and skipped. The refs of memories erased here
+    earlier (not restored) are added to ``erased_refs``."""
     refs: dict[int, int] = {}
 
     def one(i: int, record: dict[str, Any]) -> None:
@@ -148,6 +149,10 @@ def _memories(ctx: ImportContext, conn: Connection, manifest: dict[str, Any]
             _scalar(row, key, where)
         written = memories.upsert(conn, ctx.store, row)
         ctx.report.count_memory(written)
+        if written.action == "erased":
+            if erased_refs is not None:
+                erased_refs.add(ref)
+            return
         refs[ref] = written.memory_id
 
     _each(ctx, conn, manifest, "memories", one)
@@ -234,7 +239,8 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
             continue
         MindStoneImporter().import_file(ctx, transcript)
     with ctx.store.write() as conn:
-        refs = _memories(ctx, conn, manifest)
+        erased_refs: set[int] = set()
+        refs = _memories(ctx, conn, manifest, erased_refs)
         evidence = _evidence(ctx, conn, manifest, refs)
         _lineage(ctx, conn, manifest, refs)
         sync_links(conn, ctx.store)
@@ -250,7 +256,8 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
         _each(ctx, conn, manifest, "checkpoints", checkpoint)
         try:
             with conn.begin_nested():
-                traces = restore_traces(conn, _list(ctx, manifest, "recall_traces"), refs, who)
+                traces = restore_traces(conn, _list(ctx, manifest, "recall_traces"), refs, who,
+                                        erased_refs)
         except SHAPE_ERRORS + (StatementError,) as exc:
             ctx.report.error(str(path), None, "recall traces not imported: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",

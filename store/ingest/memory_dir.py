@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, insert
 from sqlalchemy.exc import StatementError
 
 from store.core import memories
 from store.governance.chains import sync_links
 from store.core.index import sha256_text
+from store.core.models import Checkpoint
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
@@ -224,9 +225,14 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     """Create or update the memory of ``source_file`` (default: the file's resolved path; a
     file holding several memories names each, e.g. ``path#section``) through
     ``store.core.memories``, counting it in the report; a new memory gets the file as its
-    evidence. Returns the memory's id."""
+    evidence. Returns the memory's id (0 when its content was erased earlier: nothing is
+    written)."""
     file_path = storable(str(path.resolve()))
-    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path))
+    # the whole parsed file, so that a fix the loader notices (front matter, loadability)
+    # updates the memory even when its content is the same
+    file_hash = sha256_text(json.dumps(row, sort_keys=True))
+    written = memories.upsert(conn, ctx.store, dict(row, source_file=source_file or file_path,
+                                                    content_hash=file_hash))
     if written.action == "created":
         memories.add_evidence(conn, ctx.store, written.memory_id, file_path=file_path,
                               note="imported from memory file")
@@ -256,14 +262,13 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             continue
 
         key = sha256_text(f"{path.resolve()}|{ts}|{head['kind']}")
-        inserted = conn.execute(text(
-            "INSERT OR IGNORE INTO checkpoint (ts, trigger, status, chunks_embedded, "
-            "memories_written, source, idem_key, writer, writer_version, created_at) VALUES "
-            "(:ts, :tr, 'ok', :ce, :mw, :src, :k, :w, :wv, :c)"), {
-            "ts": ts, "tr": head["kind"].lower() + "-archive",
-            "ce": _log_number(fields, "transcript chunks vectorized", "chunks vectorized"),
-            "mw": _log_number(fields, "memory files re-indexed"), "src": storable(str(path)), "k": key,
-            "w": ctx.store.writer, "wv": ctx.store.writer_version, "c": now_iso()})
+        inserted = conn.execute(insert(Checkpoint).prefix_with("OR IGNORE").values(
+            ts=ts, trigger=head["kind"].lower() + "-archive", status="ok",
+            chunks_embedded=_log_number(fields, "transcript chunks vectorized",
+                                        "chunks vectorized"),
+            memories_written=_log_number(fields, "memory files re-indexed"), source=storable(str(path)),
+            idem_key=key, writer=ctx.store.writer, writer_version=ctx.store.writer_version,
+            created_at=now_iso()))
         ctx.report.checkpoints_added += inserted.rowcount or 0
 
 
@@ -324,6 +329,9 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
     from store.governance.gate import FileChange, content_changed, counters
 
     source = storable(str(path.resolve()))
+    if memories.erased_earlier(conn, row):  # erased or redacted: not proposed again either
+        ctx.report.erased_earlier += 1
+        return
     have = memories.find(conn, source_file=source)
     if have is None:
         gate.append(FileChange("add", source, row))

@@ -7,9 +7,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, text
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.models import Chunk
 from store.core.derive import run_derivers
 from store.core.errors import StoreError
 from store.core.index import Indexer, IndexResult, Prepared, Source
@@ -174,8 +176,8 @@ def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:
     embedder = store.embedder
     if not embedder.degraded or store.settings["embed.backend"] != "auto":
         return
-    others = int(conn.execute(text("SELECT COUNT(*) FROM chunk WHERE model != :m"),
-                              {"m": embedder.name}).scalar_one())
+    others = int(conn.execute(select(func.count()).select_from(Chunk).where(
+        col(Chunk.model) != embedder.name)).scalar_one())
     if others:
         raise StoreError(
             f"the embedding model could not load ({embedder.reason}); reindexing now would "

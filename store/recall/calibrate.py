@@ -14,9 +14,11 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import text
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.db import columns
+from store.core.models import Chunk, Entry
 from store.core.search import candidates
 
 if TYPE_CHECKING:
@@ -26,9 +28,11 @@ if TYPE_CHECKING:
 def _cues(store: Store, limit: int) -> list[tuple[str, list[int]]]:
     """(question, chunk ids of its answer) for up to ``limit`` user turns with an answer."""
     with store.read() as conn:
-        rows = conn.exec_driver_sql(
-            "SELECT id, session_id, agent, seq, kind, content FROM entry WHERE kind IN "
-            "('user', 'assistant') ORDER BY session_id, agent, seq").all()
+        rows = conn.execute(
+            columns(Entry.id, Entry.session_id, Entry.agent, Entry.seq, Entry.kind,
+                    Entry.content)
+            .where(col(Entry.kind).in_(("user", "assistant")))
+            .order_by(col(Entry.session_id), col(Entry.agent), col(Entry.seq))).all()
         out: list[tuple[str, list[int]]] = []
         i = 0
         while i < len(rows) and len(out) < limit:
@@ -44,10 +48,8 @@ def _cues(store: Store, limit: int) -> list[tuple[str, list[int]]]:
                 answer.append(int(rows[j][0]))
                 j += 1
             if answer:
-                marks = ", ".join(str(a) for a in answer)
-                ids = [int(c[0]) for c in conn.exec_driver_sql(
-                    f"SELECT id FROM chunk WHERE source_type = 'entry' AND source_id IN "
-                    f"({marks})").all()]
+                ids = [int(c) for c in conn.execute(select(Chunk.id).where(
+                    Chunk.source_type == "entry", col(Chunk.source_id).in_(answer))).scalars()]
                 if ids:
                     out.append((content, ids))
             i = max(j, i + 1)
@@ -87,9 +89,8 @@ def calibrate(store: Store, limit: int = 200) -> dict[str, Any]:
                 if s > best_s:
                     best_s, best_cos = s, cos
             in_pool += any(cid in found for cid in answer_ids)
-            own = {int(r[0]) for r in conn.execute(text(
-                "SELECT id FROM chunk WHERE source_type = 'entry' AND text = :q"),
-                {"q": question}).all()}
+            own = {int(c) for c in conn.execute(select(Chunk.id).where(
+                Chunk.source_type == "entry", Chunk.text == question)).scalars()}
         answer_s.append(best_s)
         answer_cos.append(best_cos)
         answer_set = set(answer_ids)

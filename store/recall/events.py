@@ -16,8 +16,12 @@ import json
 import math
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, delete, func, or_
+from sqlmodel import col, select
 
+from store.core.db import orm
+from store.core.models import Entry, Memory
+from store.recall.models import RecallTrace
 from store.recall.traces import EXCERPT_CHARS, Candidate, Trace, insert_trace
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.version import CODE_VERSION
@@ -52,11 +56,16 @@ def _memory_for(conn: Connection, hit: dict[str, Any]) -> tuple[int, str] | None
         return None
     stem = ident.rsplit("/", 1)[-1]
     stem = stem.removesuffix(".md")
-    row = conn.execute(text(
-        "SELECT id, sensitivity FROM memory WHERE (:t != '' AND name = :t) OR (:i != '' AND "
-        "(name = :i OR source_file LIKE '%/' || :i || '.md')) ORDER BY id LIMIT 1"),
-        {"t": title, "i": stem}).first()
-    return (int(row[0]), str(row[1])) if row else None
+    names = []
+    if title:
+        names.append(col(Memory.name) == title)
+    if stem:
+        names += [col(Memory.name) == stem,
+                  col(Memory.source_file).endswith(f"/{stem}.md", autoescape=True)]
+    with orm(conn) as s:
+        row = s.exec(select(Memory.id, Memory.sensitivity).where(or_(*names))
+                     .order_by(col(Memory.id)).limit(1)).first()
+    return (int(row[0]), str(row[1])) if row and row[0] is not None else None
 
 
 def trace_from_event(conn: Connection, entry_id: int, ts: str | None, meta: dict[str, Any]
@@ -104,17 +113,16 @@ def trace_from_event(conn: Connection, entry_id: int, ts: str | None, meta: dict
 def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
     """Traces for new ``memory_recall_injected`` entries; all of them when ``entry_ids`` is
     None (reindex), after deleting the ones derived before."""
-    sql = ("SELECT id, ts, meta FROM entry WHERE kind = 'event' AND "
-           f"json_extract(meta, '$.event') = '{EVENT}'")
-    params: dict[str, Any] = {}
+    query = select(Entry.id, Entry.ts, Entry.meta).where(
+        Entry.kind == "event", func.json_extract(col(Entry.meta), "$.event") == EVENT)
     if entry_ids is None:
-        conn.exec_driver_sql("DELETE FROM recall_trace WHERE origin = 'mindstone-event'")
+        conn.execute(delete(RecallTrace).where(col(RecallTrace.origin) == "mindstone-event"))
     else:
         if not entry_ids:
             return {}
-        sql += " AND id IN (" + ", ".join(str(int(i)) for i in entry_ids) + ")"
+        query = query.where(col(Entry.id).in_(entry_ids))
     made = 0
-    for entry_id, ts, raw in conn.execute(text(sql + " ORDER BY id"), params).all():
+    for entry_id, ts, raw in conn.execute(query.order_by(col(Entry.id))).all():
         try:
             meta = json.loads(raw or "{}")
         except ValueError:

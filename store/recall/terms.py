@@ -38,10 +38,10 @@ class Facts:
     kind: str | None = None
     ts: str | None = None
     project: str | None = None
+    sensitivity: str = "public"  # a memory's, or an entry's (its session's by default)
     # memory only
     name: str | None = None
     status: str = "active"
-    sensitivity: str = "public"
     authority: str | None = None
     role: str | None = None
     projects: tuple[str, ...] = field(default_factory=tuple)
@@ -149,13 +149,18 @@ def risk(f: Facts, channel: str) -> tuple[float, list[str]]:
 
 def hard_decision(f: Facts, channel: str, historical: bool, now: datetime
                   ) -> tuple[str, str] | None:
-    """(decision, reason) for the rules that are not penalties, or None."""
+    """(decision, reason) for the rules that are not penalties, or None.
+
+    Sensitivity is one channel rule for memories and transcript entries alike: secret is
+    never injected (and its text is withheld from the trace), private never into a public
+    channel; the other rules concern memories only."""
+    noun = "memory" if f.source_type == "memory" else "entry"
+    if f.sensitivity == "secret":
+        return "policy_filtered", f"secret {noun}: never injected, text withheld from the trace"
+    if f.sensitivity == "private" and channel == "public":
+        return "policy_filtered", f"private {noun} in a public channel"
     if f.source_type != "memory":
         return None
-    if f.sensitivity == "secret":
-        return "policy_filtered", "secret memory: never injected, text withheld from the trace"
-    if f.sensitivity == "private" and channel == "public":
-        return "policy_filtered", "private memory in a public channel"
     if f.status == "quarantined":
         return "policy_filtered", "quarantined memory: held back until reviewed"
     if not historical:

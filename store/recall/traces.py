@@ -14,9 +14,15 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, insert
+from sqlmodel import col, select
 
+from store.core import memories
+from store.core.db import orm
 from store.core.errors import NotFound
+from store.recall.models import RecallCandidate as CandidateRow
+from store.recall.models import RecallFeedback as FeedbackRow
+from store.recall.models import RecallTrace as TraceRow
 from store.core.timeutil import now_iso
 from store.governance.files import write_back
 
@@ -125,89 +131,114 @@ class Trace:
                 "candidates": [c.to_json() for c in self.candidates]}
 
 
-_TRACE_COLS = ("id, ts, query, role, project, channel, historical, settings, latency_ms, "
-               "model, degraded, origin, entry_id, rerun_of, considered, injected")
-_CAND_COLS = ("id, rank, source_type, source_id, decision, reason, score, s, e, t, a, q, k, "
-              "cos, lex, contributions, excerpt, label, masked, chunk_id, session_id, seq, "
-              "kind, external_id, hits, prevented")
-
-
 def insert_trace(conn: Connection, trace: Trace, writer: str, version: str) -> int:
     """Write a trace and its candidates; masked candidates get no excerpt and no label."""
     now = now_iso()
-    who = {"w": writer, "wv": version, "c": now}
-    trace_id = int(conn.execute(text(
-        f"INSERT INTO recall_trace ({_TRACE_COLS.replace('id, ', '', 1)}, writer, "
-        "writer_version, created_at) VALUES (:ts, :q, :r, :p, :ch, :h, :s, :l, :m, :d, :o, "
-        ":e, :ro, :n, :i, :w, :wv, :c) RETURNING id"), dict(
-        who, ts=trace.ts, q=trace.query, r=trace.role, p=trace.project, ch=trace.channel,
-        h=int(trace.historical), s=json.dumps(trace.settings, sort_keys=True),
-        l=trace.latency_ms, m=trace.model, d=int(trace.degraded), o=trace.origin,
-        e=trace.entry_id, ro=trace.rerun_of, n=trace.considered,
-        i=trace.injected)).scalar_one())
+    who = {"writer": writer, "writer_version": version, "created_at": now}
+    row = TraceRow(
+        ts=trace.ts, query=trace.query, role=trace.role, project=trace.project,
+        channel=trace.channel, historical=int(trace.historical),
+        settings=json.dumps(trace.settings, sort_keys=True), latency_ms=trace.latency_ms,
+        model=trace.model, degraded=int(trace.degraded), origin=trace.origin,
+        entry_id=trace.entry_id, rerun_of=trace.rerun_of, considered=trace.considered,
+        injected=trace.injected, writer=writer, writer_version=version, created_at=now)
+    with orm(conn) as s:
+        s.add(row)
+        s.flush()
+    assert row.id is not None
     rows = []
     for c in trace.candidates:
         t = c.terms
         rows.append(dict(
-            who, tid=trace_id, rank=c.rank, st=c.source_type, sid=c.source_id,
-            dec=c.decision, rsn=c.reason, sc=c.score, s=t.get("S"), e=t.get("E"),
-            t=t.get("T"), a=t.get("A"), q=t.get("Q"), k=t.get("K"), cos=c.cos, lex=c.lex,
-            con=json.dumps(c.contributions), ex=None if c.masked else c.excerpt,
-            lb=None if c.masked else c.label, mk=int(c.masked), cid=c.chunk_id,
-            ses=c.session_id, seq=c.seq, kind=c.kind, xid=c.external_id, hits=c.hits,
-            prev=c.prevented))
-    if rows:
-        conn.execute(text(
-            "INSERT INTO recall_candidate (trace_id, rank, source_type, source_id, decision, "
-            "reason, score, s, e, t, a, q, k, cos, lex, contributions, excerpt, label, masked, "
-            "chunk_id, session_id, seq, kind, external_id, hits, prevented, writer, "
-            "writer_version, created_at) VALUES (:tid, :rank, :st, :sid, :dec, :rsn, :sc, :s, "
-            ":e, :t, :a, :q, :k, :cos, :lex, :con, :ex, :lb, :mk, :cid, :ses, :seq, :kind, "
-            ":xid, :hits, :prev, :w, :wv, :c)"), rows)
-    trace.id = trace_id
-    return trace_id
+            who, trace_id=row.id, rank=c.rank, source_type=c.source_type,
+            source_id=c.source_id, decision=c.decision, reason=c.reason, score=c.score,
+            s=t.get("S"), e=t.get("E"), t=t.get("T"), a=t.get("A"), q=t.get("Q"), k=t.get("K"),
+            cos=c.cos, lex=c.lex, contributions=json.dumps(c.contributions),
+            excerpt=None if c.masked else c.excerpt, label=None if c.masked else c.label,
+            masked=int(c.masked), chunk_id=c.chunk_id, session_id=c.session_id, seq=c.seq,
+            kind=c.kind, external_id=c.external_id, hits=c.hits, prevented=c.prevented))
+    if rows:  # one executemany through Core: a recall writes up to ``recall.pool`` of these
+        conn.execute(insert(CandidateRow), rows)
+    trace.id = row.id
+    return row.id
 
 
-def _trace(r: Any) -> Trace:
-    return Trace(int(r[0]), r[1], r[2], r[3], r[4], r[5], bool(r[6]), json.loads(r[7] or "{}"),
-                 r[8], r[9], bool(r[10]), r[11], r[12], r[13], int(r[14]), int(r[15]))
+def _trace(r: TraceRow) -> Trace:
+    return Trace(r.id, r.ts, r.query, r.role, r.project, r.channel, bool(r.historical),
+                 json.loads(r.settings or "{}"), r.latency_ms, r.model, bool(r.degraded),
+                 r.origin, r.entry_id, r.rerun_of, int(r.considered), int(r.injected))
 
 
-def _candidate(r: Any, feedback: tuple[str, ...]) -> Candidate:
-    terms = dict(zip(("S", "E", "T", "A", "Q", "K"), r[7:13], strict=True))
-    return Candidate(rank=int(r[1]), source_type=r[2], source_id=r[3], decision=r[4],
-                     reason=r[5], score=r[6], terms=terms, cos=r[13], lex=r[14],
-                     contributions=json.loads(r[15] or "{}"), excerpt=r[16], label=r[17],
-                     masked=bool(r[18]), chunk_id=r[19], session_id=r[20], seq=r[21],
-                     kind=r[22], external_id=r[23], hits=r[24], prevented=r[25], id=int(r[0]),
+def _candidate(r: CandidateRow, feedback: tuple[str, ...]) -> Candidate:
+    return Candidate(rank=r.rank, source_type=r.source_type, source_id=r.source_id,
+                     decision=r.decision, reason=r.reason, score=r.score,
+                     terms={"S": r.s, "E": r.e, "T": r.t, "A": r.a, "Q": r.q, "K": r.k},
+                     cos=r.cos, lex=r.lex, contributions=json.loads(r.contributions or "{}"),
+                     excerpt=r.excerpt, label=r.label, masked=bool(r.masked),
+                     chunk_id=r.chunk_id, session_id=r.session_id, seq=r.seq, kind=r.kind,
+                     external_id=r.external_id, hits=r.hits, prevented=r.prevented, id=r.id,
                      feedback=feedback)
+
+
+def read_traces(conn: Connection, *, origin: str | None = None, limit: int | None = None,
+                newest_first: bool = True) -> list[Trace]:
+    """Traces without their candidates (of one ``origin`` when given), newest first or in
+    id order."""
+    query = select(TraceRow)
+    if origin is not None:
+        query = query.where(TraceRow.origin == origin)
+    query = query.order_by(col(TraceRow.ts).desc(), col(TraceRow.id).desc()) if newest_first \
+        else query.order_by(col(TraceRow.id))
+    if limit:
+        query = query.limit(int(limit))
+    with orm(conn) as s:
+        return [_trace(r) for r in s.exec(query).all()]
+
+
+def find_trace(conn: Connection, origin: str, ts: str, query: str, settings: str
+               ) -> int | None:
+    """The id of the first trace of ``origin`` with this time, query and settings (JSON
+    text as stored), or None: how a restored trace is found again."""
+    with orm(conn) as s:
+        return s.exec(select(TraceRow.id).where(
+            TraceRow.origin == origin, TraceRow.ts == ts, TraceRow.query == query,
+            TraceRow.settings == settings).order_by(col(TraceRow.id)).limit(1)).first()
+
+
+def feedback_of(conn: Connection, trace_id: int) -> list[tuple[int, str, str]]:
+    """(candidate id, kind, ts) of every feedback on a trace, in the order given."""
+    with orm(conn) as s:
+        rows = s.exec(select(FeedbackRow).where(FeedbackRow.trace_id == trace_id)
+                      .order_by(col(FeedbackRow.id))).all()
+    return [(r.candidate_id, r.kind, r.ts) for r in rows]
+
+
+def candidates_of(conn: Connection, trace_id: int) -> list[Candidate]:
+    """A trace's candidates in rank order, each with the feedback kinds it received."""
+    fb: dict[int, list[str]] = {}
+    for cid, kind, _ in feedback_of(conn, trace_id):
+        fb.setdefault(cid, []).append(kind)
+    with orm(conn) as s:
+        rows = s.exec(select(CandidateRow).where(CandidateRow.trace_id == trace_id)
+                      .order_by(col(CandidateRow.rank))).all()
+    return [_candidate(c, tuple(fb.get(c.id or 0, ()))) for c in rows]
 
 
 def list_traces(store: Store, limit: int | None = 200) -> list[Trace]:
     """Traces, newest first, without their candidates."""
-    sql = f"SELECT {_TRACE_COLS} FROM recall_trace ORDER BY ts DESC, id DESC"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
     with store.read() as conn:
-        return [_trace(r) for r in conn.exec_driver_sql(sql).all()]
+        return read_traces(conn, limit=limit)
 
 
 def get_trace(store: Store, trace_id: int) -> Trace:
     """One trace with every candidate, in rank order."""
     with store.read() as conn:
-        r = conn.execute(text(f"SELECT {_TRACE_COLS} FROM recall_trace WHERE id = :i"),
-                         {"i": int(trace_id)}).first()
-        if r is None:
+        with orm(conn) as s:
+            row = s.get(TraceRow, int(trace_id))
+        if row is None:
             raise NotFound(f"no recall trace {trace_id}: `lca-tui traces` lists them")
-        trace = _trace(r)
-        fb: dict[int, list[str]] = {}
-        for cid, kind in conn.execute(text(
-                "SELECT candidate_id, kind FROM recall_feedback WHERE trace_id = :i "
-                "ORDER BY id"), {"i": trace.id}).all():
-            fb.setdefault(int(cid), []).append(kind)
-        rows = conn.execute(text(f"SELECT {_CAND_COLS} FROM recall_candidate WHERE "
-                                 "trace_id = :i ORDER BY rank"), {"i": trace.id}).all()
-    trace.candidates = [_candidate(c, tuple(fb.get(int(c[0]), ()))) for c in rows]
+        trace = _trace(row)
+        trace.candidates = candidates_of(conn, int(trace_id))
     hits = trace.settings.get("hits") if trace.origin != "lca-tui" else None
     if isinstance(hits, list):
         by_rank = {h.get("rank"): h for h in hits if isinstance(h, dict)}
@@ -215,6 +246,16 @@ def get_trace(store: Store, trace_id: int) -> Trace:
             found = by_rank.get(c.rank)
             c.harness = {k: v for k, v in found.items() if k != "rank"} if found else None
     return trace
+
+
+def add_feedback(conn: Connection, trace_id: int, candidate_id: int, kind: str, ts: str,
+                 who: tuple[str, str, str]) -> bool:
+    """Record ``kind`` feedback on a candidate once; a repeat, or a row the schema refuses
+    (an unknown kind from a restored export), is ignored. True if added."""
+    added = conn.execute(insert(FeedbackRow).prefix_with("OR IGNORE").values(
+        trace_id=trace_id, candidate_id=candidate_id, kind=kind, ts=ts, writer=who[0],
+        writer_version=who[1], created_at=who[2])).rowcount
+    return bool(added)
 
 
 def find_candidate(trace: Trace, item: str) -> Candidate:
@@ -251,24 +292,19 @@ def feedback(store: Store, trace_id: int, item: str, kind: str) -> dict[str, Any
         raise ValueError(f"candidate {cand.rank} of trace {trace_id} was not injected "
                          f"({cand.decision}): only injected items can be used")
     now = now_iso()
+    assert trace.id is not None and cand.id is not None
     with store.write() as conn:
-        added = conn.execute(text(
-            "INSERT OR IGNORE INTO recall_feedback (trace_id, candidate_id, kind, ts, writer, "
-            "writer_version, created_at) VALUES (:t, :c, :k, :ts, :w, :wv, :ts)"),
-            {"t": trace.id, "c": cand.id, "k": kind, "ts": now, "w": store.writer,
-             "wv": store.writer_version}).rowcount
+        added = add_feedback(conn, trace.id, cand.id, kind, now,
+                             (store.writer, store.writer_version, now))
         hits = prevented = None
-        if added and cand.source_type == "memory":
-            column = "hits" if kind == "used" else "prevented"
-            row = conn.execute(text(
-                f"UPDATE memory SET {column} = {column} + 1, last_applied = :now, "
-                "updated_at = :now WHERE id = :id RETURNING hits, prevented"),
-                {"now": now, "id": cand.source_id}).first()
-            if row is not None:
-                hits, prevented = int(row[0]), int(row[1])
+        if added and cand.source_type == "memory" and cand.source_id is not None:
+            applied = memories.count_applied(conn, cand.source_id, prevented=kind != "used",
+                                             at=now)
+            if applied is not None:
+                hits, prevented = applied
                 # the bound memory directory's file gets the new figures too, so a
                 # re-import no longer resets them (a failure here rolls the feedback back)
-                write_back(conn, store, int(cand.source_id or 0))
+                write_back(conn, store, cand.source_id)
         if added:
             store.audit(conn, f"recall_feedback_{kind}", cand.source_type,
                         [cand.source_id, trace.id], {"trace": int(trace.id or 0)})

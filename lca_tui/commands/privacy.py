@@ -1,0 +1,172 @@
+"""``lca-tui erase`` / ``redact`` SCOPE, ``tombstones`` and ``mark``: privacy from the CLI.
+
+A scope is one of ``--session ID``, ``--entry ID``, ``--memory ID``, ``--match TEXT`` (a
+case-insensitive substring) or ``--regex RE``. ``--dry-run`` prints the closure only;
+without ``--yes`` the command asks to type the word ``erase`` (or ``redact``) first. The exit
+code is 0 when every verification probe passed, 1 when one failed (the report says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rich.text import Text
+
+from lca_tui.output import add_json_flag, console, err_console, fail, print_json, store_from, table
+from store.core.textsafe import visible
+
+
+def _scope_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scope (exactly one)")
+    g.add_argument("--session", metavar="ID", help="a session (a unique id prefix will do)")
+    g.add_argument("--entry", metavar="ID", type=int, help="one transcript entry by id")
+    g.add_argument("--memory", metavar="ID", type=int, help="one memory by id")
+    g.add_argument("--match", metavar="TEXT",
+                   help="every record holding TEXT (case-insensitive substring)")
+    g.add_argument("--regex", metavar="RE", help="every record a Python regular expression "
+                   "matches (case-sensitive unless it says (?i))")
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    for action, what in (("erase", "delete a scope and everything derived from it, then "
+                          "prove nothing is left"),
+                         ("redact", "replace a scope with [REDACTED] in place (entries keep "
+                          "their place), rebuild its index, then verify")):
+        p = sub.add_parser(action, parents=parents, help=what, description=(
+            f"{what[0].upper()}{what[1:]}. The closure (every record that holds or points at "
+            "the scope, with counts per table, and the exports that hold it) is shown first."))
+        _scope_args(p)
+        p.add_argument("--dry-run", action="store_true",
+                       help="print the closure only; change nothing")
+        p.add_argument("--yes", action="store_true",
+                       help=f"do not ask to type '{action}' before changing anything")
+        p.add_argument("--delete-exports", action="store_true",
+                       help="also delete the export files (outside the store) that hold it")
+        p.add_argument("--reason", help="a reason kept on the tombstone (it is stored: put "
+                       "no content in it)")
+        add_json_flag(p)
+        p.set_defaults(func=run, action=action)
+
+    p = sub.add_parser("tombstones", parents=parents,
+                       help="what erasures and redactions left (no content)")
+    add_json_flag(p)
+    p.set_defaults(func=list_tombstones)
+
+    p = sub.add_parser("mark", parents=parents, help="set the sensitivity of a scope",
+                       description="Set the sensitivity of entries (and memories): private is "
+                       "never injected into a public recall, secret is never injected and is "
+                       "masked on every screen until revealed. --session also sets the "
+                       "session's default for entries written later.")
+    _scope_args(p)
+    p.add_argument("--as", dest="level", required=True, choices=("public", "private", "secret"))
+    add_json_flag(p)
+    p.set_defaults(func=run_mark)
+
+
+def _scope(args: argparse.Namespace) -> Any:
+    from store.privacy.api import scope_from
+
+    return scope_from(session=args.session, entry=args.entry, memory=args.memory,
+                      match=args.match, regex=args.regex)
+
+
+def _print_closure(closure: Any) -> None:
+    out = console()
+    counts = closure.counts()
+    t = table("table", "records", title=f"{closure.action} closure of {closure.scope.kind}")
+    for name, n in counts.items():
+        t.add_row(name, f"{n:,}")
+    out.print(t)
+    for memory_id, why in sorted(closure.review.items()):
+        out.print(Text(f"memory {memory_id} will be flagged for review: {why}"))
+    for path in closure.export_files():
+        out.print(Text(visible(f"export file holding it: {path}")))
+    if not counts:
+        out.print("nothing in the store holds this scope")
+
+
+def _confirm(action: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    err_console.print(f"Type [bold]{action}[/] to {action} these records (anything else "
+                      "cancels): ", end="")
+    try:
+        return input().strip() == action
+    except EOFError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    from store.privacy.api import preview
+    from store.privacy.api import run as run_privacy
+
+    scope = _scope(args)
+    with store_from(args) as store:
+        closure = preview(store, scope, args.action)
+        if args.dry_run:
+            if args.json:
+                print_json({"closure": closure.counts(), "exports": closure.export_files()})
+            else:
+                _print_closure(closure)
+            return 0
+        if not args.yes:
+            if args.json or not sys.stdin.isatty():
+                return fail(f"{args.action} changes the store for good: pass --yes (and see "
+                            "--dry-run for the closure first)")
+            _print_closure(closure)
+            if not _confirm(args.action):
+                return fail("cancelled: nothing was changed", code=1)
+        result = run_privacy(store, scope, args.action, delete_exports=args.delete_exports,
+                             reason=args.reason, closure=closure)
+    if args.json:
+        print_json(result.to_json())
+        return 0 if result.verification.passed else 1
+    out = console()
+    if args.yes:
+        _print_closure(closure)
+    t = table("probe", "result", "detail", title="verification")
+    for p in result.verification.probes:
+        t.add_row(p.name, "pass" if p.passed else "FAIL", Text(visible(p.detail)))
+    out.print(t)
+    for path in result.exports_deleted:
+        out.print(Text(visible(f"deleted export file {path}")))
+    if result.tombstone_id is None:
+        out.print("nothing was changed (nothing holds this scope)")
+    else:
+        verdict = "passed" if result.verification.passed else "FAILED"
+        out.print(f"{args.action} done in {result.duration_ms / 1000:.2f} s; tombstone "
+                  f"{result.tombstone_id}; verification {verdict}")
+    return 0 if result.verification.passed else 1
+
+
+def list_tombstones(args: argparse.Namespace) -> int:
+    with store_from(args) as store:
+        rows = store.tombstones()
+    if args.json:
+        print_json({"tombstones": [r.to_json() for r in rows]})
+        return 0
+    t = table("id", "time", "action", "scope", "counts", "actor", "verified")
+    for r in rows:
+        counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
+        verified = "-" if r.verified is None else ("yes" if r.verified else "FAILED")
+        t.add_row(*(Text(visible(str(v))) for v in (r.id, r.ts, r.action, r.scope_kind, counts,
+                                                      r.actor, verified)))
+    console().print(t)
+    return 0
+
+
+def run_mark(args: argparse.Namespace) -> int:
+    from store.privacy.api import mark
+
+    scope = _scope(args)
+    with store_from(args) as store:
+        counts = mark(store, scope, args.level)
+    if args.json:
+        print_json({"level": args.level, "counts": counts})
+        return 0
+    plural = {"session": "sessions", "entry": "entries", "memory": "memories"}
+    console().print(f"marked {args.level}: " + ", ".join(
+        f"{n} {k if n == 1 else plural[k]}" for k, n in counts.items()), markup=False)
+    return 0

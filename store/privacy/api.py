@@ -1,0 +1,219 @@
+"""The privacy operations ``store.facade.Store`` exposes: preview, erase, redact, mark,
+tombstones.
+
+An erasure or redaction runs: closure (a read) → one write transaction (``apply``) → the
+process drops its in-memory vector copy → export files deleted when asked → the WAL
+checkpointed with TRUNCATE → the probes (``verify``) → if the database file still holds bytes
+of the text, VACUUM and the raw-byte probe again → the verification stored with the tombstone.
+Other processes (the app) follow through ``PRAGMA data_version`` and ``latest_tombstone``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import text
+from sqlmodel import col, select
+
+from store.core.db import checkpoint_truncate, orm, vacuum
+from store.core.timeutil import now_iso
+from store.privacy import apply
+from store.privacy.closure import Closure, compute
+from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
+from store.privacy.scope import Matcher, Scope, ScopeError
+from store.privacy.tables import dbapi
+from store.privacy.verify import Verification, raw_probe, run_probes
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+Progress = Callable[[str, int, int], None]
+STAGES = ("closure", "change", "checkpoint", "verify", "record")
+LEVELS = ("public", "private", "secret")
+
+
+def scope_from(**given: Any) -> Scope:
+    """The one scope among ``session``, ``entry``, ``memory``, ``match``, ``regex``."""
+    named = {k: v for k, v in given.items() if v is not None}
+    if len(named) != 1:
+        raise ScopeError("name exactly one scope: --session ID, --entry ID, --memory ID, "
+                         "--match TEXT or --regex RE")
+    kind, value = next(iter(named.items()))
+    return Scope(kind, str(value))
+
+
+@dataclass
+class PrivacyResult:
+    action: str
+    scope_kind: str
+    closure: dict[str, int]
+    exports: list[str]
+    verification: Verification
+    tombstone_id: int | None
+    exports_deleted: list[str] = field(default_factory=list)
+    review: dict[int, str] = field(default_factory=dict)
+    duration_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"closure": self.closure, "exports": self.exports,
+                "verification": self.verification.to_json(),
+                "tombstone_id": self.tombstone_id}
+
+
+def preview(store: Store, scope: Scope, action: str = "erase") -> Closure:
+    """The closure only: what an erasure (or redaction) would touch. Nothing changes."""
+    return compute(store, scope, action)
+
+
+def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False,
+        actor: str | None = None, reason: str | None = None,
+        progress: Progress | None = None, step: apply.Step | None = None,
+        closure: Closure | None = None) -> PrivacyResult:
+    """Erase or redact ``scope``, then verify; see the module docstring."""
+    started = time.perf_counter()
+    tick = progress or (lambda _stage, _done, _total: None)
+    tick("closure", 0, len(STAGES))
+    c = closure if closure is not None else compute(store, scope, action)
+    tick("change", 1, len(STAGES))
+    tombstone_id = None
+    if not c.empty:
+        change = apply.erase if action == "erase" else apply.redact
+        tombstone_id = change(store, c, actor=actor, reason=reason, step=step)
+    from store.recall.pool import drop_cache
+
+    drop_cache(store)
+    deleted: list[str] = []
+    if delete_exports and c.exports:
+        deleted, _failed = apply.delete_exports(store, c)
+    tick("checkpoint", 2, len(STAGES))
+    wal_ok, wal_left = checkpoint_truncate(store.engine)
+    tick("verify", 3, len(STAGES))
+    verification, rem = run_probes(store, c, wal_ok, wal_left)
+    raw = verification.probes[-1]
+    if not raw.passed and wal_ok:  # bytes left in free space of the file: rebuild it
+        vacuum(store.engine)
+        wal_ok, wal_left = checkpoint_truncate(store.engine)
+        verification.probes[-1] = raw_probe(store, c, rem, wal_ok, wal_left, vacuumed=True)
+        verification.passed = all(p.passed for p in verification.probes)
+    tick("record", 4, len(STAGES))
+    if tombstone_id is not None:
+        verification.id = _record(store, tombstone_id, verification)
+    tick("done", len(STAGES), len(STAGES))
+    return PrivacyResult(action, scope.kind, c.counts(), c.export_files(), verification,
+                         tombstone_id, deleted, dict(c.review),
+                         round((time.perf_counter() - started) * 1000.0, 1))
+
+
+def _record(store: Store, tombstone_id: int, v: Verification) -> int:
+    now = now_iso()
+    w, wv = store.writer, store.writer_version
+    with store.write() as conn, orm(conn) as s:
+        row = ErasureVerification(tombstone_id=tombstone_id, ts=now, passed=int(v.passed),
+                                  duration_ms=v.duration_ms, writer=w, writer_version=wv,
+                                  created_at=now)
+        s.add(row)
+        s.flush()
+        assert row.id is not None
+        for i, p in enumerate(v.probes, start=1):
+            s.add(ErasureProbe(verification_id=row.id, seq=i, name=p.name,
+                               passed=int(p.passed), detail=p.detail, writer=w,
+                               writer_version=wv, created_at=now))
+        tomb = s.get(Tombstone, tombstone_id)
+        if tomb is not None:
+            tomb.verified = int(v.passed)
+            s.add(tomb)
+        s.flush()
+        return row.id
+
+
+# -- tombstones ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TombstoneInfo:
+    id: int
+    ts: str
+    action: str
+    scope_kind: str
+    counts: dict[str, int]
+    actor: str
+    reason: str | None
+    verified: bool | None
+    probes: tuple[tuple[str, bool, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ts": self.ts, "scope_kind": self.scope_kind,
+                "counts": self.counts, "actor": self.actor}
+
+
+def tombstones(store: Store, with_probes: bool = False) -> list[TombstoneInfo]:
+    """Every tombstone, newest first (with its latest verification's probes if asked)."""
+    out = []
+    with store.read() as conn, orm(conn) as s:
+        for t in s.exec(select(Tombstone).order_by(col(Tombstone.id).desc())).all():
+            probes: tuple[tuple[str, bool, str], ...] = ()
+            if with_probes:
+                latest = s.exec(select(ErasureVerification)
+                                .where(ErasureVerification.tombstone_id == t.id)
+                                .order_by(col(ErasureVerification.id).desc())).first()
+                if latest is not None:
+                    probes = tuple((p.name, bool(p.passed), p.detail) for p in s.exec(
+                        select(ErasureProbe).where(ErasureProbe.verification_id == latest.id)
+                        .order_by(col(ErasureProbe.seq))).all())
+            try:
+                counts = json.loads(t.counts or "{}")
+            except ValueError:
+                counts = {}
+            out.append(TombstoneInfo(int(t.id or 0), t.ts, t.action, t.scope_kind, counts,
+                                     t.actor, t.reason,
+                                     None if t.verified is None else bool(t.verified), probes))
+    return out
+
+
+def latest_tombstone(store: Store) -> int:
+    """The newest tombstone id (0 when none): a long-lived reader that sees it move drops
+    what it keeps in memory (its vector copy, the text it shows)."""
+    with store.read() as conn:
+        return int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM tombstone")
+                   .scalar_one())
+
+
+# -- sensitivity -----------------------------------------------------------------------------
+def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> dict[str, int]:
+    """Set the sensitivity of what ``scope`` names: a session (its default and its entries),
+    an entry, a memory, or every entry and memory holding the text. Returns counts."""
+    if level not in LEVELS:
+        raise ScopeError(f"--as must be one of {', '.join(LEVELS)}, got {level!r}")
+    counts = {"session": 0, "entry": 0, "memory": 0}
+    with store.write() as conn:
+        if scope.kind == "session":
+            sid = store.session(scope.value).id
+            counts["session"] = conn.execute(text(
+                "UPDATE session SET sensitivity = :l WHERE id = :s"),
+                {"l": level, "s": sid}).rowcount or 0
+            counts["entry"] = conn.execute(text(
+                "UPDATE entry SET sensitivity = :l WHERE session_id = :s"),
+                {"l": level, "s": sid}).rowcount or 0
+        elif scope.kind in ("entry", "memory"):
+            counts[scope.kind] = conn.execute(text(
+                f"UPDATE {scope.kind} SET sensitivity = :l WHERE id = :i"),
+                {"l": level, "i": int(scope.value)}).rowcount or 0
+            if not counts[scope.kind]:
+                from store.core.errors import NotFound
+
+                raise NotFound(f"no {scope.kind} with id {scope.value}")
+        else:
+            matcher = Matcher(scope)
+            dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
+                                deterministic=True)
+            counts["entry"] = conn.execute(text(
+                "UPDATE entry SET sensitivity = :l WHERE lca_holds(content) OR "
+                "lca_holds(meta)"), {"l": level}).rowcount or 0
+            counts["memory"] = conn.execute(text(
+                "UPDATE memory SET sensitivity = :l WHERE lca_holds(name) OR "
+                "lca_holds(description) OR lca_holds(body) OR lca_holds(invariant) OR "
+                "lca_holds(front_matter)"), {"l": level}).rowcount or 0
+        store.audit(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
+    return counts

@@ -1,0 +1,207 @@
+"""Carrying out a closure: erase (delete) or redact (rewrite in place), in one transaction.
+
+Everything an erasure changes in the store — index rows, pointers cleared, container rows
+scrubbed, rows deleted children first, memories flagged, fingerprints, the tombstone and the
+audit event — is one write transaction: a failure anywhere (a seam, ``fail_after``, lets tests
+inject one) rolls all of it back and the store is as it was. Deleted content is overwritten
+(``PRAGMA secure_delete``, set on every connection; FTS5 ``secure-delete``).
+
+A redaction rewrites every matching value to ``[REDACTED]``, keeps entries in their place and
+sequence, rewrites a changed entry's ``idem_key`` (a keyed hash of the old one) and
+``content_hash`` (of the new text) — a plain SHA-256 of the original would confirm a guess —
+and rebuilds the chunks, vectors and FTS rows of every changed entry (embedded before the
+write lock is taken) and memory (through ``store.core.memories``, which also gives it the
+content hash of what it now says).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import IntegrityError
+
+from store.core import erasure, memories, vec
+from store.core.db import orm
+from store.core.errors import StoreError
+from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
+from store.core.timeutil import now_iso
+from store.core.writes import token_estimate
+from store.privacy.closure import Closure
+from store.privacy.models import Tombstone
+from store.privacy.tables import children_first, q
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+Step = Callable[[str], None]
+
+
+class ErasureFailed(StoreError):
+    """The erasure could not be carried out; nothing was changed."""
+
+
+def _ids(rows: set[int] | list[int]) -> str:
+    return json.dumps(sorted(int(r) for r in rows))
+
+
+def actor_name(store: Store, actor: str | None) -> str:
+    return actor or os.environ.get("USER") or store.writer
+
+
+def _tombstone(store: Store, conn: Connection, c: Closure, actor: str,
+               reason: str | None) -> int:
+    with orm(conn) as s:
+        row = Tombstone(ts=now_iso(), action=c.action, scope_kind=c.scope.kind,
+                        counts=json.dumps(c.counts(), sort_keys=True), actor=actor,
+                        reason=reason, verified=None, writer=store.writer,
+                        writer_version=store.writer_version, created_at=now_iso())
+        s.add(row)
+        s.flush()
+        assert row.id is not None
+        return row.id
+
+
+def _finish(store: Store, conn: Connection, c: Closure, actor: str, reason: str | None) -> int:
+    """Review flags, fingerprints, the tombstone and the audit event (ids and counts)."""
+    for memory_id, why in c.review.items():
+        conn.execute(text("UPDATE memory SET review_reason = :r WHERE id = :m"),
+                     {"r": why, "m": memory_id})
+    tombstone_id = _tombstone(store, conn, c, actor, reason)
+    for kind, values in c.fingerprints.items():
+        erasure.record(conn, kind, values, tombstone_id, store.writer, store.writer_version)
+    store.audit(conn, c.action, "tombstone", [tombstone_id], c.counts(), actor=actor)
+    return tombstone_id
+
+
+def _scrub(conn: Connection, c: Closure, skip: dict[str, set[int]], step: Step) -> None:
+    for table, rows in c.scrub.items():
+        gone = skip.get(table, set())
+        for rowid, values in rows.items():
+            if rowid in gone or not values:
+                continue
+            sets = ", ".join(f"{q(col)} = :v{i}" for i, col in enumerate(values))
+            conn.execute(text(f"UPDATE {q(table)} SET {sets} WHERE rowid = :r"),
+                         {"r": rowid, **{f"v{i}": v for i, v in enumerate(values.values())}})
+        step(f"scrub {table}")
+
+
+def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | None = None,
+          step: Step | None = None) -> int:
+    """Delete the closure in one transaction; returns the tombstone id."""
+    step = step or (lambda _name: None)
+    who = actor_name(store, actor)
+    try:
+        with store.write() as conn:
+            vec.ensure_secure_delete(conn)
+            vec.delete_chunks_index(conn, [(cid, body) for cid, body, _ in c.chunk_rows])
+            step("index")
+            for table, columns in c.nullify.items():
+                gone = c.delete.get(table, set())
+                for column, rows in columns.items():
+                    conn.execute(text(f"UPDATE {q(table)} SET {q(column)} = NULL WHERE rowid "
+                                      "IN (SELECT value FROM json_each(:i))"),
+                                 {"i": _ids(rows - gone)})
+            step("pointers")
+            _scrub(conn, c, c.delete, step)
+            for table in children_first(c.tables):
+                doomed = c.delete.get(table)
+                if not doomed:
+                    continue
+                conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
+                                  "json_each(:i))"), {"i": _ids(doomed)})
+                step(f"delete {table}")
+            tombstone_id = _finish(store, conn, c, who, reason)
+            step("tombstone")
+    except IntegrityError as exc:
+        raise ErasureFailed(f"the erasure would leave records pointing at erased ones "
+                            f"({exc.orig}); nothing was changed") from exc
+    return tombstone_id
+
+
+def prepare_redaction(store: Store, c: Closure) -> tuple[dict[str, list[Prepared]],
+                                                        list[Source]]:
+    """The new chunks of every changed entry, embedded before the write lock is taken."""
+    sources: list[Source] = []
+    with store.read() as conn:
+        for entry_id in sorted(c.rebuild.get("entry", set())):
+            row = conn.execute(text("SELECT rowid, content FROM entry WHERE id = :i"),
+                               {"i": entry_id}).one()
+            body = str(c.scrub.get("entry", {}).get(int(row[0]), {}).get("content", row[1]))
+            sources.append(Source("entry", entry_id, body, sha256_text(body)))
+    indexer = store.indexer()
+    return indexer.prepare({s.content_hash: s.text for s in sources}), sources
+
+
+def _rewrite_keys(conn: Connection, c: Closure, sources: list[Source]) -> None:
+    """A changed entry's idem_key (a keyed hash of the old one) and content_hash."""
+    new_hash = {s.source_id: s.content_hash for s in sources}
+    for rowid in c.scrub.get("entry", {}):
+        old = conn.execute(text("SELECT id, idem_key, content FROM entry WHERE rowid = :r"),
+                           {"r": rowid}).one()
+        conn.execute(text("UPDATE entry SET idem_key = :k, content_hash = :h, tokens = :t "
+                          "WHERE rowid = :r"), {
+            "k": "redacted:" + erasure.keyed_hash(conn, "redacted-entry", str(old[1])),
+            "h": new_hash.get(int(old[0]), sha256_text(old[2])),
+            "t": token_estimate(old[2]), "r": rowid})
+
+
+def _redact_memories(store: Store, conn: Connection, c: Closure) -> None:
+    """Changed memories go through the one memory write path: new values, a content hash
+    of what they now say, and their chunks rebuilt."""
+    for rowid, values in c.scrub.get("memory", {}).items():
+        memory_id = int(conn.execute(text("SELECT id FROM memory WHERE rowid = :r"),
+                                     {"r": rowid}).scalar_one())
+        memories.update(conn, store, memory_id, values)
+
+
+def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | None = None,
+           step: Step | None = None) -> int:
+    """Rewrite the closure in place in one transaction; returns the tombstone id."""
+    step = step or (lambda _name: None)
+    who = actor_name(store, actor)
+    prepared, sources = prepare_redaction(store, c)
+    indexer = store.indexer()
+    with store.write() as conn:
+        vec.ensure_secure_delete(conn)
+        for source in sources:
+            drop_chunks_of(conn, source.source_type, source.source_id)
+        step("index")
+        _redact_memories(store, conn, c)
+        _scrub(conn, c, {"memory": set(c.scrub.get("memory", {}))}, step)
+        _rewrite_keys(conn, c, sources)
+        indexer.index(conn, sources, prepared)
+        step("rebuild")
+        for table, rows in c.delete.items():
+            conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
+                              "json_each(:i))"), {"i": _ids(rows)})
+        tombstone_id = _finish(store, conn, c, who, reason)
+        step("tombstone")
+    return tombstone_id
+
+
+def delete_exports(store: Store, c: Closure) -> tuple[list[str], list[str]]:
+    """Remove the export files the closure names, and the records of exports left with no
+    file; returns (files removed, files that could not be removed)."""
+    removed, failed = [], []
+    for hit in c.exports:
+        for path in hit.files:
+            try:
+                os.unlink(path)
+                removed.append(path)
+            except FileNotFoundError:
+                removed.append(path)
+            except OSError:
+                failed.append(path)
+    emptied = [e.export_id for e in c.exports if not any(f in failed for f in e.files)]
+    if emptied:
+        with store.write() as conn:
+            conn.execute(text("DELETE FROM export WHERE id IN (SELECT value FROM json_each(:i))"),
+                         {"i": _ids(emptied)})
+            store.audit(conn, "delete-exports", "export", emptied,
+                        {"files": len(removed), "failed": len(failed)})
+    return removed, failed
+

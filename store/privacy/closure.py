@@ -1,0 +1,261 @@
+"""The closure of a scope: every record of every kind that holds or points at it, with
+counts per table, computed before anything changes.
+
+Erase: the scope's own rows (a session with every row keyed by it, an entry, a memory, or every
+row of any table with a text column holding the text) are deleted, then the closure grows until
+nothing is left pointing at a deleted row:
+
+- foreign keys (read from the schema, so new tables are followed): ``ON DELETE CASCADE`` rows
+  go; ``SET NULL`` pointers are cleared by SQLite and counted; a ``NO ACTION`` pointer that
+  must not dangle is handled here — its row is deleted when the column is NOT NULL or in
+  ``DELETE_ON`` (``evidence.entry_id``, ``checkpoint.session_id``), else the pointer is cleared
+  (``memory.supersedes_id`` / ``superseded_by_id``);
+- pointers without a foreign key (``SOFT``): chunks and recall candidates name their source by
+  type and id, export items their item; ``chunk.nn_chunk_id`` is cleared;
+- a memory derived from erased entries is erased when all its evidence goes and flagged for
+  review when some does (a proposal, by the entries its JSON evidence names, is erased when
+  all of them go); a session whose entries all go goes too;
+- the import position of every file an erased entry came from goes (it holds a plain sha256 of
+  the file's bytes), so the next import reads the file again and the fingerprints refuse it.
+
+Rows of ``SCRUB_TABLES`` (sessions, export records, audit events) are containers: a text scope
+redacts the matching columns there instead of deleting the row.
+
+Redact: the same scopes, but every matching value is rewritten in place (``[REDACTED]``), the
+chunks of changed entries and memories are rebuilt, and nothing is deleted except import
+positions. Entries named by id (``--entry``, ``--session``) are redacted whole, and so are the
+excerpts, queries and paths that copied them (``DERIVED``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, text
+
+from store.core.errors import NotFound
+from store.privacy import describe, redaction
+from store.privacy.scope import Matcher, Scope
+from store.privacy.sets import (
+    Closure,
+    ExportHit,
+    add_rows,
+    column_values,
+    ids_json,
+    import_positions,
+    resolve_session,
+    rows_where,
+    scan,
+)
+from store.privacy.tables import BOOKKEEPING, q, relational_tables
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+__all__ = ["Closure", "ExportHit", "compute"]
+
+SCRUB_TABLES = frozenset({"session", "export", "audit_event"})
+DELETE_ON = frozenset({("evidence", "entry_id"), ("checkpoint", "session_id")})
+# table → (type column, id column, {type value: table it names})
+SOFT = {
+    "chunk": ("source_type", "source_id", {"entry": "entry", "memory": "memory"}),
+    "recall_candidate": ("source_type", "source_id", {"entry": "entry", "memory": "memory"}),
+    "export_item": ("item_type", "item_id", {"session": "session", "entry": "entry",
+                                              "memory": "memory", "evidence": "evidence"}),
+}
+# Pointers kept inside a JSON list (table → (column, keys naming an entry id)): a proposal
+# derived from entries names them in its evidence; it goes when all of them go, as a memory
+# does.
+JSON_EVIDENCE = {"proposal": ("evidence", ("entry_id", "entry"))}
+
+
+# -- seeds -----------------------------------------------------------------------------------
+def _seedids_json(store: Store, conn: Connection, c: Closure) -> None:
+    """The rows a session, entry or memory scope names."""
+    kind, value = c.scope.kind, c.scope.value
+    if kind == "session":
+        sid = resolve_session(store, value)
+        c.session_id = sid
+        c.delete["session"] = {int(r[0]) for r in conn.execute(
+            text("SELECT rowid FROM session WHERE id = :s"), {"s": sid}).all()}
+        for name, info in c.tables.items():
+            if name not in BOOKKEEPING and name != "session" and "session_id" in info.columns:
+                add_rows(c.delete, name, rows_where(conn, name, "session_id", [sid]))
+        return
+    table = "entry" if kind == "entry" else "memory"
+    exists = conn.execute(text(f"SELECT rowid FROM {table} WHERE id = :i"),
+                          {"i": int(value)}).first()
+    if exists is None:
+        where = "`lca-tui entries SESSION`" if kind == "entry" else "`lca-tui memories`"
+        raise NotFound(f"no {table} with id {value}: {where} shows ids")
+    c.delete[table] = {int(exists[0])}
+
+
+def _seed_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
+    """Every row holding the text: deleted, or its matching columns redacted in a
+    container table (``SCRUB_TABLES``)."""
+    for table, rows in scan(conn, c.tables, matcher).items():
+        keys = c.tables[table].keys
+        for rowid, cols in rows.items():
+            if table in SCRUB_TABLES and set(cols) - keys:
+                c.scrub.setdefault(table, {})[rowid] = {col: None for col in cols
+                                                        if col not in keys}
+            elif table == "chunk":  # a chunk holding it: its source holds it too
+                src = conn.execute(text("SELECT source_type, source_id FROM chunk WHERE "
+                                        "rowid = :r"), {"r": rowid}).one()
+                add_rows(c.delete, str(src[0]), {int(src[1])})
+                add_rows(c.delete, "chunk", {rowid})
+            else:
+                add_rows(c.delete, table, {rowid})
+
+
+# -- growing the erase closure ---------------------------------------------------------------
+def _grow(conn: Connection, c: Closure) -> None:
+    """Follow foreign keys and soft pointers until no deleted row is pointed at."""
+    while True:
+        changed = False
+        for name, info in c.tables.items():
+            if name in BOOKKEEPING:
+                continue
+            for fk in info.foreign_keys:
+                gone = c.delete.get(fk.parent)
+                if not gone:
+                    continue
+                keys = column_values(conn, fk.parent, fk.parent_column, gone)
+                rows = rows_where(conn, name, fk.column, keys) - c.delete.get(name, set())
+                if not rows:
+                    continue
+                if fk.on_delete == "CASCADE" or (fk.on_delete in ("NO ACTION", "RESTRICT") and (
+                        fk.column not in info.nullable or (name, fk.column) in DELETE_ON)):
+                    changed |= add_rows(c.delete, name, rows)
+                elif fk.on_delete == "SET NULL":
+                    c.cleared[f"{name}.{fk.column}"] = len(rows)
+                else:
+                    c.nullify.setdefault(name, {}).setdefault(fk.column, set()).update(rows)
+        for name, (type_col, id_col, targets) in SOFT.items():
+            if name not in c.tables:
+                continue
+            for type_value, target in targets.items():
+                gone = c.delete.get(target)
+                if not gone:
+                    continue
+                keys = [str(k) if name == "export_item" else k
+                        for k in column_values(conn, target, "id", gone)]
+                rows = {int(r[0]) for r in conn.execute(text(
+                    f"SELECT rowid FROM {q(name)} WHERE {q(type_col)} = :t AND {q(id_col)} IN "
+                    "(SELECT value FROM json_each(:v))"),
+                    {"t": type_value, "v": json.dumps(keys)}).all()}
+                changed |= add_rows(c.delete, name, rows)
+        changed |= _json_evidence(conn, c)
+        changed |= _memories_losing_evidence(conn, c)
+        changed |= _emptied_sessions(conn, c)
+        changed |= import_positions(conn, c, c.delete.get("entry", set()))
+        if not changed:
+            break
+    if c.delete.get("chunk") and "chunk" in c.tables:
+        rows = rows_where(conn, "chunk", "nn_chunk_id",
+                              sorted(c.delete["chunk"])) - c.delete["chunk"]
+        if rows:
+            c.nullify.setdefault("chunk", {})["nn_chunk_id"] = rows
+
+
+def _json_evidence(conn: Connection, c: Closure) -> bool:
+    """Rows whose JSON evidence names only erased entries (``JSON_EVIDENCE``)."""
+    gone = c.delete.get("entry")
+    if not gone:
+        return False
+    changed = False
+    for table, (column, keys) in JSON_EVIDENCE.items():
+        if table not in c.tables or column not in c.tables[table].columns:
+            continue
+        pointer = "COALESCE(" + ", ".join(f"json_extract(j.value, '$.{k}')" for k in keys) + ")"
+        rows = {int(r[0]) for r in conn.execute(text(
+            f"SELECT t.rowid FROM {q(table)} t WHERE json_valid(t.{q(column)}) AND EXISTS "
+            f"(SELECT 1 FROM json_each(t.{q(column)}) j WHERE {pointer} IN (SELECT value FROM "
+            f"json_each(:i))) AND NOT EXISTS (SELECT 1 FROM json_each(t.{q(column)}) j WHERE "
+            f"{pointer} IS NOT NULL AND {pointer} NOT IN (SELECT value FROM json_each(:i)))"),
+            {"i": ids_json(gone)}).all()}
+        changed |= add_rows(c.delete, table, rows)
+    return changed
+
+
+def _memories_losing_evidence(conn: Connection, c: Closure) -> bool:
+    gone = c.delete.get("evidence")
+    if not gone:
+        return False
+    changed = False
+    rows = conn.execute(text(
+        "SELECT memory_id, COUNT(*) FROM evidence WHERE rowid IN (SELECT value FROM "
+        "json_each(:i)) GROUP BY memory_id"), {"i": ids_json(gone)}).all()
+    erased_memories = c.delete.get("memory", set())
+    for memory_id, lost in rows:
+        if int(memory_id) in erased_memories:
+            continue
+        total = int(conn.execute(text("SELECT COUNT(*) FROM evidence WHERE memory_id = :m"),
+                                 {"m": memory_id}).scalar_one())
+        if lost >= total:
+            changed |= add_rows(c.delete, "memory", {int(memory_id)})
+            c.review.pop(int(memory_id), None)
+        else:
+            c.review[int(memory_id)] = (f"{lost} of its {total} evidence rows were erased: "
+                                        "review whether it still stands")
+    return changed
+
+
+def _emptied_sessions(conn: Connection, c: Closure) -> bool:
+    gone = c.delete.get("entry")
+    if not gone:
+        return False
+    changed = False
+    for sid, lost in conn.execute(text(
+            "SELECT session_id, COUNT(*) FROM entry WHERE rowid IN (SELECT value FROM "
+            "json_each(:i)) GROUP BY session_id"), {"i": ids_json(gone)}).all():
+        total = int(conn.execute(text("SELECT COUNT(*) FROM entry WHERE session_id = :s"),
+                                 {"s": sid}).scalar_one())
+        if lost >= total:
+            rows = {int(r[0]) for r in conn.execute(
+                text("SELECT rowid FROM session WHERE id = :s"), {"s": sid}).all()}
+            if add_rows(c.delete, "session", rows):
+                changed = True
+                for row in rows:
+                    c.scrub.get("session", {}).pop(row, None)
+    return changed
+
+
+def compute(store: Store, scope: Scope, action: str) -> Closure:
+    """The closure of ``scope`` for ``action`` (``erase`` or ``redact``): a read, nothing
+    changes."""
+    if action not in ("erase", "redact"):
+        raise ValueError("action must be 'erase' or 'redact'")
+    c = Closure(scope, action)
+    matcher = Matcher(scope) if scope.is_text else None
+    with store.read() as conn:
+        c.tables = relational_tables(conn)
+        if action == "erase":
+            if matcher is not None:
+                _seed_text(conn, c, matcher)
+            else:
+                _seedids_json(store, conn, c)
+            _grow(conn, c)
+            if matcher is not None:  # columns of container rows that stay
+                for table, rows in c.scrub.items():
+                    for rowid, cols in rows.items():
+                        values = conn.execute(text(
+                            f"SELECT {', '.join(q(col) for col in cols)} FROM {q(table)} "
+                            "WHERE rowid = :r"), {"r": rowid}).one()
+                        rows[rowid] = {col: matcher.redact(v)[0] if isinstance(v, str) else v
+                                       for col, v in zip(cols, values, strict=True)}
+        else:
+            if matcher is not None:
+                redaction.redact_text(conn, c, matcher)
+            else:
+                redaction.redact_ids(store, conn, c)
+            redaction.redact_followups(conn, c)
+        describe.texts(conn, c, matcher)
+        describe.fingerprints(conn, c)
+        describe.chunks(conn, c)
+        describe.exports(conn, c, matcher)
+        describe.labels(conn, c)
+    return c
+

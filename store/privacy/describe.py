@@ -1,0 +1,154 @@
+"""What a closure tells besides its rows: the texts the probes look for, the fingerprints to
+record, the chunks removed (with their vectors, for the semantic probe), the exports holding
+the scope, and a few readable labels per table for the preview."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+from store.core import vec
+from store.privacy.scope import Matcher
+from store.privacy.sets import Closure, ExportHit, column_values, ids_json
+from store.privacy.tables import q
+
+LABELS_PER_TABLE = 40
+
+
+def fingerprints(conn: Connection, c: Closure) -> None:
+    if c.action == "erase":
+        entries = c.delete.get("entry", set())
+        memories = c.delete.get("memory", set())
+        traces = c.delete.get("recall_trace", set())
+    else:
+        entries = set(c.scrub.get("entry", {}))
+        memories = set(c.scrub.get("memory", {}))
+        traces = {r for r, cols in c.scrub.get("recall_trace", {}).items() if "query" in cols}
+    c.fingerprints = {
+        "entry": [str(v) for v in column_values(conn, "entry", "idem_key", entries)],
+        "memory": [str(v) for v in column_values(conn, "memory", "content_hash", memories)],
+        "trace": [f"{r[0]}|{r[1]}" for r in conn.execute(text(
+            "SELECT ts, query FROM recall_trace WHERE origin = 'lca-tui' AND rowid IN "
+            "(SELECT value FROM json_each(:i))"), {"i": ids_json(traces)}).all()] if traces else [],
+    }
+
+
+def chunks(conn: Connection, c: Closure) -> None:
+    """The chunks removed (erase) or replaced (redact), their vectors for the semantic probe."""
+    if c.action == "erase":
+        ids = set(c.delete.get("chunk", set()))
+    else:
+        ids = set()
+        for source_type, sources in c.rebuild.items():
+            ids |= {int(r[0]) for r in conn.execute(text(
+                "SELECT id FROM chunk WHERE source_type = :t AND source_id IN (SELECT value "
+                "FROM json_each(:i))"), {"t": source_type, "i": ids_json(sources)}).all()}
+    rows = conn.execute(text("SELECT id, text, status FROM chunk WHERE id IN (SELECT value FROM "
+                             "json_each(:i)) ORDER BY id"), {"i": ids_json(ids)}).all()
+    found = vec.vectors_of(conn, [int(r[0]) for r in rows])
+    kept: list[np.ndarray] = []
+    chunk_rows = []
+    for cid, body, _status in rows:
+        v = found.get(int(cid))
+        chunk_rows.append((int(cid), str(body), v is not None))
+        if v is not None:
+            kept.append(v)
+    c.chunk_rows = chunk_rows
+    if kept:
+        c.vectors = np.stack(kept).astype(np.float32)
+
+
+def texts(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
+    if matcher is not None:
+        c.texts = [c.scope.value] if c.scope.kind == "match" else list(matcher.found)
+        return
+    if c.action == "erase":
+        entries = c.delete.get("entry", set())
+        memories = c.delete.get("memory", set())
+        c.texts = [str(v) for v in column_values(conn, "entry", "content", entries)]
+        c.texts += [str(v) for v in column_values(conn, "memory", "body", memories)]
+
+
+def exports(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
+    """Exports holding part of the scope: by what they recorded, and (text scopes) by what
+    their files say."""
+    if "export" not in c.tables:
+        return
+    holding: set[int] = set()
+    touched = c.delete if c.action == "erase" else {
+        t: set(rows) for t, rows in c.scrub.items()}
+    for item_type in ("session", "entry", "memory", "evidence"):
+        rows = touched.get(item_type)
+        if not rows or "export_item" not in c.tables:
+            continue
+        ids = [str(v) for v in column_values(conn, item_type, "id", rows)]
+        holding |= {int(r[0]) for r in conn.execute(text(
+            "SELECT DISTINCT export_id FROM export_item WHERE item_type = :t AND item_id IN "
+            "(SELECT value FROM json_each(:v))"), {"t": item_type, "v": json.dumps(ids)})}
+    for export_id, path, files in conn.exec_driver_sql(
+            "SELECT id, path, files FROM export ORDER BY id").all():
+        try:
+            listed = [str(f) for f in json.loads(files or "[]")]
+        except ValueError:
+            listed = []
+        folder = Path(path)
+        present = [folder / f for f in listed if (folder / f).is_file()]
+        held = [str(p) for p in present if matcher is not None and _file_holds(p, matcher)]
+        if int(export_id) in holding:
+            held = [str(p) for p in present]
+        if held:
+            c.exports.append(ExportHit(int(export_id), str(folder), held))
+
+
+def _file_holds(path: Path, matcher: Matcher) -> bool:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            return any(matcher.holds(line) for line in fh)
+    except OSError:
+        return False
+
+
+def labels(conn: Connection, c: Closure) -> None:
+    """A few readable rows per table for the preview tree (ids, kinds, names; no text
+    excerpt: the preview names records, it does not show them again)."""
+    touched: dict[str, set[int]] = {t: set(r) for t, r in c.delete.items()}
+    for t, rows in c.scrub.items():
+        touched.setdefault(t, set()).update(rows)
+    for table, rowids in touched.items():
+        first = sorted(rowids)[:LABELS_PER_TABLE]
+        if table == "entry":
+            sql = ("SELECT session_id, seq, kind, agent, sensitivity FROM entry WHERE rowid IN "
+                   "(SELECT value FROM json_each(:i)) ORDER BY session_id, seq")
+            out = [f"{r[0][:8]}#{r[1]} {r[2]}" + (f" · {r[3]}" if r[3] != "main" else "")
+                   + (f" · {r[4]}" if r[4] != "public" else "")
+                   for r in conn.execute(text(sql), {"i": ids_json(first)}).all()]
+        elif table == "memory":
+            out = [f"memory {r[0]} · {r[1] if r[2] != 'secret' else '[secret]'}"
+                   for r in conn.execute(text(
+                       "SELECT id, name, sensitivity FROM memory WHERE rowid IN (SELECT value "
+                       "FROM json_each(:i)) ORDER BY id"), {"i": ids_json(first)}).all()]
+        elif table == "session":
+            out = [f"session {r[0][:8]}" for r in conn.execute(text(
+                "SELECT id FROM session WHERE rowid IN (SELECT value FROM json_each(:i))"),
+                {"i": ids_json(first)}).all()]
+        elif table == "import_position":
+            out = [f"import position of {Path(r[0]).name}" for r in conn.execute(text(
+                "SELECT path FROM import_position WHERE rowid IN (SELECT value FROM "
+                "json_each(:i)) ORDER BY path"), {"i": ids_json(first)}).all()]
+        elif "id" in c.tables[table].columns:
+            out = [f"{table} {r[0]}" for r in conn.execute(text(
+                f"SELECT id FROM {q(table)} WHERE rowid IN (SELECT value FROM json_each(:i)) "
+                "ORDER BY id"), {"i": ids_json(first)}).all()]
+        else:
+            out = [f"{table} row {r}" for r in first]
+        action = ("deleted" if table in c.delete and table not in c.scrub else "rewritten")
+        if table in c.delete and table in c.scrub:
+            action = "deleted or rewritten"
+        c.labels[table] = [f"{x} ({action})" for x in out]
+    if c.review:
+        c.labels["memory_review"] = [f"memory {m}: {why}" for m, why in sorted(c.review.items())]
+
+

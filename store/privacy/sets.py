@@ -1,0 +1,155 @@
+"""What a closure is made of (``Closure``: rows to delete and to rewrite per table, chunks,
+exports, the texts the probes look for) and the set helpers ``closure``, ``redaction`` and
+``describe`` share. Everything here reads; nothing writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+from store.privacy.scope import Matcher, Scope
+from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, q
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+
+
+@dataclass
+class ExportHit:
+    """An export the store wrote that holds part of the scope: its folder and files."""
+
+    export_id: int
+    path: str
+    files: list[str]
+
+
+@dataclass
+class Closure:
+    """What an erasure or redaction of ``scope`` touches; nothing has changed yet."""
+
+    scope: Scope
+    action: str
+    tables: dict[str, TableInfo] = field(default_factory=dict)
+    delete: dict[str, set[int]] = field(default_factory=dict)
+    scrub: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    nullify: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    cleared: dict[str, int] = field(default_factory=dict)  # SET NULL pointers SQLite clears
+    review: dict[int, str] = field(default_factory=dict)
+    rebuild: dict[str, set[int]] = field(default_factory=dict)
+    chunk_rows: list[tuple[int, str, bool]] = field(default_factory=list)  # id, text, has vector
+    exports: list[ExportHit] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    fingerprints: dict[str, list[str]] = field(default_factory=dict)
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 384), np.float32))
+    labels: dict[str, list[str]] = field(default_factory=dict)
+    session_id: str | None = None
+
+    # -- figures ---------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """Rows touched per table (deleted or rewritten), the vectors and FTS rows of the
+        chunks removed or rebuilt, and memories flagged for review."""
+        out: dict[str, int] = {}
+        for table in sorted(set(self.delete) | set(self.scrub)):
+            n = len(self.delete.get(table, ())) + len(
+                set(self.scrub.get(table, {})) - self.delete.get(table, set()))
+            if n:
+                out[table] = n
+        chunks = len(self.chunk_rows)
+        if chunks:
+            out["chunk"] = max(out.get("chunk", 0), chunks)
+            out["chunk_vec"] = sum(1 for _, _, v in self.chunk_rows if v)
+            out["chunk_fts"] = chunks
+        if self.review:
+            out["memory_review"] = len(self.review)
+        return out
+
+    def export_files(self) -> list[str]:
+        return [f for e in self.exports for f in e.files]
+
+    @property
+    def empty(self) -> bool:
+        return not self.counts()
+
+    def deletedids_json(self, table: str) -> set[int]:
+        return self.delete.get(table, set())
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def ids_json(values: set[int] | list[int]) -> str:
+    return json.dumps(sorted(int(v) for v in values))
+
+
+def rows_where(conn: Connection, table: str, column: str, values: list[Any]) -> set[int]:
+    if not values:
+        return set()
+    rows = conn.execute(text(f"SELECT rowid FROM {q(table)} WHERE {q(column)} IN "
+                             "(SELECT value FROM json_each(:v))"),
+                        {"v": json.dumps(values)}).all()
+    return {int(r[0]) for r in rows}
+
+
+def column_values(conn: Connection, table: str, column: str, rowids: set[int]) -> list[Any]:
+    if not rowids:
+        return []
+    rows = conn.execute(text(f"SELECT {q(column)} FROM {q(table)} WHERE rowid IN "
+                             "(SELECT value FROM json_each(:i))"), {"i": ids_json(rowids)}).all()
+    return [r[0] for r in rows if r[0] is not None]
+
+
+def add_rows(target: dict[str, set[int]], table: str, rows: set[int]) -> bool:
+    have = target.setdefault(table, set())
+    new = rows - have
+    have |= new
+    return bool(new)
+
+
+def register_matcher(conn: Connection, matcher: Matcher) -> None:
+    """``lca_holds(value)`` for this connection: the matcher, case folding included."""
+    dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)), deterministic=True)
+
+
+def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
+         skip: frozenset[str] = BOOKKEEPING) -> dict[str, dict[int, list[str]]]:
+    """table → rowid → the text columns holding the scope's text, for every table but
+    ``skip`` (a read: the matcher runs inside SQLite, rows that do not match never leave)."""
+    register_matcher(conn, matcher)
+    found: dict[str, dict[int, list[str]]] = {}
+    for name, info in sorted(tables.items()):
+        if name in skip or not info.text_columns:
+            continue
+        cols = info.text_columns
+        where = " OR ".join(f"lca_holds({q(c)})" for c in cols)
+        rows = conn.exec_driver_sql(
+            f"SELECT rowid, {', '.join(q(c) for c in cols)} FROM {q(name)} WHERE {where}").all()
+        for r in rows:
+            hit = [c for c, v in zip(cols, r[1:], strict=True) if matcher.holds(v)]
+            if hit:
+                found.setdefault(name, {})[int(r[0])] = hit
+    return found
+
+
+def resolve_session(store: Store, value: str) -> str:
+    return store.session(value).id
+
+
+def import_positions(conn: Connection, c: Closure, entry_rows: set[int]) -> bool:
+    if not entry_rows or "import_position" not in c.tables:
+        return False
+    paths = set(column_values(conn, "entry", "source_path", entry_rows))
+    resolved = sorted({str(Path(p).resolve()) for p in paths} | paths)
+    rows = rows_where(conn, "import_position", "path", resolved)
+    for rel in sorted(p for p in paths if not Path(p).is_absolute()):
+        # an entry keeps the path it was imported by; the position keeps it resolved
+        tail = "/" + rel.lstrip("./").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows |= {int(r[0]) for r in conn.execute(text(
+            "SELECT rowid FROM import_position WHERE path LIKE :t ESCAPE '\\'"),
+            {"t": "%" + tail}).all()}
+    return add_rows(c.delete, "import_position", rows)
+
+

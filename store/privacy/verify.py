@@ -1,0 +1,367 @@
+"""Proof that nothing is left: probes run after an erasure or redaction, stored, shown.
+
+- ``rows``: the closure's rows are gone (erase) or still in place (redact), and no foreign key
+  points at a missing row;
+- ``fts``: no FTS row is left for a removed chunk, and FTS phrase queries for the text and for
+  each distinctive word find nothing that holds them;
+- ``substring``: a scan of every text column of every relational table finds the text nowhere
+  (bookkeeping tables included);
+- ``semantic``: no remaining chunk is within 0.98 cosine of a removed one (a redacted chunk's
+  own rebuilt chunk may be, when its text no longer holds the scope);
+- ``traces``: no recall trace or candidate holds the text or points at what was erased, and a
+  probe recall for it returns nothing derived from it — the probes write no trace;
+- ``exports``: no export file the store wrote still holds it;
+- ``raw-bytes``: the WAL was truncated, and neither the database file nor its ``-wal`` holds
+  the text or any of its distinctive words (words that occur nowhere else in the store).
+
+Details are content-free (counts, ids, file paths), since they are stored.
+
+A *distinctive word* is a word of the erased text (3+ characters, not a stop word) that no
+remaining text column, schema statement or FTS term holds: finding its bytes in the file can
+only mean residue.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, text
+
+from store.core import vec
+from store.privacy.closure import Closure
+from store.privacy.scope import Matcher, words
+from store.privacy.tables import dbapi, q, relational_tables
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+SEMANTIC_LIMIT = 0.98
+MAX_PHRASES = 20
+MAX_WORDS = 400
+PROBE_RECALLS = 3
+_NOT_WORD = bytes(b if (chr(b).isalnum() or b == 0x5F or b >= 0x80) else 0x20
+                  for b in range(256))
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class Probe:
+    name: str
+    passed: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass
+class Verification:
+    passed: bool
+    probes: list[Probe] = field(default_factory=list)
+    duration_ms: float = 0.0
+    id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "probes": [p.to_json() for p in self.probes]}
+
+
+@dataclass
+class Remaining:
+    """What a scan of every text column found after the change."""
+
+    holding: dict[str, int] = field(default_factory=dict)  # table → rows holding the text
+    words: set[str] = field(default_factory=set)  # candidate words still found somewhere
+    distinctive: list[str] = field(default_factory=list)
+
+
+def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
+                    candidates: list[str]) -> Remaining:
+    """One pass over every text column of every relational table (and the schema)."""
+    out = Remaining()
+    wanted = set(candidates)
+    raw = dbapi(conn)
+    if matcher is not None:
+        def seen(value: Any) -> int:
+            if isinstance(value, str) and value:
+                low = value.lower()
+                out.words.update(w for w in wanted - out.words if w in low)
+            return 0
+        raw.create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
+                            deterministic=True)
+    else:
+        def seen(value: Any) -> int:
+            if isinstance(value, str) and value:
+                out.words.update(wanted.intersection(w.lower() for w in _WORD.findall(value)))
+            return 0
+    raw.create_function("lca_seen", 1, seen)
+    tables = relational_tables(conn)
+    for name, info in sorted(tables.items()):
+        cols = info.text_columns
+        if not cols:
+            continue
+        if matcher is not None:
+            n = conn.exec_driver_sql(f"SELECT COUNT(*) FROM {q(name)} WHERE " + " OR ".join(
+                f"lca_holds({q(col)})" for col in cols)).scalar_one()
+            if n:
+                out.holding[name] = int(n)
+        if wanted:
+            conn.exec_driver_sql(f"SELECT COUNT(*) FROM {q(name)} WHERE " + " OR ".join(
+                f"lca_seen({q(col)})" for col in cols)).scalar_one()
+    if wanted:
+        conn.exec_driver_sql("SELECT COUNT(*) FROM sqlite_master WHERE lca_seen(sql)").one()
+        terms = vec.fts_terms(conn)
+        left = [w for w in candidates if w not in out.words and w not in terms]
+        if matcher is not None:  # few words: also drop those inside an indexed term
+            left = [w for w in left if not any(w in t for t in terms)]
+        out.distinctive = left
+    return out
+
+
+def _candidate_words(c: Closure) -> list[str]:
+    return words(c.texts)[:MAX_WORDS * 4]
+
+
+def _rows(conn: Connection, c: Closure) -> Probe:
+    left = 0
+    for table, rows in c.delete.items():
+        left += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
+                                      "(SELECT value FROM json_each(:i))"),
+                                 {"i": json.dumps(sorted(rows))}).scalar_one())
+    dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+    kept = 0
+    if c.action == "redact":
+        for table, changed in c.scrub.items():
+            kept += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
+                                          "(SELECT value FROM json_each(:i))"),
+                                     {"i": json.dumps(sorted(changed))}).scalar_one())
+        wanted = sum(len(r) for r in c.scrub.values())
+        ok = not left and not dangling and kept == wanted
+        return Probe("rows", ok, f"{kept} of {wanted} rewritten rows kept in place; "
+                     f"{len(dangling)} dangling references")
+    deleted = sum(len(r) for r in c.delete.values())
+    ok = not left and not dangling
+    return Probe("rows", ok, f"{deleted - left} of {deleted} rows deleted; {len(dangling)} "
+                 "dangling references")
+
+
+def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) -> Probe:
+    removed = [cid for cid, _, _ in c.chunk_rows]
+    present = {int(r[0]) for r in conn.execute(text(
+        "SELECT id FROM chunk WHERE id IN (SELECT value FROM json_each(:i))"),
+        {"i": json.dumps(removed)}).all()}
+    gone = [cid for cid in removed if cid not in present]
+    stale = vec.fts_indexed(conn, gone)
+    bad: set[int] = set(stale)
+    phrases = 0
+    for t in c.texts[:MAX_PHRASES]:
+        ws = _WORD.findall(t)[:12]
+        if not ws:
+            continue
+        phrases += 1
+        for cid in vec.fts_phrase(conn, ws):
+            body = _chunk_text(conn, cid)
+            if body is None or cid in gone or (matcher is not None and matcher.holds(body)):
+                bad.add(cid)  # stale, or still holding it (a kept duplicate is no hit)
+    for w in rem.distinctive[:MAX_WORDS]:
+        for cid in vec.fts_phrase(conn, [w]):
+            body = _chunk_text(conn, cid)
+            # a hit through a shared stem ("reads" for "reading") is no residue
+            held = body is not None and (w in body.lower() if matcher is not None else
+                                         w in {x.lower() for x in _WORD.findall(body)})
+            if body is None or cid in gone or held:
+                bad.add(cid)
+    detail = (f"{len(stale)} FTS rows left of {len(gone)} removed chunks; {phrases} phrase "
+              f"and {min(len(rem.distinctive), MAX_WORDS)} distinctive-word queries: "
+              f"{len(bad - set(stale))} hits holding them")
+    return Probe("fts", not bad, detail)
+
+
+def _chunk_text(conn: Connection, chunk_id: int) -> str | None:
+    row = conn.execute(text("SELECT text FROM chunk WHERE id = :i"), {"i": chunk_id}).first()
+    return None if row is None else str(row[0])
+
+
+def _substring(c: Closure, rem: Remaining, matcher: Matcher | None, total: int) -> Probe:
+    if matcher is None:
+        return Probe("substring", True, (
+            f"{total - len(rem.words)} of {total} words of the erased text occur in no text "
+            f"column any more; {len(rem.words)} still occur in records outside the scope")
+            if total else "no text to look for")
+    if rem.holding:
+        where = ", ".join(f"{t} {n}" for t, n in sorted(rem.holding.items()))
+        return Probe("substring", False, f"still held by rows of: {where}")
+    return Probe("substring", True, "no text column of any table holds it")
+
+
+def _semantic(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
+    if not len(c.vectors):
+        return Probe("semantic", True, "no vectors were removed")
+    ids, matrix = vec.all_vectors(conn)
+    if not len(ids):
+        return Probe("semantic", True, f"{len(c.vectors)} vectors removed; none remain")
+    sims = c.vectors @ matrix.T
+    best = sims.max(axis=1)
+    where = ids[sims.argmax(axis=1)]
+    rebuilt: set[int] = set()
+    if c.action == "redact":
+        for source_type, sources in c.rebuild.items():
+            rebuilt |= {int(r[0]) for r in conn.execute(text(
+                "SELECT id FROM chunk WHERE source_type = :t AND source_id IN (SELECT value "
+                "FROM json_each(:i))"), {"t": source_type, "i": json.dumps(sorted(sources))})}
+    erased_text = {body for _, body, has in c.chunk_rows if has}
+    bad, noted = 0, 0
+    for sim, cid in zip(best, where, strict=True):
+        if sim < SEMANTIC_LIMIT:
+            continue
+        body = _chunk_text(conn, int(cid)) or ""
+        if matcher is not None and matcher.holds(body):
+            bad += 1
+        elif c.action == "redact" and int(cid) in rebuilt:
+            noted += 1
+        elif matcher is None and body in erased_text:
+            noted += 1  # the same text, kept by a record outside the scope
+        else:
+            bad += 1
+    detail = (f"{len(c.vectors)} vectors removed; nearest remaining chunk at cosine "
+              f"{float(best.max()):.3f}; {bad} within {SEMANTIC_LIMIT}")
+    if noted:
+        detail += (f" ({noted} more are rebuilt chunks of the redacted records, whose text "
+                   "no longer holds it)" if c.action == "redact" else
+                   f" ({noted} more hold the same text, kept by records outside the scope)")
+    return Probe("semantic", bad == 0, detail)
+
+
+def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
+            rem: Remaining) -> Probe:
+    from store.recall.run import probe as probe_recall
+
+    held = rem.holding.get("recall_trace", 0) + rem.holding.get("recall_candidate", 0)
+    pointing = 0
+    if c.action == "erase":
+        for target in ("entry", "memory"):
+            ids = sorted(c.delete.get(target, set()))
+            if ids:
+                pointing += int(conn.execute(text(
+                    "SELECT COUNT(*) FROM recall_candidate WHERE source_type = :t AND "
+                    "source_id IN (SELECT value FROM json_each(:i))"),
+                    {"t": target, "i": json.dumps(ids)}).scalar_one())
+    before = _trace_count(store)
+    removed = {cid for cid, _, _ in c.chunk_rows}
+    derived = 0
+    recalls = 0
+    for t in [t for t in c.texts if t.strip()][:PROBE_RECALLS]:
+        recalls += 1
+        result = probe_recall(store, t[:500])
+        for cand in result.trace.candidates:
+            body = cand.excerpt or ""
+            if (c.action == "erase" and cand.chunk_id in removed) or (
+                    matcher is not None and matcher.holds(body)):
+                derived += 1
+    after = _trace_count(store)
+    ok = not held and not pointing and not derived and before == after
+    return Probe("traces", ok, (
+        f"{held} trace rows hold it; {pointing} candidates point at erased records; "
+        f"{recalls} probe recalls: {derived} candidates derived from it; "
+        f"{after - before} traces written by the probes"))
+
+
+def _trace_count(store: Store) -> int:
+    with store.read() as conn:  # a fresh snapshot each time
+        return int(conn.exec_driver_sql("SELECT COUNT(*) FROM recall_trace").scalar_one())
+
+
+def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
+    left = [f for f in c.export_files() if Path(f).is_file()]
+    if matcher is not None:
+        for _id, path, files in conn.exec_driver_sql("SELECT id, path, files FROM export").all():
+            try:
+                listed = json.loads(files or "[]")
+            except ValueError:
+                listed = []
+            for rel in listed:
+                p = Path(path) / str(rel)
+                if str(p) not in left and p.is_file() and _holds_file(p, matcher):
+                    left.append(str(p))
+    if left:
+        return Probe("exports", False, f"{len(left)} export files still hold it: "
+                     + ", ".join(left[:5]) + (" …" if len(left) > 5 else "")
+                     + " (erase again with --delete-exports, or remove them)")
+    named = len(c.export_files())
+    return Probe("exports", True, f"no export file holds it ({named} named by the closure "
+                 "were deleted)" if named else "no export file holds it")
+
+
+def _holds_file(path: Path, matcher: Matcher) -> bool:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            return any(matcher.holds(line) for line in fh)
+    except OSError:
+        return False
+
+
+def raw_needles(c: Closure, rem: Remaining) -> tuple[list[bytes], set[bytes]]:
+    """(strings searched as they are, words matched as whole tokens), lower-cased bytes."""
+    needles: list[bytes] = []
+    if c.scope.is_text:
+        for t in c.texts[:MAX_PHRASES]:
+            for form in (t, json.dumps(t)[1:-1]):
+                b = form.lower().encode("utf-8", "surrogatepass")
+                if b and b not in needles:
+                    needles.append(b)
+        needles += [w.encode("utf-8") for w in rem.distinctive]
+        return needles, set()
+    tokens = {w.encode("utf-8") for w in rem.distinctive}
+    needles += [t for t in tokens if any(b >= 0x80 for b in t)]
+    return needles, tokens
+
+
+def scan_bytes(path: Path, needles: list[bytes], tokens: set[bytes]) -> int:
+    """How many of the needles and tokens the file's bytes hold (case-folded, ASCII)."""
+    if not path.exists():
+        return 0
+    data = path.read_bytes().lower()
+    found = sum(1 for n in needles if n in data)
+    if tokens:
+        found += len(tokens.intersection(data.translate(_NOT_WORD).split()))
+    return found
+
+
+def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: int,
+              vacuumed: bool) -> Probe:
+    needles, tokens = raw_needles(c, rem)
+    db = store.path
+    wal = Path(f"{db}-wal")
+    in_db = scan_bytes(db, needles, tokens)
+    in_wal = scan_bytes(wal, needles, tokens)
+    n = len(needles) + len(tokens - set(needles))
+    parts = [f"{n} strings searched: {in_db} found in {db.name}, {in_wal} in {wal.name}"]
+    if not wal_ok:
+        parts.append(f"the WAL could not be truncated ({wal_left} bytes left): a reader "
+                     "holds a snapshot of it")
+    if vacuumed:
+        parts.append("vacuumed")
+    return Probe("raw-bytes", wal_ok and not in_db and not in_wal, "; ".join(parts))
+
+
+def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
+               vacuumed: bool = False) -> tuple[Verification, Remaining]:
+    """Every probe; nothing is written (the caller stores the result)."""
+    started = time.perf_counter()
+    matcher = Matcher(c.scope) if c.scope.is_text else None
+    with store.read() as conn:
+        candidates = _candidate_words(c)
+        rem = _scan_remaining(conn, c, matcher, candidates)
+        probes = [_rows(conn, c), _fts(conn, c, matcher, rem),
+                  _substring(c, rem, matcher, len(candidates)),
+                  _semantic(conn, c, matcher)]
+        probes.append(_traces(store, conn, c, matcher, rem))
+        probes.append(_exports(conn, c, matcher))
+    probes.append(raw_probe(store, c, rem, wal_ok, wal_left, vacuumed))
+    ms = (time.perf_counter() - started) * 1000.0
+    return Verification(all(p.passed for p in probes), probes, round(ms, 1)), rem
+

@@ -1,0 +1,167 @@
+"""Screen 7 (Privacy) and the app around an erasure: snapshots of the preview, the typed
+confirmation and the verification report; an erasure from the CLI while the app is open; the
+Transcript masking secret entries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Tree
+
+from lca_tui.app import make_app
+from store.recall import pool
+from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+from widgets.confirm_word import ConfirmWord
+from widgets.entry_view import SECRET_MASK, EntryView
+
+EMAIL = "dana.r@example.com"
+SECRETS_SESSION = "bd8ec9a1-f803-45ed-bd7c-9ec7081ab44d"
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_template(tmp_path_factory.mktemp("demo-privacy"))
+
+
+@pytest.fixture
+def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return copy_demo(demo_template, tmp_path)
+
+
+async def _settled(pilot: Pilot[Any]) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def _preview(pilot: Pilot[Any], text: str) -> Any:
+    app = pilot.app
+    screen = app.screen
+    await wait_until(pilot, lambda: screen.loads >= 1, what="privacy loaded")
+    await pilot.press("slash")
+    app.screen.query_one("#privacy-input", Input).value = text
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: screen.previews >= 1, what="closure preview")
+    await _settled(pilot)
+    return screen
+
+
+# -- snapshots ---------------------------------------------------------------------------------
+def test_snapshot_privacy_preview(snap_compare: Any, demo_path: Path) -> None:
+    """Privacy: the closure of the demo user's e-mail, by table with counts and records."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _preview(pilot, EMAIL)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_snapshot_privacy_confirmation(snap_compare: Any, demo_path: Path) -> None:
+    """Privacy at 80x24: the erasure asks to type the word, saying what will be deleted."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _preview(pilot, EMAIL)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
+        app.screen.query_one(Input).cursor_blink = False  # a blinking cursor is a coin toss
+        await _settled(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_snapshot_privacy_verification(snap_compare: Any, demo_path: Path) -> None:
+    """Privacy: after typing the word, the verification report, probe by probe."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = await _preview(pilot, EMAIL)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
+        await pilot.press(*"erase", "enter")
+        await wait_until(pilot, lambda: screen.runs >= 1, timeout=60, what="erasure")
+        await wait_until(pilot, lambda: len(screen.tombstones) == 1, what="tombstones")
+        await _settled(pilot)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+# -- behaviour ---------------------------------------------------------------------------------
+async def test_a_wrong_word_changes_nothing(demo_path: Path) -> None:
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _preview(pilot, EMAIL)
+        tree = screen.query_one("#privacy-tree", Tree)
+        assert "entry" in str(tree.root.children[0].label)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
+        await pilot.press(*"yes", "enter")
+        await wait_until(pilot, lambda: app.screen is screen, what="modal closed")
+        await _settled(pilot)
+        assert screen.runs == 0 and app.store.tombstones() == []
+        assert app.store.search(EMAIL, mode="fts")
+
+
+async def test_erase_from_the_cli_with_the_app_open(demo_path: Path) -> None:
+    """The app follows the store and holds no snapshot: an erasure by another process passes
+    its raw-byte probe, and the app drops its vector copy and shows the change."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="transcript", refresh_seconds=0.2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        loads = screen.entry_loads
+        screen.open_session(SECRETS_SESSION)
+        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the session")
+        assert any(EMAIL in e.content for e in screen.entries)
+        app.store.recall(EMAIL)  # the app's vector copy now exists
+        assert app.store in pool._CACHES
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lca_tui.cli", "erase", "--store", str(app.store.path),
+            "--match", EMAIL, "--yes", "--json", stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(os.environ))
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+        assert proc.returncode == 0, err.decode()
+        doc = json.loads(out)
+        assert set(doc) == {"closure", "exports", "verification", "tombstone_id"}
+        probes = {p["name"]: p for p in doc["verification"]["probes"]}
+        assert probes["raw-bytes"]["passed"], probes["raw-bytes"]
+        assert doc["verification"]["passed"]
+        await wait_until(pilot, lambda: not any(EMAIL in e.content for e in screen.entries),
+                         what="the app shows the erasure")
+        await wait_until(pilot, lambda: app.store not in pool._CACHES, what="cache dropped")
+    raw = app.store.path.read_bytes()
+    assert EMAIL.encode() not in raw.lower()
+
+
+async def test_secret_entry_masked_on_the_transcript_until_revealed(demo_path: Path) -> None:
+    app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
+    async with app.run_test(size=(120, 40)) as pilot:
+        counts = app.store.mark("secret", match=EMAIL)
+        assert counts["entry"] >= 1
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        loads = screen.entry_loads
+        entry = next(e for e in app.store.entries(SECRETS_SESSION) if EMAIL in e.content)
+        screen.open_session(SECRETS_SESSION, entry.seq)
+        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the session")
+        await _settled(pilot)
+        view = screen.query_one(EntryView)
+        assert view.content_text == SECRET_MASK
+        table = screen.query_one("#entries")
+        row = table.get_row(str(entry.id))
+        assert "secret" in str(row[-1]) and EMAIL not in str(row[-1])
+        await pilot.press("r")
+        await _settled(pilot)
+        assert EMAIL in view.content_text
+        shown = str(table.get_row(str(entry.id))[-1])
+        assert "secret" not in shown and shown.startswith(entry.content[:12])
