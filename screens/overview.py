@@ -118,12 +118,12 @@ class OverviewScreen(StoreScreen):
         "version. Records: how many sessions, entries (by kind), memories (by lifecycle status, "
         "and how many the agent's loader could not read), index chunks (by status and by "
         "embedding model), vectors and FTS rows, checkpoints, and recall traces (one per recall "
-        "the agent ran) the store holds. Consolidation: when the latest consolidation pass "
-        "ran, over how many sessions, and what it proposed (and where those proposals stand "
-        "now). Embedder: the "
+        "the agent ran) the store holds. Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
-        "the five most recent; enter opens one on the Transcript screen. Health (top line): "
+        "the five most recent; enter opens one on the Transcript screen. Consolidation "
+        "(below them): when the latest consolidation pass ran, over how many sessions, and "
+        "what it proposed (and where those proposals stand now). Health (top line): "
         "how many health signals fail or warn, and which; enter on it (or 6) opens the "
         "Health screen. Context pressure: "
         "the latest session's gauge (how old its latest snapshot is when it is not live); "
@@ -155,12 +155,12 @@ class OverviewScreen(StoreScreen):
                     yield Static("", id="embedder-status", markup=False)
                     yield Static("loading…", id="embedder-detail", markup=False)
             yield Static("loading…", id="overview-records", classes="panel", markup=False)
-            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-latest", classes="panel"):
                 yield FilterTable(id="overview-sessions", filter_label="sessions",
                                   filter_columns=("id", "project", "format", "agents"),
                                   stretch="project", tail_columns=("project",))
                 yield Static("", id="overview-no-sessions", markup=False)
+            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
         yield Footer()
