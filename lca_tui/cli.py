@@ -8,17 +8,17 @@ module stays lean: the app (textual) is imported only when the app is opened.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import pkgutil
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from lca_tui import commands
-from lca_tui.output import fail
+if TYPE_CHECKING:  # imported where used: a hook the daemon answers needs none of them
+    import argparse
+    from collections.abc import Sequence
 
 
 def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
+    import argparse
+
     """``--store`` and ``--set``, accepted before or after the command.
 
     The command's copies default to SUPPRESS so that they never overwrite what was given
@@ -35,6 +35,12 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+    import pkgutil
+
+    from lca_tui import commands
+
     parent = argparse.ArgumentParser(add_help=False)
     _add_common(parent, top=False)
     parser = argparse.ArgumentParser(
@@ -50,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if _command_word(words) == "hook" and not {"-h", "--help"} & set(words):
+        # A Claude Code hook: answered before the full parser is imported, and always with
+        # exit 0 — exit 2 (argparse's) would block the user's prompt.
+        from lca_tui.commands.hook import fast_main
+
+        return fast_main(words)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -59,10 +72,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return fail_safe(args.func, args)
 
 
+def _command_word(words: list[str]) -> str | None:
+    """The command named in ``words`` (the first word that is no option or option value)."""
+    i = 0
+    while i < len(words):
+        if words[i] in ("--store", "--set"):
+            i += 2
+        elif words[i].startswith("-"):
+            i += 1
+        else:
+            return words[i]
+    return None
+
+
 def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
     """Run a command; expected errors become one clear line on stderr and exit 2."""
     from sqlalchemy.exc import OperationalError
 
+    from lca_tui.output import fail
     from store.core.errors import StoreError
     from store.core.settings import SettingsError
 

@@ -244,3 +244,4 @@ def progress_on_stderr(what: str) -> Iterator[ProgressFn]:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+

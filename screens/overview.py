@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -34,6 +34,7 @@ class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
     pressure: Series | None
+    daemon: dict[str, Any] | None = None  # `lca-tui serve`'s status when it runs
     consolidation: PassSummary | None = None
 
 
@@ -82,8 +83,10 @@ def records_text(stats: Stats) -> Text:
     out.append(_line("chunks", f"{stats.chunks:,}", _counts(stats.chunks_by_status)))
     if stats.chunks_by_model:
         out.append(_line("  by model", _counts(stats.chunks_by_model)))
-    out.append(_line("index", join([f"vectors {stats.vectors:,}",
-                                    f"FTS rows {stats.fts_rows:,}"])))
+    index = [f"vectors {stats.vectors:,}", f"FTS rows {stats.fts_rows:,}"]
+    if stats.chunks_lexical_only:  # long tool output past its embedded head
+        index.append(f"FTS only {stats.chunks_lexical_only:,}")
+    out.append(_line("index", join(index)))
     out.append(_line("checkpoints", f"{stats.checkpoints:,}"))
     out.append(_line("recall traces", f"{stats.traces:,}"))
     out.rstrip()
@@ -94,19 +97,32 @@ def embedder_status(stats: Stats) -> str:
     return "DEGRADED" if stats.embedder.degraded else "OK"
 
 
-def embedder_text(stats: Stats) -> Text:
+def embedder_text(stats: Stats, daemon: dict[str, Any] | None = None) -> Text:
     e = stats.embedder
     out = Text(end="")
     out.append(_line("model", safe_text(e.model)))
     if e.degraded:  # the reason before the dimensions: a short terminal shows three lines
         out.append(_line("why", safe_text(e.reason or "no reason given")))
     out.append(_line("dimensions", str(e.dim)))
+    out.append(_line("daemon", f"running (pid {daemon.get('pid')})" if daemon
+                     else "not running"))
+    out.append(_line("to embed", f"{stats.entries_waiting:,} entries waiting"))
     if e.degraded:
         out.append("Semantic search and recall know nothing of meaning until the model "
                    "loads; lexical search is unaffected.", style="italic")
     else:
         out.append("Semantic search and recall use this local model.", style="dim")
     return out
+
+
+def daemon_status(path: Any) -> dict[str, Any] | None:
+    """`lca-tui serve`'s status for the store at ``path``, or None when none answers."""
+    from store.harness import client, paths
+
+    try:
+        return client.running(paths.socket_path(paths.resolve_store(path)))
+    except paths.UnsafeDirectory:
+        return None
 
 
 class OverviewScreen(StoreScreen):
@@ -117,10 +133,14 @@ class OverviewScreen(StoreScreen):
         "Store: the file's path, its size on disk (with the write-ahead log) and its schema "
         "version. Records: how many sessions, entries (by kind), memories (by lifecycle status, "
         "and how many the agent's loader could not read), index chunks (by status and by "
-        "embedding model), vectors and FTS rows, checkpoints, and recall traces (one per recall "
+        "embedding model), vectors and FTS rows (FTS only: the windows of a long tool call or "
+        "result past its embedded head), checkpoints, and recall traces (one per recall "
         "the agent ran) the store holds. Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
-        "could not load (or was turned off) and a hashing fallback is in use. Latest sessions: "
+        "could not load (or was turned off) and a hashing fallback is in use; whether the "
+        "warm daemon (`lca-tui serve`) runs, and how many entries a hook stored that wait for "
+        "it (or for the next checkpoint) to embed them — they are found by FTS meanwhile. "
+        "Latest sessions: "
         "the five most recent; enter opens one on the Transcript screen. Consolidation "
         "(below them): when the latest consolidation pass ran, over how many sessions, and "
         "what it proposed (and where those proposals stand now). Health (top line): "
@@ -187,7 +207,7 @@ class OverviewScreen(StoreScreen):
         key = latest_key(store)
         pressure = series(store, key.session_id, key.agent) if key else None
         return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
-                            store.last_consolidation())
+                            daemon_status(store.path), store.last_consolidation())
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
@@ -199,7 +219,7 @@ class OverviewScreen(StoreScreen):
         status.update(Text(embedder_status(stats), end=""))
         status.set_class(stats.embedder.degraded, "-degraded")
         status.set_class(not stats.embedder.degraded, "-ok")
-        self.query_one("#embedder-detail", Static).update(embedder_text(stats))
+        self.query_one("#embedder-detail", Static).update(embedder_text(stats, data.daemon))
         self._show_sessions(data.latest, stats.sessions)
         self.query_one(PressureSummary).show(data.pressure, self.lca.now())
         self._load_health()

@@ -2,15 +2,34 @@
 
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
-``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``,
-``privacy``. ``facade.Store`` is the top: the harness API
-with every capability's operations (the harness API, documented in ``store/facade.py``).
-``open_store`` is the entry point; ``NewSession`` / ``NewEntry`` are what a harness appends.
+``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``, ``privacy``,
+``harness``. ``facade.Store`` is the top: the harness API with every capability's operations
+(documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
+``NewEntry`` are what a harness appends.
+
+These names are imported on first use, so that a module such as ``store.harness.client``
+(what a hook runs when the daemon answers it) costs no more than itself: importing the facade
+pulls in SQLAlchemy and NumPy (~0.45 s).
 """
 
 from __future__ import annotations
 
-from store.core.writes import NewEntry, NewSession
-from store.facade import Store, open_store
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.core.writes import NewEntry, NewSession
+    from store.facade import Store, open_store
 
 __all__ = ["NewEntry", "NewSession", "Store", "open_store"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Store", "open_store"):
+        from store import facade
+
+        return getattr(facade, name)
+    if name in ("NewEntry", "NewSession"):
+        from store.core import writes
+
+        return getattr(writes, name)
+    raise AttributeError(f"module 'store' has no attribute {name!r}")

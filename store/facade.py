@@ -74,11 +74,13 @@ class Store(StoreBase):
 
     # -- getting data in ---------------------------------------------------------------
     def ingest(self, paths: Iterable[Path | str], fmt: str | None = None,
-               progress: Progress | None = None) -> IngestReport:
-        """Import files or directories (format detected unless ``fmt``); idempotent."""
+               progress: Progress | None = None, defer: bool = False) -> IngestReport:
+        """Import files or directories (format detected unless ``fmt``); idempotent.
+        ``defer`` stores transcript entries without embedding them: searchable by FTS at
+        once, embedded later (``embed_waiting``)."""
         from store.ingest import ingest
 
-        return ingest(self, [Path(p) for p in paths], fmt, progress)
+        return ingest(self, [Path(p) for p in paths], fmt, progress, defer)
 
     def import_runs(self, limit: int | None = 50) -> list[Any]:
         """Ingest batches recorded in the store, newest first (``RunInfo``: status, counts,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from store.core.embed import MODEL_NAME, ModelEmbedder, load_embedder
@@ -52,3 +53,45 @@ def test_unloadable_model_degrades_loudly(monkeypatch: pytest.MonkeyPatch) -> No
     assert fallback.degraded and "wrong sha256" in (fallback.reason or "")
     with pytest.raises(RuntimeError, match="could not load"):
         load_embedder("model")
+
+
+def test_vectors_agree_with_fastembed(model: ModelEmbedder) -> None:
+    """The model runs through ONNX Runtime directly; its vectors are fastembed's for this
+    model (mean pooling over the attention mask, L2 norm), whatever the batching."""
+    import os
+
+    from fastembed import TextEmbedding
+
+    from store.core.embed import _cache_dir, model_file
+
+    folder = _cache_dir() / "fastembed-reference"
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "model.onnx"
+    if not link.exists():
+        link.symlink_to(model_file())
+    from store.core.assets import asset_path
+
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                 "config.json"):
+        (folder / name).write_bytes(asset_path("model", name).read_bytes())
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    reference = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
+                              specific_model_path=str(folder), cache_dir=str(folder / "c"))
+    texts = ["short", "the cat sat on the mat", "word " * 300, "a longer sentence " * 40,
+             "naïve café — ünïcode ✓", "x"]
+    ours = model.embed(texts)
+    theirs = np.asarray(list(reference.embed(texts, batch_size=32)), dtype=np.float32)
+    assert np.abs(ours - theirs).max() < 1e-5
+    one_by_one = np.stack([model.embed([t])[0] for t in texts])
+    assert np.abs(one_by_one - ours).max() < 1e-5
+
+
+def test_length_batches_respect_the_budget() -> None:
+    from store.core.embed import length_batches
+
+    lengths = [5, 300, 7, 40, 40, 41, 6, 200, 3]
+    batches = length_batches(lengths, max_texts=3, max_tokens=100)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        assert len(b) <= 3 and (len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 100)
+    assert [lengths[b[0]] for b in batches] == sorted(lengths[b[0]] for b in batches)

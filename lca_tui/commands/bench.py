@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from lca_tui.output import add_json_flag, console, err_console, print_json, store_from
 
@@ -23,6 +29,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                    help="model (default): the real all-MiniLM-L6-v2; fallback: quick, "
                    "degraded")
     p.add_argument("--keep", metavar="DIR", help="build the store in DIR and keep it")
+    p.add_argument("--hook-runs", type=int, default=20, metavar="N",
+                   help="UserPromptSubmit hooks timed end to end, cold and through the daemon "
+                   "(default 20 each; 0 skips)")
+    p.add_argument("--session", metavar="JSONL",
+                   help="also import this real Claude Code transcript (and its subagents/) "
+                   "into a fresh store with the embedder, and time it")
     add_json_flag(p)
     p.set_defaults(func=run_bench_cmd)
 
@@ -35,6 +47,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 def run_bench_cmd(args: argparse.Namespace) -> int:
     from store.bench import run_bench
+    from store.harness import bench as harness_bench
 
     if getattr(args, "store", None):
         raise ValueError("bench always builds its own synthetic store and never touches "
@@ -51,13 +64,25 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
         if done == total or done % max(1, total // 10) == 0:
             err_console.print(f"{stage}: {done:,}/{total:,}", markup=False)
 
+    if args.hook_runs < 0:
+        raise ValueError("--hook-runs must be 0 or more")
+    if args.session and not Path(args.session).is_file():
+        raise ValueError(f"--session {args.session}: no such transcript file")
     keep = Path(args.keep) if args.keep else None
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
-    result = run_bench(args.chunks, args.queries, args.sample, args.embedder,
-                       progress=progress, keep=keep)
+    folder = keep or Path(tempfile.mkdtemp(prefix="lca-bench-"))
+    try:
+        load_before = harness_bench.load()
+        result = run_bench(args.chunks, args.queries, args.sample, args.embedder,
+                           progress=progress, keep=folder)
+        harness = _harness_figures(args, folder, progress)
+        harness["load_average"] = {"before": load_before, "after": harness_bench.load()}
+    finally:
+        if keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
     if args.json:
-        print_json(result.to_json())
+        print_json({**result.to_json(), "harness": harness})
         return 0
     out = console()
     r = result
@@ -87,7 +112,84 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
                   f"p50 {h['p50']} ms (CPU {h['cpu_p50']} ms), max {h['max']} ms  (target ≤ 1 s "
                   "at 50,000 chunks); "
                   f"status {r.health_status}", markup=False)
+    _print_harness(harness)
     return 0
+
+
+def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> dict[str, Any]:
+    """Embedding throughput, the hook end to end cold and through the daemon, and the
+    optional real-session import (``store.harness.bench``)."""
+    import random
+
+    from store.bench import TOPICS, synthetic_query, synthetic_text
+    from store.core.embed import load_embedder
+    from store.harness import bench as harness_bench
+
+    out: dict[str, Any] = {}
+    texts = harness_bench.mixed_texts(random.Random(5), synthetic_text, list(TOPICS), 400)
+    grouped = load_embedder(args.embedder)
+    padded = load_embedder(args.embedder, batch_size=32, batch_tokens=10**9)
+    out["embedding"] = {"model": grouped.name, "degraded": bool(grouped.degraded),
+                        **harness_bench.embed_throughput(grouped, padded, texts)}
+    if args.hook_runs:
+        store = folder / "bench.db"
+        command = [sys.executable, "-m", "lca_tui.cli"]
+        env = dict(os.environ, LCA_EMBEDDER=args.embedder)
+        runtime = Path(tempfile.mkdtemp(prefix="lcab-"))  # the daemon's socket, short path
+        env["XDG_RUNTIME_DIR"] = str(runtime)
+        sample = lambda rng: synthetic_text(rng, rng.choice(list(TOPICS)))  # noqa: E731
+        try:
+            cold = harness_bench.hook_latency(store, command, sample, synthetic_query,
+                                              args.hook_runs, folder, {**env,
+                                              "LCA_NO_DAEMON": "1"}, seed=11,
+                                              progress=progress, label="hook, cold")
+            serve = subprocess.run([*command, "--store", str(store), "serve", "--json"],
+                                   env=env, capture_output=True, timeout=300)
+            if serve.returncode != 0:
+                raise ValueError(f"the daemon did not start: {serve.stderr[-300:]!r}")
+            try:
+                warm = harness_bench.hook_latency(store, command, sample, synthetic_query,
+                                                  args.hook_runs, folder, env, seed=12,
+                                                  progress=progress, label="hook, daemon")
+            finally:
+                subprocess.run([*command, "--store", str(store), "serve", "--stop"],
+                               env=env, capture_output=True, timeout=60)
+        finally:
+            shutil.rmtree(runtime, ignore_errors=True)
+        out["hook_cold_ms"] = harness_bench.percentiles(cold)
+        out["hook_daemon_ms"] = harness_bench.percentiles(warm)
+        out["hook_runs"] = args.hook_runs
+    if args.session:
+        out["session_import"] = harness_bench.session_import(
+            Path(args.session), folder, args.embedder, progress)
+    return out
+
+
+def _print_harness(h: dict[str, Any]) -> None:
+    out = console()
+    e = h["embedding"]
+    out.print(f"embedding ({e['model']}{' DEGRADED' if e['degraded'] else ''}, {e['texts']} "
+              f"texts of mixed length, {e['tokens']:,} tokens): "
+              f"{e['grouped_tokens_per_s']:,} tokens/s grouped by length; "
+              f"{e['arrival_order_tokens_per_s']:,} tokens/s in arrival order, 32 a batch "
+              f"(per CPU-second: {e['grouped_tokens_per_cpu_s']:,} vs "
+              f"{e['arrival_order_tokens_per_cpu_s']:,})", markup=False)
+    if "hook_cold_ms" in h:
+        c, d = h["hook_cold_ms"], h["hook_daemon_ms"]
+        out.print(f"UserPromptSubmit hook, process start to output, {h['hook_runs']} runs "
+                  f"each: cold p50 {c['p50']} ms, p95 {c['p95']} ms; through the daemon p50 "
+                  f"{d['p50']} ms, p95 {d['p95']} ms  (paper's reference: 450 ms median; "
+                  "warm target < 50 ms)", markup=False)
+    if "session_import" in h:
+        s = h["session_import"]
+        out.print(f"real session {s['path']}: {s['entries']:,} entries, {s['chunks']:,} chunks "
+                  f"({s['chunks_embedded']:,} embedded, {s['chunks_fts_only']:,} FTS only, "
+                  f"{s['tokens_embedded']:,} tokens) imported and embedded in {s['import_s']} s "
+                  f"({s['tokens_per_s']:,} tokens/s; model load {s['model_load_s']} s)",
+                  markup=False)
+    la = h["load_average"]
+    out.print(f"load average (1, 5, 15 min) before {la['before']}, after {la['after']}: the "
+              "CPU is shared, figures scale with it", markup=False)
 
 
 def run_calibrate(args: argparse.Namespace) -> int:

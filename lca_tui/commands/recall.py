@@ -113,25 +113,56 @@ def _print_trace(trace: Any) -> None:
     _print_candidates(trace.candidates)
 
 
+def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The recall as ``lca-tui serve`` answers it (warm: model and vectors loaded), or None
+    when no daemon serves this store (or settings are overridden for this run)."""
+    from store.harness import client, paths
+
+    if getattr(args, "overrides_top", None) or getattr(args, "overrides", None):
+        return None
+    try:
+        store = paths.resolve_store(getattr(args, "store", None))
+        reply = client.request(paths.socket_path(store), {
+            "op": "recall", "store": str(store), "query": args.query, "role": args.role,
+            "project": args.project, "channel": args.channel,
+            "historical": args.historical}, timeout=60.0)
+    except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
+        return None
+    if not reply.get("ok"):
+        return None  # in this process, where a bad query gets its own clear error
+    return dict(reply["result"])
+
+
 def run_recall(args: argparse.Namespace) -> int:
     from store.recall.run import recall
+    from store.recall.traces import get_trace
 
-    with store_from(args) as store:
-        result = recall(store, args.query, args.role, args.project, args.channel,
-                        args.historical)
-    if args.json:
-        print_json(result.to_json())
-        return 0
+    answered = _through_daemon(args)
+    if answered is not None:
+        if args.json:
+            print_json(answered)
+            return 0
+        items = [argparse.Namespace(**i) for i in answered["items"]]
+        with store_from(args) as store:
+            trace = get_trace(store, int(answered["trace_id"]))
+    else:
+        with store_from(args) as store:
+            result = recall(store, args.query, args.role, args.project, args.channel,
+                            args.historical)
+        if args.json:
+            print_json(result.to_json())
+            return 0
+        items, trace = list(result.items), result.trace
     out = console()
-    for item in result.items:
+    for item in items:
         where = (f"memory {item.source_id} {item.label or ''}" if item.source_type == "memory"
                  else f"{(item.session_id or '')[:8]}#{item.seq} {item.label or ''}")
         out.print(f"[{item.rank}] {one_line(where)}  score {item.score:.3f}", markup=False,
                   style="bold")
         out.print(one_line(item.text, 300), markup=False)
-    if not result.items:
+    if not items:
         out.print("nothing injected", markup=False)
-    _print_trace(result.trace)
+    _print_trace(trace)
     return 0
 
 

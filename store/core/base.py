@@ -23,8 +23,8 @@ from store.core.db import orm
 from store.core import vec
 from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, StoreError
-from store.core.index import Indexer
-from store.core.models import AuditEvent, Checkpoint, Chunk, Entry, Memory
+from store.core.index import Indexer, NeighbourFinder
+from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
 from store.core.migrations import current_version, migrate, refuse_newer
 from store.core.records import (
@@ -109,6 +109,9 @@ class StoreBase:
         self._watch_lock = threading.Lock()  # the watch connection is shared by threads
         self._closed = False
         self._last_version = 0
+        # Set by a warm process that keeps the vectors in memory (the daemon): new chunks'
+        # nearest neighbours from that copy instead of a vec0 scan per chunk.
+        self.neighbour_finder: NeighbourFinder | None = None
 
     # -- connections ---------------------------------------------------------------------
     @contextmanager
@@ -153,16 +156,34 @@ class StoreBase:
             if self._embedder is None:
                 self._embedder = load_embedder(self.settings["embed.backend"],
                                                self.settings["embed.threads"],
-                                               self.settings["embed.batch_size"])
+                                               self.settings["embed.batch_size"],
+                                               self.settings["embed.batch_tokens"])
             return self._embedder
+
+    @property
+    def embedder_loaded(self) -> bool:
+        """Whether the embedder is loaded already (loading the model takes a moment)."""
+        return self._embedder is not None
+
+    def load_embedder(self, progress: Progress | None = None) -> Embedder:
+        """The embedder, loaded now; ``progress("model", 0|1, 1)`` around a first load, so a
+        command can say why it pauses."""
+        if self._embedder is None and progress:
+            progress("loading the embedding model", 0, 1)
+            embedder = self.embedder
+            progress("loading the embedding model", 1, 1)
+            return embedder
+        return self.embedder
 
     def embedder_info(self) -> EmbedderInfo:
         e = self.embedder
         return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
 
-    def indexer(self) -> Indexer:
-        return Indexer(self.embedder, self.settings["embed.max_tokens"],
-                       self.settings["embed.batch_size"], self.writer, self.writer_version)
+    def indexer(self, progress: Progress | None = None) -> Indexer:
+        return Indexer(self.load_embedder(progress), self.settings["embed.max_tokens"],
+                       self.settings["embed.batch_size"], self.writer, self.writer_version,
+                       self.settings["embed.tool_head_tokens"], progress,
+                       self.neighbour_finder)
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, conn: Connection, action: str, target_kind: str | None = None,
@@ -214,7 +235,9 @@ class StoreBase:
                 checkpoints=count(Checkpoint),
                 proposals_pending=pending, traces=traces,
                 schema_version=current_version(conn),
-                skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"])
+                skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"],
+                entries_waiting=count(EmbedQueue),
+                chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1))
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
                    if p.exists())
         info = (self.embedder_info() if with_embedder
@@ -323,17 +346,37 @@ class StoreBase:
         return search(self, query, limit, mode)
 
     # -- writes ----------------------------------------------------------------------------
-    def append_entries(self, session: Any, entries: list[Any]) -> list[int]:
+    def append_entries(self, session: Any, entries: list[Any], defer: bool = False
+                       ) -> list[int]:
         """Harness API: append ``NewEntry`` rows to ``session`` (a ``NewSession``); returns
-        the ids of entries added (already-present ones are skipped by idempotency key)."""
+        the ids of entries added (already-present ones are skipped by idempotency key).
+
+        ``defer=True`` stores them without embedding: searchable by FTS at once, embedded
+        later by ``embed_waiting`` (the daemon, a checkpoint)."""
         from store.core.writes import embed_new, upsert_session, write_entries
 
-        indexer = self.indexer()
-        with self.read() as conn:
-            prepared = embed_new(conn, entries, indexer)
+        indexer = None if defer else self.indexer()
+        prepared = None
+        if indexer is not None:
+            with self.read() as conn:
+                prepared = embed_new(conn, entries, indexer)
         with self.write() as conn:
             upsert_session(conn, session, self.writer, self.writer_version)
             result = write_entries(conn, session.id, entries, indexer, self.writer,
-                                   self.writer_version, prepared)
+                                   self.writer_version, prepared, defer=defer)
         return result.entry_ids
 
+    def waiting(self, session_id: str | None = None) -> int:
+        """Entries stored but waiting for embedding (of one session, or all)."""
+        from store.core.waiting import waiting_count
+
+        with self.read() as conn:
+            return waiting_count(conn, session_id)
+
+    def embed_waiting(self, session_id: str | None = None, limit: int | None = None,
+                      progress: Progress | None = None) -> Any:
+        """Embed entries waiting in the queue (of one session, or all; at most ``limit``);
+        returns an ``EmbedReport``."""
+        from store.core.waiting import embed_waiting
+
+        return embed_waiting(self, session_id, limit, progress)

@@ -24,20 +24,9 @@ from sqlalchemy.pool import NullPool
 from sqlmodel import Session, col
 
 from store.core.errors import StoreError, StoreLocked
+from store.core.location import default_folder as default_folder  # re-exported
+from store.core.location import default_store_path as default_store_path  # re-exported
 
-
-def default_store_path() -> Path:
-    """``$LCA_STORE``, else ``$XDG_DATA_HOME/lca-tui/store.db`` (``~/.local/share/...``)."""
-    explicit = os.environ.get("LCA_STORE")
-    if explicit:
-        return Path(explicit).expanduser()
-    return default_folder() / "store.db"
-
-
-def default_folder() -> Path:
-    """Where lca-tui keeps its own files: ``$XDG_DATA_HOME/lca-tui`` (created on demand)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "lca-tui"
 
 
 def ensure_file(path: Path) -> bool:

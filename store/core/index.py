@@ -25,6 +25,18 @@ from store.core.timeutil import now_iso
 # matrix, compared in blocks so memory stays bounded.
 _BULK = 64
 _BLOCK = 512
+# Texts handed to the embedder at once: sorted by length first, so each group is of like
+# lengths, and small enough that one bad text costs a retry of its group only.
+_GROUP = 256
+# Entry kinds whose long texts embed their head only (``embed.tool_head_tokens``): machine
+# input and output, where the rest of a 40-window file listing or diff is for FTS to find.
+TOOL_KINDS = frozenset({"tool_call", "tool_result"})
+
+Progress = Callable[[str, int, int], None]
+# (connection, new vectors) → (for each: id of the most similar vector already indexed, its
+# similarity), or None to use the index itself: a warm process (the daemon) hands in its
+# in-memory copy, where ``vec0`` would scan the whole table once per new vector.
+NeighbourFinder = Callable[[Connection, np.ndarray], "tuple[np.ndarray, np.ndarray] | None"]
 
 
 def sha256_text(body: str) -> str:
@@ -39,12 +51,14 @@ class Source:
     source_id: int
     text: str
     content_hash: str
+    kind: str | None = None  # an entry's kind: tool calls and results embed their head only
 
 
 @dataclass
 class IndexResult:
-    chunks: int = 0
+    chunks: int = 0  # written ok: embedded, or lexical only
     failed: int = 0
+    lexical: int = 0  # of ``chunks``: written for FTS only, by design
     errors: list[str] = field(default_factory=list)
 
 
@@ -57,6 +71,7 @@ class _Pending:
     body: str
     vector: np.ndarray | None = None
     error: str | None = None
+    lexical: bool = False  # past the embedded head: FTS only, never embedded
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,7 @@ class Prepared:
     body: str
     vector: np.ndarray | None
     error: str | None
+    lexical: bool = False
 
 
 def _earlier(vectors: np.ndarray, best_sim: np.ndarray, best_ref: np.ndarray,
@@ -93,62 +109,94 @@ class Indexer:
     """Writes chunks, vectors and FTS rows for sources, with one embedder.
 
     ``prepare`` (chunk + embed) needs no database, so callers run it before they take the
-    write lock; ``index`` then only computes neighbours and inserts.
+    write lock; ``index`` then only computes neighbours and inserts. A tool call or result
+    longer than ``head_tokens`` tokens embeds its head and keeps the rest in FTS only
+    (``chunk.lexical_only``); 0 embeds every window.
     """
 
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
-                 writer: str, writer_version: str) -> None:
+                 writer: str, writer_version: str, head_tokens: int = 0,
+                 progress: Progress | None = None,
+                 finder: NeighbourFinder | None = None) -> None:
         self.embedder = embedder
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
         self.writer = writer
         self.writer_version = writer_version
+        self.head_tokens = max(0, min(head_tokens, max_tokens))
+        self.progress = progress
+        self.finder = finder
 
-    def prepare(self, texts: dict[str, str], progress: Callable[[int, int], None] | None = None
+    def _spans(self, text: str, head_only: bool) -> list[tuple[int, int, int, bool]]:
+        """(start, end, tokens, lexical only?) of each window of ``text``: with ``head_only``
+        its first ``head_tokens`` tokens are one embedded window and the rest is split into
+        FTS-only windows; otherwise every window is embedded."""
+        if not (head_only and self.head_tokens):
+            return [(sp.start, sp.end, sp.tokens, False) for sp in split(text, self.max_tokens)]
+        head = split(text, self.head_tokens)
+        if len(head) <= 1:
+            return [(sp.start, sp.end, sp.tokens, False) for sp in head]
+        cut = head[0].end
+        rest = split(text[cut:], self.max_tokens)
+        return [(head[0].start, cut, head[0].tokens, False)] + [
+            (cut + sp.start, cut + sp.end, sp.tokens, True) for sp in rest]
+
+    def prepare(self, texts: dict[str, str], head_only: set[str] | frozenset[str] = frozenset(),
+                progress: Callable[[int, int], None] | None = None
                 ) -> dict[str, list[Prepared]]:
         """content hash → its embedded chunks, for each text (keyed by its content hash);
-        ``progress(done, total)`` is told of the chunks embedded after each batch."""
+        texts whose hash is in ``head_only`` (tool calls and results) embed their head only;
+        ``progress(done, total)`` is told of the chunks embedded after each group."""
         spans: list[tuple[str, _Pending]] = []
         dummy = Source("entry", 0, "", "")
         for key, body in texts.items():
-            for span in split(body, self.max_tokens):
-                spans.append((key, _Pending(dummy, span.start, span.end, span.tokens,
-                                            body[span.start:span.end])))
+            for start, end, tokens, lexical in self._spans(body, key in head_only):
+                spans.append((key, _Pending(dummy, start, end, tokens, body[start:end],
+                                            lexical=lexical)))
         self._embed([p for _, p in spans], progress)
         out: dict[str, list[Prepared]] = {key: [] for key in texts}
         for key, p in spans:
-            out[key].append(Prepared(p.start, p.end, p.tokens, p.body, p.vector, p.error))
+            out[key].append(Prepared(p.start, p.end, p.tokens, p.body, p.vector, p.error,
+                                     p.lexical))
         return out
 
     def _embed(self, pending: list[_Pending],
                progress: Callable[[int, int], None] | None = None) -> None:
-        for i in range(0, len(pending), self.batch_size):
-            if progress is not None:
-                progress(i, len(pending))
-            batch = pending[i:i + self.batch_size]
+        """Vectors for every window not lexical only: shortest first, in groups."""
+        todo = sorted((p for p in pending if not p.lexical), key=lambda p: p.tokens)
+        total = len(todo)
+        for i in range(0, total, _GROUP):
+            group = todo[i:i + _GROUP]
             try:
-                vectors = self.embedder.embed([model_view(p.body) for p in batch])
-                for p, v in zip(batch, vectors, strict=True):
+                vectors = self.embedder.embed([model_view(p.body) for p in group])
+                for p, v in zip(group, vectors, strict=True):
                     p.vector = v
-            except Exception:  # one bad text must not sink its batch: retry one by one
-                for p in batch:
+            except Exception:  # one bad text must not sink its group: retry one by one
+                for p in group:
                     try:
                         p.vector = self.embedder.embed([model_view(p.body)])[0]
                     except Exception as exc:  # recorded on the chunk as status 'failed'
                         p.error = f"{type(exc).__name__}: {exc}"[:500]
-        if progress is not None and pending:
-            progress(len(pending), len(pending))
+            done = min(i + _GROUP, total)
+            if progress is not None:
+                progress(done, total)
+            if self.progress:
+                self.progress("embed", done, total)
 
-    @staticmethod
-    def _neighbours(conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
-                                                                       float | None]]:
+    def _neighbours(self, conn: Connection, vectors: np.ndarray) -> list[tuple[int | None,
+                                                                             float | None]]:
         """For row i of ``vectors``: the most similar vector already indexed or earlier in
         ``vectors`` (as (index into the store, or -1-j for row j of the batch), similarity)."""
         n = len(vectors)
         best_sim = np.full(n, -np.inf, dtype=np.float32)
         best_ref = np.full(n, 0, dtype=np.int64)
         has = np.zeros(n, dtype=bool)
-        if n < _BULK:
+        found = self.finder(conn, vectors) if self.finder is not None and n else None
+        if found is not None:
+            ids, sims = found
+            best_ref[:], best_sim[:] = ids, sims
+            has[:] = True
+        elif n < _BULK:
             for i in range(n):
                 hit = vec.knn(conn, vectors[i], 1)
                 if hit:
@@ -192,11 +240,12 @@ class Indexer:
             ready = prepared.get(source.content_hash) if prepared else None
             if ready is not None:
                 pending.extend(_Pending(source, r.start, r.end, r.tokens, r.body, r.vector,
-                                        r.error) for r in ready)
+                                        r.error, r.lexical) for r in ready)
                 continue
-            for span in split(source.text, self.max_tokens):
-                p = _Pending(source, span.start, span.end, span.tokens,
-                             source.text[span.start:span.end])
+            for start, end, tokens, lexical in self._spans(source.text,
+                                                           source.kind in TOOL_KINDS):
+                p = _Pending(source, start, end, tokens, source.text[start:end],
+                             lexical=lexical)
                 pending.append(p)
                 missing.append(p)
         if not pending:
@@ -215,10 +264,10 @@ class Indexer:
         for p in pending:
             cid = next_id
             next_id += 1
-            ok = p.vector is not None
+            ok = p.vector is not None or p.lexical
             nn_id: int | None = None
             nn_sim: float | None = None
-            if ok:
+            if p.vector is not None:
                 ref, nn_sim = next(found)
                 nn_id = batch_ids[-1 - ref] if ref is not None and ref < 0 else ref
                 batch_ids.append(cid)
@@ -229,13 +278,16 @@ class Indexer:
                 "source_hash": p.source.content_hash, "model": self.embedder.name,
                 "dim": self.embedder.dim, "status": "ok" if ok else "failed",
                 "error": p.error, "tokens": p.tokens, "nn_similarity": nn_sim,
-                "nn_chunk_id": nn_id, "writer": self.writer,
+                "nn_chunk_id": nn_id, "lexical_only": int(p.lexical), "writer": self.writer,
                 "writer_version": self.writer_version, "created_at": created,
             })
             fts_rows.append((cid, p.body))
-            if ok:
-                vectors.append((cid, p.vector))  # type: ignore[arg-type]
+            if p.vector is not None:
+                vectors.append((cid, p.vector))
                 result.chunks += 1
+            elif ok:
+                result.chunks += 1
+                result.lexical += 1
             else:
                 result.failed += 1
                 result.errors.append(f"{p.source.source_type} {p.source.source_id} "

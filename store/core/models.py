@@ -159,6 +159,18 @@ class Chunk(Who, table=True):
     tokens: int
     nn_similarity: float | None = None
     nn_chunk_id: int | None = None
+    lexical_only: int = 0  # a window past a long tool entry's embedded head: FTS, no vector
+
+
+class EmbedQueue(Who, table=True):
+    """An entry stored without its chunks, waiting for the daemon or a checkpoint to embed
+    it; meanwhile its text is in the ``embed_queue_fts`` index (migration 12)."""
+
+    __tablename__ = "embed_queue"
+
+    entry_id: int | None = Field(default=None, primary_key=True, foreign_key="entry.id",
+                                 ondelete="CASCADE")
+    queued_at: str
 
 
 class Checkpoint(Who, table=True):

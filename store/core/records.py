@@ -179,6 +179,8 @@ class Stats:
     # housekeeping (by design) and types no importer knew (unknown).
     skipped_by_design: dict[str, int] = field(default_factory=dict)
     skipped_unknown: dict[str, int] = field(default_factory=dict)
+    entries_waiting: int = 0  # stored, waiting for embedding (the daemon or a checkpoint)
+    chunks_lexical_only: int = 0  # windows past a long tool entry's head: FTS, no vector
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,12 +204,14 @@ class Stats:
             "fts_rows": self.fts_rows,
             "checkpoints": self.checkpoints,
             "skipped": {"by_design": self.skipped_by_design, "unknown": self.skipped_unknown},
+            "entries_waiting": self.entries_waiting,
+            "chunks_lexical_only": self.chunks_lexical_only,
         }
 
 
 @dataclass(frozen=True)
 class SearchHit:
-    chunk_id: int
+    chunk_id: int | None  # None: an entry waiting for embedding, found by its FTS row
     source_type: str
     source_id: int
     text: str
@@ -251,6 +255,7 @@ class IngestReport:
     files: int = 0
     chunks: int = 0
     chunks_failed: int = 0
+    entries_waiting: int = 0  # stored without embedding (a deferred import), queued
     erased_earlier: int = 0  # entries and memories an erasure fingerprint kept out
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -297,6 +302,7 @@ class IngestReport:
             "files": self.files,
             "chunks": self.chunks,
             "chunks_failed": self.chunks_failed,
+            "entries_waiting": self.entries_waiting,
             "erased_earlier": self.erased_earlier,
             "notes": self.notes,
             "run_id": self.run_id,

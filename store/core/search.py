@@ -71,6 +71,30 @@ def _describe(conn: Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
     return {int(r[0]): tuple(r[1:]) for r in rows}
 
 
+def _waiting(conn: Connection, query: str, pool: int,
+             found: dict[int, tuple[float | None, float]]) -> dict[int, float]:
+    """entry id → lex for entries waiting for embedding (their own FTS index), lex relative
+    to the best BM25 of the query in either index."""
+    waiting = vec.waiting_search(conn, query, pool)
+    if not waiting:
+        return {}
+    chunk_best = max((s for _, s in vec.fts_search(conn, query, 1)), default=0.0)
+    best = max([chunk_best] + [s for _, s in waiting])
+    return {eid: (s / best if best > 0 else 0.0) for eid, s in waiting}
+
+
+def _describe_waiting(conn: Connection, entry_ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """Like ``_describe`` for entries waiting for embedding (no chunk yet), keyed by
+    -entry id."""
+    if not entry_ids:
+        return {}
+    rows = conn.execute(
+        columns(Entry.id, Entry.content, Entry.session_id, Entry.seq, Entry.kind, Entry.agent,
+                Entry.sensitivity).where(col(Entry.id).in_(entry_ids))).all()
+    return {-int(r[0]): ("entry", int(r[0]), r[1], r[2], r[3], r[4], r[5], None, r[6])
+            for r in rows}
+
+
 def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
     if mode not in MODES:
         raise ValueError(f"search mode must be one of {', '.join(MODES)}")
@@ -81,7 +105,10 @@ def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> l
     qvec = store.embedder.embed([query])[0] if mode != "fts" else None
     with store.read() as conn:
         found = candidates(conn, query, qvec, pool, store.embedder.name)
+        waiting = _waiting(conn, query, pool, found) if mode != "semantic" else {}
         scored: list[tuple[float, int, float | None, float]] = []
+        for eid, lex in waiting.items():  # stored, not embedded yet: found by FTS alone
+            scored.append((lex if mode == "fts" else (1 - COS_WEIGHT) * lex, -eid, None, lex))
         for cid, (cos, lex) in found.items():
             if mode == "fts":
                 if lex <= 0:
@@ -96,13 +123,16 @@ def search(store: Store, query: str, limit: int = 10, mode: str = "hybrid") -> l
             scored.append((score, cid, cos, lex))
         scored.sort(key=lambda t: (-t[0], t[1]))
         top = scored[:limit]
-        info = _describe(conn, [cid for _, cid, _, _ in top])
+        info = _describe(conn, [cid for _, cid, _, _ in top if cid > 0])
+        info.update(_describe_waiting(conn, [-cid for _, cid, _, _ in top if cid < 0]))
     hits = []
     for score, cid, cos, lex in top:
+        if cid not in info:
+            continue  # gone since the index was read (erased mid-search)
         st, sid, body, session_id, seq, kind, agent, name, sensitivity = info[cid]
         masked = sensitivity == "secret"  # found, but its text is not shown until revealed
         mask = SECRET_MASK if st == "memory" else SECRET_ENTRY_MASK
-        hits.append(SearchHit(cid, st, int(sid), mask if masked else body,
+        hits.append(SearchHit(cid if cid > 0 else None, st, int(sid), mask if masked else body,
                               round(score, 6), None if cos is None else round(cos, 6),
                               round(lex, 6), session_id, seq, kind, agent, name, masked))
     return hits

@@ -143,6 +143,22 @@ def index_counts(conn: Connection) -> tuple[int, int]:
     return int(vectors), int(fts)
 
 
+def waiting_search(conn: Connection, query: str, limit: int) -> list[tuple[int, float]]:
+    """(entry id, BM25 relevance ≥ 0) of entries waiting for embedding that match ``query``
+    (``embed_queue_fts``, filled by the queue's triggers), best first."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    rows = conn.execute(
+        text("SELECT rowid, bm25(embed_queue_fts) AS score FROM embed_queue_fts WHERE "
+             "embed_queue_fts MATCH :m ORDER BY score LIMIT :n"),
+        {"m": match, "n": int(limit)},
+    ).all()
+    return [(int(r[0]), -float(r[1])) for r in rows]
+
+
+
+
 def ensure_secure_delete(conn: Connection) -> None:
     """FTS5 ``secure-delete``: a deleted row's terms are removed from the index pages, not
     only marked deleted (migration 1 sets it; an erasure asserts it again)."""

@@ -1,6 +1,12 @@
 """The shared write path for transcript entries and sessions, used by every importer and by
 the harness API: idempotent (by idempotency key), append-only, indexed in the same
-transaction, and followed by the derivers that interpret stored entries."""
+transaction, and followed by the derivers that interpret stored entries.
+
+With ``defer=True`` the entries are stored without their chunks and queued for embedding
+(``embed_queue``; ``store.core.waiting`` embeds them later): a hook before every prompt must
+not wait for the model. A queued entry is searchable at once through ``embed_queue_fts``,
+which the queue's triggers fill (migration 12).
+"""
 
 from __future__ import annotations
 
@@ -16,9 +22,9 @@ from sqlmodel import col, select
 
 from store.core.db import orm
 from store.core.erasure import erased
-from store.core.index import Indexer, Prepared, Source, sha256_text
+from store.core.index import TOOL_KINDS, Indexer, Prepared, Source, sha256_text
 from store.core.textsafe import storable
-from store.core.models import Entry
+from store.core.models import EmbedQueue, Entry
 from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
 
@@ -161,6 +167,7 @@ class WriteResult:
     entry_ids: list[int] = field(default_factory=list)
     chunks: int = 0
     chunks_failed: int = 0
+    queued: int = 0  # stored without chunks, waiting for embedding
     errors: list[str] = field(default_factory=list)
     erased_earlier: int = 0  # entries refused: an erasure fingerprint names them
 
@@ -211,13 +218,15 @@ def drop_erased(conn: Connection, entries: list[NewEntry]) -> tuple[list[NewEntr
     return kept, len(entries) - len(kept)
 
 
-def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], indexer: Indexer,
-                  writer: str, version: str,
-                  prepared: dict[str, list[Prepared]] | None = None) -> WriteResult:
+def write_entries(conn: Connection, session_id: str, entries: list[NewEntry],
+                  indexer: Indexer | None, writer: str, version: str,
+                  prepared: dict[str, list[Prepared]] | None = None,
+                  defer: bool = False) -> WriteResult:
     """Append the entries not already stored (by idempotency key), index them, derive.
 
     ``prepared`` holds chunks already embedded (``embed_new``), so that the embedding work is
-    done before the caller took the write lock.
+    done before the caller took the write lock. With ``defer`` (no indexer needed) the new
+    entries with text are queued for embedding instead of indexed.
     """
     result = WriteResult()
     entries, result.erased_earlier = drop_erased(conn, entries)
@@ -251,7 +260,7 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
             "writer_version": version, "created_at": created}).scalar_one()
         assert new_id is not None
         result.entry_ids.append(new_id)
-        sources.append(Source("entry", new_id, entry.content, content_hash))
+        sources.append(Source("entry", new_id, entry.content, content_hash, entry.kind))
     times = [e.ts for e in entries if e.ts and e.key not in have]
     if times:  # the session spans its entries, whoever wrote them
         first, last = min(times), max(times)
@@ -262,14 +271,39 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry], in
             ended_at=case((or_(col(SessionRow.ended_at).is_(None),
                                col(SessionRow.ended_at) < last), last),
                           else_=SessionRow.ended_at)))
-    indexed = indexer.index(conn, sources, prepared)
-    result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
-                                                         indexed.errors)
+    if defer:
+        result.queued = queue_for_embedding(conn, [s.source_id for s in sources
+                                                   if s.text.strip()], writer, version)
+    else:
+        if indexer is None:
+            raise ValueError("write_entries needs an indexer unless it defers embedding")
+        indexed = indexer.index(conn, sources, prepared)
+        result.chunks, result.chunks_failed, result.errors = (indexed.chunks, indexed.failed,
+                                                             indexed.errors)
     if result.entry_ids:
         from store.core.derive import run_derivers
 
         run_derivers(conn, result.entry_ids)
     return result
+
+
+def queue_for_embedding(conn: Connection, entry_ids: list[int], writer: str, version: str
+                        ) -> int:
+    """Queue stored entries for embedding; their text is searchable by FTS at once (the
+    queue's trigger indexes it). Returns how many were queued."""
+    if entry_ids:
+        created = now_iso()
+        conn.execute(insert(EmbedQueue), [
+            {"entry_id": i, "queued_at": created, "writer": writer, "writer_version": version,
+             "created_at": created} for i in entry_ids])
+    return len(entry_ids)
+
+
+def head_only(entries: list[NewEntry]) -> set[str]:
+    """Content hashes that embed their head only: tool calls and results (unless the same
+    text is also stored as another kind, which embeds it whole)."""
+    tools = {e.content_hash for e in entries if e.kind in TOOL_KINDS}
+    return tools - {e.content_hash for e in entries if e.kind not in TOOL_KINDS}
 
 
 def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer,
@@ -278,5 +312,6 @@ def embed_new(conn: Connection, entries: list[NewEntry], indexer: Indexer,
     """Chunk and embed the entries not stored yet; run it outside the write transaction."""
     entries, _ = drop_erased(conn, entries)
     have = existing_keys(conn, [e.key for e in entries])
-    texts = {e.content_hash: e.content for e in entries if e.key not in have}
-    return indexer.prepare(texts, progress)
+    fresh = [e for e in entries if e.key not in have]
+    return indexer.prepare({e.content_hash: e.content for e in fresh}, head_only(fresh),
+                           progress)

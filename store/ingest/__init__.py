@@ -179,19 +179,27 @@ def _visit(ctx: ImportContext, child: Path, fmt: str | None) -> None:
 
 
 def ingest(store: Store, paths: list[Path], fmt: str | None = None,
-           progress: Progress | None = None) -> IngestReport:
+           progress: Progress | None = None, defer: bool = False,
+           record: bool = True) -> IngestReport:
     """Import every path; returns what was added and every problem met.
 
     The run and each problem are stored as they happen (``store.ingest.runs``), so
-    ``lca-tui imports`` shows them again, even for a batch that was aborted."""
+    ``lca-tui imports`` shows them again, even for a batch that was aborted.
+
+    ``defer`` stores transcript entries without embedding them (queued; searchable by FTS at
+    once): what a hook before every prompt does. Memory files are always embedded.
+    ``record=False`` records neither the run nor an audit event, for a caller that records
+    the import itself: a hook run (``hook_run``), before every prompt — a run and an audit
+    event per prompt would bury the real imports, and an audit event makes every warm
+    process reload its vector copy."""
     if fmt is not None and fmt not in formats():
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(formats())}")
     report = IngestReport()
-    ctx = ImportContext(store, report, progress)
-    report.run_id = start_run(store, [str(p) for p in paths], fmt)
-    if progress is not None:  # the model takes seconds to load: say so rather than sit still
-        progress("loading the embedding model", 0, 0)
-        store.embedder
+    ctx = ImportContext(store, report, progress, defer=defer)
+    if record:
+        report.run_id = start_run(store, [str(p) for p in paths], fmt)
+    if progress is not None and not defer:  # the model takes seconds to load: say so
+        store.load_embedder(progress)
     seen: set[Path] = set()
     failure: str | None = None
     try:
@@ -200,18 +208,20 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
         if report.erased_earlier:
             report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
                                 "redacted earlier and were not imported again (erased earlier)")
-        with store.write() as conn:
-            store.audit(conn, "ingest", "import", [report.run_id],
-                        {"sessions_added": report.sessions_added,
-                         "entries_added": report.entries_added,
-                         "memories_added": report.memories_added,
-                         "errors": len(report.errors),
-                         "erased_earlier": report.erased_earlier})
+        if record:
+            with store.write() as conn:
+                store.audit(conn, "ingest", "import", [report.run_id],
+                            {"sessions_added": report.sessions_added,
+                             "entries_added": report.entries_added,
+                             "memories_added": report.memories_added,
+                             "errors": len(report.errors),
+                             "erased_earlier": report.erased_earlier})
     except BaseException as exc:
         failure = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         raise
     finally:
-        _close(ctx, failure)
+        if record:
+            _close(ctx, failure)
     return report
 
 

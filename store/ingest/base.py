@@ -74,6 +74,7 @@ class ImportContext:
     saved_notes: int = 0
     # skips of the file being imported not yet written to ``import_skip``: (what, unknown) → n
     pending_skips: Counter[tuple[str, bool]] = field(default_factory=Counter)
+    defer: bool = False  # store entries without embedding them (queued: see writes)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
@@ -224,11 +225,14 @@ class LineImporter:
 
         def flush(position: Position) -> None:
             nonlocal lines_in_batch, from_start
-            indexer = store.indexer()
-            with store.read() as conn:  # embed before taking the write lock
-                prepared = embed_new(
-                    conn, [e for es in pending.values() for e in es], indexer,
-                    lambda done, total: ctx.tick(f"{path.name}: embedding chunks", done, total))
+            indexer = None if ctx.defer else store.indexer()
+            prepared = None
+            if indexer is not None:
+                with store.read() as conn:  # embed before taking the write lock
+                    prepared = embed_new(
+                        conn, [e for es in pending.values() for e in es], indexer,
+                        lambda done, total: ctx.tick(f"{path.name}: embedding chunks", done,
+                                                     total))
             with store.write() as conn:
                 for sid in list(pending):
                     kept, refused = drop_erased(conn, pending[sid])
@@ -243,8 +247,9 @@ class LineImporter:
                     ctx.sessions_seen.add(sid)
                 for sid, entries in pending.items():
                     result = write_entries(conn, sid, entries, indexer, store.writer,
-                                           store.writer_version, prepared)
+                                           store.writer_version, prepared, defer=ctx.defer)
                     report.entries_added += len(result.entry_ids)
+                    report.entries_waiting += result.queued
                     report.chunks += result.chunks
                     report.chunks_failed += result.chunks_failed
                     for err in result.errors:

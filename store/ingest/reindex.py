@@ -14,7 +14,7 @@ from store.core import vec
 from store.core.models import Chunk
 from store.core.derive import run_derivers
 from store.core.errors import StoreError
-from store.core.index import Indexer, IndexResult, Prepared, Source
+from store.core.index import TOOL_KINDS, Indexer, IndexResult, Prepared, Source
 from store.core.memories import index_text
 from store.core.records import ReindexReport
 
@@ -36,17 +36,19 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     memory changed meanwhile keeps the chunks its writer made. Derived records are rebuilt
     last, in one transaction (they are cleared and rebuilt together)."""
     report = ReindexReport()
-    indexer = store.indexer()
+    indexer = store.indexer(progress)
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
         entries = conn.exec_driver_sql(
-            "SELECT id, content, content_hash FROM entry ORDER BY id").all()
+            "SELECT id, content, content_hash, kind FROM entry ORDER BY id").all()
         memories = conn.exec_driver_sql(
             "SELECT id, name, description, body, invariant, content_hash FROM memory "
             "ORDER BY id").all()
         old_max = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
                       .scalar_one())
-    sources = [Source("entry", int(r[0]), r[1], r[2]) for r in entries]
+    sources = [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in entries]
+    head_only = ({s.content_hash for s in sources if s.kind in TOOL_KINDS}
+                 - {s.content_hash for s in sources if s.kind not in TOOL_KINDS})
     sources += [Source("memory", int(r[0]), index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
     del entries, memories
@@ -55,7 +57,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     for i in range(0, total, _BATCH):
         part = sources[i:i + _BATCH]
         prepared.update(indexer.prepare({s.content_hash: s.text for s in part
-                                         if s.content_hash not in prepared}))
+                                         if s.content_hash not in prepared}, head_only))
         if progress:
             progress("embed", min(i + _BATCH, total), total)
     neighbours = _neighbours(sources, prepared)
@@ -134,7 +136,12 @@ def _swap(conn: Connection, indexer: Indexer, part: list[Source],
     before = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk").scalar_one())
     result = indexer.index(conn, keep, prepared, refs)
     ids = [int(r[0]) for r in conn.execute(text(
-        "SELECT id FROM chunk WHERE id > :b AND status = 'ok' ORDER BY id"), {"b": before})]
+        "SELECT id FROM chunk WHERE id > :b AND status = 'ok' AND lexical_only = 0 ORDER BY id"),
+        {"b": before})]  # the chunks with a vector (a lexical-only window has none)
+    # entries indexed now no longer wait for embedding (a hook stored them deferred)
+    conn.execute(text("DELETE FROM embed_queue WHERE entry_id IN (SELECT value FROM "
+                      "json_each(:ids))"),
+                 {"ids": json.dumps([s.source_id for s in keep if s.source_type == "entry"])})
     for k, chunk_id in zip(marks, ids, strict=True):
         written[k] = chunk_id
     return result

@@ -22,6 +22,21 @@ deleted chunk.
 
 The lexical query drops common English stop words (``vec.fts_query``), as every search does.
 
+Entries stored but not embedded yet (waiting in ``embed_queue``: a hook stores a live session's
+new lines at once and leaves the embedding for later) are a third ranking, their own FTS5
+index (``vec.waiting_search``), taken in turn with the other two. They have no vector: their
+``cos`` is None and S comes from ``lex`` alone, as for any chunk without a vector; their
+``lex`` is their BM25 over the best BM25 of the query in either index. They are named in
+``Pool.waiting`` by entry id.
+
+A one-shot process (a hook run without the daemon) sets ``recall.vector_cache`` off: loading
+every vector to answer one query costs more than one ``vec0`` KNN scan, so KNN then runs in
+``vec0`` (filtered to the current embedder's chunks).
+
+``live`` excludes the live window of the session asking — the main agent's entries after its
+last compaction — because they are already in the model's context: injecting them back would
+spend recall's few slots on what the agent is reading anyway.
+
 Hand-written SQL, on purpose: this module runs on every recall, inside its latency budget.
 Measured on a 20,000-chunk bench store (median of 200 calls, 2 busy cores): the pool's chunk
 lookup for 100 ids takes 0.10 ms written by hand vs 0.37 ms as a Core ``select`` over the
@@ -137,38 +152,85 @@ def drop_cache(store: Store) -> bool:
         return _CACHES.pop(store, None) is not None
 
 
-def _sources(conn: Connection, ids: list[int]) -> dict[int, tuple[tuple[str, int], str]]:
-    """chunk id → ((source type, source id), model) for ``ids``."""
+@dataclass(frozen=True)
+class LiveWindow:
+    """The entries a session's model has in context: ``session_id``'s main-agent entries
+    with ``seq`` above ``after_seq`` (its last compaction; -1 when it never compacted)."""
+
+    session_id: str
+    after_seq: int = -1
+
+    def holds(self, session_id: str | None, agent: str | None, seq: int | None) -> bool:
+        return (session_id == self.session_id and agent == "main" and seq is not None
+                and seq > self.after_seq)
+
+
+def live_window(conn: Connection, session_id: str) -> LiveWindow:
+    """The live window of ``session_id``: after its main agent's last compaction entry."""
+    seq = conn.execute(text(
+        "SELECT MAX(seq) FROM entry WHERE session_id = :s AND agent = 'main' AND "
+        "kind = 'compaction'"), {"s": session_id}).scalar()
+    return LiveWindow(session_id, -1 if seq is None else int(seq))
+
+
+Source = tuple[tuple[str, int], str]
+
+
+def _sources(conn: Connection, ids: list[int], live: LiveWindow | None = None
+             ) -> dict[int, Source]:
+    """chunk id → ((source type, source id), model) for ``ids``, leaving out chunks of
+    entries in the ``live`` window."""
     if not ids:
         return {}
     marks = ", ".join(str(int(i)) for i in ids)
-    return {int(r[0]): ((str(r[1]), int(r[2])), str(r[3])) for r in conn.exec_driver_sql(
-        f"SELECT id, source_type, source_id, model FROM chunk WHERE id IN ({marks})").all()}
+    rows = conn.exec_driver_sql(
+        "SELECT c.id, c.source_type, c.source_id, c.model, e.session_id, e.agent, e.seq "
+        "FROM chunk c LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+        f"WHERE c.id IN ({marks})").all()
+    return {int(r[0]): ((str(r[1]), int(r[2])), str(r[3])) for r in rows
+            if live is None or not live.holds(r[4], r[5], r[6])}
+
+
+def _waiting_sources(conn: Connection, entry_ids: list[int], live: LiveWindow | None
+                     ) -> dict[int, Source]:
+    """For waiting entries: -entry id → (("entry", id), "") (negative keys keep them apart
+    from chunk ids in one interleaving), leaving out the ``live`` window."""
+    if not entry_ids:
+        return {}
+    marks = ", ".join(str(int(i)) for i in entry_ids)
+    rows = conn.exec_driver_sql(
+        f"SELECT id, session_id, agent, seq FROM entry WHERE id IN ({marks})").all()
+    return {-int(r[0]): (("entry", int(r[0])), "") for r in rows
+            if live is None or not live.holds(r[1], r[2], r[3])}
 
 
 @dataclass
 class Pool:
-    """The candidate pool: chunk id → (cos, lex), and the chunks whose vector another
-    embedder made (chunk id → that embedder's name; their cos is None)."""
+    """The candidate pool: chunk id → (cos, lex), the chunks whose vector another
+    embedder made (chunk id → that embedder's name; their cos is None), and the entries
+    waiting for embedding (entry id → lex)."""
 
     found: dict[int, tuple[float | None, float]] = field(default_factory=dict)
     foreign: dict[int, str] = field(default_factory=dict)
+    waiting: dict[int, float] = field(default_factory=dict)
     sources: int = 0
 
 
 def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
-                source_of: dict[int, tuple[tuple[str, int], str]], size: int
+                source_of: dict[int, Source], size: int,
+                extra: tuple[list[tuple[int, float]], ...] = ()
                 ) -> tuple[list[int], int, bool]:
     """Chunk ids taken alternately from the KNN and FTS rankings (best cosine, best BM25,
-    next cosine, ...), skipping ones already taken, until ``size`` distinct sources; a
-    further chunk of a source already in the pool is kept (it may be that source's best
-    chunk by S) but does not count. Returns (chunk ids, sources, whether ``size`` was
-    reached)."""
+    next cosine, ...; then any ``extra`` ranking in the same turn), skipping ones already
+    taken, until ``size`` distinct sources; a further chunk of a source already in the pool
+    is kept (it may be that source's best chunk by S) but does not count. Returns (chunk ids,
+    sources, whether ``size`` was reached)."""
+    rankings = (knn, fts, *extra)
     taken: list[int] = []
     seen_chunks: set[int] = set()
     seen_sources: set[tuple[str, int]] = set()
-    for i in range(max(len(knn), len(fts))):
-        for ranking in (knn, fts):
+    for i in range(max(len(r) for r in rankings)):
+        for ranking in rankings:
             if i >= len(ranking):
                 continue
             cid = ranking[i][0]
@@ -184,35 +246,47 @@ def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
     return taken, len(seen_sources), len(seen_sources) >= size
 
 
-def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int) -> Pool:
+def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int,
+         live: LiveWindow | None = None) -> Pool:
     """The candidate pool of at most ``size`` sources (see the module docstring), with S's
     two parts as ``search.candidates`` computes them (``lex`` = BM25 / best BM25)."""
     cache = cache_for(store)
     model = store.embedder.name
+    warm = bool(store.settings.get("recall.vector_cache", True))
     lexical = query
     fetch = max(1, size) * 2
     with cache.lock:
-        cache.sync(conn, model)
+        if warm:
+            cache.sync(conn, model)
         while True:
-            knn = cache.knn(qvec, fetch)
+            knn = cache.knn(qvec, fetch) if warm else vec.knn(conn, qvec, fetch)
             fts = vec.fts_search(conn, lexical, fetch)
-            source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}))
-            taken, sources, full = _interleave(knn, fts, source_of, size)
-            exhausted = len(knn) < fetch and len(fts) < fetch
+            waiting = vec.waiting_search(conn, lexical, fetch)
+            source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}), live)
+            if not warm:  # vec0 holds every embedder's vectors: compare ours only
+                knn = [(c, s) for c, s in knn if c in source_of and source_of[c][1] == model]
+            source_of.update(_waiting_sources(conn, [e for e, _ in waiting], live))
+            taken, sources, full = _interleave(knn, fts, source_of, size,
+                                               ([(-e, s) for e, s in waiting],))
+            exhausted = len(knn) < fetch and len(fts) < fetch and len(waiting) < fetch
             if full or exhausted:
                 break
             fetch *= 2
-        best = max((s for _, s in fts), default=0.0)
+        best = max((s for _, s in fts + waiting), default=0.0)
         lex = {cid: (s / best if best > 0 else 0.0) for cid, s in fts}
+        waiting_lex = {e: (s / best if best > 0 else 0.0) for e, s in waiting}
         cos = dict(knn)
         out = Pool(sources=sources)
         for cid in taken:
+            if cid < 0:
+                out.waiting[-cid] = waiting_lex.get(-cid, 0.0)
+                continue
             if cid not in cos:
                 chunk_model = source_of[cid][1]
                 if chunk_model != model:
                     out.foreign[cid] = chunk_model
                 else:
-                    v = cache.vector(cid)
+                    v = cache.vector(cid) if warm else vec.vector_of(conn, cid)
                     if v is not None:
                         cos[cid] = float(v @ qvec)
             out.found[cid] = (cos.get(cid), lex.get(cid, 0.0))

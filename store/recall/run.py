@@ -22,7 +22,7 @@ from sqlalchemy import Connection
 from store.recall import terms as rt
 from store.core import vec
 from store.core.records import agent_label
-from store.recall.pool import cache_for
+from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
 from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
 from store.core.timeutil import to_iso
@@ -103,9 +103,16 @@ def _facts(r: Any) -> rt.Facts:
                     sensitivity=r[27] or "public")
 
 
+# Entries waiting for embedding have no chunk: described from the entry itself.
+_DESCRIBE_WAITING = (
+    "SELECT e.id, e.content, e.session_id, e.seq, e.kind, e.ts, s.project, e.created_at, "
+    "e.agent "
+    "FROM entry e LEFT JOIN session s ON s.id = e.session_id WHERE e.id IN ({ids})")
+
+
 @dataclass
 class _Cand:
-    chunk_id: int
+    chunk_id: int | None  # None: an entry waiting for embedding (no chunk yet)
     facts: rt.Facts
     text: str
     session_id: str | None
@@ -117,15 +124,24 @@ class _Cand:
     agent: str | None = None  # an entry's agent: a worker's entries say so in their label
 
 
-def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any]
-          ) -> list[_Cand]:
-    """The candidate pool, one best chunk per source (by S)."""
-    got = pool_candidates(store, conn, query, qvec, int(cfg["pool"]))
+def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any],
+          live: LiveWindow | None = None) -> list[_Cand]:
+    """The candidate pool, one best chunk per source (by S); entries waiting for embedding
+    are candidates with their whole text and no chunk."""
+    got = pool_candidates(store, conn, query, qvec, int(cfg["pool"]), live)
     found = got.found
-    if not found:
-        return []
-    ids = ", ".join(str(int(i)) for i in found)
     best: dict[tuple[str, int], _Cand] = {}
+    if got.waiting:
+        ids = ", ".join(str(int(i)) for i in got.waiting)
+        for r in conn.exec_driver_sql(_DESCRIBE_WAITING.format(ids=ids)).all():
+            lex = got.waiting[int(r[0])]
+            facts = rt.Facts("entry", int(r[0]), kind=r[4], ts=r[5] or r[7], project=r[6])
+            best[("entry", int(r[0]))] = _Cand(
+                None, facts, r[1], r[2], r[3], None, lex,
+                rt.similarity(None, lex, float(cfg["cos_weight"])), agent=r[8])
+    if not found:
+        return list(best.values())
+    ids = ", ".join(str(int(i)) for i in found)
     for r in conn.exec_driver_sql(_DESCRIBE.format(ids=ids)).all():
         if r[1] == "entry" and r[4] is None or r[1] == "memory" and r[9] is None:
             continue  # a chunk whose source is gone (mid-erasure): not a candidate
@@ -134,7 +150,9 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
         cand = _Cand(int(r[0]), _facts(r), r[3], r[4], r[5], cos, lex, s,
                      got.foreign.get(int(r[0])), r[26])
         key = (cand.facts.source_type, cand.facts.source_id)
-        if key not in best or (s, -cand.chunk_id) > (best[key].s, -best[key].chunk_id):
+        held = best.get(key)
+        if held is None or held.chunk_id is None or \
+                (s, -int(r[0])) > (held.s, -held.chunk_id):
             best[key] = cand
     return list(best.values())
 
@@ -232,8 +250,9 @@ def _decide(ranked: list[tuple[Candidate, _Cand]], cfg: dict[str, Any],
 def recall(store: Store, query: str, role: str | None = None, project: str | None = None,
            channel: str = "private", historical: bool = False, *, probe: bool = False,
            overrides: dict[str, Any] | None = None, now: datetime | None = None,
-           rerun_of: int | None = None) -> RecallResult:
-    """Run a recall for ``query`` and (unless ``probe``) store its trace."""
+           rerun_of: int | None = None, live: LiveWindow | None = None) -> RecallResult:
+    """Run a recall for ``query`` and (unless ``probe``) store its trace. ``live`` leaves out
+    the asking session's live window (``pool.live_window``): a hook's Auto Recall."""
     if channel not in rt.CHANNELS:
         raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
     if not query.strip():
@@ -245,9 +264,10 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     qvec = embedder.embed([query])[0]
     with store.read() as conn:
         conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
-        pool = _pool(store, conn, query, qvec, cfg)
+        pool = _pool(store, conn, query, qvec, cfg, live)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
-        scored.sort(key=lambda pair: (-(pair[0].score or 0.0), pair[1].chunk_id))
+        scored.sort(key=lambda pair: (-(pair[0].score or 0.0), pair[1].chunk_id is None,
+                                      pair[1].chunk_id or 0, pair[1].facts.source_id))
         for i, (cand, _raw) in enumerate(scored, start=1):
             cand.rank = i
         cache: dict[int, np.ndarray | None] = {}

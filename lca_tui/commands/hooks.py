@@ -1,0 +1,119 @@
+"""``lca-tui hooks install|uninstall|status``: lca-tui's entries in Claude Code's
+``settings.json`` (``store.harness.settings_file``), and how the hooks have been doing."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lca_tui.output import add_json_flag, console, print_json, store_from, table
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("hooks", parents=parents,
+                       help="wire lca-tui into Claude Code's settings.json (install, "
+                       "uninstall, status)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for verb, text in (("install", "add lca-tui's hooks (idempotent; other hooks untouched; "
+                                   "a backup first)"),
+                       ("uninstall", "remove lca-tui's hooks, and nothing else"),
+                       ("status", "which hooks are installed, the daemon, recent hook runs "
+                                  "and failures")):
+        v = verbs.add_parser(verb, parents=parents, help=text, description=text)
+        where = v.add_mutually_exclusive_group()
+        where.add_argument("--project", metavar="DIR",
+                           help="the project's .claude/settings.json (default: the current "
+                           "directory's)")
+        where.add_argument("--user", action="store_true",
+                           help="the user's ~/.claude/settings.json")
+        if verb != "status":
+            v.add_argument("--dry-run", action="store_true",
+                           help="show what would change and write nothing")
+        add_json_flag(v)
+        v.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from store.harness import paths
+    from store.harness import settings_file as sf
+
+    path = sf.settings_path(args.project, args.user)
+    if args.verb == "status":
+        return _status(args, path)
+    try:
+        if args.verb == "install":
+            plan = sf.plan_install(path, paths.resolve_store(getattr(args, "store", None)))
+        else:
+            plan = sf.plan_uninstall(path)
+    except sf.SettingsFileError as exc:
+        raise ValueError(str(exc)) from exc
+    written = [] if args.dry_run else sf.apply(plan)
+    if args.json:
+        print_json({**plan.to_json(), "dry_run": args.dry_run,
+                    "written": [str(p) for p in written]})
+        return 0
+    out = console()
+    if not plan.changed:
+        out.print(f"{path}: nothing to change ("
+                  + ("lca-tui's hooks are installed" if args.verb == "install"
+                     else "no lca-tui hooks") + ")", markup=False)
+        return 0
+    for change in plan.changes:
+        out.print(f"{'would ' if args.dry_run else ''}{change}", markup=False)
+    if args.dry_run:
+        out.print(f"dry run: {path} not changed", markup=False)
+    else:
+        out.print(f"wrote {path}"
+                  + (f" (backup {written[0]})" if written and written[0] != path else ""),
+                  markup=False)
+    return 0
+
+
+def _status(args: argparse.Namespace, path: Any) -> int:
+    from store.harness import client, paths
+    from store.harness import settings_file as sf
+    from store.harness.failures import hook_failures
+    from store.harness.models import HookRun
+
+    wired = sf.status(path)
+    store_path = paths.resolve_store(getattr(args, "store", None))
+    daemon = client.running(paths.socket_path(store_path))
+    with store_from(args) as store:
+        signal = hook_failures(store)
+        from sqlmodel import col, select
+
+        from store.core.db import orm
+
+        with store.read() as conn, orm(conn) as s:
+            runs = s.exec(select(HookRun).order_by(col(HookRun.id).desc()).limit(10)).all()
+        waiting = store.waiting()
+    recent = [{"id": r.id, "ts": r.ts, "event": r.event, "status": r.status, "via": r.via,
+               "duration_ms": r.duration_ms, "entries_added": r.entries_added,
+               "injected": r.injected, "error": r.error} for r in runs]
+    if args.json:
+        print_json({"settings": wired, "store": str(store_path),
+                    "daemon": daemon, "waiting": waiting,
+                    "hook_failures": signal.to_json(), "recent_runs": recent})
+        return 0
+    out = console()
+    if wired.get("error"):
+        out.print(f"{path}: {wired['error']}", markup=False)
+    elif wired["installed"]:
+        out.print(f"{path}: lca-tui hooks installed for {', '.join(wired['events'])}",
+                  markup=False)
+    else:
+        have = ", ".join(wired["events"]) or "none"
+        out.print(f"{path}: lca-tui hooks for {have}; missing {', '.join(wired['missing'])} "
+                  "(`lca-tui hooks install`)", markup=False)
+    out.print(f"daemon: {'running, pid ' + str(daemon['pid']) if daemon else 'not running'}"
+              f"; {waiting:,} entries wait for embedding", markup=False)
+    out.print(f"hook_failures: {signal.status.upper()} — {signal.explanation}", markup=False)
+    if recent:
+        t = table("id", "time", "event", "status", "via", "ms", "added", "injected", "error",
+                  title="latest hook runs")
+        for r in recent:
+            t.add_row(str(r["id"]), r["ts"], r["event"], r["status"], r["via"],
+                      "" if r["duration_ms"] is None else f"{r['duration_ms']:.0f}",
+                      str(r["entries_added"]), str(r["injected"]), r["error"] or "")
+        out.print(t)
+    return 0

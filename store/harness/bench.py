@@ -1,0 +1,139 @@
+"""The harness figures of ``lca-tui bench``: the ``UserPromptSubmit`` hook end to end (a new
+process per prompt, from its start to its output) cold and through the daemon, embedding
+throughput in tokens per second, and a real session imported and embedded.
+
+The hook is timed as Claude Code runs it: ``COMMAND hook UserPromptSubmit --store STORE`` with
+the hook JSON on stdin, after a line was appended to a growing transcript (each call imports
+what is new, then recalls). The command is handed in by the caller (the CLI), so this module
+never imports the application.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Progress = Callable[[str, int, int], None]
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    return {"p50": round(float(np.percentile(arr, 50)), 1),
+            "p95": round(float(np.percentile(arr, 95)), 1),
+            "max": round(float(arr.max()), 1), "mean": round(float(arr.mean()), 1)}
+
+
+def _line(session: str, kind: str, text: str, cwd: str) -> bytes:
+    obj: dict[str, Any] = {"type": kind, "sessionId": session, "uuid": str(uuid.uuid4()),
+                           "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                           "cwd": cwd, "message": {"role": kind, "content": text}}
+    if kind == "assistant":
+        obj["message"]["content"] = [{"type": "text", "text": text}]
+    return (json.dumps(obj) + "\n").encode("utf-8")
+
+
+def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random], str],
+                 queries: Callable[[random.Random], str], runs: int, folder: Path,
+                 env: dict[str, str], seed: int = 11, progress: Progress | None = None,
+                 label: str = "hook") -> list[float]:
+    """Milliseconds from process start to its exit, for ``runs`` UserPromptSubmit hooks,
+    each after a user and an assistant line were appended to the session's transcript."""
+    rng = random.Random(seed)
+    session = str(uuid.UUID(int=rng.getrandbits(128)))
+    transcript = folder / f"{session}.jsonl"
+    times: list[float] = []
+    for i in range(runs):
+        with transcript.open("ab") as fh:
+            fh.write(_line(session, "user", texts(rng), str(folder)))
+            fh.write(_line(session, "assistant", texts(rng), str(folder)))
+        payload = json.dumps({"session_id": session, "transcript_path": str(transcript),
+                              "cwd": str(folder), "hook_event_name": "UserPromptSubmit",
+                              "permission_mode": "default", "prompt": queries(rng)})
+        started = time.perf_counter()
+        done = subprocess.run([*command, "hook", "UserPromptSubmit", "--store", str(store)],
+                              input=payload.encode("utf-8"), capture_output=True, env=env,
+                              timeout=300)
+        times.append((time.perf_counter() - started) * 1000)
+        if done.returncode != 0:
+            raise RuntimeError(f"the hook exited {done.returncode}: {done.stderr[-300:]!r}")
+        if progress:
+            progress(label, i + 1, runs)
+    return times
+
+
+def mixed_texts(rng: random.Random, make: Callable[[random.Random, str, int], str],
+                topics: list[str], n: int) -> list[str]:
+    """Texts of a real session's spread of lengths: most short, a tail up to a full window."""
+    out = []
+    for _ in range(n):
+        words = int(min(180, max(3, rng.lognormvariate(3.3, 0.9))))
+        out.append(make(rng, rng.choice(topics), words))
+    return out
+
+
+def embed_throughput(grouped: Any, padded: Any, texts: list[str]) -> dict[str, Any]:
+    """Tokens per second embedding ``texts``: with ``grouped`` (lca-tui's embedder: batches
+    of like lengths), and with ``padded`` in arrival order, 32 texts a batch padded to their
+    longest (an embedder whose token budget never splits a batch: how lca-tui embedded
+    before). Wall-clock and CPU-time rates both: the CPU is shared."""
+    from store.core.chunker import count_tokens
+
+    tokens = sum(count_tokens(t) for t in texts)
+    out: dict[str, Any] = {"texts": len(texts), "tokens": tokens}
+    for name, embedder, step in (("grouped", grouped, len(texts)),
+                                 ("arrival_order", padded, 32)):
+        embedder.embed(texts[:8])  # warm
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(0, len(texts), step):
+            embedder.embed(texts[i:i + step])
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        out[f"{name}_tokens_per_s"] = round(tokens / wall)
+        out[f"{name}_tokens_per_cpu_s"] = round(tokens / max(cpu, 1e-9))
+    return out
+
+
+def session_import(path: Path, folder: Path, embedder: str,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """A real transcript (and its ``<session>/subagents/``) imported and embedded into a
+    fresh store: seconds, chunks, tokens embedded, tokens per second."""
+    from store import open_store
+    from store.core.settings import Settings
+
+    store = open_store(folder / "session.db", Settings.load({"embed.backend": embedder}))
+    try:
+        t0 = time.perf_counter()
+        store.load_embedder(progress)
+        loaded = time.perf_counter() - t0
+        paths = [path]
+        workers = path.parent / path.stem / "subagents"
+        if workers.is_dir():
+            paths.append(workers)
+        t1 = time.perf_counter()
+        report = store.ingest(paths, progress=progress)
+        seconds = time.perf_counter() - t1
+        with store.read() as conn:
+            chunks, lexical, tokens = conn.exec_driver_sql(
+                "SELECT COUNT(*), COALESCE(SUM(lexical_only), 0), COALESCE(SUM(CASE WHEN "
+                "lexical_only = 0 THEN tokens ELSE 0 END), 0) FROM chunk").one()
+        return {"path": str(path), "entries": report.entries_added, "chunks": int(chunks),
+                "chunks_embedded": int(chunks) - int(lexical), "chunks_fts_only": int(lexical),
+                "tokens_embedded": int(tokens), "model_load_s": round(loaded, 2),
+                "import_s": round(seconds, 2),
+                "tokens_per_s": round(int(tokens) / max(seconds, 1e-9)),
+                "model": store.embedder.name}
+    finally:
+        store.close()
+
+
+def load() -> list[float]:
+    """The 1, 5 and 15 minute load averages: the CPU is shared, figures depend on it."""
+    return [round(x, 2) for x in os.getloadavg()]

@@ -1,0 +1,355 @@
+"""``lca-tui serve``: a local daemon that keeps one store, its vector copy and the embedding
+model open, embeds waiting entries in the background, and answers hooks and recalls over a
+Unix socket (``paths.socket_path``: owner-only folder, socket mode 0600, and every peer's
+uid checked with ``SO_PEERCRED``).
+
+One JSON request per connection, one JSON reply (``client``). Operations: ``status``,
+``hook`` (``{"event", "stdin"}``: what ``lca-tui hook`` would print), ``recall`` (a
+``RecallResult`` as JSON), ``stop``. One daemon per store: a lock file next to the socket
+holds its pid, so a second one refuses to start and a stale socket is replaced safely.
+
+Background embedding takes a few entries at a time and yields while a hook or recall is being
+answered, so a prompt never waits behind a batch it does not need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import socket
+import socketserver
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from store.harness.paths import socket_path
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+    from store.core.settings import Settings
+
+log = logging.getLogger("lca-tui.serve")
+
+WRITER = "lca-tui:serve"
+MAX_REQUEST = 32 * 1024 * 1024
+ROUND = 16  # entries embedded per background round: small, so hooks never wait long
+POLL_S = 5.0  # how often an idle daemon looks for entries another process queued
+
+
+def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
+    """New chunks' nearest indexed neighbours from the store's in-memory vectors (one matrix
+    product) rather than one vec0 scan per chunk (~40 ms each at 50,000 chunks); None while
+    there is nothing indexed."""
+    import numpy as np
+
+    from store.recall.pool import cache_for
+
+    def nearest(conn: Any, vectors: Any) -> tuple[Any, Any] | None:
+        cache = cache_for(store)
+        with cache.lock:
+            cache.sync(conn, store.embedder.name)
+            if not len(cache.ids):
+                return None
+            sims = np.asarray(vectors, dtype=np.float32) @ cache.matrix.T
+            best = sims.argmax(axis=1)
+            return cache.ids[best], sims[np.arange(len(best)), best]
+
+    return nearest
+
+
+class AlreadyRunning(RuntimeError):
+    """Another daemon serves this store."""
+
+
+def lock_path(sock: Path) -> Path:
+    return sock.with_suffix(".lock")
+
+
+def running_pid(sock: Path) -> int | None:
+    """The pid recorded by the daemon holding the lock for ``sock``, if one holds it."""
+    path = lock_path(sock)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
+        sock = self.request
+        try:
+            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                    struct.calcsize("3i"))
+            _pid, uid, _gid = struct.unpack("3i", creds)
+        except OSError:
+            uid = -1
+        if uid != os.getuid():
+            self._reply({"ok": False, "error": "refused: another user"})
+            return
+        raw = self.rfile.read(MAX_REQUEST + 1)
+        if len(raw) > MAX_REQUEST:
+            self._reply({"ok": False, "error": "request too large"})
+            return
+        try:
+            message = json.loads(raw)
+            if not isinstance(message, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            self._reply({"ok": False, "error": f"bad request: {exc}"})
+            return
+        self._reply(daemon.dispatch(message))
+
+    def _reply(self, reply: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # the client gave up waiting: nothing to tell it
+            self.wfile.write(json.dumps(reply, ensure_ascii=False, default=str).encode("utf-8")
+                             + b"\n")
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+    daemon: Daemon
+
+
+class Daemon:
+    """The warm process behind ``lca-tui serve`` for one store."""
+
+    def __init__(self, store_path: Path, settings: Settings | None = None) -> None:
+        self.store_path = Path(store_path).expanduser().resolve()
+        self.sock = socket_path(self.store_path)
+        self.settings = settings
+        self.store: Store | None = None
+        self.server: _Server | None = None
+        self.started = time.time()
+        self.counts = {"requests": 0, "hooks": 0, "recalls": 0, "embedded_entries": 0,
+                       "embedded_chunks": 0, "errors": 0}
+        self.last_error: str | None = None
+        self._active = 0
+        self._active_lock = threading.Lock()
+        self.embed_lock = threading.Lock()
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self._lock_fd: int | None = None
+        self._embedder_thread: threading.Thread | None = None
+
+    # -- start and stop ----------------------------------------------------------------
+    def _take_lock(self) -> None:
+        fd = os.open(lock_path(self.sock), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            pid = running_pid(self.sock)
+            raise AlreadyRunning(f"a daemon already serves {self.store_path}"
+                                 + (f" (pid {pid})" if pid else "")) from exc
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        self._lock_fd = fd
+
+    def open(self, progress: Callable[[str, int, int], None] | None = None) -> None:
+        """Take the lock, open the store, load the model and the vectors, bind the socket."""
+        from store import open_store
+        from store.core.settings import Settings
+        from store.recall.pool import cache_for
+
+        self._take_lock()
+        try:
+            base = self.settings or Settings.load()
+            self.store = open_store(self.store_path,
+                                    base.with_overrides({"recall.vector_cache": True}, "serve"),
+                                    writer=WRITER)
+            # One connection held open for the daemon's life: otherwise every request's last
+            # connection to close would checkpoint the WAL (measured: half a hook's time).
+            self.store.data_version()
+            self.store.load_embedder(progress)
+            self.store.embedder.embed(["warm up"])
+            if progress:
+                progress("loading the vectors", 0, 1)
+            with self.store.read() as conn:
+                cache_for(self.store).sync(conn, self.store.embedder.name)
+            self.store.neighbour_finder = cache_finder(self.store)
+            if progress:
+                progress("loading the vectors", 1, 1)
+            self.sock.unlink(missing_ok=True)  # stale: the lock says no daemon owns it
+            old_mask = os.umask(0o177)
+            try:
+                self.server = _Server(str(self.sock), _Handler)
+            finally:
+                os.umask(old_mask)
+            os.chmod(self.sock, 0o600)
+            self.server.daemon = self
+        except BaseException:
+            self.close()
+            raise
+
+    def serve_forever(self) -> None:
+        """Answer requests until ``stop``; embeds waiting entries meanwhile."""
+        assert self.server is not None
+        self._embedder_thread = threading.Thread(target=self._embed_loop, name="embedder",
+                                                 daemon=True)
+        self._embedder_thread.start()
+        try:
+            self.server.serve_forever(poll_interval=0.2)
+        finally:
+            self.stopping.set()
+            self.wake.set()
+            self._embedder_thread.join(timeout=30)
+            self.close()
+
+    def stop(self) -> None:
+        """Stop serving (from any thread but the one in ``serve_forever``)."""
+        self.stopping.set()
+        self.wake.set()
+        if self.server is not None:
+            threading.Thread(target=self.server.shutdown, daemon=True).start()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.server_close()
+            self.server = None
+            with contextlib.suppress(OSError):
+                self.sock.unlink()
+        if self.store is not None:
+            with self.embed_lock:
+                self.store.close()
+            self.store = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None
+
+    # -- requests ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _busy(self) -> Iterator[None]:
+        with self._active_lock:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._active_lock:
+                self._active -= 1
+
+    def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.counts["requests"] += 1
+        op = message.get("op")
+        try:
+            if op == "status":
+                return self.status()
+            if op == "stop":
+                self.stop()
+                return {"ok": True, "stopping": True}
+            if op == "hook":
+                return self._hook(message)
+            if op == "recall":
+                return self._recall(message)
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        except Exception as exc:  # one bad request must not take the daemon down
+            self.counts["errors"] += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"[:500]
+            log.exception("request %s failed", op)
+            return {"ok": False, "error": self.last_error}
+
+    def _same_store(self, message: dict[str, Any]) -> bool:
+        named = message.get("store")
+        return not named or Path(str(named)).expanduser().resolve() == self.store_path
+
+    def _hook(self, message: dict[str, Any]) -> dict[str, Any]:
+        from store.harness.hook import CHECKPOINT_EVENTS, handle_with
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        event = str(message.get("event"))
+        raw = message.get("stdin")
+        self.counts["hooks"] += 1
+        with self._busy():
+            if event in CHECKPOINT_EVENTS:
+                with self.embed_lock:  # the background pass must not embed the same entries
+                    out = handle_with(self.store, event, str(raw), "daemon")
+            else:
+                out = handle_with(self.store, event, str(raw), "daemon")
+        self.wake.set()  # new entries may wait
+        return {"ok": True, "stdout": out}
+
+    def _recall(self, message: dict[str, Any]) -> dict[str, Any]:
+        from store.recall.run import recall
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        self.counts["recalls"] += 1
+        with self._busy():
+            result = recall(self.store, str(message.get("query") or ""),
+                            message.get("role"), message.get("project"),
+                            str(message.get("channel") or "private"),
+                            bool(message.get("historical")))
+        return {"ok": True, "result": result.to_json()}
+
+    def status(self) -> dict[str, Any]:
+        assert self.store is not None
+        embedder = self.store.embedder
+        return {"ok": True, "pid": os.getpid(), "store": str(self.store_path),
+                "socket": str(self.sock), "started_at": time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+                "uptime_s": round(time.time() - self.started, 1), "model": embedder.name,
+                "degraded": bool(embedder.degraded), "waiting": self.store.waiting(),
+                "counts": dict(self.counts), "last_error": self.last_error}
+
+    # -- background embedding --------------------------------------------------------------
+    def _embed_loop(self) -> None:
+        while not self.stopping.is_set():
+            if self._active:
+                time.sleep(0.05)
+                continue
+            store = self.store
+            if store is None:
+                return
+            try:
+                waiting = store.waiting()
+                if not waiting:
+                    self.wake.wait(POLL_S)
+                    self.wake.clear()
+                    continue
+                with self.embed_lock:
+                    if self.stopping.is_set():
+                        return
+                    report = store.embed_waiting(limit=ROUND)
+                self.counts["embedded_entries"] += report.entries
+                self.counts["embedded_chunks"] += report.chunks
+            except Exception as exc:  # keep serving; say why embedding stalls
+                self.counts["errors"] += 1
+                self.last_error = f"embedding: {type(exc).__name__}: {exc}"[:500]
+                log.exception("background embedding failed")
+                self.stopping.wait(POLL_S)
+
+
+def serve(store_path: Path, settings: Settings | None = None,
+          progress: Callable[[str, int, int], None] | None = None,
+          ready: Callable[[Daemon], None] | None = None) -> None:
+    """Run a daemon for ``store_path`` in this process until it is stopped (``stop`` request
+    or SIGTERM/SIGINT in the main thread)."""
+    import signal
+
+    daemon = Daemon(store_path, settings)
+    daemon.open(progress)
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: daemon.stop())
+    if ready:
+        ready(daemon)
+    daemon.serve_forever()

@@ -1,0 +1,132 @@
+"""Hook failures: the log used when the store cannot be opened, and the ``hook_failures``
+health signal, which reads it together with the failed runs in ``hook_run``.
+
+A failing hook is the silent no-op of LCA Appendix D: the session goes on, nothing is
+stored, nobody notices. So every failure leaves a trace somewhere a health scan reads —
+``hook_run`` when the store opens, else one JSON line in ``$XDG_STATE_HOME/lca-tui/
+hook-failures.log`` naming the store. Writing the log uses the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from store.harness.paths import failure_log
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+LOG_LIMIT = 1_000_000  # bytes; the log is renamed to .1 past this (one generation kept)
+WINDOW_DAYS = 7
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def log_failure(event: str, store: Path | str | None, error: str,
+                session_id: str | None = None, via: str = "process") -> Path | None:
+    """Append one line to the failure log; never raises (returns None if it could not)."""
+    try:
+        path = failure_log()
+        if path.exists() and path.stat().st_size > LOG_LIMIT:
+            path.replace(path.with_name(path.name + ".1"))
+        line = json.dumps({"ts": _now(), "event": event, "store": str(store) if store else None,
+                           "session_id": session_id, "via": via, "error": error[:500]})
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+        return path
+    except OSError:
+        return None
+
+
+def logged_failures(store: Path | str | None = None, since: str | None = None
+                    ) -> list[dict[str, Any]]:
+    """Lines of the failure log (and its previous generation), for ``store`` if given
+    (lines naming no store count for every store), from ``since`` on."""
+    path = failure_log()
+    want = str(Path(store).expanduser().resolve()) if store else None
+    out: list[dict[str, Any]] = []
+    for p in (path.with_name(path.name + ".1"), path):
+        try:
+            lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(row, dict):
+                continue
+            named = row.get("store")
+            if want and named and str(Path(named).expanduser().resolve()) != want:
+                continue
+            if since and str(row.get("ts") or "") < since:
+                continue
+            out.append(row)
+    return out
+
+
+@dataclass
+class Signal:
+    """The ``hook_failures`` health signal, in the shape of the other signals: value,
+    thresholds, status, a one-line explanation and the offending rows."""
+
+    name: str
+    value: int
+    warn: int
+    fail: int | None
+    status: str
+    explanation: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def hook_failures(store: Store | None, store_path: Path | str | None = None,
+                  days: int = WINDOW_DAYS, now: datetime | None = None) -> Signal:
+    """Failed hook runs in the last ``days`` days: those recorded in the store's
+    ``hook_run`` plus those logged because the store could not be opened (warn > 0).
+
+    Pass ``store`` (open), or only ``store_path`` when the store cannot be opened.
+    """
+    since = ((now or datetime.now(UTC)) - timedelta(days=days)).strftime(
+        "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    rows: list[dict[str, Any]] = []
+    if store is not None:
+        from sqlmodel import col, select
+
+        from store.core.db import orm
+        from store.harness.models import HookRun
+
+        with store.read() as conn, orm(conn) as s:
+            runs = s.exec(select(HookRun).where(HookRun.status == "failed",
+                                                HookRun.ts >= since)
+                          .order_by(col(HookRun.ts).desc())).all()
+        rows += [{"where": "hook_run", "id": r.id, "ts": r.ts, "event": r.event,
+                  "session_id": r.session_id, "via": r.via, "error": r.error} for r in runs]
+        store_path = store_path or store.path
+    logged = logged_failures(store_path, since)
+    rows += [{"where": "log", "id": None, **{k: r.get(k) for k in
+              ("ts", "event", "session_id", "via", "error")}} for r in logged]
+    rows.sort(key=lambda r: str(r.get("ts") or ""), reverse=True)
+    n = len(rows)
+    if n == 0:
+        explanation = f"no hook failed in the last {days} days"
+    else:
+        in_log = sum(1 for r in rows if r["where"] == "log")
+        explanation = (f"{n} hook run{'s' if n != 1 else ''} failed in the last {days} days"
+                       + (f" ({in_log} when the store could not be opened: "
+                          f"{failure_log()})" if in_log else "")
+                       + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
+    return Signal("hook_failures", n, 1, None, "warn" if n else "ok", explanation[:400], rows)

@@ -1,0 +1,282 @@
+"""lca-tui's entries in Claude Code's ``settings.json``: install, uninstall, status.
+
+Claude Code runs command hooks listed under ``"hooks"``: ``{event: [{"matcher"?: ...,
+"hooks": [{"type": "command", "command": ..., "timeout": s}]}]}``. Ours are the commands that
+run ``lca-tui hook EVENT`` (recognised by their words, wherever the executable lives); every
+other entry is left exactly as it is.
+
+- Install is idempotent: an entry of ours already there is kept (its command updated in place
+  if the executable or store moved), a duplicate of ours is dropped, a missing one appended as
+  a group of its own. Uninstall removes ours and any group, event or ``"hooks"`` table that
+  held only ours.
+- The file is backed up (``settings.json.lca-tui.bak``) before every write, and written
+  atomically. When an install finds nothing of ours, the file's exact bytes are kept
+  (``settings.json.lca-tui.orig``, or ``.lca-tui.absent`` when there was no file): an uninstall
+  that leaves the same JSON restores those bytes, so install + uninstall is byte-identical.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# event → Claude Code's timeout for our command, seconds. UserPromptSubmit and Stop only store
+# what is new (and recall); PreCompact and SessionEnd embed and checkpoint.
+EVENTS: dict[str, int] = {"UserPromptSubmit": 30, "Stop": 30, "PreCompact": 300,
+                          "SessionEnd": 300}
+
+
+class SettingsFileError(ValueError):
+    """A settings.json that cannot be read or changed safely."""
+
+
+def settings_path(project: str | Path | None = None, user: bool = False) -> Path:
+    """The user's ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR`` if set), or a
+    project's ``.claude/settings.json`` (the current directory by default)."""
+    if user:
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+        return Path(base).expanduser() / "settings.json"
+    return Path(project or Path.cwd()).expanduser().resolve() / ".claude" / "settings.json"
+
+
+def executable() -> list[str]:
+    """How to run this lca-tui: its console script when that is what runs, else
+    ``python -m lca_tui.cli`` with this interpreter."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "lca-tui" and script.exists():
+        return [str(script.resolve())]
+    return [sys.executable, "-m", "lca_tui.cli"]
+
+
+def hook_command(event: str, store: Path | None, exe: list[str] | None = None) -> str:
+    words = [*(exe or executable()), "hook", event]
+    if store is not None:
+        words += ["--store", str(store)]
+    return shlex.join(words)
+
+
+def is_ours(command: Any) -> bool:
+    """Whether a hook command runs ``lca-tui hook ...``."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for i, word in enumerate(words[:-1]):
+        if words[i + 1] != "hook":
+            continue
+        if Path(word).name == "lca-tui" or (word == "lca_tui.cli" and i and words[i - 1] == "-m"):
+            return True
+    return False
+
+
+def _ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and is_ours(entry.get("command"))
+
+
+def _hook_event(command: str) -> str | None:
+    words = shlex.split(command)
+    i = words.index("hook")
+    return words[i + 1] if i + 1 < len(words) else None
+
+
+@dataclass
+class Plan:
+    """What an install or uninstall will do to one file."""
+
+    path: Path
+    action: str
+    before: bytes | None  # the file's bytes now (None: no file)
+    data: dict[str, Any]  # the JSON it will hold
+    changes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "action": self.action, "changes": self.changes,
+                "settings": self.data}
+
+
+def _load(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+    if not path.exists():
+        return None, {}
+    if not path.is_file():
+        raise SettingsFileError(f"{path} is not a regular file")
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsFileError(f"{path} is not valid JSON ({exc}); fix it first, nothing "
+                                "was changed") from exc
+    if not isinstance(data, dict):
+        raise SettingsFileError(f"{path} holds a JSON {type(data).__name__}, not an object")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise SettingsFileError(f'{path}: "hooks" is not an object; nothing was changed')
+    for event, groups in (hooks or {}).items():
+        if not isinstance(groups, list) or not all(
+                isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups):
+            raise SettingsFileError(f'{path}: "hooks.{event}" is not a list of groups with a '
+                                    '"hooks" list; nothing was changed')
+    return raw, data
+
+
+def _holds_ours(data: dict[str, Any]) -> bool:
+    return any(_ours(h) for groups in (data.get("hooks") or {}).values()
+               for g in groups for h in g.get("hooks", []))
+
+
+def plan_install(path: Path, store: Path | None, exe: list[str] | None = None) -> Plan:
+    before, data = _load(path)
+    plan = Plan(path, "install", before, copy.deepcopy(data))
+    hooks = plan.data.setdefault("hooks", {})
+    for event, timeout in EVENTS.items():
+        wanted = {"type": "command", "command": hook_command(event, store, exe),
+                  "timeout": timeout}
+        groups = hooks.setdefault(event, [])
+        found = False
+        for group in groups:
+            kept = []
+            for entry in group.get("hooks", []):
+                if not _ours(entry):
+                    kept.append(entry)
+                elif found:
+                    plan.changes.append(f"{event}: removed a duplicate lca-tui hook")
+                else:
+                    found = True
+                    if entry != wanted:
+                        plan.changes.append(f"{event}: updated {entry.get('command')!r} to "
+                                            f"{wanted['command']!r}")
+                        entry = wanted
+                    kept.append(entry)
+            group["hooks"] = kept
+        if not found:
+            groups.append({"hooks": [wanted]})
+            plan.changes.append(f"{event}: added {wanted['command']!r}")
+        hooks[event] = [g for g in groups if g.get("hooks") or g in data.get("hooks", {})
+                        .get(event, [])]
+    return plan
+
+
+def plan_uninstall(path: Path) -> Plan:
+    before, data = _load(path)
+    plan = Plan(path, "uninstall", before, copy.deepcopy(data))
+    hooks = plan.data.get("hooks")
+    if not isinstance(hooks, dict):
+        return plan
+    for event in list(hooks):
+        groups = hooks[event]
+        new_groups = []
+        for group in groups:
+            entries = group.get("hooks", [])
+            kept = [h for h in entries if not _ours(h)]
+            for h in entries:
+                if _ours(h):
+                    plan.changes.append(f"{event}: removed {h.get('command')!r}")
+            if kept or len(kept) == len(entries):  # keep groups that were empty already
+                new_groups.append(dict(group, hooks=kept))
+        if new_groups or not groups:
+            hooks[event] = new_groups
+        else:
+            del hooks[event]
+    if not hooks and data.get("hooks"):
+        del plan.data["hooks"]
+    return plan
+
+
+def _sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(f"{path.name}.lca-tui.{suffix}")
+
+
+def _write_atomic(path: Path, payload: bytes, mode: int | None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def apply(plan: Plan) -> list[Path]:
+    """Carry out ``plan`` (nothing when it changes nothing); returns the files written."""
+    if not plan.changed:
+        return []
+    path = plan.path
+    mode = path.stat().st_mode & 0o7777 if plan.before is not None else None
+    written: list[Path] = []
+    if plan.before is not None:  # the backup first
+        backup = _sidecar(path, "bak")
+        _write_atomic(backup, plan.before, 0o600)
+        written.append(backup)
+    orig, absent = _sidecar(path, "orig"), _sidecar(path, "absent")
+    if plan.action == "install":
+        pristine = plan.before is None or not _holds_ours(_load(path)[1])
+        if pristine and not orig.exists() and not absent.exists():
+            if plan.before is None:
+                _write_atomic(absent, b"", 0o600)
+                written.append(absent)
+            else:
+                _write_atomic(orig, plan.before, 0o600)
+                written.append(orig)
+        _write_atomic(path, _dump(plan.data), mode)
+        written.append(path)
+        return written
+    restored = False
+    if orig.exists():
+        raw = orig.read_bytes()
+        try:
+            same = json.loads(raw.decode("utf-8") or "{}") == plan.data
+        except (UnicodeDecodeError, ValueError):
+            same = False
+        if same:
+            _write_atomic(path, raw, mode)
+            restored = True
+    elif absent.exists() and plan.data == {}:
+        path.unlink()
+        restored = True
+    if not restored:
+        _write_atomic(path, _dump(plan.data), mode)
+    written.append(path)
+    orig.unlink(missing_ok=True)
+    absent.unlink(missing_ok=True)
+    return written
+
+
+def status(path: Path) -> dict[str, Any]:
+    """Which events run lca-tui in ``path``, with their commands."""
+    try:
+        _, data = _load(path)
+    except SettingsFileError as exc:
+        return {"path": str(path), "exists": path.exists(), "error": str(exc), "events": {}}
+    events: dict[str, list[str]] = {}
+    for event, groups in (data.get("hooks") or {}).items():
+        for g in groups:
+            for h in g.get("hooks", []):
+                if _ours(h):
+                    events.setdefault(event, []).append(str(h.get("command")))
+    missing = [e for e in EVENTS if e not in events]
+    return {"path": str(path), "exists": path.exists(), "events": events, "missing": missing,
+            "installed": not missing}

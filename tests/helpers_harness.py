@@ -1,0 +1,51 @@
+"""Shared by the harness tests: a short runtime folder for sockets, and running
+``lca-tui hook EVENT`` with a given stdin as Claude Code would."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lca_tui.cli import main
+
+
+@pytest.fixture
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """$XDG_RUNTIME_DIR in a short folder of its own (a socket path must fit 107 bytes)."""
+    folder = Path(tempfile.mkdtemp(prefix="lcart-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_hook(event: str, stdin: dict[str, Any] | str | bytes, store: Path,
+             monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    """``lca-tui hook EVENT --store STORE`` with ``stdin``; asserts exit 0; returns stdout."""
+    raw = stdin if isinstance(stdin, bytes) else (
+        stdin if isinstance(stdin, str) else json.dumps(stdin)).encode("utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    capsys.readouterr()
+    code = main(["hook", event, "--store", str(store)])
+    assert code == 0
+    return capsys.readouterr().out
+
+
+def check_hook_output(out: str) -> dict[str, Any] | None:
+    """Empty, or exactly the UserPromptSubmit hookSpecificOutput document."""
+    if out == "":
+        return None
+    doc = json.loads(out)
+    assert set(doc) == {"hookSpecificOutput"}
+    spec = doc["hookSpecificOutput"]
+    assert set(spec) == {"hookEventName", "additionalContext"}
+    assert spec["hookEventName"] == "UserPromptSubmit"
+    assert isinstance(spec["additionalContext"], str) and spec["additionalContext"].strip()
+    return doc

@@ -1,0 +1,147 @@
+"""``lca-tui serve``: the warm daemon answers hooks and recalls over an owner-only Unix
+socket, embeds waiting entries in the background, and stops cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lca_tui.cli import main
+from store.harness import client
+from store.harness.daemon import AlreadyRunning, Daemon, running_pid
+from tests.conftest import CLAUDE_CODE, make_store
+from tests.helpers_harness import check_hook_output, run_hook, runtime_dir  # noqa: F401
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _wait(predicate, timeout: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:
+    d = Daemon(tmp_path / "store.db")
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    yield d
+    d.stop()
+    thread.join(timeout=30)
+
+
+def _session(tmp_path: Path, name: str = "tool_heavy.jsonl") -> dict[str, str]:
+    transcript = tmp_path / name
+    transcript.write_bytes((CLAUDE_CODE / name).read_bytes())
+    sid = next(json.loads(line)["sessionId"] for line in transcript.read_text().splitlines()
+               if '"sessionId"' in line)
+    return {"session_id": sid, "transcript_path": str(transcript), "cwd": str(tmp_path)}
+
+
+def test_the_socket_is_owner_only(daemon: Daemon, runtime_dir: Path) -> None:
+    assert stat.S_IMODE(daemon.sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(daemon.sock.parent.stat().st_mode) == 0o700
+    assert daemon.sock.parent.parent == runtime_dir
+    assert running_pid(daemon.sock) == os.getpid()
+
+
+def test_a_second_daemon_for_the_same_store_is_refused(daemon: Daemon) -> None:
+    with pytest.raises(AlreadyRunning, match=str(os.getpid())):
+        Daemon(daemon.store_path).open()
+    assert client.running(daemon.sock) is not None  # the first one still answers
+
+
+def test_hooks_go_through_the_daemon_which_embeds_in_the_background(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    base = _session(tmp_path)
+    out = run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
+                                        "prompt": "which files did we edit"},
+                   daemon.store_path, monkeypatch, capsys)
+    check_hook_output(out)
+    assert daemon.store is not None
+    assert _wait(lambda: daemon.store is not None and daemon.store.waiting() == 0)
+    status = client.running(daemon.sock)
+    assert status and status["counts"]["hooks"] == 1
+    assert status["counts"]["embedded_entries"] > 0 and status["waiting"] == 0
+    assert run_hook("UserPromptSubmit", "not json", daemon.store_path, monkeypatch,
+                    capsys) == ""
+    assert run_hook("SessionEnd", {**base, "hook_event_name": "SessionEnd",
+                                   "reason": "exit"}, daemon.store_path, monkeypatch,
+                    capsys) == ""
+    with daemon.store.read() as conn:
+        runs = conn.exec_driver_sql("SELECT event, status, via FROM hook_run ORDER BY id"
+                                    ).all()
+        checkpoint = conn.exec_driver_sql(
+            "SELECT trigger, status, index_verified FROM checkpoint WHERE trigger LIKE "
+            "'SessionEnd%'").one()
+    assert [tuple(r) for r in runs] == [("UserPromptSubmit", "ok", "daemon"),
+                                        ("UserPromptSubmit", "failed", "daemon"),
+                                        ("SessionEnd", "ok", "daemon")]
+    assert tuple(checkpoint) == ("SessionEnd:exit", "ok", 1)
+
+
+def test_recall_uses_the_daemon_and_agrees_with_in_process(
+        daemon: Daemon, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert daemon.store is not None
+    daemon.store.ingest([CLAUDE_CODE / "short.jsonl"])
+    capsys.readouterr()
+    assert main(["recall", "what did we change", "--store", str(daemon.store_path),
+                 "--json"]) == 0
+    warm = json.loads(capsys.readouterr().out)
+    assert daemon.counts["recalls"] == 1
+    assert main(["recall", "what did we change", "--store", str(daemon.store_path),
+                 "--set", "recall.pool=50", "--json"]) == 0  # overridden: in this process
+    cold = json.loads(capsys.readouterr().out)
+    assert daemon.counts["recalls"] == 1
+    assert [(c["source_id"], c["decision"]) for c in warm["candidates"]] == \
+        [(c["source_id"], c["decision"]) for c in cold["candidates"]]
+    assert main(["recall", "what did we change", "--store", str(daemon.store_path)]) == 0
+    assert f"trace {warm['trace_id'] + 2}" in capsys.readouterr().out
+
+
+def test_serve_start_status_stop_as_processes(tmp_path: Path, runtime_dir: Path) -> None:
+    store = tmp_path / "store.db"
+    env = dict(os.environ)
+
+    def cli(*words: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "lca_tui.cli", "--store", str(store),
+                               *words], input=stdin, capture_output=True, timeout=180,
+                              cwd=ROOT, env=env)
+
+    started = cli("serve", "--json")
+    assert started.returncode == 0, started.stderr
+    info = json.loads(started.stdout)
+    assert info["running"] and info["pid"] != os.getpid()
+    try:
+        status = json.loads(cli("serve", "--status", "--json").stdout)
+        assert status["running"] and status["pid"] == info["pid"]
+        base = _session(tmp_path, "short.jsonl")
+        done = cli("hook", "Stop", stdin=json.dumps({**base, "hook_event_name": "Stop"})
+                   .encode())
+        assert (done.returncode, done.stdout) == (0, b"")
+        again = cli("serve", "--json")
+        assert json.loads(again.stdout)["pid"] == info["pid"]  # already running: reused
+    finally:
+        stopped = cli("serve", "--stop", "--json")
+    assert json.loads(stopped.stdout) == {"running": False, "stopped": True,
+                                          "store": str(store.resolve())}
+    assert json.loads(cli("serve", "--status", "--json").stdout)["running"] is False
+    s = make_store(store)
+    with s.read() as conn:
+        assert conn.exec_driver_sql("SELECT via FROM hook_run").scalar() == "daemon"
+    s.close()

@@ -1,0 +1,131 @@
+"""A hook never breaks the session: garbage on stdin, a store it cannot open, a failure in
+the middle — exit 0, nothing on stdout, and the failure recorded where ``hook_failures``
+reads it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lca_tui.cli import main
+from store import Store
+from store.harness.failures import hook_failures, logged_failures
+from store.harness.paths import failure_log
+from tests.conftest import CLAUDE_CODE, make_store
+from tests.helpers_harness import run_hook, runtime_dir  # noqa: F401
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _hook_process(event: str, stdin: bytes, store: Path) -> subprocess.CompletedProcess[bytes]:
+    """The hook as Claude Code runs it: a process of its own."""
+    return subprocess.run([sys.executable, "-m", "lca_tui.cli", "hook", event, "--store",
+                           str(store)], input=stdin, capture_output=True, timeout=120,
+                          cwd=ROOT, env=os.environ.copy())
+
+
+def test_garbage_on_stdin(tmp_path: Path, runtime_dir: Path) -> None:
+    store_path = tmp_path / "s.db"
+    for garbage in (b"this is not json", b"\xff\xfe\x00", b"[1, 2]", b"",
+                    json.dumps({"hook_event_name": "UserPromptSubmit"}).encode()):
+        done = _hook_process("UserPromptSubmit", garbage, store_path)
+        assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    store = make_store(store_path)
+    signal = hook_failures(store)
+    assert signal.status == "warn" and signal.value == 5
+    assert {r["where"] for r in signal.rows} == {"hook_run"}
+    assert "stdin" in signal.explanation
+    store.close()
+
+
+@pytest.mark.parametrize("kind", ["directory", "not a database", "dangling symlink"])
+def test_a_store_that_cannot_be_opened(tmp_path: Path, runtime_dir: Path, kind: str) -> None:
+    bad = tmp_path / "bad.db"
+    if kind == "directory":
+        bad.mkdir()
+    elif kind == "not a database":
+        bad.write_bytes(b"this is not an SQLite file at all" * 100)
+    else:
+        bad.symlink_to(tmp_path / "gone" / "nowhere" / "x.db")
+        (tmp_path / "gone").write_text("a file where a folder should be")
+    payload = {"session_id": "s", "transcript_path": str(tmp_path / "t.jsonl"),
+               "cwd": str(tmp_path), "hook_event_name": "PreCompact", "trigger": "auto"}
+    done = _hook_process("PreCompact", json.dumps(payload).encode(), bad)
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    logged = logged_failures(bad)
+    assert len(logged) == 1 and logged[0]["event"] == "PreCompact"
+    assert "could not be opened" in logged[0]["error"]
+    assert failure_log().stat().st_mode & 0o777 == 0o600
+    signal = hook_failures(None, bad)
+    assert signal.status == "warn" and signal.value == 1 and signal.rows[0]["where"] == "log"
+
+
+def test_log_lines_count_for_their_store_once_it_opens(tmp_path: Path, store: Store) -> None:
+    from store.harness.failures import log_failure
+
+    log_failure("Stop", store.path, "the store was locked")
+    log_failure("Stop", tmp_path / "another.db", "not this store")
+    signal = hook_failures(store)
+    assert signal.value == 1 and signal.rows[0]["error"] == "the store was locked"
+
+
+def test_a_failure_mid_run_prints_nothing_and_is_recorded(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import store.recall.run as run
+
+    def broken(*args: object, **kwargs: object) -> None:
+        print("noise a library printed")  # must not reach Claude Code
+        raise RuntimeError("the recall broke")
+
+    monkeypatch.setattr(run, "recall", broken)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_bytes((CLAUDE_CODE / "short.jsonl").read_bytes())
+    sid = json.loads(transcript.read_text().splitlines()[0]).get("sessionId") or "x"
+    store_path = tmp_path / "s.db"
+    out = run_hook("UserPromptSubmit", {"session_id": sid, "transcript_path": str(transcript),
+                                        "hook_event_name": "UserPromptSubmit",
+                                        "prompt": "what changed"},
+                   store_path, monkeypatch, capsys)
+    assert out == ""
+    s = make_store(store_path)
+    signal = hook_failures(s)
+    assert signal.value == 1 and "the recall broke" in (signal.rows[0]["error"] or "")
+    assert s.stats().entries > 0  # the import before the failure landed
+    s.close()
+
+
+@pytest.mark.parametrize("words", [["NotAnEvent"], ["Stop", "--bogus"], []])
+def test_a_malformed_hook_command_still_exits_zero(tmp_path: Path, runtime_dir: Path,
+                                                    words: list[str]) -> None:
+    """Exit 2 would block the user's prompt (Claude Code's blocking code): never."""
+    done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "--store",
+                           str(tmp_path / "s.db"), "hook", *words], input=b"{}",
+                          capture_output=True, timeout=120, cwd=ROOT)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "cannot read the hook command" in logged_failures(tmp_path / "s.db")[0]["error"]
+
+
+def test_a_clean_run_is_recorded_ok(tmp_path: Path, runtime_dir: Path,
+                                    monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_bytes((CLAUDE_CODE / "tool_heavy.jsonl").read_bytes())
+    sid = next(json.loads(line)["sessionId"] for line in transcript.read_text().splitlines()
+               if "sessionId" in line)
+    store_path = tmp_path / "s.db"
+    out = run_hook("Stop", {"session_id": sid, "transcript_path": str(transcript),
+                            "hook_event_name": "Stop"}, store_path, monkeypatch, capsys)
+    assert out == ""
+    s = make_store(store_path)
+    assert hook_failures(s).status == "ok" and s.waiting() > 0
+    with s.read() as conn:
+        row = conn.exec_driver_sql("SELECT event, status, via, entries_added FROM hook_run"
+                                   ).one()
+    assert tuple(row[:3]) == ("Stop", "ok", "process") and row[3] > 0
+    s.close()
