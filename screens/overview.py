@@ -14,8 +14,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
+from screens.proposal_view import pass_line
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
+from store.governance.records import PassSummary
 from store.health.records import ScanResult
 from widgets.fmt import agents_mark, ago, size, when
 from widgets.health_line import HealthLine
@@ -33,6 +35,7 @@ class OverviewData:
     latest: list[SessionInfo]
     pressure: Series | None
     daemon: dict[str, Any] | None = None  # `lca-tui serve`'s status when it runs
+    consolidation: PassSummary | None = None
 
 
 @dataclass
@@ -138,7 +141,9 @@ class OverviewScreen(StoreScreen):
         "warm daemon (`lca-tui serve`) runs, and how many entries a hook stored that wait for "
         "it (or for the next checkpoint) to embed them — they are found by FTS meanwhile. "
         "Latest sessions: "
-        "the five most recent; enter opens one on the Transcript screen. Health (top line): "
+        "the five most recent; enter opens one on the Transcript screen. Consolidation "
+        "(below them): when the latest consolidation pass ran, over how many sessions, and "
+        "what it proposed (and where those proposals stand now). Health (top line): "
         "how many health signals fail or warn, and which; enter on it (or 6) opens the "
         "Health screen. Context pressure: "
         "the latest session's gauge (how old its latest snapshot is when it is not live); "
@@ -175,6 +180,7 @@ class OverviewScreen(StoreScreen):
                                   filter_columns=("id", "project", "format", "agents"),
                                   stretch="project", tail_columns=("project",))
                 yield Static("", id="overview-no-sessions", markup=False)
+            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
         yield Footer()
@@ -201,12 +207,14 @@ class OverviewScreen(StoreScreen):
         key = latest_key(store)
         pressure = series(store, key.session_id, key.agent) if key else None
         return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
-                            daemon_status(store.path))
+                            daemon_status(store.path), store.last_consolidation())
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
         self.query_one("#overview-store", Static).update(store_text(stats))
         self.query_one("#overview-records", Static).update(records_text(stats))
+        self.query_one("#overview-consolidation", Static).update(
+            pass_line(data.consolidation, self.lca.now()))
         status = self.query_one("#embedder-status", Static)
         status.update(Text(embedder_status(stats), end=""))
         status.set_class(stats.embedder.degraded, "-degraded")

@@ -21,7 +21,8 @@ Context pressure and checkpoints
     ``checkpoints(session)`` read them back.
 Governed memory writes
     ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
-    ``reject``; ``consolidate(session)`` proposes from stored entries; ``list_memories()``,
+    ``reject``; ``consolidate(session)`` proposes from stored entries and
+    ``last_consolidation()`` says when the latest pass ran and what it found; ``list_memories()``,
     ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``.
 Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
@@ -233,6 +234,13 @@ class Store(StoreBase):
         from store.governance.consolidate import consolidate
 
         return consolidate(self, session, use_proposer=use_proposer, actor=actor)
+
+    def last_consolidation(self) -> Any:
+        """The latest consolidation pass: when it ran, over how many sessions, and what it
+        proposed (a ``PassSummary``), or None when no pass has run."""
+        from store.governance.consolidate import latest_pass
+
+        return latest_pass(self)
 
     # -- export ------------------------------------------------------------------------
     def export(self, out_dir: Path | str, sessions: list[str] | None = None,
