@@ -73,3 +73,32 @@ def test_a_store_opened_without_a_writer_records_lca_tui(tmp_path: Path) -> None
                                                         CODE_VERSION)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("writer", "given", "expected"), [
+    ("my-harness", None, "unknown"),
+    ("my-harness", "", "unknown"),
+    ("my-harness", "2.4.1", "2.4.1"),
+    ("lca-tui", None, CODE_VERSION),
+    ("lca-tui:hook", "", CODE_VERSION),
+    ("lca-tuition", None, "unknown"),
+])
+def test_a_writer_without_a_version_never_claims_lca_tuis(tmp_path: Path, writer: str,
+                                                          given: str | None,
+                                                          expected: str) -> None:
+    """Another program naming no version records "unknown", not lca-tui's code version; so do
+    its rows."""
+    from store import open_store
+
+    store = open_store(tmp_path / "w.db", Settings.load({}), writer=writer,
+                       writer_version=given)
+    try:
+        assert (store.writer, store.writer_version) == (writer, expected)
+        from store.core.writes import NewEntry, NewSession
+
+        store.append_entries(NewSession(id="s", format="x"), [NewEntry("user", "hi", "s")])
+        with store.read() as conn, orm(conn) as s:
+            assert {(e.writer, e.writer_version) for e in s.exec(select(Entry))} == {
+                (writer, expected)}
+    finally:
+        store.close()
