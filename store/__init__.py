@@ -6,6 +6,12 @@ Packages by capability, each saying in its ``__init__`` what it owns and may imp
 ``privacy``. ``facade.Store`` is the top: the harness API
 with every capability's operations (the harness API, documented in ``store/facade.py``).
 ``open_store`` is the entry point; ``NewSession`` / ``NewEntry`` are what a harness appends.
+
+Importing ``store`` itself (``from store import open_store`` / ``Store``) is importing the
+facade: capabilities must not (they take a ``store.core.base.StoreBase``). Only what sits on top
+of the facade, like the CLI, may: ``store.harness``, ``store.bench`` and ``store.demo``.
+Capabilities import ``store.core`` and other capabilities' public names; a ``_name`` is private
+to its module. ``tests/test_import_graph.py`` enforces all of this.
 """
 
 from __future__ import annotations
