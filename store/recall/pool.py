@@ -61,6 +61,7 @@ class VectorCache:
     def _stamp(conn: Connection) -> tuple[int, int, int]:
         """(chunks, highest chunk id, latest audit event id): a reindex, an erasure or a
         redaction leaves an audit event, so any of them forces a reload."""
+        # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
         row = conn.exec_driver_sql(
             "SELECT (SELECT COUNT(*) FROM chunk), (SELECT COALESCE(MAX(id), 0) FROM chunk), "
             "(SELECT COALESCE(MAX(id), 0) FROM audit_event WHERE action NOT LIKE "
@@ -75,6 +76,7 @@ class VectorCache:
         if stamp == old:
             return
         if old is not None and stamp[2] == old[2] and stamp[1] > old[1] and stamp[0] > old[0]:
+            # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
             rows = conn.execute(text("SELECT id, status, model FROM chunk WHERE id > :m "
                                      "ORDER BY id"), {"m": old[1]}).all()
             if len(rows) == stamp[0] - old[0]:  # only additions since the last sync
@@ -92,6 +94,7 @@ class VectorCache:
                 return
         ids, matrix = vec.all_vectors(conn)
         same = np.fromiter((int(r[0]) for r in conn.execute(
+            # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
             text("SELECT id FROM chunk WHERE model = :m"), {"m": model}).all()), dtype=np.int64)
         keep = np.isin(ids, same)
         ids, matrix = ids[keep], matrix[keep]
@@ -142,6 +145,7 @@ def _sources(conn: Connection, ids: list[int]) -> dict[int, tuple[tuple[str, int
     if not ids:
         return {}
     marks = ", ".join(str(int(i)) for i in ids)
+    # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
     return {int(r[0]): ((str(r[1]), int(r[2])), str(r[3])) for r in conn.exec_driver_sql(
         f"SELECT id, source_type, source_id, model FROM chunk WHERE id IN ({marks})").all()}
 
