@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, func
-from sqlmodel import col, select
+from sqlmodel import col
 
 from store.core import vec
+from store.core.db import columns
 from store.core.models import Chunk, Entry, Memory
 from store.governance import text as tx
 from store.governance.records import MASK, PERSON_ONLY_TYPES, CheckInfo
@@ -98,7 +99,7 @@ class _Memory:
 
 def _active_memories(conn: Connection, model: str, exclude: set[int]) -> list[_Memory]:
     """Active (and disputed) memories with the vectors of their chunks made by ``model``."""
-    rows = conn.execute(select(
+    rows = conn.execute(columns(
         col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body), col(Memory.tags),
         col(Memory.projects), col(Memory.sensitivity), col(Memory.description),
         col(Memory.invariant)).where(col(Memory.status).in_(("active", "disputed")))
@@ -113,7 +114,7 @@ def _active_memories(conn: Connection, model: str, exclude: set[int]) -> list[_M
                                   text="\n\n".join(p.strip() for p in parts if p.strip()))
     if not mems:
         return []
-    chunks = conn.execute(select(col(Chunk.id), col(Chunk.source_id)).where(
+    chunks = conn.execute(columns(col(Chunk.id), col(Chunk.source_id)).where(
         col(Chunk.source_type) == "memory", col(Chunk.status) == "ok",
         col(Chunk.model) == model)).all()
     for cid, mid in chunks:
@@ -338,7 +339,7 @@ class Checker:
         replaced = [t for t in cand.targets if t.get("critical") and t.get("status") == "active"]
         promotion = critical and (cand.op in ("add", "merge", "supersede")
                                   or (cand.op == "revise" and not replaced))
-        current = int(conn.execute(select(func.coalesce(func.sum(
+        current = int(conn.execute(columns(func.coalesce(func.sum(
             func.length(col(Memory.body)) + func.coalesce(func.length(col(Memory.invariant)),
                                                           0)), 0))
             .where(col(Memory.critical) == 1, col(Memory.status) == "active",
@@ -387,7 +388,7 @@ def evidence_texts(conn: Connection, pointers: list[dict[str, Any]]) -> list[dic
     for p in pointers:
         body = ""
         if p.get("entry_id") is not None:
-            row = conn.execute(select(col(Entry.content)).where(
+            row = conn.execute(columns(col(Entry.content)).where(
                 col(Entry.id) == int(p["entry_id"]))).first()
             body = row[0] if row else ""
             if p.get("span"):

@@ -17,7 +17,7 @@ import json
 from sqlalchemy import Connection, delete, func
 from sqlmodel import col, select
 
-from store.core.db import orm
+from store.core.db import columns, orm
 from store.core.models import Entry
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.version import CODE_VERSION
@@ -55,7 +55,7 @@ def _proposal_for(conn: Connection, approval_id: str, entry_id: int, kind: str |
 def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
     """Proposal history for new ``approval_*`` entries; all of them when ``entry_ids`` is
     None (reindex), after deleting what was derived before."""
-    query = select(col(Entry.id), col(Entry.ts), col(Entry.content), col(Entry.meta)).where(
+    query = columns(col(Entry.id), col(Entry.ts), col(Entry.content), col(Entry.meta)).where(
         col(Entry.kind) == "event",
         func.json_extract(col(Entry.meta), "$.event").in_(("approval_proposed",
                                                             "approval_decided")))

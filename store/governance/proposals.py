@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, func
 from sqlmodel import col, select
 
-from store.core.db import orm
+from store.core.db import columns, orm
 from store.core.errors import NotFound
 from store.core.models import Entry, Memory
 from store.core.timeutil import normalise_iso, now_iso
@@ -237,13 +237,13 @@ def _resolve_evidence(store: Store, conn: Connection, pointers: tuple[dict[str, 
         if "session" in p:
             sid = store.session(p.pop("session")).id
             seq = p.pop("seq")
-            row = conn.execute(select(col(Entry.id)).where(
+            row = conn.execute(columns(col(Entry.id)).where(
                 col(Entry.session_id) == sid, col(Entry.seq) == seq)).first()
             if row is None:
                 raise ProposalError(f"evidence[{i}]: session {sid} has no entry {seq}")
             p["entry_id"] = int(row[0])
         if "entry_id" in p:
-            row = conn.execute(select(func.length(col(Entry.content))).where(
+            row = conn.execute(columns(func.length(col(Entry.content))).where(
                 col(Entry.id) == p["entry_id"])).first()
             if row is None:
                 raise ProposalError(f"evidence[{i}]: no entry {p['entry_id']}")
@@ -257,7 +257,7 @@ def _resolve_evidence(store: Store, conn: Connection, pointers: tuple[dict[str, 
 def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]:
     rows = []
     for mid in ids:
-        r = conn.execute(select(
+        r = conn.execute(columns(
             col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body),
             col(Memory.critical), col(Memory.invariant), col(Memory.status),
             col(Memory.sensitivity), col(Memory.content_hash), col(Memory.tags),
@@ -540,7 +540,7 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
         for p in _loads(row.evidence, []):
             session_id = seq = None
             if p.get("entry_id") is not None:
-                e = conn.execute(select(col(Entry.session_id), col(Entry.seq)).where(
+                e = conn.execute(columns(col(Entry.session_id), col(Entry.seq)).where(
                     col(Entry.id) == p["entry_id"])).first()
                 if e is not None:
                     session_id, seq = e[0], int(e[1])
@@ -574,7 +574,7 @@ def _targets_now(conn: Connection, row: Proposal) -> list[TargetInfo]:
     out = []
     for mid in _loads(row.targets, []):
         then = snap.get(str(mid), {})
-        r = conn.execute(select(col(Memory.name), col(Memory.status), col(Memory.body),
+        r = conn.execute(columns(col(Memory.name), col(Memory.status), col(Memory.body),
                             col(Memory.content_hash), col(Memory.sensitivity))
                      .where(col(Memory.id) == int(mid))).first()
         secret = r is not None and r[4] == "secret"

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from sqlalchemy import Connection, func
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlmodel import col, select
+from sqlmodel import col
 
+from store.core.db import columns
 from store.core.models import ImportPosition
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
@@ -39,7 +40,7 @@ class Line:
 
 
 def load_position(conn: Connection, path: Path) -> Position | None:
-    row = conn.execute(select(col(ImportPosition.byte_offset), col(ImportPosition.line_count),
+    row = conn.execute(columns(col(ImportPosition.byte_offset), col(ImportPosition.line_count),
                               col(ImportPosition.fingerprint))
                        .where(col(ImportPosition.path) == storable(str(path)))).first()
     return Position(int(row[0]), int(row[1]), row[2]) if row else None

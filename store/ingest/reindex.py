@@ -10,6 +10,7 @@ import numpy as np
 from sqlalchemy import Connection, and_, delete, func, or_
 from sqlmodel import col, select
 
+from store.core.db import columns
 from store.core import vec
 from store.core.models import Chunk, Entry, Memory
 from store.core.derive import run_derivers
@@ -39,9 +40,9 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     indexer = store.indexer()
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
-        entries = conn.execute(select(col(Entry.id), col(Entry.content), col(Entry.content_hash))
+        entries = conn.execute(columns(col(Entry.id), col(Entry.content), col(Entry.content_hash))
                                .order_by(col(Entry.id))).all()
-        memories = conn.execute(select(
+        memories = conn.execute(columns(
             col(Memory.id), col(Memory.name), col(Memory.description), col(Memory.body),
             col(Memory.invariant), col(Memory.content_hash)).order_by(col(Memory.id))).all()
         old_max = _max_chunk_id(conn)
@@ -123,7 +124,7 @@ def _swap(conn: Connection, indexer: Indexer, part: list[Source],
     marks = [k for k in range(first, len(written)) if written[k] == -2]
     stale: list[Any] = []
     for kind in ("entry", "memory"):
-        stale += conn.execute(select(col(Chunk.id), col(Chunk.text)).where(
+        stale += conn.execute(columns(col(Chunk.id), col(Chunk.text)).where(
             col(Chunk.id) <= old_max, col(Chunk.source_type) == kind,
             col(Chunk.source_id).in_(_each([s.source_id for s in keep
                                             if s.source_type == kind])))).all()
@@ -131,7 +132,7 @@ def _swap(conn: Connection, indexer: Indexer, part: list[Source],
     conn.execute(delete(Chunk).where(col(Chunk.id).in_(_each([int(r[0]) for r in stale]))))
     before = _max_chunk_id(conn)
     result = indexer.index(conn, keep, prepared, refs)
-    ids = [int(r[0]) for r in conn.execute(select(col(Chunk.id)).where(
+    ids = [int(r[0]) for r in conn.execute(columns(col(Chunk.id)).where(
         col(Chunk.id) > before, col(Chunk.status) == "ok").order_by(col(Chunk.id)))]
     for k, chunk_id in zip(marks, ids, strict=True):
         written[k] = chunk_id
@@ -146,7 +147,7 @@ def _each(ids: list[int]) -> Any:
 
 
 def _max_chunk_id(conn: Connection) -> int:
-    return int(conn.execute(select(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
+    return int(conn.execute(columns(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
 
 
 def _rank_in_batch(written: list[int], first: int, ref: int) -> int:
@@ -161,7 +162,7 @@ def _current_hashes(conn: Connection, part: list[Source]) -> dict[tuple[str, int
         ids = [s.source_id for s in part if s.source_type == kind]
         if ids:
             model = Entry if kind == "entry" else Memory
-            for sid, h in conn.execute(select(col(model.id), col(model.content_hash))
+            for sid, h in conn.execute(columns(col(model.id), col(model.content_hash))
                                        .where(col(model.id).in_(_each(ids)))):
                 out[(kind, int(sid))] = str(h)
     return out
@@ -171,7 +172,7 @@ def _drop_orphans(conn: Connection) -> None:
     """Chunks whose source is gone (erased while the reindex ran) go with their index rows."""
     entry_gone = ~select(col(Entry.id)).where(col(Entry.id) == col(Chunk.source_id)).exists()
     memory_gone = ~select(col(Memory.id)).where(col(Memory.id) == col(Chunk.source_id)).exists()
-    rows = conn.execute(select(col(Chunk.id), col(Chunk.text)).where(or_(
+    rows = conn.execute(columns(col(Chunk.id), col(Chunk.text)).where(or_(
         and_(col(Chunk.source_type) == "entry", entry_gone),
         and_(col(Chunk.source_type) == "memory", memory_gone)))).all()
     if rows:
@@ -185,7 +186,7 @@ def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:
     embedder = store.embedder
     if not embedder.degraded or store.settings["embed.backend"] != "auto":
         return
-    others = int(conn.execute(select(func.count()).select_from(Chunk).where(
+    others = int(conn.execute(columns(func.count()).select_from(Chunk).where(
         col(Chunk.model) != embedder.name)).scalar_one())
     if others:
         raise StoreError(
