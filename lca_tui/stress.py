@@ -78,8 +78,11 @@ def _text(i: int) -> str:
 def _open(store_path: str, overrides: dict[str, Any], writer: str) -> Any:
     from store import open_store
     from store.core.settings import Settings
+    from store.core.version import CODE_VERSION
 
-    return open_store(store_path, Settings.load(overrides), writer=writer)
+    # The stress actors are lca-tui's own code under other names: they record its version.
+    return open_store(store_path, Settings.load(overrides), writer=writer,
+                      writer_version=CODE_VERSION)
 
 
 # -- actors (each in its own process) ---------------------------------------------------------

@@ -10,6 +10,12 @@ Packages by capability, each saying in its ``__init__`` what it owns and may imp
 These names are imported on first use, so that a module such as ``store.harness.client``
 (what a hook runs when the daemon answers it) costs no more than itself: importing the facade
 pulls in SQLAlchemy and NumPy (~0.45 s).
+
+Importing ``store`` itself (``from store import open_store`` / ``Store``) is importing the
+facade: capabilities must not (they take a ``store.core.base.StoreBase``). Only what sits on top
+of the facade, like the CLI, may: ``store.harness``, ``store.bench`` and ``store.demo``.
+Capabilities import ``store.core`` and other capabilities' public names; a ``_name`` is private
+to its module. ``tests/test_import_graph.py`` enforces all of this.
 """
 
 from __future__ import annotations

@@ -236,6 +236,7 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
 
         seed_demo(store, data_dir, story_end)  # one stored instance of each Appendix D incident
         with store.read() as conn:
+            # raw SQL: PRAGMA wal_checkpoint, connection control
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()

@@ -1,20 +1,24 @@
 """The README's harness example runs as written, and what it writes records its own writer
-and writer_version (entries, snapshot, checkpoint, recall trace) — not lca-tui's."""
+and writer_version in every table it writes (session, entry, chunk, snapshot, checkpoint, recall
+trace, candidates and feedback, audit event) — not lca-tui's."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
-from sqlmodel import select
+from sqlalchemy import Connection, func, inspect
+from sqlalchemy import select as sa_select
+from sqlmodel import SQLModel, select
 
-from store.context.models import ContextSnapshot
+import store as store_pkg
 from store.core.db import orm
-from store.core.models import Checkpoint, Entry
+from store.core.models import Entry
 from store.core.settings import Settings
 from store.core.version import CODE_VERSION
-from store.recall.models import RecallCandidate, RecallTrace
 from tests.conftest import make_store
 
 README = Path(__file__).parent.parent / "README.md"
@@ -48,21 +52,35 @@ def test_readme_harness_example_records_its_writer(tmp_path: Path,
 
     store = make_store(path)
     try:
-        with store.read() as conn, orm(conn) as s:
-            who = {
-                "entries": {(e.writer, e.writer_version) for e in s.exec(select(Entry))},
-                "snapshot": {(r.writer, r.writer_version)
-                             for r in s.exec(select(ContextSnapshot))},
-                "checkpoint": {(r.writer, r.writer_version) for r in s.exec(select(Checkpoint))},
-                "trace": {(r.writer, r.writer_version) for r in s.exec(select(RecallTrace))},
-                "candidates": {(r.writer, r.writer_version)
-                               for r in s.exec(select(RecallCandidate))},
-            }
-            assert len(s.exec(select(Entry)).all()) == 2
+        with store.read() as conn:
+            who = writers_by_table(conn)
+            assert conn.execute(select(func.count()).select_from(Entry)).scalar_one() == 2
     finally:
         store.close()
-    for what, seen in who.items():
-        assert seen == {(writer, version)}, f"{what} rows record {seen}"
+    # every table the example writes, named: a missing one means the example stopped
+    # writing it (or the sweep below stopped seeing it)
+    written = {"session", "entry", "chunk", "context_snapshot", "checkpoint", "recall_trace",
+               "recall_candidate", "recall_feedback", "audit_event"}
+    assert written <= set(who), f"not written: {sorted(written - set(who))}"
+    for table_name, seen in sorted(who.items()):
+        assert seen == {(writer, version)}, f"{table_name} rows record {seen}"
+
+
+def writers_by_table(conn: Connection) -> dict[str, set[tuple[str, str]]]:
+    """{table: the (writer, writer_version) pairs its rows record} for every non-empty table
+    with writer columns (every capability's models imported, so none is missed)."""
+    for info in pkgutil.walk_packages([str(Path(store_pkg.__file__).parent)], "store."):
+        if info.name.endswith(".models"):
+            importlib.import_module(info.name)
+    present = set(inspect(conn).get_table_names())
+    out: dict[str, set[tuple[str, str]]] = {}
+    for name, t in sorted(SQLModel.metadata.tables.items()):
+        if name in present and {"writer", "writer_version"} <= set(t.c.keys()):
+            pairs = {(r[0], r[1]) for r in conn.execute(
+                sa_select(t.c.writer, t.c.writer_version).distinct())}
+            if pairs:
+                out[name] = pairs
+    return out
 
 
 def test_a_store_opened_without_a_writer_records_lca_tui(tmp_path: Path) -> None:
@@ -71,5 +89,34 @@ def test_a_store_opened_without_a_writer_records_lca_tui(tmp_path: Path) -> None
     try:
         assert (store.writer, store.writer_version) == (Settings.load()["store.writer"],
                                                         CODE_VERSION)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("writer", "given", "expected"), [
+    ("my-harness", None, "unknown"),
+    ("my-harness", "", "unknown"),
+    ("my-harness", "2.4.1", "2.4.1"),
+    ("lca-tui", None, CODE_VERSION),
+    ("lca-tui:hook", "", CODE_VERSION),
+    ("lca-tuition", None, "unknown"),
+])
+def test_a_writer_without_a_version_never_claims_lca_tuis(tmp_path: Path, writer: str,
+                                                          given: str | None,
+                                                          expected: str) -> None:
+    """Another program naming no version records "unknown", not lca-tui's code version; so do
+    its rows."""
+    from store import open_store
+
+    store = open_store(tmp_path / "w.db", Settings.load({}), writer=writer,
+                       writer_version=given)
+    try:
+        assert (store.writer, store.writer_version) == (writer, expected)
+        from store.core.writes import NewEntry, NewSession
+
+        store.append_entries(NewSession(id="s", format="x"), [NewEntry("user", "hi", "s")])
+        with store.read() as conn, orm(conn) as s:
+            assert {(e.writer, e.writer_version) for e in s.exec(select(Entry))} == {
+                (writer, expected)}
     finally:
         store.close()

@@ -346,6 +346,27 @@ def test_stale_writer(seeded: Store) -> None:
     assert scan(seeded).signal("stale_writer").status == "ok"
 
 
+def test_a_writer_with_no_version_is_flagged_only_against_a_named_canonical(
+        seeded: Store) -> None:
+    """A harness that named no version records "unknown": not compared by default, flagged
+    once a canonical version is named for it (it cannot be shown to run that code)."""
+    from store.context.api import record_checkpoint
+    from store.core.base import StoreBase
+
+    other = StoreBase(seeded.path, seeded.settings, embedder=seeded.embedder,
+                      writer="my-harness")
+    assert other.writer_version == "unknown"
+    record_checkpoint(other, "s1", trigger="stop", ts=ts(1), entries_added=0)
+    other.close()
+    sig = scan(seeded).signal("stale_writer")
+    assert sig.status == "ok" and sig.detail["writers"]["my-harness"]["version"] == "unknown"
+    seeded.settings = seeded.settings.with_overrides(
+        {"health.canonical_version": "my-harness=2.0"})
+    sig = scan(seeded).signal("stale_writer")
+    assert sig.status == "warn" and ids(sig) == {"my-harness"}
+    assert "records no version" in sig.offending[0].note
+
+
 def test_a_writer_that_upgraded_is_not_stale(seeded: Store) -> None:
     from store.context.api import record_checkpoint
 

@@ -106,3 +106,99 @@ def test_models_match_migrated_columns_and_indexes(migrated) -> None:
                 problems.append(f"{name}: foreign keys {sorted(db_fk)} != model "
                                 f"{sorted(model_fk)}")
     assert problems == []
+
+
+def _model_classes() -> dict[str, type[SQLModel]]:
+    """{table name: its SQLModel class}."""
+    _model_tables()
+    out: dict[str, type[SQLModel]] = {}
+    todo = list(SQLModel.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        table = getattr(cls, "__table__", None)
+        if isinstance(table, Table):
+            out[table.name] = cls
+    return out
+
+
+def _sql_default(raw: str | None) -> object:
+    """A ``PRAGMA table_info`` default as a Python value (``MISSING`` when there is none)."""
+    if raw is None:
+        return MISSING
+    text = raw.strip()
+    if text.upper() == "NULL":
+        return None
+    if text[:1] == "'" and text[-1:] == "'":
+        return text[1:-1].replace("''", "'")
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return f"<expression {text}>"
+
+
+MISSING = "<no default>"
+
+
+def _model_default(cls: type[SQLModel], name: str) -> object:
+    """What ``session.add`` writes when the caller gives nothing: the field's default
+    (``MISSING`` for a required field or one with a default factory)."""
+    field = cls.model_fields.get(name)
+    if field is None or field.is_required() or field.default_factory is not None:
+        return MISSING
+    value = field.default
+    return int(value) if isinstance(value, bool) else value
+
+
+def test_model_defaults_match_migrated_defaults(migrated) -> None:
+    """A migration's DEFAULT and the model field's default agree: ``session.add`` writes the
+    model's default, raw inserts and older writers get the migration's. A required field
+    (no model default) is fine whatever the migration says: the caller always gives it.
+    Primary keys are left out (their None asks SQLite for the next id)."""
+    problems = []
+    with migrated.read() as conn:
+        for name, cls in sorted(_model_classes().items()):
+            for r in conn.exec_driver_sql(f"PRAGMA table_info('{name}')").all():
+                cname, dflt, pk = r[1], r[4], r[5]
+                if pk:
+                    continue
+                model = _model_default(cls, cname)
+                if model is MISSING:
+                    continue
+                db = _sql_default(dflt)
+                if db is MISSING:
+                    db = None  # no DEFAULT: an insert that omits the column writes NULL
+                if db != model:
+                    problems.append(f"{name}.{cname}: migration default {dflt!r} != model "
+                                    f"default {model!r}")
+    assert problems == []
+
+
+def test_named_indexes_match_in_uniqueness(migrated) -> None:
+    """A named index is UNIQUE in the migration exactly when it is unique in the model."""
+    problems = []
+    models = _model_tables()
+    with migrated.read() as conn:
+        for name, table in sorted(models.items()):
+            db = {r[1]: bool(r[2]) for r in conn.exec_driver_sql(
+                f"PRAGMA index_list('{name}')").all() if r[3] == "c"}
+            model = {i.name: bool(i.unique) for i in table.indexes}
+            if db != model:
+                problems.append(f"{name}: named indexes {db} != model {model}")
+    assert problems == []
+
+
+def test_a_default_mismatch_is_caught(migrated) -> None:
+    """The default check can fail: a model default changed away from the migration's."""
+    field = _model_classes()["recall_trace"].model_fields["channel"]
+    saved = field.default
+    field.default = "public"
+    try:
+        with pytest.raises(AssertionError, match="recall_trace.channel"):
+            test_model_defaults_match_migrated_defaults(migrated)
+    finally:
+        field.default = saved
+    assert _sql_default("'it''s'") == "it's" and _sql_default("NULL") is None
+    assert _sql_default(None) is MISSING and _sql_default("1.5") == 1.5

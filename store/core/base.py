@@ -40,7 +40,8 @@ from store.core.records import (
 )
 from store.core.settings import Settings
 from store.core.timeutil import now_iso, parse_iso
-from store.core.version import CODE_VERSION
+from store.core.version import CODE_VERSION, UNKNOWN_VERSION
+from store.core.version import WRITER as OWN_WRITER
 
 Progress = Callable[[str, int, int], None]
 
@@ -68,6 +69,18 @@ def resolve_agent(given: str, agents: Iterable[str], where: str) -> str:
     raise NotFound(f"no agent {given!r} in {where}: its agents are {there}")
 
 
+def writer_version_for(writer: str, given: str | None) -> str:
+    """The version rows written by ``writer`` record: ``given`` when it names one; lca-tui's
+    own code version for lca-tui's own writers (``lca-tui``, ``lca-tui:hook``, ...); otherwise
+    ``UNKNOWN_VERSION`` -- another program's rows must never claim lca-tui's version, or
+    ``stale_writer`` could not tell which writer is stale."""
+    if given:
+        return given
+    if writer == OWN_WRITER or writer.startswith(OWN_WRITER + ":"):
+        return CODE_VERSION
+    return UNKNOWN_VERSION
+
+
 def by_time_order(entries: list[EntryInfo]) -> list[EntryInfo]:
     """Entries interleaved by time (then seq); one without a time follows its predecessor."""
     keyed: list[tuple[str, int, int, EntryInfo]] = []
@@ -90,7 +103,7 @@ class StoreBase:
         self.path = Path(path).expanduser() if path else db.default_store_path()
         self.settings = settings or Settings.load()
         self.writer = writer or str(self.settings["store.writer"])
-        self.writer_version = writer_version or CODE_VERSION
+        self.writer_version = writer_version_for(self.writer, writer_version)
         db.ensure_file(self.path)
         # Refuse a newer store before the first connection switches it to WAL: a store in
         # rollback-journal mode would otherwise have its header changed by the refusal.

@@ -121,6 +121,7 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         immediate = conn.info.get("lca_write", False)
+        # raw SQL: connection control (BEGIN / BEGIN IMMEDIATE on connect)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine

@@ -16,3 +16,6 @@ def code_version() -> str:
 
 
 CODE_VERSION = code_version()
+
+# What a row records when its writer is another program that named no version of its own.
+UNKNOWN_VERSION = "unknown"

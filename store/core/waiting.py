@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, delete, exists, func
+from sqlmodel import col, select
+
+from store.core.db import columns
+from store.core.models import Chunk, EmbedQueue, Entry
 
 from store.core.index import TOOL_KINDS, Source
 
@@ -39,21 +43,19 @@ class EmbedReport:
 
 def waiting_count(conn: Connection, session_id: str | None = None) -> int:
     """Entries waiting for embedding, of one session or all."""
-    if session_id is None:
-        return int(conn.exec_driver_sql("SELECT COUNT(*) FROM embed_queue").scalar_one())
-    return int(conn.execute(text(
-        "SELECT COUNT(*) FROM embed_queue q JOIN entry e ON e.id = q.entry_id "
-        "WHERE e.session_id = :s"), {"s": session_id}).scalar_one())
+    query = select(func.count()).select_from(EmbedQueue)
+    if session_id is not None:
+        query = query.join(Entry, col(Entry.id) == col(EmbedQueue.entry_id)).where(
+            col(Entry.session_id) == session_id)
+    return int(conn.execute(query).scalar_one())
 
 
 def _queued(conn: Connection, session_id: str | None, limit: int) -> list[Any]:
-    sql = ("SELECT e.id, e.content, e.content_hash, e.kind FROM embed_queue q "
-           "JOIN entry e ON e.id = q.entry_id")
-    params: dict[str, Any] = {"n": limit}
+    query = (columns(col(Entry.id), col(Entry.content), col(Entry.content_hash), col(Entry.kind))
+             .join(EmbedQueue, col(EmbedQueue.entry_id) == col(Entry.id)))
     if session_id is not None:
-        sql += " WHERE e.session_id = :s"
-        params["s"] = session_id
-    return list(conn.execute(text(sql + " ORDER BY q.entry_id LIMIT :n"), params).all())
+        query = query.where(col(Entry.session_id) == session_id)
+    return list(conn.execute(query.order_by(col(EmbedQueue.entry_id)).limit(limit)).all())
 
 
 def embed_waiting(store: Store, session_id: str | None = None, limit: int | None = None,
@@ -75,16 +77,17 @@ def embed_waiting(store: Store, session_id: str | None = None, limit: int | None
         tools = {r[2] for r in rows if r[3] in TOOL_KINDS}
         prepared = indexer.prepare(texts, tools - {r[2] for r in rows if r[3] not in TOOL_KINDS})
         ids = [int(r[0]) for r in rows]
-        marks = ", ".join(str(i) for i in ids)
+        chunked = exists().where(col(Chunk.source_type) == "entry",
+                                 col(Chunk.source_id) == col(Entry.id))
         with store.write() as conn:
-            still = conn.exec_driver_sql(
-                "SELECT e.id, e.content, e.content_hash, e.kind, "
-                "EXISTS (SELECT 1 FROM chunk c WHERE c.source_type = 'entry' AND "
-                "c.source_id = e.id) FROM embed_queue q JOIN entry e ON e.id = q.entry_id "
-                f"WHERE q.entry_id IN ({marks}) ORDER BY e.id").all()
+            still = conn.execute(
+                columns(col(Entry.id), col(Entry.content), col(Entry.content_hash),
+                        col(Entry.kind), chunked)
+                .join(EmbedQueue, col(EmbedQueue.entry_id) == col(Entry.id))
+                .where(col(EmbedQueue.entry_id).in_(ids)).order_by(col(Entry.id))).all()
             sources = [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in still if not r[4]]
             result = indexer.index(conn, sources, prepared)
-            conn.exec_driver_sql(f"DELETE FROM embed_queue WHERE entry_id IN ({marks})")
+            conn.execute(delete(EmbedQueue).where(col(EmbedQueue.entry_id).in_(ids)))
         report.entries += len(rows)
         report.chunks += result.chunks
         report.lexical += result.lexical

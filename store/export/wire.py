@@ -22,7 +22,7 @@ KIND_ROLES = {"user": "user", "assistant": "assistant", "reasoning": "assistant"
               "tool_call": "assistant", "tool_result": "tool", "system": "system",
               "compaction": "system", "checkpoint": "system", "event": "event"}
 
-def _dumps_line(obj: dict[str, Any]) -> bytes:
+def dumps_line(obj: dict[str, Any]) -> bytes:
     """One line as ``JSON.stringify`` would write it; lone surrogates as \\u escapes."""
     try:
         return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
@@ -30,7 +30,8 @@ def _dumps_line(obj: dict[str, Any]) -> bytes:
         return (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
 
 
-def _loads(raw: str | None) -> Any:
+def loads_json(raw: str | None) -> Any:
+    """A stored JSON column's value: None when empty, the raw text when it is not JSON."""
     if not raw:
         return None
     try:
@@ -67,7 +68,7 @@ def wire_line(session: dict[str, Any], row: Any, first: bool) -> dict[str, Any]:
     (_id, sid, agent, seq, ts, kind, content, content_hash, source_path, source_offset,
      source_line, block, idem_key, uuid, parent_uuid, message_id, tool_name, tool_use_id,
      meta_raw) = row
-    meta = _loads(meta_raw) or {}
+    meta = loads_json(meta_raw) or {}
     native = isinstance(meta, dict) and {"role", "sessionKey", "metadata"} <= set(meta)
     line: dict[str, Any]
     if native:

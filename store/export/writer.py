@@ -42,7 +42,7 @@ from store.core.models import Session as SessionRow
 from store.export.models import Export as ExportRow
 from store.export.models import ExportItem
 from store.export.extra import checkpoints, traces
-from store.export.wire import _dumps_line, _loads, wire_line
+from store.export.wire import dumps_line, loads_json, wire_line
 from store.ingest.mindstone import file_name_for
 from store.core.timeutil import now_iso
 
@@ -89,7 +89,7 @@ class ExportReport:
 
 def session_record(row: SessionRow) -> dict[str, Any]:
     record = {k: getattr(row, k) for k in _SESSION_COLS}
-    record["meta"] = _loads(record["meta"]) or {}
+    record["meta"] = loads_json(record["meta"]) or {}
     return record
 
 
@@ -206,7 +206,7 @@ def _memories(conn: Connection, mids: list[int]) -> tuple[list[dict[str, Any]],
         mid = row.id
         record: dict[str, Any] = {"ref": mid, **{k: getattr(row, k) for k in _MEMORY_FIELDS}}
         for key in _JSON_LISTS:
-            record[key] = _loads(record.get(key)) or []
+            record[key] = loads_json(record.get(key)) or []
         record["supersedes"], record["superseded_by"] = row.supersedes_id, row.superseded_by_id
         records.append(record)
         if record["supersedes"] is not None:
@@ -264,7 +264,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
                 query = query.where(col(Entry.id).in_(sorted(single)))
             rows = conn.execute(query.order_by(col(Entry.seq))).all()
             rel = f"{TRANSCRIPTS}/{file_name_for(sid)}"
-            lines = [_dumps_line(wire_line(session, r, i == 0)) for i, r in enumerate(rows)]
+            lines = [dumps_line(wire_line(session, r, i == 0)) for i, r in enumerate(rows)]
             if lines:
                 pending.append((rel, lines))
             manifest_sessions.append(dict(session, file=rel if lines else None,
@@ -379,11 +379,11 @@ def exports(store: Store) -> list[dict[str, Any]]:
         rows = s.exec(select(ExportRow).order_by(col(ExportRow.id).desc())).all()
     out = []
     for r in rows:
-        counts = _loads(r.counts)
+        counts = loads_json(r.counts)
         counts = counts if isinstance(counts, dict) else {}
         status = export_status(counts)
-        item = {"id": r.id, "ts": r.ts, "scope": _loads(r.scope), "path": r.path,
-                "files": _loads(r.files), "counts": counts, "writer": r.writer,
+        item = {"id": r.id, "ts": r.ts, "scope": loads_json(r.scope), "path": r.path,
+                "files": loads_json(r.files), "counts": counts, "writer": r.writer,
                 "status": status}
         if status == "failed" and counts.get("writing"):
             item["reason"] = ("interrupted: its process ended before the manifest was "

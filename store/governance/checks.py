@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func
+from sqlmodel import col
 
 from store.core import vec
+from store.core.db import columns
+from store.core.models import Chunk, Entry, Memory
 from store.governance import text as tx
 from store.governance.records import MASK, PERSON_ONLY_TYPES, CheckInfo
 
@@ -96,10 +99,11 @@ class _Memory:
 
 def _active_memories(conn: Connection, model: str, exclude: set[int]) -> list[_Memory]:
     """Active (and disputed) memories with the vectors of their chunks made by ``model``."""
-    rows = conn.execute(text(
-        "SELECT m.id, m.name, m.type, m.body, m.tags, m.projects, m.sensitivity, "
-        "m.description, m.invariant FROM memory m WHERE m.status IN ('active', 'disputed') "
-        "ORDER BY m.id")).all()
+    rows = conn.execute(columns(
+        col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body), col(Memory.tags),
+        col(Memory.projects), col(Memory.sensitivity), col(Memory.description),
+        col(Memory.invariant)).where(col(Memory.status).in_(("active", "disputed")))
+        .order_by(col(Memory.id))).all()
     mems: dict[int, _Memory] = {}
     for r in rows:
         if int(r[0]) in exclude:
@@ -110,9 +114,9 @@ def _active_memories(conn: Connection, model: str, exclude: set[int]) -> list[_M
                                   text="\n\n".join(p.strip() for p in parts if p.strip()))
     if not mems:
         return []
-    chunks = conn.execute(text(
-        "SELECT id, source_id FROM chunk WHERE source_type = 'memory' AND status = 'ok' "
-        "AND model = :m"), {"m": model}).all()
+    chunks = conn.execute(columns(col(Chunk.id), col(Chunk.source_id)).where(
+        col(Chunk.source_type) == "memory", col(Chunk.status) == "ok",
+        col(Chunk.model) == model)).all()
     for cid, mid in chunks:
         mem = mems.get(int(mid))
         if mem is not None:
@@ -335,9 +339,11 @@ class Checker:
         replaced = [t for t in cand.targets if t.get("critical") and t.get("status") == "active"]
         promotion = critical and (cand.op in ("add", "merge", "supersede")
                                   or (cand.op == "revise" and not replaced))
-        current = int(conn.exec_driver_sql(
-            "SELECT COALESCE(SUM(LENGTH(body) + COALESCE(LENGTH(invariant), 0)), 0) FROM memory "
-            "WHERE critical = 1 AND status = 'active' AND loadable = 1").scalar_one())
+        current = int(conn.execute(columns(func.coalesce(func.sum(
+            func.length(col(Memory.body)) + func.coalesce(func.length(col(Memory.invariant)),
+                                                          0)), 0))
+            .where(col(Memory.critical) == 1, col(Memory.status) == "active",
+                   col(Memory.loadable) == 1)).scalar_one())
         adding = len(cand.content) + len(cand.metadata.get("invariant") or "")
         removing = sum(len(t.get("body") or "") + len(t.get("invariant") or "")
                        for t in replaced) if cand.op in ("revise", "supersede", "merge") else 0
@@ -382,8 +388,8 @@ def evidence_texts(conn: Connection, pointers: list[dict[str, Any]]) -> list[dic
     for p in pointers:
         body = ""
         if p.get("entry_id") is not None:
-            row = conn.execute(text("SELECT content FROM entry WHERE id = :i"),
-                               {"i": int(p["entry_id"])}).first()
+            row = conn.execute(columns(col(Entry.content)).where(
+                col(Entry.id) == int(p["entry_id"]))).first()
             body = row[0] if row else ""
             if p.get("span"):
                 a, b = p["span"]

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import Connection, text
-from sqlmodel import select
+from sqlalchemy import Connection, delete, func
+from sqlmodel import col, select
 
-from store.core.db import orm
+from store.core.db import columns, orm
+from store.core.models import Entry
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.version import CODE_VERSION
 from store.governance.models import Proposal, ProposalDecision
@@ -54,16 +55,20 @@ def _proposal_for(conn: Connection, approval_id: str, entry_id: int, kind: str |
 def derive(conn: Connection, entry_ids: list[int] | None) -> dict[str, int]:
     """Proposal history for new ``approval_*`` entries; all of them when ``entry_ids`` is
     None (reindex), after deleting what was derived before."""
-    sql = ("SELECT id, ts, content, meta FROM entry WHERE kind = 'event' AND "
-           "json_extract(meta, '$.event') IN ('approval_proposed', 'approval_decided')")
+    query = columns(col(Entry.id), col(Entry.ts), col(Entry.content), col(Entry.meta)).where(
+        col(Entry.kind) == "event",
+        func.json_extract(col(Entry.meta), "$.event").in_(("approval_proposed",
+                                                            "approval_decided")))
     if entry_ids is None:
-        conn.exec_driver_sql("DELETE FROM proposal WHERE origin = 'mindstone-event'")
+        conn.execute(delete(Proposal).where(col(Proposal.origin) == "mindstone-event"))
     else:
         if not entry_ids:
             return {}
-        sql += " AND id IN (" + ", ".join(str(int(i)) for i in entry_ids) + ")"
+        # json_each keeps one bound parameter however many entries an import brought
+        ids = func.json_each(json.dumps([int(i) for i in entry_ids])).table_valued("value")
+        query = query.where(col(Entry.id).in_(select(ids.c.value)))
     proposed = decided = 0
-    for entry_id, ts, content, raw in conn.execute(text(sql + " ORDER BY id")).all():
+    for entry_id, ts, content, raw in conn.execute(query.order_by(col(Entry.id))).all():
         try:
             meta = json.loads(raw or "{}")
         except ValueError:

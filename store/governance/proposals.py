@@ -24,11 +24,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func
 from sqlmodel import col, select
 
-from store.core.db import orm
+from store.core.db import columns, orm
 from store.core.errors import NotFound
+from store.core.models import Entry, Memory
 from store.core.timeutil import normalise_iso, now_iso
 from store.governance.checks import Candidate, Checker, evidence_texts
 from store.governance.models import Proposal, ProposalCheck, ProposalDecision, ProposalEdit
@@ -236,14 +237,14 @@ def _resolve_evidence(store: Store, conn: Connection, pointers: tuple[dict[str, 
         if "session" in p:
             sid = store.session(p.pop("session")).id
             seq = p.pop("seq")
-            row = conn.execute(text("SELECT id FROM entry WHERE session_id = :s AND seq = :q"),
-                               {"s": sid, "q": seq}).first()
+            row = conn.execute(columns(col(Entry.id)).where(
+                col(Entry.session_id) == sid, col(Entry.seq) == seq)).first()
             if row is None:
                 raise ProposalError(f"evidence[{i}]: session {sid} has no entry {seq}")
             p["entry_id"] = int(row[0])
         if "entry_id" in p:
-            row = conn.execute(text("SELECT LENGTH(content) FROM entry WHERE id = :i"),
-                               {"i": p["entry_id"]}).first()
+            row = conn.execute(columns(func.length(col(Entry.content))).where(
+                col(Entry.id) == p["entry_id"])).first()
             if row is None:
                 raise ProposalError(f"evidence[{i}]: no entry {p['entry_id']}")
             if p.get("span") and p["span"][1] > int(row[0]):
@@ -256,10 +257,11 @@ def _resolve_evidence(store: Store, conn: Connection, pointers: tuple[dict[str, 
 def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]:
     rows = []
     for mid in ids:
-        r = conn.execute(text(
-            "SELECT id, name, type, body, critical, invariant, status, sensitivity, "
-            "content_hash, tags, projects, description FROM memory WHERE id = :i"),
-            {"i": mid}).first()
+        r = conn.execute(columns(
+            col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body),
+            col(Memory.critical), col(Memory.invariant), col(Memory.status),
+            col(Memory.sensitivity), col(Memory.content_hash), col(Memory.tags),
+            col(Memory.projects), col(Memory.description)).where(col(Memory.id) == mid)).first()
         if r is None:
             raise ProposalError(f"target: no memory {mid} (`lca-tui memories` lists them)")
         rows.append({"id": int(r[0]), "name": r[1], "type": r[2], "body": r[3],
@@ -538,8 +540,8 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
         for p in _loads(row.evidence, []):
             session_id = seq = None
             if p.get("entry_id") is not None:
-                e = conn.execute(text("SELECT session_id, seq FROM entry WHERE id = :i"),
-                                 {"i": p["entry_id"]}).first()
+                e = conn.execute(columns(col(Entry.session_id), col(Entry.seq)).where(
+                    col(Entry.id) == p["entry_id"])).first()
                 if e is not None:
                     session_id, seq = e[0], int(e[1])
             evidence.append(EvidencePointer(p.get("entry_id"), tuple(p["span"]) if
@@ -572,8 +574,9 @@ def _targets_now(conn: Connection, row: Proposal) -> list[TargetInfo]:
     out = []
     for mid in _loads(row.targets, []):
         then = snap.get(str(mid), {})
-        r = conn.execute(text("SELECT name, status, body, content_hash, sensitivity FROM memory "
-                              "WHERE id = :i"), {"i": int(mid)}).first()
+        r = conn.execute(columns(col(Memory.name), col(Memory.status), col(Memory.body),
+                            col(Memory.content_hash), col(Memory.sensitivity))
+                     .where(col(Memory.id) == int(mid))).first()
         secret = r is not None and r[4] == "secret"
         if r is None:
             out.append(TargetInfo(int(mid), then.get("name"), None, None, None, True))

@@ -121,6 +121,7 @@ def session_import(path: Path, folder: Path, embedder: str,
         report = store.ingest(paths, progress=progress)
         seconds = time.perf_counter() - t1
         with store.read() as conn:
+            # raw SQL: a bench measurement over the whole chunk table, not a record read
             chunks, lexical, tokens = conn.exec_driver_sql(
                 "SELECT COUNT(*), COALESCE(SUM(lexical_only), 0), COALESCE(SUM(CASE WHEN "
                 "lexical_only = 0 THEN tokens ELSE 0 END), 0) FROM chunk").one()

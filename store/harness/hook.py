@@ -147,8 +147,12 @@ def recall_for(store: Store, outcome: Outcome, payload: dict[str, Any],
     with store.read() as conn:
         live = live_window(conn, sid)
         if project is None:
-            project = conn.exec_driver_sql("SELECT project FROM session WHERE id = ?",
-                                           (sid,)).scalar()
+            from sqlmodel import col, select
+
+            from store.core.models import Session as SessionRow
+
+            project = conn.execute(select(SessionRow.project).where(
+                col(SessionRow.id) == sid)).scalar()
     result = recall(store, cue(prompt), project=project, live=live, now=now)
     outcome.trace_id = result.trace_id
     outcome.injected = len(result.items)
@@ -190,9 +194,12 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
     embedded = store.embed_waiting(sid)
     outcome.chunks_embedded = embedded.chunks - embedded.lexical
     with store.read() as conn:
+        # raw SQL: one aggregate pass (LIKE triggers, FILTER counts over entry x chunk) on the
+        # hook's path, where a hook must stay fast; both read the models' tables only
         since = conn.exec_driver_sql(
             "SELECT MAX(created_at) FROM checkpoint WHERE session_id = ? AND "
             "(trigger LIKE ? OR trigger LIKE ?)", (sid, *HOOK_TRIGGERS)).scalar() or ""
+        # raw SQL: see above (FILTER aggregates in one pass)
         added, ok, failed = conn.exec_driver_sql(
             "SELECT COUNT(DISTINCT e.id), "
             "COUNT(c.id) FILTER (WHERE c.status = 'ok' AND c.lexical_only = 0), "

@@ -85,9 +85,11 @@ def _plan_compaction(conn: Connection, model: str) -> _Compaction:
         _fill_map(conn, removed)
         # A temporary map and one statement per table: references are re-pointed in one pass
         # each, where a statement per removed row scans recall_candidate once per row.
+        # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
         candidates = int(conn.exec_driver_sql(
             "SELECT COUNT(*) FROM recall_candidate WHERE chunk_id IN "
             "(SELECT old FROM temp.health_map)").scalar_one())
+        # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
         neighbours = int(conn.exec_driver_sql(
             "SELECT COUNT(*) FROM chunk WHERE nn_chunk_id IN (SELECT old FROM temp.health_map) "
             "AND id NOT IN (SELECT old FROM temp.health_map)").scalar_one())
@@ -95,8 +97,10 @@ def _plan_compaction(conn: Connection, model: str) -> _Compaction:
 
 
 def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None]) -> None:
+    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
     conn.exec_driver_sql("CREATE TEMP TABLE IF NOT EXISTS health_map "
                          "(old INTEGER PRIMARY KEY, new INTEGER)")
+    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
     conn.exec_driver_sql("DELETE FROM temp.health_map")
     items = [{"o": o, "n": n} for o, n in mapping.items()]
     for i in range(0, len(items), 5000):
@@ -104,9 +108,11 @@ def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None])
 
 
 def _drop_map(conn: Connection) -> None:
+    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
     conn.exec_driver_sql("DROP TABLE IF EXISTS temp.health_map")
 
 
+# raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
 _INSERT_MAP = text("INSERT INTO temp.health_map (old, new) VALUES (:o, :n)")
 
 
@@ -114,16 +120,19 @@ def _repoint(conn: Connection) -> tuple[int, int]:
     """Re-point recall candidates and nearest neighbours from ``old`` to ``new`` (a NULL
     ``new`` leaves a candidate's pointer and clears a neighbour); returns (candidates,
     neighbours) changed."""
+    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
     cands = conn.exec_driver_sql(
         "UPDATE recall_candidate SET chunk_id = (SELECT new FROM temp.health_map "
         "WHERE old = recall_candidate.chunk_id) WHERE chunk_id IN (SELECT old FROM "
         "temp.health_map WHERE new IS NOT NULL)").rowcount
+    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
     nn = conn.exec_driver_sql(
         "UPDATE chunk SET nn_chunk_id = (SELECT new FROM temp.health_map WHERE "
         "old = chunk.nn_chunk_id), nn_similarity = CASE WHEN (SELECT new FROM temp.health_map "
         "WHERE old = chunk.nn_chunk_id) IS NULL THEN NULL ELSE nn_similarity END "
         "WHERE nn_chunk_id IN (SELECT old FROM temp.health_map) "
         "AND id NOT IN (SELECT old FROM temp.health_map)").rowcount
+    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
     conn.exec_driver_sql("UPDATE chunk SET nn_chunk_id = NULL, nn_similarity = NULL "
                          "WHERE nn_chunk_id = id")
     return int(cands or 0), int(nn or 0)

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from sqlalchemy import func
 from sqlmodel import col, select, update
 
 from store.context.api import record_checkpoint, record_snapshot
 from store.context.models import Compaction
 from store.core.base import StoreBase
-from store.core.db import orm
+from store.core.db import columns, orm
 from store.core.embed import Embedder
 from store.core.index import Indexer, Source
 from store.core.models import Chunk, Entry, Memory, Session
@@ -87,8 +88,7 @@ def reindex_again(store: Store, sources: list[Source], writer: tuple[str, str],
     indexer = Indexer(store.embedder, store.settings["embed.max_tokens"],
                       store.settings["embed.batch_size"], writer[0], writer[1])
     with store.write() as conn:
-        before = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
-                     .scalar_one())
+        before = int(conn.execute(columns(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
         indexer.index(conn, sources)
         with orm(conn) as s:
             ids = list(s.exec(select(Chunk.id).where(col(Chunk.id) > before)).all())
@@ -105,8 +105,7 @@ def oversized_failures(store: Store, sources: list[Source], max_chars: int = 200
     indexer = Indexer(LimitedEmbedder(store.embedder, max_chars), 10 ** 9,
                       store.settings["embed.batch_size"], writer[0], writer[1])
     with store.write() as conn:
-        before = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
-                     .scalar_one())
+        before = int(conn.execute(columns(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
         indexer.index(conn, sources)
         with orm(conn) as s:
             return [int(i) for i in s.exec(select(Chunk.id).where(col(Chunk.id) > before))

@@ -5,6 +5,9 @@ A writer's version is the one on its most recent row; it is compared with the ca
 for that writer: for lca-tui's own writers (``lca-tui``, ``lca-tui:hook``, ...) the running
 lca-tui's version unless ``health.canonical_version`` names one; for other programs only when
 that setting names them (``my-harness=2.4.1``), since their versions are not lca-tui's.
+A writer that named no version records ``"unknown"`` (``store.core.base.writer_version_for``):
+it is not compared when no canonical is named for it, and it is flagged when one is, since a
+writer with no version cannot be shown to run the canonical code.
 """
 
 from __future__ import annotations
@@ -90,13 +93,18 @@ def stale_writer(ctx: ScanContext) -> SignalResult:
             continue
         checked += 1
         have, want = version_key(version), version_key(canon)
-        if have is not None and want is not None and have < want:
+        if have is None and want is not None:
+            # "unknown" (a writer that named no version) or any text without a number: it
+            # cannot be shown current, and a canonical version was named for it: a finding.
+            rows.append(Row("writer", name, f"records no version ({version!r}), canonical "
+                            f"{canon}; {int(r.rows):,} rows written"))
+        elif have is not None and want is not None and have < want:
             rows.append(Row("writer", name, f"runs {version}, canonical {canon}; "
                             f"{int(r.rows):,} rows written"))
     n = len(rows)
     if n:
         explanation = (f"{plural(n, 'writer')} {'runs' if n == 1 else 'run'} code older than "
-                       "canonical ("
+                       "canonical or records no version ("
                        + ", ".join(f"{r.id}" for r in rows) + "): a stale deployment can "
                        "report success and do nothing")
     else:

@@ -57,7 +57,8 @@ FILE_TYPES = {"SOUL.md": "identity", "AGENTS.md": "procedure", "OBSERVER.md": "p
               "DECISIONS.md": "design", "PATTERNS.md": "reference"}
 ACP_FILES = {*FILE_TYPES, "MEMORY.md"}
 MINDSTONE_FILES = ("LOG.md", "IDENTITY.md", "USER.md")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# A markdown heading line (level, text); shared with acp_journal.
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -134,7 +135,7 @@ def _read_text(ctx: ImportContext, path: Path) -> str | None:
 
 def _title(raw: str, default: str) -> str:
     for line in raw.splitlines():
-        match = _HEADING.match(line)
+        match = HEADING.match(line)
         if match and len(match.group(1)) == 1 and match.group(2):
             return match.group(2)
     return default
@@ -162,7 +163,7 @@ def memory_sections(raw: str) -> list[tuple[str, str, str]]:
     _, body, _ = split_front_matter(raw)
     sections: list[tuple[str, list[str]]] = [("", [])]
     for line in body.splitlines():
-        match = _HEADING.match(line)
+        match = HEADING.match(line)
         if match and len(match.group(1)) == 2:
             sections.append((match.group(2), []))
         elif match and len(match.group(1)) == 1 and len(sections) == 1 and not any(

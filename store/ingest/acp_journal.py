@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from store.ingest.acp import _HEADING, read_state
+from store.ingest.acp import HEADING, read_state
 from store.ingest.base import ImportContext, file_problem
 from store.core.timeutil import normalise_iso
 from store.core.writes import NewEntry, NewSession, upsert_session, write_entries
@@ -61,7 +61,7 @@ def paragraphs(data: bytes, day: str | None) -> tuple[list[Paragraph], str | Non
         nonlocal title
         if not lines:
             return
-        match = _HEADING.match(lines[0])
+        match = HEADING.match(lines[0])
         if len(lines) == 1 and match and len(match.group(1)) == 1:
             title = title or match.group(2)
         else:
@@ -71,7 +71,7 @@ def paragraphs(data: bytes, day: str | None) -> tuple[list[Paragraph], str | Non
 
     for number, raw in enumerate(data.splitlines(keepends=True), 1):
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        match = _HEADING.match(line)
+        match = HEADING.match(line)
         if match or not line.strip():
             flush()
         if match:

@@ -14,8 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import col
 
+from store.core.db import columns
+from store.core.models import ImportPosition
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
 
@@ -36,21 +40,23 @@ class Line:
 
 
 def load_position(conn: Connection, path: Path) -> Position | None:
-    row = conn.execute(text("SELECT byte_offset, line_count, fingerprint FROM import_position "
-                            "WHERE path = :p"), {"p": storable(str(path))}).first()
+    row = conn.execute(columns(col(ImportPosition.byte_offset), col(ImportPosition.line_count),
+                              col(ImportPosition.fingerprint))
+                       .where(col(ImportPosition.path) == storable(str(path)))).first()
     return Position(int(row[0]), int(row[1]), row[2]) if row else None
 
 
 def save_position(conn: Connection, path: Path, fmt: str, source_key: str | None,
                   pos: Position, size: int, writer: str, version: str) -> None:
-    conn.execute(text(
-        "INSERT INTO import_position (path, source_key, format, byte_offset, line_count, "
-        "fingerprint, size, updated_at, writer, writer_version, created_at) VALUES (:p, :k, :f, "
-        ":o, :l, :fp, :s, :t, :w, :wv, :t) ON CONFLICT(path) DO UPDATE SET "
-        "byte_offset = :o, line_count = :l, fingerprint = :fp, size = :s, updated_at = :t, "
-        "source_key = COALESCE(:k, source_key), writer = :w, writer_version = :wv"), {
-        "p": storable(str(path)), "k": source_key, "f": fmt, "o": pos.offset, "l": pos.lines,
-        "fp": pos.fingerprint, "s": size, "t": now_iso(), "w": writer, "wv": version})
+    now = now_iso()
+    values = {"byte_offset": pos.offset, "line_count": pos.lines,
+              "fingerprint": pos.fingerprint, "size": size, "updated_at": now, "writer": writer,
+              "writer_version": version}
+    insert = sqlite_insert(ImportPosition).values(
+        path=storable(str(path)), source_key=source_key, format=fmt, created_at=now, **values)
+    conn.execute(insert.on_conflict_do_update(index_elements=["path"], set_={
+        **values, "source_key": func.coalesce(insert.excluded.source_key,
+                                              col(ImportPosition.source_key))}))
 
 
 def resume_point(path: Path, saved: Position | None) -> tuple[Position, bool]:

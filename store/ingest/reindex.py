@@ -7,11 +7,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, func, text
+from sqlalchemy import Connection, and_, delete, func, or_
 from sqlmodel import col, select
 
+from store.core.db import columns
 from store.core import vec
-from store.core.models import Chunk
+from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.core.derive import run_derivers
 from store.core.errors import StoreError
 from store.core.index import TOOL_KINDS, Indexer, IndexResult, Prepared, Source
@@ -39,13 +40,12 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     indexer = store.indexer(progress)
     with store.read() as conn:
         _refuse_silent_downgrade(store, conn)
-        entries = conn.exec_driver_sql(
-            "SELECT id, content, content_hash, kind FROM entry ORDER BY id").all()
-        memories = conn.exec_driver_sql(
-            "SELECT id, name, description, body, invariant, content_hash FROM memory "
-            "ORDER BY id").all()
-        old_max = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk")
-                      .scalar_one())
+        entries = conn.execute(columns(col(Entry.id), col(Entry.content), col(Entry.content_hash),
+                                       col(Entry.kind)).order_by(col(Entry.id))).all()
+        memories = conn.execute(columns(
+            col(Memory.id), col(Memory.name), col(Memory.description), col(Memory.body),
+            col(Memory.invariant), col(Memory.content_hash)).order_by(col(Memory.id))).all()
+        old_max = _max_chunk_id(conn)
     sources = [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in entries]
     head_only = ({s.content_hash for s in sources if s.kind in TOOL_KINDS}
                  - {s.content_hash for s in sources if s.kind not in TOOL_KINDS})
@@ -126,25 +126,35 @@ def _swap(conn: Connection, indexer: Indexer, part: list[Source],
     marks = [k for k in range(first, len(written)) if written[k] == -2]
     stale: list[Any] = []
     for kind in ("entry", "memory"):
-        stale += conn.execute(text(
-            "SELECT id, text FROM chunk WHERE id <= :m AND source_type = :t AND source_id IN "
-            "(SELECT value FROM json_each(:ids))"), {"m": old_max, "t": kind, "ids": json.dumps(
-                [s.source_id for s in keep if s.source_type == kind])}).all()
+        stale += conn.execute(columns(col(Chunk.id), col(Chunk.text)).where(
+            col(Chunk.id) <= old_max, col(Chunk.source_type) == kind,
+            col(Chunk.source_id).in_(_each([s.source_id for s in keep
+                                            if s.source_type == kind])))).all()
     vec.delete_chunks_index(conn, [(int(r[0]), str(r[1])) for r in stale])
-    conn.execute(text("DELETE FROM chunk WHERE id IN (SELECT value FROM json_each(:ids))"),
-                 {"ids": json.dumps([int(r[0]) for r in stale])})
-    before = int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM chunk").scalar_one())
+    conn.execute(delete(Chunk).where(col(Chunk.id).in_(_each([int(r[0]) for r in stale]))))
+    before = _max_chunk_id(conn)
     result = indexer.index(conn, keep, prepared, refs)
-    ids = [int(r[0]) for r in conn.execute(text(
-        "SELECT id FROM chunk WHERE id > :b AND status = 'ok' AND lexical_only = 0 ORDER BY id"),
-        {"b": before})]  # the chunks with a vector (a lexical-only window has none)
+    # the chunks with a vector (a lexical-only window has none)
+    ids = [int(r[0]) for r in conn.execute(columns(col(Chunk.id)).where(
+        col(Chunk.id) > before, col(Chunk.status) == "ok", col(Chunk.lexical_only) == 0)
+        .order_by(col(Chunk.id)))]
     # entries indexed now no longer wait for embedding (a hook stored them deferred)
-    conn.execute(text("DELETE FROM embed_queue WHERE entry_id IN (SELECT value FROM "
-                      "json_each(:ids))"),
-                 {"ids": json.dumps([s.source_id for s in keep if s.source_type == "entry"])})
+    conn.execute(delete(EmbedQueue).where(col(EmbedQueue.entry_id).in_(
+        [s.source_id for s in keep if s.source_type == "entry"])))
     for k, chunk_id in zip(marks, ids, strict=True):
         written[k] = chunk_id
     return result
+
+
+def _each(ids: list[int]) -> Any:
+    """``ids`` as a subquery over ``json_each``: one bound parameter however many ids (an
+    expanding IN would bind one each and can pass SQLite's variable limit)."""
+    values = func.json_each(json.dumps(ids)).table_valued("value")
+    return select(values.c.value)
+
+
+def _max_chunk_id(conn: Connection) -> int:
+    return int(conn.execute(columns(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
 
 
 def _rank_in_batch(written: list[int], first: int, ref: int) -> int:
@@ -158,23 +168,23 @@ def _current_hashes(conn: Connection, part: list[Source]) -> dict[tuple[str, int
     for kind in ("entry", "memory"):
         ids = [s.source_id for s in part if s.source_type == kind]
         if ids:
-            for sid, h in conn.execute(text(
-                    f"SELECT id, content_hash FROM {kind} WHERE id IN "
-                    "(SELECT value FROM json_each(:ids))"), {"ids": json.dumps(ids)}):
+            model = Entry if kind == "entry" else Memory
+            for sid, h in conn.execute(columns(col(model.id), col(model.content_hash))
+                                       .where(col(model.id).in_(_each(ids)))):
                 out[(kind, int(sid))] = str(h)
     return out
 
 
 def _drop_orphans(conn: Connection) -> None:
     """Chunks whose source is gone (erased while the reindex ran) go with their index rows."""
-    rows = conn.exec_driver_sql(
-        "SELECT c.id, c.text FROM chunk c WHERE (c.source_type = 'entry' AND NOT EXISTS "
-        "(SELECT 1 FROM entry e WHERE e.id = c.source_id)) OR (c.source_type = 'memory' AND "
-        "NOT EXISTS (SELECT 1 FROM memory m WHERE m.id = c.source_id))").all()
+    entry_gone = ~select(col(Entry.id)).where(col(Entry.id) == col(Chunk.source_id)).exists()
+    memory_gone = ~select(col(Memory.id)).where(col(Memory.id) == col(Chunk.source_id)).exists()
+    rows = conn.execute(columns(col(Chunk.id), col(Chunk.text)).where(or_(
+        and_(col(Chunk.source_type) == "entry", entry_gone),
+        and_(col(Chunk.source_type) == "memory", memory_gone)))).all()
     if rows:
         vec.delete_chunks_index(conn, [(int(r[0]), str(r[1])) for r in rows])
-        conn.execute(text("DELETE FROM chunk WHERE id IN (SELECT value FROM json_each(:ids))"),
-                     {"ids": json.dumps([int(r[0]) for r in rows])})
+        conn.execute(delete(Chunk).where(col(Chunk.id).in_(_each([int(r[0]) for r in rows]))))
 
 
 def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:
@@ -183,7 +193,7 @@ def _refuse_silent_downgrade(store: Store, conn: Connection) -> None:
     embedder = store.embedder
     if not embedder.degraded or store.settings["embed.backend"] != "auto":
         return
-    others = int(conn.execute(select(func.count()).select_from(Chunk).where(
+    others = int(conn.execute(columns(func.count()).select_from(Chunk).where(
         col(Chunk.model) != embedder.name)).scalar_one())
     if others:
         raise StoreError(

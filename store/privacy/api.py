@@ -176,6 +176,7 @@ def latest_tombstone(store: Store) -> int:
     """The newest tombstone id (0 when none): a long-lived reader that sees it move drops
     what it keeps in memory (its vector copy, the text it shows)."""
     with store.read() as conn:
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         return int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM tombstone")
                    .scalar_one())
 
@@ -190,13 +191,16 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
     with store.write() as conn:
         if scope.kind == "session":
             sid = store.session(scope.value).id
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             counts["session"] = conn.execute(text(
                 "UPDATE session SET sensitivity = :l WHERE id = :s"),
                 {"l": level, "s": sid}).rowcount or 0
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             counts["entry"] = conn.execute(text(
                 "UPDATE entry SET sensitivity = :l WHERE session_id = :s"),
                 {"l": level, "s": sid}).rowcount or 0
         elif scope.kind in ("entry", "memory"):
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             counts[scope.kind] = conn.execute(text(
                 f"UPDATE {scope.kind} SET sensitivity = :l WHERE id = :i"),
                 {"l": level, "i": int(scope.value)}).rowcount or 0
@@ -208,9 +212,11 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
             matcher = Matcher(scope)
             dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
                                 deterministic=True)
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             counts["entry"] = conn.execute(text(
                 "UPDATE entry SET sensitivity = :l WHERE lca_holds(content) OR "
                 "lca_holds(meta)"), {"l": level}).rowcount or 0
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             counts["memory"] = conn.execute(text(
                 "UPDATE memory SET sensitivity = :l WHERE lca_holds(name) OR "
                 "lca_holds(description) OR lca_holds(body) OR lca_holds(invariant) OR "

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, update
 
 from store.core import erasure, memories, vec
 from store.core.db import orm
 from store.core.errors import StoreError
+from store.core.models import Memory
 from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import token_estimate
@@ -68,8 +70,8 @@ def _tombstone(store: Store, conn: Connection, c: Closure, actor: str,
 def _finish(store: Store, conn: Connection, c: Closure, actor: str, reason: str | None) -> int:
     """Review flags, fingerprints, the tombstone and the audit event (ids and counts)."""
     for memory_id, why in c.review.items():
-        conn.execute(text("UPDATE memory SET review_reason = :r WHERE id = :m"),
-                     {"r": why, "m": memory_id})
+        conn.execute(update(Memory).where(col(Memory.id) == memory_id)
+                     .values(review_reason=why))
     tombstone_id = _tombstone(store, conn, c, actor, reason)
     for kind, values in c.fingerprints.items():
         erasure.record(conn, kind, values, tombstone_id, store.writer, store.writer_version)
@@ -84,6 +86,7 @@ def _scrub(conn: Connection, c: Closure, skip: dict[str, set[int]], step: Step) 
             if rowid in gone or not values:
                 continue
             sets = ", ".join(f"{q(col)} = :v{i}" for i, col in enumerate(values))
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             conn.execute(text(f"UPDATE {q(table)} SET {sets} WHERE rowid = :r"),
                          {"r": rowid, **{f"v{i}": v for i, v in enumerate(values.values())}})
         step(f"scrub {table}")
@@ -102,6 +105,7 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
             for table, columns in c.nullify.items():
                 gone = c.delete.get(table, set())
                 for column, rows in columns.items():
+                    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                     conn.execute(text(f"UPDATE {q(table)} SET {q(column)} = NULL WHERE rowid "
                                       "IN (SELECT value FROM json_each(:i))"),
                                  {"i": _ids(rows - gone)})
@@ -111,6 +115,7 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
                 doomed = c.delete.get(table)
                 if not doomed:
                     continue
+                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                 conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
                                   "json_each(:i))"), {"i": _ids(doomed)})
                 step(f"delete {table}")
@@ -128,6 +133,7 @@ def prepare_redaction(store: Store, c: Closure) -> tuple[dict[str, list[Prepared
     sources: list[Source] = []
     with store.read() as conn:
         for entry_id in sorted(c.rebuild.get("entry", set())):
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             row = conn.execute(text("SELECT rowid, content FROM entry WHERE id = :i"),
                                {"i": entry_id}).one()
             body = str(c.scrub.get("entry", {}).get(int(row[0]), {}).get("content", row[1]))
@@ -140,8 +146,10 @@ def _rewrite_keys(conn: Connection, c: Closure, sources: list[Source]) -> None:
     """A changed entry's idem_key (a keyed hash of the old one) and content_hash."""
     new_hash = {s.source_id: s.content_hash for s in sources}
     for rowid in c.scrub.get("entry", {}):
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         old = conn.execute(text("SELECT id, idem_key, content FROM entry WHERE rowid = :r"),
                            {"r": rowid}).one()
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         conn.execute(text("UPDATE entry SET idem_key = :k, content_hash = :h, tokens = :t "
                           "WHERE rowid = :r"), {
             "k": "redacted:" + erasure.keyed_hash(conn, "redacted-entry", str(old[1])),
@@ -153,6 +161,7 @@ def _redact_memories(store: Store, conn: Connection, c: Closure) -> None:
     """Changed memories go through the one memory write path: new values, a content hash
     of what they now say, and their chunks rebuilt."""
     for rowid, values in c.scrub.get("memory", {}).items():
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         memory_id = int(conn.execute(text("SELECT id FROM memory WHERE rowid = :r"),
                                      {"r": rowid}).scalar_one())
         memories.update(conn, store, memory_id, values)
@@ -176,6 +185,7 @@ def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | 
         indexer.index(conn, sources, prepared)
         step("rebuild")
         for table, rows in c.delete.items():
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
                               "json_each(:i))"), {"i": _ids(rows)})
         tombstone_id = _finish(store, conn, c, who, reason)
@@ -199,6 +209,7 @@ def delete_exports(store: Store, c: Closure) -> tuple[list[str], list[str]]:
     emptied = [e.export_id for e in c.exports if not any(f in failed for f in e.files)]
     if emptied:
         with store.write() as conn:
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             conn.execute(text("DELETE FROM export WHERE id IN (SELECT value FROM json_each(:i))"),
                          {"i": _ids(emptied)})
             store.audit(conn, "delete-exports", "export", emptied,

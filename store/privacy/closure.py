@@ -78,12 +78,14 @@ def _seedids_json(store: Store, conn: Connection, c: Closure) -> None:
         sid = resolve_session(store, value)
         c.session_id = sid
         c.delete["session"] = {int(r[0]) for r in conn.execute(
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             text("SELECT rowid FROM session WHERE id = :s"), {"s": sid}).all()}
         for name, info in c.tables.items():
             if name not in BOOKKEEPING and name != "session" and "session_id" in info.columns:
                 add_rows(c.delete, name, rows_where(conn, name, "session_id", [sid]))
         return
     table = "entry" if kind == "entry" else "memory"
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     exists = conn.execute(text(f"SELECT rowid FROM {table} WHERE id = :i"),
                           {"i": int(value)}).first()
     if exists is None:
@@ -102,6 +104,7 @@ def _seed_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
                 c.scrub.setdefault(table, {})[rowid] = {col: None for col in cols
                                                         if col not in keys}
             elif table == "chunk":  # a chunk holding it: its source holds it too
+                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                 src = conn.execute(text("SELECT source_type, source_id FROM chunk WHERE "
                                         "rowid = :r"), {"r": rowid}).one()
                 add_rows(c.delete, str(src[0]), {int(src[1])})
@@ -142,6 +145,7 @@ def _grow(conn: Connection, c: Closure) -> None:
                     continue
                 keys = [str(k) if name == "export_item" else k
                         for k in column_values(conn, target, "id", gone)]
+                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                 rows = {int(r[0]) for r in conn.execute(text(
                     f"SELECT rowid FROM {q(name)} WHERE {q(type_col)} = :t AND {q(id_col)} IN "
                     "(SELECT value FROM json_each(:v))"),
@@ -170,6 +174,7 @@ def _json_evidence(conn: Connection, c: Closure) -> bool:
         if table not in c.tables or column not in c.tables[table].columns:
             continue
         pointer = "COALESCE(" + ", ".join(f"json_extract(j.value, '$.{k}')" for k in keys) + ")"
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         rows = {int(r[0]) for r in conn.execute(text(
             f"SELECT t.rowid FROM {q(table)} t WHERE json_valid(t.{q(column)}) AND EXISTS "
             f"(SELECT 1 FROM json_each(t.{q(column)}) j WHERE {pointer} IN (SELECT value FROM "
@@ -185,6 +190,7 @@ def _memories_losing_evidence(conn: Connection, c: Closure) -> bool:
     if not gone:
         return False
     changed = False
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     rows = conn.execute(text(
         "SELECT memory_id, COUNT(*) FROM evidence WHERE rowid IN (SELECT value FROM "
         "json_each(:i)) GROUP BY memory_id"), {"i": ids_json(gone)}).all()
@@ -192,6 +198,7 @@ def _memories_losing_evidence(conn: Connection, c: Closure) -> bool:
     for memory_id, lost in rows:
         if int(memory_id) in erased_memories:
             continue
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         total = int(conn.execute(text("SELECT COUNT(*) FROM evidence WHERE memory_id = :m"),
                                  {"m": memory_id}).scalar_one())
         if lost >= total:
@@ -208,13 +215,16 @@ def _emptied_sessions(conn: Connection, c: Closure) -> bool:
     if not gone:
         return False
     changed = False
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     for sid, lost in conn.execute(text(
             "SELECT session_id, COUNT(*) FROM entry WHERE rowid IN (SELECT value FROM "
             "json_each(:i)) GROUP BY session_id"), {"i": ids_json(gone)}).all():
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         total = int(conn.execute(text("SELECT COUNT(*) FROM entry WHERE session_id = :s"),
                                  {"s": sid}).scalar_one())
         if lost >= total:
             rows = {int(r[0]) for r in conn.execute(
+                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                 text("SELECT rowid FROM session WHERE id = :s"), {"s": sid}).all()}
             if add_rows(c.delete, "session", rows):
                 changed = True
@@ -241,6 +251,7 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
             if matcher is not None:  # columns of container rows that stay
                 for table, rows in c.scrub.items():
                     for rowid, cols in rows.items():
+                        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                         values = conn.execute(text(
                             f"SELECT {', '.join(q(col) for col in cols)} FROM {q(table)} "
                             "WHERE rowid = :r"), {"r": rowid}).one()

@@ -30,6 +30,7 @@ def fingerprints(conn: Connection, c: Closure) -> None:
     c.fingerprints = {
         "entry": [str(v) for v in column_values(conn, "entry", "idem_key", entries)],
         "memory": [str(v) for v in column_values(conn, "memory", "content_hash", memories)],
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         "trace": [f"{r[0]}|{r[1]}" for r in conn.execute(text(
             "SELECT ts, query FROM recall_trace WHERE origin = 'lca-tui' AND rowid IN "
             "(SELECT value FROM json_each(:i))"), {"i": ids_json(traces)}).all()] if traces else [],
@@ -43,9 +44,11 @@ def chunks(conn: Connection, c: Closure) -> None:
     else:
         ids = set()
         for source_type, sources in c.rebuild.items():
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             ids |= {int(r[0]) for r in conn.execute(text(
                 "SELECT id FROM chunk WHERE source_type = :t AND source_id IN (SELECT value "
                 "FROM json_each(:i))"), {"t": source_type, "i": ids_json(sources)}).all()}
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     rows = conn.execute(text("SELECT id, text, status FROM chunk WHERE id IN (SELECT value FROM "
                              "json_each(:i)) ORDER BY id"), {"i": ids_json(ids)}).all()
     found = vec.vectors_of(conn, [int(r[0]) for r in rows])
@@ -85,9 +88,11 @@ def exports(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
         if not rows or "export_item" not in c.tables:
             continue
         ids = [str(v) for v in column_values(conn, item_type, "id", rows)]
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         holding |= {int(r[0]) for r in conn.execute(text(
             "SELECT DISTINCT export_id FROM export_item WHERE item_type = :t AND item_id IN "
             "(SELECT value FROM json_each(:v))"), {"t": item_type, "v": json.dumps(ids)})}
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     for export_id, path, files in conn.exec_driver_sql(
             "SELECT id, path, files FROM export ORDER BY id").all():
         try:
@@ -124,21 +129,26 @@ def labels(conn: Connection, c: Closure) -> None:
                    "(SELECT value FROM json_each(:i)) ORDER BY session_id, seq")
             out = [f"{r[0][:8]}#{r[1]} {r[2]}" + (f" · {r[3]}" if r[3] != "main" else "")
                    + (f" · {r[4]}" if r[4] != "public" else "")
+                   # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                    for r in conn.execute(text(sql), {"i": ids_json(first)}).all()]
         elif table == "memory":
             out = [f"memory {r[0]} · {r[1] if r[2] != 'secret' else '[secret]'}"
+                   # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                    for r in conn.execute(text(
                        "SELECT id, name, sensitivity FROM memory WHERE rowid IN (SELECT value "
                        "FROM json_each(:i)) ORDER BY id"), {"i": ids_json(first)}).all()]
         elif table == "session":
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             out = [f"session {r[0][:8]}" for r in conn.execute(text(
                 "SELECT id FROM session WHERE rowid IN (SELECT value FROM json_each(:i))"),
                 {"i": ids_json(first)}).all()]
         elif table == "import_position":
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             out = [f"import position of {Path(r[0]).name}" for r in conn.execute(text(
                 "SELECT path FROM import_position WHERE rowid IN (SELECT value FROM "
                 "json_each(:i)) ORDER BY path"), {"i": ids_json(first)}).all()]
         elif "id" in c.tables[table].columns:
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             out = [f"{table} {r[0]}" for r in conn.execute(text(
                 f"SELECT id FROM {q(table)} WHERE rowid IN (SELECT value FROM json_each(:i)) "
                 "ORDER BY id"), {"i": ids_json(first)}).all()]

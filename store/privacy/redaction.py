@@ -40,6 +40,7 @@ def redact_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
     for table, rows in scan(conn, c.tables, matcher).items():
         if table == "chunk":  # chunks are rebuilt from their source
             for rowid in rows:
+                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                 src = conn.execute(text("SELECT source_type, source_id FROM chunk WHERE "
                                         "rowid = :r"), {"r": rowid}).one()
                 c.rebuild.setdefault(str(src[0]), set()).add(int(src[1]))
@@ -52,6 +53,7 @@ def redact_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
             cols = [col for col in cols if col not in keys]  # keys cannot be rewritten
             if not cols:
                 continue
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             values = conn.execute(text(f"SELECT {', '.join(q(col) for col in cols)} FROM "
                                        f"{q(table)} WHERE rowid = :r"), {"r": rowid}).one()
             c.scrub.setdefault(table, {})[rowid] = {
@@ -71,6 +73,7 @@ def redact_ids(store: Store, conn: Connection, c: Closure) -> None:
         own["session"] = rows_where(conn, "session", "id", [sid])
     else:
         table = "entry" if kind == "entry" else "memory"
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         row = conn.execute(text(f"SELECT rowid FROM {table} WHERE id = :i"),
                            {"i": int(value)}).first()
         if row is None:
@@ -78,6 +81,7 @@ def redact_ids(store: Store, conn: Connection, c: Closure) -> None:
         own[table] = {int(row[0])}
     for table, rows in own.items():
         cols = [col for col in OWN[table] if col in c.tables[table].columns]
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         for r in conn.execute(text(f"SELECT rowid, {', '.join(q(x) for x in cols)} FROM "
                                    f"{q(table)} WHERE rowid IN (SELECT value FROM json_each(:i))"),
                               {"i": ids_json(rows)}).all():
@@ -97,6 +101,7 @@ def redact_ids(store: Store, conn: Connection, c: Closure) -> None:
             where = f"{q(column)} IN (SELECT value FROM json_each(:i))"
             if table == "recall_candidate":
                 where += " AND source_type = :t"
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             for r in conn.execute(text(f"SELECT rowid, {', '.join(q(x) for x in copied)} "
                                        f"FROM {q(table)} WHERE {where}"),
                                   {"i": ids_json(ids), "t": target}).all():
@@ -111,6 +116,7 @@ def redact_followups(conn: Connection, c: Closure) -> None:
     entries = c.rebuild.get("entry", set())
     memories = c.rebuild.get("memory", set())
     if entries:
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         for memory_id, n in conn.execute(text(
                 "SELECT memory_id, COUNT(*) FROM evidence WHERE entry_id IN (SELECT value FROM "
                 "json_each(:i)) GROUP BY memory_id"), {"i": ids_json(entries)}).all():

@@ -88,6 +88,7 @@ def ids_json(values: set[int] | list[int]) -> str:
 def rows_where(conn: Connection, table: str, column: str, values: list[Any]) -> set[int]:
     if not values:
         return set()
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     rows = conn.execute(text(f"SELECT rowid FROM {q(table)} WHERE {q(column)} IN "
                              "(SELECT value FROM json_each(:v))"),
                         {"v": json.dumps(values)}).all()
@@ -97,6 +98,7 @@ def rows_where(conn: Connection, table: str, column: str, values: list[Any]) -> 
 def column_values(conn: Connection, table: str, column: str, rowids: set[int]) -> list[Any]:
     if not rowids:
         return []
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     rows = conn.execute(text(f"SELECT {q(column)} FROM {q(table)} WHERE rowid IN "
                              "(SELECT value FROM json_each(:i))"), {"i": ids_json(rowids)}).all()
     return [r[0] for r in rows if r[0] is not None]
@@ -125,6 +127,7 @@ def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
             continue
         cols = info.text_columns
         where = " OR ".join(f"lca_holds({q(c)})" for c in cols)
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         rows = conn.exec_driver_sql(
             f"SELECT rowid, {', '.join(q(c) for c in cols)} FROM {q(name)} WHERE {where}").all()
         for r in rows:
@@ -147,6 +150,7 @@ def import_positions(conn: Connection, c: Closure, entry_rows: set[int]) -> bool
     for rel in sorted(p for p in paths if not Path(p).is_absolute()):
         # an entry keeps the path it was imported by; the position keeps it resolved
         tail = "/" + rel.lstrip("./").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         rows |= {int(r[0]) for r in conn.execute(text(
             "SELECT rowid FROM import_position WHERE path LIKE :t ESCAPE '\\'"),
             {"t": "%" + tail}).all()}

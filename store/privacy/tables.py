@@ -65,6 +65,7 @@ def q(name: str) -> str:
 
 def relational_tables(conn: Connection) -> dict[str, TableInfo]:
     """name → TableInfo for every relational table (not virtual, not a shadow table)."""
+    # raw SQL: PRAGMA schema discovery (sqlite_master, table_info, foreign_key_list)
     rows = conn.exec_driver_sql(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
     virtual = [n for n, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
@@ -75,6 +76,7 @@ def relational_tables(conn: Connection) -> dict[str, TableInfo]:
             continue
         if "WITHOUT ROWID" in (sql or "").upper():
             raise RuntimeError(f"table {name} has no rowid: privacy cannot address its rows")
+        # raw SQL: PRAGMA schema discovery (sqlite_master, table_info, foreign_key_list)
         cols = conn.exec_driver_sql(f"PRAGMA table_info({q(name)})").all()
         info = TableInfo(
             name=name, columns=[c[1] for c in cols],
@@ -82,6 +84,7 @@ def relational_tables(conn: Connection) -> dict[str, TableInfo]:
                           if any(t in str(c[2]).upper() for t in _TEXT_TYPES) or not c[2]],
             nullable={c[1] for c in cols if not c[3] and not c[5]},
             primary_key={c[1] for c in cols if c[5]})
+        # raw SQL: PRAGMA schema discovery (sqlite_master, table_info, foreign_key_list)
         for fk in conn.exec_driver_sql(f"PRAGMA foreign_key_list({q(name)})").all():
             info.foreign_keys.append(ForeignKey(fk[3], fk[2], fk[4] or "rowid",
                                                 str(fk[6] or "NO ACTION").upper()))

@@ -105,14 +105,17 @@ def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
         if not cols:
             continue
         if matcher is not None:
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             n = conn.exec_driver_sql(f"SELECT COUNT(*) FROM {q(name)} WHERE " + " OR ".join(
                 f"lca_holds({q(col)})" for col in cols)).scalar_one()
             if n:
                 out.holding[name] = int(n)
         if wanted:
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             conn.exec_driver_sql(f"SELECT COUNT(*) FROM {q(name)} WHERE " + " OR ".join(
                 f"lca_seen({q(col)})" for col in cols)).scalar_one()
     if wanted:
+        # raw SQL: sqlite_master scanned with the lca_seen SQL function
         conn.exec_driver_sql("SELECT COUNT(*) FROM sqlite_master WHERE lca_seen(sql)").one()
         terms = vec.fts_terms(conn)
         left = [w for w in candidates if w not in out.words and w not in terms]
@@ -129,13 +132,16 @@ def _candidate_words(c: Closure) -> list[str]:
 def _rows(conn: Connection, c: Closure) -> Probe:
     left = 0
     for table, rows in c.delete.items():
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         left += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
                                       "(SELECT value FROM json_each(:i))"),
                                  {"i": json.dumps(sorted(rows))}).scalar_one())
+    # raw SQL: PRAGMA foreign_key_check
     dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
     kept = 0
     if c.action == "redact":
         for table, changed in c.scrub.items():
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             kept += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
                                           "(SELECT value FROM json_each(:i))"),
                                      {"i": json.dumps(sorted(changed))}).scalar_one())
@@ -151,6 +157,7 @@ def _rows(conn: Connection, c: Closure) -> Probe:
 
 def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) -> Probe:
     removed = [cid for cid, _, _ in c.chunk_rows]
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     present = {int(r[0]) for r in conn.execute(text(
         "SELECT id FROM chunk WHERE id IN (SELECT value FROM json_each(:i))"),
         {"i": json.dumps(removed)}).all()}
@@ -182,6 +189,7 @@ def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) 
 
 
 def _chunk_text(conn: Connection, chunk_id: int) -> str | None:
+    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
     row = conn.execute(text("SELECT text FROM chunk WHERE id = :i"), {"i": chunk_id}).first()
     return None if row is None else str(row[0])
 
@@ -210,6 +218,7 @@ def _semantic(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
     rebuilt: set[int] = set()
     if c.action == "redact":
         for source_type, sources in c.rebuild.items():
+            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
             rebuilt |= {int(r[0]) for r in conn.execute(text(
                 "SELECT id FROM chunk WHERE source_type = :t AND source_id IN (SELECT value "
                 "FROM json_each(:i))"), {"t": source_type, "i": json.dumps(sorted(sources))})}
@@ -246,6 +255,7 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
         for target in ("entry", "memory"):
             ids = sorted(c.delete.get(target, set()))
             if ids:
+                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
                 pointing += int(conn.execute(text(
                     "SELECT COUNT(*) FROM recall_candidate WHERE source_type = :t AND "
                     "source_id IN (SELECT value FROM json_each(:i))"),
@@ -272,12 +282,14 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
 
 def _trace_count(store: Store) -> int:
     with store.read() as conn:  # a fresh snapshot each time
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         return int(conn.exec_driver_sql("SELECT COUNT(*) FROM recall_trace").scalar_one())
 
 
 def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
     left = [f for f in c.export_files() if Path(f).is_file()]
     if matcher is not None:
+        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
         for _id, path, files in conn.exec_driver_sql("SELECT id, path, files FROM export").all():
             try:
                 listed = json.loads(files or "[]")

@@ -52,9 +52,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, text
+from sqlmodel import col, select
 
 from store.core import vec
+from store.core.models import Entry
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -76,6 +78,7 @@ class VectorCache:
     def _stamp(conn: Connection) -> tuple[int, int, int]:
         """(chunks, highest chunk id, latest audit event id): a reindex, an erasure or a
         redaction leaves an audit event, so any of them forces a reload."""
+        # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
         row = conn.exec_driver_sql(
             "SELECT (SELECT COUNT(*) FROM chunk), (SELECT COALESCE(MAX(id), 0) FROM chunk), "
             "(SELECT COALESCE(MAX(id), 0) FROM audit_event WHERE action NOT LIKE "
@@ -90,6 +93,7 @@ class VectorCache:
         if stamp == old:
             return
         if old is not None and stamp[2] == old[2] and stamp[1] > old[1] and stamp[0] > old[0]:
+            # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
             rows = conn.execute(text("SELECT id, status, model FROM chunk WHERE id > :m "
                                      "ORDER BY id"), {"m": old[1]}).all()
             if len(rows) == stamp[0] - old[0]:  # only additions since the last sync
@@ -107,6 +111,7 @@ class VectorCache:
                 return
         ids, matrix = vec.all_vectors(conn)
         same = np.fromiter((int(r[0]) for r in conn.execute(
+            # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
             text("SELECT id FROM chunk WHERE model = :m"), {"m": model}).all()), dtype=np.int64)
         keep = np.isin(ids, same)
         ids, matrix = ids[keep], matrix[keep]
@@ -167,9 +172,9 @@ class LiveWindow:
 
 def live_window(conn: Connection, session_id: str) -> LiveWindow:
     """The live window of ``session_id``: after its main agent's last compaction entry."""
-    seq = conn.execute(text(
-        "SELECT MAX(seq) FROM entry WHERE session_id = :s AND agent = 'main' AND "
-        "kind = 'compaction'"), {"s": session_id}).scalar()
+    seq = conn.execute(select(func.max(col(Entry.seq))).where(
+        col(Entry.session_id) == session_id, col(Entry.agent) == "main",
+        col(Entry.kind) == "compaction")).scalar()
     return LiveWindow(session_id, -1 if seq is None else int(seq))
 
 
@@ -183,6 +188,7 @@ def _sources(conn: Connection, ids: list[int], live: LiveWindow | None = None
     if not ids:
         return {}
     marks = ", ".join(str(int(i)) for i in ids)
+    # raw SQL: recall hot path, runs on every recall inside its latency budget (module docstring)
     rows = conn.exec_driver_sql(
         "SELECT c.id, c.source_type, c.source_id, c.model, e.session_id, e.agent, e.seq "
         "FROM chunk c LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
@@ -198,6 +204,7 @@ def _waiting_sources(conn: Connection, entry_ids: list[int], live: LiveWindow | 
     if not entry_ids:
         return {}
     marks = ", ".join(str(int(i)) for i in entry_ids)
+    # raw SQL: recall hot path (waiting entries found by FTS), as the chunk lookup above
     rows = conn.exec_driver_sql(
         f"SELECT id, session_id, agent, seq FROM entry WHERE id IN ({marks})").all()
     return {-int(r[0]): (("entry", int(r[0])), "") for r in rows

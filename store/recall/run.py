@@ -133,6 +133,7 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
     best: dict[tuple[str, int], _Cand] = {}
     if got.waiting:
         ids = ", ".join(str(int(i)) for i in got.waiting)
+        # raw SQL: recall hot path, as _DESCRIBE below (0.34 ms vs 2.3 ms as Core for 100 ids)
         for r in conn.exec_driver_sql(_DESCRIBE_WAITING.format(ids=ids)).all():
             lex = got.waiting[int(r[0])]
             facts = rt.Facts("entry", int(r[0]), kind=r[4], ts=r[5] or r[7], project=r[6])
@@ -142,6 +143,7 @@ def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dic
     if not found:
         return list(best.values())
     ids = ", ".join(str(int(i)) for i in found)
+    # raw SQL: recall hot path, 0.34 ms vs 2.3 ms as Core for 100 ids (see _DESCRIBE)
     for r in conn.exec_driver_sql(_DESCRIBE.format(ids=ids)).all():
         if r[1] == "entry" and r[4] is None or r[1] == "memory" and r[9] is None:
             continue  # a chunk whose source is gone (mid-erasure): not a candidate
@@ -263,6 +265,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     embedder = store.embedder
     qvec = embedder.embed([query])[0]
     with store.read() as conn:
+        # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
         conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
         pool = _pool(store, conn, query, qvec, cfg, live)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
