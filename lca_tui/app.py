@@ -76,6 +76,8 @@ class LcaApp(App[None]):
         self.sub_title = visible(store.path.name)
         self.pending_memory: int | None = None
         """A memory asked for (``open_memory``) that the Memories screen has not shown yet."""
+        self.pending_proposal: int | None = None
+        """A proposal asked for (``open_proposal``) that the Proposals screen has not shown."""
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
@@ -163,6 +165,15 @@ class LcaApp(App[None]):
             self.notify(f"memory {memory_id}: the Memories screen is not built yet, so it "
                         "cannot be shown here (`lca-tui search` finds its text)",
                         severity="warning", markup=False, timeout=6)
+
+    async def open_proposal(self, proposal_id: int) -> None:
+        """Show one proposal on the Proposals screen (from a memory's history, a health row)."""
+        self.pending_proposal = proposal_id
+        await self.switch_mode("proposals")
+        opener = getattr(self.screen, "open_proposal", None)
+        if opener is not None:
+            self.pending_proposal = None
+            opener(proposal_id)
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:

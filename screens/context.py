@@ -258,6 +258,12 @@ class ContextScreen(StoreScreen):
         self._full_next = True
         self.reload()
 
+    def open_series(self, session_id: str, agent: str = "main") -> None:
+        """Show one session's agent (the Health screen's drill-down lands here)."""
+        self._wanted = (session_id, agent)
+        self._full_next = True
+        self.reload()
+
     def action_latest(self) -> None:
         """Follow the latest session again (its main agent first)."""
         self._wanted = None

@@ -6,16 +6,21 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.base import StoreScreen
+from screens.proposal_view import pass_line
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
+from store.governance.records import PassSummary
+from store.health.records import ScanResult
 from widgets.fmt import agents_mark, ago, size, when
+from widgets.health_line import HealthLine
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable
@@ -30,6 +35,15 @@ class OverviewData:
     latest: list[SessionInfo]
     pressure: Series | None
     daemon: dict[str, Any] | None = None  # `lca-tui serve`'s status when it runs
+    consolidation: PassSummary | None = None
+
+
+@dataclass
+class HealthSummary(Message):
+    """The health scan for the one-line summary (its own worker: a scan of a large store
+    must not hold back the rest of the Overview)."""
+
+    result: ScanResult
 
 
 def _counts(mapping: dict[str, int]) -> Text:
@@ -127,7 +141,11 @@ class OverviewScreen(StoreScreen):
         "warm daemon (`lca-tui serve`) runs, and how many entries a hook stored that wait for "
         "it (or for the next checkpoint) to embed them — they are found by FTS meanwhile. "
         "Latest sessions: "
-        "the five most recent; enter opens one on the Transcript screen. Context pressure: "
+        "the five most recent; enter opens one on the Transcript screen. Consolidation "
+        "(below them): when the latest consolidation pass ran, over how many sessions, and "
+        "what it proposed (and where those proposals stand now). Health (top line): "
+        "how many health signals fail or warn, and which; enter on it (or 6) opens the "
+        "Health screen. Context pressure: "
         "the latest session's gauge (how old its latest snapshot is when it is not live); "
         "enter on it opens the Context screen.\n\n"
         "On a small terminal the panes scroll: tab moves between the sessions and the "
@@ -144,9 +162,13 @@ class OverviewScreen(StoreScreen):
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
+    health_loads = 0
+    """How many health summaries were shown (tests wait on it)."""
+
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="overview"):
+            yield HealthLine("Health        scanning…", id="overview-health", markup=False)
             with Horizontal(id="overview-top"):
                 yield Static("loading…", id="overview-store", classes="panel", markup=False)
                 with Vertical(id="overview-embedder", classes="panel"):
@@ -158,6 +180,7 @@ class OverviewScreen(StoreScreen):
                                   filter_columns=("id", "project", "format", "agents"),
                                   stretch="project", tail_columns=("project",))
                 yield Static("", id="overview-no-sessions", markup=False)
+            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
         yield Footer()
@@ -172,7 +195,7 @@ class OverviewScreen(StoreScreen):
         for label, key, width in (("session", "id", 8), ("started", "started", 16),
                                   ("last entry", "ago", 10),
                                   (Text("entries", justify="right"), "entries", 7),
-                                  ("agents", "agents", 15), ("format", "format", 11),
+                                  ("agents", "agents", 16), ("format", "format", 11),
                                   ("project", "project", 30)):
             table.add_column(label, key=key, width=width)
         self._apply_side()
@@ -184,12 +207,14 @@ class OverviewScreen(StoreScreen):
         key = latest_key(store)
         pressure = series(store, key.session_id, key.agent) if key else None
         return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
-                            daemon_status(store.path))
+                            daemon_status(store.path), store.last_consolidation())
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
         self.query_one("#overview-store", Static).update(store_text(stats))
         self.query_one("#overview-records", Static).update(records_text(stats))
+        self.query_one("#overview-consolidation", Static).update(
+            pass_line(data.consolidation, self.lca.now()))
         status = self.query_one("#embedder-status", Static)
         status.update(Text(embedder_status(stats), end=""))
         status.set_class(stats.embedder.degraded, "-degraded")
@@ -197,6 +222,18 @@ class OverviewScreen(StoreScreen):
         self.query_one("#embedder-detail", Static).update(embedder_text(stats, data.daemon))
         self._show_sessions(data.latest, stats.sessions)
         self.query_one(PressureSummary).show(data.pressure, self.lca.now())
+        self._load_health()
+
+    @work(thread=True, exclusive=True, group="health", exit_on_error=False)
+    def _load_health(self) -> None:
+        from store.health.scan import summary
+
+        self.post_message(HealthSummary(summary(self.lca.store, now=self.lca.now())))
+
+    @on(HealthSummary)
+    def _health_loaded(self, message: HealthSummary) -> None:
+        self.query_one(HealthLine).show(message.result)
+        self.health_loads += 1
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         table = self.query_one("#overview-sessions", DataTable)

@@ -48,7 +48,7 @@ class TranscriptScreen(StoreScreen):
         "Top: the sessions, latest first, with the agents that wrote in them (\"main + 2 "
         "workers\" when subagents worked in the session; the harness's own helpers, such as "
         "Claude Code's compaction summariser and prompt suggester, are not counted as "
-        "workers and show in the agent column as summariser and suggester; a Claude Code "
+        "workers and show in the agent column as compactor and suggester; a Claude Code "
         "1.0.x subagent written inside the main file is the worker sidechain-<id>, shown by "
         "its id); b hides or shows them (they start hidden on a short terminal). Moving the "
         "cursor there shows that session's entries below: sequence number (an entry is named "

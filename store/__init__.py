@@ -2,10 +2,10 @@
 
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
-``ingest``, ``recall``, ``context``, ``export``, ``harness``. ``facade.Store`` is the top: the
-harness API with every capability's operations (the harness API, documented in
-``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` / ``NewEntry`` are what
-a harness appends.
+``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``, ``privacy``,
+``harness``. ``facade.Store`` is the top: the harness API with every capability's operations
+(documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
+``NewEntry`` are what a harness appends.
 
 These names are imported on first use, so that a module such as ``store.harness.client``
 (what a hook runs when the daemon answers it) costs no more than itself: importing the facade

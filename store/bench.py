@@ -9,7 +9,8 @@ same write path (``write_entries``) with synthetic texts of the same topics whos
 not computed by the embedder but are the sample's vectors (made by the store's embedder: the
 model, or the fallback when asked for) plus small noise (cosine ≈ 0.9 to their base), because
 embedding 50,000 texts with the model on 2 cores takes minutes of no interest to the latency
-figures. The recall queries are embedded by the real embedder, each time.
+figures. The recall queries are embedded by the real embedder, each time. The health scan
+(every signal, as ``lca-tui health`` runs it, nothing stored) is timed on the same store.
 
 Storage is measured once the store is built and before any recall: the WAL is checkpointed
 (``PRAGMA wal_checkpoint(TRUNCATE)``, on its own connection, outside any transaction) and the
@@ -116,6 +117,8 @@ class BenchResult:
     method: str
     first_recall_ms: float = 0.0
     trace_bytes: int = 0
+    health_scan_ms: dict[str, float] | None = None
+    health_status: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -217,9 +220,28 @@ def vectors_made_by(name: str, degraded: bool) -> str:
     return f"model vectors ({name})"
 
 
+def _health(store: Any, scans: int) -> tuple[dict[str, float], str]:
+    """The health scan's wall time (every signal, embedder loaded, nothing stored): the first
+    scan of the open store, then percentiles over ``scans`` more."""
+    from store.health.scan import scan
+
+    t0 = time.perf_counter()
+    result = scan(store, save="never")
+    first = (time.perf_counter() - t0) * 1000
+    times, cpu = [], []
+    for _ in range(max(1, scans)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        scan(store, save="never")
+        times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+    # CPU time too: on a machine shared with other work, wall time says more about the load
+    return {**_percentiles(times), "first": round(first, 1),
+            "cpu_p50": _percentiles(cpu)["p50"]}, result.status
+
+
 def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
               embedder: str = "auto", seed: int = 7, progress: Progress | None = None,
-              keep: Path | None = None) -> BenchResult:
+              keep: Path | None = None, health_scans: int = 5) -> BenchResult:
     """Build the synthetic store in a temporary folder (or ``keep``) and measure it."""
     from store import open_store
     from store.recall.run import recall
@@ -278,6 +300,7 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
             if progress:
                 progress("recall", i + 1, queries)
         traces = _trace_bytes(store)
+        health_ms, health_status = _health(store, health_scans)
         total = sample_chunks + bulk
         info = store.embedder
         made = vectors_made_by(info.name, bool(info.degraded))
@@ -296,7 +319,8 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
             raw_transcript_bytes=raw, index_bytes=index,
             index_to_raw=round(index / max(1, raw), 2),
             injected_mean=round(float(np.mean(injected)), 2), method=method,
-            first_recall_ms=first_ms, trace_bytes=traces)
+            first_recall_ms=first_ms, trace_bytes=traces, health_scan_ms=health_ms,
+            health_status=health_status)
     finally:
         store.close()
         if keep is None:

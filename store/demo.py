@@ -232,6 +232,9 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         from store.recall.run import seed_demo_traces
 
         seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show
+        from store.health.incidents import seed_demo
+
+        seed_demo(store, data_dir, story_end)  # one stored instance of each Appendix D incident
         with store.read() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

@@ -21,10 +21,15 @@ Context pressure and checkpoints
     ``checkpoints(session)`` read them back.
 Governed memory writes
     ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
-    ``reject``; ``consolidate(session)`` proposes from stored entries; ``list_memories()``,
+    ``reject``; ``consolidate(session)`` proposes from stored entries and
+    ``last_consolidation()`` says when the latest pass ran and what it found; ``list_memories()``,
     ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``.
 Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
+Health
+    ``health()`` a scan of every signal (stored, for trends); ``health_trends()``,
+    ``health_rows(rows)``; ``health_fix_plan(fix)`` / ``health_fix(fix)`` and
+    ``compact_duplicates(dry_run)`` the safe fixes, previewed first.
 Privacy
     ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
     ``redact(scope)`` then verify; ``tombstones()``; ``mark(level, scope)``. A scope is one
@@ -230,6 +235,13 @@ class Store(StoreBase):
 
         return consolidate(self, session, use_proposer=use_proposer, actor=actor)
 
+    def last_consolidation(self) -> Any:
+        """The latest consolidation pass: when it ran, over how many sessions, and what it
+        proposed (a ``PassSummary``), or None when no pass has run."""
+        from store.governance.consolidate import latest_pass
+
+        return latest_pass(self)
+
     # -- export ------------------------------------------------------------------------
     def export(self, out_dir: Path | str, sessions: list[str] | None = None,
                memories: list[int] | None = None, force: bool = False) -> ExportReport:
@@ -363,6 +375,46 @@ class Store(StoreBase):
         from store.governance import audit_events
 
         return audit_events(self, limit)
+
+    # -- health ------------------------------------------------------------------------
+    def health(self, *, now: datetime | None = None, save: str = "always") -> Any:
+        """Measure every health signal; returns a ``ScanResult`` (stored unless ``save`` is
+        ``never``; ``changed`` stores it only when it differs from the last stored scan)."""
+        from store.health.scan import scan
+
+        return scan(self, now=now, save=save)  # type: ignore[arg-type]
+
+    def health_trends(self, limit: int = 30) -> dict[str, list[Any]]:
+        """Each signal's status and value over the last ``limit`` stored scans."""
+        from store.health.scan import trends
+
+        return trends(self, limit)
+
+    def health_rows(self, rows: list[Any]) -> list[Any]:
+        """Offending rows with a label and the screen that shows each (``RowView``)."""
+        from store.health.drill import describe
+
+        return describe(self, rows)
+
+    def health_fix_plan(self, fix: str) -> Any:
+        """What a health fix (``compact-duplicates``, ``reembed``, ``index-lag``) would do."""
+        from store.health.fixes import plan
+
+        return plan(self, fix)
+
+    def health_fix(self, fix: str, progress: Progress | None = None) -> Any:
+        """Run a health fix; returns a ``FixReport``."""
+        from store.health.fixes import apply
+
+        return apply(self, fix, progress)
+
+    def compact_duplicates(self, dry_run: bool = False,
+                           progress: Progress | None = None) -> Any:
+        """The one shared duplicate-compaction pass (one row per source and span, every
+        reference re-pointed, an audit event); ``dry_run`` only says what it would do."""
+        from store.health.fixes import compact_duplicates
+
+        return compact_duplicates(self, dry_run, progress)
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None,

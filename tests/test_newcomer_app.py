@@ -81,8 +81,9 @@ async def test_enter_on_a_memory_candidate_asks_for_the_memory(demo_path: Path) 
         table.move_cursor(row=table.get_row_index(str(candidate.rank)))
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "memories", what="Memories")
-        # the Memories screen is not built yet: the id waits for it
-        assert app.pending_memory == candidate.source_id
+        await wait_until(pilot, lambda: getattr(app.screen, "detail", None) is not None
+                         and app.screen.detail.row.id == candidate.source_id,
+                         what="the candidate's memory on Memories")
 
 
 async def test_enter_on_a_compaction_opens_its_summary(demo_path: Path) -> None:

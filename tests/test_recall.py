@@ -378,6 +378,8 @@ def test_bench_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["index_to_raw"] > 0 and data["queries"] == 50
     assert "not computed by the embedder" in data["method"]
     assert "model vectors" not in data["method"]  # the fallback made them
+    assert set(data["health_scan_ms"]) >= {"first", "p50", "max"}
+    assert data["health_status"] in ("ok", "warn", "fail", "unknown")
 
 
 def test_calibrate_on_real_transcripts(cc_store: Store,

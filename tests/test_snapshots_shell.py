@@ -20,6 +20,7 @@ def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        await wait_until(pilot, lambda: app.screen.health_loads >= 1, what="health line")
         await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -67,3 +67,16 @@ def test_context_inline_sidechain(snap_compare: Any, inline_store: Store) -> Non
         await settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_overview_shows_the_agents_mark_whole(inline_store: Store) -> None:
+    """Overview at 120 columns: "main + 3 workers" fits its column, not cut to "main + 3…"."""
+    from textual.widgets import DataTable
+
+    app = make_app(store=inline_store, now=FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        table = app.screen.query_one("#overview-sessions", DataTable)
+        mark = str(table.get_cell(inline_store.session("1a2b3c4d").id, "agents"))
+        assert mark == "main + 3 workers"
+        assert table.columns["agents"].width >= len(mark)  # type: ignore[index]

@@ -85,6 +85,8 @@ def hit_header(hit: SearchHit) -> Text:
     out.append(join(scores))
     if hit.source_type == "entry":
         out.append("\nenter opens this entry in its session", style="dim")
+    else:
+        out.append("\nenter opens this memory on the Memories screen", style="dim")
     return out
 
 

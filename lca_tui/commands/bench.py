@@ -106,6 +106,12 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
               f"{r.raw_transcript_bytes:,} bytes = {r.index_to_raw}", markup=False)
     out.print(f"  the bench's {r.queries} recall traces, apart: {r.trace_bytes:,} bytes",
               markup=False)
+    if r.health_scan_ms:
+        h = r.health_scan_ms
+        out.print(f"health scan (every signal, nothing stored): first {h['first']} ms, then "
+                  f"p50 {h['p50']} ms (CPU {h['cpu_p50']} ms), max {h['max']} ms  (target ≤ 1 s "
+                  "at 50,000 chunks); "
+                  f"status {r.health_status}", markup=False)
     _print_harness(harness)
     return 0
 

@@ -75,8 +75,12 @@ def run(args: argparse.Namespace) -> int:
               f"{plural(report.skipped_by_design, 'line')} skipped by design; "
               f"{plural(report.files, 'file')} read; import {report.run_id}", markup=False,
               soft_wrap=True)
-    for label, counts in (("skipped by design", report.skipped_by_type),
-                          ("skipped, type unknown", report.skipped_unknown)):
+    for label, counts in (("lines skipped by design", report.skipped_by_type),
+                          ("lines skipped, type unknown", report.skipped_unknown),
+                          ("content blocks of imported lines skipped by design",
+                           report.blocks_skipped_by_type),
+                          ("content blocks of imported lines skipped, type unknown",
+                           report.blocks_skipped_unknown)):
         if counts:
             listed = ", ".join(f"{one_line(what, 60)} {n:,}" for what, n in sorted(
                 counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
     t.add_row("proposals pending", f"{stats.proposals_pending:,}")
     t.add_row("recall traces", f"{stats.traces:,}")
     for label, counts in (("lines skipped by design", stats.skipped_by_design),
-                          ("lines skipped, type unknown", stats.skipped_unknown)):
+                          ("lines skipped, type unknown", stats.skipped_unknown),
+                          ("content blocks skipped by design", stats.blocks_skipped_by_design),
+                          ("content blocks skipped, type unknown",
+                           stats.blocks_skipped_unknown)):
         t.add_row(label, f"{sum(counts.values()):,}")
         for what, n in counts.items():
             t.add_row(Text(f"  {one_line(what, 60)}"), f"{n:,}")

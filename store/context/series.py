@@ -199,6 +199,15 @@ def _compactions(conn: Connection, session_id: str, agent: str,
     return out
 
 
+def compactions_without_checkpoint(conn: Connection) -> list[Compaction]:
+    """Every compaction of every series with no checkpoint between the previous turn and it
+    (``checkpoint_before`` false), worked out as the series shows it; health reads this."""
+    keys = conn.execute(select(CompactionRow.session_id, CompactionRow.agent).distinct()
+                        .order_by(col(CompactionRow.session_id), col(CompactionRow.agent))).all()
+    return [c for s, a in keys for c in _compactions(conn, str(s), str(a), [])
+            if not c.checkpoint_before]
+
+
 def _prunes(conn: Connection, session_id: str, agent: str,
             problems: list[str]) -> list[PruneEvent]:
     P, PE = PruneRow, PruneEntry

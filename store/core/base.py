@@ -28,6 +28,7 @@ from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, 
 from store.core.models import Session as SessionRow
 from store.core.migrations import current_version, migrate, refuse_newer
 from store.core.records import (
+    BLOCK_PREFIX,
     EmbedderInfo,
     EntryInfo,
     MemoryInfo,
@@ -214,14 +215,20 @@ class StoreBase:
             pending = (count(_PROPOSAL, _PROPOSAL.c.status == "pending")
                        if "proposal" in present else 0)
             traces = count(_RECALL_TRACE) if "recall_trace" in present else 0
+            # reason → line type → lines; blocks apart (``block/<type>`` rows)
             skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
+            blocks: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
             if "import_skip" in present:
                 skip = _IMPORT_SKIP.c
                 for reason, what, n in s.exec(
                         select(skip.reason, skip.line_type, func.sum(skip.count))
                         .group_by(skip.reason, skip.line_type)
                         .order_by(skip.reason, skip.line_type)).all():
-                    skipped.setdefault(str(reason), {})[str(what)] = int(n)
+                    what = str(what)
+                    if what.startswith(BLOCK_PREFIX):
+                        blocks.setdefault(str(reason), {})[what[len(BLOCK_PREFIX):]] = int(n)
+                    else:
+                        skipped.setdefault(str(reason), {})[what] = int(n)
             stats_args: dict[str, Any] = dict(
                 sessions=count(SessionRow),
                 entries=sum(by_kind.values()), entries_by_kind=by_kind,
@@ -234,7 +241,9 @@ class StoreBase:
                 schema_version=current_version(conn),
                 skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"],
                 entries_waiting=count(EmbedQueue),
-                chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1))
+                chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1),
+                blocks_skipped_by_design=blocks["by-design"],
+                blocks_skipped_unknown=blocks["unknown"])
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
                    if p.exists())
         info = (self.embedder_info() if with_embedder

@@ -26,8 +26,11 @@ from store.core.textsafe import storable
 # it is. Claude Code writes its compaction summariser and its prompt suggester as subagent
 # transcripts (``subagents/agent-acompact-*.jsonl``, ``agent-aprompt_suggestion-*.jsonl``).
 HELPER_ROLES = {"acompact-": "compaction summariser", "aprompt_suggestion-": "prompt suggester"}
-# The short form, for narrow table cells.
-HELPER_SHORT = {"compaction summariser": "summariser", "prompt suggester": "suggester"}
+# The short form, for narrow table cells (9 wide: the Transcript's agent column).
+HELPER_SHORT = {"compaction summariser": "compactor", "prompt suggester": "suggester"}
+# How ``import_skip`` names a content block left out of a line that was imported:
+# ``block/<type>`` (every other row counts whole lines).
+BLOCK_PREFIX = "block/"
 # A worker written inline in its orchestrator's transcript without an id of its own (Claude
 # Code 1.0.x sidechains) is named from its first line: ``sidechain-<8 hex>``.
 SIDECHAIN_PREFIX = "sidechain-"
@@ -43,7 +46,7 @@ def helper_role(agent: str | None) -> str | None:
 
 def agent_label(agent: str | None, short: bool = False) -> str:
     """An agent as people read it: ``main``, a worker's id, or what a helper is
-    (``compaction summariser (acompact-946d2b)``). ``short``, for narrow cells: ``summariser``,
+    (``compaction summariser (acompact-946d2b)``). ``short``, for cells 9 wide: ``compactor``,
     and an inline sidechain's id without its prefix (``c0ffee01``)."""
     role = helper_role(agent)
     if role is not None:
@@ -176,11 +179,14 @@ class Stats:
     traces: int
     embedder: EmbedderInfo
     # Lines imports left out, summed over every imported file: by line type, known
-    # housekeeping (by design) and types no importer knew (unknown).
+    # housekeeping (by design) and types no importer knew (unknown); and apart from them the
+    # content blocks left out of lines that were imported, by block type.
     skipped_by_design: dict[str, int] = field(default_factory=dict)
     skipped_unknown: dict[str, int] = field(default_factory=dict)
     entries_waiting: int = 0  # stored, waiting for embedding (the daemon or a checkpoint)
     chunks_lexical_only: int = 0  # windows past a long tool entry's head: FTS, no vector
+    blocks_skipped_by_design: dict[str, int] = field(default_factory=dict)
+    blocks_skipped_unknown: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +212,8 @@ class Stats:
             "skipped": {"by_design": self.skipped_by_design, "unknown": self.skipped_unknown},
             "entries_waiting": self.entries_waiting,
             "chunks_lexical_only": self.chunks_lexical_only,
+            "skipped_blocks": {"by_design": self.blocks_skipped_by_design,
+                               "unknown": self.blocks_skipped_unknown},
         }
 
 
@@ -262,8 +270,13 @@ class IngestReport:
     run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)
     # What was left out, per line type (``progress``, ``attachment/hook_success``, ...): known
     # housekeeping skipped by design, and types no importer knows yet (a note, not an error).
+    # ``skipped_by_design`` above counts lines only.
     skipped_by_type: dict[str, int] = field(default_factory=dict)
     skipped_unknown: dict[str, int] = field(default_factory=dict)
+    # Content blocks left out of lines that were imported, per block type (``thinking
+    # (empty)``, ...): the line itself is stored, so these are not skipped lines.
+    blocks_skipped_by_type: dict[str, int] = field(default_factory=dict)
+    blocks_skipped_unknown: dict[str, int] = field(default_factory=dict)
 
     def error(self, path: str, line: int | None, reason: str,
               field_name: str | None = None) -> None:
@@ -272,13 +285,14 @@ class IngestReport:
         self.errors.append(ImportIssue(storable(str(path)), line, storable(reason),
                                        None if field_name is None else storable(field_name)))
 
-    def skip(self, what: str, unknown: bool = False, n: int = 1) -> None:
-        """Count ``n`` lines (or blocks) of type ``what`` left out."""
-        if unknown:
-            self.skipped_unknown[what] = self.skipped_unknown.get(what, 0) + n
+    def skip(self, what: str, unknown: bool = False, n: int = 1, block: bool = False) -> None:
+        """Count ``n`` lines (with ``block``: content blocks) of type ``what`` left out."""
+        if block:
+            counts = self.blocks_skipped_unknown if unknown else self.blocks_skipped_by_type
         else:
-            self.skipped_by_design += n
-            self.skipped_by_type[what] = self.skipped_by_type.get(what, 0) + n
+            counts = self.skipped_unknown if unknown else self.skipped_by_type
+            self.skipped_by_design += 0 if unknown else n
+        counts[what] = counts.get(what, 0) + n
 
     def count_memory(self, written: Any) -> None:
         """Count one ``store.core.memories.MemoryWrite``: added or updated, and its chunks."""
@@ -296,6 +310,8 @@ class IngestReport:
             "skipped_by_design": self.skipped_by_design,
             "skipped": {"by_design": dict(sorted(self.skipped_by_type.items())),
                         "unknown": dict(sorted(self.skipped_unknown.items()))},
+            "skipped_blocks": {"by_design": dict(sorted(self.blocks_skipped_by_type.items())),
+                               "unknown": dict(sorted(self.blocks_skipped_unknown.items()))},
             "errors": [e.to_json() for e in self.errors],
             "memories_updated": self.memories_updated,
             "checkpoints_added": self.checkpoints_added,

@@ -101,6 +101,31 @@ SPECS: list[Spec] = [
          "the pre-compaction checkpoint should fire here."),
     Spec("context.auto_compact_percent", 92.0, "The harness's auto-compact threshold, percent "
          "of the window."),
+    # -- health signals (LCA §6.1, §10.6, Appendix D) ----------------------------------------
+    Spec("health.duplicate_warn_percent", 5.0, "duplicate_ratio warns above this percent of "
+         "index rows repeating a row already there for the same source and span."),
+    Spec("health.duplicate_fail_percent", 20.0, "duplicate_ratio fails above this percent."),
+    Spec("health.near_duplicate_similarity", 0.97, "A chunk whose nearest neighbour (recorded "
+         "at write time) is at least this similar is a near-duplicate: information only."),
+    Spec("health.critical_budget_chars", 50000, "Budget, in characters, of the always-loaded "
+         "critical memories (the paper's reference budget); critical_budget fails above it."),
+    Spec("health.critical_budget_warn_percent", 90.0, "critical_budget warns above this "
+         "percent of the budget."),
+    Spec("health.checkpoint_noop_days", 7, "checkpoint_noop fails on a checkpoint that "
+         "embedded nothing within this many days; older ones warn."),
+    Spec("health.index_lag_fail_percent", 1.0, "index_lag fails above this percent of "
+         "indexable sources lagging (it warns on any)."),
+    Spec("health.index_wait_seconds", 300, "A source younger than this with no chunk yet is "
+         "counted as waiting for the indexer (shown apart from older lag)."),
+    Spec("health.canonical_version", "", "The canonical code version writers should run: a "
+         "bare version applies to lca-tui's own writers (default: the running lca-tui's "
+         "version); 'writer=version' pairs, comma separated, name other programs' writers."),
+    Spec("health.stale_proposal_days", 7, "stale_proposals warns on proposals pending longer "
+         "than this many days."),
+    Spec("health.offending_limit", 500, "Offending rows listed per signal (the total is always "
+         "counted); stored scans keep the same number of ids."),
+    Spec("health.trend_seconds", 3600, "A scan identical to the previous stored one is stored "
+         "again only after this many seconds, so an open app does not flood the trend."),
     # -- governed memory writes (LCA §4.6, §4.6.1) ------------------------------------------
     Spec("memory.dir", "",
          "The bound memory directory (MindStone layout): applied writes are also written there "

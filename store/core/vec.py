@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset("""
@@ -193,6 +194,25 @@ def fts_terms(conn: Connection) -> set[str]:
     conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_fts_vocab USING "
                          "fts5vocab(main, chunk_fts, row)")
     return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM temp.lca_fts_vocab")}
+
+
+def version(conn: Connection) -> str | None:
+    """sqlite-vec's version on this connection, or None when the extension is not loaded."""
+    try:
+        return str(conn.exec_driver_sql("SELECT vec_version()").scalar_one())
+    except DBAPIError:
+        return None
+
+
+def delete_chunks_bulk(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """``delete_chunks_index`` for many chunks at once (one executemany per table)."""
+    if not rows:
+        return
+    conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :id"), [{"id": c} for c, _ in rows])
+    conn.execute(text("INSERT INTO chunk_fts (chunk_fts, rowid, text) VALUES ('delete', :id, "
+                      ":t)"), [{"id": c, "t": body} for c, body in rows])
+
+
 def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]:
     """(ids with a vector, ids with an FTS row) among ``chunk_ids``: did a write land in both
     indexes?"""

@@ -18,14 +18,17 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
 
 from store.core.db import orm
 from store.core.models import Checkpoint, Entry, Memory
+from store.core.timeutil import parse_iso, to_iso
 from store.governance.detect import Found, scan
 from store.governance.models import Proposal
+from store.governance.records import PassSummary
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -234,3 +237,43 @@ def store_checkpoint(store: Store, session_id: str, through: int, entries: int,
     return record_checkpoint(store, session_id, trigger=TRIGGER, entries_added=entries,
                              memories_written=0, duration_ms=duration_ms,
                              through_entry_id=through)
+
+
+PASS_ORIGINS = ("consolidation", "proposer")
+_SLACK = timedelta(milliseconds=5)  # clock readings rounded to the millisecond
+
+
+def latest_pass(store: Store) -> PassSummary | None:
+    """When the latest consolidation pass ran, over what, and what it proposed (None when no
+    pass has run). A pass ends by writing one checkpoint per session, one after the other,
+    each with the pass's duration: the run of consolidation checkpoints ending with the latest
+    one that share its duration and time window is that pass, and the proposals of a pass
+    origin made in that window are what it found."""
+    with store.read() as conn, orm(conn) as s:
+        recent = list(s.exec(select(Checkpoint).where(Checkpoint.trigger == TRIGGER)
+                             .order_by(col(Checkpoint.id).desc())).all())
+        if not recent:
+            return None
+        last = recent[0]
+        end = parse_iso(last.ts)
+        assert end is not None
+        start = end - timedelta(milliseconds=last.duration_ms or 0) - _SLACK
+        same = []
+        for c in recent:
+            when = parse_iso(c.ts)
+            if c.duration_ms != last.duration_ms or when is None or when < start:
+                break
+            same.append(c)
+        props = s.exec(select(Proposal.op, Proposal.type, Proposal.status, Proposal.ts)
+                       .where(col(Proposal.origin).in_(PASS_ORIGINS))).all()
+    window = (to_iso(start), to_iso(end + _SLACK))
+    found: Counter[str] = Counter()
+    statuses: Counter[str] = Counter()
+    for op, mtype, status, ts in props:
+        if window[0] <= ts <= window[1]:
+            found[(mtype or "memory") if op == "add" else (op or "event")] += 1
+            statuses[status] += 1
+    return PassSummary(ts=last.ts, started=to_iso(start + _SLACK), sessions=len(same),
+                       entries=sum(c.entries_added for c in same), found=dict(found),
+                       statuses=dict(statuses), total=len(props),
+                       pending=sum(1 for p in props if p[2] == "pending"))

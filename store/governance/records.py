@@ -368,3 +368,31 @@ class AuditInfo:
         return {"id": self.id, "ts": self.ts, "actor": self.actor, "action": self.action,
                 "target_kind": self.target_kind, "target_ids": list(self.target_ids),
                 "counts": self.counts}
+
+
+@dataclass(frozen=True)
+class PassSummary:
+    """The latest consolidation pass, from its checkpoints (trigger ``consolidation``) and
+    the proposals it submitted (origin ``consolidation`` or ``proposer``, made while it ran).
+
+    ``found`` counts what it proposed by type (an ``add``) or operation (the others);
+    ``statuses`` where those proposals stand now; ``total`` / ``pending`` count every
+    proposal any pass ever made."""
+
+    ts: str  # when it finished (its last checkpoint)
+    started: str
+    sessions: int
+    entries: int  # new entries it read
+    found: dict[str, int]
+    statuses: dict[str, int]
+    total: int
+    pending: int
+
+    @property
+    def proposals(self) -> int:
+        return sum(self.statuses.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ts": self.ts, "started": self.started, "sessions": self.sessions,
+                "entries": self.entries, "proposals": self.proposals, "found": self.found,
+                "statuses": self.statuses, "total": self.total, "pending": self.pending}

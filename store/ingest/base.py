@@ -14,7 +14,7 @@ from sqlalchemy import Connection
 from sqlmodel import col, delete, select
 
 from store.core.db import orm
-from store.core.records import IngestReport
+from store.core.records import BLOCK_PREFIX, IngestReport
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
 from store.ingest.fields import FieldProblem, loads, non_finite
@@ -56,11 +56,14 @@ def has_lone_surrogate(raw: bytes, obj: Any) -> bool:
 
 @dataclass(frozen=True)
 class Skip:
-    """A line left out: known housekeeping (by design), or of a type not known here (a note,
-    not an error). ``what`` names the type: ``progress``, ``attachment/hook_success``."""
+    """A line (or, with ``block``, one content block of a line that was imported) left out:
+    known housekeeping (by design), or of a type not known here (a note, not an error).
+    ``what`` names the type: ``progress``, ``attachment/hook_success``; a block's type
+    (``thinking (empty)``)."""
 
     what: str
     unknown: bool = False
+    block: bool = False
 
 
 @dataclass
@@ -72,8 +75,9 @@ class ImportContext:
     # Problems and notes of the report already stored with the run (see ``persist``).
     saved_errors: int = 0
     saved_notes: int = 0
-    # skips of the file being imported not yet written to ``import_skip``: (what, unknown) → n
-    pending_skips: Counter[tuple[str, bool]] = field(default_factory=Counter)
+    # skips of the file being imported not yet written to ``import_skip``: (what, unknown,
+    # block) → n
+    pending_skips: Counter[tuple[str, bool, bool]] = field(default_factory=Counter)
     defer: bool = False  # store entries without embedding them (queued: see writes)
 
     def tick(self, label: str, done: int, total: int) -> None:
@@ -113,23 +117,25 @@ class ImportContext:
         with self.store.write() as conn:
             self.persist(conn)
 
-    def skip(self, what: str, unknown: bool = False) -> None:
-        """Count a line (or block) of the current file left out, in the report and the store."""
-        self.report.skip(what, unknown)
-        self.pending_skips[(what, unknown)] += 1
+    def skip(self, what: str, unknown: bool = False, block: bool = False) -> None:
+        """Count a line (or a content block) of the current file left out, in the report and
+        the store."""
+        self.report.skip(what, unknown, block=block)
+        self.pending_skips[(what, unknown, block)] += 1
 
 
-def record_skips(conn: Connection, path: Path, skips: Counter[tuple[str, bool]],
+def record_skips(conn: Connection, path: Path, skips: Counter[tuple[str, bool, bool]],
                  from_start: bool, writer: str, version: str) -> None:
     """Add a file's skip counts to ``import_skip`` (replacing its rows when it was read again
-    from its start)."""
+    from its start); a content block's type is stored as ``block/<type>``."""
     name = storable(str(path))  # a file name that is not valid UTF-8 is stored as \xNN text
     with orm(conn) as s:
         if from_start:
             s.exec(delete(ImportSkip)  # type: ignore[call-overload]
                    .where(col(ImportSkip.path) == name))
         now = now_iso()
-        for (what, unknown), n in sorted(skips.items()):
+        for (kind, unknown, block), n in sorted(skips.items()):
+            what = BLOCK_PREFIX + kind if block else kind
             reason = UNKNOWN if unknown else BY_DESIGN
             row = s.exec(select(ImportSkip).where(
                 ImportSkip.path == name, ImportSkip.line_type == what,
@@ -209,7 +215,7 @@ class LineImporter:
         size = resolved.stat().st_size
         from_start = start.offset == 0  # the file's earlier skip counts are replaced
         ctx.pending_skips.clear()
-        file_skips: Counter[tuple[str, bool]] = Counter()
+        file_skips: Counter[tuple[str, bool, bool]] = Counter()
         with_session = 0
         errors_here = 0
         pending_sessions: dict[str, NewSession] = {}
@@ -308,7 +314,7 @@ class LineImporter:
             if outcome is None:
                 ctx.skip(f"{self.format} line")
             elif isinstance(outcome, Skip):
-                ctx.skip(outcome.what, outcome.unknown)
+                ctx.skip(outcome.what, outcome.unknown, outcome.block)
             elif isinstance(outcome, str):
                 error(line.number, outcome)
             else:
@@ -337,9 +343,16 @@ class LineImporter:
                                 "no newline and is not complete JSON: left for the next import")
         if lines_in_batch or reader.position.offset != start.offset or saved is None:
             flush(reader.position)  # last: the file's whole report commits with its position
-        for (what, unknown), n in sorted(file_skips.items()):
-            if unknown:
+        for (what, unknown, block), n in sorted(file_skips.items()):
+            if unknown and block:
+                report.notes.append(f"{storable(str(path))}: {n} content block"
+                                    f"{'s' if n != 1 else ''} of a type not known here "
+                                    f"({what}) skipped; "
+                                    f"{'its line was' if n == 1 else 'the lines holding them were'}"
+                                    " imported")
+            elif unknown:
                 report.notes.append(f"{storable(str(path))}: {n} line{'s' if n != 1 else ''} "
                                     f"of a type not known here ({what}) skipped")
-        self.on_end(ctx, path, with_session, sum(file_skips.values()))
+        self.on_end(ctx, path, with_session,
+                    sum(n for (_, _, block), n in file_skips.items() if not block))
         ctx.tick(storable(path.name), size, size)

@@ -3,19 +3,22 @@ every version from 1.0.x to 2.1.x writes it.
 
 The rules (DESIGN "Getting data in"): ``user``/``assistant`` lines give one entry per content
 block (``text`` → user/assistant, ``thinking`` → reasoning, ``tool_use`` → tool_call,
-``tool_result`` → tool_result; a string content is one block); a user line with
-``isCompactSummary`` is a ``compaction`` (the summary), one with ``isMeta`` (text the harness
-wrote) is ``system``; ``system`` lines give ``compaction`` for ``compact_boundary``
-(``preTokens`` kept) and ``system`` for ``local_command``; an ``attachment`` whose text reached
-the model is ``system`` (``claude_code_text.MODEL_ATTACHMENTS``). Everything else known is
-skipped by design and counted per type; a line type not known here is counted as
-skipped-unknown (a note, not an error). Empty ``thinking`` blocks are skipped.
+``tool_result`` → tool_result, a server tool's use and result likewise; a string content is
+one block); a user line with ``isCompactSummary`` is a ``compaction`` (the summary), one with
+``isMeta`` (text the harness wrote) is ``system``; ``system`` lines give ``compaction`` for
+``compact_boundary`` (``preTokens`` kept) and ``system`` for ``local_command``; an
+``attachment`` whose text reached the model is ``system``, a prompt the person queued while the
+agent worked ``user`` (``claude_code_text.attachment_role``). Everything else known is skipped
+by design and counted per type; a line type or attachment subtype not known here is counted as
+skipped-unknown (a note, not an error). Content blocks left out of an imported line (empty
+``thinking``, images) are counted apart from lines, per block type.
 
 Agents: a worker transcript's lines carry their ``agentId``; lines with ``isSidechain: true``
 and no ``agentId`` (Claude Code 1.0.x writes a Task subagent into the main file) are the worker
 ``sidechain-<first 8 of the sidechain's first line's uuid>``, followed through ``parentUuid``.
 ``summary`` lines (``{summary, leafUuid}``) are kept: the latest naming a leaf of a session is
-its title, whichever file it sits in and whichever arrives first.
+its title, whichever file it sits in and whichever arrives first — unless the person named the
+session (``custom-title`` lines, ``/rename``): the latest custom title wins.
 """
 
 from __future__ import annotations
@@ -30,16 +33,17 @@ from sqlmodel import col, delete, select
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
-from store.core.records import SIDECHAIN_PREFIX
+from store.core.records import SIDECHAIN_PREFIX, loads
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
 from store.ingest import fields
 from store.ingest.base import ImportContext, LineImporter, Skip
 from store.ingest.claude_code_text import (
-    MODEL_ATTACHMENTS,
     attachment_meta,
+    attachment_role,
     attachment_text,
+    server_result_text,
     tool_result_text,
 )
 from store.ingest.models import ClaudeCodeSummary
@@ -47,12 +51,17 @@ from store.ingest.models import ClaudeCodeSummary
 FORMAT = "claude-code"
 # Housekeeping line types: not entries, skipped by design (``summary`` is kept for titles).
 HOUSEKEEPING = {"progress", "file-history-snapshot", "queue-operation", "summary",
-                "permission-mode", "last-prompt"}
+                "permission-mode", "last-prompt", "custom-title"}
 ENTRY_TYPES = {"user", "assistant", "system", "attachment"}
 KNOWN_TYPES = HOUSEKEEPING | ENTRY_TYPES
+CUSTOM_TITLE = "custom_title"  # the session meta key holding the title the person gave it
 ENTRY_SYSTEM_SUBTYPES = {"compact_boundary": "compaction", "local_command": "system"}
-_BLOCK_KINDS = {"thinking": "reasoning", "tool_use": "tool_call", "tool_result": "tool_result"}
+_BLOCK_KINDS = {"thinking": "reasoning", "tool_use": "tool_call", "tool_result": "tool_result",
+                # tools the API runs itself (web search, web fetch, code execution, MCP)
+                "server_tool_use": "tool_call", "mcp_tool_use": "tool_call"}
 _SKIPPED_BLOCKS = {"image", "document", "redacted_thinking"}
+# A server tool's result (``web_search_tool_result``, ``web_fetch_tool_result``, ...).
+_SERVER_RESULT = "_tool_result"
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
@@ -130,6 +139,7 @@ class ClaudeCodeImporter(LineImporter):
         self._sidechains: dict[str, str] = {}  # line uuid → its sidechain's agent
         self._prefix_read = False  # sidechain lines before this import's start were read
         self._summaries: list[tuple[str, str, int]] = []  # (leaf uuid, summary, line)
+        self._custom_titles: dict[str, str] = {}  # session id → its latest custom title
 
     def source_key(self, obj: dict[str, Any]) -> str:
         return f"{FORMAT}:{obj.get('sessionId')}:{obj.get('agentId') or 'main'}"
@@ -186,6 +196,12 @@ class ClaudeCodeImporter(LineImporter):
             if leaf and isinstance(text, str) and text.strip():
                 self._summaries.append((leaf, text.strip(), line_no))
             return Skip(kind)
+        if kind == "custom-title":  # /rename: the title the person gave the session
+            sid, text = _id(obj.get("sessionId")), obj.get("customTitle")
+            if sid and isinstance(text, str) and text.strip():
+                self._custom_titles.pop(sid, None)  # the latest wins, in file order
+                self._custom_titles[sid] = text.strip()
+            return Skip(kind)
         if kind in HOUSEKEEPING:
             return Skip(kind)
         if kind not in ENTRY_TYPES:
@@ -193,11 +209,14 @@ class ClaudeCodeImporter(LineImporter):
         if kind == "system" and str(obj.get("subtype")) not in ENTRY_SYSTEM_SUBTYPES:
             return Skip(f"system/{_label(obj.get('subtype'))}")
         attachment = obj.get("attachment")
+        role = ""
         if kind == "attachment":
             if not isinstance(attachment, dict):
                 return "attachment line has no attachment object"
-            if attachment.get("type") not in MODEL_ATTACHMENTS:
-                return Skip(f"attachment/{_label(attachment.get('type'))}")
+            subtype = _label(attachment.get("type"))
+            role = attachment_role(subtype, attachment)
+            if role in ("housekeeping", "unknown"):
+                return Skip(f"attachment/{subtype}", unknown=role == "unknown")
         session_id = fields.text(obj, "sessionId", required=True, empty_ok=False) or ""
         ts = normalise_iso(obj.get("timestamp"))
         session = NewSession(
@@ -211,11 +230,13 @@ class ClaudeCodeImporter(LineImporter):
                       uuid=obj.get("uuid"), parent_uuid=obj.get("parentUuid"),
                       line_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None)
         if isinstance(attachment, dict) and kind == "attachment":
+            # text the model read: ``system``; a prompt the person queued while the agent
+            # worked: ``user``, their own words (usually no ``user`` line carries them)
             subtype = str(attachment["type"])
             text = attachment_text(subtype, attachment)
             if not text.strip():
                 return Skip(f"attachment/{subtype} (empty)")
-            return session, [NewEntry(kind="system", content=text,
+            return session, [NewEntry(kind=role, content=text,
                                       meta=attachment_meta(subtype, attachment), **common)]
         if kind == "system":
             system_subtype = obj.get("subtype")
@@ -256,7 +277,7 @@ class ClaudeCodeImporter(LineImporter):
             if isinstance(entry, str):
                 ctx.report.error(str(path), line_no, entry)
             elif isinstance(entry, Skip):
-                ctx.skip(entry.what, entry.unknown)
+                ctx.skip(entry.what, entry.unknown, block=True)
             else:
                 entries.append(entry)
         return session, entries
@@ -276,21 +297,30 @@ class ClaudeCodeImporter(LineImporter):
             return NewEntry(kind=text_kind, content=block.get("text"), block=index,
                             message_id=mid, meta=dict(meta), **common)
         if btype in _SKIPPED_BLOCKS:
-            return Skip(f"block/{btype}")
+            return Skip(btype, block=True)
+        if btype.endswith(_SERVER_RESULT) and btype != "tool_result":
+            extra = {**meta, "block": btype}
+            result = block.get("content")
+            if isinstance(result, dict) and str(result.get("type", "")).endswith("_error"):
+                extra["is_error"] = True
+            return NewEntry(kind="tool_result", content=server_result_text(block), block=index,
+                            tool_use_id=block.get("tool_use_id"), message_id=mid, meta=extra,
+                            **common)
         if btype not in _BLOCK_KINDS:
-            return Skip(f"block/{btype}", unknown=True)
+            return Skip(btype, unknown=True, block=True)
         entry_kind = _BLOCK_KINDS[btype]
         if btype == "thinking":
             thinking = block.get("thinking")
             if thinking is None or (isinstance(thinking, str) and not thinking.strip()):
-                return Skip("block/thinking (empty)")  # 2.1.x: only a signature
+                return Skip("thinking (empty)", block=True)  # 2.1.x: only a signature
             return NewEntry(kind=entry_kind, content=thinking, block=index, message_id=mid,
                             meta=dict(meta), **common)
-        if btype == "tool_use":
+        if entry_kind == "tool_call":
             body = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True)
+            extra = dict(meta) if btype == "tool_use" else {**meta, "block": btype}
             return NewEntry(kind=entry_kind, content=body, block=index, message_id=mid,
                             tool_name=block.get("name"), tool_use_id=block.get("id"),
-                            meta=dict(meta), **common)
+                            meta=extra, **common)
         extra = dict(meta)
         if block.get("is_error"):
             extra["is_error"] = True
@@ -301,7 +331,9 @@ class ClaudeCodeImporter(LineImporter):
     # -- titles ----------------------------------------------------------------------------
     def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
                  batch: dict[str, list[NewEntry]]) -> None:
-        """Keep this batch's summary lines; retitle the sessions they or the batch touch."""
+        """Keep this batch's summary lines; retitle the sessions they or the batch touch. A
+        custom title (``/rename``) is kept in the session's meta and wins over summaries;
+        one read before its session has a line stored waits for a later batch."""
         store, now = ctx.store, now_iso()
         name = storable(str(path))  # a file name that is not valid UTF-8: its bytes as \xNN
         with orm(conn) as s:
@@ -319,6 +351,16 @@ class ClaudeCodeImporter(LineImporter):
                 uuids = sorted({e.uuid for e in entries if e.uuid})
                 if uuids and self._named(s, uuids):
                     touched.add(session_id)
+            for session_id, title in list(self._custom_titles.items()):
+                row = s.get(SessionRow, session_id)
+                if row is not None and row.format == FORMAT:
+                    meta = loads(row.meta, {})
+                    meta = meta if isinstance(meta, dict) else {}
+                    row.meta = json.dumps({**meta, CUSTOM_TITLE: title}, ensure_ascii=False,
+                                          sort_keys=True)
+                    s.add(row)
+                    touched.add(session_id)
+                    del self._custom_titles[session_id]
             for session_id in sorted(touched):
                 _retitle(s, session_id)
             s.flush()
@@ -340,6 +382,7 @@ class ClaudeCodeImporter(LineImporter):
         return False
 
     def on_end(self, ctx: ImportContext, path: Path, with_session: int, skipped: int) -> None:
+        self._custom_titles.clear()  # of a session with nothing stored: nothing to title
         if with_session == 0 and skipped:
             ctx.report.notes.append(f"{path}: a Claude Code file with nothing to import "
                                     f"({skipped:,} housekeeping line{'s' if skipped != 1 else ''}"
@@ -347,13 +390,17 @@ class ClaudeCodeImporter(LineImporter):
 
 
 def _retitle(s: Any, session_id: str) -> None:
-    """Title a Claude Code session with the latest summary naming one of its lines."""
-    latest = s.exec(
-        select(ClaudeCodeSummary.summary)
-        .join(Entry, col(Entry.uuid) == col(ClaudeCodeSummary.leaf_uuid))
-        .where(Entry.session_id == session_id)
-        .order_by(col(ClaudeCodeSummary.id).desc()).limit(1)).first()
+    """Title a Claude Code session with its custom title, else the latest summary naming one
+    of its lines."""
     row = s.get(SessionRow, session_id)
+    meta = loads(row.meta, {}) if row is not None else {}
+    latest = meta.get(CUSTOM_TITLE) if isinstance(meta, dict) else None
+    if not isinstance(latest, str):
+        latest = s.exec(
+            select(ClaudeCodeSummary.summary)
+            .join(Entry, col(Entry.uuid) == col(ClaudeCodeSummary.leaf_uuid))
+            .where(Entry.session_id == session_id)
+            .order_by(col(ClaudeCodeSummary.id).desc()).limit(1)).first()
     if row is not None and row.format == FORMAT and latest is not None and row.title != latest:
         row.title = latest
         s.add(row)

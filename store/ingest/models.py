@@ -12,7 +12,8 @@ UNKNOWN = "unknown"
 
 
 class ImportSkip(Who, table=True):
-    """How many lines of one type an imported file had that were left out, and why."""
+    """How many lines of one type an imported file had that were left out, and why (a
+    ``line_type`` of ``block/<type>`` counts content blocks of imported lines instead)."""
 
     __tablename__ = "import_skip"
     __table_args__ = (UniqueConstraint("path", "line_type", "reason"),)

@@ -1,0 +1,127 @@
+"""``lca-tui health`` (every health signal; exit 1 at or above ``--fail-on``, for cron and CI)
+and ``lca-tui compact-duplicates`` (the one shared duplicate-compaction pass)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lca_tui.output import add_json_flag, console, err_console, print_json, store_from, table
+
+FIX_NAMES = ("compact-duplicates", "reembed", "index-lag")
+STYLE = {"fail": "bold red", "warn": "yellow", "unknown": "magenta", "ok": "green"}
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("health", parents=parents,
+                       help="health signals: what silently stopped working (exit 1 at or "
+                       "above --fail-on)")
+    p.add_argument("--fail-on", choices=("warn", "fail"), default="fail",
+                   help="exit 1 when any signal is at or above this level (default fail; "
+                   "unknown ranks as warn)")
+    p.add_argument("--show", metavar="SIGNAL", action="append", default=[],
+                   help="also list this signal's offending rows (repeatable)")
+    p.add_argument("--no-save", action="store_true",
+                   help="do not store this scan (by default every scan is stored, for trends)")
+    p.add_argument("--fix", choices=FIX_NAMES,
+                   help="run a fix (compact-duplicates, reembed, index-lag), then scan again")
+    p.add_argument("--dry-run", action="store_true", help="with --fix: say what it would do")
+    add_json_flag(p)
+    p.set_defaults(func=run_health)
+
+    p = sub.add_parser("compact-duplicates", parents=parents,
+                       help="keep one index row per source and span, re-point every reference, "
+                       "record an audit event")
+    p.add_argument("--dry-run", action="store_true", help="say what it would do, change nothing")
+    add_json_flag(p)
+    p.set_defaults(func=run_compact)
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    def progress(stage: str, done: int, total: int) -> None:
+        if not args.json and (done == total or done % max(1, total // 10) == 0):
+            err_console.print(f"{stage}: {done:,}/{total:,}", markup=False)
+    return progress
+
+
+def run_health(args: argparse.Namespace) -> int:
+    from store.health.registry import spec
+
+    for name in args.show:
+        spec(name)  # an unknown name is a clear error before any work
+    if args.dry_run and not args.fix:
+        raise ValueError("--dry-run goes with --fix")
+    with store_from(args) as store:
+        fixed = None
+        if args.fix:
+            fixed = (store.health_fix_plan(args.fix) if args.dry_run
+                     else store.health_fix(args.fix, _progress(args)))
+            if args.dry_run:
+                if args.json:
+                    print_json(fixed.to_json())
+                else:
+                    _print_lines(f"{args.fix} would:", fixed.lines)
+                return 0
+        result = store.health(save="never" if args.no_save else "always")
+        shown = {name: store.health_rows(result.signal(name).offending) for name in args.show}
+    level = args.fail_on
+    exit_code = 1 if result.at_or_above(level) else 0
+    if args.json:
+        data = result.to_json()
+        if fixed is not None:
+            data["fix"] = fixed.to_json()
+        for sig in data["signals"]:
+            if sig["name"] in shown:
+                sig["rows"] = [{"kind": v.row.kind, "id": v.row.id, "label": v.label,
+                                "note": v.row.note, "screen": v.target[0] if v.target
+                                else None} for v in shown[sig["name"]]]
+        print_json(data)
+        return exit_code
+    if fixed is not None:
+        _print_lines(f"{args.fix}:", fixed.lines)
+    _print_scan(result)
+    for name, views in shown.items():
+        sig = result.signal(name)
+        out = console()
+        more = sig.offending_total - len(views)
+        out.print(f"\n{name}: {sig.offending_total:,} offending rows"
+                  + (f" (first {len(views):,} shown)" if more > 0 else ""), markup=False)
+        t = table("row", "what", "note")
+        for v in views:
+            t.add_row(f"{v.row.kind} {v.row.id}", v.label, v.row.note)
+        out.print(t)
+    counts = result.counts()
+    console().print(f"{counts['fail']} fail, {counts['warn']} warn, {counts['unknown']} "
+                    f"unknown, {counts['ok']} ok (scan {result.duration_ms:.0f} ms"
+                    + (f", stored as scan {result.id}" if result.id else ", not stored")
+                    + f"); exit {exit_code} at --fail-on {level}", markup=False,
+                    soft_wrap=True)
+    return exit_code
+
+
+def _print_scan(result: Any) -> None:
+    t = table("status", "signal", "value", "thresholds", "explanation",
+              title=f"health at {result.scanned_at}")
+    for s in result.signals:
+        t.add_row(s.status.upper(), s.name, s.display, s.rule,
+                  s.explanation + (f"  [fix: {s.fix}]" if s.fix else ""),
+                  style=STYLE.get(s.status))
+    console().print(t)
+
+
+def _print_lines(head: str, lines: list[str]) -> None:
+    out = console()
+    out.print(head, markup=False)
+    for line in lines:
+        out.print(f"  - {line}", markup=False)
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    with store_from(args) as store:
+        report = store.compact_duplicates(args.dry_run, _progress(args))
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    _print_lines("compact-duplicates would:" if args.dry_run else "compact-duplicates:",
+                 report.lines)
+    return 0

@@ -1,0 +1,389 @@
+"""Memories (screen 5): every durable memory in a filterable table; one memory's metadata,
+load error, integrity problems and body; its evidence (enter opens the entry in Transcript) and
+its supersession chain as a tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Static, Tree
+
+from screens.base import NARROW, FilterInput, StoreScreen
+from screens.memory_view import (
+    body_text,
+    evidence_where,
+    flags_cell,
+    head_text,
+    problems_text,
+    text_cell,
+    yes,
+)
+from store.core.errors import NotFound
+from store.governance.records import IntegrityProblem, MemoryDetail, MemoryRow
+from widgets.chain_tree import ChainTree
+from widgets.safe import cell
+from widgets.table import FilterTable
+
+TEXT_MIN = 16
+TEXT_WIDTH = 200  # cells are cut again to the stretching column's width
+
+
+@dataclass
+class MemoriesData:
+    rows: list[MemoryRow]
+    problems: list[IntegrityProblem]
+    detail: MemoryDetail | None
+
+
+@dataclass
+class MemoryLoaded(Message):
+    detail: MemoryDetail
+    token: int
+
+
+@dataclass
+class Revealed(Message):
+    memory_id: int
+    body: str
+
+
+class MemoriesScreen(StoreScreen):
+    """Durable memories and their supersession chains."""
+
+    HELP: ClassVar[str] = (
+        "Memories: every durable memory in the store, by type and name: id, type, lifecycle "
+        "status (active, superseded, disputed, quarantined, expired), ⚠ when it is part of an "
+        "integrity problem and ⚑ when it is flagged as contradicting another memory, "
+        "critical (always loaded), whether the agent's loader can read it, hits / prevented "
+        "(how often it was used, and how often it prevented a mistake), tags, and its name "
+        "with the start of its text.\n\n"
+        "Below, the highlighted memory: its metadata and validity interval, the load error "
+        "when the loader cannot read it, its integrity problems (supersession cycles, "
+        "dangling links, forks, superseded-but-active, pointers that disagree with the "
+        "links), contradiction flags, and its text. A secret memory's text stays masked until "
+        "r reveals it (r again hides it). On the right: its evidence — enter on an entry "
+        "opens it in Transcript — and its supersession chain as a tree, the newest memory at "
+        "the top and under each memory the ones it replaced, with validity intervals and the "
+        "proposal that made each link (enter on a memory shows it here).\n\n"
+        "Keys: / filters the table (every word must appear: a status, a type, a tag, a word "
+        "of the name or text), p opens the proposal behind the memory (or the chain link "
+        "selected) on the Proposals screen, z maximises the focused pane (esc restores), b "
+        "hides or shows the side pane, y copies the memory's id, g / G top and bottom. The "
+        "table follows the store: an approval elsewhere shows here by itself."
+    )
+    AUTO_FOCUS = "#memory-table"
+    SIDE_PANE = "#memory-side"
+    SIDE_NAME = "Evidence and chain"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reveal", "Reveal", id="memories-reveal"),
+        Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
+        Binding("p", "open_proposal", "Proposal", id="memories-proposal"),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[MemoryRow] = []
+        self.problems: dict[int, list[IntegrityProblem]] = {}
+        self.detail: MemoryDetail | None = None
+        self.selected: int | None = None
+        self.revealed: dict[int, str] = {}
+        self.detail_loads = 0
+        self._token = 0
+        self._narrow: bool | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="memories"):
+            yield FilterTable(id="memory-table", classes="panel", filter_label="memories",
+                              stretch="text")
+            with Horizontal(id="memory-bottom"):
+                with VerticalScroll(id="memory-detail", classes="panel"):
+                    yield Static(id="md-head", markup=False)
+                    yield Static(id="md-problems", markup=False)
+                    yield Static(id="md-body", markup=False)
+                with Vertical(id="memory-side"):
+                    yield FilterTable(id="memory-evidence", classes="panel",
+                                      filter_label="evidence", stretch="text", stretch_min=8,
+                                      tail_columns=("where",))
+                    yield ChainTree(id="memory-chain", classes="panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#memory-table").border_title = "Memories"
+        self.query_one("#memory-detail").border_title = "Memory"
+        evidence = self.query_one("#memory-evidence", DataTable)
+        evidence.border_title = "Evidence"
+        evidence.border_subtitle = "enter opens the entry"
+        self.query_one("#memory-chain").border_title = "Supersession chain"
+        self._columns()
+
+    def on_resize(self, event: Any) -> None:
+        if self._narrow != (event.size.width < NARROW):
+            self._columns()
+            self.refill()
+
+    def _columns(self) -> None:
+        narrow = self.size.width < NARROW
+        self._narrow = narrow
+        table = self.query_one("#memory-table", FilterTable)
+        table.clear(columns=True)
+        cols: list[tuple[Any, str, int]] = [
+            (Text("id", justify="right"), "id", 3), ("type", "type", 9),
+            ("status", "status", 10), ("", "flags", 2), ("crit", "crit", 4),
+            ("load", "load", 4), (Text("hits/prev" if not narrow else "h/p", justify="right"),
+                                  "hp", 9 if not narrow else 5)]
+        if not narrow:
+            cols.append(("tags", "tags", 16))
+        cols.append(("name — text", "text", TEXT_MIN))
+        for label, key, width in cols:
+            table.add_column(label, key=key, width=width)
+        table.fit_stretch()
+        evidence = self.query_one("#memory-evidence", FilterTable)
+        evidence.clear(columns=True)
+        evidence.add_column("where", key="where", width=18 if not narrow else 13)
+        evidence.add_column("text", key="text", width=8)
+        evidence.fit_stretch()
+        if self.detail is not None:
+            self._show_evidence(self.detail)
+
+    def _error(self) -> Style:
+        return Style(color=self.app.current_theme.error)
+
+    # -- loading -------------------------------------------------------------------------
+    def load_data(self) -> MemoriesData:
+        store = self.lca.store
+        rows = store.list_memories()
+        wanted = self.selected if any(r.id == self.selected for r in rows) else (
+            rows[0].id if rows else None)
+        detail = store.memory_detail(wanted) if wanted is not None else None
+        return MemoriesData(rows, store.integrity(), detail)
+
+    def show_data(self, data: MemoriesData) -> None:
+        self.rows = data.rows
+        self.problems = {}
+        for p in data.problems:
+            for mid in p.memory_ids:
+                self.problems.setdefault(mid, []).append(p)
+        if self.selected is None and data.detail is not None:
+            self.selected = data.detail.row.id
+        self.refill()
+        if data.detail is not None and data.detail.row.id == self.selected:
+            self._show_detail(data.detail)
+        elif not data.rows:
+            self._show_detail(None)
+        pending = getattr(self.app, "pending_memory", None)
+        if pending is not None:
+            self.app.pending_memory = None  # type: ignore[attr-defined]
+            self.open_memory(pending)
+
+    def refill(self) -> None:
+        """Fill the table from the loaded rows (its filter applies as it fills)."""
+        table = self.query_one("#memory-table", FilterTable)
+        narrow = "tags" not in [k.value for k in table.columns]
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for r in self.rows:
+                cells: list[Any] = [
+                    Text(str(r.id), justify="right"), cell(r.type or "-"),
+                    cell(r.status, style="" if r.status == "active" else "italic"),
+                    flags_cell(r, self.problems), cell(yes(r.critical)),
+                    cell("" if r.loadable else "NO", style="bold"),
+                    Text(f"{r.hits:,}/{r.prevented:,}", justify="right")]
+                if not narrow:
+                    cells.append(cell(", ".join(r.tags)))
+                cells.append(text_cell(r, TEXT_WIDTH))
+                table.add_row(*cells, key=str(r.id))
+            if self.selected is not None and str(self.selected) in table.rows:
+                table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
+        self._follow_cursor(table)
+        self._title(table)
+
+    def _title(self, table: FilterTable) -> None:
+        active = sum(1 for r in self.rows if r.status == "active")
+        table.border_title = f"Memories · {len(self.rows)} · {active} active"
+        table.border_subtitle = table.summary() or (
+            f"{len(self.problems)} with integrity problems" if self.problems else "")
+
+    def _follow_cursor(self, table: FilterTable) -> None:
+        """When the filter hides the selected memory, show the row the cursor is on."""
+        key = table.cursor_key()
+        if key is not None and (self.selected is None or str(self.selected) not in table.rows):
+            self.selected = int(key)
+            self._request_detail(self.selected)
+
+    def filter_changed(self, table: FilterTable) -> None:
+        super().filter_changed(table)
+        if table.id == "memory-table":
+            self._follow_cursor(table)
+            self._title(table)
+
+    @on(DataTable.RowHighlighted, "#memory-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key is not None and int(key) != self.selected:
+            self.selected = int(key)
+            self._request_detail(int(key))
+
+    def _request_detail(self, memory_id: int) -> None:
+        self._token += 1
+        self._load_detail(memory_id, self._token)
+
+    @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
+    def _load_detail(self, memory_id: int, token: int) -> None:
+        self.post_message(MemoryLoaded(self.lca.store.memory_detail(memory_id), token))
+
+    @on(MemoryLoaded)
+    def _detail_loaded(self, message: MemoryLoaded) -> None:
+        if message.token == self._token and message.detail.row.id == self.selected:
+            self._show_detail(message.detail)
+
+    def open_memory(self, memory_id: int) -> None:
+        """Show ``memory_id`` (a search hit, a recall candidate, a chain link, a health row)."""
+        self.selected = memory_id
+        table = self.query_one("#memory-table", FilterTable)
+        if table.filter_text and str(memory_id) not in table.rows:
+            for field in self.query(FilterInput):
+                if field.table is table:
+                    field.action_clear_filter()
+        self.refill()
+        self._request_detail(memory_id)
+        self.query_one("#memory-table", DataTable).focus()
+
+    # -- the detail ----------------------------------------------------------------------
+    def _show_detail(self, detail: MemoryDetail | None) -> None:
+        if self.detail is None or detail is None or detail.row.id != self.detail.row.id:
+            self.revealed.clear()  # a secret is revealed for the memory on screen only
+        self.detail = detail
+        pane = self.query_one("#memory-detail", VerticalScroll)
+        evidence = self.query_one("#memory-evidence", DataTable)
+        tree = self.query_one("#memory-chain", ChainTree)
+        problems = self.query_one("#md-problems", Static)
+        if detail is None:
+            self.query_one("#md-head", Static).update(Text(
+                "No memories in this store yet: `lca-tui ingest DIR` imports a memory "
+                "directory, and approved proposals write new ones.", style="dim", end=""))
+            problems.display = False
+            self.query_one("#md-body", Static).update("")
+            evidence.clear()
+            tree.clear()
+            return
+        pane.border_title = f"Memory #{detail.row.id} · {detail.row.status}"
+        self.query_one("#md-head", Static).update(head_text(detail))
+        issues = problems_text(detail, self._error())
+        problems.display = issues is not None
+        if issues is not None:
+            problems.update(issues)
+        self.query_one("#md-body", Static).update(
+            body_text(detail, self.revealed.get(detail.row.id)))
+        self._show_evidence(detail)
+        members = {c.id for c in detail.chain}
+        chain_problems = {id(p): p for mid in members for p in self.problems.get(mid, [])}
+        for p in detail.problems:
+            chain_problems.setdefault(id(p), p)
+        tree.show_chain(detail.chain, detail.row.id, list(chain_problems.values()))
+        links = sum(len(c.supersedes) for c in detail.chain)
+        tree.border_title = (f"Supersession chain · {len(detail.chain)} memories, {links} "
+                             f"link{'s' if links != 1 else ''}" if links else
+                             "Supersession chain · none")
+        tree.border_subtitle = "enter shows a memory" if links else ""
+        self.detail_loads += 1
+        self.refresh_bindings()
+
+    def _show_evidence(self, detail: MemoryDetail) -> None:
+        table = self.query_one("#memory-evidence", DataTable)
+        table.clear()
+        for ev in detail.evidence:
+            where = Text(evidence_where(ev.session_id, ev.seq, ev.file), end="")
+            if ev.span:
+                where.append(f" {ev.span[0]}:{ev.span[1]}", style="dim")
+            text = ev.excerpt if ev.excerpt is not None else (
+                "[secret]" if detail.row.masked else ev.note or "")
+            table.add_row(where, cell(text), key=str(ev.id))
+        table.border_title = f"Evidence · {len(detail.evidence)}"
+        table.display = True
+
+    # -- actions -------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "reveal":
+            return (self.detail is not None and self.detail.row.masked) or None
+        if action == "open_proposal":
+            return (self.detail is not None and bool(self.detail.proposals
+                                                     or self._link_proposal())) or None
+        return super().check_action(action, parameters)
+
+    def selected_id(self) -> str | None:
+        return str(self.selected) if self.selected is not None else None
+
+    def action_reveal(self) -> None:
+        if self.detail is None or not self.detail.row.masked:
+            return
+        mid = self.detail.row.id
+        if mid in self.revealed:
+            del self.revealed[mid]
+            self._show_detail(self.detail)
+            return
+        self._reveal(mid)
+
+    @work(thread=True, exclusive=True, group="reveal", exit_on_error=False)
+    def _reveal(self, memory_id: int) -> None:
+        try:
+            body = self.lca.store.memory(memory_id).body
+        except NotFound:
+            return
+        self.post_message(Revealed(memory_id, body))
+
+    @on(Revealed)
+    def _revealed(self, message: Revealed) -> None:
+        if self.detail is not None and self.detail.row.id == message.memory_id:
+            self.revealed[message.memory_id] = message.body
+            self.query_one("#md-body", Static).update(body_text(self.detail, message.body))
+
+    @on(DataTable.RowSelected, "#memory-evidence")
+    async def _evidence_selected(self, event: DataTable.RowSelected) -> None:
+        await self._open_evidence(event.cursor_row)
+
+    async def action_open_evidence(self) -> None:
+        await self._open_evidence(self.query_one("#memory-evidence", DataTable).cursor_row)
+
+    async def _open_evidence(self, row: int) -> None:
+        if self.detail is None or not 0 <= row < len(self.detail.evidence):
+            return
+        ev = self.detail.evidence[row]
+        if ev.session_id is None:
+            self.notify(f"evidence {ev.id} is {'file ' + ev.file if ev.file else 'a note'}, "
+                        "not a transcript entry", markup=False, timeout=4)
+            return
+        await self.lca.open_session(ev.session_id, ev.seq)
+
+    @on(Tree.NodeSelected, "#memory-chain")
+    def _chain_selected(self, event: Tree.NodeSelected[int]) -> None:
+        mid = event.node.data
+        if mid is not None and mid != self.selected:
+            self.open_memory(int(mid))
+
+    def _link_proposal(self) -> int | None:
+        tree = self.query_one("#memory-chain", ChainTree)
+        node = tree.cursor_node
+        if node is None or node.data is None:
+            return None
+        link = next((c for c in tree.links if c.id == node.data), None)
+        return link.proposal_id if link is not None else None
+
+    async def action_open_proposal(self) -> None:
+        if self.detail is None:
+            return
+        chain_focused = self.focused is self.query_one("#memory-chain")
+        target = (self._link_proposal() if chain_focused else None) or (
+            self.detail.proposals[-1] if self.detail.proposals else None)
+        if target is None:
+            self.notify("No proposal made or touched this memory.", timeout=4)
+            return
+        await self.lca.open_proposal(target)

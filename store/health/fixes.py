@@ -1,0 +1,380 @@
+"""The fixes a health signal offers, each with a plan said before it runs:
+
+- ``compact-duplicates`` (``duplicate_ratio``, ``shared_index_writers``): the one shared
+  compaction pass (LCA Appendix D) — one chunk per source and span is kept (an ``ok`` chunk of
+  the current model first, then the oldest), every reference to a removed copy is re-pointed to
+  the kept one (``recall_candidate.chunk_id``, ``chunk.nn_chunk_id``), the copies' vector and
+  FTS rows go with them, and an audit event records what was removed;
+- ``reembed`` (``embedding_failures``, ``embedding_drift``): the sources of failed, truncated
+  or other-model chunks are chunked (within the model's limit) and embedded again;
+- ``index-lag`` (``index_lag``): sources with no chunk are indexed, sources whose chunks are
+  older than their content are indexed again, chunks of vanished sources are dropped.
+
+Each runs in one write transaction (a crash leaves the store as it was); embedding is done
+before the write lock is taken.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, func, select, text
+
+from store.core import vec
+from store.core.errors import StoreError
+from store.core.index import Source, drop_chunks_of
+from store.core.models import Chunk, Entry, Memory
+from store.health.records import FixPlan, FixReport
+from store.health.registry import columns
+from store.health.signals_index import find_lag
+from store.core.memories import index_text as memory_index_text
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+
+Progress = Callable[[str, int, int], None]
+FIXES = {"compact-duplicates": ("duplicate_ratio", "shared_index_writers"),
+         "reembed": ("embedding_failures", "embedding_drift"),
+         "index-lag": ("index_lag",)}
+_BATCH = 500
+CH, EN, ME = columns(Chunk), columns(Entry), columns(Memory)
+
+
+def _tick(progress: Progress | None, stage: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(stage, done, total)
+
+
+# -- compact duplicates ---------------------------------------------------------------------
+@dataclass
+class _Compaction:
+    removed: dict[int, int]  # removed chunk id → kept chunk id
+    groups: int
+    per_writer: dict[str, int]
+    candidates: int  # recall candidates to re-point
+    neighbours: int  # chunks whose nearest neighbour is to re-point
+
+
+def _plan_compaction(conn: Connection, model: str) -> _Compaction:
+    span = (CH.source_type, CH.source_id, CH.span_start,
+            CH.span_end)
+    groups = select(*span).group_by(*span).having(func.count() > 1).subquery()
+    rows = conn.execute(
+        select(CH.id, *span, CH.status, CH.model, CH.writer)
+        .join(groups, (CH.source_type == groups.c.source_type)
+              & (CH.source_id == groups.c.source_id)
+              & (CH.span_start == groups.c.span_start)
+              & (CH.span_end == groups.c.span_end))
+        .order_by(*span, CH.id)).all()
+    by_span: dict[tuple[Any, ...], list[Any]] = {}
+    for r in rows:
+        by_span.setdefault(tuple(r[1:5]), []).append(r)
+    removed: dict[int, int] = {}
+    per_writer: Counter[str] = Counter()
+    for members in by_span.values():
+        keep = min(members, key=lambda r: (r[5] != "ok", r[6] != model, r[0]))
+        for r in members:
+            if r[0] != keep[0]:
+                removed[int(r[0])] = int(keep[0])
+                per_writer[str(r[7])] += 1
+    candidates = neighbours = 0
+    if removed:
+        _fill_map(conn, removed)
+        # A temporary map and one statement per table: references are re-pointed in one pass
+        # each, where a statement per removed row scans recall_candidate once per row.
+        candidates = int(conn.exec_driver_sql(
+            "SELECT COUNT(*) FROM recall_candidate WHERE chunk_id IN "
+            "(SELECT old FROM temp.health_map)").scalar_one())
+        neighbours = int(conn.exec_driver_sql(
+            "SELECT COUNT(*) FROM chunk WHERE nn_chunk_id IN (SELECT old FROM temp.health_map) "
+            "AND id NOT IN (SELECT old FROM temp.health_map)").scalar_one())
+    return _Compaction(removed, len(by_span), dict(per_writer), candidates, neighbours)
+
+
+def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None]) -> None:
+    conn.exec_driver_sql("CREATE TEMP TABLE IF NOT EXISTS health_map "
+                         "(old INTEGER PRIMARY KEY, new INTEGER)")
+    conn.exec_driver_sql("DELETE FROM temp.health_map")
+    items = [{"o": o, "n": n} for o, n in mapping.items()]
+    for i in range(0, len(items), 5000):
+        conn.execute(_INSERT_MAP, items[i:i + 5000])
+
+
+def _drop_map(conn: Connection) -> None:
+    conn.exec_driver_sql("DROP TABLE IF EXISTS temp.health_map")
+
+
+_INSERT_MAP = text("INSERT INTO temp.health_map (old, new) VALUES (:o, :n)")
+
+
+def _repoint(conn: Connection) -> tuple[int, int]:
+    """Re-point recall candidates and nearest neighbours from ``old`` to ``new`` (a NULL
+    ``new`` leaves a candidate's pointer and clears a neighbour); returns (candidates,
+    neighbours) changed."""
+    cands = conn.exec_driver_sql(
+        "UPDATE recall_candidate SET chunk_id = (SELECT new FROM temp.health_map "
+        "WHERE old = recall_candidate.chunk_id) WHERE chunk_id IN (SELECT old FROM "
+        "temp.health_map WHERE new IS NOT NULL)").rowcount
+    nn = conn.exec_driver_sql(
+        "UPDATE chunk SET nn_chunk_id = (SELECT new FROM temp.health_map WHERE "
+        "old = chunk.nn_chunk_id), nn_similarity = CASE WHEN (SELECT new FROM temp.health_map "
+        "WHERE old = chunk.nn_chunk_id) IS NULL THEN NULL ELSE nn_similarity END "
+        "WHERE nn_chunk_id IN (SELECT old FROM temp.health_map) "
+        "AND id NOT IN (SELECT old FROM temp.health_map)").rowcount
+    conn.exec_driver_sql("UPDATE chunk SET nn_chunk_id = NULL, nn_similarity = NULL "
+                         "WHERE nn_chunk_id = id")
+    return int(cands or 0), int(nn or 0)
+
+
+def _delete_chunks(conn: Connection, ids: list[int], progress: Progress | None,
+                   stage: str) -> None:
+    """Delete chunks with their vector and FTS rows, in batches."""
+    for i in range(0, len(ids), _BATCH):
+        part = ids[i:i + _BATCH]
+        rows = conn.execute(select(CH.id, CH.text)
+                            .where(CH.id.in_(part))).all()
+        vec.delete_chunks_bulk(conn, [(int(r[0]), str(r[1])) for r in rows])
+        conn.execute(CH.id.table.delete().where(CH.id.in_(part)))
+        _tick(progress, stage, min(i + _BATCH, len(ids)), len(ids))
+
+
+def _compaction_lines(c: _Compaction, total: int) -> list[str]:
+    if not c.removed:
+        return [f"no index row repeats another for the same source and span ({total:,} rows): "
+                "nothing to remove"]
+    who = ", ".join(f"{w} {n:,}" for w, n in sorted(c.per_writer.items(), key=lambda kv: -kv[1]))
+    return [f"remove {len(c.removed):,} of {total:,} index rows ({who}), keeping one row for "
+            f"each of {c.groups:,} sources and spans",
+            f"delete their {len(c.removed):,} vector and FTS rows",
+            f"re-point {c.candidates:,} recall-trace candidates and {c.neighbours:,} "
+            "nearest-neighbour pointers to the rows kept",
+            "record an audit event (ids and counts)"]
+
+
+def compact_duplicates(store: Store, dry_run: bool = False,
+                       progress: Progress | None = None) -> FixReport:
+    """The one shared compaction pass; ``dry_run`` says what it would do and changes
+    nothing."""
+    model = store.embedder_info().model
+    if dry_run:
+        with store.read() as conn:
+            total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
+            plan = _plan_compaction(conn, model)
+            _drop_map(conn)
+        return FixReport("compact-duplicates", _compaction_counts(plan, total),
+                         _compaction_lines(plan, total), True, plan.per_writer)
+    with store.write() as conn:
+        total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
+        plan = _plan_compaction(conn, model)
+        _tick(progress, "plan", 1, 1)
+        if plan.removed:
+            cands, nn = _repoint(conn)
+            plan.candidates, plan.neighbours = cands, nn
+            _delete_chunks(conn, sorted(plan.removed), progress, "remove")
+            _drop_map(conn)
+            counts = _compaction_counts(plan, total)
+            store.audit(conn, "compact-duplicates", "chunk", sorted(plan.removed)[:1000],
+                        {**counts, **{f"writer:{w}": n for w, n in plan.per_writer.items()}})
+        else:
+            _drop_map(conn)
+    if plan.removed:
+        lines = [f"removed {len(plan.removed):,} of {total:,} index rows with their vector and "
+                 f"FTS rows; re-pointed {plan.candidates:,} recall-trace candidates and "
+                 f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"]
+    else:
+        lines = _compaction_lines(plan, total)
+    return FixReport("compact-duplicates", _compaction_counts(plan, total), lines, False,
+                     plan.per_writer)
+
+
+def _compaction_counts(c: _Compaction, total: int) -> dict[str, int]:
+    return {"rows_before": total, "rows_removed": len(c.removed), "groups": c.groups,
+            "rows_after": total - len(c.removed), "candidates_repointed": c.candidates,
+            "neighbours_repointed": c.neighbours}
+
+
+# -- re-embed and index lagging sources -----------------------------------------------------
+@dataclass
+class _Rebuild:
+    sources: list[tuple[str, int]]  # (source type, id) to chunk and embed again
+    drop: list[int]  # chunk ids whose source is gone
+    why: dict[str, int]
+
+
+def _reembed_targets(conn: Connection, model: str, dim: int) -> _Rebuild:
+    bad = conn.execute(select(CH.id, CH.source_type, CH.source_id,
+                              CH.status, CH.model, CH.dim)
+                       .where((CH.status != "ok") | (CH.model != model)
+                              | (CH.dim != dim))).all()
+    entries = {int(r[0]) for r in conn.execute(select(EN.id).where(EN.id.in_(
+        sorted({int(r[2]) for r in bad if r[1] == "entry"})))).all()} if bad else set()
+    memories = {int(r[0]) for r in conn.execute(select(ME.id).where(ME.id.in_(
+        sorted({int(r[2]) for r in bad if r[1] == "memory"})))).all()} if bad else set()
+    sources: dict[tuple[str, int], None] = {}
+    drop: list[int] = []
+    failed = drifted = 0
+    for cid, st, sid, status, m, d in bad:
+        if status != "ok":
+            failed += 1
+        else:
+            drifted += 1
+        if (st == "entry" and sid in entries) or (st == "memory" and sid in memories):
+            sources[(str(st), int(sid))] = None
+        else:
+            drop.append(int(cid))
+    return _Rebuild(list(sources), drop, {"failed_or_truncated": failed, "drifted": drifted})
+
+
+def _lag_targets(conn: Connection) -> _Rebuild:
+    lag = find_lag(conn)
+    sources = ([("entry", i) for i, _ in lag.missing_entries]
+               + [("memory", i) for i, _ in lag.missing_memories]
+               + [("entry", i) for i in lag.stale_entries]
+               + [("memory", i) for i in lag.stale_memories])
+    return _Rebuild(list(dict.fromkeys(sources)), lag.orphans,
+                    {"missing": len(lag.missing_entries) + len(lag.missing_memories),
+                     "stale": len(lag.stale_entries) + len(lag.stale_memories)})
+
+
+def _texts(conn: Connection, sources: list[tuple[str, int]]) -> list[Source]:
+    out: list[Source] = []
+    e_ids = [i for t, i in sources if t == "entry"]
+    m_ids = [i for t, i in sources if t == "memory"]
+    for i in range(0, len(e_ids), _BATCH):
+        for r in conn.execute(select(EN.id, EN.content, EN.content_hash)
+                              .where(EN.id.in_(e_ids[i:i + _BATCH]))).all():
+            out.append(Source("entry", int(r[0]), str(r[1]), str(r[2])))
+    for i in range(0, len(m_ids), _BATCH):
+        for r in conn.execute(select(ME.id, ME.name, ME.description,
+                                     ME.body, ME.invariant,
+                                     ME.content_hash)
+                              .where(ME.id.in_(m_ids[i:i + _BATCH]))).all():
+            out.append(Source("memory", int(r[0]), memory_index_text(r[1], r[2], r[3], r[4]),
+                              str(r[5])))
+    return out
+
+
+def _refusal(store: Store, rebuild: _Rebuild, conn: Connection) -> str | None:
+    """Under ``auto``, a model that failed to load must not turn model vectors into fallback
+    ones (the rule ``reindex`` follows)."""
+    info = store.embedder_info()
+    if not info.degraded or store.settings["embed.backend"] != "auto" or not rebuild.sources:
+        return None
+    model_made = 0
+    for t, i in rebuild.sources:
+        model_made += int(conn.execute(select(func.count()).select_from(Chunk).where(
+            CH.source_type == t, CH.source_id == i,
+            CH.model != info.model, CH.status == "ok")).scalar_one())
+    if model_made:
+        return (f"the embedding model could not load ({info.reason}): re-embedding now would "
+                f"replace {model_made:,} chunks the model made with fallback vectors; fix the "
+                "model, or set embed.backend=fallback to do it anyway")
+    return None
+
+
+def _rebuild_lines(fix: str, r: _Rebuild) -> list[str]:
+    if not r.sources and not r.drop:
+        return ["nothing to do"]
+    kinds = Counter(t for t, _ in r.sources)
+    what = ", ".join(f"{plural_word(n, t)}" for t, n in sorted(kinds.items()))
+    why = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r.why.items() if v)
+    lines = []
+    if r.sources:
+        lines.append(f"chunk and embed again {what} ({why}), with the current embedder and "
+                     "within the model's token limit; their old chunks, vectors and FTS rows "
+                     "are replaced")
+    if r.drop:
+        lines.append(f"drop {len(r.drop):,} chunks whose source no longer exists")
+    lines.append("re-point recall-trace candidates and nearest neighbours to the new chunk of "
+                 "the same span where there is one; record an audit event")
+    return lines
+
+
+def plural_word(n: int, kind: str) -> str:
+    return f"{n:,} {kind if n == 1 else ('entries' if kind == 'entry' else kind + 's')}"
+
+
+def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -> FixReport:
+    info = store.embedder_info()
+    with store.read() as conn:
+        target = (_reembed_targets(conn, info.model, info.dim) if fix == "reembed"
+                  else _lag_targets(conn))
+        refusal = _refusal(store, target, conn)
+        sources = _texts(conn, target.sources)
+    counts = {"sources": len(target.sources), "chunks_dropped": len(target.drop), **target.why}
+    lines = _rebuild_lines(fix, target)
+    if dry_run:
+        return FixReport(fix, counts, lines, True)
+    if refusal:
+        raise StoreError(refusal)
+    indexer = store.indexer()
+    prepared: dict[str, Any] = {}
+    for i in range(0, len(sources), 64):
+        part = sources[i:i + 64]
+        prepared.update(indexer.prepare({s.content_hash: s.text for s in part
+                                         if s.content_hash not in prepared}))
+        _tick(progress, "embed", min(i + 64, len(sources)), len(sources))
+    made = failed = 0
+    with store.write() as conn:
+        mapping: dict[int, int | None] = {}
+        for n, source in enumerate(sources, 1):
+            old = conn.execute(select(CH.id, CH.span_start, CH.span_end)
+                               .where(CH.source_type == source.source_type,
+                                      CH.source_id == source.source_id)).all()
+            drop_chunks_of(conn, source.source_type, source.source_id)
+            result = indexer.index(conn, [source], prepared)
+            made, failed = made + result.chunks, failed + result.failed
+            new = {(int(r[1]), int(r[2])): int(r[0]) for r in conn.execute(
+                select(CH.id, CH.span_start, CH.span_end)
+                .where(CH.source_type == source.source_type,
+                       CH.source_id == source.source_id)).all()}
+            for cid, a, b in old:
+                mapping[int(cid)] = new.get((int(a), int(b)))
+            _tick(progress, "write", n, len(sources))
+        for cid in target.drop:
+            mapping[cid] = None
+        if mapping:
+            _fill_map(conn, mapping)
+            cands, nn = _repoint(conn)
+            _drop_map(conn)
+            counts.update(candidates_repointed=cands, neighbours_repointed=nn)
+        _delete_chunks(conn, target.drop, progress, "drop")
+        counts.update(chunks_written=made, chunks_failed=failed)
+        store.audit(conn, fix, "source", [f"{t}:{i}" for t, i in target.sources][:1000],
+                    counts)
+    lines = [f"{'re-embedded' if fix == 'reembed' else 'indexed'} {len(sources):,} sources: "
+             f"{made:,} chunks written, {failed:,} failed; {len(target.drop):,} orphan chunks "
+             "dropped"]
+    return FixReport(fix, counts, lines, False)
+
+
+# -- the entry points -------------------------------------------------------------------------
+def plan(store: Store, fix: str) -> FixPlan:
+    """What ``fix`` would do now, without doing it."""
+    if fix not in FIXES:
+        raise ValueError(f"no fix {fix!r}: one of {', '.join(FIXES)}")
+    report = (compact_duplicates(store, dry_run=True) if fix == "compact-duplicates"
+              else _rebuild(store, fix, True, None))
+    reason = None
+    if fix != "compact-duplicates":
+        info = store.embedder_info()
+        with store.read() as conn:
+            target = (_reembed_targets(conn, info.model, info.dim) if fix == "reembed"
+                      else _lag_targets(conn))
+            reason = _refusal(store, target, conn)
+    nothing = report.lines and report.lines[0].startswith(("nothing", "no index row"))
+    return FixPlan(fix, FIXES[fix][0], report.lines, report.counts,
+                   possible=not nothing and reason is None, reason=reason or (
+                       "nothing to do" if nothing else None))
+
+
+def apply(store: Store, fix: str, progress: Progress | None = None) -> FixReport:
+    """Run ``fix`` (in the caller's thread: the app runs it in a worker)."""
+    if fix not in FIXES:
+        raise ValueError(f"no fix {fix!r}: one of {', '.join(FIXES)}")
+    if fix == "compact-duplicates":
+        return compact_duplicates(store, progress=progress)
+    return _rebuild(store, fix, False, progress)

@@ -1,0 +1,145 @@
+"""What the health capability hands out: plain dataclasses, no ORM objects.
+
+A signal's ``offending`` rows are pointers (``Row``: a kind and an id, with a short note made of
+figures); ``drill.describe`` turns them into labelled rows with the screen that shows each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("ok", "warn", "fail", "unknown")
+RANK = {"ok": 0, "unknown": 1, "warn": 1, "fail": 2}
+"""How bad a status is for ``--fail-on``: ``unknown`` ranks as ``warn`` (DESIGN)."""
+SEVERITY = {"ok": 0, "unknown": 1, "warn": 2, "fail": 3}
+"""The order statuses are shown in (worst first); ``unknown`` below ``warn``."""
+
+
+def worst(statuses: list[str]) -> str:
+    """The worst of ``statuses`` (``ok`` for none)."""
+    return max(statuses, key=lambda s: SEVERITY[s], default="ok")
+
+
+@dataclass(frozen=True)
+class Row:
+    """An offending row: ``kind`` is entry, memory, chunk, checkpoint, compaction, snapshot,
+    proposal or writer; ``id`` its id (a writer's is its name); ``note`` figures only."""
+
+    kind: str
+    id: int | str
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "note": self.note}
+
+
+@dataclass
+class SignalResult:
+    """One signal as a scan measured it."""
+
+    name: str
+    status: str
+    value: float | None
+    display: str
+    warn: float | None
+    fail: float | None
+    rule: str
+    explanation: str
+    offending: list[Row] = field(default_factory=list)
+    offending_total: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+    fix: str | None = None
+    """The fix that applies (``compact-duplicates``, ``reembed``, ``index-lag``), if any."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "value": self.value,
+                "display": self.display, "thresholds": {"warn": self.warn, "fail": self.fail},
+                "rule": self.rule, "explanation": self.explanation,
+                "offending": [r.to_json() for r in self.offending],
+                "offending_total": self.offending_total, "detail": self.detail,
+                "fix": self.fix}
+
+
+@dataclass
+class ScanResult:
+    """Every signal of one scan; ``id`` is the stored scan's (None when not stored)."""
+
+    scanned_at: str
+    duration_ms: float
+    signals: list[SignalResult]
+    id: int | None = None
+
+    @property
+    def status(self) -> str:
+        return worst([s.status for s in self.signals])
+
+    def signal(self, name: str) -> SignalResult:
+        for s in self.signals:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in STATUSES}
+        for sig in self.signals:
+            out[sig.status] += 1
+        return out
+
+    def at_or_above(self, level: str) -> list[SignalResult]:
+        """The signals at or above ``level`` (``warn`` or ``fail``; unknown ranks as warn)."""
+        return [s for s in self.signals if RANK[s.status] >= RANK[level]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scanned_at": self.scanned_at, "scan_id": self.id,
+                "duration_ms": self.duration_ms, "status": self.status,
+                "counts": self.counts(), "signals": [s.to_json() for s in self.signals]}
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    scan_id: int
+    ts: str
+    status: str
+    value: float | None
+
+
+@dataclass(frozen=True)
+class RowView:
+    """An offending row ready to show: a label safe to print (no secret text) and where it
+    is shown: ``target`` is (mode, argument...) for the app, None when no screen shows it."""
+
+    row: Row
+    label: str
+    target: tuple[Any, ...] | None
+
+
+@dataclass
+class FixPlan:
+    """What a fix will do, said before it runs (the confirmation shows ``lines``)."""
+
+    fix: str
+    signal: str
+    lines: list[str]
+    counts: dict[str, int]
+    possible: bool = True
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fix": self.fix, "signal": self.signal, "lines": self.lines,
+                "counts": self.counts, "possible": self.possible, "reason": self.reason}
+
+
+@dataclass
+class FixReport:
+    """What a fix did."""
+
+    fix: str
+    counts: dict[str, int]
+    lines: list[str]
+    dry_run: bool = False
+    per_writer: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fix": self.fix, "dry_run": self.dry_run, "counts": self.counts,
+                "per_writer": self.per_writer, "lines": self.lines}

@@ -1,0 +1,123 @@
+"""Checkpoint and compaction signals: checkpoints reported ok that embedded nothing, compactions
+no checkpoint preceded, and checkpoint thresholds not below the harness's auto-compact
+threshold. Thresholds are the ones snapshots stored (what the harness reported), never this
+process's settings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from store.context.models import ContextSnapshot
+from store.context.series import compactions_without_checkpoint
+from store.core.models import Checkpoint, Entry
+from store.core.timeutil import to_iso
+from store.health.records import Row, SignalResult
+from store.health.registry import ScanContext, plural, result, signal
+from store.health.signals_index import BLANK
+
+
+def _new_entries(ctx: ScanContext, cp: Checkpoint) -> int:
+    """Indexable entries of the checkpoint's session stored since its previous checkpoint
+    (from the session's start for the first one), up to the checkpoint."""
+    if cp.session_id is None:
+        return 0
+    previous = ctx.conn.execute(
+        select(func.max(col(Checkpoint.ts))).where(
+            col(Checkpoint.session_id) == cp.session_id, col(Checkpoint.ts) < cp.ts,
+            col(Checkpoint.id) != cp.id)).scalar()
+    query = select(func.count()).select_from(Entry).where(
+        col(Entry.session_id) == cp.session_id, col(Entry.ts) <= cp.ts,
+        func.trim(col(Entry.content), BLANK) != "")
+    if previous is not None:
+        query = query.where(col(Entry.ts) > previous)
+    return int(ctx.conn.execute(query).scalar_one())
+
+
+@signal("checkpoint_noop", "checkpoints reported ok that embedded nothing although new "
+        "entries existed")
+def checkpoint_noop(ctx: ScanContext) -> SignalResult:
+    days = int(ctx.setting("health.checkpoint_noop_days"))
+    cutoff = to_iso(ctx.now - timedelta(days=days))
+    candidates = ctx.orm().exec(
+        select(Checkpoint).where(col(Checkpoint.status) == "ok",
+                                 col(Checkpoint.chunks_embedded) == 0)
+        .order_by(col(Checkpoint.ts).desc(), col(Checkpoint.id).desc())).all()
+    recent: list[Row] = []
+    older: list[Row] = []
+    for cp in candidates:
+        stored = _new_entries(ctx, cp)
+        reported = cp.entries_added + cp.memories_written
+        if not (reported or stored):
+            continue  # its trigger had nothing new to embed
+        what = [f"{cp.entries_added:,} entries added" if cp.entries_added else "",
+                f"{cp.memories_written:,} memories written" if cp.memories_written else "",
+                f"{stored:,} new entries stored" if stored and not cp.entries_added else ""]
+        note = (f"{cp.ts[:16].replace('T', ' ')} {cp.trigger} by {cp.writer} "
+                f"{cp.writer_version}: ok, 0 chunks embedded, "
+                + ", ".join(w for w in what if w))
+        (recent if cp.ts >= cutoff else older).append(Row("checkpoint", int(cp.id or 0), note))
+    n = len(recent)
+    status = "fail" if recent else ("warn" if older else "ok")
+    if recent or older:
+        explanation = (f"{plural(n + len(older), 'checkpoint')} reported ok and embedded nothing "
+                       f"although there was new work ({n:,} in the last {days} days): "
+                       "the archive and index they claim did not happen")
+    else:
+        explanation = (f"no checkpoint reported ok without embedding its new work "
+                       f"({plural(len(candidates), 'empty checkpoint')} had nothing new)")
+    return result(ctx, "checkpoint_noop", status, float(n), f"{n} ({len(older)} older)"
+                  if older else str(n), 0.0, 0.0,
+                  f"fail on any in the last {days} days; warn on older ones", explanation,
+                  recent + older, detail={"recent": n, "older": len(older)})
+
+
+@signal("compaction_without_checkpoint", "compactions with no checkpoint between the previous "
+        "turn and the compaction")
+def compaction_without_checkpoint(ctx: ScanContext) -> SignalResult:
+    found = compactions_without_checkpoint(ctx.conn)
+    rows = [Row("compaction", c.id, f"{c.ts[:16].replace('T', ' ')} {c.trigger or 'compaction'}"
+                f" at {c.pre_tokens or 0:,} tokens, agent {c.agent}: no checkpoint before it")
+            for c in sorted(found, key=lambda c: (c.ts, c.id), reverse=True)]
+    n = len(rows)
+    explanation = (f"{plural(n, 'compaction')} ran with no checkpoint between the previous turn "
+                   "and it: the pre-compaction trigger did not fire first, what left the window "
+                   "was not preserved" if n else
+                   "every compaction had a checkpoint before it")
+    return result(ctx, "compaction_without_checkpoint", "warn" if n else "ok", float(n),
+                  str(n), 0.0, None, "warn on any", explanation, rows)
+
+
+@signal("threshold_order", "checkpoint threshold not below the auto-compact threshold on the "
+        "same window")
+def threshold_order(ctx: ScanContext) -> SignalResult:
+    snaps = ctx.orm().exec(
+        select(ContextSnapshot).where(col(ContextSnapshot.checkpoint_threshold).is_not(None),
+                                      col(ContextSnapshot.auto_compact_threshold).is_not(None))
+        .order_by(col(ContextSnapshot.ts), col(ContextSnapshot.id))).all()
+    latest: dict[tuple[str, str], ContextSnapshot] = {}
+    for s in snaps:
+        latest[(s.session_id, s.agent)] = s
+    if not latest:
+        return result(ctx, "threshold_order", "unknown", None, "n/a", None, 0.0,
+                      "fail when a series' checkpoint threshold is not below its "
+                      "auto-compact threshold", "no snapshot reported both thresholds (Claude "
+                      "Code transcripts do not): their order cannot be checked from the store")
+    bad = [s for s in latest.values()
+           if (s.checkpoint_threshold or 0) >= (s.auto_compact_threshold or 0)]
+    rows = [Row("snapshot", int(s.id or 0),
+                f"{s.ts[:16].replace('T', ' ')} agent {s.agent}: checkpoint at "
+                f"{s.checkpoint_threshold:,} ≥ auto-compact at {s.auto_compact_threshold:,} "
+                f"tokens (window {s.window_tokens or 0:,})")
+            for s in sorted(bad, key=lambda s: (s.ts, s.id or 0), reverse=True)]
+    n = len(rows)
+    explanation = (f"{plural(n, 'series', 'series')} of {len(latest):,} "
+                   f"{'reports' if n == 1 else 'report'} a checkpoint "
+                   "threshold at or above the harness's auto-compact threshold: compaction "
+                   "fires before the pre-compaction checkpoint" if n else
+                   f"checkpoint below auto-compact in all {len(latest):,} series that report both")
+    return result(ctx, "threshold_order", "fail" if n else "ok", float(n), str(n), None, 0.0,
+                  "fail when a series' latest reported checkpoint threshold is not below its "
+                  "auto-compact threshold", explanation, rows)

@@ -1,0 +1,111 @@
+"""``stale_writer``: writers whose latest recorded code version is older than canonical.
+
+Every table records ``writer`` and ``writer_version`` on each row (``store.core.models.Who``).
+A writer's version is the one on its most recent row; it is compared with the canonical version
+for that writer: for lca-tui's own writers (``lca-tui``, ``lca-tui:hook``, ...) the running
+lca-tui's version unless ``health.canonical_version`` names one; for other programs only when
+that setting names them (``my-harness=2.4.1``), since their versions are not lca-tui's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import func, union_all
+from sqlmodel import SQLModel, select
+
+from store.core.version import CODE_VERSION
+from store.health.records import Row, SignalResult
+from store.health.registry import ScanContext, plural, result, signal
+from store.health.signals_index import chunk_writers
+
+OWN = "lca-tui"
+STORE = Path(__file__).resolve().parent.parent
+
+
+def version_key(version: str) -> tuple[int, ...] | None:
+    """``"0.10.2"`` → (0, 10, 2); None when it holds no number."""
+    numbers = re.findall(r"\d+", version or "")
+    return tuple(int(n) for n in numbers) if numbers else None
+
+
+def canonical_versions(setting: str) -> tuple[str, dict[str, str]]:
+    """(the canonical version of lca-tui's own writers, {other writer: its canonical})."""
+    own, others = CODE_VERSION, {}
+    for part in (p.strip() for p in (setting or "").split(",")):
+        if not part:
+            continue
+        if "=" in part:
+            name, _, version = part.partition("=")
+            others[name.strip()] = version.strip()
+        else:
+            own = part
+    return own, others
+
+
+def _writer_tables(ctx: ScanContext) -> list[Any]:
+    """Every stored table with writer columns, as SQLAlchemy tables (each capability's models
+    module is imported by name, so tables added later are covered)."""
+    for info in pkgutil.walk_packages([str(STORE)], "store."):
+        if info.name.endswith(".models"):
+            importlib.import_module(info.name)
+    return [t for name, t in sorted(SQLModel.metadata.tables.items())
+            if name in ctx.tables and {"writer", "writer_version", "created_at"} <= set(t.c.keys())]
+
+
+def writer_versions(ctx: ScanContext) -> pd.DataFrame:
+    """One row per writer: its latest version, when it last wrote, and its rows."""
+    parts = [select(t.c.writer, t.c.writer_version, func.count().label("rows"),
+                    func.max(t.c.created_at).label("last"))
+             .group_by(t.c.writer, t.c.writer_version) for t in _writer_tables(ctx)
+             if t.name != "chunk"]
+    found = [tuple(r) for r in ctx.conn.execute(union_all(*parts)).all()]
+    found += [(w.writer, w.version, w.rows, w.last) for w in chunk_writers(ctx)]
+    frame = pd.DataFrame(found, columns=["writer", "version", "rows", "last"])
+    if frame.empty:
+        return pd.DataFrame(columns=["writer", "version", "rows", "last"])
+    by_version = frame.groupby(["writer", "version"], as_index=False).agg(
+        rows=("rows", "sum"), last=("last", "max"))
+    latest = by_version.sort_values(["writer", "last"]).groupby("writer").tail(1)
+    totals = by_version.groupby("writer")["rows"].sum()
+    latest = latest.assign(rows=latest["writer"].map(totals))
+    return latest.sort_values("writer").reset_index(drop=True)
+
+
+@signal("stale_writer", "writers whose recorded code version is older than the canonical one")
+def stale_writer(ctx: ScanContext) -> SignalResult:
+    own, others = canonical_versions(str(ctx.setting("health.canonical_version")))
+    frame = writer_versions(ctx)
+    rows: list[Row] = []
+    checked = 0
+    for r in frame.itertuples():
+        name, version = str(r.writer), str(r.version)
+        canon = own if name == OWN or name.startswith(OWN + ":") else others.get(name)
+        if canon is None:
+            continue
+        checked += 1
+        have, want = version_key(version), version_key(canon)
+        if have is not None and want is not None and have < want:
+            rows.append(Row("writer", name, f"runs {version}, canonical {canon}; "
+                            f"{int(r.rows):,} rows written"))
+    n = len(rows)
+    if n:
+        explanation = (f"{plural(n, 'writer')} {'runs' if n == 1 else 'run'} code older than "
+                       "canonical ("
+                       + ", ".join(f"{r.id}" for r in rows) + "): a stale deployment can "
+                       "report success and do nothing")
+    else:
+        explanation = (f"{plural(checked, 'writer')} checked against canonical "
+                       f"(lca-tui {own}" + "".join(f", {k} {v}" for k, v in others.items())
+                       + f"); {plural(len(frame) - checked, 'other writer')} not compared")
+    detail = {"canonical": own, "others": others,
+              "writers": {str(r.writer): {"version": str(r.version), "rows": int(r.rows)}
+                          for r in frame.itertuples()}}
+    return result(ctx, "stale_writer", "warn" if n else "ok", float(n), str(n), 0.0, None,
+                  "warn when a writer's latest version is older than canonical", explanation,
+                  rows, detail=detail)

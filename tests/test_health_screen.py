@@ -1,0 +1,177 @@
+"""Screen 6 Health: the list and a drill-down (snapshots at 120x40 and 80x24), enter on a row
+opening the screen that shows it, the fix behind its confirmation, live rescans, and the
+Overview's one-line summary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable
+
+from lca_tui.app import make_app
+from screens.health import HealthScreen
+from screens.health_fix import FixConfirm
+from store import open_store
+from store.core.settings import Settings
+from store.health import incidents
+from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, rendered_text, \
+    wait_until
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_template(tmp_path_factory.mktemp("demo-health-screen"))
+
+
+@pytest.fixture
+def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return copy_demo(demo_template, tmp_path)
+
+
+async def _loaded(pilot: Pilot[Any]) -> HealthScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, HealthScreen)
+    await wait_until(pilot, lambda: screen.loads >= 1, what="the first scan")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return screen
+
+
+async def _drilled(pilot: Pilot[Any], name: str) -> HealthScreen:
+    screen = await _loaded(pilot)
+    table = screen.query_one("#health-signals", DataTable)
+    table.move_cursor(row=table.get_row_index(name))
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: screen.rows_loads >= 1, what="the offending rows")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return screen
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_snapshot_signal_list(snap_compare: Any, demo_path: Path, size: tuple[int, int]
+                              ) -> None:
+    """Every signal of the demo with status, value, thresholds, trend; the first selected."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _loaded(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_snapshot_drill_down(snap_compare: Any, demo_path: Path, size: tuple[int, int]
+                             ) -> None:
+    """duplicate_ratio drilled down: its explanation and the duplicate rows, labelled."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _drilled(pilot, "duplicate_ratio")
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def test_enter_on_rows_opens_their_screens(demo_path: Path) -> None:
+    """A chunk's entry opens on Transcript, a compaction on Context; a memory says its
+    screen is not built yet (when it is not) instead of switching."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _drilled(pilot, "duplicate_ratio")
+        first = screen.views[0]
+        assert first.target and first.target[0] == "transcript"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "transcript"
+                         and getattr(app.screen, "session_id", None) == first.target[1],
+                         what="the entry's session")
+        await pilot.press("6")
+        await wait_until(pilot, lambda: app.screen is screen, what="back on Health")
+        await pilot.press("escape")
+        table = screen.query_one("#health-signals", DataTable)
+        table.move_cursor(row=table.get_row_index("compaction_without_checkpoint"))
+        loads = screen.rows_loads
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.rows_loads > loads, what="compaction rows")
+        target = screen.views[0].target
+        assert target and target[0] == "context"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "context", what="Context")
+        context = app.screen
+        await wait_until(pilot, lambda: context._series is not None
+                         and context._series.session_id == target[1], what="that series")
+
+
+async def test_memory_rows_wait_for_the_memories_screen(demo_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import screens.health as health_module
+    from screens.registry import SCREENS, ScreenSpec
+
+    unbuilt = tuple(ScreenSpec(s.key, s.mode, s.title, None, s.summary) if s.mode == "memories"
+                    else s for s in SCREENS)
+    monkeypatch.setattr(health_module, "SCREENS", unbuilt)
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _drilled(pilot, "loader_drift")
+        assert screen.views[0].target[0] == "memories"
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.current_mode == "health"
+
+
+async def test_fix_asks_with_its_plan_then_runs_and_rescans(demo_path: Path) -> None:
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _loaded(pilot)
+        assert screen.result and screen.result.signal("duplicate_ratio").status == "fail"
+        await pilot.press("f")
+        await wait_until(pilot, lambda: isinstance(app.screen, FixConfirm), what="confirm")
+        plan = rendered_text(app.screen.query_one("#fix-plan"))
+        assert re.search(r"remove 590 of [\d,]+ index rows", " ".join(plan.split())), plan
+        assert "re-point" in plan
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is screen, what="cancelled")
+        assert screen.fixes_done == 0
+        await pilot.press("f")
+        await wait_until(pilot, lambda: isinstance(app.screen, FixConfirm), what="confirm")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: screen.fixes_done == 1, what="the fix")
+        await wait_until(pilot, lambda: screen.result is not None and screen.result.signal(
+            "duplicate_ratio").status == "ok", what="the rescan")
+        table = screen.query_one("#health-signals", DataTable)
+        table.move_cursor(row=table.get_row_index("loader_drift"))
+        await pilot.pause()
+        assert not screen.check_action("fix", ()), "no fix offered where there is none"
+
+
+async def test_rescans_when_the_store_changes(demo_path: Path) -> None:
+    app = make_app(demo_path, now=FIXED_NOW, mode="health", refresh_seconds=0.2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _loaded(pilot)
+        before = screen.result.signal("duplicate_ratio").offending_total
+        other = open_store(demo_path, Settings.load())
+        try:
+            incidents.reindex_again(other, incidents.sources_of(other, memories=False)[:5],
+                                    ("another-writer", "1"))
+        finally:
+            other.close()
+        await wait_until(pilot, lambda: screen.result.signal("duplicate_ratio")
+                         .offending_total > before, what="a rescan", timeout=30)
+        assert "another-writer" in {r.id for r in screen.result.signal(
+            "shared_index_writers").offending}
+
+
+async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> None:
+    app = make_app(demo_path, now=FIXED_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        overview = app.screen
+        await wait_until(pilot, lambda: overview.health_loads >= 1, what="the health line")
+        line = rendered_text(overview.query_one("#overview-health"))
+        assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
+        overview.query_one("#overview-health").focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "health", what="Health")

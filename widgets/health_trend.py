@@ -1,0 +1,85 @@
+"""A health signal's trend: its value over the stored scans as a plotext line, with the warn
+and fail thresholds as horizontal lines; and a one-line sparkline for tables."""
+
+from __future__ import annotations
+
+from textual.color import Color
+from textual_plotext import PlotextPlot
+
+from store.health.records import TrendPoint
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(points: list[TrendPoint], width: int = 10) -> str:
+    """The last ``width`` values as block characters (``·`` for a scan with no value)."""
+    tail = points[-width:]
+    values = [p.value for p in tail if p.value is not None]
+    if not values:
+        return "·" * len(tail)
+    low, high = min(values), max(values)
+    span = high - low
+    out = []
+    for p in tail:
+        if p.value is None:
+            out.append("·")
+        else:
+            level = 0 if span == 0 else round((p.value - low) / span * (len(BARS) - 1))
+            out.append(BARS[level if span else (len(BARS) - 1 if high > 0 else 0)])
+    return "".join(out)
+
+
+def _short(value: float) -> str:
+    """An axis label in a few cells: ``0``, ``5``, ``0.25``, ``45k``, ``1.2M``."""
+    for size, unit in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+class HealthTrend(PlotextPlot):
+    """One signal's values over the stored scans."""
+
+    DEFAULT_CSS = """
+    HealthTrend { height: 1fr; min-height: 6; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.points: list[TrendPoint] = []
+        self.warn: float | None = None
+        self.fail: float | None = None
+
+    def show(self, points: list[TrendPoint], warn: float | None, fail: float | None) -> None:
+        self.points, self.warn, self.fail = points, warn, fail
+        self.replot()
+
+    def _rgb(self, variable: str) -> tuple[int, int, int]:
+        value = self.app.theme_variables.get(variable) or "#888888"
+        r, g, b = Color.parse(value).rgb
+        return (r, g, b)
+
+    def replot(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.xlabel("scan")
+        values = [p.value for p in self.points]
+        known = [v for v in values if v is not None]
+        if not known:
+            plt.title("no figures yet")
+            self.refresh()
+            return
+        plt.title("")
+        xs = [i + 1 for i, v in enumerate(values) if v is not None]
+        top = max(known + [t for t in (self.warn, self.fail) if t is not None] + [1.0])
+        plt.ylim(0, top * 1.1)
+        marks = sorted({0.0, top, *(t for t in (self.warn, self.fail) if t)})
+        plt.yticks(marks, [_short(m) for m in marks])
+        plt.xlim(1, max(2, len(values)))
+        plt.xticks([1.0, float(max(2, len(values)))], ["1", str(max(2, len(values)))])
+        if self.warn is not None and self.warn > 0:
+            plt.hline(self.warn, self._rgb("warning"))
+        if self.fail is not None and self.fail > 0:
+            plt.hline(self.fail, self._rgb("error"))
+        plt.plot(xs, known, color=self._rgb("primary"), marker="braille")
+        self.refresh()
