@@ -42,7 +42,8 @@ def _sock(args: argparse.Namespace) -> Any:
 def _progress(args: argparse.Namespace) -> Any:
     def show(label: str, done: int, total: int) -> None:
         if not args.json:
-            err_console.print(f"{label}…" if done < total else f"{label}: done", markup=False)
+            err_console.print(f"{label}…" if not total or done < total else f"{label}: done",
+                              markup=False)
     return show
 
 

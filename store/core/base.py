@@ -180,13 +180,10 @@ class StoreBase:
         return self._embedder is not None
 
     def load_embedder(self, progress: Progress | None = None) -> Embedder:
-        """The embedder, loaded now; ``progress("model", 0|1, 1)`` around a first load, so a
-        command can say why it pauses."""
+        """The embedder, loaded now; ``progress("loading the embedding model", 0, 0)`` (no
+        total: it takes a moment) before a first load, so a command can say why it pauses."""
         if self._embedder is None and progress:
-            progress("loading the embedding model", 0, 1)
-            embedder = self.embedder
-            progress("loading the embedding model", 1, 1)
-            return embedder
+            progress("loading the embedding model", 0, 0)
         return self.embedder
 
     def embedder_info(self) -> EmbedderInfo:
