@@ -1,0 +1,124 @@
+"""Issue 16, second pass: what a reviewer still found. CLI tables at 80 and 60 columns keep
+ids, paths and times whole and name every column they leave out; one local time format."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lca_tui.cli import main
+from tests.helpers_shell import FIXED_NOW
+
+ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+LOCAL = re.compile(r"\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The demo at a long absolute path (as a user's is), so its paths are wide; the tests
+    only read it."""
+    from store.core.settings import Settings
+    from store.demo import build_demo
+
+    folder = tmp_path_factory.mktemp("a-folder-whose-name-makes-every-path-wide")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LCA_EMBEDDER", "fallback")
+        build_demo(folder / "demo.db", now=FIXED_NOW, settings=Settings.load())
+    yield folder / "demo.db"
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(args)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return out.out
+
+
+def _dropped(out: str) -> list[str]:
+    found = re.search(r"not shown at \d+ columns: (.*?) \(a wider terminal or --json shows",
+                      " ".join(out.split()))
+    return found.group(1).split(", ") if found else []
+
+
+def _header(out: str, first: str) -> list[str]:
+    line = next(line for line in out.splitlines() if line.split()[:1] == [first])
+    return line.split()
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_audit_keeps_times_whole_in_local_time(demo: Path, width: int,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = _run(["audit", "--limit", "5", "--store", str(demo)], capsys)
+    assert not ISO.search(out), out
+    rows = [line for line in out.splitlines() if re.match(r"\s*\d+\s+\d{4}-", line)]
+    assert len(rows) == 5 and all(LOCAL.search(r) for r in rows), out
+    shown = _header(out, "id")
+    assert set(shown) | set(_dropped(out)) >= {"id", "time", "actor", "action", "target",
+                                               "counts"}, out
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_imports_keep_paths_whole_and_name_every_dropped_column(
+        demo: Path, width: int, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = _run(["imports", "--store", str(demo)], capsys)
+    data = f"{demo}.demo-data"
+    assert f"{data}/memory" in out and f"{data}/claude-code" in out, out
+    shown, dropped = _header(out, "run"), _dropped(out)
+    assert set(shown) | set(dropped) == {"run", "started", "status", "paths", "sessions",
+                                         "entries", "memories", "problems"}, out
+    assert "problems" in shown  # the count of problems is never the one left out
+    for line in out.splitlines():
+        assert not re.search(r"\d{4}-\d\d-\d\d\s*$", line), "a time split from its clock"
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_ingest_problems_keep_paths_whole_and_reasons_readable(
+        demo: Path, width: int, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = _run(["ingest", "--problems", "--store", str(demo)], capsys)
+    data = f"{demo}.demo-data/memory"
+    assert f"{data}/feedback_commit-style.md" in out
+    assert f"{data}/feedback_release-process.md" in out
+    # the reason column is wide enough for phrases, not squeezed to a few letters a line
+    assert "front matter is not valid" in out, out
+    for word in ("top-level", "'critical'", "'metadata':"):
+        assert re.search(rf"(^|\s){re.escape(word)}(\s|$)", out, re.M), (word, out)
+    assert "sessions added 0, entries added 0, memories added 7, files 24" in out
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_config_keeps_the_store_path_whole(tmp_path: Path, width: int,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    path = tmp_path / "a-folder-with-a-rather-long-name" / "and-another-one-below-it" / "s.db"
+    out = _run(["config", "--store", str(path)], capsys)
+    assert f"store: {path}\n" in out, out
+    assert "embed.backend" in out and "recall.floor" in out
+
+
+def test_a_table_wider_than_the_console_is_not_cut(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """When the whole columns alone are wider than the console, the table is drawn wider
+    (the terminal wraps it) rather than cropping or squeezing an id; the note is one line."""
+    from lca_tui.output import Listing, col, console
+
+    monkeypatch.setenv("COLUMNS", "40")
+    ident = "5ccec58f-0e70-4378-a129-7842bc337b8d"
+    t = Listing(col("session", whole=True), col("started", whole=True),
+                col("title", drop=1), col("text", min_width=20))
+    t.add_row(ident, "2026-11-30 16:27", "dropped first", "some words of free text here")
+    t.print(console())
+    out = capsys.readouterr().out
+    assert ident in out and "2026-11-30 16:27" in out
+    assert "not shown at 40 columns: title (a wider terminal or --json shows them)" in " ".join(
+        out.split())
+    assert "some words of free" in out  # the free text kept its min width (20)
