@@ -122,3 +122,102 @@ def test_a_table_wider_than_the_console_is_not_cut(monkeypatch: pytest.MonkeyPat
     assert "not shown at 40 columns: title (a wider terminal or --json shows them)" in " ".join(
         out.split())
     assert "some words of free" in out  # the free text kept its min width (20)
+
+
+# -- one time format in the app, in local time -----------------------------------------------------
+@pytest.fixture
+def tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time nine hours from UTC, so a UTC time shown as local is caught."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def _entry(**changes: object) -> object:
+    from dataclasses import replace
+
+    from store.core.records import EntryInfo
+
+    base = EntryInfo(id=1, session_id="s", agent="main", seq=12, ts="2026-11-30T17:46:03Z",
+                     kind="assistant", content="x", tokens=3, tool_name=None,
+                     message_id=None, source_path=None, source_line=None, meta={})
+    return replace(base, **changes)
+
+
+def test_entry_header_time_is_local(tokyo: None) -> None:
+    from widgets.entry_view import entry_header
+
+    plain = entry_header(_entry()).plain  # type: ignore[arg-type]
+    assert "2026-12-01 02:46:03" in plain and "UTC" not in plain, plain
+
+
+async def test_recall_trace_times_are_local_with_the_year(demo: Path, tokyo: None) -> None:
+    from lca_tui.app import make_app
+    from screens.recall import RecallScreen
+    from store.recall.traces import list_traces
+    from tests.helpers_shell import wait_until
+    from widgets.fmt import when
+
+    app = make_app(demo, now=FIXED_NOW, mode="recall", refresh_seconds=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, RecallScreen)
+                         and app.screen.trace is not None, what="a trace")
+        await pilot.pause()
+        newest = list_traces(app.store, 1)[0]
+        shown = when(newest.ts, with_seconds=True)
+        assert shown[:4] == newest.ts[:4] and "T" not in shown
+        traces = app.screen.query_one("#recall-traces")
+        assert traces.get_row_at(0)[0].plain == shown  # type: ignore[attr-defined]
+        assert "(UTC)" not in RecallScreen.HELP
+
+
+# -- wrapping at words whatever the characters; the source path shortened, never cut ---------------
+def test_wrap_line_cuts_non_ascii_text_at_spaces() -> None:
+    from rich.cells import cell_len
+
+    from widgets.text_pane import wrap_line
+
+    line = "Café au lait — une phrase assez longue pour être coupée aux espaces, voilà"
+    pieces = wrap_line(line, 20)
+    assert "".join(pieces) == line
+    assert all(cell_len(p) <= 20 for p in pieces)
+    assert all(p.endswith(" ") for p in pieces[:-1]), pieces  # every cut at a space
+    wide = "中文 " * 12
+    assert all(cell_len(p) <= 9 and p.endswith(" ") for p in wrap_line(wide, 9)[:-1])
+
+
+def test_source_path_gives_way_at_folders_never_mid_id() -> None:
+    from widgets.entry_view import fit_path
+
+    path = ("/home/dana/.claude/projects/-home-dana-projects-ledgerline/"
+            "e4039782-67e5-43c9-ae73-35a01662e2ce.jsonl:118")
+    assert fit_path(path, 200) == path
+    short = fit_path(path, 70)
+    assert short.startswith("…/") and short.endswith("e4039782-67e5-43c9-ae73-35a01662e2ce"
+                                                      ".jsonl:118") and len(short) <= 70
+    assert fit_path(path, 20) == "…/e4039782-67e5-43c9-ae73-35a01662e2ce.jsonl:118"
+
+
+async def test_entry_pane_shows_the_source_line_shortened(tmp_path: Path) -> None:
+    from textual.app import App, ComposeResult
+
+    from widgets.entry_view import EntryView
+
+    path = "/home/dana/.claude/projects/-home-dana-projects-ledgerline/e4039782-67e5.jsonl"
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield EntryView()
+
+    app = One()
+    async with app.run_test(size=(50, 12)) as pilot:
+        view = app.query_one(EntryView)
+        view.show_entry(_entry(source_path=path, source_line=7))  # type: ignore[arg-type]
+        await pilot.pause()
+        line = str(view.query_one("#entry-source").render())
+        assert line.startswith("source …/") and line.endswith("e4039782-67e5.jsonl:7"), line
+        assert len(line) <= 48
