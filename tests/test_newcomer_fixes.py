@@ -221,3 +221,20 @@ async def test_entry_pane_shows_the_source_line_shortened(tmp_path: Path) -> Non
         line = str(view.query_one("#entry-source").render())
         assert line.startswith("source …/") and line.endswith("e4039782-67e5.jsonl:7"), line
         assert len(line) <= 48
+
+
+# -- the filter subtitle shows what was typed, literally -------------------------------------------
+async def test_filter_subtitle_shows_typed_markup_as_text(demo: Path) -> None:
+    from lca_tui.app import make_app
+    from screens.transcript import TranscriptScreen
+    from tests.helpers_shell import rendered_text, wait_until
+
+    app = make_app(demo, now=FIXED_NOW, mode="transcript", refresh_seconds=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen)
+                         and app.screen.entry_loads >= 1, what="entries")
+        app.screen.query_one("#entries").focus()
+        await pilot.press("slash", *"[red]x", "backslash")
+        await pilot.pause()
+        shown = rendered_text(app.screen.query_one("#lists"))
+        assert 'filter "[red]x\\": 0 of ' in shown, shown
