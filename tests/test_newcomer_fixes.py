@@ -238,3 +238,36 @@ async def test_filter_subtitle_shows_typed_markup_as_text(demo: Path) -> None:
         await pilot.pause()
         shown = rendered_text(app.screen.query_one("#lists"))
         assert 'filter "[red]x\\": 0 of ' in shown, shown
+
+
+# -- silent no-ops: each one clear line and a non-zero exit ---------------------------------------
+def _fails(args: list[str], capsys: pytest.CaptureFixture[str], *fragments: str) -> None:
+    code = main(args)
+    out = capsys.readouterr()
+    assert code != 0 and out.out == "", (code, out.out)
+    assert out.err.count("\n") == 1 and out.err.startswith("lca-tui: "), out.err
+    for fragment in fragments:
+        assert fragment in out.err, (fragment, out.err)
+
+
+def test_empty_store_argument_is_an_error(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _fails(["stats", "--store", ""], capsys, "--store is empty")
+    _fails(["--store", "", "sessions"], capsys, "--store is empty")
+
+
+@pytest.mark.parametrize("limit", ["0", "-3"])
+def test_entries_limit_below_one_is_an_error(demo: Path, limit: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    _fails(["entries", "e4039782", "--limit", limit, "--store", str(demo)], capsys,
+           "--limit must be 1 or more", limit)
+
+
+def test_entries_empty_agent_is_an_error(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _fails(["entries", "e4039782", "--agent", "", "--store", str(demo)], capsys,
+           "no agent ''", "main")
+
+
+def test_search_with_no_hits_says_so(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _run(["search", "zzqqxxnothing", "--mode", "fts", "--store", str(demo)], capsys)
+    assert out == "no hits for 'zzqqxxnothing' (fts search)\n", out
