@@ -271,3 +271,18 @@ def test_entries_empty_agent_is_an_error(demo: Path, capsys: pytest.CaptureFixtu
 def test_search_with_no_hits_says_so(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = _run(["search", "zzqqxxnothing", "--mode", "fts", "--store", str(demo)], capsys)
     assert out == "no hits for 'zzqqxxnothing' (fts search)\n", out
+
+
+def test_demo_prints_what_the_store_holds(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from store import open_store
+
+    path = tmp_path / "d.db"
+    out = _run(["demo", "--no-open", "--store", str(path)], capsys)
+    store = open_store(str(path))
+    try:
+        st = store.stats(with_embedder=False)
+    finally:
+        store.close()
+    assert (f"the store holds {st.sessions} sessions, {st.entries} entries, {st.memories} "
+            f"memories, {st.checkpoints} checkpoints, {st.chunks:,} chunks") in out, out
