@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fast_main(words)
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "store", None) == "":  # not a silent fall-back to the default store
+        return fail("--store is empty: give the store file's path (or leave --store out "
+                    "for the default)")
     if args.command is None:
         from lca_tui.commands.app import open_app
 

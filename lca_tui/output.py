@@ -16,6 +16,7 @@ from typing import Any
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
+from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
@@ -162,36 +163,67 @@ class Listing:
         return max(min(widest, column.min_width), word)
 
     def kept(self, out: Console) -> list[int]:
-        """The indexes of the columns shown at ``out``'s width."""
+        """The indexes of the columns shown at ``out``'s width: the least important droppable
+        columns go until the rest fit (or nothing droppable is left)."""
         keep = list(range(len(self.columns)))
         need = {i: self._need(out, i) for i in keep}
         while len(keep) > 1:
-            total = sum(need[i] for i in keep) + self.GAP * (len(keep) - 1)
             droppable = [i for i in keep if self.columns[i].drop > 0]
-            if total <= out.width or not droppable:
+            if self.width_of(keep, need) <= out.width or not droppable:
                 break
             keep.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
         return keep
 
-    def render(self, out: Console) -> Table:
-        keep = self.kept(out)
+    def width_of(self, keep: list[int], need: dict[int, int]) -> int:
+        """The narrowest the table of columns ``keep`` can be without cutting a value."""
+        return sum(need[i] for i in keep) + self.GAP * (len(keep) - 1)
+
+    def note(self, out: Console, keep: list[int]) -> str | None:
+        """The line naming every column left out, or None."""
         left = [self.columns[i].header for i in range(len(self.columns)) if i not in keep]
-        caption = (f"not shown at {out.width} columns: {', '.join(left)} (a wider terminal "
-                   "or --json shows them)") if left else None
-        t = Table(title=self.title, caption=caption, box=box.SIMPLE_HEAD, show_edge=False,
-                  pad_edge=False, header_style="bold", caption_justify="left",
-                  caption_style="dim", title_justify="left", title_style="bold")
+        if not left:
+            return None
+        return (f"not shown at {out.width} columns: {', '.join(left)} (a wider terminal or "
+                "--json shows them)")
+
+    def render(self, out: Console, keep: list[int] | None = None) -> Table:
+        """The table of the columns ``keep`` (default: those that fit): a whole column gets
+        exactly its widest value, a free-text column at least its ``min_width``."""
+        keep = self.kept(out) if keep is None else keep
+        t = Table(title=self.title, box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, header_style="bold", title_justify="left",
+                  title_style="bold")
         for i in keep:
             c = self.columns[i]
-            t.add_column(c.header, justify=c.justify,  # type: ignore[arg-type]
-                         no_wrap=c.whole, overflow="fold", min_width=self._need(out, i))
+            need = self._need(out, i)
+            if c.whole:
+                t.add_column(c.header, justify=c.justify,  # type: ignore[arg-type]
+                             no_wrap=True, overflow="fold", width=need)
+            else:
+                t.add_column(c.header, justify=c.justify,  # type: ignore[arg-type]
+                             overflow="fold", min_width=need)
         for row in self.rows:
             t.add_row(*(row[i] for i in keep))
         return t
 
     def print(self, out: Console | None = None) -> None:
+        """The table, then a note naming the columns left out. When even the kept columns do
+        not fit, the table is drawn wider than the console (the terminal wraps the lines)
+        rather than cutting an id, a path or a time."""
         out = out or console()
-        out.print(self.render(out))
+        keep = self.kept(out)
+        need = {i: self._need(out, i) for i in keep}
+        width = max(out.width, self.width_of(keep, need))
+        rendered = self.render(out, keep)
+        if width > out.width:
+            for line in out.render_lines(rendered, out.options.update_width(width),
+                                         pad=False, new_lines=True):
+                out.print(Segments(line), soft_wrap=True, crop=False)
+        else:
+            out.print(rendered)
+        note = self.note(out, keep)
+        if note:
+            out.print(Text(note, style="dim"), overflow="fold")  # wrapped at words, not cut
 
 
 def table(*columns: str, title: str | None = None) -> Table:

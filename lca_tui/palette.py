@@ -79,14 +79,21 @@ class StoreCommands(Provider):
                               partial(app.open_memory, m.id)))
         return out
 
+    PREFIX_SCORE = 1_000_000.0
+    """An id-prefix hit's score: above any fuzzy score (Textual's grow with the query, a few
+    per character), so ``e40`` opens the session whose id starts with ``e40``, not one whose
+    text merely contains an e, a 4 and a 0."""
+
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         words = query.split()
         for target in getattr(self, "targets", []):
-            # an id prefix ("5ccec", "trace 12") is the surest match
+            # an id prefix ("5ccec", "trace 12") is the surest match; the whole id ranks above
+            # longer ids it starts ("memory 2" before memory 20)
             prefix = bool(words) and target.ident.startswith(words[-1]) and (
                 len(words) == 1 or target.text.startswith(" ".join(words[:-1])))
-            score = 1.0 if prefix else matcher.match(target.text)
+            score = (self.PREFIX_SCORE + (target.ident == words[-1]) if prefix
+                     else matcher.match(target.text))
             if score > 0:
                 yield Hit(score, highlight(matcher, target.text), target.open,
                           help=visible(target.help))

@@ -244,7 +244,7 @@ class HealthScreen(StoreScreen):
         counts = data.scan.counts()
         table.border_title = (f"Health signals — {counts['fail']} fail · {counts['warn']} "
                               f"warn · {counts['unknown']} unknown · {counts['ok']} ok")
-        table.border_subtitle = f"scanned {when(data.scan.scanned_at, True)} UTC"
+        table.border_subtitle = f"scanned {when(data.scan.scanned_at, True)}"
         keep = self.selected
         with self.prevent(DataTable.RowHighlighted):
             table.clear()

@@ -176,7 +176,7 @@ class PrivacyScreen(StoreScreen):
         super().on_mount()
         table = self.query_one("#privacy-tombstones", DataTable)
         for label, key, width in ((Text("id", justify="right"), "id", 4),
-                                  ("time (UTC)", "ts", 14), ("action", "action", 7),
+                                  ("time", "ts", 14), ("action", "action", 7),
                                   ("scope", "scope", 8), ("verified", "verified", 8),
                                   ("actor", "actor", 10), ("counts", "counts", 60)):
             table.add_column(label, key=key, width=width)

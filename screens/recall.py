@@ -18,7 +18,7 @@ from screens.base import StoreScreen
 from store.recall.run import Move, recall, rerun
 from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
 from store.core.textsafe import visible
-from widgets.fmt import plural, short_when
+from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
 from widgets.table import FilterTable
@@ -73,7 +73,7 @@ class RecallScreen(StoreScreen):
 
     HELP: ClassVar[str] = (
         "Recall: every recall the store ran (or read from a harness's memory_recall_injected "
-        "events), newest first, with its time (UTC), query, latency and how many candidates "
+        "events), newest first, with its time (local), query, latency and how many candidates "
         "were injected of those considered.\n\n"
         "Below, the highlighted trace: its cue (role, project, channel, historical), model "
         "and the settings in force when it ran, then every candidate in rank order with its "
@@ -145,7 +145,7 @@ class RecallScreen(StoreScreen):
     def on_mount(self) -> None:
         traces = self.query_one("#recall-traces", DataTable)
         traces.border_title = "Traces"
-        for label, key, width in (("time", "ts", 14), ("origin", "origin", 10),
+        for label, key, width in (("time", "ts", 19), ("origin", "origin", 10),
                                   (Text("ms", justify="right"), "ms", 7),
                                   (Text("injected", justify="right"), "inj", 12),
                                   ("query", "query", 40)):
@@ -191,7 +191,7 @@ class RecallScreen(StoreScreen):
             table.clear()
             for t in data.traces:
                 origin = f"re-run {t.rerun_of}" if t.rerun_of else t.origin.replace("-event", "")
-                table.add_row(cell(short_when(t.ts)), cell(origin),
+                table.add_row(cell(when(t.ts, with_seconds=True)), cell(origin),
                               Text("-" if t.latency_ms is None else f"{t.latency_ms:.1f}",
                                    justify="right"),
                               Text(f"{t.injected} / {t.considered}", justify="right"),
@@ -230,7 +230,8 @@ class RecallScreen(StoreScreen):
         if showing_moves and self.moved_note:
             head.append(f"\n{self.moved_note}", style="bold")
         head.append("\n")
-        head.append(join([Text(f"trace {trace.id}", style="bold"), short_when(trace.ts),
+        head.append(join([Text(f"trace {trace.id}", style="bold"),
+                          when(trace.ts, with_seconds=True),
                           origin, ", ".join(cue),
                           f"{trace.model or 'model n/a'}" + (" DEGRADED" if trace.degraded
                                                              else ""),

@@ -185,6 +185,32 @@ async def test_palette_finds_sessions_traces_and_memories(demo_path: Path) -> No
                          what="the trace on Recall")
 
 
+async def test_palette_ranks_an_id_prefix_above_fuzzy_matches(demo_path: Path) -> None:
+    """Ctrl+P `e40` opens the session whose id starts with e40 (not the first session, whose
+    text happens to contain an e, a 4 and a 0); a memory id prefix opens that memory."""
+    from lca_tui.palette import StoreCommands
+
+    app = _app(demo_path, "overview")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _loaded(pilot)
+        provider = StoreCommands(app.screen)
+        await provider.startup()
+
+        async def ranked(query: str) -> list[str]:
+            hits = sorted([h async for h in provider.search(query)], key=lambda h: -h.score)
+            return [h.match_display.plain for h in hits]
+
+        sessions = app.store.sessions()
+        assert sessions[0].id[:8] != WORKER_SESSION
+        worker = next(s for s in sessions if s.id.startswith(WORKER_SESSION))
+        found = await ranked(WORKER_SESSION[:3])
+        assert found[0].startswith(f"session {worker.id}"), found[:3]
+        assert len(found) > 1  # fuzzy matches exist, and rank below
+        memory = app.store.memories()[-1]  # ids are numbers: "memory N" says which kind
+        found = await ranked(f"memory {memory.id}")
+        assert found[0].startswith(f"memory {memory.id} "), found[:3]
+
+
 async def test_y_copies_the_selected_id_and_g_G_jump(demo_path: Path) -> None:
     app = _app(demo_path, "transcript")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
 from store.core.records import EntryInfo, SearchHit, agent_label
-from store.core.timeutil import parse_iso
+from widgets.fmt import when
 from widgets.safe import join, safe_text
 from widgets.text_pane import TextPane
 
@@ -47,11 +48,12 @@ def meta_line(meta: dict[str, Any]) -> Text | None:
 
 
 def entry_header(entry: EntryInfo) -> Text:
-    """``#12 · 2026-01-26 14:03:12 UTC · assistant · agent main · ~120 tokens · tool Bash``."""
-    dt = parse_iso(entry.ts)
+    """``#12 · 2026-01-26 14:03:12 · assistant · agent main · ~120 tokens · tool Bash`` (the
+    time local, in the one format of ``widgets.fmt.when``). The source path is shown below by
+    ``SourceLine``, shortened to the pane's width."""
     parts: list[Text | str] = [
         Text(f"#{entry.seq}", style="bold"),
-        dt.strftime("%Y-%m-%d %H:%M:%S UTC") if dt else "no time",
+        when(entry.ts, with_seconds=True) if entry.ts else "no time",
         Text(entry.kind, style="bold"),
         safe_text(f"agent {agent_label(entry.agent)}"),
         f"~{entry.tokens:,} tokens",
@@ -64,11 +66,45 @@ def entry_header(entry: EntryInfo) -> Text:
     if (meta := meta_line(entry.meta)) is not None:
         out.append("\n")
         out.append(meta)
-    if entry.source_path:
-        out.append("\n")
-        where = entry.source_path + (f":{entry.source_line}" if entry.source_line else "")
-        out.append(safe_text(f"source {where}", style="dim"))
     return out
+
+
+def source_of(entry: EntryInfo) -> str:
+    """Where the entry was read from: ``path:line``, or "" when unknown."""
+    if not entry.source_path:
+        return ""
+    return entry.source_path + (f":{entry.source_line}" if entry.source_line else "")
+
+
+def fit_path(path: str, width: int) -> str:
+    """``path`` in at most ``width`` cells when it can be: leading folders give way to
+    ``…/`` a whole folder at a time; the file name (an id, a line number) is never cut."""
+    if cell_len(path) <= width or "/" not in path:
+        return path
+    parts = path.split("/")
+    for i in range(1, len(parts)):
+        shown = "…/" + "/".join(parts[i:])
+        if cell_len(shown) <= width:
+            return shown
+    return "…/" + parts[-1]
+
+
+class SourceLine(Static):
+    """``source PATH:LINE``, dimmed, on one line: shortened to fit at each width."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", markup=False, **kwargs)
+        self.where = ""
+
+    def show(self, where: str) -> None:
+        self.where = where
+        self.display = bool(where)
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        width = max(8, self.content_region.width or self.size.width or 80)
+        return safe_text(f"source {fit_path(self.where, width - len('source '))}",
+                         style="dim")
 
 
 def hit_header(hit: SearchHit) -> Text:
@@ -99,20 +135,22 @@ class EntryView(Vertical):
     DEFAULT_CSS = """
     EntryView { height: 1fr; }
     EntryView > #entry-head { padding: 0 1; background: $boost; height: auto; max-height: 8; }
+    EntryView > #entry-source { padding: 0 1; background: $boost; height: auto; }
     EntryView > #entry-content { height: 1fr; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static("", id="entry-head", markup=False)
+        yield SourceLine(id="entry-source")
         yield TextPane("", id="entry-content")
 
     def show_entry(self, entry: EntryInfo, revealed: bool = False) -> None:
         """Show an entry; a secret one's text is masked unless ``revealed``."""
         self.border_title = f"Entry #{entry.seq}"
         if entry.sensitivity == "secret" and not revealed:
-            self._show(entry_header(entry), SECRET_MASK)
+            self._show(entry_header(entry), SECRET_MASK, source_of(entry))
             return
-        self._show(entry_header(entry), entry.content or "")
+        self._show(entry_header(entry), entry.content or "", source_of(entry))
 
     def show_hit(self, hit: SearchHit) -> None:
         self.border_title = "Search hit"
@@ -122,8 +160,9 @@ class EntryView(Vertical):
         self.border_title = "Entry"
         self._show(Text(note, style="dim", end=""), "")
 
-    def _show(self, head: Text, body: str) -> None:
+    def _show(self, head: Text, body: str, source: str = "") -> None:
         self.query_one("#entry-head", Static).update(head)
+        self.query_one("#entry-source", SourceLine).show(source)
         self.query_one("#entry-content", TextPane).show(body)
 
     @property

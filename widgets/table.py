@@ -20,12 +20,13 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, CellType, RowKey
 
-from store.core.textsafe import clip_words
+from store.core.textsafe import clip_words, visible
 
 
 def _plain(cell: object) -> str:
@@ -178,12 +179,13 @@ class FilterTable(DataTable[Any]):
     def shown(self) -> int:
         return self.row_count
 
-    def summary(self) -> str:
-        """``filter "tool": 3 of 22 entries`` while filtered, else ``""``."""
+    def summary(self) -> Content | str:
+        """``filter "tool": 3 of 22 entries`` while filtered, else ``""``. The typed text is
+        shown as typed (``Content``, never read as markup: ``[red]x\\`` stays that)."""
         if not self.filter_text:
             return ""
-        return f"filter {self.filter_text!r}: {self.row_count:,} of {self.total:,} " \
-               f"{self.filter_label}"
+        return Content(f'filter "{visible(self.filter_text)}": {self.row_count:,} of '
+                       f"{self.total:,} {self.filter_label}")
 
     # -- the cursor ------------------------------------------------------------------------------
     def cursor_key(self) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.cells import chop_cells
+from rich.cells import get_character_cell_size
 from rich.segment import Segment
 from textual import on, work
 from textual.events import Resize
@@ -35,7 +35,7 @@ def wrap_line(line: str, width: int) -> list[str]:
     if not line:
         return [""]
     if not line.isascii():
-        return chop_cells(line, width) or [""]
+        return _wrap_cells(line, width)
     pieces: list[str] = []
     start, end = 0, len(line)
     while end - start > width:
@@ -45,6 +45,30 @@ def wrap_line(line: str, width: int) -> list[str]:
         start = stop
     pieces.append(line[start:])
     return pieces
+
+
+def _wrap_cells(line: str, width: int) -> list[str]:
+    """``wrap_line`` for text with wide or combining characters: the same cut at a space in
+    the second half of a piece, widths counted in terminal cells."""
+    pieces: list[str] = []
+    start, n = 0, len(line)
+    while start < n:
+        cells, end, space = 0, start, -1
+        while end < n:
+            w = get_character_cell_size(line[end])
+            if cells + w > width and end > start:
+                break
+            if line[end] == " " and cells >= width // 2:
+                space = end
+            cells += w
+            end += 1
+        if end >= n:
+            pieces.append(line[start:])
+            break
+        stop = space + 1 if space >= 0 else end
+        pieces.append(line[start:stop])
+        start = stop
+    return pieces or [""]
 
 
 def wrap_text(text: str, width: int) -> list[str]:

@@ -40,11 +40,19 @@ def run(args: argparse.Namespace) -> int:
               f"({plural(result.timestamps_shifted, 'timestamp')} moved by "
               f"{plural(result.shift.days, 'day')}; the story ends "
               f"{when(result.story_end.isoformat())})", markup=False, soft_wrap=True)
-    out.print(f"{plural(r.sessions_added, 'session')}, "
-              f"{plural(r.entries_added, 'entry', 'entries')}, "
-              f"{plural(r.memories_added, 'memory', 'memories')}, "
-              f"{plural(r.checkpoints_added, 'checkpoint')}, {plural(r.chunks, 'chunk')}",
-              markup=False, soft_wrap=True)
+    from store import open_store
+
+    store = open_store(str(result.path), settings)  # what the store holds, not import counts
+    try:
+        st = store.stats(with_embedder=False)
+    finally:
+        store.close()
+    out.print(f"the store holds {plural(st.sessions, 'session')}, "
+              f"{plural(st.entries, 'entry', 'entries')}, "
+              f"{plural(st.memories, 'memory', 'memories')}, "
+              f"{plural(st.checkpoints, 'checkpoint')}, {plural(st.chunks, 'chunk')}, "
+              f"{plural(st.proposals_pending, 'pending proposal')}, "
+              f"{plural(st.traces, 'recall trace')}", markup=False, soft_wrap=True)
     if r.errors:
         problems_table(r.errors, f"{plural(len(r.errors), 'problem')} the demo data holds on "
                        "purpose").print(out)

@@ -120,7 +120,7 @@ def _show_run(args: argparse.Namespace, run_id: int | None) -> int:
         out.print(f"sessions added {counts.get('sessions_added', 0)}, entries added "
                   f"{counts.get('entries_added', 0)}, memories added "
                   f"{counts.get('memories_added', 0)}, files {counts.get('files', 0)}",
-                  markup=False)
+                  markup=False, soft_wrap=True)
     for note in info.notes:
         out.print(f"note: {visible(note)}", markup=False, soft_wrap=True)
     if not info.issues:

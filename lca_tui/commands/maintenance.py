@@ -55,9 +55,10 @@ def config(args: argparse.Namespace) -> int:
                                  for n, v, s, d in rows}})
         return 0
     out = console()
-    out.print(f"store: {args.store or default_store_path()}", markup=False)
+    out.print(f"store: {args.store or default_store_path()}", markup=False, soft_wrap=True)
     out.print(f"config file: {config_path()}"
-              + ("" if config_path().exists() else " (not present)"), markup=False)
+              + ("" if config_path().exists() else " (not present)"), markup=False,
+              soft_wrap=True)
     t = Listing(col("setting", whole=True), col("value", min_width=10),
                 col("from", drop=2, min_width=8), col("meaning", drop=1, min_width=24))
     for name, value, source, doc in rows:

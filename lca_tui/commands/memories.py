@@ -8,7 +8,8 @@ import argparse
 
 from rich.table import Table
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import (Listing, add_json_flag, col, console, print_json,
+                             store_from, table)
 from store.core.textsafe import one_line, visible
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
@@ -170,11 +171,15 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"events": [r.to_json() for r in rows]})
         return 0
-    t = table("id", "time", "actor", "action", "target", "counts")
+    from widgets.fmt import when
+
+    t = Listing(col("id", whole=True, right=True), col("time", whole=True),
+                col("actor", drop=3, min_width=10), col("action", whole=True),
+                col("target", drop=2, min_width=12), col("counts", drop=1, min_width=24))
     for r in rows:
         ids = ", ".join(str(i) for i in r.target_ids if i is not None)
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
-        t.add_row(str(r.id), r.ts, one_line(r.actor, 30), r.action,
+        t.add_row(str(r.id), when(r.ts, with_seconds=True), one_line(r.actor, 30), r.action,
                   f"{r.target_kind or ''} {ids}".strip(), counts)
-    console().print(t)
+    t.print()
     return 0

@@ -10,16 +10,14 @@ import json
 import sys
 from typing import Any
 
-from rich.table import Table
-
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import (Listing, add_json_flag, col, console, print_json, store_from,
+                            table)
 from store.core.textsafe import one_line, visible
-from widgets.fmt import short_when, when
+from widgets.fmt import when
 
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
 ORIGINS = ("cli", "api", "file", "consolidation", "proposer")
 MARK = {"pass": "ok", "warn": "WARN", "fail": "FAIL"}
-WIDE = 120  # below this many columns, lists print one line an item
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -106,9 +104,10 @@ def print_proposal(info: Any) -> None:
     targets = ", ".join(f"memory {t}" for t in s.targets) or "-"
     out.print(f"proposal {s.id}  {s.op or s.kind or '?'} {s.type or ''}  [{s.status}]  "
               f"origin {s.origin}  target {targets}", markup=False, style="bold")
-    out.print(f"created {s.created}" + (f" by {s.proposer}" if s.proposer else "")
-              + (f"; decided {info.decided_at} by {info.actor}" if info.decided_at else ""),
-              markup=False)
+    out.print(f"created {when(s.created, with_seconds=True)}"
+              + (f" by {s.proposer}" if s.proposer else "")
+              + (f"; decided {when(info.decided_at, with_seconds=True)} by {info.actor}"
+                 if info.decided_at else ""), markup=False, soft_wrap=True)
     if info.status_reason:
         out.print(f"reason: {one_line(info.status_reason)}", markup=False)
     if s.name:
@@ -169,29 +168,16 @@ def run_proposals(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"proposals": [r.to_json() for r in rows]})
         return 0
-    out = console()
-    if out.width < WIDE:  # one line a proposal: a table of nine columns folds into noise
-        for r in rows:
-            target = f" → {','.join(map(str, r.targets))}" if r.targets else ""
-            out.print(f"{r.id:>3} {r.op or '(' + (r.kind or 'event') + ')'} {r.type or ''}"
-                      f"{target} [{r.status}] {r.origin} {short_when(r.created)} "
-                      f"{one_line(r.name or '', 40)} — {_checks_line(r.checks)}",
-                      markup=False, overflow="fold")
-        return 0
-    cells = [(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status, r.origin,
-              ",".join(map(str, r.targets)), when(r.created)) for r in rows]
-    heads = ("id", "op", "type", "status", "origin", "target", "created")
-    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(heads)]
-    rest = max(24, out.width - sum(widths) - 3 * (len(heads) + 2) - 1)
-    name_w = min(40, max(12, rest * 2 // 5))
-    t = Table(header_style="bold")
-    for h, w in zip(heads, widths, strict=True):
-        t.add_column(h, width=w)
-    t.add_column("name", width=name_w)
-    t.add_column("checks", width=max(12, rest - name_w))
-    for r, c in zip(rows, cells, strict=True):
-        t.add_row(*c, one_line(r.name or "", name_w), _checks_line(r.checks))
-    out.print(t)
+    t = Listing(col("id", whole=True, right=True), col("op", whole=True),
+                col("type", whole=True, drop=4), col("status", whole=True),
+                col("origin", whole=True, drop=3), col("target", whole=True, drop=5),
+                col("created", whole=True), col("name", drop=2, min_width=16),
+                col("checks", drop=1, min_width=20))
+    for r in rows:
+        t.add_row(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status,
+                  r.origin, ",".join(map(str, r.targets)), when(r.created),
+                  one_line(r.name or "", 60), _checks_line(r.checks))
+    t.print()
     return 0
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
+from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
+                            store_from)
 from store.core.records import agent_label, helper_role
 from store.core.textsafe import one_line
 from widgets.fmt import agents_mark, when
@@ -57,7 +58,14 @@ def sessions(args: argparse.Namespace) -> int:
 
 
 def entries(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        return fail(f"--limit must be 1 or more (got {args.limit})")
     with store_from(args) as store:
+        if args.agent == "":  # resolved like context's --agent: an error naming the agents
+            from store.core.base import resolve_agent
+
+            session = store.session(args.session)
+            resolve_agent("", session.agents, f"session {session.id[:8]}")
         rows = store.entries(args.session, args.agent, args.offset, args.limit,
                              by_time=not args.agent)
     if args.json:
@@ -97,5 +105,9 @@ def search(args: argparse.Namespace) -> int:
             where, kind = f"memory {h.source_id}", one_line(h.memory_name or "", 40)
         t.add_row(f"{h.score:.3f}", "" if h.cos is None else f"{h.cos:.3f}", f"{h.lex:.3f}",
                   where, kind, one_line(h.text, 100))
+    if not hits:
+        console().print(f"no hits for {one_line(args.text, 80)!r} ({args.mode} search)",
+                        markup=False, soft_wrap=True)
+        return 0
     t.print()
     return 0
