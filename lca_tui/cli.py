@@ -66,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "store", None) == "":  # not a silent fall-back to the default store
+        from lca_tui.output import fail
+
         return fail("--store is empty: give the store file's path (or leave --store out "
                     "for the default)")
     if args.command is None:

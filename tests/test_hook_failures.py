@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from lca_tui.cli import main
 from store import Store
 from store.harness.failures import hook_failures, logged_failures
 from store.harness.paths import failure_log

@@ -9,7 +9,7 @@ import argparse
 from rich.table import Table
 
 from lca_tui.output import (Listing, add_json_flag, col, console, print_json,
-                             store_from, table)
+                             store_from)
 from store.core.textsafe import one_line, visible
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
