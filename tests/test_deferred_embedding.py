@@ -181,3 +181,16 @@ def test_erasure_and_redaction_reach_entries_waiting_for_embedding(store: Store)
     assert store.search("ferret5519", 5, "fts") == []
     store.embed_waiting()
     assert store.waiting() == 0 and store.search("quokka7731", 5, "fts") == []
+
+
+def test_index_lag_shows_entries_queued_by_a_hook_apart(store: Store) -> None:
+    """Entries a hook stored for the daemon lag the index (they count), shown apart."""
+    from store.health.scan import scan
+
+    store.append_entries(SESSION, _entries("waiting one", "waiting two"), defer=True)
+    lag = scan(store, save="never").signal("index_lag")
+    assert lag.status != "ok" and lag.detail["queued"] == 2  # 2 of 2: over 1 %, a fail
+    assert "queued by a hook" in lag.explanation
+    assert {r.note.split(":")[0] for r in lag.offending} == {"queued by a hook"}
+    store.embed_waiting()
+    assert scan(store, save="never").signal("index_lag").status == "ok"

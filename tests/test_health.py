@@ -22,7 +22,8 @@ from tests.helpers_health import add_session, ids, scan, ts, write_memory
 SIGNALS = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_budget",
            "checkpoint_noop", "compaction_without_checkpoint", "index_lag",
            "embedding_failures", "embedding_drift", "evidence_orphans", "threshold_order",
-           "stale_writer", "vector_support", "supersession_integrity", "stale_proposals")
+           "stale_writer", "vector_support", "supersession_integrity", "stale_proposals",
+           "hook_failures")
 
 
 @pytest.fixture

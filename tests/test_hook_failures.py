@@ -40,6 +40,36 @@ def test_garbage_on_stdin(tmp_path: Path, runtime_dir: Path) -> None:
     assert {r["where"] for r in signal.rows} == {"hook_run"}
     assert "stdin" in signal.explanation
     store.close()
+    health = _health(store_path)
+    assert health["status"] == "warn" and health["value"] == 5
+    assert {r["kind"] for r in health["offending"]} == {"hook_run"}
+
+
+def _health(store_path: Path) -> dict[str, object]:
+    """``lca-tui health --json``'s hook_failures signal (a process, as a user runs it)."""
+    done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "health", "--json", "--no-save",
+                           "--store", str(store_path)], capture_output=True, timeout=300,
+                          cwd=ROOT)
+    assert done.returncode in (0, 1), done.stderr
+    signals = {s["name"]: s for s in json.loads(done.stdout)["signals"]}
+    return signals["hook_failures"]
+
+
+def test_health_shows_what_failed_while_the_store_could_not_be_opened(
+        tmp_path: Path, runtime_dir: Path) -> None:
+    """The store path led nowhere when the hook ran (its folder was missing); once it opens,
+    the health scan counts the failure the log kept."""
+    target = tmp_path / "later" / "store.db"
+    link = tmp_path / "store.db"
+    link.symlink_to(target)
+    done = _hook_process("Stop", json.dumps({"session_id": "s", "hook_event_name": "Stop"})
+                         .encode(), link)
+    assert (done.returncode, done.stdout) == (0, b"")
+    target.parent.mkdir()
+    health = _health(link)
+    assert health["status"] == "warn" and health["value"] == 1
+    assert [r["kind"] for r in health["offending"]] == ["hook-failures.log"]
+    assert "could not be opened" in str(health["explanation"])
 
 
 @pytest.mark.parametrize("kind", ["directory", "not a database", "dangling symlink"])

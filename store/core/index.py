@@ -87,6 +87,13 @@ class Prepared:
     lexical: bool = False
 
 
+def tool_heads(sources: list[Source]) -> set[str]:
+    """Content hashes that embed their head only: tool calls and results, unless the same
+    text is also a source of another kind (which embeds it whole)."""
+    return ({s.content_hash for s in sources if s.kind in TOOL_KINDS}
+            - {s.content_hash for s in sources if s.kind not in TOOL_KINDS})
+
+
 def _earlier(vectors: np.ndarray, best_sim: np.ndarray, best_ref: np.ndarray,
              has: np.ndarray) -> None:
     """Improve each row's best match with the rows before it (ref ``-1 - j`` for row j),

@@ -19,7 +19,7 @@ from sqlmodel import col, select
 from store.core.db import columns
 from store.core.models import Chunk, EmbedQueue, Entry
 
-from store.core.index import TOOL_KINDS, Source
+from store.core.index import Source, tool_heads
 
 if TYPE_CHECKING:
     from store.core.base import Progress
@@ -74,8 +74,8 @@ def embed_waiting(store: Store, session_id: str | None = None, limit: int | None
         if not rows:
             break
         texts = {r[2]: r[1] for r in rows}
-        tools = {r[2] for r in rows if r[3] in TOOL_KINDS}
-        prepared = indexer.prepare(texts, tools - {r[2] for r in rows if r[3] not in TOOL_KINDS})
+        prepared = indexer.prepare(texts, tool_heads(
+            [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in rows]))
         ids = [int(r[0]) for r in rows]
         chunked = exists().where(col(Chunk.source_type) == "entry",
                                  col(Chunk.source_id) == col(Entry.id))

@@ -93,32 +93,32 @@ class Signal:
         return asdict(self)
 
 
-def hook_failures(store: Store | None, store_path: Path | str | None = None,
-                  days: int = WINDOW_DAYS, now: datetime | None = None) -> Signal:
-    """Failed hook runs in the last ``days`` days: those recorded in the store's
-    ``hook_run`` plus those logged because the store could not be opened (warn > 0).
+def failed_runs(conn: Any, since: str) -> list[dict[str, Any]]:
+    """The failed ``hook_run`` rows from ``since`` on, newest first (on ``conn``)."""
+    from sqlmodel import col, select
 
-    Pass ``store`` (open), or only ``store_path`` when the store cannot be opened.
-    """
-    since = ((now or datetime.now(UTC)) - timedelta(days=days)).strftime(
+    from store.core.db import orm
+    from store.harness.models import HookRun
+
+    with orm(conn) as s:
+        runs = s.exec(select(HookRun).where(HookRun.status == "failed", HookRun.ts >= since)
+                      .order_by(col(HookRun.ts).desc())).all()
+    return [{"where": "hook_run", "id": r.id, "ts": r.ts, "event": r.event,
+             "session_id": r.session_id, "via": r.via, "error": r.error} for r in runs]
+
+
+def since_iso(now: datetime | None, days: int) -> str:
+    return ((now or datetime.now(UTC)) - timedelta(days=days)).strftime(
         "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    rows: list[dict[str, Any]] = []
-    if store is not None:
-        from sqlmodel import col, select
 
-        from store.core.db import orm
-        from store.harness.models import HookRun
 
-        with store.read() as conn, orm(conn) as s:
-            runs = s.exec(select(HookRun).where(HookRun.status == "failed",
-                                                HookRun.ts >= since)
-                          .order_by(col(HookRun.ts).desc())).all()
-        rows += [{"where": "hook_run", "id": r.id, "ts": r.ts, "event": r.event,
-                  "session_id": r.session_id, "via": r.via, "error": r.error} for r in runs]
-        store_path = store_path or store.path
-    logged = logged_failures(store_path, since)
+def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: str,
+            days: int) -> Signal:
+    """The signal from the failed runs in the store and the failure log's lines."""
+    rows = list(runs)
     rows += [{"where": "log", "id": None, **{k: r.get(k) for k in
-              ("ts", "event", "session_id", "via", "error")}} for r in logged]
+              ("ts", "event", "session_id", "via", "error")}}
+             for r in logged_failures(store_path, since)]
     rows.sort(key=lambda r: str(r.get("ts") or ""), reverse=True)
     n = len(rows)
     if n == 0:
@@ -129,4 +129,21 @@ def hook_failures(store: Store | None, store_path: Path | str | None = None,
                        + (f" ({in_log} when the store could not be opened: "
                           f"{failure_log()})" if in_log else "")
                        + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
-    return Signal("hook_failures", n, 1, None, "warn" if n else "ok", explanation[:400], rows)
+    return Signal("hook_failures", n, 0, None, "warn" if n else "ok", explanation[:400], rows)
+
+
+def hook_failures(store: Store | None, store_path: Path | str | None = None,
+                  days: int = WINDOW_DAYS, now: datetime | None = None) -> Signal:
+    """Failed hook runs in the last ``days`` days: those recorded in the store's
+    ``hook_run`` plus those logged because the store could not be opened (warn > 0).
+
+    Pass ``store`` (open), or only ``store_path`` when the store cannot be opened. The health
+    scan measures the same through ``store.harness.signals``.
+    """
+    since = since_iso(now, days)
+    runs: list[dict[str, Any]] = []
+    if store is not None:
+        with store.read() as conn:
+            runs = failed_runs(conn, since)
+        store_path = store_path or store.path
+    return measure(runs, store_path, since, days)

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, delete, func, select, text
+from sqlmodel import col
 
 from store.core import vec
 from store.core.errors import StoreError
-from store.core.index import Source, drop_chunks_of
-from store.core.models import Chunk, Entry, Memory
+from store.core.index import Source, drop_chunks_of, tool_heads
+from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.health.records import FixPlan, FixReport
 from store.health.registry import columns
 from store.health.signals_index import find_lag
@@ -253,9 +254,9 @@ def _texts(conn: Connection, sources: list[tuple[str, int]]) -> list[Source]:
     e_ids = [i for t, i in sources if t == "entry"]
     m_ids = [i for t, i in sources if t == "memory"]
     for i in range(0, len(e_ids), _BATCH):
-        for r in conn.execute(select(EN.id, EN.content, EN.content_hash)
+        for r in conn.execute(select(EN.id, EN.content, EN.content_hash, EN.kind)
                               .where(EN.id.in_(e_ids[i:i + _BATCH]))).all():
-            out.append(Source("entry", int(r[0]), str(r[1]), str(r[2])))
+            out.append(Source("entry", int(r[0]), str(r[1]), str(r[2]), str(r[3])))
     for i in range(0, len(m_ids), _BATCH):
         for r in conn.execute(select(ME.id, ME.name, ME.description,
                                      ME.body, ME.invariant,
@@ -324,7 +325,8 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -
     for i in range(0, len(sources), 64):
         part = sources[i:i + 64]
         prepared.update(indexer.prepare({s.content_hash: s.text for s in part
-                                         if s.content_hash not in prepared}))
+                                         if s.content_hash not in prepared},
+                                        tool_heads(part)))
         _tick(progress, "embed", min(i + 64, len(sources)), len(sources))
     made = failed = 0
     with store.write() as conn:
@@ -335,6 +337,9 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -
                                       CH.source_id == source.source_id)).all()
             drop_chunks_of(conn, source.source_type, source.source_id)
             result = indexer.index(conn, [source], prepared)
+            if source.source_type == "entry":  # indexed now: no longer waiting (harness)
+                conn.execute(delete(EmbedQueue).where(
+                    col(EmbedQueue.entry_id) == source.source_id))
             made, failed = made + result.chunks, failed + result.failed
             new = {(int(r[1]), int(r[2])): int(r[0]) for r in conn.execute(
                 select(CH.id, CH.span_start, CH.span_end)

@@ -16,7 +16,7 @@ import pandas as pd
 from sqlalchemy import Connection, and_, case, func, literal, or_, select, union_all
 
 from store.core import vec
-from store.core.models import Chunk, Entry, Memory
+from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
 from store.health.registry import (
@@ -34,6 +34,7 @@ BLANK = "".join(ch for ch in map(chr, range(sys.maxunicode + 1)) if ch.isspace()
 chunker makes no chunk of it), so SQL's ``TRIM(x, BLANK)`` agrees with Python's ``strip``."""
 
 CH, EN, ME = columns(Chunk), columns(Entry), columns(Memory)
+EQ = columns(EmbedQueue)
 _SPAN = (CH.source_type, CH.source_id, CH.span_start,
          CH.span_end)
 
@@ -203,10 +204,18 @@ def index_lag(ctx: ScanContext) -> SignalResult:
     lag = find_lag(ctx.conn)
     wait = int(ctx.setting("health.index_wait_seconds"))
     cutoff = to_iso(datetime.now(UTC) - timedelta(seconds=wait))
+    # entries a hook stored for the daemon (or the next checkpoint) to embed (harness)
+    queued = ({int(r[0]) for r in ctx.conn.execute(select(EQ.entry_id)).all()}
+              if "embed_queue" in ctx.tables else set())
     rows: list[Row] = []
-    waiting = 0
+    waiting = held = 0
     for kind, absent in (("entry", lag.missing_entries), ("memory", lag.missing_memories)):
         for source_id, created in absent:
+            if kind == "entry" and source_id in queued:
+                held += 1
+                rows.append(Row(kind, source_id, "queued by a hook: waiting for the daemon or "
+                                "the next checkpoint to embed it (found by FTS meanwhile)"))
+                continue
             young = created > cutoff
             waiting += young
             rows.append(Row(kind, source_id, "no chunk yet, waiting for the indexer"
@@ -221,9 +230,13 @@ def index_lag(ctx: ScanContext) -> SignalResult:
     fail = float(ctx.setting("health.index_lag_fail_percent"))
     missing = len(lag.missing_entries) + len(lag.missing_memories)
     stale = len(lag.stale_entries) + len(lag.stale_memories)
-    parts = [f"{missing - waiting:,} without a chunk"] if missing - waiting else []
+    parts = [f"{missing - waiting - held:,} without a chunk"] if missing - waiting - held \
+        else []
     if waiting:
         parts.append(f"{waiting:,} waiting for the indexer (younger than {wait} s)")
+    if held:
+        parts.append(f"{held:,} queued by a hook for the daemon or the next checkpoint "
+                     "(`lca-tui serve` embeds them)")
     if stale:
         parts.append(f"{stale:,} with chunks older than their content")
     if lag.orphans:
@@ -237,8 +250,8 @@ def index_lag(ctx: ScanContext) -> SignalResult:
     else:
         explanation = (f"all {sources:,} indexable sources are indexed and current (blank "
                        "entries have nothing to index and are not lag)")
-    detail = {"sources": sources, "missing": missing, "waiting": waiting, "stale": stale,
-              "orphan_chunks": len(lag.orphans)}
+    detail = {"sources": sources, "missing": missing, "waiting": waiting, "queued": held,
+              "stale": stale, "orphan_chunks": len(lag.orphans)}
     return result(ctx, "index_lag", status, value, f"{value:.2f} %", 0.0, fail,
                   f"warn > 0, fail > {fail:g} % of indexable sources", explanation, rows,
                   detail=detail)

@@ -15,7 +15,7 @@ from store.core import vec
 from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.core.derive import run_derivers
 from store.core.errors import StoreError
-from store.core.index import TOOL_KINDS, Indexer, IndexResult, Prepared, Source
+from store.core.index import Indexer, IndexResult, Prepared, Source, tool_heads
 from store.core.memories import index_text
 from store.core.records import ReindexReport
 
@@ -47,8 +47,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
             col(Memory.invariant), col(Memory.content_hash)).order_by(col(Memory.id))).all()
         old_max = _max_chunk_id(conn)
     sources = [Source("entry", int(r[0]), r[1], r[2], r[3]) for r in entries]
-    head_only = ({s.content_hash for s in sources if s.kind in TOOL_KINDS}
-                 - {s.content_hash for s in sources if s.kind not in TOOL_KINDS})
+    head_only = tool_heads(sources)
     sources += [Source("memory", int(r[0]), index_text(r[1], r[2], r[3], r[4]), r[5])
                 for r in memories]
     del entries, memories
