@@ -282,3 +282,26 @@ def test_a_huge_line_is_imported_in_bounded_memory(tmp_path: Path) -> None:
             f"r = s.ingest([{str(tmp_path / 'big.jsonl')!r}]); "
             "assert r.entries_added == 1 and not r.errors, r.to_json()")
     assert _peak_mb(code) < 250
+
+
+def test_a_yaml_alias_bomb_is_one_files_problem(tmp_path: Path) -> None:
+    """Front matter whose aliases expand to billions of values is refused, not expanded; the
+    other memory file of the folder lands."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    lines = ["---", "name: bomb", "type: feedback", "tags: &a [" + ", ".join(["lol"] * 9) + "]"]
+    prev = "a"
+    for c in "bcdefghi":
+        lines.append(f"{c}: &{c} [" + ", ".join([f"*{prev}"] * 9) + "]")
+        prev = c
+    (folder / "feedback_bomb.md").write_text("\n".join([*lines, "---", "boom", ""]))
+    (folder / "feedback_good.md").write_text("---\nname: good\ntype: feedback\n---\nFine.\n")
+    s = make_store(tmp_path / "bomb.db")
+    try:
+        report = s.ingest([folder])
+        assert any("alias bomb" in e.reason and e.path.endswith("feedback_bomb.md")
+                   for e in report.errors)
+        names = {m.name: m for m in s.memories()}
+        assert names["good"].loadable and not names["feedback_bomb"].loadable
+    finally:
+        s.close()

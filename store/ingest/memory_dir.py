@@ -53,6 +53,29 @@ def split_front_matter(raw: str) -> tuple[str | None, str, int]:
     return "\n".join(lines[1:]), "", 2
 
 
+_MAX_NODES = 100_000
+"""Front matter is a handful of keys; past this many values (counted as YAML aliases expand
+them) it is refused rather than expanded, which could take gigabytes."""
+
+
+def _expands_past(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values once aliases are expanded (a walk
+    that stops as soon as it passes the limit)."""
+    seen = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+    return False
+
+
 def _find_nested(data: Any, key: str, path: tuple[str, ...] = ()) -> tuple[tuple[str, ...],
                                                                            Any] | None:
     if isinstance(data, dict):
@@ -139,6 +162,11 @@ def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[
             parsed = None
         except (ValueError, OverflowError, RecursionError) as exc:  # e.g. created: 2024-02-30
             load_error = f"front matter has a value YAML cannot read: {exc}"
+            problems.append((fm_line, load_error))
+            parsed = None
+        if parsed is not None and _expands_past(parsed, _MAX_NODES):
+            load_error = (f"front matter expands to more than {_MAX_NODES:,} values through "
+                          "YAML aliases (an alias bomb?): not read")
             problems.append((fm_line, load_error))
             parsed = None
         if parsed is not None and not isinstance(parsed, dict):
