@@ -269,7 +269,10 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
         conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
         pool = _pool(store, conn, query, qvec, cfg, live)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
-        scored.sort(key=lambda pair: (-(pair[0].score or 0.0), pair[1].chunk_id is None,
+        # scores rounded before the tie-break: the in-memory product and vec0 (and BLAS
+        # kernels by CPU) sum in different orders, and identical texts must rank by id, not
+        # by the last bit of their cosine
+        scored.sort(key=lambda pair: (-round(pair[0].score or 0.0, 9), pair[1].chunk_id is None,
                                       pair[1].chunk_id or 0, pair[1].facts.source_id))
         for i, (cand, _raw) in enumerate(scored, start=1):
             cand.rank = i
