@@ -139,6 +139,7 @@ def test_serve_start_status_stop_as_processes(tmp_path: Path, runtime_dir: Path)
     finally:
         stopped = cli("serve", "--stop", "--json")
     assert json.loads(stopped.stdout) == {"running": False, "stopped": True,
+                                          "pid": info["pid"], "how": "asked",
                                           "store": str(store.resolve())}
     assert json.loads(cli("serve", "--status", "--json").stdout)["running"] is False
     s = make_store(store)

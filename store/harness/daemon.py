@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from store.harness.client import ACK, lock_path, running_pid
 from store.harness.paths import socket_path
 
 if TYPE_CHECKING:
@@ -64,30 +65,7 @@ def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
 
 
 class AlreadyRunning(RuntimeError):
-    """Another daemon serves this store."""
-
-
-def lock_path(sock: Path) -> Path:
-    return sock.with_suffix(".lock")
-
-
-def running_pid(sock: Path) -> int | None:
-    """The pid recorded by the daemon holding the lock for ``sock``, if one holds it."""
-    path = lock_path(sock)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else None
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    """Another daemon serves this store (or is loading to)."""
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -114,6 +92,11 @@ class _Handler(socketserver.StreamRequestHandler):
         except ValueError as exc:
             self._reply({"ok": False, "error": f"bad request: {exc}"})
             return
+        if message.get("ack"):  # the client tells a hung daemon from a busy one by this
+            try:
+                self.wfile.write(ACK)
+            except OSError:
+                return  # the client gave up already: do not run what it no longer waits for
         self._reply(daemon.dispatch(message))
 
     def _reply(self, reply: dict[str, Any]) -> None:

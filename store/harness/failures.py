@@ -29,6 +29,14 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def _absolute(store: Path | str) -> str:
+    """The store's absolute path, as ``logged_failures`` compares them."""
+    try:
+        return str(Path(store).expanduser().resolve())
+    except (OSError, RuntimeError):  # a symlink loop: as given, made absolute
+        return os.path.abspath(os.path.expanduser(str(store)))
+
+
 def log_failure(event: str, store: Path | str | None, error: str,
                 session_id: str | None = None, via: str = "process") -> Path | None:
     """Append one line to the failure log; never raises (returns None if it could not)."""
@@ -36,7 +44,8 @@ def log_failure(event: str, store: Path | str | None, error: str,
         path = failure_log()
         if path.exists() and path.stat().st_size > LOG_LIMIT:
             path.replace(path.with_name(path.name + ".1"))
-        line = json.dumps({"ts": _now(), "event": event, "store": str(store) if store else None,
+        named = _absolute(store) if store else None
+        line = json.dumps({"ts": _now(), "event": event, "store": named,
                            "session_id": session_id, "via": via, "error": error[:500]})
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
