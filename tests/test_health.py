@@ -227,7 +227,7 @@ def test_checkpoint_noop_sees_stored_entries_the_checkpoint_did_not_report(seede
     cp = seeded.record_checkpoint("s1", trigger="pre-compact", ts=ts(0), entries_added=0)
     sig = scan(seeded).signal("checkpoint_noop")
     assert sig.status == "fail" and ids(sig) == {cp}
-    assert "new entries stored" in sig.offending[0].note
+    assert "12 new indexable entries stored" in sig.offending[0].note
 
 
 def test_compaction_without_checkpoint(seeded: Store) -> None:
