@@ -378,6 +378,24 @@ def test_a_writer_that_upgraded_is_not_stale(seeded: Store) -> None:
     assert scan(seeded).signal("stale_writer").status == "ok"
 
 
+def test_a_stored_scan_does_not_clear_a_stale_writer(store: Store) -> None:
+    """The scanning process writes its scan (and a fix its audit event) at the running version
+    under the same writer name: the stale deployment's data is what is judged."""
+    old = incidents.stale_hook(store, ("lca-tui", "0.0.9"))
+    add_session(old, "s1")
+    old.close()
+    for _ in range(2):  # each scan is stored: the second must not be cleared by the first
+        sig = scan(store).signal("stale_writer")
+        assert sig.status == "warn" and ids(sig) == {"lca-tui"}, sig.explanation
+        assert "0.0.9" in sig.offending[0].note
+    with store.write() as conn:  # an audit event at the running version (a fix's)
+        store.audit(conn, "reembed", "chunk", [], {"chunks": 0})
+    assert scan(store).signal("stale_writer").status == "warn"
+    add_session(store, "s2", start=300)  # the running code writes data: the writer is current
+    sig = scan(store).signal("stale_writer")
+    assert sig.status == "ok" and sig.detail["writers"]["lca-tui"]["version"] != "0.0.9"
+
+
 # -- scans, trends, drill-down ---------------------------------------------------------------
 def test_scans_are_stored_with_trends(seeded: Store) -> None:
     first = scan(seeded)
