@@ -114,6 +114,27 @@ def test_health_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert "no health signal 'no_such_signal'" in done.stderr
 
 
+@pytest.mark.parametrize("command", [("health", "--no-save"), ("health", "--json"),
+                                     ("compact-duplicates", "--dry-run"),
+                                     ("compact-duplicates",)])
+def test_health_refuses_a_store_that_does_not_exist(tmp_path: Path,
+                                                    command: tuple[str, ...]) -> None:
+    """A mistyped path is an error, never a new empty store reported healthy."""
+    typo = tmp_path / "typo.db"
+    done = _cli(*command, store=typo)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert f"no store at {typo}" in done.stderr and command[0] in done.stderr
+    assert not typo.exists() and not list(tmp_path.rglob("*.db*"))
+
+
+def test_health_reads_an_existing_store(store: Store) -> None:
+    path = store.path
+    store.close()
+    done = _cli("health", "--no-save", "--json", store=path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["signals"]
+
+
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_template(tmp_path_factory.mktemp("demo-health"))
