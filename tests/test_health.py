@@ -125,6 +125,46 @@ def test_loader_drift_warns_on_a_broken_file(store: Store, tmp_path: Path) -> No
     assert ids(drift) == set(bad)
 
 
+def test_a_critical_memory_whose_file_breaks_stays_critical_and_fails(
+        store: Store, tmp_path: Path) -> None:
+    """Re-importing a critical memory whose YAML no longer parses: the file is unreadable,
+    not un-critical — the stored flag stays and loader_drift fails on it."""
+    mem = tmp_path / "memory"
+    path = write_memory(mem, "feedback_cents", type="feedback", critical=True,
+                        invariant="Amounts are integer cents.")
+    store.ingest([mem])
+    assert scan(store).signal("loader_drift").status == "ok"
+    assert scan(store).signal("critical_budget").detail["critical"] == 1
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "name: feedback_cents", 'name: "feedback_cents'), encoding="utf-8")
+    report = store.ingest([mem])
+    assert any("stays critical as stored" in n for n in report.notes), report.notes
+    with store.read() as conn, orm(conn) as s:
+        (memory,) = s.exec(select(Memory)).all()
+    assert (memory.critical, memory.loadable) == (1, 0)
+    drift = scan(store).signal("loader_drift")
+    assert drift.status == "fail" and drift.detail["critical"] == 1
+    assert ids(drift) == {memory.id} and drift.offending[0].note.startswith("CRITICAL")
+    # fixed, and now saying critical: false in readable YAML: not critical any more
+    write_memory(mem, "feedback_cents", type="feedback", critical=False)
+    store.ingest([mem])
+    with store.read() as conn, orm(conn) as s:
+        (memory,) = s.exec(select(Memory)).all()
+    assert (memory.critical, memory.loadable) == (0, 1)
+    assert scan(store).signal("loader_drift").status == "ok"
+
+
+def test_a_plain_memory_whose_file_breaks_only_warns(store: Store, tmp_path: Path) -> None:
+    mem = tmp_path / "memory"
+    path = write_memory(mem, "project_deploy", type="project")
+    store.ingest([mem])
+    path.write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
+    report = store.ingest([mem])
+    assert not any("stays critical" in n for n in report.notes)
+    drift = scan(store).signal("loader_drift")
+    assert drift.status == "warn" and drift.detail["critical"] == 0
+
+
 def test_critical_budget_cuts_by_weight_not_alphabetically(store: Store, tmp_path: Path) -> None:
     """Three critical memories of 20,000 characters: the budget holds two; the lightest goes,
     though its name comes first."""
