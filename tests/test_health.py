@@ -244,6 +244,28 @@ def test_stale_proposals(store: Store) -> None:
     assert sig.detail["pending"] == 2
 
 
+def test_a_bad_stored_value_does_not_abort_the_scan(seeded: Store) -> None:
+    """SQLite keeps what it is given: a counter that is not a number is weighed as 0 (and
+    said), a value a signal cannot format makes that signal unknown — the rest is measured."""
+    with seeded.write() as conn:
+        conn.execute(update(Memory).where(col(Memory.critical) == 1).values(hits="lots"))
+    result = scan(seeded)
+    budget = result.signal("critical_budget")
+    assert budget.status == "ok" and budget.detail["critical"] == 1
+    assert len(budget.detail["unreadable_counters"]) == 1
+    with seeded.write() as conn:
+        first = conn.execute(select(Chunk.id).order_by(Chunk.id)).scalars().first()
+        conn.execute(update(Chunk).where(col(Chunk.id) == first)
+                     .values(status="failed", tokens="many"))
+    result = scan(seeded)
+    broken = result.signal("embedding_failures")
+    assert broken.status == "unknown" and "could not be measured: ValueError" in \
+        broken.explanation
+    assert [s.name for s in result.signals] == list(SIGNALS)
+    assert {s.name for s in result.signals if s.status == "unknown"} == {"embedding_failures"}
+    assert result.signal("duplicate_ratio").status == "ok"
+
+
 # -- checkpoints and compactions ----------------------------------------------------------------
 def test_checkpoint_noop_recent_fails_older_warns_nothing_new_ignored(seeded: Store) -> None:
     seeded.record_checkpoint("s1", trigger="stop", ts=ts(2), entries_added=12,
