@@ -458,6 +458,51 @@ def test_a_stored_scan_does_not_clear_a_stale_writer(store: Store) -> None:
     assert sig.status == "ok" and sig.detail["writers"]["lca-tui"]["version"] != "0.0.9"
 
 
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("health.offending_limit", "-1", "at least 0"),
+    ("health.duplicate_fail_percent", "-5", "at least 0"),
+    ("health.duplicate_fail_percent", "3", "must be at least health.duplicate_warn_percent"),
+    ("health.near_duplicate_similarity", "nan", "finite"),
+    ("health.index_lag_fail_percent", "inf", "finite"),
+    ("health.index_lag_fail_percent", "101", "at most 100"),
+    ("health.checkpoint_noop_days", "-3", "at least 0"),
+    ("health.critical_budget_chars", "0", "at least 1"),
+])
+def test_health_settings_are_validated_at_load(name: str, value: str, said: str) -> None:
+    from store.core.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match=name.replace(".", r"\.")) as caught:
+        Settings.load({name: value})
+    assert said in str(caught.value)
+
+
+def test_health_settings_in_range_load(seeded: Store) -> None:
+    from store.core.settings import Settings
+
+    settings = Settings.load({"health.offending_limit": "1", "health.duplicate_warn_percent": "10",
+                              "health.duplicate_fail_percent": "10",
+                              "health.near_duplicate_similarity": "1",
+                              "health.checkpoint_noop_days": "0"})
+    assert settings["health.duplicate_fail_percent"] == 10.0
+    sources = incidents.sources_of(seeded, "s1", memories=False)
+    incidents.reindex_again(seeded, sources, ("nightly.sh", "1.0"))
+    seeded.settings = settings
+    dup = scan(seeded).signal("duplicate_ratio")
+    assert len(dup.offending) == 1 and dup.offending_total == len(sources)
+
+
+def test_health_json_has_no_nan_or_infinity(seeded: Store) -> None:
+    import json
+
+    from store.health.records import SignalResult
+
+    odd = SignalResult("x", "unknown", float("nan"), "?", float("inf"), None, "", "",
+                       detail={"ratio": float("-inf"), "ok": [1.5]})
+    doc = json.dumps(odd.to_json(), allow_nan=False)
+    assert json.loads(doc)["value"] is None and json.loads(doc)["detail"]["ok"] == [1.5]
+    json.dumps(scan(seeded).to_json(), allow_nan=False)
+
+
 # -- scans, trends, drill-down ---------------------------------------------------------------
 def test_scans_are_stored_with_trends(seeded: Store) -> None:
     first = scan(seeded)

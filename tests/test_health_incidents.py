@@ -135,6 +135,16 @@ def test_health_reads_an_existing_store(store: Store) -> None:
     assert json.loads(done.stdout)["signals"]
 
 
+def test_a_bad_health_setting_is_one_line_naming_it(store: Store) -> None:
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "--set",
+                           "health.index_lag_fail_percent=inf", "health", "--json",
+                           "--store", str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "health.index_lag_fail_percent must be a finite number" in done.stderr
+
+
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_template(tmp_path_factory.mktemp("demo-health"))
