@@ -17,7 +17,7 @@ from store.core.models import Chunk, Entry, Memory
 from store.health import incidents
 from store.health.records import Row
 from tests.conftest import make_store
-from tests.helpers_health import add_session, ids, scan, ts, write_memory
+from tests.helpers_health import add_session, consistent, ids, scan, ts, write_memory
 
 SIGNALS = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_budget",
            "checkpoint_noop", "compaction_without_checkpoint", "index_lag",
@@ -338,6 +338,43 @@ def test_index_lag_missing_stale_and_blank(seeded: Store) -> None:
     assert plan.possible and plan.counts["sources"] == 2
     seeded.health_fix("index-lag")
     assert scan(seeded).signal("index_lag").status == "ok"
+
+
+def test_index_lag_counts_orphan_chunks_in_its_figure(seeded: Store) -> None:
+    """An orphan chunk (its entry deleted, its chunks left) is lag the figure shows: the
+    status is the thresholds applied to the value, never warn at 0.00 %."""
+    from sqlalchemy import delete
+
+    consistent(scan(seeded))
+    with seeded.read() as conn, orm(conn) as s:
+        gone = s.exec(select(Entry.id).where(col(Entry.session_id) == "s2")
+                      .order_by(col(Entry.id))).first()
+        chunks = set(s.exec(select(Chunk.id).where(col(Chunk.source_type) == "entry",
+                                                   col(Chunk.source_id) == gone)).all())
+    with seeded.write() as conn:
+        conn.execute(delete(Entry).where(col(Entry.id) == gone))
+    sig = scan(seeded).signal("index_lag")
+    assert sig.status in ("warn", "fail") and sig.value and sig.value > 0
+    assert {r.id for r in sig.offending if r.kind == "chunk"} == chunks
+    assert "orphan chunk" in sig.explanation
+    consistent(scan(seeded))
+
+
+def test_rule_graded_signals_have_no_thresholds(seeded: Store, tmp_path: Path) -> None:
+    """loader_drift (warn, a plain memory not loadable) and checkpoint_noop (an older no-op
+    only: warn) report what they grade, with null thresholds."""
+    mem = tmp_path / "memory"
+    (mem / "feedback_broken.md").write_text('---\nname: "unclosed\n---\nbody\n',
+                                            encoding="utf-8")
+    seeded.ingest([mem])
+    old = seeded.record_checkpoint(None, trigger="nightly", ts=ts(60 * 24 * 10),
+                                   entries_added=30, chunks_embedded=0)
+    result = scan(seeded)
+    drift, noop = result.signal("loader_drift"), result.signal("checkpoint_noop")
+    assert (drift.status, drift.value, drift.graded_by) == ("warn", 1.0, "rule")
+    assert (noop.status, noop.value, noop.graded_by) == ("warn", 1.0, "rule")
+    assert ids(noop) == {old} and noop.detail == {"recent": 0, "older": 1}
+    consistent(result)
 
 
 def test_embedding_failures_and_reembed(seeded: Store) -> None:

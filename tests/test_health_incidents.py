@@ -21,7 +21,7 @@ from store.health import incidents
 from store.recall.models import RecallCandidate
 from store.recall.run import probe
 from tests.conftest import make_store
-from tests.helpers_health import NOW, scan
+from tests.helpers_health import NOW, consistent, scan
 from tests.helpers_shell import FIXED_NOW, build_demo_template
 
 QUERIES = ("how was the compaction summary written", "which tests failed and why",
@@ -166,6 +166,7 @@ def test_demo_tells_every_incident(demo_template: Path, tmp_path: Path) -> None:
             "compaction_without_checkpoint", "threshold_order"} <= set(bad)
     assert len(bad) >= 8
     assert bad["checkpoint_noop"] == "fail" and bad["loader_drift"] == "fail"
+    consistent(result)
     done = _cli("health", store=path)
     assert done.returncode == 1, done.stderr
     fixed = _cli("compact-duplicates", "--json", store=path)

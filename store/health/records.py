@@ -65,9 +65,18 @@ class SignalResult:
     fix: str | None = None
     """The fix that applies (``compact-duplicates``, ``reembed``, ``index-lag``), if any."""
 
+    @property
+    def graded_by(self) -> str:
+        """``thresholds``: the status is ``registry.grade(value, warn, fail)`` (fail above
+        ``fail``, warn above ``warn``, unknown with no value) — a script applying the
+        thresholds to the value gets the status; ``rule``: no numeric threshold decides it
+        (both are None) and ``rule`` says what does (a critical memory among those not
+        loadable, a checkpoint's age, which parts are missing)."""
+        return "rule" if self.warn is None and self.fail is None else "thresholds"
+
     def to_json(self) -> dict[str, Any]:
         return finite({"name": self.name, "status": self.status, "value": self.value,
-                       "display": self.display,
+                       "display": self.display, "graded_by": self.graded_by,
                        "thresholds": {"warn": self.warn, "fail": self.fail},
                        "rule": self.rule, "explanation": self.explanation,
                        "offending": [r.to_json() for r in self.offending],

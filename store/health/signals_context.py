@@ -80,8 +80,10 @@ def checkpoint_noop(ctx: ScanContext) -> SignalResult:
     else:
         explanation = (f"no checkpoint reported ok without embedding its new work "
                        f"({plural(len(candidates), 'empty checkpoint')} had nothing new)")
-    return result(ctx, "checkpoint_noop", status, float(n), f"{n} ({len(older)} older)"
-                  if older else str(n), 0.0, 0.0,
+    total = n + len(older)
+    # graded by rule (no thresholds): a no-op's age decides between warn and fail
+    return result(ctx, "checkpoint_noop", status, float(total),
+                  f"{total} ({n} recent)" if older else str(total), None, None,
                   f"fail on any in the last {days} days; warn on older ones", explanation,
                   recent + older, detail={"recent": n, "older": len(older)})
 

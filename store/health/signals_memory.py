@@ -46,9 +46,10 @@ def loader_drift(ctx: ScanContext) -> SignalResult:
                             "follows are not injected")
     else:
         explanation = "every memory reads as the loader's schema says"
+    # graded by rule (no thresholds): which memories are not loadable decides, not how many
     return result(ctx, "loader_drift", status, float(n), f"{n} ({critical} crit.)"
-                  if critical else str(n), 0.0, 0.0,
-                  "warn > 0 not loadable; fail when a critical memory is among them",
+                  if critical else str(n), None, None,
+                  "warn on any memory not loadable; fail when a critical one is among them",
                   explanation, rows, detail={"not_loadable": n, "critical": critical})
 
 
