@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich import box
@@ -90,6 +91,25 @@ def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
     from store import open_store
 
     return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
+
+
+def store_path(args: argparse.Namespace) -> Path:
+    """The store file the command names: ``--store``, else ``$LCA_STORE`` or the default."""
+    from store.core.location import default_store_path
+
+    given = getattr(args, "store", None)
+    return Path(given).expanduser() if given else default_store_path()
+
+
+def require_store(args: argparse.Namespace, what: str, hint: str = "") -> None:
+    """Refuse a store file that does not exist, for a command (``what``) that only reads or
+    repairs one: opening would create an empty store at a mistyped path and report on it."""
+    from store.core.errors import StoreError
+
+    path = store_path(args)
+    if not path.exists():  # a folder or an unreadable file: opening says what is wrong
+        raise StoreError(f"no store at {path}: {what} reads an existing store (check --store "
+                         "or $LCA_STORE; `lca-tui ingest` or `lca-tui demo` makes one)" + hint)
 
 
 @contextmanager

@@ -49,7 +49,10 @@ def _short(value: float | None) -> str:
 
 
 def thresholds(sig: SignalResult) -> str:
-    """``5 / 20``: warn and fail thresholds (the value fails or warns above them)."""
+    """``5 / 20``: warn and fail thresholds (the value fails or warns above them); ``by rule``
+    when no threshold decides (the rule, in the detail, says what does)."""
+    if sig.graded_by == "rule":
+        return "by rule"
     return f"{_short(sig.warn)} / {_short(sig.fail)}"
 
 

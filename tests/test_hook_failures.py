@@ -66,6 +66,14 @@ def test_health_shows_what_failed_while_the_store_could_not_be_opened(
                          .encode(), link)
     assert (done.returncode, done.stdout) == (0, b"")
     target.parent.mkdir()
+    # health reads an existing store: it refuses the path, saying what the log kept for it
+    done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "health", "--no-save",
+                           "--store", str(link)], capture_output=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 2 and done.stdout == b"" and not target.exists()
+    said = done.stderr.decode()
+    assert "no store at" in said and "the hook failure log holds 1 failure" in said
+    assert "could not be opened" in said
+    make_store(link).close()  # the store is made (the next hook run would make it)
     health = _health(link)
     assert health["status"] == "warn" and health["value"] == 1
     assert [r["kind"] for r in health["offending"]] == ["hook-failures.log"]

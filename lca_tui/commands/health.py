@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, err_console, print_json, store_from, table
+from lca_tui.output import (
+    add_json_flag,
+    console,
+    err_console,
+    print_json,
+    require_store,
+    store_from,
+    store_path,
+    table,
+)
 
 FIX_NAMES = ("compact-duplicates", "reembed", "index-lag")
 STYLE = {"fail": "bold red", "warn": "yellow", "unknown": "magenta", "ok": "green"}
@@ -44,6 +53,19 @@ def _progress(args: argparse.Namespace) -> Any:
     return progress
 
 
+def _logged_hint(args: argparse.Namespace) -> str:
+    """What the hook failure log kept for a store path that has no store (yet): a hook that
+    could not open it there is the likeliest reason to ask."""
+    from store.harness.failures import logged_failures
+
+    logged = logged_failures(store_path(args))
+    if not logged:
+        return ""
+    last = str(logged[-1].get("error") or "no reason recorded")
+    return (f"; the hook failure log holds {len(logged):,} failure"
+            f"{'' if len(logged) == 1 else 's'} for this path, the last: {last}")
+
+
 def run_health(args: argparse.Namespace) -> int:
     from store.health.registry import spec
 
@@ -51,6 +73,7 @@ def run_health(args: argparse.Namespace) -> int:
         spec(name)  # an unknown name is a clear error before any work
     if args.dry_run and not args.fix:
         raise ValueError("--dry-run goes with --fix")
+    require_store(args, "health", _logged_hint(args))
     with store_from(args) as store:
         fixed = None
         if args.fix:
@@ -117,6 +140,7 @@ def _print_lines(head: str, lines: list[str]) -> None:
 
 
 def run_compact(args: argparse.Namespace) -> int:
+    require_store(args, "compact-duplicates")
     with store_from(args) as store:
         report = store.compact_duplicates(args.dry_run, _progress(args))
     if args.json:
