@@ -102,6 +102,49 @@ def test_a_store_that_cannot_be_opened(tmp_path: Path, runtime_dir: Path, kind: 
     assert signal.status == "warn" and signal.value == 1 and signal.rows[0]["where"] == "log"
 
 
+@pytest.mark.parametrize("kind", ["directory", "not a database"])
+def test_health_and_hooks_status_show_the_logged_failures_of_a_store_that_cannot_open(
+        tmp_path: Path, runtime_dir: Path, kind: str) -> None:
+    bad = tmp_path / "bad.db"
+    if kind == "directory":
+        bad.mkdir()
+    else:
+        bad.write_bytes(b"this is not an SQLite file at all" * 100)
+    payload = {"session_id": "s", "hook_event_name": "Stop"}
+    assert _hook_process("Stop", json.dumps(payload).encode(), bad).returncode == 0
+
+    def cli(*words: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "lca_tui.cli", *words, "--store",
+                               str(bad), "--json"], capture_output=True, timeout=300,
+                              cwd=ROOT)
+
+    health = cli("health", "--no-save")
+    assert health.returncode == 2 and health.stderr.decode().count("\n") == 1
+    assert "hook_failures: 1 hook run failed" in health.stderr.decode()
+    doc = json.loads(health.stdout)
+    assert doc["status"] == "error" and doc["error"]
+    (signal,) = doc["signals"]
+    assert (signal["name"], signal["value"], signal["status"]) == ("hook_failures", 1, "warn")
+    status = cli("hooks", "status", "--project", str(tmp_path))
+    assert status.returncode == 1, status.stderr
+    doc = json.loads(status.stdout)
+    assert "cannot be opened" in doc["store_error"]
+    assert doc["hook_failures"]["value"] == 1 and doc["daemon_state"] == "not running"
+    assert doc["settings"]["installed"] is False
+    assert bad.is_dir() if kind == "directory" else bad.read_bytes().startswith(b"this is")
+
+
+def test_hooks_status_does_not_create_a_missing_store(tmp_path: Path, runtime_dir: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    from lca_tui.cli import main
+
+    missing = tmp_path / "nothing-yet.db"
+    assert main(["hooks", "status", "--store", str(missing), "--project", str(tmp_path)]) == 0
+    assert "no store at" in capsys.readouterr().out
+    assert not missing.exists()
+
+
 def test_log_lines_count_for_their_store_once_it_opens(tmp_path: Path, store: Store) -> None:
     from store.harness.failures import log_failure
 
