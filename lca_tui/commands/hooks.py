@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
@@ -37,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from store.harness import paths
     from store.harness import settings_file as sf
 
+    if args.project is not None and not Path(args.project).expanduser().is_dir():
+        raise ValueError(f"the project folder {args.project} does not exist (or is not a "
+                         "folder): give an existing project's folder; nothing was written")
     path = sf.settings_path(args.project, args.user)
     if args.verb == "status":
         return _status(args, path)
@@ -63,9 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         out.print(f"dry run: {path} not changed", markup=False)
     else:
-        out.print(f"wrote {path}"
-                  + (f" (backup {written[0]})" if written and written[0] != path else ""),
-                  markup=False)
+        backup = next((p for p in written if p.name.endswith(".lca-tui.bak")), None)
+        out.print(f"wrote {path}" + (f" (backup {backup})" if backup else ""), markup=False)
     return 0
 
 
