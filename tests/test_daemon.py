@@ -146,3 +146,48 @@ def test_serve_start_status_stop_as_processes(tmp_path: Path, runtime_dir: Path)
     with s.read() as conn:
         assert conn.exec_driver_sql("SELECT via FROM hook_run").scalar() == "daemon"
     s.close()
+
+
+def test_a_second_foreground_daemon_says_so_in_one_line(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--foreground", "--store", str(daemon.store_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"already serves {daemon.store_path}" in err
+    assert "Traceback" not in err
+
+
+def test_serve_while_another_loads_waits_for_it(tmp_path: Path, runtime_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import fcntl
+
+    from store.harness import paths
+
+    store = (tmp_path / "store.db").resolve()
+    sock = paths.socket_path(store)
+    fd = os.open(client.lock_path(sock), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a daemon that took the store and is loading the model
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    monkeypatch.setattr("lca_tui.commands.serve.START_TIMEOUT", 0.5)
+    try:
+        assert main(["serve", "--store", str(store)]) == 2
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    assert f"already starting (pid {os.getpid()})" in err
+    assert "did not answer within" in err and "AlreadyRunning" not in err
+
+
+def test_two_serves_at_once_share_one_daemon(tmp_path: Path, runtime_dir: Path) -> None:
+    store = tmp_path / "store.db"
+    command = [sys.executable, "-m", "lca_tui.cli", "--store", str(store), "serve", "--json"]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              cwd=ROOT, env=dict(os.environ)) for _ in range(2)]
+    try:
+        results = [p.communicate(timeout=180) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], [r[1] for r in results]
+        pids = {json.loads(out)["pid"] for out, _ in results}
+        assert len(pids) == 1
+    finally:
+        subprocess.run([*command[:-2], "serve", "--stop"], timeout=60, cwd=ROOT,
+                       capture_output=True)
