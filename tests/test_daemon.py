@@ -191,3 +191,41 @@ def test_two_serves_at_once_share_one_daemon(tmp_path: Path, runtime_dir: Path) 
     finally:
         subprocess.run([*command[:-2], "serve", "--stop"], timeout=60, cwd=ROOT,
                        capture_output=True)
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_daemon_whose_store_vanishes_stops_and_creates_nothing(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], how: str) -> None:
+    d = Daemon(tmp_path / "store.db")
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{d.store_path}{suffix}").unlink(missing_ok=True)
+        if how == "replaced":
+            d.store_path.write_bytes(b"somebody else's file")
+        # a hook meanwhile works in this process: on a store at that path, never the old one
+        base = _session(tmp_path, "short.jsonl")
+        if how == "deleted":
+            out = run_hook("Stop", {**base, "hook_event_name": "Stop"}, d.store_path,
+                           monkeypatch, capsys)
+            assert out == ""
+            from store.harness.failures import logged_failures
+            assert logged_failures(d.store_path) == []
+        thread.join(timeout=30)
+        assert not thread.is_alive()  # the daemon noticed and stopped
+        assert d.last_error and ("was deleted" in d.last_error or "replaced" in d.last_error)
+    finally:
+        d.stop()
+        thread.join(timeout=30)
+    assert client.probe(d.sock)["state"] == "not running"
+    if how == "replaced":
+        assert d.store_path.read_bytes() == b"somebody else's file"
+    else:  # the hook's own in-process run made a real, migrated store
+        s = make_store(d.store_path)
+        with s.read() as conn:
+            assert conn.exec_driver_sql("SELECT via FROM hook_run").scalars().all() == [
+                "process"]
+        s.close()

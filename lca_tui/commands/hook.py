@@ -178,13 +178,14 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
                                    ack_timeout=ACK_TIMEOUT)
         except (client.NotRunning, paths.UnsafeDirectory, OSError):
             pass  # no daemon, or no usable socket folder: work in this process
-        except client.NoAck as exc:  # hung: it started nothing; this process does the work
+        except client.NoAck as exc:  # it took nothing on: this process does the work
             from store.harness.failures import log_failure
 
             pid = client.running_pid(sock)
-            log_failure(event, store, f"the daemon{f' (pid {pid})' if pid else ''} did not "
-                        f"answer: {exc}; this hook ran in-process instead (`lca-tui serve "
-                        "--stop` ends a hung daemon)", sid, via="daemon")
+            if exc.hung:
+                log_failure(event, store, f"the daemon{f' (pid {pid})' if pid else ''} did "
+                            f"not answer: {exc}; this hook ran in-process instead (`lca-tui "
+                            "serve --stop` ends a hung daemon)", sid, via="daemon")
         except client.DaemonError as exc:  # it took the run and failed or ran out of time
             from store.harness.failures import log_failure
 
@@ -194,7 +195,7 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
         else:
             if reply.get("ok"):
                 return str(reply.get("stdout") or "")
-            if reply.get("error") != "wrong store":
+            if reply.get("error") not in ("wrong store", "store gone"):
                 return ""  # the daemon recorded the failure itself
     from store.harness.hook import handle
 

@@ -101,6 +101,15 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
         connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
     )
 
+    # Every connection opens the file read-write but never creates it (SQLite's mode=rw):
+    # ``ensure_file`` makes a new store; a store deleted under a running process (the
+    # daemon) must not come back as an empty file without a schema at its path.
+    uri = f"{path.resolve().as_uri()}?mode=rw"
+
+    @event.listens_for(engine, "do_connect")
+    def _open_existing(_dialect, _record, _cargs, cparams):  # type: ignore[no-untyped-def]
+        return sqlean.connect(uri, uri=True, **cparams)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
         dbapi_conn.enable_load_extension(True)

@@ -25,8 +25,14 @@ class DaemonError(Exception):
 
 
 class NoAck(DaemonError):
-    """The daemon took the request but did not acknowledge it in time: it is hung (stopped,
-    or stuck), and nothing it may do later was started by this request."""
+    """The daemon did not take the request on: no acknowledgement in time (it is hung:
+    stopped, or stuck) or the connection failed before one (it was stopping). Nothing was
+    started by this request, so the caller may do the work itself. ``hung``: it timed out
+    (rather than the daemon closing the connection as it stops)."""
+
+    def __init__(self, message: str, hung: bool = False) -> None:
+        super().__init__(message)
+        self.hung = hung
 
 
 def lock_path(sock: Path) -> Path:
@@ -94,26 +100,33 @@ def request(sock: Path, message: dict[str, Any], timeout: float = 10.0,
             raise NotRunning(str(sock)) from exc
         except TimeoutError as exc:
             raise NoAck(f"the daemon on {sock} did not accept within "
-                        f"{connect_timeout} s") from exc
+                        f"{connect_timeout} s", hung=True) from exc
         except OSError as exc:  # a socket path we may not use: as good as none
             raise NotRunning(f"{sock}: {exc}") from exc
         asked = dict(message, ack=True) if ack_timeout is not None else message
+        started = time.monotonic()
+        body = b""
         try:
             conn.settimeout(timeout)
             conn.sendall(json.dumps(asked).encode("utf-8") + b"\n")
             conn.shutdown(socket.SHUT_WR)
-            started = time.monotonic()
             if ack_timeout is not None:
-                try:
-                    first = _receive(conn, started + ack_timeout, stop_at_line=True)
-                except TimeoutError as exc:
-                    raise NoAck(f"the daemon did not acknowledge the request within "
-                                f"{ack_timeout:g} s (hung?)") from exc
+                first = _receive(conn, started + ack_timeout, stop_at_line=True)
                 if not first.startswith(ACK):
                     raise NoAck("the daemon did not acknowledge the request")
-                body = first[len(ACK):] + _receive(conn, started + timeout, False)
-            else:
-                body = _receive(conn, started + timeout, False)
+                body = first[len(ACK):]
+        except TimeoutError as exc:
+            if ack_timeout is None:
+                raise DaemonError(f"the daemon did not answer within {timeout:g} s") from exc
+            raise NoAck(f"the daemon did not acknowledge the request within "
+                        f"{ack_timeout:g} s (hung?)", hung=True) from exc
+        except OSError as exc:  # before an acknowledgement: the daemon took nothing on
+            if ack_timeout is None:
+                raise DaemonError(f"the connection to the daemon failed: {exc}") from exc
+            raise NoAck(f"the connection to the daemon failed before it took the request: "
+                        f"{exc}") from exc
+        try:
+            body += _receive(conn, started + timeout, False)
         except TimeoutError as exc:
             raise DaemonError(f"the daemon did not answer within {timeout:g} s") from exc
         except OSError as exc:

@@ -130,6 +130,7 @@ class Daemon:
         self.stopping = threading.Event()
         self._lock_fd: int | None = None
         self._embedder_thread: threading.Thread | None = None
+        self._identity: tuple[int, int] | None = None  # the store file's (device, inode)
 
     # -- start and stop ----------------------------------------------------------------
     def _take_lock(self) -> None:
@@ -157,6 +158,8 @@ class Daemon:
             self.store = open_store(self.store_path,
                                     base.with_overrides({"recall.vector_cache": True}, "serve"),
                                     writer=WRITER)
+            info = os.stat(self.store_path)
+            self._identity = (info.st_dev, info.st_ino)
             # One connection held open for the daemon's life: otherwise every request's last
             # connection to close would checkpoint the WAL (measured: half a hook's time).
             self.store.data_version()
@@ -216,6 +219,35 @@ class Daemon:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
 
+    # -- the store file ------------------------------------------------------------------
+    def store_gone(self) -> str | None:
+        """Why the daemon can no longer serve its store — the file was deleted, or replaced
+        by another (a different inode) — or None while it is the file it opened. Checked
+        before every request and background round: a connection opened on a deleted path
+        would create an empty, schema-less file there."""
+        try:
+            info = os.stat(self.store_path)
+        except FileNotFoundError:
+            why = "was deleted"
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror or exc})"
+        else:
+            if (info.st_dev, info.st_ino) == self._identity:
+                return None
+            why = "was replaced by another file"
+        return f"the store {self.store_path} {why}: the daemon stops"
+
+    def _still_serving(self) -> bool:
+        """False (and the daemon stopping) once its store file is gone or replaced."""
+        gone = self.store_gone()
+        if gone is None:
+            return True
+        if not self.stopping.is_set():
+            self.last_error = gone
+            log.warning("%s", gone)
+            self.stop()
+        return False
+
     # -- requests ------------------------------------------------------------------------
     @contextlib.contextmanager
     def _busy(self) -> Iterator[None]:
@@ -230,6 +262,9 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
+        if op in ("status", "hook", "recall") and not self._still_serving():
+            # the client works in-process (where a store at that path is opened, migrated)
+            return {"ok": False, "error": "store gone", "detail": self.last_error}
         try:
             if op == "status":
                 return self.status()
@@ -296,6 +331,8 @@ class Daemon:
     # -- background embedding --------------------------------------------------------------
     def _embed_loop(self) -> None:
         while not self.stopping.is_set():
+            if not self._still_serving():
+                return
             if self._active:
                 time.sleep(0.05)
                 continue
