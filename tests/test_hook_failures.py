@@ -209,3 +209,21 @@ def test_a_clean_run_is_recorded_ok(tmp_path: Path, runtime_dir: Path,
                                    ).one()
     assert tuple(row[:3]) == ("Stop", "ok", "process") and row[3] > 0
     s.close()
+
+
+def test_each_logged_failure_is_explained_by_its_cause(tmp_path: Path) -> None:
+    from store.harness.failures import log_failure
+
+    where = tmp_path / "s.db"
+    log_failure("UserPromptSubmit", where, "the daemon (pid 7) did not answer: the daemon "
+                "did not acknowledge the request within 2 s (hung?)", via="daemon")
+    log_failure("UserPromptSubmit", where, "the hook gave up at its deadline of 12 s while "
+                "working in-process", via="deadline")
+    log_failure("Stop", where, "the store could not be opened: StoreError: not a database")
+    log_failure("Stop", where, "the run failed and could not be recorded: StoreLocked: busy")
+    explanation = hook_failures(None, where).explanation
+    assert "1 the daemon did not answer" in explanation
+    assert "1 gave up at the hook's deadline" in explanation
+    assert "1 the store could not be opened" in explanation
+    assert "1 the run could not be recorded in the store" in explanation
+    assert explanation.count("could not be opened") == 1

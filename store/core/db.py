@@ -49,12 +49,14 @@ def ensure_file(path: Path) -> bool:
                              "--store")
         if path.exists():
             return False
+        # a symlink to a file not made yet: the file it names (SQLite opens without creating)
+        real = Path(os.path.realpath(path)) if path.is_symlink() else path
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            fd = os.open(real, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:  # another process created it first
             return False
         os.close(fd)
-        os.chmod(path, 0o600)
+        os.chmod(real, 0o600)
     except PermissionError as exc:
         where = exc.filename or path
         raise StoreError(f"cannot create the store {path}: permission denied on {where} (a "

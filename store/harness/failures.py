@@ -85,6 +85,22 @@ def logged_failures(store: Path | str | None = None, since: str | None = None
     return out
 
 
+def cause(row: dict[str, Any]) -> str:
+    """Why a failure-log line was written, in a few words (``measure``'s explanation)."""
+    error = str(row.get("error") or "")
+    if row.get("via") == "deadline":
+        return "gave up at the hook's deadline"
+    if row.get("via") == "daemon":
+        return "the daemon did not answer"
+    if error.startswith("the store could not be opened"):
+        return "the store could not be opened"
+    if "could not be recorded" in error or error.startswith("could not record"):
+        return "the run could not be recorded in the store"
+    if error.startswith("could not print"):
+        return "the output could not be printed"
+    return "the hook command itself failed"
+
+
 @dataclass
 class Signal:
     """The ``hook_failures`` health signal, in the shape of the other signals: value,
@@ -133,10 +149,14 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
     if n == 0:
         explanation = f"no hook failed in the last {days} days"
     else:
-        in_log = sum(1 for r in rows if r["where"] == "log")
+        causes: dict[str, int] = {}
+        for r in rows:
+            if r["where"] == "log":
+                causes[cause(r)] = causes.get(cause(r), 0) + 1
+        logged = "; ".join(f"{k} {c}" for c, k in causes.items())
         explanation = (f"{n} hook run{'s' if n != 1 else ''} failed in the last {days} days"
-                       + (f" ({in_log} when the store could not be opened: "
-                          f"{failure_log()})" if in_log else "")
+                       + (f" (in the failure log {failure_log()}: {logged})" if causes
+                          else "")
                        + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
     return Signal("hook_failures", n, 0, None, "warn" if n else "ok", explanation[:400], rows)
 
