@@ -227,3 +227,38 @@ def test_each_logged_failure_is_explained_by_its_cause(tmp_path: Path) -> None:
     assert "1 the store could not be opened" in explanation
     assert "1 the run could not be recorded in the store" in explanation
     assert explanation.count("could not be opened") == 1
+
+
+@pytest.mark.parametrize("kind", ["directory", "not jsonl"])
+def test_a_transcript_path_that_is_no_transcript_is_refused_and_recorded(
+        tmp_path: Path, runtime_dir: Path, kind: str) -> None:
+    if kind == "directory":
+        given = tmp_path / "projects"  # a folder of sessions, named like one
+        given.mkdir()
+        for name in ("short.jsonl", "tool_heavy.jsonl"):
+            (given / name).write_bytes((CLAUDE_CODE / name).read_bytes())
+        given = given.rename(tmp_path / "folder.jsonl")
+    else:
+        given = tmp_path / "notes.txt"
+        given.write_bytes((CLAUDE_CODE / "short.jsonl").read_bytes())
+    store_path = tmp_path / "s.db"
+    done = _hook_process("Stop", json.dumps({"session_id": "s", "hook_event_name": "Stop",
+                                             "transcript_path": str(given)}).encode(),
+                         store_path)
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    store = make_store(store_path)
+    signal = hook_failures(store)
+    assert signal.value == 1 and "transcript_path" in str(signal.rows[0]["error"])
+    assert store.stats().entries == 0  # nothing imported
+    store.close()
+
+
+def test_the_failure_log_names_the_store_by_its_absolute_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.harness.failures import log_failure
+
+    monkeypatch.chdir(tmp_path)
+    log_failure("Stop", "relative.db", "whatever")
+    (line,) = logged_failures()
+    assert line["store"] == str(tmp_path / "relative.db")
+    assert logged_failures(tmp_path / "relative.db") == [line]

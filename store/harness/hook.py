@@ -85,13 +85,23 @@ def parse_payload(event: str, raw: str | bytes) -> dict[str, Any]:
 
 
 def transcript_files(payload: dict[str, Any]) -> list[Path]:
-    """The session's transcript and its workers' (``<dir>/<session>/subagents/*.jsonl``)."""
+    """The session's transcript and its workers' (``<dir>/<session>/subagents/*.jsonl``).
+
+    The transcript must be a ``.jsonl`` file (one not written yet is fine: nothing to
+    import); a folder or any other kind of file is refused (``HookInputError``) — importing
+    a folder would take in every session under it."""
     raw = payload.get("transcript_path")
     if not raw:
         return []
     main = Path(raw).expanduser()
+    if main.suffix != ".jsonl":
+        raise HookInputError(f"transcript_path {raw!r} is not a .jsonl transcript")
+    if main.exists() and not main.is_file():
+        raise HookInputError(f"transcript_path {raw!r} is not a regular file")
     workers = main.parent / str(payload["session_id"]) / "subagents"
-    return [main, *sorted(workers.glob("*.jsonl"))] if workers.is_dir() else [main]
+    found = sorted(p for p in workers.glob("*.jsonl") if p.is_file()) \
+        if workers.is_dir() else []
+    return [main, *found]
 
 
 def import_new(store: Store, outcome: Outcome, files: list[Path]) -> list[str]:
