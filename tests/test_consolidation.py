@@ -272,3 +272,31 @@ def test_counters_move_in_place_and_new_or_deleted_files_are_proposed(tmp_path: 
         assert s.memory(m.id).status == "active"
     finally:
         s.close()
+
+
+# -- review fixes ------------------------------------------------------------------------
+
+_EDITOR = "---\nname: editor\ntype: user\nowner: agent\n---\nThe user edits in Helix.\n"
+
+
+def test_approved_file_add_keeps_the_agents_file(tmp_path: Path) -> None:
+    """Approving an ``add`` that came from a bound-dir file links the memory to that file:
+    no second copy, no duplicate memory, no new proposal on the next ingest."""
+    s, folder = _bound(tmp_path)
+    try:
+        path = folder / "user_editor.md"
+        path.write_text(_EDITOR)
+        s.ingest([folder])
+        [add] = s.proposals()
+        assert s.approve(add.id).status == "applied"
+        assert sorted(p.name for p in folder.glob("*.md")) == [
+            "MEMORY.md", "feedback_deploy-window.md", "user_editor.md"]
+        editors = [m for m in s.memories() if m.name == "editor"]
+        assert len(editors) == 1
+        assert editors[0].source_file == str(path.resolve())
+        assert "owner: agent" in path.read_text(), "keys lca-tui does not manage are kept"
+        s.ingest([folder])
+        assert [p.id for p in s.proposals()] == [add.id]
+        assert len([m for m in s.memories() if m.name == "editor"]) == 1
+    finally:
+        s.close()

@@ -256,6 +256,8 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
             link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)
             _resolve_flags(conn, old, now)
             files.stage_memory(conn, store, old, new_file=False)
+        if op == "add":
+            files.claim_file(conn, store, memory_id, new.evidence)
         files.stage_memory(conn, store, memory_id)
         _index(conn, store, [memory_id, *new.targets])
         expect.update(body=(new.content or "").strip("\n"), status="active")

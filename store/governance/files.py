@@ -168,6 +168,34 @@ class FileWrites:
                 index=False)
         return path
 
+    def claim_file(self, conn: Connection, store: Store, memory_id: int,
+                   evidence: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> Path | None:
+        """Link a new memory to the bound-directory file it was proposed from (an ``add``
+        of a file the agent wrote outside the gate): that file becomes its own, so
+        ``stage_memory`` rewrites it in place instead of writing a second copy. The file's
+        front matter is kept (keys lca-tui does not manage survive). None when no evidence
+        names a file of the bound directory that no other memory owns."""
+        try:
+            folder = bound_dir(store)
+        except MemoryDirError:
+            return None
+        if folder is None:
+            return None
+        for pointer in evidence:
+            path = _inside(str(pointer.get("file") or ""), folder)
+            if path is None or memories.find(conn, source_file=str(path)) is not None:
+                continue
+            try:
+                fm, _ = read_back(path)
+            except (OSError, ValueError, yaml.YAMLError):
+                fm = {}
+            memories.update(conn, store, memory_id, {
+                "source_file": str(path),
+                "front_matter": json.dumps(fm, default=_json_default, ensure_ascii=False)},
+                index=False)
+            return path
+        return None
+
     def commit(self) -> None:
         """Put every staged file in place atomically; on a failure, undo those already
         placed and raise."""
