@@ -300,3 +300,28 @@ def test_approved_file_add_keeps_the_agents_file(tmp_path: Path) -> None:
         assert len([m for m in s.memories() if m.name == "editor"]) == 1
     finally:
         s.close()
+
+
+def test_an_unapproved_file_is_proposed_once(tmp_path: Path) -> None:
+    """Counters the agent bumps in a file not yet approved make no second proposal; a later
+    version of its content updates the pending proposal; the ingest note names only what is
+    new."""
+    s, folder = _bound(tmp_path)
+    try:
+        path = folder / "user_editor.md"
+        path.write_text(_EDITOR)
+        s.ingest([folder])
+        [add] = s.proposals()
+        path.write_text(_EDITOR.replace("owner: agent", "owner: agent\nhits: 4"))
+        report = s.ingest([folder])
+        assert [p.id for p in s.proposals()] == [add.id]
+        assert not any("became proposals" in n for n in report.notes)
+        path.write_text(_EDITOR.replace("Helix", "Neovim"))
+        report = s.ingest([folder])
+        [again] = s.proposals()
+        assert again.id == add.id and again.status == "pending"
+        info = s.proposal(add.id)
+        assert "Neovim" in (info.content or "") and info.revision == 1
+        assert any("updated to the file's latest version" in n for n in report.notes)
+    finally:
+        s.close()

@@ -397,13 +397,18 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     if gate:
         from store.governance.gate import propose_changes
 
-        ids, problems = propose_changes(ctx.store, gate)
-        for problem in problems:
+        done = propose_changes(ctx.store, gate)
+        for problem in done.problems:
             report.error(folder.as_posix(), None, f"could not propose: {problem}")
-        if ids:
-            report.notes.append(f"{len(ids)} change{'s' if len(ids) != 1 else ''} made in the "
-                                f"bound memory directory outside the gate became proposals "
-                                f"(lca-tui proposals): {', '.join(map(str, ids))}")
+        if done.added:
+            n = len(done.added)
+            report.notes.append(f"{n} change{'s' if n != 1 else ''} made in the bound memory "
+                                f"directory outside the gate became proposals "
+                                f"(lca-tui proposals): {', '.join(map(str, done.added))}")
+        if done.updated:
+            report.notes.append(f"pending proposal{'s' if len(done.updated) != 1 else ''} "
+                                f"{', '.join(map(str, done.updated))} updated to the file's "
+                                "latest version")
 
 
 def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:
