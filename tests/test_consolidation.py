@@ -325,3 +325,39 @@ def test_an_unapproved_file_is_proposed_once(tmp_path: Path) -> None:
         assert any("updated to the file's latest version" in n for n in report.notes)
     finally:
         s.close()
+
+
+def _used(store: Store, memory_id: int) -> None:
+    from store.recall.run import recall
+    from tests.helpers_recall import NOW
+
+    result = recall(store, "run the test suite with pytest", now=NOW)
+    rank = next(c.rank for c in result.trace.candidates
+                if c.source_type == "memory" and c.source_id == memory_id
+                and c.decision == "injected")
+    assert store.feedback(result.trace_id, str(rank), "used")["recorded"]
+
+
+def test_reported_use_is_reinforced_once_and_counted_once(store: Store,
+                                                         tmp_path: Path) -> None:
+    from tests.helpers_recall import import_memories
+
+    ids = import_memories(store, tmp_path / "mem", [(
+        "pytest-x", "Always run the test suite with pytest -x so it stops at the first "
+        "failure.", {"name": "pytest", "type": "feedback", "hits": 3})])
+    mid = ids["pytest"]
+    _used(store, mid)
+    assert store.memory(mid).hits == 4
+    first = store.consolidate()
+    assert first.by_kind.get("reinforce") == 1
+    [p1] = [p for p in store.proposals() if p.op == "reinforce"]
+    assert p1.status == "applied", "reinforce is auto-applied by default"
+    assert store.memory(mid).hits == 4, "the use was counted when reported, not again"
+    assert store.consolidate().by_kind.get("reinforce", 0) == 0
+    _used(store, mid)
+    third = store.consolidate()
+    assert third.by_kind.get("reinforce") == 1
+    newest = max((p for p in store.proposals() if p.op == "reinforce"), key=lambda p: p.id)
+    assert "used 1×" in (store.proposal(newest.id).rationale or ""), \
+        "only the feedback since the last reinforce"
+    assert store.memory(mid).hits == 5

@@ -14,6 +14,7 @@ and only the auto-apply policy may apply one. Each pass over a session records a
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from collections import Counter
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 TRIGGER = "consolidation"
+PROPOSER = "lca-tui:consolidate"
 HISTORY = 40  # entries before the pass that a correction at its start may answer
 
 
@@ -121,25 +123,46 @@ def _doc(found: Found, project: str | None) -> dict[str, Any]:
         metadata["projects"] = [project]
     return {"op": "add", "type": found.type, "content": found.content,
             "metadata": metadata, "rationale": found.rationale, "evidence": evidence,
-            "proposer": "lca-tui:consolidate",
+            "proposer": PROPOSER,
             "idempotency_key": _key(found.kind, *(e[0] for e in found.evidence))}
 
 
+def _last_reinforced(store: Store) -> dict[int, str]:
+    """memory id → when the pass last proposed a reinforce for it (any outcome but
+    ``failed``: a pending, applied or rejected one covered the feedback before it)."""
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(Proposal.targets, Proposal.ts).where(
+            Proposal.op == "reinforce", Proposal.proposer == PROPOSER,
+            Proposal.status != "failed")).all()
+    out: dict[int, str] = {}
+    for targets, ts in rows:
+        for mid in json.loads(targets or "[]"):
+            out[int(mid)] = max(out.get(int(mid), ""), ts)
+    return out
+
+
 def _reinforcements(store: Store) -> list[dict[str, Any]]:
-    """A ``reinforce`` proposal per memory a harness reported as used since it was last
-    reinforced by a pass (keyed by the feedback rows it covers)."""
+    """A ``reinforce`` proposal per memory a harness reported as used since the pass last
+    proposed one for it (keyed by the feedback rows it covers). The uses were counted in
+    ``hits`` when reported, so the proposal says so (``uses_counted``): applying it records
+    them and does not count them twice."""
     from store.recall.models import RecallCandidate, RecallFeedback
 
     with store.read() as conn, orm(conn) as s:
-        rows = s.exec(select(RecallFeedback.id, RecallFeedback.kind, RecallCandidate.source_id)
+        rows = s.exec(select(RecallFeedback.id, RecallFeedback.kind, RecallCandidate.source_id,
+                             RecallFeedback.ts)
                       .join(RecallCandidate, col(RecallCandidate.id) ==
                             col(RecallFeedback.candidate_id))
                       .where(RecallCandidate.source_type == "memory")).all()
         active = set(s.exec(select(Memory.id).where(Memory.status == "active")).all())
+    since = _last_reinforced(store)
     by_memory: dict[int, list[tuple[int, str]]] = {}
-    for fid, kind, mid in rows:
-        if mid is not None and int(mid) in active and fid is not None:
-            by_memory.setdefault(int(mid), []).append((int(fid), str(kind)))
+    for fid, kind, mid, ts in rows:
+        if mid is None or int(mid) not in active or fid is None:
+            continue
+        if ts <= since.get(int(mid), ""):
+            continue  # covered by an earlier reinforce
+        by_memory.setdefault(int(mid), []).append((int(fid), str(kind)))
     docs = []
     for mid, fb in sorted(by_memory.items()):
         ids = sorted(f for f, _ in fb)
@@ -147,8 +170,10 @@ def _reinforcements(store: Store) -> list[dict[str, Any]]:
         docs.append({"op": "reinforce", "target": mid,
                      "rationale": (f"reported as used {kinds.get('used', 0)}× and as having "
                                    f"prevented a mistake {kinds.get('prevented', 0)}× "
-                                   f"(feedback {ids[0]}–{ids[-1]})"),
-                     "proposer": "lca-tui:consolidate",
+                                   f"(feedback {ids[0]}–{ids[-1]}); counted in hits "
+                                   "when reported"),
+                     "metadata": {"uses_counted": True},
+                     "proposer": PROPOSER,
                      "idempotency_key": _key("reinforce", mid, *ids)})
     return docs
 
