@@ -361,3 +361,13 @@ def test_reported_use_is_reinforced_once_and_counted_once(store: Store,
     assert "used 1×" in (store.proposal(newest.id).rationale or ""), \
         "only the feedback since the last reinforce"
     assert store.memory(mid).hits == 5
+
+
+def test_a_pass_does_not_move_a_sessions_end(store: Store) -> None:
+    store.ingest([LABELLED])
+    [before] = store.sessions()
+    assert before.ended_at is not None
+    report = store.consolidate()
+    assert report.checkpoint_ids
+    [after] = store.sessions()
+    assert (after.started_at, after.ended_at) == (before.started_at, before.ended_at)

@@ -261,7 +261,7 @@ def store_checkpoint(store: Store, session_id: str, through: int, entries: int,
 
     return record_checkpoint(store, session_id, trigger=TRIGGER, entries_added=entries,
                              memories_written=0, duration_ms=duration_ms,
-                             through_entry_id=through)
+                             through_entry_id=through, touch_session=False)
 
 
 PASS_ORIGINS = ("consolidation", "proposer")
