@@ -371,3 +371,37 @@ def test_a_pass_does_not_move_a_sessions_end(store: Store) -> None:
     assert report.checkpoint_ids
     [after] = store.sessions()
     assert (after.started_at, after.ended_at) == (before.started_at, before.ended_at)
+
+
+from dataclasses import dataclass as _dataclass  # noqa: E402
+
+
+@_dataclass
+class _E:
+    """A stored entry's shape, for the detectors."""
+
+    id: int
+    kind: str
+    content: str
+    agent: str = "main"
+    session_id: str = "s"
+    seq: int = 0
+    tool_name: str | None = None
+
+
+@pytest.mark.parametrize("turn,expected", [
+    ("From now on, use Node 18.17 for builds.", "From now on, use Node 18.17 for builds."),
+    ("Never edit deploy/settings.py by hand.", "Never edit deploy/settings.py by hand."),
+    ("Never commit .env files.", "Never commit .env files."),
+    ("Always pin versions, e.g. requests==2.31, in requirements.",
+     "Always pin versions, e.g. requests==2.31, in requirements."),
+    ("Thanks. Remember that the i.e. style is banned here. Ok?",
+     "Remember that the i.e. style is banned here."),
+])
+def test_request_sentences_end_only_at_a_sentence_end(turn: str, expected: str) -> None:
+    from store.governance.detect import requests
+
+    [found] = requests(_E(1, "user", turn))
+    assert found.content == expected
+    (_, start, end), = found.evidence
+    assert turn[start:end] == expected

@@ -84,17 +84,28 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# A sentence ends at . ! ? followed by white space or the end of the text ("Node 18.17",
+# "settings.py", ".env" go on), or at a line break; not after an abbreviation ("e.g.").
+_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|vs|cf|approx|resp|incl|esp)\.$", re.IGNORECASE)
 _CHARS = 600
 
 
 def _sentences(text: str) -> Iterable[tuple[int, int, str]]:
-    for m in _SENTENCE.finditer(text):
-        s = m.group(0)
+    start = 0
+    bounds = []
+    for m in _END.finditer(text):
+        if m.group() != "\n" and _ABBREV.search(text[start:m.end()]):
+            continue
+        bounds.append((start, m.end()))
+        start = m.end()
+    bounds.append((start, len(text)))
+    for a, b in bounds:
+        s = text[a:b]
         lead = len(s) - len(s.lstrip())
         body = s.strip()
         if body:
-            yield m.start() + lead, m.start() + lead + len(body), body
+            yield a + lead, a + lead + len(body), body
 
 
 def _excerpt(text: str, limit: int = 160) -> str:
