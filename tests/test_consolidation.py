@@ -405,3 +405,14 @@ def test_request_sentences_end_only_at_a_sentence_end(turn: str, expected: str) 
     assert found.content == expected
     (_, start, end), = found.evidence
     assert turn[start:end] == expected
+
+
+def test_two_requests_in_one_turn_are_two_proposals(store: Store) -> None:
+    from tests.helpers_recall import add_entries
+
+    add_entries(store, "two-requests", [("user", "Always run black. Always run isort.")])
+    report = store.consolidate()
+    assert report.by_kind == {"request": 2}
+    assert sorted(p.content for p in [store.proposal(x.id) for x in store.proposals()]) == [
+        "Always run black.", "Always run isort."]
+    assert store.consolidate().proposals_added == 0

@@ -124,7 +124,9 @@ def _doc(found: Found, project: str | None) -> dict[str, Any]:
     return {"op": "add", "type": found.type, "content": found.content,
             "metadata": metadata, "rationale": found.rationale, "evidence": evidence,
             "proposer": PROPOSER,
-            "idempotency_key": _key(found.kind, *(e[0] for e in found.evidence))}
+            # each request sentence of a turn is its own proposal: the spans are in the key
+            "idempotency_key": _key(found.kind, *(f"{e[0]}:{e[1]}-{e[2]}"
+                                                  for e in found.evidence))}
 
 
 def _last_reinforced(store: Store) -> dict[int, str]:
