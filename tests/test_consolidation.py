@@ -416,3 +416,19 @@ def test_two_requests_in_one_turn_are_two_proposals(store: Store) -> None:
     assert sorted(p.content for p in [store.proposal(x.id) for x in store.proposals()]) == [
         "Always run black.", "Always run isort."]
     assert store.consolidate().proposals_added == 0
+
+
+@pytest.mark.parametrize("fmt", ["acp", "acp-journal", "lca-export", None])
+def test_the_bound_directory_goes_through_the_gate_whatever_the_format(
+        tmp_path: Path, fmt: str | None) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("16:00", "18:00"))
+        s.ingest([folder], fmt=fmt)
+        assert s.memory(m.id).body == m.body, "the stored memory waits for approval"
+        [p] = s.proposals()
+        assert (p.op, p.origin, p.target) == ("revise", "file", m.id)
+    finally:
+        s.close()

@@ -411,6 +411,13 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
                                 "latest version")
 
 
+def is_bound_dir(store: Any, folder: Path) -> bool:
+    """Whether ``folder`` is the store's bound memory directory (``memory.dir``)."""
+    from store.governance.gate import is_bound
+
+    return is_bound(store, folder)
+
+
 def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:
     """A list to collect changes in when ``folder`` is the bound memory directory and was
     imported before; None otherwise (the first import reads the files as they are)."""
