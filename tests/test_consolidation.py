@@ -64,10 +64,15 @@ def test_pass_makes_pending_proposals_and_a_second_pass_adds_nothing(store: Stor
     props = store.proposals()
     assert {p.origin for p in props} == {"consolidation"}
     assert {p.status for p in props} == {"pending"}, "the pass itself applies nothing"
-    assert all(m.status != "active" or m.id is None for m in []) and store.memories() == []
+    assert store.memories() == [], "no proposal became a memory"
     second = store.consolidate()
     assert second.proposals_added == 0
     assert len(store.proposals()) == 9
+    with store.read() as conn:
+        per_session = conn.exec_driver_sql(
+            "SELECT count(*) FROM checkpoint WHERE trigger = 'consolidation' "
+            "AND session_id IS NOT NULL").scalar_one()
+    assert per_session == 1, "a pass with nothing new writes no session checkpoint"
 
 
 def test_pass_starts_after_its_checkpoint_and_sees_new_lines(tmp_path: Path,
@@ -430,5 +435,38 @@ def test_the_bound_directory_goes_through_the_gate_whatever_the_format(
         assert s.memory(m.id).body == m.body, "the stored memory waits for approval"
         [p] = s.proposals()
         assert (p.op, p.origin, p.target) == ("revise", "file", m.id)
+    finally:
+        s.close()
+
+
+def test_a_failed_proposer_sees_the_entries_again_next_pass(tmp_path: Path) -> None:
+    flag, seen = tmp_path / "fail", tmp_path / "seen.txt"
+    flag.write_text("1")
+    cmd = _stub(tmp_path, (
+        "import json, sys, pathlib\n"
+        "data = json.load(sys.stdin)\n"
+        "n = sum(len(s['entries']) for s in data['sessions'])\n"
+        f"with open({str(seen)!r}, 'a') as fh: fh.write(f'{{n}}\\n')\n"
+        f"if pathlib.Path({str(flag)!r}).exists(): sys.exit(3)\n"
+        "print('[]')\n"))
+    s = make_store(tmp_path / "p.db", **{"governance.proposer_command": cmd})
+    try:
+        s.ingest([LABELLED])
+        first = s.consolidate()
+        assert "exited 3" in first.proposer["error"] and first.proposals_added == 9
+        with s.read() as conn:
+            advanced = conn.exec_driver_sql(
+                "SELECT count(*) FROM checkpoint WHERE trigger = 'consolidation' "
+                "AND session_id IS NOT NULL").scalar_one()
+        assert advanced == 0, "what the proposer did not see stays ahead of the checkpoint"
+        flag.unlink()
+        second = s.consolidate()
+        assert second.proposer == {"ran": True, "error": None, "proposals": 0}
+        assert second.proposals_added == 0 and len(second.checkpoint_ids) == 1
+        counts = seen.read_text().split()
+        assert len(counts) == 2 and counts[0] == counts[1] != "0"
+        third = s.consolidate()
+        assert third.proposer["ran"] is False, "no new entries: the proposer is not called"
+        assert len(seen.read_text().split()) == 2
     finally:
         s.close()

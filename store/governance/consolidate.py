@@ -9,6 +9,9 @@ nothing; it is also de-duplicated against the memories, against pending *and rej
 proposals, and within the pass, by normalised text. Each is checked like any other proposal
 and only the auto-apply policy may apply one. Each pass over a session records a checkpoint
 (trigger ``consolidation``) with the highest entry it covered; the next pass starts after it.
+Only a session with new entries gets one, and none when the proposer command failed (it
+sees those entries again next time); a pass that advances no session leaves one store-wide
+mark, so the Overview still knows when it ran.
 """
 
 from __future__ import annotations
@@ -203,10 +206,14 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
                                             "kind": e.kind, "ts": e.ts, "content": e.content}
                                            for e in new]})
     docs += [("reinforce", d) for d in _reinforcements(store)]
-    if use_proposer and str(store.settings["governance.proposer_command"] or "").strip():
+    proposer_failed = False
+    proposer_input = [p for p in proposer_input if p["entries"]]
+    if (use_proposer and proposer_input
+            and str(store.settings["governance.proposer_command"] or "").strip()):
         outcome = run_proposer(store, proposer_input)
         report.proposer = {"ran": True, "error": outcome.error,
                            "proposals": len(outcome.documents)}
+        proposer_failed = outcome.error is not None
         docs += [("proposer", d) for d in outcome.documents]
     for kind, _ in docs:
         report.by_kind.setdefault(kind, 0)
@@ -219,7 +226,15 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
     elapsed = (time.perf_counter() - started) * 1000
     for sid, through, n_new in covered:
         report.sessions.append(sid)
-        report.checkpoint_ids.append(store_checkpoint(store, sid, through, n_new, elapsed))
+        # a checkpoint only where there was something new, and not past what a failed
+        # proposer command did not see: the next pass gives it those entries again (what
+        # the detectors proposed from them is keyed, so it is not proposed twice)
+        if n_new and not proposer_failed:
+            report.checkpoint_ids.append(store_checkpoint(store, sid, through, n_new,
+                                                          elapsed))
+    if not report.checkpoint_ids:  # the pass ran all the same: one store-wide mark
+        report.checkpoint_ids.append(store_checkpoint(
+            store, None, 0, 0, elapsed, status="partial" if proposer_failed else "ok"))
     return report
 
 
@@ -256,14 +271,15 @@ def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: 
         return None
 
 
-def store_checkpoint(store: Store, session_id: str, through: int, entries: int,
-                     duration_ms: float) -> int:
-    """Record the pass over one session: the highest entry it covered."""
+def store_checkpoint(store: Store, session_id: str | None, through: int, entries: int,
+                     duration_ms: float, status: str = "ok") -> int:
+    """Record the pass over one session: the highest entry it covered (``session_id`` None:
+    a store-wide mark that a pass ran and advanced no session)."""
     from store.context.api import record_checkpoint
 
     return record_checkpoint(store, session_id, trigger=TRIGGER, entries_added=entries,
-                             memories_written=0, duration_ms=duration_ms,
-                             through_entry_id=through, touch_session=False)
+                             memories_written=0, duration_ms=duration_ms, status=status,
+                             through_entry_id=through or None, touch_session=False)
 
 
 PASS_ORIGINS = ("consolidation", "proposer")
@@ -300,7 +316,8 @@ def latest_pass(store: Store) -> PassSummary | None:
         if window[0] <= ts <= window[1]:
             found[(mtype or "memory") if op == "add" else (op or "event")] += 1
             statuses[status] += 1
-    return PassSummary(ts=last.ts, started=to_iso(start + _SLACK), sessions=len(same),
+    return PassSummary(ts=last.ts, started=to_iso(start + _SLACK),
+                       sessions=sum(1 for c in same if c.session_id),
                        entries=sum(c.entries_added for c in same), found=dict(found),
                        statuses=dict(statuses), total=len(props),
                        pending=sum(1 for p in props if p[2] == "pending"))
