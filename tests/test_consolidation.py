@@ -470,3 +470,20 @@ def test_a_failed_proposer_sees_the_entries_again_next_pass(tmp_path: Path) -> N
         assert len(seen.read_text().split()) == 2
     finally:
         s.close()
+
+
+def test_the_pass_scans_the_bound_directory_through_the_gate(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        (folder / "feedback_deploy-window.md").write_text(_FILE.replace("16:00", "18:00"))
+        (folder / "user_editor.md").write_text(_EDITOR)
+        report = s.consolidate()
+        assert report.by_kind.get("file") == 2 and report.proposals_added == 2
+        assert sorted((p.op, p.origin) for p in s.proposals()) == [
+            ("add", "file"), ("revise", "file")]
+        assert s.memory(m.id).body == m.body and len(s.memories()) == 1
+        again = s.consolidate()
+        assert again.proposals_added == 0 and len(s.proposals()) == 2
+    finally:
+        s.close()

@@ -23,9 +23,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from store.core.db import orm
 from store.core.models import Checkpoint, Entry, Memory
@@ -183,13 +184,38 @@ def _reinforcements(store: Store) -> list[dict[str, Any]]:
     return docs
 
 
+def _max_proposal(store: Store) -> int:
+    with store.read() as conn, orm(conn) as s:
+        return int(s.exec(select(func.max(Proposal.id))).one() or 0)
+
+
+def _file_proposals(store: Store, report: ConsolidationReport,
+                    scan_files: Callable[[], list[str]]) -> None:
+    """Run the bound directory's gated scan; count the file proposals it made."""
+    before = _max_proposal(store)
+    report.errors += [f"memory.dir: {e}" for e in scan_files()]
+    with store.read() as conn, orm(conn) as s:
+        ids = s.exec(select(Proposal.id).where(col(Proposal.id) > before,
+                                               Proposal.origin == "file")
+                     .order_by(col(Proposal.id))).all()
+    report.by_kind["file"] = len(ids)
+    report.proposals_added += len(ids)
+    report.proposal_ids += [int(i) for i in ids if i is not None]
+
+
 def consolidate(store: Store, session: str | None = None, *, use_proposer: bool = True,
-                actor: str | None = None) -> ConsolidationReport:
-    """Run a pass over ``session`` (a session id or prefix) or every session."""
+                actor: str | None = None,
+                scan_files: Callable[[], list[str]] | None = None) -> ConsolidationReport:
+    """Run a pass over ``session`` (a session id or prefix) or every session.
+    ``scan_files``: runs the bound memory directory through the gate (the facade passes
+    the importer's; governance does not import ``store.ingest``) and returns its problems;
+    the file proposals it makes are counted under ``file``."""
     from store.governance.proposer import run_proposer
 
     started = time.perf_counter()
     report = ConsolidationReport()
+    if scan_files is not None:
+        _file_proposals(store, report, scan_files)
     sessions = [store.session(session)] if session else store.sessions()
     dedup = _Dedup(store)
     covered: list[tuple[str, int, int]] = []  # (session, through entry, new entries)

@@ -418,6 +418,22 @@ def is_bound_dir(store: Any, folder: Path) -> bool:
     return is_bound(store, folder)
 
 
+def gated_dir(store: Any) -> Path | None:
+    """The bound memory directory when it has been imported before (so its files go through
+    the gate); None when no directory is bound, it does not exist, or it was never
+    imported."""
+    from store.governance.files import MemoryDirError, bound_dir
+
+    try:
+        folder = bound_dir(store)
+    except MemoryDirError:
+        return None
+    if folder is None:
+        return None
+    with store.read() as conn:
+        return folder if memories.with_source_prefix(conn, str(folder) + "/") else None
+
+
 def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:
     """A list to collect changes in when ``folder`` is the bound memory directory and was
     imported before; None otherwise (the first import reads the files as they are)."""
