@@ -239,15 +239,15 @@ class Store(StoreBase):
         return consolidate(self, session, use_proposer=use_proposer, actor=actor,
                            scan_files=self._scan_bound_dir)
 
-    def _scan_bound_dir(self) -> list[str]:
-        """Import the bound memory directory through the gate (nothing when unbound or not
-        imported yet: its first import is ``ingest``'s); returns the problems met."""
+    def _scan_bound_dir(self) -> list[str] | None:
+        """Import the bound memory directory through the gate; returns the problems met
+        (None when unbound or not imported yet: its first import is ``ingest``'s)."""
         from store.ingest import ingest
         from store.ingest.memory_dir import gated_dir
 
         folder = gated_dir(self)
         if folder is None:
-            return []
+            return None
         report = ingest(self, [folder], fmt="memory-dir", record=False)
         return [f"{e.path}{':' + str(e.line) if e.line else ''}: {e.reason}"
                 for e in report.errors]

@@ -48,6 +48,14 @@ def test_labelled_transcript_precision_and_recall(store: Store) -> None:
     assert kinds["Use httpx, not requests."] == "correction"
     assert kinds["From now on, run the linter before every commit."] == "request"
     assert kinds["I prefer short commit messages in the imperative mood."] == "request"
+    assert kinds["In future, ask before adding a dependency."] == "request"
+    assert kinds["Revert that, the old template was fine."] == "correction"
+    for negative in ("No, thanks, that's perfect.", "Actually, that looks great, ship it.",
+                     "Stop the dev server and run the tests.",
+                     "Revert the version bump in setup.cfg, then tag the release.",
+                     "In future releases we may drop py3.8, what do you think"):
+        assert labels[negative] is None and negative not in kinds, negative
+    assert (len(expected), len(labels) - len(expected)) == (12, 13)
     prefer = next(f for f in found if "prefer" in f.content)
     assert prefer.type == "user"
     # a correction carries both turns as evidence: the assistant's and the user's
@@ -58,8 +66,8 @@ def test_labelled_transcript_precision_and_recall(store: Store) -> None:
 def test_pass_makes_pending_proposals_and_a_second_pass_adds_nothing(store: Store) -> None:
     store.ingest([LABELLED])
     first = store.consolidate()
-    assert first.proposals_added == 9
-    assert first.by_kind == {"request": 5, "correction": 4}
+    assert first.proposals_added == 12
+    assert first.by_kind == {"request": 6, "correction": 6}
     assert len(first.checkpoint_ids) == 1
     props = store.proposals()
     assert {p.origin for p in props} == {"consolidation"}
@@ -67,7 +75,7 @@ def test_pass_makes_pending_proposals_and_a_second_pass_adds_nothing(store: Stor
     assert store.memories() == [], "no proposal became a memory"
     second = store.consolidate()
     assert second.proposals_added == 0
-    assert len(store.proposals()) == 9
+    assert len(store.proposals()) == 12
     with store.read() as conn:
         per_session = conn.exec_driver_sql(
             "SELECT count(*) FROM checkpoint WHERE trigger = 'consolidation' "
@@ -85,7 +93,7 @@ def test_pass_starts_after_its_checkpoint_and_sees_new_lines(tmp_path: Path,
     growing.write_text("\n".join(lines) + "\n")
     store.ingest([growing])
     again = store.consolidate()
-    assert again.proposals_added == 7
+    assert again.proposals_added == 10
     with store.read() as conn:
         through = [r[0] for r in conn.exec_driver_sql(
             "SELECT through_entry_id FROM checkpoint WHERE trigger = 'consolidation' "
@@ -104,7 +112,7 @@ def test_rejected_proposals_are_not_proposed_again(store: Store) -> None:
         conn.exec_driver_sql("UPDATE proposal SET idem_key = NULL")
     again = store.consolidate()
     assert again.proposals_added == 0
-    assert again.skipped.get("duplicate_proposal") == 9
+    assert again.skipped.get("duplicate_proposal") == 12
 
 
 def test_real_transcripts_handoff_and_corrections(cc_store: Store) -> None:
@@ -165,7 +173,7 @@ def test_stub_proposer_proposals_arrive_checked(tmp_path: Path) -> None:
         s.ingest([LABELLED])
         report = s.consolidate()
         assert report.proposer == {"ran": True, "error": None, "proposals": 1}
-        assert report.proposals_added == 10
+        assert report.proposals_added == 13
         mine = [p for p in s.proposals() if p.origin == "proposer"]
         assert len(mine) == 1
         assert {c.kind for c in mine[0].checks} >= {"duplicate", "source_support"}
@@ -186,7 +194,7 @@ def test_failing_proposer_leaves_the_rest(tmp_path: Path, body: str, needle: str
         s.ingest([LABELLED])
         report = s.consolidate()
         assert report.proposer["ran"] and needle in report.proposer["error"]
-        assert report.proposals_added == 9
+        assert report.proposals_added == 12
     finally:
         s.close()
 
@@ -199,7 +207,7 @@ def test_cli_consolidate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert main(["consolidate", "--store", db, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["proposals_added"] == 9
+    assert out["proposals_added"] == 12
     assert set(out) >= {"proposals_added", "by_kind", "checkpoint_ids", "proposer"}
     assert out["proposer"] == {"ran": False, "error": None}
 
@@ -453,7 +461,7 @@ def test_a_failed_proposer_sees_the_entries_again_next_pass(tmp_path: Path) -> N
     try:
         s.ingest([LABELLED])
         first = s.consolidate()
-        assert "exited 3" in first.proposer["error"] and first.proposals_added == 9
+        assert "exited 3" in first.proposer["error"] and first.proposals_added == 12
         with s.read() as conn:
             advanced = conn.exec_driver_sql(
                 "SELECT count(*) FROM checkpoint WHERE trigger = 'consolidation' "
@@ -485,5 +493,47 @@ def test_the_pass_scans_the_bound_directory_through_the_gate(tmp_path: Path) -> 
         assert s.memory(m.id).body == m.body and len(s.memories()) == 1
         again = s.consolidate()
         assert again.proposals_added == 0 and len(s.proposals()) == 2
+    finally:
+        s.close()
+
+
+def test_garbage_from_the_proposer_is_its_error(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from lca_tui.cli import main
+
+    cmd = _stub(tmp_path, "print('[1, {\"op\": \"add\", \"content\": \"x y z\", "
+                          "\"status\": \"applied\"}]')\n")
+    s = make_store(tmp_path / "p.db", **{"governance.proposer_command": cmd})
+    try:
+        s.ingest([LABELLED])
+        report = s.consolidate()
+        assert "2 of 2 proposals from the proposer command refused" in report.proposer["error"]
+        assert report.proposals_added == 12
+        assert not [p for p in s.proposals() if p.origin == "proposer"]
+    finally:
+        s.close()
+    db = tmp_path / "cli.db"
+    (tmp_path / "lca.toml").write_text(f"[governance]\nproposer_command = {cmd!r}\n")
+    monkeypatch.setenv("LCA_CONFIG", str(tmp_path / "lca.toml"))
+    assert main(["ingest", "--store", str(db), str(LABELLED), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["consolidate", "--store", str(db), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "refused" in json.loads(captured.out)["proposer"]["error"]
+    assert "proposer command failed" in captured.err
+
+
+def test_a_checkpoint_hook_keeps_the_consolidation_problems(tmp_path: Path) -> None:
+    from store.harness.hook import run_event
+
+    cmd = _stub(tmp_path, "import sys\nsys.exit(3)\n")
+    s = make_store(tmp_path / "h.db", **{"governance.proposer_command": cmd})
+    try:
+        outcome = run_event(s, "PreCompact", {
+            "session_id": LABELLED.stem, "transcript_path": str(LABELLED),
+            "hook_event_name": "PreCompact", "trigger": "auto", "cwd": str(tmp_path)})
+        assert outcome.checkpoint_id is not None
+        assert outcome.error and "consolidation" in outcome.error and "exited 3" in outcome.error
     finally:
         s.close()

@@ -190,10 +190,13 @@ def _max_proposal(store: Store) -> int:
 
 
 def _file_proposals(store: Store, report: ConsolidationReport,
-                    scan_files: Callable[[], list[str]]) -> None:
+                    scan_files: Callable[[], list[str] | None]) -> None:
     """Run the bound directory's gated scan; count the file proposals it made."""
     before = _max_proposal(store)
-    report.errors += [f"memory.dir: {e}" for e in scan_files()]
+    problems = scan_files()
+    if problems is None:
+        return  # no bound directory to scan
+    report.errors += [f"memory.dir: {e}" for e in problems]
     with store.read() as conn, orm(conn) as s:
         ids = s.exec(select(Proposal.id).where(col(Proposal.id) > before,
                                                Proposal.origin == "file")
@@ -205,10 +208,11 @@ def _file_proposals(store: Store, report: ConsolidationReport,
 
 def consolidate(store: Store, session: str | None = None, *, use_proposer: bool = True,
                 actor: str | None = None,
-                scan_files: Callable[[], list[str]] | None = None) -> ConsolidationReport:
+                scan_files: Callable[[], list[str] | None] | None = None) -> ConsolidationReport:
     """Run a pass over ``session`` (a session id or prefix) or every session.
     ``scan_files``: runs the bound memory directory through the gate (the facade passes
-    the importer's; governance does not import ``store.ingest``) and returns its problems;
+    the importer's; governance does not import ``store.ingest``) and returns its problems
+    (None: no directory to scan);
     the file proposals it makes are counted under ``file``."""
     from store.governance.proposer import run_proposer
 
@@ -243,12 +247,22 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
         docs += [("proposer", d) for d in outcome.documents]
     for kind, _ in docs:
         report.by_kind.setdefault(kind, 0)
+    refused: list[str] = []
     for kind, doc in docs:
+        before = len(report.errors)
         pid = _submit_one(store, report, dedup, kind, doc, actor)
+        if kind == "proposer" and len(report.errors) > before:
+            refused.append(report.errors[-1])
         if pid is not None:
             report.proposals_added += 1
             report.by_kind[kind] += 1
             report.proposal_ids.append(pid)
+    if refused:  # garbage from the proposer is the proposer's failure, not a silent skip
+        n = report.proposer.get("proposals", len(refused))
+        why = (f"{len(refused)} of {n} proposal{'s' if n != 1 else ''} from the proposer "
+               f"command refused; first: {refused[0]}")[:500]
+        err = report.proposer.get("error")
+        report.proposer["error"] = f"{err}; {why}" if err else why
     elapsed = (time.perf_counter() - started) * 1000
     for sid, through, n_new in covered:
         report.sessions.append(sid)
@@ -283,7 +297,7 @@ def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: 
     try:
         new = parse_proposal(doc, origin=origin, source=f"consolidation {kind}")
     except ProposalError as exc:
-        report.errors.append(str(exc))
+        report.errors.append(f"{kind}: {exc}")
         return None
     with store.read() as conn, orm(conn) as s:
         seen = s.exec(select(Proposal.id).where(Proposal.idem_key == new.idem_key)).first()

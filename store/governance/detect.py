@@ -58,7 +58,7 @@ _LEAD = r"(?:(?:ok(?:ay)?|so|and|also|please|oh|btw|note)[,:]?\s+)*"
 _REQUEST = re.compile(
     r"^" + _LEAD + r"(?P<cue>"
     r"remember(?:\s+that\b|\s+to\b|\s*:)"
-    r"|(?:from now on|going forward|in (?:the )?future)\b"
+    r"|(?:from now on|going forward)\b|in (?:the )?future\s*[,:]"
     r"|always\s+(?!been\b|was\b|is\b|has\b|had\b)[a-z]"
     r"|never\s+(?!mind\b|been\b|was\b|is\b|has\b|had\b|did\b|worked\b|works\b)[a-z]"
     r"|(?:don'?t|do not) ever\b"
@@ -67,22 +67,47 @@ _REQUEST = re.compile(
     r")",
     re.IGNORECASE,
 )
-# A question is not an instruction ("do you remember ...?", "always?").
-_QUESTION = re.compile(r"\?\s*$")
+# A question is not an instruction ("do you remember ...?", "always?", "... what do you
+# think"), even without its question mark.
+_QUESTION = re.compile(r"\?\s*$|\b(?:what do you think|do you think|what about|should we|"
+                       r"shall we|could we|wdyt|any thoughts)\b", re.IGNORECASE)
 
-_CORRECTION = re.compile(
+# A turn that opens by rejecting ("no, …", "nope", "actually, …") — weak on its own: "No,
+# thanks, that's perfect" and "Actually, that looks great" approve. "stop" / "undo" /
+# "revert" reject only when aimed at what the assistant did ("stop.", "revert that",
+# "undo your change"); "Stop the dev server", "Revert the version bump" are instructions.
+_OPENER = re.compile(
     r"^" + _LEAD + r"(?:"
     r"no[,.!:]\s|no\s+(?:that|this|it|you|don'?t|do not|not|wait|stop|use)\b|nope\b"
-    r"|(?:that|this|it)(?:'s| is| was) (?:wrong|not (?:right|correct|what)|incorrect)\b"
-    r"|wrong\b|incorrect\b|actually[,\s]|not what i\b|that'?s not it\b"
-    r"|stop\b|undo\b|revert\b|don'?t do that\b"
-    r")"
+    r"|actually[,\s]|don'?t do that\b"
+    r"|(?:stop|undo|revert)(?:\s*[.!,:;]|\s*$|\s+(?:it|that|this|those|these|doing|changing|"
+    r"touching|what you|your|everything you)\b)"
+    r")",
+    re.IGNORECASE,
+)
+# Cues that reject whatever else the turn says.
+_STRONG = re.compile(
+    r"^" + _LEAD + r"(?:wrong\b|incorrect\b|not what i\b|that'?s not it\b)"
+    r"|\b(?:that|this|it)(?:'s| is| was) (?:wrong|not (?:right|correct|what)|incorrect)\b"
+    r"|\bnot what i (?:asked|wanted|meant|said)\b"
     r"|\b(?:still|again) (?:does ?n[o']t|doesn'?t|is ?n[o']t|isn'?t|fails?|broken|not working)\b"
     r"|\b(?:does ?n[o']t|doesn'?t|did ?n[o']t|didn'?t) work\b"
     r"|\buse \S+(?: \S+){0,3},? not \S+"
     r"|\b(?:you (?:broke|deleted|removed|forgot)|that broke)\b",
     re.IGNORECASE,
 )
+# Approval: with it, a weak opener is not a correction ("no, thanks", "actually, great").
+_APPROVAL = re.compile(
+    r"\b(?:no,? (?:thanks|thank you|worries|problem|need)|perfect|looks? (?:great|good|fine)|"
+    r"lgtm|ship it|well done|nice|awesome|exactly|that works|works now|great)\b",
+    re.IGNORECASE)
+
+
+def is_correction_text(text: str) -> bool:
+    """Whether a user turn's text rejects what came before it (see ``_OPENER``)."""
+    if _STRONG.search(text):
+        return True
+    return bool(_OPENER.search(text)) and not _APPROVAL.search(text)
 
 # A sentence ends at . ! ? followed by white space or the end of the text ("Node 18.17",
 # "settings.py", ".env" go on), or at a line break; not after an abbreviation ("e.g.").
@@ -159,7 +184,7 @@ def correction(entry: EntryLike, history: Sequence[EntryLike]) -> Found | None:
     if not is_typed_turn(entry):
         return None
     interrupted = bool(_INTERRUPT.match(entry.content))
-    if not interrupted and not _CORRECTION.search(entry.content):
+    if not interrupted and not is_correction_text(entry.content):
         return None
     prev = _previous_action(history)
     if prev is None:
