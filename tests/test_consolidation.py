@@ -537,3 +537,22 @@ def test_a_checkpoint_hook_keeps_the_consolidation_problems(tmp_path: Path) -> N
         assert outcome.error and "consolidation" in outcome.error and "exited 3" in outcome.error
     finally:
         s.close()
+
+
+def test_a_file_the_agent_broke_marks_its_memory_not_loadable(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("tags: [deploy]", "tags: [deploy"))
+        s.ingest([folder])
+        assert not s.proposals(), "an unreadable file is not a revise"
+        broken = s.memory(m.id)
+        assert (broken.name, broken.body) == (m.name, m.body)
+        assert not broken.loadable and "not valid YAML" in (broken.load_error or "")
+        path.write_text(_FILE)
+        s.ingest([folder])
+        fixed = s.memory(m.id)
+        assert fixed.loadable and fixed.load_error is None and not s.proposals()
+    finally:
+        s.close()

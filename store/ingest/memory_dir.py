@@ -361,12 +361,25 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
         ctx.report.erased_earlier += 1
         return
     have = memories.find(conn, source_file=source)
+    if row.get("load_error"):
+        # the agent's loader cannot read the file as written: nothing in it is a change a
+        # person could approve (a name taken from the file name is not one); the approved
+        # memory stays and is marked not loadable, as before the gate (the reason is in
+        # the report)
+        if have is not None and have.id is not None and (
+                have.loadable, have.load_error) != (0, row["load_error"]):
+            ctx.report.count_memory(memories.update(conn, ctx.store, have.id, {
+                "loadable": 0, "load_error": row["load_error"]}, index=False))
+        return
     if have is None:
         gate.append(FileChange("add", source, row))
         return
     if content_changed(have, row):
         gate.append(FileChange("revise", source, row, have))
         return
+    if not have.loadable and have.id is not None:  # readable again
+        ctx.report.count_memory(memories.update(conn, ctx.store, have.id, {
+            "loadable": 1, "load_error": None}, index=False))
     bump = counters(have, row)
     if bump and have.id is not None:
         ctx.report.count_memory(memories.update(conn, ctx.store, have.id, bump, index=False))
