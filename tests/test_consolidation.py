@@ -556,3 +556,21 @@ def test_a_file_the_agent_broke_marks_its_memory_not_loadable(tmp_path: Path) ->
         assert fixed.loadable and fixed.load_error is None and not s.proposals()
     finally:
         s.close()
+
+
+def test_approving_a_deleted_files_quarantine_does_not_bring_it_back(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.unlink()
+        s.ingest([folder])
+        [q] = s.proposals()
+        assert q.op == "quarantine"
+        assert s.approve(q.id).status == "applied"
+        assert not path.exists(), "the file the agent deleted stays deleted"
+        assert s.memory(m.id).status == "quarantined"
+        s.ingest([folder])
+        assert len(s.proposals()) == 1
+    finally:
+        s.close()

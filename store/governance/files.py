@@ -147,7 +147,8 @@ class FileWrites:
     def stage_memory(self, conn: Connection, store: Store, memory_id: int, *,
                      new_file: bool = True) -> Path | None:
         """Stage memory ``memory_id``'s file in the bound directory (None when unbound, or
-        when the memory has no file there and ``new_file`` is False). A memory given a new
+        when ``new_file`` is False and the memory has no file there, or its file was
+        deleted: approving a deleted file's quarantine does not bring the file back). A memory given a new
         file records it (``source_file``, ``front_matter``) through the memory-write module;
         the caller re-indexes it (its content hash changed)."""
         folder = bound_dir(store)
@@ -156,8 +157,10 @@ class FileWrites:
         m = memories.get(conn, memory_id)
         if m is None:
             raise LookupError(f"no memory {memory_id}")
-        if not new_file and _inside(m.source_file, folder) is None:
-            return None
+        if not new_file:
+            own = _inside(m.source_file, folder)
+            if own is None or not own.exists():
+                return None  # only an existing file is rewritten: a deleted one stays gone
         path = path_for(conn, m, folder, set(self.staged))
         fm = front_matter(m, _supersedes_ref(conn, m, folder), _kept_keys(m))
         self.staged[path] = render(fm, m.body)
