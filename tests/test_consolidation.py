@@ -574,3 +574,31 @@ def test_approving_a_deleted_files_quarantine_does_not_bring_it_back(tmp_path: P
         assert len(s.proposals()) == 1
     finally:
         s.close()
+
+
+def test_an_empty_session_id_is_an_error(store: Store,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    store.ingest([LABELLED])
+    with pytest.raises(ValueError, match="empty session"):
+        store.consolidate("")
+    assert not store.proposals()
+    assert main(["consolidate", "", "--store", str(store.path), "--json"]) != 0
+    assert "empty session" in capsys.readouterr().err
+
+
+def test_corrections_describe_the_action_in_words() -> None:
+    from store.governance.detect import correction
+
+    history = [
+        _E(1, "user", "Fix the scroll bug."),
+        _E(2, "assistant", "I changed the scroll handler in term.js to keep the buffer."),
+        _E(3, "tool_call", '{"command": "tail -5 /tmp/x.log", "description": "Check the log"}',
+           tool_name="Bash"),
+    ]
+    fix = correction(_E(4, "user", "Scrolling back still does not work."), history)
+    assert fix is not None and fix.evidence[0][0] == 2, "the assistant's turn, not its last tool"
+    stop = correction(_E(5, "user", "[Request interrupted by user]"), history)
+    assert stop is not None and stop.evidence[0][0] == 3
+    assert "Bash (Check the log)" in stop.content and "{" not in stop.content

@@ -216,11 +216,14 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
     the file proposals it makes are counted under ``file``."""
     from store.governance.proposer import run_proposer
 
+    if session is not None and not session.strip():
+        raise ValueError("an empty session id names no session (leave it out for every "
+                         "session)")
     started = time.perf_counter()
     report = ConsolidationReport()
     if scan_files is not None:
         _file_proposals(store, report, scan_files)
-    sessions = [store.session(session)] if session else store.sessions()
+    sessions = [store.session(session)] if session is not None else store.sessions()
     dedup = _Dedup(store)
     covered: list[tuple[str, int, int]] = []  # (session, through entry, new entries)
     docs: list[tuple[str, Any]] = []  # (what found it, proposal document)

@@ -11,6 +11,7 @@ turn and opens by rejecting it, or the harness's own interruption marker.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -167,16 +168,46 @@ def requests(entry: EntryLike) -> list[Found]:
     return found
 
 
-def _previous_action(history: Sequence[EntryLike]) -> EntryLike | None:
-    """The latest assistant turn or tool call of the main agent before a user turn."""
+def _previous_action(history: Sequence[EntryLike], prefer_text: bool = False
+                     ) -> EntryLike | None:
+    """The latest assistant turn or tool call of the main agent since the person's last
+    turn. ``prefer_text``: the assistant's latest text in that stretch when it has one (a
+    correction answers what the assistant said it did, not the last command it happened to
+    run); an interruption stops the tool call in flight, so it takes the latest action."""
+    fallback = None
     for e in reversed(history):
         if e.agent != "main":
             continue
-        if e.kind in ("assistant", "tool_call"):
+        if e.kind == "assistant" or (e.kind == "tool_call" and not prefer_text):
             return e
+        if e.kind == "tool_call" and fallback is None:
+            fallback = e
         if is_typed_turn(e) and not _INTERRUPT.match(e.content):
-            return None  # the previous turn was the person's own
-    return None
+            break  # the previous turn was the person's own
+    return fallback
+
+
+_TOOL_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url",
+              "query", "prompt", "subject")
+
+
+def describe(entry: EntryLike) -> str:
+    """A short human description of an assistant turn or tool call ("Bash (Check Phoenix
+    startup output)"), never the raw tool JSON."""
+    if entry.kind != "tool_call":
+        return _excerpt(entry.content).rstrip(".")
+    name = entry.tool_name or "a tool"
+    try:
+        data = json.loads(entry.content)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        for key in _TOOL_KEYS:
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return f"{name} ({_excerpt(value, 100)})"
+        return f"a {name} call"
+    return f"{name} ({_excerpt(entry.content, 100)})"
 
 
 def correction(entry: EntryLike, history: Sequence[EntryLike]) -> Found | None:
@@ -186,11 +217,10 @@ def correction(entry: EntryLike, history: Sequence[EntryLike]) -> Found | None:
     interrupted = bool(_INTERRUPT.match(entry.content))
     if not interrupted and not is_correction_text(entry.content):
         return None
-    prev = _previous_action(history)
+    prev = _previous_action(history, prefer_text=not interrupted)
     if prev is None:
         return None
-    what = (f"{prev.tool_name}: " if prev.kind == "tool_call" and prev.tool_name else "")
-    what += _excerpt(prev.content).rstrip(".")
+    what = describe(prev)
     if interrupted:
         content = (f"The user interrupted the assistant's action: {what}. Do not repeat it "
                    "without asking.")
