@@ -396,24 +396,25 @@ class HealthScreen(StoreScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._start_fix(plan.fix)
+                self._start_fix(plan)
 
         self.app.push_screen(FixConfirm(plan), answered)
 
-    def _start_fix(self, fix: str) -> None:
+    def _start_fix(self, plan: FixPlan) -> None:
         self.fixing = True
         bar = self.query_one("#health-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
         self.refresh_bindings()
-        self._apply(fix)
+        self._apply(plan)
 
     @work(thread=True, exclusive=True, group="fix", exit_on_error=False)
-    def _apply(self, fix: str) -> None:
+    def _apply(self, plan: FixPlan) -> None:
+        """The fix on what the confirmed preview listed (not what a new look would find)."""
         def progress(stage: str, done: int, total: int) -> None:
             self.post_message(FixProgress(stage, done, total))
 
-        self.post_message(FixDone(self.lca.store.health_fix(fix, progress)))
+        self.post_message(FixDone(self.lca.store.health_fix(plan.fix, progress, plan)))
 
     @on(FixProgress)
     def _progress(self, message: FixProgress) -> None:

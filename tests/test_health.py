@@ -88,6 +88,24 @@ def test_duplicate_ratio_and_shared_writers(seeded: Store) -> None:
     assert dup.fix == "compact-duplicates"
 
 
+def test_the_row_named_kept_is_the_row_compaction_keeps(seeded: Store) -> None:
+    """When the oldest row of a span failed and a later copy is ok, compaction keeps the ok
+    one: the signal names that one as kept and lists the old row as the copy."""
+    (src,) = incidents.sources_of(seeded, "s1", memories=False)[:1]
+    later = incidents.reindex_again(seeded, [src], ("nightly.sh", "1.0"))
+    with seeded.write() as conn:
+        own = set(conn.execute(select(Chunk.id).where(
+            col(Chunk.source_type) == "entry", col(Chunk.source_id) == src.source_id,
+            col(Chunk.writer) == "lca-tui")).scalars())
+        conn.execute(update(Chunk).where(col(Chunk.id).in_(own)).values(status="failed"))
+    dup = scan(seeded).signal("duplicate_ratio")
+    assert ids(dup) == own
+    assert all(f"copy of chunk {k}, the row kept" in r.note
+               for r, k in zip(sorted(dup.offending, key=lambda r: r.id), sorted(later)))
+    plan = seeded.health_fix_plan("compact-duplicates")
+    assert set(plan.targets) == own and set(plan.targets.values()) == set(later)
+
+
 def test_same_text_in_two_entries_is_not_a_duplicate(store: Store) -> None:
     """Two entries with the same text are two sources: no duplicate row."""
     from store.core.writes import NewEntry, NewSession
@@ -392,6 +410,64 @@ def test_embedding_failures_and_reembed(seeded: Store) -> None:
     assert after.signal("duplicate_ratio").status == "ok"
 
 
+def test_reembed_preview_says_it_replaces_every_writers_copies(seeded: Store) -> None:
+    long = incidents.sources_of(seeded, "s1", memories=False)[:2]
+    incidents.oversized_failures(seeded, long, max_chars=10)
+    incidents.reindex_again(seeded, long, ("nightly.sh", "1.0"))
+    plan = seeded.health_fix_plan("reembed")
+    text = " ".join(plan.lines)
+    assert "every writer's copies: " in text and "nightly.sh 2" in text
+    assert "deleted and replaced" in text
+    with seeded.read() as conn, orm(conn) as s:
+        held = len(s.exec(select(Chunk.id).where(col(Chunk.source_type) == "entry", col(
+            Chunk.source_id).in_([x.source_id for x in long]))).all())
+    assert plan.counts["chunks_replaced"] == held
+    seeded.health_fix("reembed", previewed=plan)
+    with seeded.write() as conn:  # one of the store's own chunks failed: nobody else's
+        own = conn.execute(select(Chunk.id).where(col(Chunk.source_type) == "entry")
+                           .order_by(col(Chunk.id).desc())).scalars().first()
+        conn.execute(update(Chunk).where(col(Chunk.id) == own).values(status="failed"))
+    alone = seeded.health_fix_plan("reembed")
+    assert alone.counts["sources"] == 1 and alone.counts["chunks_replaced"] == 1
+    assert "every writer's copies" not in " ".join(alone.lines)
+
+
+def test_a_fix_acts_on_what_its_preview_listed(seeded: Store) -> None:
+    """Between the confirmation and the write the store moves: the fix removes the rows the
+    preview listed, leaves a row that is no longer a duplicate and new duplicates, and says
+    so."""
+    from sqlalchemy import delete
+
+    first = incidents.reindex_again(seeded, incidents.sources_of(seeded, "s1", memories=False),
+                                    ("nightly.sh", "1.0"))
+    plan = seeded.health_fix_plan("compact-duplicates")
+    assert set(plan.targets) == set(first) and plan.counts["rows_removed"] == len(first)
+    later = incidents.reindex_again(seeded, incidents.sources_of(seeded, "s2", memories=False),
+                                    ("nightly.sh", "1.0"))
+    with seeded.write() as conn:  # one previewed copy goes by other means
+        conn.execute(delete(Chunk).where(col(Chunk.id) == first[0]))
+    report = seeded.health_fix("compact-duplicates", previewed=plan)
+    assert report.counts["rows_removed"] == len(first) - 1
+    assert report.counts["previewed_gone"] == 1
+    assert report.counts["new_since_preview"] == len(later)
+    assert any("appeared since the preview" in line for line in report.lines)
+    left = scan(seeded).signal("duplicate_ratio")
+    assert ids(left) == set(later)  # the new ones wait for the next preview
+
+
+def test_a_fix_with_an_unchanged_store_does_what_it_previewed(seeded: Store) -> None:
+    added = incidents.reindex_again(seeded, incidents.sources_of(seeded, "s1"),
+                                    ("nightly.sh", "1.0"))
+    plan = seeded.health_fix_plan("compact-duplicates")
+    report = seeded.health_fix("compact-duplicates", previewed=plan)
+    assert report.counts["rows_removed"] == plan.counts["rows_removed"] == len(added)
+    assert report.counts["previewed_gone"] == report.counts["new_since_preview"] == 0
+    assert len(report.lines) == 1
+    assert scan(seeded).signal("duplicate_ratio").status == "ok"
+    with pytest.raises(ValueError, match="preview is of compact-duplicates"):
+        seeded.health_fix("reembed", previewed=plan)
+
+
 def test_embedding_drift(tmp_path: Path) -> None:
     class Other(HashEmbedder):
         name = "other-model-v2"
@@ -595,20 +671,25 @@ def test_a_store_made_before_health_landed_gets_its_tables(tmp_path: Path) -> No
         again.close()
 
 
-def test_a_capability_adds_a_signal_through_the_registry(store: Store) -> None:
-    """The place ``hook_failures`` will go: a measure registered by name joins every scan, in
-    the DESIGN order, with its fix named when it is not ok."""
+def test_a_capability_adds_a_signal_through_the_registry(store: Store,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A measure registered by name joins every scan after the DESIGN order, with its fix
+    named when it is not ok; the real signals are untouched for the tests that follow (the
+    registry is process-wide: this test once removed ``hook_failures`` for the rest of the
+    run, and every later health line read "ok 5")."""
     from store.health import registry
     from store.health.records import SignalResult
 
-    @registry.signal("hook_failures", "harness hook runs that failed", fix=None)
-    def hook_failures(ctx: registry.ScanContext) -> SignalResult:
-        return registry.result(ctx, "hook_failures", "warn", 2.0, "2", 0.0, None, "warn > 0",
-                               "2 hook runs failed", [Row("writer", "lca-tui:hook")])
+    real = [s.name for s in registry.specs()]
+    monkeypatch.setattr(registry, "_SPECS", dict(registry._SPECS))
 
-    try:
-        result = scan(store, save="never")
-        assert [s.name for s in result.signals][-1] == "hook_failures"
-        assert result.signal("hook_failures").status == "warn"
-    finally:
-        registry._SPECS.pop("hook_failures")
+    @registry.signal("capability_signal", "a signal a capability adds", fix=None)
+    def capability_signal(ctx: registry.ScanContext) -> SignalResult:
+        return registry.result(ctx, "capability_signal", "warn", 2.0, "2", 0.0, None,
+                               "warn > 0", "2 things failed", [Row("writer", "lca-tui:x")])
+
+    result = scan(store, save="never")
+    assert [s.name for s in result.signals] == real + ["capability_signal"]
+    assert result.signal("capability_signal").status == "warn"
+    monkeypatch.undo()
+    assert [s.name for s in registry.specs()] == real

@@ -104,8 +104,10 @@ def test_health_cli_on_real_transcripts_exits_0_at_fail(cc_store: Store, tmp_pat
         assert {"name", "status", "value", "thresholds", "explanation", "offending"} <= set(sig)
         assert set(sig["thresholds"]) == {"warn", "fail"}
     assert all(s["status"] != "fail" for s in data["signals"])
-    warn = _cli("health", "--fail-on", "warn", store=path)
+    warn = _cli("health", "--fail-on", "warn", "--show", "compaction_without_checkpoint",
+                store=path)
     assert warn.returncode == 1 and "exit 1 at --fail-on warn" in warn.stdout
+    assert "compaction_without_checkpoint: 1 offending row\n" in warn.stdout  # one: singular
 
 
 def test_health_cli_errors_are_one_line(tmp_path: Path) -> None:

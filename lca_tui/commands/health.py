@@ -128,7 +128,8 @@ def run_health(args: argparse.Namespace) -> int:
         sig = result.signal(name)
         out = console()
         more = sig.offending_total - len(views)
-        out.print(f"\n{name}: {sig.offending_total:,} offending rows"
+        rows = "row" if sig.offending_total == 1 else "rows"
+        out.print(f"\n{name}: {sig.offending_total:,} offending {rows}"
                   + (f" (first {len(views):,} shown)" if more > 0 else ""), markup=False)
         t = table("row", "what", "note")
         for v in views:

@@ -147,6 +147,9 @@ class FixPlan:
     counts: dict[str, int]
     possible: bool = True
     reason: str | None = None
+    targets: Any = field(default=None, repr=False)
+    """What the preview found to act on (the fix's own form: removed chunk id → kept id, or
+    the sources and chunks to rebuild): ``apply`` given this plan acts on these and no other."""
 
     def to_json(self) -> dict[str, Any]:
         return {"fix": self.fix, "signal": self.signal, "lines": self.lines,
@@ -162,6 +165,7 @@ class FixReport:
     lines: list[str]
     dry_run: bool = False
     per_writer: dict[str, int] = field(default_factory=dict)
+    targets: Any = field(default=None, repr=False)  # a dry run's: see ``FixPlan.targets``
 
     def to_json(self) -> dict[str, Any]:
         return {"fix": self.fix, "dry_run": self.dry_run, "counts": self.counts,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, and_, case, func, literal, or_, select, union_all
@@ -70,21 +71,33 @@ def chunk_writers(ctx: ScanContext) -> list[ChunkWriter]:
     return ctx.cache["chunk_writers"]  # type: ignore[no-any-return]
 
 
+def kept_first(model: str) -> list[Any]:
+    """The order in which a span's rows are kept (the first is kept, the others are its
+    copies): an ``ok`` row, then one of the current model, then the oldest (lowest id). The
+    compaction (``fixes.compact_duplicates``) keeps the same row, so the row the signal names
+    as kept is the one the fix keeps."""
+    return [case((CH.status == "ok", 0), else_=1), case((CH.model == model, 0), else_=1), CH.id]
+
+
 def duplicates(ctx: ScanContext) -> Duplicates:
-    """Index rows repeating a row already there for the same source and span (the first
-    row, lowest id, is the original); computed once per scan."""
+    """Index rows repeating a row already there for the same source and span (the row kept
+    is the first in ``kept_first`` order); computed once per scan."""
     if "duplicates" in ctx.cache:
         return ctx.cache["duplicates"]  # type: ignore[no-any-return]
     conn = ctx.conn
     total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
-    groups = (select(*_SPAN, func.min(CH.id).label("keeper"),
-                     func.count().label("copies"))
+    groups = (select(*_SPAN, func.count().label("copies"))
               .group_by(*_SPAN).having(func.count() > 1).subquery())
     same = and_(*(a == groups.c[a.key] for a in _SPAN))
+    order = kept_first(ctx.store.embedder_info().model)
+    ranked = (select(CH.id, CH.writer, CH.created_at, groups.c.copies, CH.nn_similarity,
+                     func.first_value(CH.id).over(partition_by=list(_SPAN), order_by=order)
+                     .label("keeper"))
+              .join(groups, same).subquery())
     rows = conn.execute(
-        select(CH.id, CH.writer, CH.created_at, groups.c.keeper,
-               groups.c.copies, CH.nn_similarity)
-        .join(groups, same).where(CH.id != groups.c.keeper)).all()
+        select(ranked.c.id, ranked.c.writer, ranked.c.created_at, ranked.c.keeper,
+               ranked.c.copies, ranked.c.nn_similarity)
+        .where(ranked.c.id != ranked.c.keeper)).all()
     frame = pd.DataFrame(rows, columns=["id", "writer", "created_at", "keeper", "copies", "nn"])
     per_version = chunk_writers(ctx)
     writers: dict[str, int] = {}
@@ -115,8 +128,9 @@ def duplicate_ratio(ctx: ScanContext) -> SignalResult:
         per_day = {str(day): {str(w): int(v) for w, v in row.items() if v}
                    for day, row in table.iterrows()}
     ordered = d.rows.sort_values(["copies", "keeper", "id"], ascending=[False, True, True])
-    rows = [Row("chunk", int(r.id), f"copy of chunk {int(r.keeper)} ({int(r.copies)} rows "
-                f"for its span) by {r.writer}") for r in ordered.itertuples()]
+    rows = [Row("chunk", int(r.id), f"copy of chunk {int(r.keeper)}, the row kept "
+                f"({int(r.copies)} rows for its span), by {r.writer}")
+            for r in ordered.itertuples()]
     near = (f"; {plural(d.near, 'other chunk')} near-duplicate (neighbour ≥ {threshold}), "
             "information only" if d.near else "")
     if n:
