@@ -17,13 +17,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Header
 
 from screens.base import StoreScreen
 from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
 from store.core.records import agent_label
 from store.core.textsafe import visible
+from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents
@@ -121,7 +122,7 @@ class ContextScreen(StoreScreen):
                     yield PressureChart(id="context-chart")
             with VerticalScroll(id="context-events-panel", classes="panel"):
                 yield PressureEvents(id="context-events")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#context-gauge-panel").border_title = "Context window"

@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from screens.base import StoreScreen
 from screens.health_fix import FixConfirm
@@ -28,6 +28,7 @@ from store.health.records import (
     SignalResult,
     TrendPoint,
 )
+from widgets.footer import FitFooter
 from widgets.fmt import when
 from widgets.health_trend import HealthTrend, sparkline
 from widgets.safe import cell, join, safe_text
@@ -191,7 +192,7 @@ class HealthScreen(StoreScreen):
                     yield HealthTrend(id="health-trend")
             yield DataTable(id="health-rows", cursor_type="row", zebra_stripes=True,
                             classes="panel")
-        yield Footer()
+        yield FitFooter()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from screens.base import StoreScreen
 from screens.proposal_view import pass_line
@@ -19,6 +19,7 @@ from store.context.records import Series
 from store.core.records import SessionInfo, Stats
 from store.governance.records import PassSummary
 from store.health.records import ScanResult
+from widgets.footer import FitFooter
 from widgets.fmt import agents_mark, ago, size, when
 from widgets.health_line import HealthLine
 from widgets.pressure_summary import PressureSummary
@@ -183,7 +184,7 @@ class OverviewScreen(StoreScreen):
             yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#overview-store").border_title = "Store"

@@ -12,12 +12,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 
 from screens.base import StoreScreen
 from store.recall.run import Move, recall, rerun
 from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
 from store.core.textsafe import visible
+from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
@@ -140,7 +141,7 @@ class RecallScreen(StoreScreen):
                                   stretch_min=36)
             with VerticalScroll(id="recall-detail", classes="panel"):
                 yield Static(id="recall-detail-text", markup=False)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         traces = self.query_one("#recall-traces", DataTable)
