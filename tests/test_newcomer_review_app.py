@@ -64,3 +64,35 @@ async def test_footer_fits_80_columns_on_every_screen(demo_path: Path, mode: str
         assert "? Help" in line and "b " in line and "z Zoom" in line, line
         await pilot.resize_terminal(120, 40)
         await wait_until(pilot, lambda: not footer.left_out, what="every key at 120 columns")
+
+
+@pytest.mark.parametrize(("size", "dropped"), [((80, 24), {"S", "K", "bar"}),
+                                               ((120, 40), {"S", "K"})])
+async def test_recall_candidates_fit_and_cut_reasons_with_an_ellipsis(
+        demo_path: Path, size: tuple[int, int], dropped: set[str]) -> None:
+    """Rank, decision, source, score and reason always show, nothing scrolls sideways; the
+    per-term figures (and at 80 columns the bar) give way; a cut reason ends in "…"."""
+    from screens.recall import RecallScreen
+    from widgets.table import FilterTable
+
+    app = _app(demo_path, "recall")
+    async with app.run_test(size=size) as pilot:
+        await _loaded(pilot)
+        screen = app.screen
+        assert isinstance(screen, RecallScreen)
+        await wait_until(pilot, lambda: screen.trace is not None, what="a trace")
+        await pilot.pause()
+        table = screen.query_one("#recall-candidates", FilterTable)
+        keys = [k.value for k in table.columns]
+        assert {"rank", "decision", "source", "score", "reason"} <= set(keys), keys
+        assert not dropped & set(keys), keys
+        assert table.max_scroll_x == 0, "no column off-screen"
+        traces = screen.query_one("#recall-traces", FilterTable)
+        assert traces.max_scroll_x == 0
+        reasons = [table.get_row_at(r)[keys.index("reason")].plain
+                   for r in range(table.row_count)]
+        full = {c.reason for c in screen.trace.candidates}
+        cut = [r for r in reasons if r not in full]
+        assert cut and all(r.endswith("…") for r in cut), reasons
+        text = "\n".join(screen_lines(app))
+        assert "score" in text and "reason" in text
