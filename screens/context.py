@@ -239,8 +239,9 @@ class ContextScreen(StoreScreen):
                                           f"session {s.session_id[:8]}"), end="")
         panel.border_subtitle = ("following the latest session" if self._wanted is None
                                  else "pinned to this series · l follows the latest")
-        chart_panel.border_title = (f"Tokens by turn · {plural(len(s.snapshots), 'snapshot')}"
-                                    f" · peak {s.peak_used_tokens:,}")
+        # the peak before the count: a narrow panel cuts its title from the right
+        chart_panel.border_title = (f"Tokens by turn · peak {s.peak_used_tokens:,} · "
+                                    f"{plural(len(s.snapshots), 'snapshot')}")
         if replot:
             self.query_one("#context-chart", PressureChart).show(chart_data(s))
         events.show(s)
