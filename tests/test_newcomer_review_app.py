@@ -62,6 +62,22 @@ async def test_footer_fits_80_columns_on_every_screen(demo_path: Path, mode: str
         line = screen_lines(app)[-1]
         assert line.rstrip().endswith("^p palette"), line
         assert "? Help" in line and "b " in line and "z Zoom" in line, line
+        # no table wider than its pane (nothing to scroll sideways), nor the help
+        from textual.widgets import DataTable
+
+        for table in app.screen.query(DataTable):
+            if table.display and table.size.width:
+                assert table.max_scroll_x == 0, (mode, table.id, table.virtual_size)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "HelpScreen",
+                         what="the help")
+        await pilot.pause()
+        for widget in app.screen.walk_children():
+            assert widget.region.right <= SMALL[0], (mode, widget)
+            if widget.allow_horizontal_scroll:
+                assert widget.max_scroll_x == 0, (mode, widget)
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.resize_terminal(120, 40)
         await wait_until(pilot, lambda: not footer.left_out, what="every key at 120 columns")
 
