@@ -128,8 +128,8 @@ def duplicate_ratio(ctx: ScanContext) -> SignalResult:
         per_day = {str(day): {str(w): int(v) for w, v in row.items() if v}
                    for day, row in table.iterrows()}
     ordered = d.rows.sort_values(["copies", "keeper", "id"], ascending=[False, True, True])
-    rows = [Row("chunk", int(r.id), f"copy of chunk {int(r.keeper)}, the row kept "
-                f"({int(r.copies)} rows for its span), by {r.writer}")
+    rows = [Row("chunk", int(r.id), f"copy of kept chunk {int(r.keeper)} ({int(r.copies)} "
+                f"rows for its span), by {r.writer}")
             for r in ordered.itertuples()]
     near = (f"; {plural(d.near, 'other chunk')} near-duplicate (neighbour ≥ {threshold}), "
             "information only" if d.near else "")
