@@ -199,7 +199,8 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
         since = conn.exec_driver_sql(
             "SELECT MAX(created_at) FROM checkpoint WHERE session_id = ? AND "
             "(trigger LIKE ? OR trigger LIKE ?)", (sid, *HOOK_TRIGGERS)).scalar() or ""
-        # raw SQL: see above (FILTER aggregates in one pass)
+        # raw SQL: hook path, entries added since then and their chunks' states counted in one
+        # pass (COUNT ... FILTER over entry LEFT JOIN chunk)
         added, ok, failed = conn.exec_driver_sql(
             "SELECT COUNT(DISTINCT e.id), "
             "COUNT(c.id) FILTER (WHERE c.status = 'ok' AND c.lexical_only = 0), "
