@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, or_, update
+from sqlalchemy import func, update
 from sqlmodel import col, select
 
 from store.core.db import checkpoint_truncate, orm, vacuum
@@ -26,7 +26,8 @@ from store.privacy import apply
 from store.privacy.closure import Closure, compute
 from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.scope import Matcher, Scope, ScopeError
-from store.privacy.tables import dbapi
+from store.privacy.sets import scan
+from store.privacy.tables import in_json, relational_tables, rowid
 from store.privacy.verify import Verification, raw_probe, run_probes
 
 if TYPE_CHECKING:
@@ -207,15 +208,14 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
 
                 raise NotFound(f"no {scope.kind} with id {scope.value}")
         else:
-            matcher = Matcher(scope)
-            dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
-                                deterministic=True)
-            counts["entry"] = conn.execute(
-                update(Entry).where(or_(*(func.lca_holds(col(c)) for c in (
-                    Entry.content, Entry.meta)))).values(sensitivity=level)).rowcount or 0
-            counts["memory"] = conn.execute(
-                update(Memory).where(or_(*(func.lca_holds(col(c)) for c in (
-                    Memory.name, Memory.description, Memory.body, Memory.invariant,
-                    Memory.front_matter)))).values(sensitivity=level)).rowcount or 0
+            # the same content columns an erasure matches (store.privacy.content)
+            found = scan(conn, relational_tables(conn), Matcher(scope),
+                         only=frozenset({"entry", "memory"}))
+            for model in (Entry, Memory):
+                rows = sorted(found.get(str(model.__tablename__), {}))
+                if rows:
+                    counts[str(model.__tablename__)] = conn.execute(
+                        update(model).where(in_json(rowid(model), json.dumps(rows)))
+                        .values(sensitivity=level)).rowcount or 0
         store.audit(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
     return counts

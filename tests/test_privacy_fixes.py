@@ -1,0 +1,121 @@
+"""Issue 12, after review: text scopes match content only, exports named by what they hold,
+erasure leftovers cleaned later, secret text masked in the CLI, the demo's private detail,
+tombstones verified again, ids never reused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from store import Store
+from store.privacy import apply
+from store.privacy.api import preview, run, scope_from
+from store.privacy.content import METADATA, is_content
+from store.privacy.tables import relational_tables
+
+
+def _open(path: Path) -> Store:
+    return Store(path)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from lca_tui.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _entries_with(store: Store, needle: str) -> set[int]:
+    with store.read() as conn:
+        return {int(r[0]) for r in conn.execute(text(
+            "SELECT id FROM entry WHERE instr(lower(content), :n)"), {"n": needle.lower()})}
+
+
+# -- 1. content columns only ---------------------------------------------------------------
+def test_text_scopes_match_content_not_metadata(demo_path: Path) -> None:
+    """``main`` is every entry's agent, ``lca-tui`` every row's writer, ``claude-opus`` the
+    model in meta and a date every ``ts``: only the entries whose text holds them match."""
+    with _open(demo_path) as store:
+        main = preview(store, scope_from(match="main"))
+        assert main.delete.get("entry") and len(main.delete["entry"]) == len(
+            _entries_with(store, "main"))
+        assert preview(store, scope_from(match="lca-tui")).counts() == {}
+        opus = preview(store, scope_from(match="claude-opus"))
+        assert len(opus.delete["entry"]) == len(_entries_with(store, "claude-opus")) == 1
+        with store.read() as conn:
+            day = str(conn.execute(text("SELECT substr(ts, 1, 10) FROM entry WHERE id = 1"))
+                      .scalar_one())
+        dated = preview(store, scope_from(match=day)).delete.get("entry", set())
+        assert len(dated) == len(_entries_with(store, day))
+        # mark uses the same definition
+        counts = store.mark("private", match="main")
+        assert counts["entry"] == len(main.delete["entry"])
+
+
+def test_redact_never_rewrites_metadata(demo_path: Path) -> None:
+    with _open(demo_path) as store:
+        with store.read() as conn:
+            before = conn.execute(text("SELECT id, agent, kind, ts, writer, session_id "
+                                       "FROM entry ORDER BY id")).all()
+        result = run(store, scope_from(match="main"), "redact")
+        assert result.tombstone_id is not None
+        with store.read() as conn:
+            after = conn.execute(text("SELECT id, agent, kind, ts, writer, session_id "
+                                      "FROM entry ORDER BY id")).all()
+            models = conn.execute(text("SELECT count(*) FROM entry WHERE meta LIKE "
+                                       "'%claude-opus%'")).scalar_one()
+        assert before == after and models > 100
+        # `tool_result` is an entry kind (a CHECK guards it): only texts holding it change
+        result = run(store, scope_from(match="tool_result"), "redact")
+        with store.read() as conn:
+            kinds = conn.execute(text("SELECT count(*) FROM entry WHERE kind = 'tool_result'"))
+            assert kinds.scalar_one() > 0
+
+
+def test_a_database_error_in_redact_is_one_line_and_changes_nothing(
+        demo_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite the schema refuses (a CHECK on ``entry.kind``) rolls back: ErasureFailed,
+    and the CLI says so on one line."""
+    with _open(demo_path) as store:
+        c = preview(store, scope_from(match="dana.r@example.com"), "redact")
+        row = next(iter(c.scrub["entry"]))
+        c.scrub["entry"][row]["kind"] = "[REDACTED]"
+        with store.read() as conn:
+            before = conn.execute(text("SELECT id, kind, content FROM entry")).all()
+        with pytest.raises(apply.ErasureFailed, match="nothing was changed"):
+            run(store, scope_from(match="dana.r@example.com"), "redact", closure=c)
+        with store.read() as conn:
+            assert conn.execute(text("SELECT id, kind, content FROM entry")).all() == before
+            assert conn.execute(text("SELECT count(*) FROM tombstone")).scalar_one() == 0
+    from store.privacy import redaction
+
+    real = redaction.redact_text
+
+    def with_kind(conn: Any, c: Any, matcher: Any) -> None:
+        real(conn, c, matcher)
+        for values in c.scrub.get("entry", {}).values():
+            values["kind"] = "[REDACTED]"
+
+    monkeypatch.setattr(redaction, "redact_text", with_kind)
+    code, out, err = _cli(capsys, "redact", "--match", "dana.r@example.com", "--yes",
+                          "--store", str(demo_path))
+    assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "nothing was changed" in err
+
+
+def test_every_column_of_the_schema_is_classified(store: Store) -> None:
+    """A new column is content until named metadata: this lists the tables the
+    classification has not seen, so that someone decides (content is the safe default)."""
+    with store.read() as conn:
+        tables = relational_tables(conn)
+    unknown = sorted(set(tables) - set(METADATA))
+    assert unknown == [], f"classify the text columns of {unknown} in store/privacy/content.py"
+    assert is_content("entry", "content") and not is_content("entry", "agent")
+    assert is_content("memory", "body") and not is_content("entry", "writer")
+    assert is_content("session", "title") and is_content("session", "project")
