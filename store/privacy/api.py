@@ -22,8 +22,8 @@ from sqlmodel import col, select
 from store.core.db import checkpoint_truncate, orm, vacuum
 from store.core.models import Entry, Memory, Session
 from store.core.timeutil import now_iso
-from store.privacy import apply
-from store.privacy.closure import Closure, compute
+from store.privacy import apply, exports
+from store.privacy.closure import Closure, ExportHit, compute
 from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
@@ -89,12 +89,17 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
 
     drop_cache(store)
     deleted: list[str] = []
+    left = c.exports
     if delete_exports and c.exports:
-        deleted, _failed = apply.delete_exports(store, c)
+        deleted, failed = exports.delete_files(store, c.exports)
+        left = [ExportHit(e.export_id, e.path, [f for f in e.files if f in failed])
+                for e in c.exports]
+    if tombstone_id is not None:  # what is left can be deleted later, by tombstone
+        exports.remember(store, tombstone_id, left)
     tick("checkpoint", 2, len(STAGES))
     wal_ok, wal_left = checkpoint_truncate(store.engine)
     tick("verify", 3, len(STAGES))
-    verification, rem = run_probes(store, c, wal_ok, wal_left)
+    verification, rem = run_probes(store, c, wal_ok, wal_left, tombstone_id=tombstone_id)
     raw = verification.probes[-1]
     if not raw.passed and wal_ok:  # bytes left in free space of the file: rebuild it
         vacuum(store.engine)

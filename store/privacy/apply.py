@@ -33,7 +33,6 @@ from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import token_estimate
 from store.privacy.closure import Closure
-from store.export.models import Export
 from store.privacy.models import Tombstone
 from store.privacy.tables import children_first, in_json, rel, rowid
 
@@ -193,26 +192,3 @@ def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | 
         raise ErasureFailed(f"the redaction was refused by the database ({_one_line(exc)}); "
                             "nothing was changed") from exc
     return tombstone_id
-
-
-def delete_exports(store: Store, c: Closure) -> tuple[list[str], list[str]]:
-    """Remove the export files the closure names, and the records of exports left with no
-    file; returns (files removed, files that could not be removed)."""
-    removed, failed = [], []
-    for hit in c.exports:
-        for path in hit.files:
-            try:
-                os.unlink(path)
-                removed.append(path)
-            except FileNotFoundError:
-                removed.append(path)
-            except OSError:
-                failed.append(path)
-    emptied = [e.export_id for e in c.exports if not any(f in failed for f in e.files)]
-    if emptied:
-        with store.write() as conn:
-            conn.execute(delete(Export).where(in_json(col(Export.id), _ids(emptied))))
-            store.audit(conn, "delete-exports", "export", emptied,
-                        {"files": len(removed), "failed": len(failed)})
-    return removed, failed
-

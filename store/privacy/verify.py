@@ -297,9 +297,14 @@ def _trace_count(store: Store) -> int:
         return int(conn.execute(select(func.count()).select_from(RecallTrace)).scalar_one())
 
 
-def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
-    left = [f for f in c.export_files() if Path(f).is_file()]
-    if matcher is not None:
+def _exports(conn: Connection, c: Closure, matcher: Matcher | None,
+             tombstone_id: int | None) -> Probe:
+    """Text scopes: no export file the store wrote holds the text (each file read again).
+    Session, entry, memory: none of the files the closure named is left."""
+    if matcher is None:
+        left = [f for f in c.export_files() if Path(f).is_file()]
+    else:
+        left = []
         for _id, path, files in conn.execute(
                 select(Export.id, Export.path, Export.files)).all():
             try:
@@ -308,12 +313,17 @@ def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
                 listed = []
             for rel in listed:
                 p = Path(path) / str(rel)
-                if str(p) not in left and p.is_file() and _holds_file(p, matcher):
+                if p.is_file() and _holds_file(p, matcher):
                     left.append(str(p))
+        left += [f for f in c.export_files() if f not in left and Path(f).is_file()
+                 and _holds_file(Path(f), matcher)]
     if left:
+        how = [f"`lca-tui erase --exports-of-tombstone {tombstone_id}`"] if tombstone_id else []
+        if matcher is not None or not tombstone_id:  # a text scope still finds them
+            how.append("erase again with --delete-exports")
         return Probe("exports", False, f"{len(left)} export files still hold it: "
                      + ", ".join(left[:5]) + (" …" if len(left) > 5 else "")
-                     + " (erase again with --delete-exports, or remove them)")
+                     + f" (delete them: {' or '.join(how)}; or remove them)")
     named = len(c.export_files())
     return Probe("exports", True, f"no export file holds it ({named} named by the closure "
                  "were deleted)" if named else "no export file holds it")
@@ -374,7 +384,8 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
 
 
 def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
-               vacuumed: bool = False) -> tuple[Verification, Remaining]:
+               vacuumed: bool = False,
+               tombstone_id: int | None = None) -> tuple[Verification, Remaining]:
     """Every probe; nothing is written (the caller stores the result)."""
     started = time.perf_counter()
     matcher = Matcher(c.scope) if c.scope.is_text else None
@@ -385,7 +396,7 @@ def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
                   _substring(c, rem, matcher, len(candidates)),
                   _semantic(conn, c, matcher)]
         probes.append(_traces(store, conn, c, matcher, rem))
-        probes.append(_exports(conn, c, matcher))
+        probes.append(_exports(conn, c, matcher, tombstone_id))
     probes.append(raw_probe(store, c, rem, wal_ok, wal_left, vacuumed))
     ms = (time.perf_counter() - started) * 1000.0
     return Verification(all(p.passed for p in probes), probes, round(ms, 1)), rem
