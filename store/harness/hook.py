@@ -211,7 +211,13 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
     archived = _archived(store, files) and not problems
     consolidate = getattr(store, "consolidate", None)  # the consolidation pass (governance)
     if callable(consolidate):
-        consolidate(sid)
+        report = consolidate(sid)
+        trouble = [f"proposer: {report.proposer['error']}"] if report.proposer.get("error") \
+            else []
+        trouble += list(report.errors)
+        if trouble:  # kept in the hook_run row; the checkpoint itself still stands
+            outcome.error = (f"consolidation: {len(trouble)} problem"
+                             f"{'s' if len(trouble) != 1 else ''}; first: {trouble[0]}")[:500]
     detail = payload.get("trigger") or payload.get("reason")
     trigger = f"{outcome.event}:{detail}" if isinstance(detail, str) and detail else \
         outcome.event
