@@ -11,6 +11,7 @@ settings under ``hits`` (one object per rank) and handed out as ``Candidate.harn
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -230,7 +231,7 @@ def candidates_of(conn: Connection, trace_id: int) -> list[Candidate]:
     return out
 
 
-def _secret_sources(s: Any, rows: list[CandidateRow]) -> set[tuple[str, int]]:
+def _secret_sources(s: Any, rows: Sequence[CandidateRow]) -> set[tuple[str, int]]:
     """(source type, id) of the candidates whose entry or memory is secret now."""
     out: set[tuple[str, int]] = set()
     for kind, model in (("entry", Entry), ("memory", Memory)):
