@@ -253,7 +253,8 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
                         t = rel(table, *cols)
                         values = conn.execute(select(*(t.c[name] for name in cols))
                                               .where(t.c.rowid == row)).one()
-                        rows[row] = {name: matcher.redact(v)[0] if isinstance(v, str) else v
+                        rows[row] = {name: matcher.redact_in(table, name, v)[0]
+                                     if isinstance(v, str) else v
                                      for name, v in zip(cols, values, strict=True)}
         else:
             if matcher is not None:
