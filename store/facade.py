@@ -32,7 +32,8 @@ Health
     ``compact_duplicates(dry_run)`` the safe fixes, previewed first.
 Privacy
     ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
-    ``redact(scope)`` then verify; ``tombstones()``; ``mark(level, scope)``. A scope is one
+    ``redact(scope)`` then verify; ``tombstones()``; ``verify_tombstones(id?)`` finishes an
+    interrupted one; ``mark(level, scope)``. A scope is one
     of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``.
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
@@ -301,6 +302,19 @@ class Store(StoreBase):
 
         return run(self, _scope(session, entry, memory, match, regex), "redact",
                    delete_exports=delete_exports, actor=actor, reason=reason)
+
+    def unverified_tombstones(self) -> list[int]:
+        """Tombstones with no stored verification (an erasure interrupted after its commit)."""
+        from store.privacy.recover import unverified
+
+        return unverified(self)
+
+    def verify_tombstones(self, tombstone_id: int | None = None) -> list[Any]:
+        """Finish interrupted erasures: checkpoint, VACUUM, the probes that need no erased
+        text, stored; every unverified tombstone, or the one named. (id, Verification) each."""
+        from store.privacy.recover import verify
+
+        return verify(self, tombstone_id)
 
     def tombstones(self, with_probes: bool = False) -> list[Any]:
         """What erasures and redactions left: scope kind, counts, time, actor; no content."""

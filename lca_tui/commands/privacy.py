@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("tombstones", parents=parents,
                        help="what erasures and redactions left (no content)")
+    p.add_argument("--verify", metavar="ID", nargs="?", const=True, type=int,
+                   help="finish erasures interrupted after their change (verified '-'): "
+                   "checkpoint and vacuum the file, run the probes, record them; every "
+                   "unverified tombstone, or tombstone ID")
     add_json_flag(p)
     p.set_defaults(func=list_tombstones)
 
@@ -110,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         return _exports_of_tombstone(args)
     scope = _scope(args)
     with store_from(args) as store:
+        note_unverified(store)
         closure = preview(store, scope, args.action)
         if args.dry_run:
             if args.json:
@@ -170,9 +175,39 @@ def _exports_of_tombstone(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def note_unverified(store: Any) -> None:
+    """One line on stderr when an earlier erasure was interrupted before its verification."""
+    line = _unverified_line(store)
+    if line:
+        err_console.print(Text(f"note: {line}"), soft_wrap=True)
+
+
+def verify_tombstones(args: argparse.Namespace) -> int:
+    """``tombstones --verify [ID]``: finish interrupted erasures, print what was found."""
+    wanted = None if args.verify is True else int(args.verify)
+    with store_from(args) as store:
+        done = store.verify_tombstones(wanted)
+    if args.json:
+        print_json({"verified": [{"tombstone_id": tid, **v.to_json()} for tid, v in done]})
+    else:
+        out = console()
+        if not done:
+            out.print("every tombstone is verified; nothing to do")
+        for tid, v in done:
+            t = table("probe", "result", "detail", title=f"verification of tombstone {tid}")
+            for p in v.probes:
+                t.add_row(p.name, "pass" if p.passed else "FAIL", Text(visible(p.detail)))
+            out.print(t)
+            out.print(f"tombstone {tid}: verification {'passed' if v.passed else 'FAILED'}")
+    return 0 if all(v.passed for _, v in done) else 1
+
+
 def list_tombstones(args: argparse.Namespace) -> int:
+    if args.verify is not None:
+        return verify_tombstones(args)
     with store_from(args) as store:
         rows = store.tombstones()
+        note = None if args.json else _unverified_line(store)
     if args.json:
         print_json({"tombstones": [r.to_json() for r in rows]})
         return 0
@@ -183,7 +218,15 @@ def list_tombstones(args: argparse.Namespace) -> int:
         t.add_row(*(Text(visible(str(v))) for v in (r.id, r.ts, r.action, r.scope_kind, counts,
                                                       r.actor, verified)))
     console().print(t)
+    if note:
+        console().print(Text(note), soft_wrap=True)
     return 0
+
+
+def _unverified_line(store: Any) -> str | None:
+    from store.privacy.recover import warning
+
+    return warning(store)
 
 
 def run_mark(args: argparse.Namespace) -> int:
@@ -191,6 +234,7 @@ def run_mark(args: argparse.Namespace) -> int:
 
     scope = _scope(args)
     with store_from(args) as store:
+        note_unverified(store)
         counts = mark(store, scope, args.level)
     if args.json:
         print_json({"level": args.level, "counts": counts})

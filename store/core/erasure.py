@@ -51,6 +51,11 @@ def _key(conn: Connection, create: bool) -> bytes | None:
     return bytes.fromhex(value)
 
 
+def stored_key(conn: Connection) -> bytes | None:
+    """The store's erasure secret, or None when nothing was ever erased (never creates it)."""
+    return _key(conn, create=False)
+
+
 def keyed(key: bytes, kind: str, value: str) -> str:
     """The fingerprint of ``value`` (an idempotency key or content hash) under ``key``."""
     message = f"{kind}|{value}".encode("utf-8", "surrogatepass")

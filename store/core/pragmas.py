@@ -40,3 +40,8 @@ def foreign_key_list(conn: Connection, table: str) -> Sequence[Row[Any]]:
 def foreign_key_check(conn: Connection) -> Sequence[Row[Any]]:
     """``PRAGMA foreign_key_check``: one row per reference to a missing parent row."""
     return conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+
+
+def freelist_count(conn: Connection) -> int:
+    """Free pages in the database file (where deleted bytes could linger; 0 after VACUUM)."""
+    return int(conn.exec_driver_sql("PRAGMA freelist_count").scalar_one())

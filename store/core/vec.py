@@ -224,3 +224,15 @@ def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]
     fts = {int(r[0]) for r in conn.exec_driver_sql(
         f"SELECT id FROM chunk_fts_docsize WHERE id IN ({marks})").all()}
     return vectors, fts
+
+
+def index_orphans(conn: Connection) -> tuple[int, int]:
+    """(vectors, FTS rows) whose chunk is gone: what an erasure must never leave behind (the
+    check an interrupted erasure's verification runs, knowing no chunk ids)."""
+    vectors = int(conn.exec_driver_sql(
+        "SELECT COUNT(*) FROM chunk_vec WHERE rowid NOT IN (SELECT id FROM chunk)").scalar_one())
+    fts = int(conn.exec_driver_sql(
+        "SELECT COUNT(*) FROM chunk_fts_docsize WHERE id NOT IN (SELECT id FROM chunk)")
+        .scalar_one())
+    return vectors, fts
+

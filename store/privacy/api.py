@@ -108,14 +108,15 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
         verification.passed = all(p.passed for p in verification.probes)
     tick("record", 4, len(STAGES))
     if tombstone_id is not None:
-        verification.id = _record(store, tombstone_id, verification)
+        verification.id = record(store, tombstone_id, verification)
     tick("done", len(STAGES), len(STAGES))
     return PrivacyResult(action, scope.kind, c.counts(), c.export_files(), verification,
                          tombstone_id, deleted, dict(c.review),
                          round((time.perf_counter() - started) * 1000.0, 1))
 
 
-def _record(store: Store, tombstone_id: int, v: Verification) -> int:
+def record(store: Store, tombstone_id: int, v: Verification) -> int:
+    """Store a verification, probe by probe, and set the tombstone's ``verified``."""
     now = now_iso()
     w, wv = store.writer, store.writer_version
     with store.write() as conn, orm(conn) as s:

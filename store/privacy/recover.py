@@ -1,0 +1,159 @@
+"""Finishing an erasure or redaction that was interrupted after its commit.
+
+The change itself is one transaction; the WAL checkpoint, the VACUUM and the stored
+verification come after it. A crash (``kill -9``, power loss) in between leaves a tombstone
+with no verification (``verified`` NULL), and running the same erase again finds an empty
+closure. ``verify`` finishes the job for such tombstones (or one named): drops this process's
+vector copy, checkpoints the WAL with TRUNCATE, VACUUMs (it cannot tell whether free pages
+hold the text, so it always rebuilds the file), checkpoints again, runs the probes below and
+records them like any verification.
+
+The erased text is not kept anywhere (that is the point), so the probes that search for it
+(substring, FTS phrases, semantic, probe recalls, raw bytes by content) cannot run again. What
+can, and can fail:
+
+- ``rows``: no live entry, session, memory or recall trace carries one of the tombstone's
+  erasure fingerprints (keyed hashes of what was erased), and no foreign key dangles;
+- ``index``: no vector and no FTS row is left whose chunk is gone;
+- ``exports``: none of the export files the tombstone listed is still on disk;
+- ``raw-bytes``: the WAL is truncated to zero bytes and the database file has no free pages
+  after the VACUUM, with ``secure_delete`` on: deleted bytes have nowhere left to be.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlmodel import col, select
+
+from store.core import erasure, pragmas, vec
+from store.core.db import checkpoint_truncate, orm, vacuum
+from store.core.errors import NotFound
+from store.core.models import Entry, ErasureFingerprint, Memory, Session
+from store.privacy import exports
+from store.privacy.models import Tombstone
+from store.privacy.verify import Probe, Verification
+from store.recall.models import RecallTrace
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from store.core.base import StoreBase as Store
+
+NOTE = "`lca-tui tombstones --verify`"
+
+
+def unverified(store: Store) -> list[int]:
+    """Ids of the tombstones with no recorded verification (an erasure interrupted after its
+    commit, or one still running in another process), oldest first."""
+    with store.read() as conn, orm(conn) as s:
+        return [int(t or 0) for t in s.exec(select(Tombstone.id)
+                                       .where(col(Tombstone.verified).is_(None))
+                                       .order_by(col(Tombstone.id))).all()]
+
+
+def warning(store: Store) -> str | None:
+    """One line naming the unverified tombstones and the command that finishes them."""
+    ids = unverified(store)
+    if not ids:
+        return None
+    named = ", ".join(map(str, ids[:5])) + (" …" if len(ids) > 5 else "")
+    return (f"tombstone{'s' if len(ids) > 1 else ''} {named} not verified (erasure "
+            f"interrupted or still running): run {NOTE}")
+
+
+def _live_prints(conn: Connection, key: bytes) -> dict[str, set[str]]:
+    """The fingerprints every live entry, session, memory and trace would have."""
+    out: dict[str, set[str]] = {"entry": set(), "memory": set(), "trace": set()}
+    for (idem,) in conn.execute(select(Entry.idem_key)).all():
+        out["entry"].add(erasure.keyed(key, "entry", str(idem)))
+    for (sid,) in conn.execute(select(Session.id)).all():
+        out["entry"].add(erasure.keyed(key, "entry", erasure.session_value(str(sid))))
+    for (digest,) in conn.execute(select(Memory.content_hash)).all():
+        out["memory"].add(erasure.keyed(key, "memory", str(digest)))
+    for ts, query in conn.execute(select(RecallTrace.ts, RecallTrace.query)
+                                  .where(col(RecallTrace.origin) == "lca-tui")).all():
+        out["trace"].add(erasure.keyed(key, "trace", f"{ts}|{query}"))
+    return out
+
+
+def _rows(conn: Connection, tombstone_id: int) -> Probe:
+    with orm(conn) as s:
+        prints = s.exec(select(ErasureFingerprint.kind, ErasureFingerprint.fingerprint)
+                        .where(ErasureFingerprint.tombstone_id == tombstone_id)).all()
+    key = erasure.stored_key(conn)
+    live = _live_prints(conn, key) if key is not None and prints else {}
+    back = sum(1 for kind, fp in prints if fp in live.get(kind, set()))
+    dangling = pragmas.foreign_key_check(conn)
+    return Probe("rows", not back and not dangling,
+                 f"{back} of {len(prints)} erased records (by fingerprint) are present; "
+                 f"{len(dangling)} dangling references")
+
+
+def _index(conn: Connection) -> Probe:
+    vectors, fts = vec.index_orphans(conn)
+    return Probe("index", not vectors and not fts,
+                 f"{vectors} vectors and {fts} FTS rows left whose chunk is gone")
+
+
+def _exports(store: Store, tombstone_id: int) -> Probe:
+    listed = [f for hit in exports.pending(store, tombstone_id) for f in hit.files]
+    left = [f for f in listed if Path(f).is_file()]
+    if left:
+        return Probe("exports", False, f"{len(left)} of {len(listed)} export files listed for "
+                     f"this tombstone still exist: {', '.join(left[:5])}"
+                     f"{' …' if len(left) > 5 else ''} (delete them: `lca-tui erase "
+                     f"--exports-of-tombstone {tombstone_id}`)")
+    return Probe("exports", True, f"{len(listed)} export files listed for this tombstone, none "
+                 "left on disk")
+
+
+def _file(store: Store, wal_ok: bool, wal_left: int) -> Probe:
+    with store.read() as conn:
+        free = pragmas.freelist_count(conn)
+    parts = [f"WAL {'truncated' if wal_ok else f'not truncated ({wal_left} bytes left)'}; "
+             f"vacuumed, {free} free pages in {store.path.name}; the erased text is not kept, "
+             "so the file is not searched for it"]
+    if not wal_ok:
+        parts.append("a reader holds a snapshot of the WAL: close it and verify again")
+    return Probe("raw-bytes", wal_ok and free == 0, "; ".join(parts))
+
+
+def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Verification]]:
+    """Finish the unverified tombstones (or the one named, verified or not): checkpoint,
+    VACUUM, the probes, stored. Returns (tombstone id, verification) for each."""
+    from store.privacy.api import record
+    from store.recall.pool import drop_cache
+
+    if tombstone_id is not None:
+        with store.read() as conn, orm(conn) as s:
+            if s.get(Tombstone, int(tombstone_id)) is None:
+                raise NotFound(f"no tombstone {tombstone_id}: `lca-tui tombstones` lists them")
+        ids = [int(tombstone_id)]
+    else:
+        ids = unverified(store)
+    if not ids:
+        return []
+    started = time.perf_counter()
+    drop_cache(store)
+    wal_ok, wal_left = checkpoint_truncate(store.engine)
+    if wal_ok:
+        vacuum(store.engine)
+        wal_ok, wal_left = checkpoint_truncate(store.engine)
+    raw = _file(store, wal_ok, wal_left)
+    shared = (time.perf_counter() - started) * 1000.0
+    out = []
+    for tid in ids:
+        begun = time.perf_counter()
+        with store.read() as conn:
+            probes = [_rows(conn, tid), _index(conn)]
+        probes += [_exports(store, tid), raw]
+        ms = round(shared + (time.perf_counter() - begun) * 1000.0, 1)
+        v = Verification(all(p.passed for p in probes), probes, ms)
+        v.id = record(store, tid, v)
+        out.append((tid, v))
+    # recording wrote to the WAL (no content); leave it empty as an erasure does
+    checkpoint_truncate(store.engine)
+    return out
