@@ -113,3 +113,91 @@ def test_verify_of_an_unknown_tombstone_is_a_clear_error(
     store.close()
     code, _out, err = _cli(capsys, "tombstones", "--store", path, "--verify", "7")
     assert code != 0 and "no tombstone 7" in err
+
+
+# -- B. ids never reused -----------------------------------------------------------------------
+TABLES = ("entry", "memory", "chunk", "proposal", "recall_trace", "recall_candidate")
+
+
+def _max_ids(store: Store) -> dict[str, int]:
+    from sqlalchemy import text
+
+    with store.read() as conn:
+        return {t: int(conn.execute(text(f"SELECT COALESCE(MAX(id), 0) FROM {t}")).scalar_one())
+                for t in TABLES}
+
+
+def _new_records(store: Store, word: str) -> None:
+    """One new record in every table: a memory through a proposal (with its chunks), a
+    recall (a trace and its candidates), an entry through the shared write path."""
+    from store.core.writes import NewEntry, write_entries
+
+    info = store.propose({"op": "add", "type": "project",
+                          "content": f"The {word} release train leaves on Thursdays."})
+    if info.status != "applied":
+        store.approve(info.id)
+    store.recall(f"when does the {word} release train leave")
+    with store.read() as conn:
+        from sqlalchemy import text
+
+        session_id = str(conn.execute(text("SELECT session_id FROM entry ORDER BY id DESC "
+                                           "LIMIT 1")).scalar_one())
+    with store.write() as conn:
+        write_entries(conn, session_id, [NewEntry("user", f"ask about {word} again",
+                                                  source_key=f"test:{word}")],
+                      store.indexer(), store.writer, store.writer_version)
+
+
+def test_ids_of_erased_records_are_never_reused(cc_store: Store) -> None:
+    """Erase the newest record of every erasable table; new records get higher ids."""
+    store = cc_store
+    _new_records(store, "quokkafrost")
+    top = _max_ids(store)
+    store.erase(match="quokkafrost")  # the memory, its proposal, chunks, trace, entry
+    after = _max_ids(store)
+    assert all(after[t] < top[t] for t in TABLES), (top, after)  # the newest went
+    _new_records(store, "zebrawind")
+    again = _max_ids(store)
+    assert all(again[t] > top[t] for t in TABLES), (top, again)
+
+
+def test_migration_13_keeps_every_row_index_trigger_and_link(tmp_path: Path) -> None:
+    """A store written before migration 13 (the version-1 fixture, migrated on open): the
+    same rows, every foreign key and the FTS index intact, triggers and indexes back, and
+    sqlite_sequence seeded with the highest id."""
+    import shutil
+
+    import sqlean
+
+    from tests.conftest import make_store
+
+    path = tmp_path / "old.db"
+    shutil.copyfile(Path(__file__).parent / "fixtures" / "store_v1.db", path)
+    raw = sqlean.connect(str(path))
+    before = {t: raw.execute(f"SELECT COUNT(*), COALESCE(MAX(id), 0) FROM {t}").fetchone()
+              for t in ("entry", "memory", "chunk")}
+    raw.close()
+    assert before["entry"][0] and before["chunk"][0]
+    store = make_store(path)
+    store.close()
+    raw = sqlean.connect(str(path))
+    try:
+        for t, (count, top) in before.items():
+            assert raw.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == count
+            seq = raw.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (t,)).fetchone()
+            assert (seq[0] if seq else 0) == top
+        for t in TABLES:
+            sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0]
+            assert "AUTOINCREMENT" in sql
+        names = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type IN "
+                                           "('index', 'trigger')")}
+        assert {"entry_by_session", "entry_by_kind", "entry_by_uuid", "chunk_by_source",
+                "memory_by_name", "embed_queue_rewritten", "recall_trace_by_entry",
+                "recall_candidate_by_source", "proposal_by_entry"} <= names
+        assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        raw.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('integrity-check', 1)")
+        left = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
+        assert not left & {f"{t}_new" for t in TABLES}
+    finally:
+        raw.close()

@@ -15,7 +15,7 @@ import numpy as np
 from sqlalchemy import Connection, delete, func, insert
 from sqlmodel import col, select
 
-from store.core import vec
+from store.core import pragmas, vec
 from store.core.chunker import model_view, split
 from store.core.embed import Embedder
 from store.core.models import Chunk
@@ -262,7 +262,9 @@ class Indexer:
         matrix = (np.stack(vectors_in).astype(np.float32) if vectors_in
                   else np.zeros((0, 384), dtype=np.float32))
         found = iter(neighbours if neighbours is not None else self._neighbours(conn, matrix))
-        next_id = (conn.execute(select(func.max(col(Chunk.id)))).scalar() or 0) + 1
+        # above every id ever given (sqlite_sequence): an erased chunk's id is never reused
+        top = conn.execute(select(func.max(col(Chunk.id)))).scalar() or 0
+        next_id = max(int(top), pragmas.sequence(conn, "chunk")) + 1
         batch_ids: list[int] = []
         created = now_iso()
         rows = []

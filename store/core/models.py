@@ -62,6 +62,7 @@ class Entry(Who, table=True):
         Index("entry_by_session", "session_id", "agent", "seq"),
         Index("entry_by_kind", "kind"),
         Index("entry_by_uuid", "uuid"),
+        {"sqlite_autoincrement": True},  # ids never reused (migration 13)
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -89,7 +90,8 @@ class Entry(Who, table=True):
 
 class Memory(Who, table=True):
     __tablename__ = "memory"
-    __table_args__ = (Index("memory_by_name", "name"),)
+    # ids never reused (migration 13)
+    __table_args__ = (Index("memory_by_name", "name"), {"sqlite_autoincrement": True})
 
     id: int | None = Field(default=None, primary_key=True)
     name: str
@@ -142,7 +144,8 @@ class Evidence(Who, table=True):
 
 class Chunk(Who, table=True):
     __tablename__ = "chunk"
-    __table_args__ = (Index("chunk_by_source", "source_type", "source_id", "span_start"),)
+    __table_args__ = (Index("chunk_by_source", "source_type", "source_id", "span_start"),
+                      {"sqlite_autoincrement": True})  # ids never reused (migration 13)
 
     id: int | None = Field(default=None, primary_key=True)
     source_type: str

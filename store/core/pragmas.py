@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row
+from sqlalchemy import Connection, Row, text
 
 
 def quoted(name: str) -> str:
@@ -45,3 +45,11 @@ def foreign_key_check(conn: Connection) -> Sequence[Row[Any]]:
 def freelist_count(conn: Connection) -> int:
     """Free pages in the database file (where deleted bytes could linger; 0 after VACUUM)."""
     return int(conn.exec_driver_sql("PRAGMA freelist_count").scalar_one())
+
+
+def sequence(conn: Connection, table: str) -> int:
+    """The highest id ever given in an ``AUTOINCREMENT`` table (``sqlite_sequence``), 0 when
+    none: a writer that picks ids itself starts above it, so an erased id is never reused."""
+    row = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = :t"),
+                       {"t": table}).first()
+    return int(row[0]) if row is not None else 0

@@ -18,6 +18,7 @@ class Proposal(Who, table=True):
         Index("proposal_by_status", "status", "ts"),
         Index("proposal_by_entry", "entry_id"),
         Index("proposal_by_external", "external_id"),
+        {"sqlite_autoincrement": True},  # ids never reused (migration 13)
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -13,6 +13,7 @@ class RecallTrace(Who, table=True):
     __table_args__ = (
         Index("recall_trace_by_ts", "ts"),
         Index("recall_trace_by_entry", "entry_id"),
+        {"sqlite_autoincrement": True},  # ids never reused (migration 13)
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -39,6 +40,7 @@ class RecallCandidate(Who, table=True):
     __table_args__ = (
         UniqueConstraint("trace_id", "rank"),
         Index("recall_candidate_by_source", "source_type", "source_id"),
+        {"sqlite_autoincrement": True},  # ids never reused (migration 13)
     )
 
     id: int | None = Field(default=None, primary_key=True)

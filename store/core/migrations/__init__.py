@@ -26,10 +26,14 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
+    # A table rebuild (drop and rename) runs with foreign keys off, or the DROP would
+    # cascade into the children; ``PRAGMA foreign_key_check`` must pass before it commits.
+    foreign_keys_off: bool = False
 
 
 def _load(module: ModuleType) -> Migration:
-    return Migration(int(module.VERSION), str(module.NAME), tuple(module.STATEMENTS))
+    return Migration(int(module.VERSION), str(module.NAME), tuple(module.STATEMENTS),
+                     bool(getattr(module, "FOREIGN_KEYS_OFF", False)))
 
 
 def known_migrations() -> list[Migration]:
@@ -79,6 +83,10 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
         # (branches merged in another order than their numbers) is applied too.
         if migration.version in done or (target is not None and migration.version > target):
             continue
+        if migration.foreign_keys_off:
+            if _apply_rebuild(engine, migration, newest):
+                applied.append(migration.version)
+            continue
         with write(engine) as conn:
             _refuse_newer(current_version(conn), newest)
             if migration.version in _applied(conn):
@@ -96,6 +104,50 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
             )
         applied.append(migration.version)
     return applied
+
+
+_LEDGER = ("CREATE TABLE IF NOT EXISTS schema_migration (version INTEGER PRIMARY KEY, "
+           "name TEXT NOT NULL, applied_at TEXT NOT NULL, code_version TEXT NOT NULL)")
+
+
+def _apply_rebuild(engine: Engine, migration: Migration, newest: int) -> bool:
+    """Apply a table-rebuilding migration in one transaction with foreign keys off (they can
+    only be switched outside a transaction, hence the DB-API connection) and
+    ``legacy_alter_table`` on; refuse to commit when a foreign key would dangle. False when
+    another process applied it first."""
+    raw = engine.raw_connection()
+    conn = raw.driver_connection
+    assert conn is not None
+    try:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("PRAGMA legacy_alter_table = ON")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_LEDGER)
+            have = int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migration")
+                       .fetchone()[0])
+            _refuse_newer(have, newest)
+            if conn.execute("SELECT 1 FROM schema_migration WHERE version = ?",
+                            (migration.version,)).fetchone():
+                conn.execute("ROLLBACK")
+                return False
+            for statement in migration.statements:
+                conn.execute(statement)
+            dangling = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if dangling:
+                raise RuntimeError(f"migration {migration.version} would leave "
+                                   f"{len(dangling)} dangling references; not applied")
+            conn.execute("INSERT INTO schema_migration VALUES (?, ?, ?, ?)",
+                         (migration.version, migration.name, now_iso(), CODE_VERSION))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute("PRAGMA legacy_alter_table = OFF")
+        conn.execute("PRAGMA foreign_keys = ON")
+        raw.close()
+    return True
 
 
 def refuse_newer(have: int | None) -> None:
