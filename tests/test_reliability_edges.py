@@ -113,3 +113,24 @@ def test_an_export_killed_after_its_manifest_is_listed_as_written(
     finished = store.export(tmp_path / "out2")
     (tmp_path / "out2" / finished.files[1]["path"]).unlink()
     assert writer.exports(store)[0]["status"] == "incomplete"
+
+
+def test_a_first_line_nested_too_deeply_is_reported_and_the_rest_imported(
+        store: Store, tmp_path: Path) -> None:
+    deep = "[" * 200_000 + "]" * 200_000
+    path = _write(tmp_path / "a.jsonl", deep, GOOD)
+    report = store.ingest([path])
+    [problem] = report.errors
+    assert problem.line == 1 and "nested too deeply" in problem.reason
+    assert [s.id for s in store.sessions()] == ["good"]
+
+
+def test_invisible_characters_are_escaped() -> None:
+    from store.core.textsafe import visible
+
+    for char in ("\u3164", "\u115f", "\u00ad", "\U000e0000", "\U000e0041", "\U000e007f",
+                 "\ufe00", "\ufe0f"):
+        shown = visible(f"a{char}b")
+        assert char not in shown and shown.startswith("a\\") and shown.endswith("b"), shown
+    assert visible("\U000e0041") == "\\U000e0041"
+    assert visible("café ✓ 日本") == "café ✓ 日本"  # what is visible stays as it is

@@ -63,12 +63,14 @@ def formats() -> list[str]:
 
 
 def detect_file(path: Path) -> str | None:
-    """The format of a line-oriented file from its first parseable JSON objects."""
+    """The format of a line-oriented file from its first parseable JSON objects (a line that
+    cannot be read, nested too deeply among them, is passed over here and reported by the
+    import)."""
     with path.open("rb") as fh:
         for _, raw in zip(range(DETECT_LINES), fh, strict=False):
             try:
                 obj = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
                 for name, (looks_like, _) in FILE_FORMATS.items():
