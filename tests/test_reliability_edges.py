@@ -146,3 +146,20 @@ def test_imports_json_lists_the_problems_it_counts(store: Store, tmp_path: Path,
     runs = json.loads(capsys.readouterr().out)
     assert [(r["problems"], len(r["issues"])) for r in runs] == [(0, 0), (2, 2)]
     assert [i["line"] for i in runs[1]["issues"]] == [2, 3]
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_stress_exits_non_zero_when_it_surfaced_errors(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       as_json: bool) -> None:
+    import lca_tui.stress as stress
+    from lca_tui.cli import main
+
+    def result(errors: list[str]) -> stress.StressResult:
+        return stress.StressResult(1.0, 10, 10.0, 1.0, 2.0, 5, 1, 1, None, errors=errors)
+
+    flag = ["--json"] if as_json else []
+    for errors, code in (([], 0), (["harness: StoreLocked: the store is busy [/]"], 1)):
+        monkeypatch.setattr(stress, "run_stress", lambda *a, e=errors, **k: result(e))
+        assert main(["stress", "--seconds", "1", *flag]) == code
+        capsys.readouterr()
