@@ -163,3 +163,24 @@ def test_stress_exits_non_zero_when_it_surfaced_errors(monkeypatch: pytest.Monke
         monkeypatch.setattr(stress, "run_stress", lambda *a, e=errors, **k: result(e))
         assert main(["stress", "--seconds", "1", *flag]) == code
         capsys.readouterr()
+
+
+@pytest.mark.parametrize("how", ["store", "deeper", "demo", "default-folder"])
+def test_a_store_under_a_file_is_one_clear_line(tmp_path: Path, how: str,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    args = {"store": ["--store", str(blocker / "x.db"), "stats"],
+            "deeper": ["--store", str(blocker / "a" / "b.db"), "stats"],
+            "demo": ["demo", "--no-open", "--store", str(blocker / "x.db")],
+            "default-folder": ["stats"]}[how]
+    if how == "default-folder":
+        monkeypatch.delenv("LCA_STORE", raising=False)
+        monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "File exists" not in err
+    assert f"{blocker} is a file, not a folder" in err

@@ -27,6 +27,7 @@ from sqlmodel import Session, col
 from store.core.errors import StoreError, StoreLocked
 from store.core.location import default_folder as default_folder  # re-exported
 from store.core.location import default_store_path as default_store_path  # re-exported
+from store.core.location import not_a_folder
 
 
 
@@ -36,11 +37,11 @@ def ensure_file(path: Path) -> bool:
     Only lca-tui's own folder (``default_folder``) is created on demand: a store named in a
     folder that does not exist is a typo far more often than a wish, so it is refused rather
     than silently made somewhere unexpected."""
+    blocked = not_a_folder(path)
+    if blocked:
+        raise StoreError(blocked)
     try:
         if not path.parent.is_dir():
-            if path.parent.exists():
-                raise StoreError(f"{path.parent} is not a folder: name a store file in a "
-                                 "folder")
             if path.parent.resolve() != default_folder().resolve():
                 raise StoreError(f"the folder {path.parent} does not exist: create it first, "
                                  "or name a store in an existing folder")
@@ -62,7 +63,8 @@ def ensure_file(path: Path) -> bool:
                          "read-only folder?); name a writable place with --store or "
                          "$LCA_STORE") from exc
     except OSError as exc:
-        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
+        raise StoreError(not_a_folder(path) or f"cannot create the store {path}: "
+                         f"{exc.strerror or exc}") from exc
     return True
 
 
