@@ -88,6 +88,7 @@ def _label(value: Any) -> str:
 _OPTIONAL_TEXT = ("agentId", "uuid", "parentUuid", "timestamp", "cwd", "version", "gitBranch",
                   "slug", "subtype")
 _MESSAGE_TEXT = ("id", "model", "stop_reason")
+_FLAGS = ("isMeta", "isCompactSummary", "isSidechain")
 USAGE_TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                 "cache_read_input_tokens")
 
@@ -101,6 +102,14 @@ def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
     ``invalid``, so nothing is lost)."""
     out = dict(obj)
     dropped: dict[str, Any] = {}
+    for key in _FLAGS:
+        value = out.get(key)
+        if value is None or isinstance(value, bool) or (isinstance(value, str) and
+                                                        value.lower() in ("true", "false")):
+            continue
+        ctx.report.error(str(path), line_no, f"a JSON {fields.kind(value)}, not a boolean: "
+                         "read as false, the value kept in the entry's meta", key)
+        dropped[key] = value
     for key in _OPTIONAL_TEXT:
         check = fields.timestamp if key == "timestamp" else fields.text
         if ctx.optional(path, line_no, check, out, key) is None:
