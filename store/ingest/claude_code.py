@@ -132,6 +132,12 @@ def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
     message = out.get("message")
     if isinstance(message, dict):
         message = dict(message)
+        role = message.get("role")
+        if role is not None and role != obj.get("type"):
+            ctx.report.error(str(path), line_no, f"{fields.kind(role)} {str(role)[:40]!r} is "
+                             f"not the line's type {str(obj.get('type'))[:40]!r}: the type "
+                             "decides, the role is kept in the entry's meta", "message.role")
+            dropped["message.role"] = role
         for key in _MESSAGE_TEXT:
             if ctx.optional(path, line_no, fields.text, message, key,
                             f"message.{key}") is None:
