@@ -17,7 +17,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     add_json_flag(p)
     p.set_defaults(func=sessions)
 
-    p = sub.add_parser("entries", parents=parents, help="a session's entries, verbatim")
+    p = sub.add_parser("entries", parents=parents, help="a session's entries, verbatim",
+                       description="A session's entries, verbatim: on a terminal long lines "
+                       "wrap at words; into a pipe or a file each line is written as stored, "
+                       "never re-wrapped.")
     p.add_argument("session", metavar="SESSION", help="session id (a unique prefix will do)")
     p.add_argument("--agent", help="only this agent's entries ('main' or a worker id; a "
                    "unique prefix will do); without it, every agent's entries by time")
@@ -72,13 +75,15 @@ def entries(args: argparse.Namespace) -> int:
         print_json([asdict(e) for e in rows])
         return 0
     out = console()
+    # verbatim: on a terminal long lines wrap at words; into a pipe or a file every line is
+    # written as stored (no width applies), so an id or a path is never split
+    unwrapped = not out.is_terminal
     for e in rows:
         head = f"#{e.seq} {when(e.ts, with_seconds=True)} {e.kind}" + (
             f" [{one_line(e.tool_name)}]" if e.tool_name else "")
         head += f" agent={one_line(agent_label(e.agent))} ~{e.tokens:,} tokens"
-        out.print(head, markup=False, style="bold")
-        out.print(_verbatim(e.content), markup=False,
-                  highlight=False)
+        out.print(head, markup=False, style="bold", soft_wrap=unwrapped)
+        out.print(_verbatim(e.content), markup=False, highlight=False, soft_wrap=unwrapped)
     return 0
 
 

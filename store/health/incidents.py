@@ -72,7 +72,8 @@ def sources_of(store: Store, session_id: str | None = None, memories: bool = Tru
         query = select(Entry).order_by(col(Entry.id))
         if session_id is not None:
             query = query.where(col(Entry.session_id) == session_id)
-        out = [Source("entry", e.id or 0, e.content, e.content_hash) for e in s.exec(query)]
+        out = [Source("entry", e.id or 0, e.content, e.content_hash, e.kind)
+               for e in s.exec(query)]
         if memories:
             out += [Source("memory", m.id or 0, memory_index_text(m.name, m.description, m.body,
                                                                   m.invariant), m.content_hash)
@@ -85,8 +86,11 @@ def reindex_again(store: Store, sources: list[Source], writer: tuple[str, str],
     """A second writer (an ``Indexer`` with its own writer name) appends ``sources``' chunks
     to the index without looking at what is there; returns the new chunk ids. ``when`` dates
     the rows (the demo's story runs in the past)."""
+    # the same chunking as the store's own indexer (tool output embeds its head only), so
+    # every row it appends repeats a span already indexed, as the incident's did
     indexer = Indexer(store.embedder, store.settings["embed.max_tokens"],
-                      store.settings["embed.batch_size"], writer[0], writer[1])
+                      store.settings["embed.batch_size"], writer[0], writer[1],
+                      store.settings["embed.tool_head_tokens"])
     with store.write() as conn:
         before = int(conn.execute(columns(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
         indexer.index(conn, sources)

@@ -299,6 +299,28 @@ def is_memory_dir(path: Path) -> bool:
     return False
 
 
+UNREAD = ("no YAML front matter", "front matter ", "not UTF-8")
+"""How ``load_error`` begins when the file's fields could not be read at all (no front
+matter, YAML that does not parse or is no mapping, bytes that are not UTF-8) — unlike a nested
+key, where the fields are read and the loader only misses them."""
+
+
+def _keep_critical(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
+                   source_file: str) -> dict[str, Any]:
+    """A critical memory whose file has become unreadable stays critical: the file no longer
+    says what it is, which is not saying it is not critical — and a critical memory the loader
+    cannot read is exactly what ``loader_drift`` must fail on (Appendix D)."""
+    error = str(row.get("load_error") or "")
+    if row.get("critical") or not error.startswith(UNREAD):
+        return row
+    have = memories.find(conn, source_file=source_file)
+    if have is None or not have.critical:
+        return row
+    ctx.report.notes.append(f"{path}: its fields cannot be read ({error}); the memory "
+                            f"stays critical as stored (memory {have.id})")
+    return dict(row, critical=1)
+
+
 def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
                  source_file: str | None = None) -> int:
     """Create or update the memory of ``source_file`` (default: the file's resolved path; a
@@ -307,6 +329,7 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     evidence. Returns the memory's id (0 when its content was erased earlier: nothing is
     written)."""
     file_path = storable(str(path.resolve()))
+    row = _keep_critical(ctx, conn, path, row, source_file or file_path)
     # the whole parsed file, so that a fix the loader notices (front matter, loadability)
     # updates the memory even when its content is the same
     file_hash = sha256_text(json.dumps(row, sort_keys=True))
@@ -412,12 +435,25 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
         ctx.report.erased_earlier += 1
         return
     have = memories.find(conn, source_file=source)
+    if row.get("load_error"):
+        # the agent's loader cannot read the file as written: nothing in it is a change a
+        # person could approve (a name taken from the file name is not one); the approved
+        # memory stays and is marked not loadable, as before the gate (the reason is in
+        # the report)
+        if have is not None and have.id is not None and (
+                have.loadable, have.load_error) != (0, row["load_error"]):
+            ctx.report.count_memory(memories.update(conn, ctx.store, have.id, {
+                "loadable": 0, "load_error": row["load_error"]}, index=False))
+        return
     if have is None:
         gate.append(FileChange("add", source, row))
         return
     if content_changed(have, row):
         gate.append(FileChange("revise", source, row, have))
         return
+    if not have.loadable and have.id is not None:  # readable again
+        ctx.report.count_memory(memories.update(conn, ctx.store, have.id, {
+            "loadable": 1, "load_error": None}, index=False))
     bump = counters(have, row)
     if bump and have.id is not None:
         ctx.report.count_memory(memories.update(conn, ctx.store, have.id, bump, index=False))
@@ -448,13 +484,41 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     if gate:
         from store.governance.gate import propose_changes
 
-        ids, problems = propose_changes(ctx.store, gate)
-        for problem in problems:
+        done = propose_changes(ctx.store, gate)
+        for problem in done.problems:
             report.error(folder.as_posix(), None, f"could not propose: {problem}")
-        if ids:
-            report.notes.append(f"{len(ids)} change{'s' if len(ids) != 1 else ''} made in the "
-                                f"bound memory directory outside the gate became proposals "
-                                f"(lca-tui proposals): {', '.join(map(str, ids))}")
+        if done.added:
+            n = len(done.added)
+            report.notes.append(f"{n} change{'s' if n != 1 else ''} made in the bound memory "
+                                f"directory outside the gate became proposals "
+                                f"(lca-tui proposals): {', '.join(map(str, done.added))}")
+        if done.updated:
+            report.notes.append(f"pending proposal{'s' if len(done.updated) != 1 else ''} "
+                                f"{', '.join(map(str, done.updated))} updated to the file's "
+                                "latest version")
+
+
+def is_bound_dir(store: Any, folder: Path) -> bool:
+    """Whether ``folder`` is the store's bound memory directory (``memory.dir``)."""
+    from store.governance.gate import is_bound
+
+    return is_bound(store, folder)
+
+
+def gated_dir(store: Any) -> Path | None:
+    """The bound memory directory when it has been imported before (so its files go through
+    the gate); None when no directory is bound, it does not exist, or it was never
+    imported."""
+    from store.governance.files import MemoryDirError, bound_dir
+
+    try:
+        folder = bound_dir(store)
+    except MemoryDirError:
+        return None
+    if folder is None:
+        return None
+    with store.read() as conn:
+        return folder if memories.with_source_prefix(conn, str(folder) + "/") else None
 
 
 def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:
