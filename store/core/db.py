@@ -24,6 +24,7 @@ from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, col
 
+from store.core import pragmas
 from store.core.errors import StoreError, StoreLocked
 from store.core.location import default_folder as default_folder  # re-exported
 from store.core.location import default_store_path as default_store_path  # re-exported
@@ -136,17 +137,13 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
     def _on_begin(conn: Connection) -> None:
         immediate = conn.info.get("lca_write", False)
         if not (immediate and conn.info.get("lca_probe")):
-            # raw SQL: connection control (BEGIN / BEGIN IMMEDIATE on connect)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            pragmas.begin(conn, immediate)
             return
-        # raw SQL: connection control (a first try that does not wait for the lock)
-        conn.exec_driver_sql("PRAGMA busy_timeout = 0")
+        pragmas.busy_timeout(conn, 0)  # a first try that does not wait for the lock
         try:
-            # raw SQL: connection control (BEGIN IMMEDIATE)
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            pragmas.begin(conn, True)
         finally:
-            # raw SQL: connection control (the busy timeout back)
-            conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            pragmas.busy_timeout(conn, busy_timeout_ms)
 
     return engine
 

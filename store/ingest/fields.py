@@ -78,7 +78,7 @@ def timestamp(obj: dict[str, Any], key: str, field: str | None = None) -> str | 
     from datetime import datetime
 
     name = field or key
-    value = text(obj, key, name)
+    value = as_text(obj, key, name)
     if value is None:
         return None
     raw = value.strip()
@@ -90,6 +90,9 @@ def timestamp(obj: dict[str, Any], key: str, field: str | None = None) -> str | 
         raise FieldProblem(name, f"year {parsed.year} ({_shown(value)}) is not a plausible "
                            f"time (from {EARLIEST_YEAR})")
     return value
+
+
+as_text = text  # ``text`` under a name that does not read as SQLAlchemy's ``text()``
 
 
 def mapping(obj: dict[str, Any], key: str, field: str | None = None, *,
