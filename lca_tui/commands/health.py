@@ -4,12 +4,15 @@ and ``lca-tui compact-duplicates`` (the one shared duplicate-compaction pass).""
 from __future__ import annotations
 
 import argparse
+from contextlib import closing
 from typing import Any
 
 from lca_tui.output import (
     add_json_flag,
     console,
     err_console,
+    fail,
+    open_from,
     print_json,
     require_store,
     store_from,
@@ -66,7 +69,21 @@ def _logged_hint(args: argparse.Namespace) -> str:
             f"{'' if len(logged) == 1 else 's'} for this path, the last: {last}")
 
 
+def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
+    """A store that exists but cannot be opened: the error, with the ``hook_failures``
+    signal from the failure log (hooks that could not open it either logged there); with
+    ``--json``, one document holding both. Exit 2."""
+    from store.harness.failures import hook_failures
+
+    found = hook_failures(None, store_path(args))
+    if args.json:
+        print_json({"store": str(store_path(args)), "status": "error", "error": str(exc),
+                    "signals": [found.to_json()]})
+    return fail(f"{exc}" + (f"; hook_failures: {found.explanation}" if found.value else ""))
+
+
 def run_health(args: argparse.Namespace) -> int:
+    from store.core.errors import StoreError
     from store.health.registry import spec
 
     for name in args.show:
@@ -74,7 +91,11 @@ def run_health(args: argparse.Namespace) -> int:
     if args.dry_run and not args.fix:
         raise ValueError("--dry-run goes with --fix")
     require_store(args, "health", _logged_hint(args))
-    with store_from(args) as store:
+    try:
+        opened = open_from(args)
+    except StoreError as exc:  # unopenable: the hook failures logged for it still show
+        return _unopenable(args, exc)
+    with closing(opened) as store:
         fixed = None
         if args.fix:
             fixed = (store.health_fix_plan(args.fix) if args.dry_run

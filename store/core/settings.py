@@ -130,6 +130,10 @@ SPECS: list[Spec] = [
     Spec("health.index_wait_seconds", 300, "A source younger than this with no chunk yet is "
          "counted as waiting for the indexer (shown apart from older lag).",
          minimum=0),
+    Spec("health.index_queue_hours", 24, "An entry a hook queued for embedding (by the daemon "
+         "or the next checkpoint; found by FTS meanwhile) is not index lag until it has "
+         "waited this many hours.",
+         minimum=0),
     Spec("health.canonical_version", "", "The canonical code version writers should run: a "
          "bare version applies to lca-tui's own writers (default: the running lca-tui's "
          "version); 'writer=version' pairs, comma separated, name other programs' writers."),
