@@ -181,6 +181,8 @@ class OverviewScreen(StoreScreen):
         yield Header()
         with VerticalScroll(id="overview"):
             yield HealthLine("Health        scanning…", id="overview-health", markup=False)
+            # the two status lines together at the top: both visible at 80x24
+            yield Static("", id="overview-consolidation", markup=False)
             with Horizontal(id="overview-top"):
                 yield Static("loading…", id="overview-store", classes="panel", markup=False)
                 with Vertical(id="overview-embedder", classes="panel"):
@@ -192,7 +194,6 @@ class OverviewScreen(StoreScreen):
                                   filter_columns=("id", "project", "format", "agents"),
                                   stretch="project", tail_columns=("project",))
                 yield Static("", id="overview-no-sessions", markup=False)
-            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
         yield FitFooter()

@@ -127,13 +127,15 @@ def _small(demo_path: Path, mode: str) -> Any:
 
 
 def test_overview_at_80x24(snap_compare: Any, demo_path: Path) -> None:
-    """Overview at 80x24: store, embedder and records, the latest sessions start below."""
+    """Overview at 80x24: the health and consolidation lines, store, embedder and records,
+    the latest sessions start below."""
     app = _small(demo_path, "overview")
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await overview_settled(pilot)
         assert _shown_lines(app.screen.query_one("#overview-records")) >= 9
-        assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 3
+        assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 2  # header, 1st row
+        assert _shown_lines(app.screen.query_one("#overview-consolidation")) == 1
 
     assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
                             store_from)
@@ -71,6 +71,11 @@ def entries(args: argparse.Namespace) -> int:
             resolve_agent("", session.agents, f"session {session.id[:8]}")
         rows = store.entries(args.session, args.agent, args.offset, args.limit,
                              by_time=not args.agent)
+    from store.core.search import SECRET_ENTRY_MASK
+
+    # a secret entry's text is withheld here as on every screen (search and memories too)
+    rows = [replace(e, content=SECRET_ENTRY_MASK) if e.sensitivity == "secret" else e
+            for e in rows]
     if args.json:
         print_json([asdict(e) for e in rows])
         return 0
