@@ -17,8 +17,8 @@ import hmac
 import secrets
 from collections.abc import Iterable
 
-from sqlalchemy import Connection, func, insert, select
-from sqlmodel import col
+from sqlalchemy import Connection, func, insert
+from sqlmodel import col, select
 
 from store.core.models import ErasureFingerprint, StoreMeta
 from store.core.timeutil import now_iso

@@ -1,6 +1,7 @@
 """SQLite's own statements about the schema, which no SQLModel class can express: the tables
 ``sqlite_master`` lists, a table's columns and foreign keys (``PRAGMA table_info`` /
-``foreign_key_list``) and the dangling references ``PRAGMA foreign_key_check`` finds.
+``foreign_key_list``) and the dangling references ``PRAGMA foreign_key_check`` finds; and
+connection control: how a transaction begins and the connection's busy timeout.
 
 With ``store.core.vec`` (sqlite-vec, FTS5) and the migrations, this is the one place raw SQL
 is expected (``tests/test_raw_sql.py``): records are read and written through the models.
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, text
+from sqlalchemy import Connection, text
 
 
 def quoted(name: str) -> str:
@@ -26,18 +27,18 @@ def schema_tables(conn: Connection) -> list[tuple[str, str | None]]:
     return [(str(r[0]), r[1]) for r in rows]
 
 
-def table_info(conn: Connection, table: str) -> Sequence[Row[Any]]:
+def table_info(conn: Connection, table: str) -> Sequence[Any]:  # rows of any width
     """``PRAGMA table_info``: (cid, name, type, notnull, default, pk) per column."""
     return conn.exec_driver_sql(f"PRAGMA table_info({quoted(table)})").all()
 
 
-def foreign_key_list(conn: Connection, table: str) -> Sequence[Row[Any]]:
+def foreign_key_list(conn: Connection, table: str) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_list``: (id, seq, parent, column, parent column, on update,
     on delete, match) per foreign key column."""
     return conn.exec_driver_sql(f"PRAGMA foreign_key_list({quoted(table)})").all()
 
 
-def foreign_key_check(conn: Connection) -> Sequence[Row[Any]]:
+def foreign_key_check(conn: Connection) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_check``: one row per reference to a missing parent row."""
     return conn.exec_driver_sql("PRAGMA foreign_key_check").all()
 
@@ -53,3 +54,14 @@ def sequence(conn: Connection, table: str) -> int:
     row = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = :t"),
                        {"t": table}).first()
     return int(row[0]) if row is not None else 0
+
+
+def begin(conn: Connection, immediate: bool) -> None:
+    """``BEGIN IMMEDIATE`` for a write (the lock taken up front, never mid-way), else
+    ``BEGIN``."""
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def busy_timeout(conn: Connection, ms: int) -> None:
+    """How long SQLite waits for a lock before it answers "busy" (0: not at all)."""
+    conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(ms)}")

@@ -184,8 +184,8 @@ def latest_tombstone(store: Store) -> int:
     """The newest tombstone id (0 when none): a long-lived reader that sees it move drops
     what it keeps in memory (its vector copy, the text it shows)."""
     with store.read() as conn:
-        return int(conn.execute(select(func.coalesce(func.max(Tombstone.id), 0)))
-                   .scalar_one())
+        return int(conn.execute(select(func.coalesce(func.max(col(Tombstone.id)), 0)))
+                   .scalar_one() or 0)
 
 
 # -- sensitivity -----------------------------------------------------------------------------

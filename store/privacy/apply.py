@@ -21,9 +21,9 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, delete, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlmodel import col
+from sqlmodel import col, select
 
 from store.core import erasure, memories, vec
 from store.core.db import orm

@@ -32,8 +32,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, exists, func, literal_column, not_, select
-from sqlmodel import col
+from sqlalchemy import Connection, exists, func, literal_column, not_
+from sqlmodel import col, select
 
 from store.core.errors import NotFound
 from store.core.models import Chunk, Entry, Evidence, Memory, Session

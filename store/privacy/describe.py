@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Connection, select
-from sqlmodel import col
+from sqlalchemy import Connection
+from sqlmodel import col, select
 
 from store.core import erasure, vec
 from store.core.models import Chunk, Entry, ImportPosition, Memory, Session
@@ -166,10 +166,10 @@ def labels(conn: Connection, c: Closure) -> None:
                 .where(in_json(rowid(ImportPosition), ids_json(first)))
                 .order_by(col(ImportPosition.path))).all()]
         elif "id" in c.tables[table].columns:
-            t = rel(table, "id")
+            handle = rel(table, "id")
             out = [f"{table} {r[0]}" for r in conn.execute(
-                select(t.c.id).where(in_json(t.c.rowid, ids_json(first)))
-                .order_by(t.c.id)).all()]
+                select(handle.c.id).where(in_json(handle.c.rowid, ids_json(first)))
+                .order_by(handle.c.id)).all()]
         else:
             out = [f"{table} row {r}" for r in first]
         action = ("deleted" if table in c.delete and table not in c.scrub else "rewritten")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, func, select
-from sqlmodel import col
+from sqlalchemy import Connection, func
+from sqlmodel import col, select
 
 from store.core.errors import NotFound
 from store.core.models import Chunk, Entry, Evidence, Memory

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, column, func, or_, select, table
-from sqlmodel import col
+from sqlalchemy import Connection, column, func, or_, table
+from sqlmodel import col, select
 
 from store.core import pragmas, vec
 from store.core.models import Chunk
