@@ -277,7 +277,8 @@ class ChainLink:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "valid_from": self.valid_from,
                 "valid_to": self.valid_to, "supersedes": list(self.supersedes),
-                "superseded_by": self.superseded_by, "proposal_id": self.proposal_id}
+                "superseded_by": self.superseded_by, "successors": list(self.successors),
+                "fork": len(self.successors) > 1, "proposal_id": self.proposal_id}
 
 
 @dataclass(frozen=True)

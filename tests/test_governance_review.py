@@ -1,0 +1,130 @@
+"""Defects a reviewer found in governed memory writes, each seeded and caught: forks made by
+the gate, checks not run again at approval, a reinforce of a superseded memory, a type
+declared to dodge the procedure rule, a duplicate check blind to another embedder's vectors,
+non-finite numbers in JSON, the bound directory's files overwritten behind the agent's back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store import Store
+from store.governance import ProposalError, approve, chain, get_proposal, parse_proposal, submit
+from tests.conftest import make_store
+from tests.helpers_recall import import_memories
+
+TAX = "Quarterly tax filing deadlines and invoice reminders."
+
+
+def _propose(store: Store, doc: dict[str, Any], **kw: Any) -> Any:
+    return submit(store, parse_proposal(doc, "cli"), **kw)
+
+
+def _seed(store: Store, tmp_path: Path) -> dict[str, int]:
+    return import_memories(store, tmp_path / "mem", [
+        ("tax", TAX, {"name": "Tax reminders", "type": "reference", "tags": ["finance"]}),
+        ("release", "Release only with make release, never with a raw docker push.",
+         {"name": "Release process", "type": "procedure", "tags": ["release"]}),
+        ("pytest-x", "Always run the test suite with pytest -x.",
+         {"name": "Run tests with pytest -x", "type": "feedback", "tags": ["testing"]}),
+    ])
+
+
+# -- 2: the gate never forks a chain ---------------------------------------------------------
+def test_supersede_of_an_already_superseded_memory_is_refused(store: Store,
+                                                              tmp_path: Path) -> None:
+    ids = _seed(store, tmp_path)
+    old = ids["Tax reminders"]
+    first = approve(store, _propose(store, {"op": "supersede", "target": old,
+                                            "content": "Tax reminders now include VAT."}).id)
+    with pytest.raises(ProposalError, match=f"already superseded by {first.memory_id}; .*"
+                       f"supersede {first.memory_id} instead"):
+        _propose(store, {"op": "supersede", "target": old, "content": "Tax reminders, v3."})
+    with pytest.raises(ProposalError, match="already superseded"):
+        _propose(store, {"op": "merge", "targets": [old, first.memory_id],
+                         "content": "Tax reminders with VAT, merged."})
+    assert store.memory(old).superseded_by_id == first.memory_id
+    assert [c.to_json()["successors"] for c in chain(store, old)] == [[first.memory_id], []]
+
+
+def test_a_pending_supersede_whose_target_was_superseded_meanwhile_is_not_applied(
+        store: Store, tmp_path: Path) -> None:
+    ids = _seed(store, tmp_path)
+    old = ids["Tax reminders"]
+    a = _propose(store, {"op": "supersede", "target": old, "content": "Tax reminders, A."})
+    b = _propose(store, {"op": "supersede", "target": old, "content": "Tax reminders, B."})
+    assert approve(store, a.id).status == "applied"
+    with pytest.raises(ProposalError):
+        approve(store, b.id)
+    assert get_proposal(store, b.id).status == "pending"
+    assert [c.successors for c in chain(store, old)][0] == (get_proposal(store, a.id).memory_id,)
+
+
+def test_link_refuses_a_second_successor_and_chain_json_lists_forks(store: Store,
+                                                                     tmp_path: Path) -> None:
+    from store.governance.chains import ForkError, link
+
+    ids = _seed(store, tmp_path)
+    old, x, y = ids["Tax reminders"], ids["Release process"], ids["Run tests with pytest -x"]
+    with store.write() as conn:
+        link(conn, store, old, x)
+    with pytest.raises(ForkError, match=f"already superseded by {x}"):
+        with store.write() as conn:
+            link(conn, store, old, y)
+    with store.write() as conn:  # what an importer reads from files is kept, and reported
+        link(conn, store, old, y, source="import", allow_fork=True, pointers=False)
+    first = chain(store, old)[0].to_json()
+    assert first["successors"] == sorted([x, y]) and first["fork"] is True
+
+
+# -- 6: a reinforce of an inactive memory ----------------------------------------------------
+def test_reinforce_of_a_superseded_memory_is_refused_not_auto_applied(store: Store,
+                                                                      tmp_path: Path) -> None:
+    ids = _seed(store, tmp_path)
+    old = ids["Tax reminders"]
+    new = approve(store, _propose(store, {"op": "supersede", "target": old,
+                                          "content": "Tax reminders now include VAT."}).id)
+    hits = store.memory(old).hits
+    with pytest.raises(ProposalError, match=f"superseded, not active.*{new.memory_id}"):
+        _propose(store, {"op": "reinforce", "target": old})
+    assert store.memory(old).hits == hits
+    assert _propose(store, {"op": "reinforce", "target": new.memory_id}).status == "applied"
+
+
+# -- 5: the checks run again at approval -----------------------------------------------------
+def test_budget_is_checked_again_at_approval(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "s.db", **{"governance.critical_budget_chars": 100})
+    try:
+        a = _propose(store, {"op": "add", "content": "a" * 75, "metadata": {"critical": True}})
+        b = _propose(store, {"op": "add", "content": "b" * 75, "metadata": {"critical": True}})
+        assert a.check("budget").result == b.check("budget").result == "pass"
+        assert approve(store, a.id).status == "applied"
+        done = approve(store, b.id)
+        budget = done.check("budget")
+        assert budget.result == "warn" and "over its 100-char budget" in budget.detail
+        assert budget.evidence["current"] == 75 and budget.revision == 1
+        assert done.revision == 1
+    finally:
+        store.close()
+
+
+def test_a_duplicate_or_contradiction_landed_since_submission_is_found_at_approval(
+        store: Store) -> None:
+    text = "Local dev and tests run on PostgreSQL 16 in docker compose on port 5433."
+    a = _propose(store, {"op": "add", "content": text, "metadata": {"tags": ["ops"]}})
+    b = _propose(store, {"op": "add", "content": text, "metadata": {"tags": ["ops"]}})
+    c = _propose(store, {"op": "add", "content": text.replace("5433", "5432"),
+                         "metadata": {"tags": ["ops"]}})
+    assert b.check("duplicate").result == "pass"
+    assert c.check("contradiction").result == "pass"
+    a = approve(store, a.id)
+    with pytest.raises(ProposalError, match="contradiction"):
+        approve(store, c.id)  # the contradiction now blocks, as at submission
+    assert get_proposal(store, c.id).check("contradiction").result == "fail"
+    assert get_proposal(store, c.id).status == "pending"
+    done = approve(store, b.id, as_="reinforce")  # offered by the new duplicate result
+    assert done.status == "applied" and done.memory_id == a.memory_id
+    assert done.check("duplicate").result == "warn" and done.check("duplicate").revision == 1
