@@ -437,6 +437,24 @@ def recheck(store: Store, proposal_id: int, *, actor: str | None = None) -> Prop
     return get_proposal(store, proposal_id)
 
 
+def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
+    """Run the checks of every pending proposal again (``recheck``), after writes made
+    outside the gate (the demo's seeded memories, an import); the ids whose results changed.
+    A proposal its targets' state now refuses is left as it is: approval says why."""
+    changed = []
+    for p in list_proposals(store, "pending"):
+        if p.op is None:
+            continue
+        try:
+            after = recheck(store, p.id, actor=actor)
+        except ProposalError:
+            continue
+        if after.revision != 0 and [(c.kind, c.result, c.detail) for c in after.summary.checks] \
+                != [(c.kind, c.result, c.detail) for c in p.checks]:
+            changed.append(p.id)
+    return changed
+
+
 def edit(store: Store, proposal_id: int, changes: dict[str, Any], *, actor: str | None = None,
          reason: str | None = None) -> ProposalInfo:
     """Change a pending proposal (any of ``EDITABLE``; ``target`` is read as ``targets``);
