@@ -128,3 +128,40 @@ def test_a_duplicate_or_contradiction_landed_since_submission_is_found_at_approv
     done = approve(store, b.id, as_="reinforce")  # offered by the new duplicate result
     assert done.status == "applied" and done.memory_id == a.memory_id
     assert done.check("duplicate").result == "warn" and done.check("duplicate").revision == 1
+
+
+# -- 3: the duplicate check when the memories were embedded by another model ------------------
+def _embedded_by_another_model(store: Store) -> None:
+    with store.write() as conn:
+        conn.exec_driver_sql("UPDATE chunk SET model = 'another-model' "
+                             "WHERE source_type = 'memory'")
+
+
+def test_same_text_is_a_duplicate_whatever_embedded_the_memories(store: Store,
+                                                                 tmp_path: Path) -> None:
+    ids = _seed(store, tmp_path)
+    _embedded_by_another_model(store)
+    info = _propose(store, {"op": "add", "type": "reference",
+                            "content": "  quarterly TAX filing deadlines and\ninvoice reminders."})
+    dup = info.check("duplicate")
+    assert dup.result == "warn" and dup.suggestion == "noop"
+    assert dup.evidence["memory_id"] == ids["Tax reminders"] and "same text" in dup.detail
+    assert any(o.as_op == "reinforce" and o.allowed for o in info.options)
+
+
+def test_no_comparable_vectors_is_a_warn_that_says_so(store: Store, tmp_path: Path) -> None:
+    _seed(store, tmp_path)
+    _embedded_by_another_model(store)
+    info = _propose(store, {"op": "add", "content": "The office wifi is called ledger-guest."})
+    dup = info.check("duplicate")
+    assert dup.result == "warn" and dup.suggestion is None
+    assert "compared against 0 of 3 memories by meaning" in dup.detail
+    assert "embedded by another model" in dup.detail
+    assert dup.evidence["compared_by_meaning"] == 0
+
+
+def test_duplicate_passes_when_every_memory_was_compared(store: Store, tmp_path: Path) -> None:
+    _seed(store, tmp_path)
+    info = _propose(store, {"op": "add", "content": "The office wifi is called ledger-guest."})
+    dup = info.check("duplicate")
+    assert dup.result == "pass" and dup.evidence["compared_by_meaning"] == 3
