@@ -165,3 +165,37 @@ def test_duplicate_passes_when_every_memory_was_compared(store: Store, tmp_path:
     info = _propose(store, {"op": "add", "content": "The office wifi is called ledger-guest."})
     dup = info.check("duplicate")
     assert dup.result == "pass" and dup.evidence["compared_by_meaning"] == 3
+
+
+# -- 4: declaring another type does not dodge "never procedure / identity" -------------------
+@pytest.mark.parametrize("op", ["reinforce", "revise"])
+def test_a_procedure_target_is_never_auto_applied_whatever_type_is_declared(
+        tmp_path: Path, op: str) -> None:
+    store = make_store(tmp_path / "s.db", **{"governance.auto_apply": "reinforce,revise,noop"})
+    try:
+        ids = _seed(store, tmp_path)
+        target = ids["Release process"]
+        doc: dict[str, Any] = {"op": op, "target": target, "type": "feedback"}
+        if op == "revise":
+            doc["content"] = "Release with make release; a raw docker push is fine too."
+        info = _propose(store, doc)
+        risk = info.check("procedure_risk")
+        assert info.status == "pending" and risk.result == "warn"
+        assert "procedure" in risk.detail and "changes memory" in risk.detail
+        assert store.memory(target).type == "procedure"
+        assert store.memory(target).hits == 0
+        clean = _propose(store, {"op": "reinforce", "target": ids["Tax reminders"]})
+        assert clean.status == "applied"  # the policy still applies what it may
+    finally:
+        store.close()
+
+
+def test_a_type_change_on_revise_is_warned(store: Store, tmp_path: Path) -> None:
+    ids = _seed(store, tmp_path)
+    info = _propose(store, {"op": "revise", "target": ids["Tax reminders"], "type": "project",
+                            "content": TAX})
+    risk = info.check("procedure_risk")
+    assert risk.result == "warn" and "from reference to project" in risk.detail
+    same = _propose(store, {"op": "revise", "target": ids["Tax reminders"],
+                            "content": TAX + " Monthly too."})
+    assert same.check("procedure_risk").result == "pass"

@@ -398,13 +398,31 @@ class Checker:
     # -- procedure risk ----------------------------------------------------------------
     @staticmethod
     def procedure_risk(cand: Candidate) -> CheckInfo:
-        if (cand.type or "").lower() in PERSON_ONLY_TYPES:
-            return CheckInfo("procedure_risk", "warn",
-                             f"a {cand.type} write: a person decides (never applied "
-                             "automatically)", {"type": cand.type})
+        """``warn`` when the declared type or any target's type is ``procedure`` /
+        ``identity`` (declaring another type does not dodge the rule), and when a write
+        changes a target's type."""
+        targets = {int(t["id"]): (t.get("type") or "") for t in cand.targets}
+        types = {(cand.type or "").lower()} | {v.lower() for v in targets.values()}
+        risky = sorted(types & set(PERSON_ONLY_TYPES))
+        changed = {mid: was for mid, was in targets.items()
+                   if cand.type and was and was.lower() != cand.type.lower()}
+        evidence: dict[str, Any] = {"type": cand.type, "target_types": {
+            str(k): v or None for k, v in targets.items()}}
+        notes = []
+        if risky:
+            whose = ("" if (cand.type or "").lower() in risky
+                     else f" (a target is a {risky[0]}; declared {cand.type or 'no type'})")
+            notes.append(f"a {'/'.join(risky)} write{whose}: a person decides (never applied "
+                         "automatically)")
+        if changed and cand.op in ("revise", "supersede", "merge", "reinforce"):
+            evidence["type_change"] = {str(k): [v, cand.type] for k, v in changed.items()}
+            mid, was = next(iter(changed.items()))
+            notes.append(f"changes memory {mid}'s type from {was} to {cand.type}")
+        if notes:
+            return CheckInfo("procedure_risk", "warn", "; ".join(notes), evidence)
         return CheckInfo("procedure_risk", "pass",
                          f"type {cand.type or 'unset'}: not a procedure or identity write",
-                         {"type": cand.type})
+                         evidence)
 
 
 def tx_excerpt(value: str, width: int = 60) -> str:
