@@ -197,7 +197,7 @@ def test_cli_json_shapes(store: Store, tmp_path: Path, capsys: pytest.CaptureFix
     code, doc, _ = _cli(capsys, "proposals", *st, "--json")
     assert list(doc) == ["proposals"]
     assert set(doc["proposals"][0]) == {"id", "op", "type", "status", "origin", "target",
-                                        "created", "checks"}
+                                        "targets", "created", "checks"}
     assert doc["proposals"][0]["target"] == ids["Tax"]
     assert set(doc["proposals"][0]["checks"][0]) == {"kind", "result", "detail"}
     code, doc, _ = _cli(capsys, "approve", str(pid), *st, "--json")

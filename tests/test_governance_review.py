@@ -199,3 +199,51 @@ def test_a_type_change_on_revise_is_warned(store: Store, tmp_path: Path) -> None
     same = _propose(store, {"op": "revise", "target": ids["Tax reminders"],
                             "content": TAX + " Monthly too."})
     assert same.check("procedure_risk").result == "pass"
+
+
+# -- 7: JSON scripts can parse -----------------------------------------------------------------
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    from lca_tui.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, json.loads(out.out) if "--json" in argv and out.out else out.out, out.err
+
+
+def test_proposals_json_lists_every_target_of_a_merge(store: Store, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    ids = _seed(store, tmp_path)
+    both = [ids["Tax reminders"], ids["Run tests with pytest -x"]]
+    _propose(store, {"op": "merge", "targets": both, "content": "Taxes and tests."})
+    code, doc, _ = _cli(capsys, "proposals", "--store", str(store.path), "--json")
+    assert code == 0 and doc["proposals"][0]["targets"] == both
+    assert doc["proposals"][0]["target"] == both[0]
+
+
+@pytest.mark.parametrize("days", [1e309, float("nan"), -1e309])
+def test_non_finite_half_life_is_refused(days: float) -> None:
+    with pytest.raises(ProposalError, match="metadata.half_life_days: a positive, finite"):
+        parse_proposal({"op": "add", "content": "x y", "metadata": {"half_life_days": days}})
+
+
+def test_json_output_never_has_nan_or_infinity(store: Store, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from store.governance.models import Proposal
+    from store.core.db import orm
+
+    info = _propose(store, {"op": "add", "content": "Long-lived note.",
+                            "metadata": {"half_life_days": 30}})
+    with store.write() as conn:  # a row written before validation refused infinity
+        with orm(conn) as s:
+            row = s.get(Proposal, info.id)
+            assert row is not None
+            row.meta = '{"half_life_days": Infinity, "name": "old"}'
+            s.add(row)
+            s.flush()
+    from lca_tui.cli import main
+
+    code = main(["proposal", str(info.id), "--store", str(store.path), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Infinity" not in out and "NaN" not in out
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert doc["metadata"]["half_life_days"] is None

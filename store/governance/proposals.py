@@ -20,6 +20,7 @@ Every key is checked with a message saying which one is wrong and why.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -180,8 +181,10 @@ def validate(new: NewProposal, source: str = "") -> NewProposal:
         elif kind is bool and not isinstance(value, bool):
             raise ProposalError(f"{w('metadata.' + key)}: true or false, got {value!r}")
         elif kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ProposalError(f"{w('metadata.' + key)}: a positive number of days")
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or value <= 0):
+                raise ProposalError(f"{w('metadata.' + key)}: a positive, finite number of "
+                                    f"days, got {value!r}")
             value = float(value)
         elif kind is str and not isinstance(value, str):
             raise ProposalError(f"{w('metadata.' + key)}: must be a string")

@@ -154,8 +154,8 @@ class ProposalSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "op": self.op, "type": self.type, "status": self.status,
-                "origin": self.origin, "target": self.target, "created": self.created,
-                "checks": [c.to_json() for c in self.checks]}
+                "origin": self.origin, "target": self.target, "targets": list(self.targets),
+                "created": self.created, "checks": [c.to_json() for c in self.checks]}
 
 
 @dataclass(frozen=True)
