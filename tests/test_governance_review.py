@@ -247,3 +247,32 @@ def test_json_output_never_has_nan_or_infinity(store: Store, tmp_path: Path,
     assert code == 0 and "Infinity" not in out and "NaN" not in out
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert doc["metadata"]["half_life_days"] is None
+
+
+# -- 8: no quiet outputs -----------------------------------------------------------------------
+def test_audit_and_proposals_refuse_a_limit_below_one(store: Store,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    for cmd in ("audit", "proposals"):
+        code = main([cmd, "--store", str(store.path), "--limit", "0"])
+        err = capsys.readouterr().err
+        assert code != 0 and "--limit must be 1 or more (got 0)" in err
+
+
+def test_empty_filters_say_so_and_an_unknown_type_names_the_types(
+        store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    _seed(store, tmp_path)
+    st = ["--store", str(store.path)]
+    code = main(["memories", *st, "--type", "nope"])
+    err = capsys.readouterr().err
+    assert code != 0 and "no memories of type 'nope' (types: feedback, procedure, reference)" \
+        in err
+    assert main(["memories", *st, "--type", "feedback", "--status", "expired"]) == 0
+    assert "no memories with status expired of type feedback" in capsys.readouterr().out
+    assert main(["proposals", *st, "--status", "failed"]) == 0
+    assert "no proposals with status failed" in capsys.readouterr().out
+    assert main(["audit", *st, "--action", "nothing_like_it"]) == 0
+    assert "no audit events with action nothing_like_it" in capsys.readouterr().out
