@@ -198,7 +198,7 @@ def _storage(store: Any) -> tuple[int, int, int]:
         raw = int(conn.execute(select(func.coalesce(func.sum(func.length(
             cast(col(Entry.content), LargeBinary))), 0))).scalar_one())
         # ``dbstat`` is SQLite's page-statistics virtual table: no model describes it.
-        # raw SQL: the dbstat virtual table (page sizes); no model describes it
+        # raw SQL: dbstat virtual table (no model): pages of the chunk table, its vectors and FTS
         index = int(conn.exec_driver_sql(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'chunk%'")
             .scalar_one())
@@ -209,7 +209,7 @@ def _trace_bytes(store: Any) -> int:
     """Bytes of the recall trace tables (the bench's own recalls), pages in the main file."""
     checkpoint(store)
     with store.read() as conn:  # dbstat: SQLite's page statistics, no model (see _storage)
-        # raw SQL: the dbstat virtual table (page sizes); no model describes it
+        # raw SQL: dbstat virtual table (no model): pages of the recall trace tables
         return int(conn.exec_driver_sql(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'recall%'")
             .scalar_one())

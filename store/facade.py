@@ -230,10 +230,27 @@ class Store(StoreBase):
     # -- consolidation -----------------------------------------------------------------
     def consolidate(self, session: str | None = None, *, use_proposer: bool = True,
                     actor: str | None = None) -> Any:
-        """Run the consolidation pass over ``session`` (or all): new pending proposals."""
+        """Run the consolidation pass over ``session`` (or all): new pending proposals.
+        It also scans the bound memory directory (``memory.dir``, once imported) through the
+        same gate as ``ingest``: files changed, added or deleted there outside the gate
+        become proposals, counted under ``file``."""
         from store.governance.consolidate import consolidate
 
-        return consolidate(self, session, use_proposer=use_proposer, actor=actor)
+        return consolidate(self, session, use_proposer=use_proposer, actor=actor,
+                           scan_files=self._scan_bound_dir)
+
+    def _scan_bound_dir(self) -> list[str] | None:
+        """Import the bound memory directory through the gate; returns the problems met
+        (None when unbound or not imported yet: its first import is ``ingest``'s)."""
+        from store.ingest import ingest
+        from store.ingest.memory_dir import gated_dir
+
+        folder = gated_dir(self)
+        if folder is None:
+            return None
+        report = ingest(self, [folder], fmt="memory-dir", record=False)
+        return [f"{e.path}{':' + str(e.line) if e.line else ''}: {e.reason}"
+                for e in report.errors]
 
     def last_consolidation(self) -> Any:
         """The latest consolidation pass: when it ran, over how many sessions, and what it

@@ -48,6 +48,14 @@ def test_labelled_transcript_precision_and_recall(store: Store) -> None:
     assert kinds["Use httpx, not requests."] == "correction"
     assert kinds["From now on, run the linter before every commit."] == "request"
     assert kinds["I prefer short commit messages in the imperative mood."] == "request"
+    assert kinds["In future, ask before adding a dependency."] == "request"
+    assert kinds["Revert that, the old template was fine."] == "correction"
+    for negative in ("No, thanks, that's perfect.", "Actually, that looks great, ship it.",
+                     "Stop the dev server and run the tests.",
+                     "Revert the version bump in setup.cfg, then tag the release.",
+                     "In future releases we may drop py3.8, what do you think"):
+        assert labels[negative] is None and negative not in kinds, negative
+    assert (len(expected), len(labels) - len(expected)) == (12, 13)
     prefer = next(f for f in found if "prefer" in f.content)
     assert prefer.type == "user"
     # a correction carries both turns as evidence: the assistant's and the user's
@@ -58,16 +66,21 @@ def test_labelled_transcript_precision_and_recall(store: Store) -> None:
 def test_pass_makes_pending_proposals_and_a_second_pass_adds_nothing(store: Store) -> None:
     store.ingest([LABELLED])
     first = store.consolidate()
-    assert first.proposals_added == 9
-    assert first.by_kind == {"request": 5, "correction": 4}
+    assert first.proposals_added == 12
+    assert first.by_kind == {"request": 6, "correction": 6}
     assert len(first.checkpoint_ids) == 1
     props = store.proposals()
     assert {p.origin for p in props} == {"consolidation"}
     assert {p.status for p in props} == {"pending"}, "the pass itself applies nothing"
-    assert all(m.status != "active" or m.id is None for m in []) and store.memories() == []
+    assert store.memories() == [], "no proposal became a memory"
     second = store.consolidate()
     assert second.proposals_added == 0
-    assert len(store.proposals()) == 9
+    assert len(store.proposals()) == 12
+    with store.read() as conn:
+        per_session = conn.exec_driver_sql(
+            "SELECT count(*) FROM checkpoint WHERE trigger = 'consolidation' "
+            "AND session_id IS NOT NULL").scalar_one()
+    assert per_session == 1, "a pass with nothing new writes no session checkpoint"
 
 
 def test_pass_starts_after_its_checkpoint_and_sees_new_lines(tmp_path: Path,
@@ -80,7 +93,7 @@ def test_pass_starts_after_its_checkpoint_and_sees_new_lines(tmp_path: Path,
     growing.write_text("\n".join(lines) + "\n")
     store.ingest([growing])
     again = store.consolidate()
-    assert again.proposals_added == 7
+    assert again.proposals_added == 10
     with store.read() as conn:
         through = [r[0] for r in conn.exec_driver_sql(
             "SELECT through_entry_id FROM checkpoint WHERE trigger = 'consolidation' "
@@ -99,7 +112,7 @@ def test_rejected_proposals_are_not_proposed_again(store: Store) -> None:
         conn.exec_driver_sql("UPDATE proposal SET idem_key = NULL")
     again = store.consolidate()
     assert again.proposals_added == 0
-    assert again.skipped.get("duplicate_proposal") == 9
+    assert again.skipped.get("duplicate_proposal") == 12
 
 
 def test_real_transcripts_handoff_and_corrections(cc_store: Store) -> None:
@@ -160,7 +173,7 @@ def test_stub_proposer_proposals_arrive_checked(tmp_path: Path) -> None:
         s.ingest([LABELLED])
         report = s.consolidate()
         assert report.proposer == {"ran": True, "error": None, "proposals": 1}
-        assert report.proposals_added == 10
+        assert report.proposals_added == 13
         mine = [p for p in s.proposals() if p.origin == "proposer"]
         assert len(mine) == 1
         assert {c.kind for c in mine[0].checks} >= {"duplicate", "source_support"}
@@ -181,7 +194,7 @@ def test_failing_proposer_leaves_the_rest(tmp_path: Path, body: str, needle: str
         s.ingest([LABELLED])
         report = s.consolidate()
         assert report.proposer["ran"] and needle in report.proposer["error"]
-        assert report.proposals_added == 9
+        assert report.proposals_added == 12
     finally:
         s.close()
 
@@ -194,7 +207,7 @@ def test_cli_consolidate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert main(["consolidate", "--store", db, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["proposals_added"] == 9
+    assert out["proposals_added"] == 12
     assert set(out) >= {"proposals_added", "by_kind", "checkpoint_ids", "proposer"}
     assert out["proposer"] == {"ran": False, "error": None}
 
@@ -272,3 +285,320 @@ def test_counters_move_in_place_and_new_or_deleted_files_are_proposed(tmp_path: 
         assert s.memory(m.id).status == "active"
     finally:
         s.close()
+
+
+# -- review fixes ------------------------------------------------------------------------
+
+_EDITOR = "---\nname: editor\ntype: user\nowner: agent\n---\nThe user edits in Helix.\n"
+
+
+def test_approved_file_add_keeps_the_agents_file(tmp_path: Path) -> None:
+    """Approving an ``add`` that came from a bound-dir file links the memory to that file:
+    no second copy, no duplicate memory, no new proposal on the next ingest."""
+    s, folder = _bound(tmp_path)
+    try:
+        path = folder / "user_editor.md"
+        path.write_text(_EDITOR)
+        s.ingest([folder])
+        [add] = s.proposals()
+        assert s.approve(add.id).status == "applied"
+        assert sorted(p.name for p in folder.glob("*.md")) == [
+            "MEMORY.md", "feedback_deploy-window.md", "user_editor.md"]
+        editors = [m for m in s.memories() if m.name == "editor"]
+        assert len(editors) == 1
+        assert editors[0].source_file == str(path.resolve())
+        assert "owner: agent" in path.read_text(), "keys lca-tui does not manage are kept"
+        s.ingest([folder])
+        assert [p.id for p in s.proposals()] == [add.id]
+        assert len([m for m in s.memories() if m.name == "editor"]) == 1
+    finally:
+        s.close()
+
+
+def test_an_unapproved_file_is_proposed_once(tmp_path: Path) -> None:
+    """Counters the agent bumps in a file not yet approved make no second proposal; a later
+    version of its content updates the pending proposal; the ingest note names only what is
+    new."""
+    s, folder = _bound(tmp_path)
+    try:
+        path = folder / "user_editor.md"
+        path.write_text(_EDITOR)
+        s.ingest([folder])
+        [add] = s.proposals()
+        path.write_text(_EDITOR.replace("owner: agent", "owner: agent\nhits: 4"))
+        report = s.ingest([folder])
+        assert [p.id for p in s.proposals()] == [add.id]
+        assert not any("became proposals" in n for n in report.notes)
+        path.write_text(_EDITOR.replace("Helix", "Neovim"))
+        report = s.ingest([folder])
+        [again] = s.proposals()
+        assert again.id == add.id and again.status == "pending"
+        info = s.proposal(add.id)
+        assert "Neovim" in (info.content or "") and info.revision == 1
+        assert any("updated to the file's latest version" in n for n in report.notes)
+    finally:
+        s.close()
+
+
+def _used(store: Store, memory_id: int) -> None:
+    from store.recall.run import recall
+    from tests.helpers_recall import NOW
+
+    result = recall(store, "run the test suite with pytest", now=NOW)
+    rank = next(c.rank for c in result.trace.candidates
+                if c.source_type == "memory" and c.source_id == memory_id
+                and c.decision == "injected")
+    assert store.feedback(result.trace_id, str(rank), "used")["recorded"]
+
+
+def test_reported_use_is_reinforced_once_and_counted_once(store: Store,
+                                                         tmp_path: Path) -> None:
+    from tests.helpers_recall import import_memories
+
+    ids = import_memories(store, tmp_path / "mem", [(
+        "pytest-x", "Always run the test suite with pytest -x so it stops at the first "
+        "failure.", {"name": "pytest", "type": "feedback", "hits": 3})])
+    mid = ids["pytest"]
+    _used(store, mid)
+    assert store.memory(mid).hits == 4
+    first = store.consolidate()
+    assert first.by_kind.get("reinforce") == 1
+    [p1] = [p for p in store.proposals() if p.op == "reinforce"]
+    assert p1.status == "applied", "reinforce is auto-applied by default"
+    assert store.memory(mid).hits == 4, "the use was counted when reported, not again"
+    assert store.consolidate().by_kind.get("reinforce", 0) == 0
+    _used(store, mid)
+    third = store.consolidate()
+    assert third.by_kind.get("reinforce") == 1
+    newest = max((p for p in store.proposals() if p.op == "reinforce"), key=lambda p: p.id)
+    assert "used 1×" in (store.proposal(newest.id).rationale or ""), \
+        "only the feedback since the last reinforce"
+    assert store.memory(mid).hits == 5
+
+
+def test_a_pass_does_not_move_a_sessions_end(store: Store) -> None:
+    store.ingest([LABELLED])
+    [before] = store.sessions()
+    assert before.ended_at is not None
+    report = store.consolidate()
+    assert report.checkpoint_ids
+    [after] = store.sessions()
+    assert (after.started_at, after.ended_at) == (before.started_at, before.ended_at)
+
+
+from dataclasses import dataclass as _dataclass  # noqa: E402
+
+
+@_dataclass
+class _E:
+    """A stored entry's shape, for the detectors."""
+
+    id: int
+    kind: str
+    content: str
+    agent: str = "main"
+    session_id: str = "s"
+    seq: int = 0
+    tool_name: str | None = None
+
+
+@pytest.mark.parametrize("turn,expected", [
+    ("From now on, use Node 18.17 for builds.", "From now on, use Node 18.17 for builds."),
+    ("Never edit deploy/settings.py by hand.", "Never edit deploy/settings.py by hand."),
+    ("Never commit .env files.", "Never commit .env files."),
+    ("Always pin versions, e.g. requests==2.31, in requirements.",
+     "Always pin versions, e.g. requests==2.31, in requirements."),
+    ("Thanks. Remember that the i.e. style is banned here. Ok?",
+     "Remember that the i.e. style is banned here."),
+])
+def test_request_sentences_end_only_at_a_sentence_end(turn: str, expected: str) -> None:
+    from store.governance.detect import requests
+
+    [found] = requests(_E(1, "user", turn))
+    assert found.content == expected
+    (_, start, end), = found.evidence
+    assert turn[start:end] == expected
+
+
+def test_two_requests_in_one_turn_are_two_proposals(store: Store) -> None:
+    from tests.helpers_recall import add_entries
+
+    add_entries(store, "two-requests", [("user", "Always run black. Always run isort.")])
+    report = store.consolidate()
+    assert report.by_kind == {"request": 2}
+    assert sorted(p.content for p in [store.proposal(x.id) for x in store.proposals()]) == [
+        "Always run black.", "Always run isort."]
+    assert store.consolidate().proposals_added == 0
+
+
+@pytest.mark.parametrize("fmt", ["acp", "acp-journal", "lca-export", None])
+def test_the_bound_directory_goes_through_the_gate_whatever_the_format(
+        tmp_path: Path, fmt: str | None) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("16:00", "18:00"))
+        s.ingest([folder], fmt=fmt)
+        assert s.memory(m.id).body == m.body, "the stored memory waits for approval"
+        [p] = s.proposals()
+        assert (p.op, p.origin, p.target) == ("revise", "file", m.id)
+    finally:
+        s.close()
+
+
+def test_a_failed_proposer_sees_the_entries_again_next_pass(tmp_path: Path) -> None:
+    flag, seen = tmp_path / "fail", tmp_path / "seen.txt"
+    flag.write_text("1")
+    cmd = _stub(tmp_path, (
+        "import json, sys, pathlib\n"
+        "data = json.load(sys.stdin)\n"
+        "n = sum(len(s['entries']) for s in data['sessions'])\n"
+        f"with open({str(seen)!r}, 'a') as fh: fh.write(f'{{n}}\\n')\n"
+        f"if pathlib.Path({str(flag)!r}).exists(): sys.exit(3)\n"
+        "print('[]')\n"))
+    s = make_store(tmp_path / "p.db", **{"governance.proposer_command": cmd})
+    try:
+        s.ingest([LABELLED])
+        first = s.consolidate()
+        assert "exited 3" in first.proposer["error"] and first.proposals_added == 12
+        with s.read() as conn:
+            advanced = conn.exec_driver_sql(
+                "SELECT count(*) FROM checkpoint WHERE trigger = 'consolidation' "
+                "AND session_id IS NOT NULL").scalar_one()
+        assert advanced == 0, "what the proposer did not see stays ahead of the checkpoint"
+        flag.unlink()
+        second = s.consolidate()
+        assert second.proposer == {"ran": True, "error": None, "proposals": 0}
+        assert second.proposals_added == 0 and len(second.checkpoint_ids) == 1
+        counts = seen.read_text().split()
+        assert len(counts) == 2 and counts[0] == counts[1] != "0"
+        third = s.consolidate()
+        assert third.proposer["ran"] is False, "no new entries: the proposer is not called"
+        assert len(seen.read_text().split()) == 2
+    finally:
+        s.close()
+
+
+def test_the_pass_scans_the_bound_directory_through_the_gate(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        (folder / "feedback_deploy-window.md").write_text(_FILE.replace("16:00", "18:00"))
+        (folder / "user_editor.md").write_text(_EDITOR)
+        report = s.consolidate()
+        assert report.by_kind.get("file") == 2 and report.proposals_added == 2
+        assert sorted((p.op, p.origin) for p in s.proposals()) == [
+            ("add", "file"), ("revise", "file")]
+        assert s.memory(m.id).body == m.body and len(s.memories()) == 1
+        again = s.consolidate()
+        assert again.proposals_added == 0 and len(s.proposals()) == 2
+    finally:
+        s.close()
+
+
+def test_garbage_from_the_proposer_is_its_error(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from lca_tui.cli import main
+
+    cmd = _stub(tmp_path, "print('[1, {\"op\": \"add\", \"content\": \"x y z\", "
+                          "\"status\": \"applied\"}]')\n")
+    s = make_store(tmp_path / "p.db", **{"governance.proposer_command": cmd})
+    try:
+        s.ingest([LABELLED])
+        report = s.consolidate()
+        assert "2 of 2 proposals from the proposer command refused" in report.proposer["error"]
+        assert report.proposals_added == 12
+        assert not [p for p in s.proposals() if p.origin == "proposer"]
+    finally:
+        s.close()
+    db = tmp_path / "cli.db"
+    (tmp_path / "lca.toml").write_text(f"[governance]\nproposer_command = {cmd!r}\n")
+    monkeypatch.setenv("LCA_CONFIG", str(tmp_path / "lca.toml"))
+    assert main(["ingest", "--store", str(db), str(LABELLED), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["consolidate", "--store", str(db), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "refused" in json.loads(captured.out)["proposer"]["error"]
+    assert "proposer command failed" in captured.err
+
+
+def test_a_checkpoint_hook_keeps_the_consolidation_problems(tmp_path: Path) -> None:
+    from store.harness.hook import run_event
+
+    cmd = _stub(tmp_path, "import sys\nsys.exit(3)\n")
+    s = make_store(tmp_path / "h.db", **{"governance.proposer_command": cmd})
+    try:
+        outcome = run_event(s, "PreCompact", {
+            "session_id": LABELLED.stem, "transcript_path": str(LABELLED),
+            "hook_event_name": "PreCompact", "trigger": "auto", "cwd": str(tmp_path)})
+        assert outcome.checkpoint_id is not None
+        assert outcome.error and "consolidation" in outcome.error and "exited 3" in outcome.error
+    finally:
+        s.close()
+
+
+def test_a_file_the_agent_broke_marks_its_memory_not_loadable(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.write_text(_FILE.replace("tags: [deploy]", "tags: [deploy"))
+        s.ingest([folder])
+        assert not s.proposals(), "an unreadable file is not a revise"
+        broken = s.memory(m.id)
+        assert (broken.name, broken.body) == (m.name, m.body)
+        assert not broken.loadable and "not valid YAML" in (broken.load_error or "")
+        path.write_text(_FILE)
+        s.ingest([folder])
+        fixed = s.memory(m.id)
+        assert fixed.loadable and fixed.load_error is None and not s.proposals()
+    finally:
+        s.close()
+
+
+def test_approving_a_deleted_files_quarantine_does_not_bring_it_back(tmp_path: Path) -> None:
+    s, folder = _bound(tmp_path)
+    try:
+        [m] = s.memories()
+        path = folder / "feedback_deploy-window.md"
+        path.unlink()
+        s.ingest([folder])
+        [q] = s.proposals()
+        assert q.op == "quarantine"
+        assert s.approve(q.id).status == "applied"
+        assert not path.exists(), "the file the agent deleted stays deleted"
+        assert s.memory(m.id).status == "quarantined"
+        s.ingest([folder])
+        assert len(s.proposals()) == 1
+    finally:
+        s.close()
+
+
+def test_an_empty_session_id_is_an_error(store: Store,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    store.ingest([LABELLED])
+    with pytest.raises(ValueError, match="empty session"):
+        store.consolidate("")
+    assert not store.proposals()
+    assert main(["consolidate", "", "--store", str(store.path), "--json"]) != 0
+    assert "empty session" in capsys.readouterr().err
+
+
+def test_corrections_describe_the_action_in_words() -> None:
+    from store.governance.detect import correction
+
+    history = [
+        _E(1, "user", "Fix the scroll bug."),
+        _E(2, "assistant", "I changed the scroll handler in term.js to keep the buffer."),
+        _E(3, "tool_call", '{"command": "tail -5 /tmp/x.log", "description": "Check the log"}',
+           tool_name="Bash"),
+    ]
+    fix = correction(_E(4, "user", "Scrolling back still does not work."), history)
+    assert fix is not None and fix.evidence[0][0] == 2, "the assistant's turn, not its last tool"
+    stop = correction(_E(5, "user", "[Request interrupted by user]"), history)
+    assert stop is not None and stop.evidence[0][0] == 3
+    assert "Bash (Check the log)" in stop.content and "{" not in stop.content

@@ -433,20 +433,25 @@ def test_a_store_made_before_health_landed_gets_its_tables(tmp_path: Path) -> No
         again.close()
 
 
-def test_a_capability_adds_a_signal_through_the_registry(store: Store) -> None:
-    """The place ``hook_failures`` will go: a measure registered by name joins every scan, in
-    the DESIGN order, with its fix named when it is not ok."""
+def test_a_capability_adds_a_signal_through_the_registry(store: Store,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A measure registered by name joins every scan after the DESIGN order, with its fix
+    named when it is not ok; the real signals are untouched for the tests that follow (the
+    registry is process-wide: this test once removed ``hook_failures`` for the rest of the
+    run, and every later health line read "ok 5")."""
     from store.health import registry
     from store.health.records import SignalResult
 
-    @registry.signal("hook_failures", "harness hook runs that failed", fix=None)
-    def hook_failures(ctx: registry.ScanContext) -> SignalResult:
-        return registry.result(ctx, "hook_failures", "warn", 2.0, "2", 0.0, None, "warn > 0",
-                               "2 hook runs failed", [Row("writer", "lca-tui:hook")])
+    real = [s.name for s in registry.specs()]
+    monkeypatch.setattr(registry, "_SPECS", dict(registry._SPECS))
 
-    try:
-        result = scan(store, save="never")
-        assert [s.name for s in result.signals][-1] == "hook_failures"
-        assert result.signal("hook_failures").status == "warn"
-    finally:
-        registry._SPECS.pop("hook_failures")
+    @registry.signal("capability_signal", "a signal a capability adds", fix=None)
+    def capability_signal(ctx: registry.ScanContext) -> SignalResult:
+        return registry.result(ctx, "capability_signal", "warn", 2.0, "2", 0.0, None,
+                               "warn > 0", "2 things failed", [Row("writer", "lca-tui:x")])
+
+    result = scan(store, save="never")
+    assert [s.name for s in result.signals] == real + ["capability_signal"]
+    assert result.signal("capability_signal").status == "warn"
+    monkeypatch.undo()
+    assert [s.name for s in registry.specs()] == real

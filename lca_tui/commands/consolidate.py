@@ -4,6 +4,7 @@ since their last pass becomes pending proposals for a person to approve."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
 
@@ -21,9 +22,13 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 def run(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         report = store.consolidate(args.session, use_proposer=not args.no_proposer)
-    if args.json:
+    failed = bool(report.proposer.get("error"))
+    if args.json:  # the document is printed either way; a proposer failure exits 1
         print_json(report.to_json())
-        return 0
+        if failed:
+            print(f"lca-tui consolidate: proposer command failed: {report.proposer['error']}",
+                  file=sys.stderr)
+        return 1 if failed else 0
     out = console()
     t = table("found", "proposed", title=f"consolidation pass over {len(report.sessions)} "
               f"session{'s' if len(report.sessions) != 1 else ''}")
@@ -44,4 +49,4 @@ def run(args: argparse.Namespace) -> int:
     if report.proposals_added:
         out.print("review them with `lca-tui proposals` or on screen 4", markup=False,
                   highlight=False)
-    return 1 if report.proposer.get("error") else 0
+    return 1 if failed else 0

@@ -293,9 +293,13 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
                       archive_verified: bool | None = None, index_verified: bool | None = None,
                       duration_ms: float | None = None,
                       used_tokens: int | None = None,
-                      through_entry_id: int | None = None) -> int:
+                      through_entry_id: int | None = None,
+                      touch_session: bool = True) -> int:
     """Record a checkpoint row (store-wide with ``session_id`` None); with ``used_tokens``
-    also a ``checkpoint`` snapshot. ``through_entry_id``: the highest entry it covers."""
+    also a ``checkpoint`` snapshot. ``through_entry_id``: the highest entry it covers.
+    ``touch_session`` False: the session must exist and its start and end stay as they are
+    (a checkpoint written about a session after the fact, e.g. a consolidation pass, is not
+    activity in it)."""
     sid = v.label("session_id", session_id)
     who_agent = str(v.label("agent", agent, optional=False))
     stamp = v.stamp(ts)
@@ -317,8 +321,12 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
                          "live window)")
     who = _who(store)
     with store.write() as conn:
-        if sid:
+        if sid and touch_session:
             ensure_session(conn, sid, stamp, who)
+        elif sid:
+            with orm(conn) as s:
+                if s.get(SessionRow, sid) is None:
+                    raise ValueError(f"no session {sid}")
         with orm(conn) as s:
             row = Checkpoint(**_stamped(who, session_id=sid, ts=stamp, source="harness",
                                         **values))

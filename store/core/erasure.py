@@ -17,8 +17,10 @@ import hmac
 import secrets
 from collections.abc import Iterable
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, insert, select
+from sqlmodel import col
 
+from store.core.models import ErasureFingerprint, StoreMeta
 from store.core.timeutil import now_iso
 
 KEY_NAME = "privacy.erasure_key"
@@ -26,17 +28,13 @@ KINDS = ("entry", "memory", "trace")
 
 
 def _key(conn: Connection, create: bool) -> bytes | None:
-    # raw SQL: not yet converted (store_meta / erasure_fingerprint have models); INSERT OR IGNORE counted by COUNT(*)
-    row = conn.execute(text("SELECT value FROM store_meta WHERE key = :k"),
-                       {"k": KEY_NAME}).first()
+    row = conn.execute(select(StoreMeta.value).where(StoreMeta.key == KEY_NAME)).first()
     if row is not None:
         return bytes.fromhex(str(row[0]))
     if not create:
         return None
     value = secrets.token_hex(32)
-    # raw SQL: not yet converted (store_meta / erasure_fingerprint have models); INSERT OR IGNORE counted by COUNT(*)
-    conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"),
-                 {"k": KEY_NAME, "v": value})
+    conn.execute(insert(StoreMeta).values(key=KEY_NAME, value=value))
     return bytes.fromhex(value)
 
 
@@ -63,18 +61,16 @@ def record(conn: Connection, kind: str, values: Iterable[str], tombstone_id: int
     key = _key(conn, create=True)
     assert key is not None
     now = now_iso()
-    rows = [{"f": keyed(key, kind, v), "k": kind, "t": tombstone_id, "w": writer,
-             "wv": writer_version, "c": now} for v in dict.fromkeys(values) if v]
+    rows = [{"fingerprint": keyed(key, kind, v), "kind": kind, "tombstone_id": tombstone_id,
+             "writer": writer, "writer_version": writer_version, "created_at": now}
+            for v in dict.fromkeys(values) if v]
     if not rows:
         return 0
-    # raw SQL: not yet converted (store_meta / erasure_fingerprint have models); INSERT OR IGNORE counted by COUNT(*)
-    before = int(conn.exec_driver_sql("SELECT COUNT(*) FROM erasure_fingerprint").scalar_one())
-    # raw SQL: not yet converted (store_meta / erasure_fingerprint have models); INSERT OR IGNORE counted by COUNT(*)
-    conn.execute(text(
-        "INSERT OR IGNORE INTO erasure_fingerprint (fingerprint, kind, tombstone_id, "
-        "writer, writer_version, created_at) VALUES (:f, :k, :t, :w, :wv, :c)"), rows)
-    # raw SQL: not yet converted (store_meta / erasure_fingerprint have models); INSERT OR IGNORE counted by COUNT(*)
-    after = int(conn.exec_driver_sql("SELECT COUNT(*) FROM erasure_fingerprint").scalar_one())
+    count = select(func.count()).select_from(ErasureFingerprint)
+    before = int(conn.execute(count).scalar_one())
+    # a fingerprint already recorded (an earlier erasure of the same content) stays as it is
+    conn.execute(insert(ErasureFingerprint).prefix_with("OR IGNORE"), rows)
+    after = int(conn.execute(count).scalar_one())
     return after - before
 
 
@@ -93,10 +89,7 @@ def erased(conn: Connection, kind: str, values: Iterable[str]) -> set[str]:
     prints = list(by_print)
     for i in range(0, len(prints), 500):
         part = prints[i:i + 500]
-        marks = ", ".join(f":f{j}" for j in range(len(part)))
-        # raw SQL: not yet converted (store_meta / erasure_fingerprint have models); INSERT OR IGNORE counted by COUNT(*)
-        rows = conn.execute(text(f"SELECT fingerprint FROM erasure_fingerprint WHERE "
-                                 f"fingerprint IN ({marks})"),
-                            {f"f{j}": f for j, f in enumerate(part)}).all()
+        rows = conn.execute(select(ErasureFingerprint.fingerprint)
+                            .where(col(ErasureFingerprint.fingerprint).in_(part))).all()
         found.update(by_print[r[0]] for r in rows)
     return found

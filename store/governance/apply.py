@@ -65,8 +65,9 @@ def _plan(info: ProposalInfo, new: NewProposal, as_: str | None) -> NewProposal:
     option = next(o for o in info.options if o.as_op == as_)
     assert option.memory_id is not None
     if as_ == "reinforce":
+        meta = {k: v for k, v in new.metadata.items() if k != "uses_counted"}
         return NewProposal("reinforce", None, new.type, (int(option.memory_id),),
-                           new.metadata, new.rationale, new.evidence, new.origin, new.proposer)
+                           meta, new.rationale, new.evidence, new.origin, new.proposer)
     return NewProposal("supersede", new.content, new.type, (int(option.memory_id),),
                        new.metadata, new.rationale, new.evidence, new.origin, new.proposer)
 
@@ -266,6 +267,8 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
             link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)
             _resolve_flags(conn, old, now)
             files.stage_memory(conn, store, old, new_file=False)
+        if op == "add":
+            files.claim_file(conn, store, memory_id, new.evidence)
         files.stage_memory(conn, store, memory_id)
         _index(conn, store, [memory_id, *new.targets])
         expect.update(body=(new.content or "").strip("\n"), status="active")
@@ -279,10 +282,12 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
         _evidence(conn, store, target, new, proposal_id)
         expect.update(body=(new.content or "").strip("\n"), status=base.status)
     elif op == "reinforce":
-        memories.update(conn, store, target, {"hits": base.hits + 1, "last_applied": now},
+        # uses a harness reported were counted then (recall feedback): recorded, not counted
+        hits = base.hits if new.metadata.get("uses_counted") else base.hits + 1
+        memories.update(conn, store, target, {"hits": hits, "last_applied": now},
                         index=False)
         _evidence(conn, store, target, new, proposal_id)
-        expect.update(hits=base.hits + 1)
+        expect.update(hits=hits)
     elif op == "quarantine":
         memories.set_status(conn, store, target, "quarantined", valid_to=base.valid_to)
         expect.update(status="quarantined")

@@ -9,19 +9,24 @@ nothing; it is also de-duplicated against the memories, against pending *and rej
 proposals, and within the pass, by normalised text. Each is checked like any other proposal
 and only the auto-apply policy may apply one. Each pass over a session records a checkpoint
 (trigger ``consolidation``) with the highest entry it covered; the next pass starts after it.
+Only a session with new entries gets one, and none when the proposer command failed (it
+sees those entries again next time); a pass that advances no session leaves one store-wide
+mark, so the Overview still knows when it ran.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from store.core.db import orm
 from store.core.models import Checkpoint, Entry, Memory
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 TRIGGER = "consolidation"
+PROPOSER = "lca-tui:consolidate"
 HISTORY = 40  # entries before the pass that a correction at its start may answer
 
 
@@ -121,25 +127,48 @@ def _doc(found: Found, project: str | None) -> dict[str, Any]:
         metadata["projects"] = [project]
     return {"op": "add", "type": found.type, "content": found.content,
             "metadata": metadata, "rationale": found.rationale, "evidence": evidence,
-            "proposer": "lca-tui:consolidate",
-            "idempotency_key": _key(found.kind, *(e[0] for e in found.evidence))}
+            "proposer": PROPOSER,
+            # each request sentence of a turn is its own proposal: the spans are in the key
+            "idempotency_key": _key(found.kind, *(f"{e[0]}:{e[1]}-{e[2]}"
+                                                  for e in found.evidence))}
+
+
+def _last_reinforced(store: Store) -> dict[int, str]:
+    """memory id → when the pass last proposed a reinforce for it (any outcome but
+    ``failed``: a pending, applied or rejected one covered the feedback before it)."""
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(Proposal.targets, Proposal.ts).where(
+            Proposal.op == "reinforce", Proposal.proposer == PROPOSER,
+            Proposal.status != "failed")).all()
+    out: dict[int, str] = {}
+    for targets, ts in rows:
+        for mid in json.loads(targets or "[]"):
+            out[int(mid)] = max(out.get(int(mid), ""), ts)
+    return out
 
 
 def _reinforcements(store: Store) -> list[dict[str, Any]]:
-    """A ``reinforce`` proposal per memory a harness reported as used since it was last
-    reinforced by a pass (keyed by the feedback rows it covers)."""
+    """A ``reinforce`` proposal per memory a harness reported as used since the pass last
+    proposed one for it (keyed by the feedback rows it covers). The uses were counted in
+    ``hits`` when reported, so the proposal says so (``uses_counted``): applying it records
+    them and does not count them twice."""
     from store.recall.models import RecallCandidate, RecallFeedback
 
     with store.read() as conn, orm(conn) as s:
-        rows = s.exec(select(RecallFeedback.id, RecallFeedback.kind, RecallCandidate.source_id)
+        rows = s.exec(select(RecallFeedback.id, RecallFeedback.kind, RecallCandidate.source_id,
+                             RecallFeedback.ts)
                       .join(RecallCandidate, col(RecallCandidate.id) ==
                             col(RecallFeedback.candidate_id))
                       .where(RecallCandidate.source_type == "memory")).all()
         active = set(s.exec(select(Memory.id).where(Memory.status == "active")).all())
+    since = _last_reinforced(store)
     by_memory: dict[int, list[tuple[int, str]]] = {}
-    for fid, kind, mid in rows:
-        if mid is not None and int(mid) in active and fid is not None:
-            by_memory.setdefault(int(mid), []).append((int(fid), str(kind)))
+    for fid, kind, mid, ts in rows:
+        if mid is None or int(mid) not in active or fid is None:
+            continue
+        if ts <= since.get(int(mid), ""):
+            continue  # covered by an earlier reinforce
+        by_memory.setdefault(int(mid), []).append((int(fid), str(kind)))
     docs = []
     for mid, fb in sorted(by_memory.items()):
         ids = sorted(f for f, _ in fb)
@@ -147,20 +176,54 @@ def _reinforcements(store: Store) -> list[dict[str, Any]]:
         docs.append({"op": "reinforce", "target": mid,
                      "rationale": (f"reported as used {kinds.get('used', 0)}× and as having "
                                    f"prevented a mistake {kinds.get('prevented', 0)}× "
-                                   f"(feedback {ids[0]}–{ids[-1]})"),
-                     "proposer": "lca-tui:consolidate",
+                                   f"(feedback {ids[0]}–{ids[-1]}); counted in hits "
+                                   "when reported"),
+                     "metadata": {"uses_counted": True},
+                     "proposer": PROPOSER,
                      "idempotency_key": _key("reinforce", mid, *ids)})
     return docs
 
 
+def _max_proposal(store: Store) -> int:
+    with store.read() as conn, orm(conn) as s:
+        return int(s.exec(select(func.max(Proposal.id))).one() or 0)
+
+
+def _file_proposals(store: Store, report: ConsolidationReport,
+                    scan_files: Callable[[], list[str] | None]) -> None:
+    """Run the bound directory's gated scan; count the file proposals it made."""
+    before = _max_proposal(store)
+    problems = scan_files()
+    if problems is None:
+        return  # no bound directory to scan
+    report.errors += [f"memory.dir: {e}" for e in problems]
+    with store.read() as conn, orm(conn) as s:
+        ids = s.exec(select(Proposal.id).where(col(Proposal.id) > before,
+                                               Proposal.origin == "file")
+                     .order_by(col(Proposal.id))).all()
+    report.by_kind["file"] = len(ids)
+    report.proposals_added += len(ids)
+    report.proposal_ids += [int(i) for i in ids if i is not None]
+
+
 def consolidate(store: Store, session: str | None = None, *, use_proposer: bool = True,
-                actor: str | None = None) -> ConsolidationReport:
-    """Run a pass over ``session`` (a session id or prefix) or every session."""
+                actor: str | None = None,
+                scan_files: Callable[[], list[str] | None] | None = None) -> ConsolidationReport:
+    """Run a pass over ``session`` (a session id or prefix) or every session.
+    ``scan_files``: runs the bound memory directory through the gate (the facade passes
+    the importer's; governance does not import ``store.ingest``) and returns its problems
+    (None: no directory to scan);
+    the file proposals it makes are counted under ``file``."""
     from store.governance.proposer import run_proposer
 
+    if session is not None and not session.strip():
+        raise ValueError("an empty session id names no session (leave it out for every "
+                         "session)")
     started = time.perf_counter()
     report = ConsolidationReport()
-    sessions = [store.session(session)] if session else store.sessions()
+    if scan_files is not None:
+        _file_proposals(store, report, scan_files)
+    sessions = [store.session(session)] if session is not None else store.sessions()
     dedup = _Dedup(store)
     covered: list[tuple[str, int, int]] = []  # (session, through entry, new entries)
     docs: list[tuple[str, Any]] = []  # (what found it, proposal document)
@@ -176,23 +239,45 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
                                             "kind": e.kind, "ts": e.ts, "content": e.content}
                                            for e in new]})
     docs += [("reinforce", d) for d in _reinforcements(store)]
-    if use_proposer and str(store.settings["governance.proposer_command"] or "").strip():
+    proposer_failed = False
+    proposer_input = [p for p in proposer_input if p["entries"]]
+    if (use_proposer and proposer_input
+            and str(store.settings["governance.proposer_command"] or "").strip()):
         outcome = run_proposer(store, proposer_input)
         report.proposer = {"ran": True, "error": outcome.error,
                            "proposals": len(outcome.documents)}
+        proposer_failed = outcome.error is not None
         docs += [("proposer", d) for d in outcome.documents]
     for kind, _ in docs:
         report.by_kind.setdefault(kind, 0)
+    refused: list[str] = []
     for kind, doc in docs:
+        before = len(report.errors)
         pid = _submit_one(store, report, dedup, kind, doc, actor)
+        if kind == "proposer" and len(report.errors) > before:
+            refused.append(report.errors[-1])
         if pid is not None:
             report.proposals_added += 1
             report.by_kind[kind] += 1
             report.proposal_ids.append(pid)
+    if refused:  # garbage from the proposer is the proposer's failure, not a silent skip
+        n = report.proposer.get("proposals", len(refused))
+        why = (f"{len(refused)} of {n} proposal{'s' if n != 1 else ''} from the proposer "
+               f"command refused; first: {refused[0]}")[:500]
+        err = report.proposer.get("error")
+        report.proposer["error"] = f"{err}; {why}" if err else why
     elapsed = (time.perf_counter() - started) * 1000
     for sid, through, n_new in covered:
         report.sessions.append(sid)
-        report.checkpoint_ids.append(store_checkpoint(store, sid, through, n_new, elapsed))
+        # a checkpoint only where there was something new, and not past what a failed
+        # proposer command did not see: the next pass gives it those entries again (what
+        # the detectors proposed from them is keyed, so it is not proposed twice)
+        if n_new and not proposer_failed:
+            report.checkpoint_ids.append(store_checkpoint(store, sid, through, n_new,
+                                                          elapsed))
+    if not report.checkpoint_ids:  # the pass ran all the same: one store-wide mark
+        report.checkpoint_ids.append(store_checkpoint(
+            store, None, 0, 0, elapsed, status="partial" if proposer_failed else "ok"))
     return report
 
 
@@ -215,7 +300,7 @@ def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: 
     try:
         new = parse_proposal(doc, origin=origin, source=f"consolidation {kind}")
     except ProposalError as exc:
-        report.errors.append(str(exc))
+        report.errors.append(f"{kind}: {exc}")
         return None
     with store.read() as conn, orm(conn) as s:
         seen = s.exec(select(Proposal.id).where(Proposal.idem_key == new.idem_key)).first()
@@ -229,14 +314,15 @@ def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: 
         return None
 
 
-def store_checkpoint(store: Store, session_id: str, through: int, entries: int,
-                     duration_ms: float) -> int:
-    """Record the pass over one session: the highest entry it covered."""
+def store_checkpoint(store: Store, session_id: str | None, through: int, entries: int,
+                     duration_ms: float, status: str = "ok") -> int:
+    """Record the pass over one session: the highest entry it covered (``session_id`` None:
+    a store-wide mark that a pass ran and advanced no session)."""
     from store.context.api import record_checkpoint
 
     return record_checkpoint(store, session_id, trigger=TRIGGER, entries_added=entries,
-                             memories_written=0, duration_ms=duration_ms,
-                             through_entry_id=through)
+                             memories_written=0, duration_ms=duration_ms, status=status,
+                             through_entry_id=through or None, touch_session=False)
 
 
 PASS_ORIGINS = ("consolidation", "proposer")
@@ -273,7 +359,8 @@ def latest_pass(store: Store) -> PassSummary | None:
         if window[0] <= ts <= window[1]:
             found[(mtype or "memory") if op == "add" else (op or "event")] += 1
             statuses[status] += 1
-    return PassSummary(ts=last.ts, started=to_iso(start + _SLACK), sessions=len(same),
+    return PassSummary(ts=last.ts, started=to_iso(start + _SLACK),
+                       sessions=sum(1 for c in same if c.session_id),
                        entries=sum(c.entries_added for c in same), found=dict(found),
                        statuses=dict(statuses), total=len(props),
                        pending=sum(1 for p in props if p[2] == "pending"))

@@ -11,6 +11,7 @@ turn and opens by rejecting it, or the harness's own interruption marker.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ _LEAD = r"(?:(?:ok(?:ay)?|so|and|also|please|oh|btw|note)[,:]?\s+)*"
 _REQUEST = re.compile(
     r"^" + _LEAD + r"(?P<cue>"
     r"remember(?:\s+that\b|\s+to\b|\s*:)"
-    r"|(?:from now on|going forward|in (?:the )?future)\b"
+    r"|(?:from now on|going forward)\b|in (?:the )?future\s*[,:]"
     r"|always\s+(?!been\b|was\b|is\b|has\b|had\b)[a-z]"
     r"|never\s+(?!mind\b|been\b|was\b|is\b|has\b|had\b|did\b|worked\b|works\b)[a-z]"
     r"|(?:don'?t|do not) ever\b"
@@ -67,34 +68,70 @@ _REQUEST = re.compile(
     r")",
     re.IGNORECASE,
 )
-# A question is not an instruction ("do you remember ...?", "always?").
-_QUESTION = re.compile(r"\?\s*$")
+# A question is not an instruction ("do you remember ...?", "always?", "... what do you
+# think"), even without its question mark.
+_QUESTION = re.compile(r"\?\s*$|\b(?:what do you think|do you think|what about|should we|"
+                       r"shall we|could we|wdyt|any thoughts)\b", re.IGNORECASE)
 
-_CORRECTION = re.compile(
+# A turn that opens by rejecting ("no, …", "nope", "actually, …") — weak on its own: "No,
+# thanks, that's perfect" and "Actually, that looks great" approve. "stop" / "undo" /
+# "revert" reject only when aimed at what the assistant did ("stop.", "revert that",
+# "undo your change"); "Stop the dev server", "Revert the version bump" are instructions.
+_OPENER = re.compile(
     r"^" + _LEAD + r"(?:"
     r"no[,.!:]\s|no\s+(?:that|this|it|you|don'?t|do not|not|wait|stop|use)\b|nope\b"
-    r"|(?:that|this|it)(?:'s| is| was) (?:wrong|not (?:right|correct|what)|incorrect)\b"
-    r"|wrong\b|incorrect\b|actually[,\s]|not what i\b|that'?s not it\b"
-    r"|stop\b|undo\b|revert\b|don'?t do that\b"
-    r")"
+    r"|actually[,\s]|don'?t do that\b"
+    r"|(?:stop|undo|revert)(?:\s*[.!,:;]|\s*$|\s+(?:it|that|this|those|these|doing|changing|"
+    r"touching|what you|your|everything you)\b)"
+    r")",
+    re.IGNORECASE,
+)
+# Cues that reject whatever else the turn says.
+_STRONG = re.compile(
+    r"^" + _LEAD + r"(?:wrong\b|incorrect\b|not what i\b|that'?s not it\b)"
+    r"|\b(?:that|this|it)(?:'s| is| was) (?:wrong|not (?:right|correct|what)|incorrect)\b"
+    r"|\bnot what i (?:asked|wanted|meant|said)\b"
     r"|\b(?:still|again) (?:does ?n[o']t|doesn'?t|is ?n[o']t|isn'?t|fails?|broken|not working)\b"
     r"|\b(?:does ?n[o']t|doesn'?t|did ?n[o']t|didn'?t) work\b"
     r"|\buse \S+(?: \S+){0,3},? not \S+"
     r"|\b(?:you (?:broke|deleted|removed|forgot)|that broke)\b",
     re.IGNORECASE,
 )
+# Approval: with it, a weak opener is not a correction ("no, thanks", "actually, great").
+_APPROVAL = re.compile(
+    r"\b(?:no,? (?:thanks|thank you|worries|problem|need)|perfect|looks? (?:great|good|fine)|"
+    r"lgtm|ship it|well done|nice|awesome|exactly|that works|works now|great)\b",
+    re.IGNORECASE)
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+def is_correction_text(text: str) -> bool:
+    """Whether a user turn's text rejects what came before it (see ``_OPENER``)."""
+    if _STRONG.search(text):
+        return True
+    return bool(_OPENER.search(text)) and not _APPROVAL.search(text)
+
+# A sentence ends at . ! ? followed by white space or the end of the text ("Node 18.17",
+# "settings.py", ".env" go on), or at a line break; not after an abbreviation ("e.g.").
+_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|vs|cf|approx|resp|incl|esp)\.$", re.IGNORECASE)
 _CHARS = 600
 
 
 def _sentences(text: str) -> Iterable[tuple[int, int, str]]:
-    for m in _SENTENCE.finditer(text):
-        s = m.group(0)
+    start = 0
+    bounds = []
+    for m in _END.finditer(text):
+        if m.group() != "\n" and _ABBREV.search(text[start:m.end()]):
+            continue
+        bounds.append((start, m.end()))
+        start = m.end()
+    bounds.append((start, len(text)))
+    for a, b in bounds:
+        s = text[a:b]
         lead = len(s) - len(s.lstrip())
         body = s.strip()
         if body:
-            yield m.start() + lead, m.start() + lead + len(body), body
+            yield a + lead, a + lead + len(body), body
 
 
 def _excerpt(text: str, limit: int = 160) -> str:
@@ -131,16 +168,46 @@ def requests(entry: EntryLike) -> list[Found]:
     return found
 
 
-def _previous_action(history: Sequence[EntryLike]) -> EntryLike | None:
-    """The latest assistant turn or tool call of the main agent before a user turn."""
+def _previous_action(history: Sequence[EntryLike], prefer_text: bool = False
+                     ) -> EntryLike | None:
+    """The latest assistant turn or tool call of the main agent since the person's last
+    turn. ``prefer_text``: the assistant's latest text in that stretch when it has one (a
+    correction answers what the assistant said it did, not the last command it happened to
+    run); an interruption stops the tool call in flight, so it takes the latest action."""
+    fallback = None
     for e in reversed(history):
         if e.agent != "main":
             continue
-        if e.kind in ("assistant", "tool_call"):
+        if e.kind == "assistant" or (e.kind == "tool_call" and not prefer_text):
             return e
+        if e.kind == "tool_call" and fallback is None:
+            fallback = e
         if is_typed_turn(e) and not _INTERRUPT.match(e.content):
-            return None  # the previous turn was the person's own
-    return None
+            break  # the previous turn was the person's own
+    return fallback
+
+
+_TOOL_KEYS = ("description", "command", "file_path", "notebook_path", "path", "pattern", "url",
+              "query", "prompt", "subject")
+
+
+def describe(entry: EntryLike) -> str:
+    """A short human description of an assistant turn or tool call ("Bash (Check Phoenix
+    startup output)"), never the raw tool JSON."""
+    if entry.kind != "tool_call":
+        return _excerpt(entry.content).rstrip(".")
+    name = entry.tool_name or "a tool"
+    try:
+        data = json.loads(entry.content)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        for key in _TOOL_KEYS:
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return f"{name} ({_excerpt(value, 100)})"
+        return f"a {name} call"
+    return f"{name} ({_excerpt(entry.content, 100)})"
 
 
 def correction(entry: EntryLike, history: Sequence[EntryLike]) -> Found | None:
@@ -148,13 +215,12 @@ def correction(entry: EntryLike, history: Sequence[EntryLike]) -> Found | None:
     if not is_typed_turn(entry):
         return None
     interrupted = bool(_INTERRUPT.match(entry.content))
-    if not interrupted and not _CORRECTION.search(entry.content):
+    if not interrupted and not is_correction_text(entry.content):
         return None
-    prev = _previous_action(history)
+    prev = _previous_action(history, prefer_text=not interrupted)
     if prev is None:
         return None
-    what = (f"{prev.tool_name}: " if prev.kind == "tool_call" and prev.tool_name else "")
-    what += _excerpt(prev.content).rstrip(".")
+    what = describe(prev)
     if interrupted:
         content = (f"The user interrupted the assistant's action: {what}. Do not repeat it "
                    "without asking.")

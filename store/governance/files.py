@@ -147,7 +147,8 @@ class FileWrites:
     def stage_memory(self, conn: Connection, store: Store, memory_id: int, *,
                      new_file: bool = True) -> Path | None:
         """Stage memory ``memory_id``'s file in the bound directory (None when unbound, or
-        when the memory has no file there and ``new_file`` is False). A memory given a new
+        when ``new_file`` is False and the memory has no file there, or its file was
+        deleted: approving a deleted file's quarantine does not bring the file back). A memory given a new
         file records it (``source_file``, ``front_matter``) through the memory-write module;
         the caller re-indexes it (its content hash changed)."""
         folder = bound_dir(store)
@@ -156,8 +157,10 @@ class FileWrites:
         m = memories.get(conn, memory_id)
         if m is None:
             raise LookupError(f"no memory {memory_id}")
-        if not new_file and _inside(m.source_file, folder) is None:
-            return None
+        if not new_file:
+            own = _inside(m.source_file, folder)
+            if own is None or not own.exists():
+                return None  # only an existing file is rewritten: a deleted one stays gone
         path = path_for(conn, m, folder, set(self.staged))
         fm = front_matter(m, _supersedes_ref(conn, m, folder), _kept_keys(m))
         self.staged[path] = render(fm, m.body)
@@ -167,6 +170,34 @@ class FileWrites:
                 "front_matter": json.dumps(fm, default=_json_default, ensure_ascii=False)},
                 index=False)
         return path
+
+    def claim_file(self, conn: Connection, store: Store, memory_id: int,
+                   evidence: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> Path | None:
+        """Link a new memory to the bound-directory file it was proposed from (an ``add``
+        of a file the agent wrote outside the gate): that file becomes its own, so
+        ``stage_memory`` rewrites it in place instead of writing a second copy. The file's
+        front matter is kept (keys lca-tui does not manage survive). None when no evidence
+        names a file of the bound directory that no other memory owns."""
+        try:
+            folder = bound_dir(store)
+        except MemoryDirError:
+            return None
+        if folder is None:
+            return None
+        for pointer in evidence:
+            path = _inside(str(pointer.get("file") or ""), folder)
+            if path is None or memories.find(conn, source_file=str(path)) is not None:
+                continue
+            try:
+                fm, _ = read_back(path)
+            except (OSError, ValueError, yaml.YAMLError):
+                fm = {}
+            memories.update(conn, store, memory_id, {
+                "source_file": str(path),
+                "front_matter": json.dumps(fm, default=_json_default, ensure_ascii=False)},
+                index=False)
+            return path
+        return None
 
     def commit(self) -> None:
         """Put every staged file in place atomically; on a failure, undo those already

@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlmodel import col, select
+
+from store.core.db import orm
 from store.core.models import Memory
+from store.governance.models import Proposal
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -113,8 +117,7 @@ def document(change: FileChange) -> dict[str, Any]:
                 "metadata": _metadata(row), "evidence": evidence,
                 "rationale": "a file added to the bound memory directory outside the gate",
                 "proposer": "lca-tui:memory-dir",
-                "idempotency_key": _key("add", change.path, json.dumps(row, sort_keys=True,
-                                                                      default=str))}
+                "idempotency_key": _key("add", change.path, _content(row))}
     assert m is not None and m.id is not None
     if change.kind == "quarantine":
         return {"op": "quarantine", "target": m.id, "evidence": evidence,
@@ -134,23 +137,78 @@ def document(change: FileChange) -> dict[str, Any]:
     return {"op": "revise", "target": m.id, "type": row.get("type") or m.type,
             "content": row["body"], "metadata": _metadata(row), "evidence": evidence,
             "rationale": rationale, "proposer": "lca-tui:memory-dir",
-            "idempotency_key": _key("revise", change.path, m.content_hash,
-                                    json.dumps({k: row.get(k) for k in CONTENT},
-                                               sort_keys=True, default=str))}
+            "idempotency_key": _key("revise", change.path, m.content_hash, _content(row))}
 
 
-def propose_changes(store: Store, changes: list[FileChange]) -> tuple[list[int], list[str]]:
-    """Submit a proposal per change; returns (proposal ids, problems)."""
+def _content(row: dict[str, Any]) -> str:
+    """What a person approves in a parsed file (``CONTENT``), as the idempotency key hashes
+    it: counters the agent's loader bumps do not make a new proposal."""
+    return json.dumps({k: row.get(k) for k in CONTENT}, sort_keys=True, default=str)
+
+
+def _pending_for(store: Store, path: str, op: str) -> Proposal | None:
+    """The pending file proposal of this op whose evidence is ``path`` (at most one is kept
+    per file: a later version of the file updates it)."""
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(Proposal).where(Proposal.origin == "file", Proposal.op == op,
+                                             Proposal.status == "pending")
+                      .order_by(col(Proposal.id))).all()
+    for row in rows:
+        try:
+            pointers = json.loads(row.evidence or "[]")
+        except ValueError:
+            continue
+        if any(isinstance(p, dict) and p.get("file") == path for p in pointers):
+            return row
+    return None
+
+
+@dataclass
+class Proposed:
+    """What ``propose_changes`` did: proposals made, pending ones updated to a later version
+    of their file, and problems."""
+
+    added: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        return self.added + self.updated
+
+
+def propose_changes(store: Store, changes: list[FileChange]) -> Proposed:
+    """Submit a proposal per change. A file that already has a pending proposal of the same
+    kind updates it (an edit: its history is kept and its checks run again) instead of
+    adding a second one; a change already proposed (same content) adds nothing."""
     from store.governance.apply import submit
-    from store.governance.proposals import ProposalError, parse_proposal
+    from store.governance.proposals import ProposalError, edit, parse_proposal
 
-    ids, problems = [], []
+    out = Proposed()
     for change in changes:
         try:
-            info = submit(store, parse_proposal(document(change), origin="file",
-                                                source=change.path))
+            new = parse_proposal(document(change), origin="file", source=change.path)
+            with store.read() as conn, orm(conn) as s:
+                seen = s.exec(select(Proposal.id).where(
+                    Proposal.idem_key == new.idem_key)).first()
+            if seen is not None:
+                continue
+            pending = _pending_for(store, change.path, new.op)
+            if pending is not None and pending.id is not None:
+                try:
+                    edit(store, pending.id, {"content": new.content, "type": new.type,
+                                             "metadata": new.metadata,
+                                             "rationale": new.rationale,
+                                             "targets": list(new.targets)},
+                         actor="lca-tui:memory-dir",
+                         reason="the file changed again outside the gate")
+                except ProposalError as exc:
+                    if "changes nothing" not in str(exc):
+                        raise
+                    continue
+                out.updated.append(pending.id)
+                continue
+            out.added.append(submit(store, new).id)
         except (ProposalError, ValueError) as exc:
-            problems.append(f"{change.path}: {exc}")
-            continue
-        ids.append(info.id)
-    return ids, problems
+            out.problems.append(f"{change.path}: {exc}")
+    return out

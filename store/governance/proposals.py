@@ -8,7 +8,8 @@ A proposal document (``lca-tui propose FILE``, ``Store.propose``) is JSON::
      "target": 12,                    # a memory id; "targets": [..] for merge (or a list)
      "content": "the memory's body",  # add / revise / supersede / merge
      "metadata": {"name", "description", "tags", "projects", "role", "critical", "evergreen",
-                  "invariant", "sensitivity", "authority", "half_life_days", "valid_from"},
+                  "invariant", "sensitivity", "authority", "half_life_days", "valid_from",
+                  "uses_counted"},                # uses_counted: reinforce only
      "rationale": "why",
      "evidence": [{"entry": 812, "span": [0, 120]}, {"session": "e88b…", "seq": 14},
                   {"file": "/path/notes.md"}],
@@ -61,7 +62,10 @@ if TYPE_CHECKING:
 SENSITIVITIES = ("public", "private", "secret")
 METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list, "role": str,
                  "critical": bool, "evergreen": bool, "invariant": str, "sensitivity": str,
-                 "authority": str, "half_life_days": float, "valid_from": str}
+                 "authority": str, "half_life_days": float, "valid_from": str,
+                 "uses_counted": bool}
+"""``uses_counted`` (reinforce only): the uses it records were already counted in ``hits``
+when a harness reported them (recall feedback), so applying it does not count them again."""
 EDITABLE = ("op", "type", "targets", "content", "metadata", "rationale", "evidence")
 NEEDS_CONTENT = ("add", "revise", "supersede", "merge")
 ONE_TARGET = ("reinforce", "revise", "supersede", "quarantine")
@@ -189,6 +193,9 @@ def validate(new: NewProposal, source: str = "") -> NewProposal:
         elif kind is str and not isinstance(value, str):
             raise ProposalError(f"{w('metadata.' + key)}: must be a string")
         meta[key] = value
+    if meta.get("uses_counted") and new.op != "reinforce":
+        raise ProposalError(f"{w('metadata.uses_counted')}: only a reinforce records uses "
+                            "already counted")
     if meta.get("sensitivity", "public") not in SENSITIVITIES:
         raise ProposalError(f"{w('metadata.sensitivity')}: one of {', '.join(SENSITIVITIES)}")
     if "valid_from" in meta:

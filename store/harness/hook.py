@@ -199,7 +199,8 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
         since = conn.exec_driver_sql(
             "SELECT MAX(created_at) FROM checkpoint WHERE session_id = ? AND "
             "(trigger LIKE ? OR trigger LIKE ?)", (sid, *HOOK_TRIGGERS)).scalar() or ""
-        # raw SQL: see above (FILTER aggregates in one pass)
+        # raw SQL: hook path, entries added since then and their chunks' states counted in one
+        # pass (COUNT ... FILTER over entry LEFT JOIN chunk)
         added, ok, failed = conn.exec_driver_sql(
             "SELECT COUNT(DISTINCT e.id), "
             "COUNT(c.id) FILTER (WHERE c.status = 'ok' AND c.lexical_only = 0), "
@@ -210,7 +211,13 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
     archived = _archived(store, files) and not problems
     consolidate = getattr(store, "consolidate", None)  # the consolidation pass (governance)
     if callable(consolidate):
-        consolidate(sid)
+        report = consolidate(sid)
+        trouble = [f"proposer: {report.proposer['error']}"] if report.proposer.get("error") \
+            else []
+        trouble += list(report.errors)
+        if trouble:  # kept in the hook_run row; the checkpoint itself still stands
+            outcome.error = (f"consolidation: {len(trouble)} problem"
+                             f"{'s' if len(trouble) != 1 else ''}; first: {trouble[0]}")[:500]
     detail = payload.get("trigger") or payload.get("reason")
     trigger = f"{outcome.event}:{detail}" if isinstance(detail, str) and detail else \
         outcome.event

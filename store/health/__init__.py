@@ -9,6 +9,7 @@ index lagging sources) and the Appendix D incidents as stored rows for the demo
 
 May import: ``store.core``; by their public names ``store.context`` (its models and
 ``series`` for compactions), ``store.governance`` (``integrity``, ``list_proposals``),
-``store.recall.terms`` (the experiential weight that orders the critical set) and
+``store.recall.terms`` (the experiential weight that orders the critical set),
+``store.recall.models`` (the compaction re-points recall candidates) and
 ``store.ingest`` (the demo incidents import memory files).
 """

@@ -21,7 +21,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, delete, func, select, text
+from sqlalchemy import (
+    Column,
+    Connection,
+    Integer,
+    MetaData,
+    Table,
+    case,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlmodel import col
 
 from store.core import vec
@@ -32,6 +44,7 @@ from store.health.records import FixPlan, FixReport
 from store.health.registry import columns
 from store.health.signals_index import find_lag
 from store.core.memories import index_text as memory_index_text
+from store.recall.models import RecallCandidate
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -42,6 +55,12 @@ FIXES = {"compact-duplicates": ("duplicate_ratio", "shared_index_writers"),
          "index-lag": ("index_lag",)}
 _BATCH = 500
 CH, EN, ME = columns(Chunk), columns(Entry), columns(Memory)
+RC = columns(RecallCandidate)
+# removed chunk id → the chunk kept in its place (NULL: none), for the length of one write: a
+# temporary table, so that references are re-pointed with one statement per table, where a
+# statement per removed row scans recall_candidate once per row. Not part of the schema.
+_MAP = Table("health_map", MetaData(), Column("old", Integer, primary_key=True),
+             Column("new", Integer), schema="temp", prefixes=["TEMPORARY"])
 
 
 def _tick(progress: Progress | None, stage: str, done: int, total: int) -> None:
@@ -84,58 +103,43 @@ def _plan_compaction(conn: Connection, model: str) -> _Compaction:
     candidates = neighbours = 0
     if removed:
         _fill_map(conn, removed)
-        # A temporary map and one statement per table: references are re-pointed in one pass
-        # each, where a statement per removed row scans recall_candidate once per row.
-        # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-        candidates = int(conn.exec_driver_sql(
-            "SELECT COUNT(*) FROM recall_candidate WHERE chunk_id IN "
-            "(SELECT old FROM temp.health_map)").scalar_one())
-        # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-        neighbours = int(conn.exec_driver_sql(
-            "SELECT COUNT(*) FROM chunk WHERE nn_chunk_id IN (SELECT old FROM temp.health_map) "
-            "AND id NOT IN (SELECT old FROM temp.health_map)").scalar_one())
+        olds = select(_MAP.c.old)
+        candidates = int(conn.execute(select(func.count()).select_from(RecallCandidate)
+                                      .where(RC.chunk_id.in_(olds))).scalar_one())
+        neighbours = int(conn.execute(select(func.count()).select_from(Chunk).where(
+            CH.nn_chunk_id.in_(olds), CH.id.not_in(olds))).scalar_one())
     return _Compaction(removed, len(by_span), dict(per_writer), candidates, neighbours)
 
 
 def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None]) -> None:
-    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-    conn.exec_driver_sql("CREATE TEMP TABLE IF NOT EXISTS health_map "
-                         "(old INTEGER PRIMARY KEY, new INTEGER)")
-    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-    conn.exec_driver_sql("DELETE FROM temp.health_map")
-    items = [{"o": o, "n": n} for o, n in mapping.items()]
+    _MAP.create(conn, checkfirst=True)
+    conn.execute(delete(_MAP))
+    items = [{"old": o, "new": n} for o, n in mapping.items()]
     for i in range(0, len(items), 5000):
-        conn.execute(_INSERT_MAP, items[i:i + 5000])
+        conn.execute(insert(_MAP), items[i:i + 5000])
 
 
 def _drop_map(conn: Connection) -> None:
-    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-    conn.exec_driver_sql("DROP TABLE IF EXISTS temp.health_map")
-
-
-# raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-_INSERT_MAP = text("INSERT INTO temp.health_map (old, new) VALUES (:o, :n)")
+    _MAP.drop(conn, checkfirst=True)
 
 
 def _repoint(conn: Connection) -> tuple[int, int]:
     """Re-point recall candidates and nearest neighbours from ``old`` to ``new`` (a NULL
     ``new`` leaves a candidate's pointer and clears a neighbour); returns (candidates,
     neighbours) changed."""
-    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-    cands = conn.exec_driver_sql(
-        "UPDATE recall_candidate SET chunk_id = (SELECT new FROM temp.health_map "
-        "WHERE old = recall_candidate.chunk_id) WHERE chunk_id IN (SELECT old FROM "
-        "temp.health_map WHERE new IS NOT NULL)").rowcount
-    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-    nn = conn.exec_driver_sql(
-        "UPDATE chunk SET nn_chunk_id = (SELECT new FROM temp.health_map WHERE "
-        "old = chunk.nn_chunk_id), nn_similarity = CASE WHEN (SELECT new FROM temp.health_map "
-        "WHERE old = chunk.nn_chunk_id) IS NULL THEN NULL ELSE nn_similarity END "
-        "WHERE nn_chunk_id IN (SELECT old FROM temp.health_map) "
-        "AND id NOT IN (SELECT old FROM temp.health_map)").rowcount
-    # raw SQL: a TEMP table (temp.health_map) no model describes; one statement per table re-points all references
-    conn.exec_driver_sql("UPDATE chunk SET nn_chunk_id = NULL, nn_similarity = NULL "
-                         "WHERE nn_chunk_id = id")
+    m = _MAP.c
+    olds = select(m.old)
+    cands = conn.execute(
+        update(RecallCandidate)
+        .where(RC.chunk_id.in_(select(m.old).where(m.new.is_not(None))))
+        .values(chunk_id=select(m.new).where(m.old == RC.chunk_id).scalar_subquery())).rowcount
+    new_nn = select(m.new).where(m.old == CH.nn_chunk_id).scalar_subquery()
+    nn = conn.execute(
+        update(Chunk).where(CH.nn_chunk_id.in_(olds), CH.id.not_in(olds))
+        .values(nn_chunk_id=new_nn,
+                nn_similarity=case((new_nn.is_(None), None), else_=CH.nn_similarity))).rowcount
+    conn.execute(update(Chunk).where(CH.nn_chunk_id == CH.id)
+                 .values(nn_chunk_id=None, nn_similarity=None))
     return int(cands or 0), int(nn or 0)
 
 

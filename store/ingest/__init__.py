@@ -26,7 +26,7 @@ from store.ingest.base import ImportContext, LineImporter, file_problem
 from store.ingest.claude_code import ClaudeCodeImporter
 from store.ingest.claude_code import looks_like as looks_like_claude_code
 from store.ingest.lca_export import import_export_dir, is_export_dir
-from store.ingest.memory_dir import import_memory_dir, is_memory_dir
+from store.ingest.memory_dir import import_memory_dir, is_bound_dir, is_memory_dir
 from store.ingest.mindstone import MindStoneImporter
 from store.ingest.mindstone import looks_like as looks_like_mindstone
 from store.ingest.runs import finish_run, start_run
@@ -130,8 +130,17 @@ def _is_temporary(path: Path) -> bool:
         path.name[: -len(TEMP_SUFFIX)].endswith((*LINE_SUFFIXES, ".json")))
 
 
-def _dir_format(folder: Path, fmt: str | None) -> tuple[str, Callable[[ImportContext, Path],
-                                                                      None]] | None:
+def _dir_format(ctx: ImportContext, folder: Path, fmt: str | None
+                ) -> tuple[str, Callable[[ImportContext, Path], None]] | None:
+    """The folder's layout: ``fmt`` when given, else the first that matches. The bound
+    memory directory (``memory.dir``) is always a memory directory, whatever the format
+    asked or detected: its files go through the gate, never around it."""
+    if is_bound_dir(ctx.store, folder):
+        if fmt is not None and fmt != "memory-dir":
+            ctx.report.notes.append(f"{folder} is the bound memory directory (memory.dir): "
+                                    f"imported as memory-dir, not {fmt}, so its files go "
+                                    "through the gate")
+        return "memory-dir", import_memory_dir
     for name, (matches, importer) in DIR_FORMATS.items():
         if fmt == name or (fmt is None and matches(folder)):
             return name, importer
@@ -145,7 +154,7 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
     if real in seen:
         return
     seen.add(real)
-    found = _dir_format(folder, fmt)
+    found = _dir_format(ctx, folder, fmt)
     if found is not None:
         _guarded(ctx, folder, found[1], ctx, folder)
     children = sorted(folder.iterdir(), key=lambda p: p.name)

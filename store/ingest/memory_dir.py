@@ -361,12 +361,25 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
         ctx.report.erased_earlier += 1
         return
     have = memories.find(conn, source_file=source)
+    if row.get("load_error"):
+        # the agent's loader cannot read the file as written: nothing in it is a change a
+        # person could approve (a name taken from the file name is not one); the approved
+        # memory stays and is marked not loadable, as before the gate (the reason is in
+        # the report)
+        if have is not None and have.id is not None and (
+                have.loadable, have.load_error) != (0, row["load_error"]):
+            ctx.report.count_memory(memories.update(conn, ctx.store, have.id, {
+                "loadable": 0, "load_error": row["load_error"]}, index=False))
+        return
     if have is None:
         gate.append(FileChange("add", source, row))
         return
     if content_changed(have, row):
         gate.append(FileChange("revise", source, row, have))
         return
+    if not have.loadable and have.id is not None:  # readable again
+        ctx.report.count_memory(memories.update(conn, ctx.store, have.id, {
+            "loadable": 1, "load_error": None}, index=False))
     bump = counters(have, row)
     if bump and have.id is not None:
         ctx.report.count_memory(memories.update(conn, ctx.store, have.id, bump, index=False))
@@ -397,13 +410,41 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     if gate:
         from store.governance.gate import propose_changes
 
-        ids, problems = propose_changes(ctx.store, gate)
-        for problem in problems:
+        done = propose_changes(ctx.store, gate)
+        for problem in done.problems:
             report.error(folder.as_posix(), None, f"could not propose: {problem}")
-        if ids:
-            report.notes.append(f"{len(ids)} change{'s' if len(ids) != 1 else ''} made in the "
-                                f"bound memory directory outside the gate became proposals "
-                                f"(lca-tui proposals): {', '.join(map(str, ids))}")
+        if done.added:
+            n = len(done.added)
+            report.notes.append(f"{n} change{'s' if n != 1 else ''} made in the bound memory "
+                                f"directory outside the gate became proposals "
+                                f"(lca-tui proposals): {', '.join(map(str, done.added))}")
+        if done.updated:
+            report.notes.append(f"pending proposal{'s' if len(done.updated) != 1 else ''} "
+                                f"{', '.join(map(str, done.updated))} updated to the file's "
+                                "latest version")
+
+
+def is_bound_dir(store: Any, folder: Path) -> bool:
+    """Whether ``folder`` is the store's bound memory directory (``memory.dir``)."""
+    from store.governance.gate import is_bound
+
+    return is_bound(store, folder)
+
+
+def gated_dir(store: Any) -> Path | None:
+    """The bound memory directory when it has been imported before (so its files go through
+    the gate); None when no directory is bound, it does not exist, or it was never
+    imported."""
+    from store.governance.files import MemoryDirError, bound_dir
+
+    try:
+        folder = bound_dir(store)
+    except MemoryDirError:
+        return None
+    if folder is None:
+        return None
+    with store.read() as conn:
+        return folder if memories.with_source_prefix(conn, str(folder) + "/") else None
 
 
 def _gate_for(ctx: ImportContext, conn: Connection, folder: Path) -> list[Any] | None:

@@ -15,6 +15,11 @@ proof afterwards; entry sensitivity; tombstones.
   exports, raw bytes of the database and its WAL), stored and never writing a trace;
 - ``api``: the operations ``store.facade`` exposes (erase, redact, preview, tombstones, mark).
 
-May import: ``store.core``; ``store.recall`` (its probe recall, and the in-memory vector copy
-an erasure drops) through public names.
+Rows are read and written through the SQLModel classes (``store.core.models``, and the export
+and recall models for the tables privacy names); tables known only at run time through Core
+handles built from the discovered schema (``tables.rel``). No raw SQL but schema discovery.
+
+May import: ``store.core``; ``store.export.models`` and ``store.recall.models`` (the tables of
+exports and recall traces it reads and deletes); ``store.recall`` (its probe recall, and the
+in-memory vector copy an erasure drops) through public names.
 """

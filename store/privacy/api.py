@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
+from sqlalchemy import func, or_, update
 from sqlmodel import col, select
 
 from store.core.db import checkpoint_truncate, orm, vacuum
+from store.core.models import Entry, Memory, Session
 from store.core.timeutil import now_iso
 from store.privacy import apply
 from store.privacy.closure import Closure, compute
@@ -176,8 +177,7 @@ def latest_tombstone(store: Store) -> int:
     """The newest tombstone id (0 when none): a long-lived reader that sees it move drops
     what it keeps in memory (its vector copy, the text it shows)."""
     with store.read() as conn:
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        return int(conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM tombstone")
+        return int(conn.execute(select(func.coalesce(func.max(Tombstone.id), 0)))
                    .scalar_one())
 
 
@@ -191,19 +191,17 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
     with store.write() as conn:
         if scope.kind == "session":
             sid = store.session(scope.value).id
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            counts["session"] = conn.execute(text(
-                "UPDATE session SET sensitivity = :l WHERE id = :s"),
-                {"l": level, "s": sid}).rowcount or 0
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            counts["entry"] = conn.execute(text(
-                "UPDATE entry SET sensitivity = :l WHERE session_id = :s"),
-                {"l": level, "s": sid}).rowcount or 0
+            counts["session"] = conn.execute(
+                update(Session).where(col(Session.id) == sid)
+                .values(sensitivity=level)).rowcount or 0
+            counts["entry"] = conn.execute(
+                update(Entry).where(col(Entry.session_id) == sid)
+                .values(sensitivity=level)).rowcount or 0
         elif scope.kind in ("entry", "memory"):
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            counts[scope.kind] = conn.execute(text(
-                f"UPDATE {scope.kind} SET sensitivity = :l WHERE id = :i"),
-                {"l": level, "i": int(scope.value)}).rowcount or 0
+            model = Entry if scope.kind == "entry" else Memory
+            counts[scope.kind] = conn.execute(
+                update(model).where(col(model.id) == int(scope.value))
+                .values(sensitivity=level)).rowcount or 0
             if not counts[scope.kind]:
                 from store.core.errors import NotFound
 
@@ -212,14 +210,12 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
             matcher = Matcher(scope)
             dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
                                 deterministic=True)
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            counts["entry"] = conn.execute(text(
-                "UPDATE entry SET sensitivity = :l WHERE lca_holds(content) OR "
-                "lca_holds(meta)"), {"l": level}).rowcount or 0
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            counts["memory"] = conn.execute(text(
-                "UPDATE memory SET sensitivity = :l WHERE lca_holds(name) OR "
-                "lca_holds(description) OR lca_holds(body) OR lca_holds(invariant) OR "
-                "lca_holds(front_matter)"), {"l": level}).rowcount or 0
+            counts["entry"] = conn.execute(
+                update(Entry).where(or_(*(func.lca_holds(col(c)) for c in (
+                    Entry.content, Entry.meta)))).values(sensitivity=level)).rowcount or 0
+            counts["memory"] = conn.execute(
+                update(Memory).where(or_(*(func.lca_holds(col(c)) for c in (
+                    Memory.name, Memory.description, Memory.body, Memory.invariant,
+                    Memory.front_matter)))).values(sensitivity=level)).rowcount or 0
         store.audit(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
     return counts

@@ -21,20 +21,21 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, update
+from sqlmodel import col
 
 from store.core import erasure, memories, vec
 from store.core.db import orm
 from store.core.errors import StoreError
-from store.core.models import Memory
+from store.core.models import Entry, Memory
 from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import token_estimate
 from store.privacy.closure import Closure
+from store.export.models import Export
 from store.privacy.models import Tombstone
-from store.privacy.tables import children_first, q
+from store.privacy.tables import children_first, in_json, rel, rowid
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -82,13 +83,11 @@ def _finish(store: Store, conn: Connection, c: Closure, actor: str, reason: str 
 def _scrub(conn: Connection, c: Closure, skip: dict[str, set[int]], step: Step) -> None:
     for table, rows in c.scrub.items():
         gone = skip.get(table, set())
-        for rowid, values in rows.items():
-            if rowid in gone or not values:
+        for row, values in rows.items():
+            if row in gone or not values:
                 continue
-            sets = ", ".join(f"{q(col)} = :v{i}" for i, col in enumerate(values))
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            conn.execute(text(f"UPDATE {q(table)} SET {sets} WHERE rowid = :r"),
-                         {"r": rowid, **{f"v{i}": v for i, v in enumerate(values.values())}})
+            t = rel(table, *values)
+            conn.execute(update(t).where(t.c.rowid == row).values(dict(values)))
         step(f"scrub {table}")
 
 
@@ -105,19 +104,17 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
             for table, columns in c.nullify.items():
                 gone = c.delete.get(table, set())
                 for column, rows in columns.items():
-                    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                    conn.execute(text(f"UPDATE {q(table)} SET {q(column)} = NULL WHERE rowid "
-                                      "IN (SELECT value FROM json_each(:i))"),
-                                 {"i": _ids(rows - gone)})
+                    t = rel(table, column)
+                    conn.execute(update(t).where(in_json(t.c.rowid, _ids(rows - gone)))
+                                 .values({column: None}))
             step("pointers")
             _scrub(conn, c, c.delete, step)
             for table in children_first(c.tables):
                 doomed = c.delete.get(table)
                 if not doomed:
                     continue
-                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
-                                  "json_each(:i))"), {"i": _ids(doomed)})
+                t = rel(table)
+                conn.execute(delete(t).where(in_json(t.c.rowid, _ids(doomed))))
                 step(f"delete {table}")
             tombstone_id = _finish(store, conn, c, who, reason)
             step("tombstone")
@@ -133,9 +130,8 @@ def prepare_redaction(store: Store, c: Closure) -> tuple[dict[str, list[Prepared
     sources: list[Source] = []
     with store.read() as conn:
         for entry_id in sorted(c.rebuild.get("entry", set())):
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            row = conn.execute(text("SELECT rowid, content FROM entry WHERE id = :i"),
-                               {"i": entry_id}).one()
+            row = conn.execute(select(rowid(Entry), col(Entry.content))
+                               .where(col(Entry.id) == entry_id)).one()
             body = str(c.scrub.get("entry", {}).get(int(row[0]), {}).get("content", row[1]))
             sources.append(Source("entry", entry_id, body, sha256_text(body)))
     indexer = store.indexer()
@@ -145,25 +141,21 @@ def prepare_redaction(store: Store, c: Closure) -> tuple[dict[str, list[Prepared
 def _rewrite_keys(conn: Connection, c: Closure, sources: list[Source]) -> None:
     """A changed entry's idem_key (a keyed hash of the old one) and content_hash."""
     new_hash = {s.source_id: s.content_hash for s in sources}
-    for rowid in c.scrub.get("entry", {}):
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        old = conn.execute(text("SELECT id, idem_key, content FROM entry WHERE rowid = :r"),
-                           {"r": rowid}).one()
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        conn.execute(text("UPDATE entry SET idem_key = :k, content_hash = :h, tokens = :t "
-                          "WHERE rowid = :r"), {
-            "k": "redacted:" + erasure.keyed_hash(conn, "redacted-entry", str(old[1])),
-            "h": new_hash.get(int(old[0]), sha256_text(old[2])),
-            "t": token_estimate(old[2]), "r": rowid})
+    for row in c.scrub.get("entry", {}):
+        old = conn.execute(select(Entry.id, Entry.idem_key, Entry.content)
+                           .where(rowid(Entry) == row)).one()
+        conn.execute(update(Entry).where(rowid(Entry) == row).values(
+            idem_key="redacted:" + erasure.keyed_hash(conn, "redacted-entry", str(old[1])),
+            content_hash=new_hash.get(int(old[0]), sha256_text(old[2])),
+            tokens=token_estimate(old[2])))
 
 
 def _redact_memories(store: Store, conn: Connection, c: Closure) -> None:
     """Changed memories go through the one memory write path: new values, a content hash
     of what they now say, and their chunks rebuilt."""
-    for rowid, values in c.scrub.get("memory", {}).items():
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        memory_id = int(conn.execute(text("SELECT id FROM memory WHERE rowid = :r"),
-                                     {"r": rowid}).scalar_one())
+    for row, values in c.scrub.get("memory", {}).items():
+        memory_id = int(conn.execute(select(Memory.id).where(rowid(Memory) == row))
+                        .scalar_one())
         memories.update(conn, store, memory_id, values)
 
 
@@ -185,9 +177,8 @@ def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | 
         indexer.index(conn, sources, prepared)
         step("rebuild")
         for table, rows in c.delete.items():
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            conn.execute(text(f"DELETE FROM {q(table)} WHERE rowid IN (SELECT value FROM "
-                              "json_each(:i))"), {"i": _ids(rows)})
+            t = rel(table)
+            conn.execute(delete(t).where(in_json(t.c.rowid, _ids(rows))))
         tombstone_id = _finish(store, conn, c, who, reason)
         step("tombstone")
     return tombstone_id
@@ -209,9 +200,7 @@ def delete_exports(store: Store, c: Closure) -> tuple[list[str], list[str]]:
     emptied = [e.export_id for e in c.exports if not any(f in failed for f in e.files)]
     if emptied:
         with store.write() as conn:
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            conn.execute(text("DELETE FROM export WHERE id IN (SELECT value FROM json_each(:i))"),
-                         {"i": _ids(emptied)})
+            conn.execute(delete(Export).where(in_json(col(Export.id), _ids(emptied))))
             store.audit(conn, "delete-exports", "export", emptied,
                         {"files": len(removed), "failed": len(failed)})
     return removed, failed

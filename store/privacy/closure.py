@@ -32,9 +32,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, exists, func, literal_column, not_, select
+from sqlmodel import col
 
 from store.core.errors import NotFound
+from store.core.models import Chunk, Entry, Evidence, Memory, Session
 from store.privacy import describe, redaction
 from store.privacy.scope import Matcher, Scope
 from store.privacy.sets import (
@@ -48,7 +50,7 @@ from store.privacy.sets import (
     rows_where,
     scan,
 )
-from store.privacy.tables import BOOKKEEPING, q, relational_tables
+from store.privacy.tables import BOOKKEEPING, in_json, rel, relational_tables, rowid
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -78,20 +80,18 @@ def _seedids_json(store: Store, conn: Connection, c: Closure) -> None:
         sid = resolve_session(store, value)
         c.session_id = sid
         c.delete["session"] = {int(r[0]) for r in conn.execute(
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            text("SELECT rowid FROM session WHERE id = :s"), {"s": sid}).all()}
+            select(rowid(Session)).where(col(Session.id) == sid)).all()}
         for name, info in c.tables.items():
             if name not in BOOKKEEPING and name != "session" and "session_id" in info.columns:
                 add_rows(c.delete, name, rows_where(conn, name, "session_id", [sid]))
         return
-    table = "entry" if kind == "entry" else "memory"
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    exists = conn.execute(text(f"SELECT rowid FROM {table} WHERE id = :i"),
-                          {"i": int(value)}).first()
-    if exists is None:
+    model = Entry if kind == "entry" else Memory
+    table = str(model.__tablename__)
+    found = conn.execute(select(rowid(model)).where(col(model.id) == int(value))).first()
+    if found is None:
         where = "`lca-tui entries SESSION`" if kind == "entry" else "`lca-tui memories`"
         raise NotFound(f"no {table} with id {value}: {where} shows ids")
-    c.delete[table] = {int(exists[0])}
+    c.delete[table] = {int(found[0])}
 
 
 def _seed_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
@@ -99,18 +99,17 @@ def _seed_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
     container table (``SCRUB_TABLES``)."""
     for table, rows in scan(conn, c.tables, matcher).items():
         keys = c.tables[table].keys
-        for rowid, cols in rows.items():
+        for row, cols in rows.items():
             if table in SCRUB_TABLES and set(cols) - keys:
-                c.scrub.setdefault(table, {})[rowid] = {col: None for col in cols
-                                                        if col not in keys}
+                c.scrub.setdefault(table, {})[row] = {name: None for name in cols
+                                                      if name not in keys}
             elif table == "chunk":  # a chunk holding it: its source holds it too
-                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                src = conn.execute(text("SELECT source_type, source_id FROM chunk WHERE "
-                                        "rowid = :r"), {"r": rowid}).one()
+                src = conn.execute(select(Chunk.source_type, Chunk.source_id)
+                                   .where(rowid(Chunk) == row)).one()
                 add_rows(c.delete, str(src[0]), {int(src[1])})
-                add_rows(c.delete, "chunk", {rowid})
+                add_rows(c.delete, "chunk", {row})
             else:
-                add_rows(c.delete, table, {rowid})
+                add_rows(c.delete, table, {row})
 
 
 # -- growing the erase closure ---------------------------------------------------------------
@@ -145,11 +144,10 @@ def _grow(conn: Connection, c: Closure) -> None:
                     continue
                 keys = [str(k) if name == "export_item" else k
                         for k in column_values(conn, target, "id", gone)]
-                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                rows = {int(r[0]) for r in conn.execute(text(
-                    f"SELECT rowid FROM {q(name)} WHERE {q(type_col)} = :t AND {q(id_col)} IN "
-                    "(SELECT value FROM json_each(:v))"),
-                    {"t": type_value, "v": json.dumps(keys)}).all()}
+                t = rel(name, type_col, id_col)
+                rows = {int(r[0]) for r in conn.execute(
+                    select(t.c.rowid).where(t.c[type_col] == type_value,
+                                            in_json(t.c[id_col], json.dumps(keys)))).all()}
                 changed |= add_rows(c.delete, name, rows)
         changed |= _json_evidence(conn, c)
         changed |= _memories_losing_evidence(conn, c)
@@ -173,14 +171,20 @@ def _json_evidence(conn: Connection, c: Closure) -> bool:
     for table, (column, keys) in JSON_EVIDENCE.items():
         if table not in c.tables or column not in c.tables[table].columns:
             continue
-        pointer = "COALESCE(" + ", ".join(f"json_extract(j.value, '$.{k}')" for k in keys) + ")"
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        rows = {int(r[0]) for r in conn.execute(text(
-            f"SELECT t.rowid FROM {q(table)} t WHERE json_valid(t.{q(column)}) AND EXISTS "
-            f"(SELECT 1 FROM json_each(t.{q(column)}) j WHERE {pointer} IN (SELECT value FROM "
-            f"json_each(:i))) AND NOT EXISTS (SELECT 1 FROM json_each(t.{q(column)}) j WHERE "
-            f"{pointer} IS NOT NULL AND {pointer} NOT IN (SELECT value FROM json_each(:i)))"),
-            {"i": ids_json(gone)}).all()}
+        t = rel(table, column)
+        gone_json = ids_json(gone)
+        # the items of the JSON list, and the entry id each names (or NULL)
+        j1 = func.json_each(t.c[column]).table_valued("value").alias("j1")
+        j2 = func.json_each(t.c[column]).table_valued("value").alias("j2")
+        p1 = func.coalesce(*(func.json_extract(j1.c.value, f"$.{k}") for k in keys))
+        p2 = func.coalesce(*(func.json_extract(j2.c.value, f"$.{k}") for k in keys))
+        rows = {int(r[0]) for r in conn.execute(
+            select(t.c.rowid).where(
+                func.json_valid(t.c[column]),
+                exists(select(literal_column("1")).select_from(j1)
+                       .where(in_json(p1, gone_json))),
+                not_(exists(select(literal_column("1")).select_from(j2)
+                            .where(p2.is_not(None), not_(in_json(p2, gone_json))))))).all()}
         changed |= add_rows(c.delete, table, rows)
     return changed
 
@@ -190,17 +194,15 @@ def _memories_losing_evidence(conn: Connection, c: Closure) -> bool:
     if not gone:
         return False
     changed = False
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    rows = conn.execute(text(
-        "SELECT memory_id, COUNT(*) FROM evidence WHERE rowid IN (SELECT value FROM "
-        "json_each(:i)) GROUP BY memory_id"), {"i": ids_json(gone)}).all()
+    rows = conn.execute(select(Evidence.memory_id, func.count())
+                        .where(in_json(rowid(Evidence), ids_json(gone)))
+                        .group_by(col(Evidence.memory_id))).all()
     erased_memories = c.delete.get("memory", set())
     for memory_id, lost in rows:
         if int(memory_id) in erased_memories:
             continue
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        total = int(conn.execute(text("SELECT COUNT(*) FROM evidence WHERE memory_id = :m"),
-                                 {"m": memory_id}).scalar_one())
+        total = int(conn.execute(select(func.count()).select_from(Evidence)
+                                 .where(col(Evidence.memory_id) == memory_id)).scalar_one())
         if lost >= total:
             changed |= add_rows(c.delete, "memory", {int(memory_id)})
             c.review.pop(int(memory_id), None)
@@ -215,17 +217,14 @@ def _emptied_sessions(conn: Connection, c: Closure) -> bool:
     if not gone:
         return False
     changed = False
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    for sid, lost in conn.execute(text(
-            "SELECT session_id, COUNT(*) FROM entry WHERE rowid IN (SELECT value FROM "
-            "json_each(:i)) GROUP BY session_id"), {"i": ids_json(gone)}).all():
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        total = int(conn.execute(text("SELECT COUNT(*) FROM entry WHERE session_id = :s"),
-                                 {"s": sid}).scalar_one())
+    for sid, lost in conn.execute(select(Entry.session_id, func.count())
+                                  .where(in_json(rowid(Entry), ids_json(gone)))
+                                  .group_by(col(Entry.session_id))).all():
+        total = int(conn.execute(select(func.count()).select_from(Entry)
+                                 .where(col(Entry.session_id) == sid)).scalar_one())
         if lost >= total:
             rows = {int(r[0]) for r in conn.execute(
-                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                text("SELECT rowid FROM session WHERE id = :s"), {"s": sid}).all()}
+                select(rowid(Session)).where(col(Session.id) == sid)).all()}
             if add_rows(c.delete, "session", rows):
                 changed = True
                 for row in rows:
@@ -250,13 +249,12 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
             _grow(conn, c)
             if matcher is not None:  # columns of container rows that stay
                 for table, rows in c.scrub.items():
-                    for rowid, cols in rows.items():
-                        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                        values = conn.execute(text(
-                            f"SELECT {', '.join(q(col) for col in cols)} FROM {q(table)} "
-                            "WHERE rowid = :r"), {"r": rowid}).one()
-                        rows[rowid] = {col: matcher.redact(v)[0] if isinstance(v, str) else v
-                                       for col, v in zip(cols, values, strict=True)}
+                    for row, cols in rows.items():
+                        t = rel(table, *cols)
+                        values = conn.execute(select(*(t.c[name] for name in cols))
+                                              .where(t.c.rowid == row)).one()
+                        rows[row] = {name: matcher.redact(v)[0] if isinstance(v, str) else v
+                                     for name, v in zip(cols, values, strict=True)}
         else:
             if matcher is not None:
                 redaction.redact_text(conn, c, matcher)

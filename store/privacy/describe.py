@@ -8,12 +8,16 @@ import json
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, select
+from sqlmodel import col
 
 from store.core import vec
+from store.core.models import Chunk, Entry, ImportPosition, Memory, Session
+from store.export.models import Export, ExportItem
+from store.recall.models import RecallTrace
 from store.privacy.scope import Matcher
 from store.privacy.sets import Closure, ExportHit, column_values, ids_json
-from store.privacy.tables import q
+from store.privacy.tables import in_json, rel, rowid
 
 LABELS_PER_TABLE = 40
 
@@ -30,10 +34,10 @@ def fingerprints(conn: Connection, c: Closure) -> None:
     c.fingerprints = {
         "entry": [str(v) for v in column_values(conn, "entry", "idem_key", entries)],
         "memory": [str(v) for v in column_values(conn, "memory", "content_hash", memories)],
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        "trace": [f"{r[0]}|{r[1]}" for r in conn.execute(text(
-            "SELECT ts, query FROM recall_trace WHERE origin = 'lca-tui' AND rowid IN "
-            "(SELECT value FROM json_each(:i))"), {"i": ids_json(traces)}).all()] if traces else [],
+        "trace": [f"{r[0]}|{r[1]}" for r in conn.execute(
+            select(RecallTrace.ts, RecallTrace.query)
+            .where(col(RecallTrace.origin) == "lca-tui",
+                   in_json(rowid(RecallTrace), ids_json(traces)))).all()] if traces else [],
     }
 
 
@@ -44,13 +48,12 @@ def chunks(conn: Connection, c: Closure) -> None:
     else:
         ids = set()
         for source_type, sources in c.rebuild.items():
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            ids |= {int(r[0]) for r in conn.execute(text(
-                "SELECT id FROM chunk WHERE source_type = :t AND source_id IN (SELECT value "
-                "FROM json_each(:i))"), {"t": source_type, "i": ids_json(sources)}).all()}
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    rows = conn.execute(text("SELECT id, text, status FROM chunk WHERE id IN (SELECT value FROM "
-                             "json_each(:i)) ORDER BY id"), {"i": ids_json(ids)}).all()
+            ids |= {int(r[0]) for r in conn.execute(
+                select(Chunk.id).where(col(Chunk.source_type) == source_type,
+                                       in_json(col(Chunk.source_id), ids_json(sources)))).all()}
+    rows = conn.execute(select(Chunk.id, Chunk.text, Chunk.status)
+                        .where(in_json(col(Chunk.id), ids_json(ids)))
+                        .order_by(col(Chunk.id))).all()
     found = vec.vectors_of(conn, [int(r[0]) for r in rows])
     kept: list[np.ndarray] = []
     chunk_rows = []
@@ -88,13 +91,12 @@ def exports(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
         if not rows or "export_item" not in c.tables:
             continue
         ids = [str(v) for v in column_values(conn, item_type, "id", rows)]
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        holding |= {int(r[0]) for r in conn.execute(text(
-            "SELECT DISTINCT export_id FROM export_item WHERE item_type = :t AND item_id IN "
-            "(SELECT value FROM json_each(:v))"), {"t": item_type, "v": json.dumps(ids)})}
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    for export_id, path, files in conn.exec_driver_sql(
-            "SELECT id, path, files FROM export ORDER BY id").all():
+        holding |= {int(r[0]) for r in conn.execute(
+            select(ExportItem.export_id).distinct()
+            .where(col(ExportItem.item_type) == item_type,
+                   in_json(col(ExportItem.item_id), json.dumps(ids))))}
+    for export_id, path, files in conn.execute(
+            select(Export.id, Export.path, Export.files).order_by(col(Export.id))).all():
         try:
             listed = [str(f) for f in json.loads(files or "[]")]
         except ValueError:
@@ -125,33 +127,32 @@ def labels(conn: Connection, c: Closure) -> None:
     for table, rowids in touched.items():
         first = sorted(rowids)[:LABELS_PER_TABLE]
         if table == "entry":
-            sql = ("SELECT session_id, seq, kind, agent, sensitivity FROM entry WHERE rowid IN "
-                   "(SELECT value FROM json_each(:i)) ORDER BY session_id, seq")
+            query = (select(Entry.session_id, Entry.seq, Entry.kind, Entry.agent)
+                     .add_columns(col(Entry.sensitivity))
+                     .where(in_json(rowid(Entry), ids_json(first)))
+                     .order_by(col(Entry.session_id), col(Entry.seq)))
             out = [f"{r[0][:8]}#{r[1]} {r[2]}" + (f" · {r[3]}" if r[3] != "main" else "")
                    + (f" · {r[4]}" if r[4] != "public" else "")
-                   # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                   for r in conn.execute(text(sql), {"i": ids_json(first)}).all()]
+                   for r in conn.execute(query).all()]
         elif table == "memory":
             out = [f"memory {r[0]} · {r[1] if r[2] != 'secret' else '[secret]'}"
-                   # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                   for r in conn.execute(text(
-                       "SELECT id, name, sensitivity FROM memory WHERE rowid IN (SELECT value "
-                       "FROM json_each(:i)) ORDER BY id"), {"i": ids_json(first)}).all()]
+                   for r in conn.execute(
+                       select(Memory.id, Memory.name, Memory.sensitivity)
+                       .where(in_json(rowid(Memory), ids_json(first)))
+                       .order_by(col(Memory.id))).all()]
         elif table == "session":
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            out = [f"session {r[0][:8]}" for r in conn.execute(text(
-                "SELECT id FROM session WHERE rowid IN (SELECT value FROM json_each(:i))"),
-                {"i": ids_json(first)}).all()]
+            out = [f"session {r[0][:8]}" for r in conn.execute(
+                select(Session.id).where(in_json(rowid(Session), ids_json(first)))).all()]
         elif table == "import_position":
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            out = [f"import position of {Path(r[0]).name}" for r in conn.execute(text(
-                "SELECT path FROM import_position WHERE rowid IN (SELECT value FROM "
-                "json_each(:i)) ORDER BY path"), {"i": ids_json(first)}).all()]
+            out = [f"import position of {Path(r[0]).name}" for r in conn.execute(
+                select(ImportPosition.path)
+                .where(in_json(rowid(ImportPosition), ids_json(first)))
+                .order_by(col(ImportPosition.path))).all()]
         elif "id" in c.tables[table].columns:
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            out = [f"{table} {r[0]}" for r in conn.execute(text(
-                f"SELECT id FROM {q(table)} WHERE rowid IN (SELECT value FROM json_each(:i)) "
-                "ORDER BY id"), {"i": ids_json(first)}).all()]
+            t = rel(table, "id")
+            out = [f"{table} {r[0]}" for r in conn.execute(
+                select(t.c.id).where(in_json(t.c.rowid, ids_json(first)))
+                .order_by(t.c.id)).all()]
         else:
             out = [f"{table} row {r}" for r in first]
         action = ("deleted" if table in c.delete and table not in c.scrub else "rewritten")

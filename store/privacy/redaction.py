@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, select
+from sqlmodel import col
 
 from store.core.errors import NotFound
+from store.core.models import Chunk, Entry, Evidence, Memory
 from store.privacy.scope import MARK, Matcher, redact_all
 from store.privacy.sets import (
     Closure,
@@ -20,7 +22,7 @@ from store.privacy.sets import (
     rows_where,
     scan,
 )
-from store.privacy.tables import q
+from store.privacy.tables import in_json, rel, rowid
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -39,25 +41,24 @@ DERIVED = {
 def redact_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
     for table, rows in scan(conn, c.tables, matcher).items():
         if table == "chunk":  # chunks are rebuilt from their source
-            for rowid in rows:
-                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                src = conn.execute(text("SELECT source_type, source_id FROM chunk WHERE "
-                                        "rowid = :r"), {"r": rowid}).one()
+            for row in rows:
+                src = conn.execute(select(Chunk.source_type, Chunk.source_id)
+                                   .where(rowid(Chunk) == row)).one()
                 c.rebuild.setdefault(str(src[0]), set()).add(int(src[1]))
             continue
         if table == "import_position":  # a path holding it: read the file again next time
             add_rows(c.delete, table, set(rows))
             continue
         keys = c.tables[table].keys
-        for rowid, cols in rows.items():
-            cols = [col for col in cols if col not in keys]  # keys cannot be rewritten
+        for row, cols in rows.items():
+            cols = [name for name in cols if name not in keys]  # keys cannot be rewritten
             if not cols:
                 continue
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            values = conn.execute(text(f"SELECT {', '.join(q(col) for col in cols)} FROM "
-                                       f"{q(table)} WHERE rowid = :r"), {"r": rowid}).one()
-            c.scrub.setdefault(table, {})[rowid] = {
-                col: matcher.redact(v)[0] for col, v in zip(cols, values, strict=True)}
+            t = rel(table, *cols)
+            values = conn.execute(select(*(t.c[name] for name in cols))
+                                  .where(t.c.rowid == row)).one()
+            c.scrub.setdefault(table, {})[row] = {
+                name: matcher.redact(v)[0] for name, v in zip(cols, values, strict=True)}
         if table in ("entry", "memory") and c.scrub.get(table):
             c.rebuild.setdefault(table, set()).update(
                 int(v) for v in column_values(conn, table, "id", set(c.scrub[table])))
@@ -72,21 +73,19 @@ def redact_ids(store: Store, conn: Connection, c: Closure) -> None:
         own["entry"] = rows_where(conn, "entry", "session_id", [sid])
         own["session"] = rows_where(conn, "session", "id", [sid])
     else:
-        table = "entry" if kind == "entry" else "memory"
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        row = conn.execute(text(f"SELECT rowid FROM {table} WHERE id = :i"),
-                           {"i": int(value)}).first()
+        model = Entry if kind == "entry" else Memory
+        table = str(model.__tablename__)
+        row = conn.execute(select(rowid(model)).where(col(model.id) == int(value))).first()
         if row is None:
             raise NotFound(f"no {table} with id {value}")
         own[table] = {int(row[0])}
     for table, rows in own.items():
-        cols = [col for col in OWN[table] if col in c.tables[table].columns]
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        for r in conn.execute(text(f"SELECT rowid, {', '.join(q(x) for x in cols)} FROM "
-                                   f"{q(table)} WHERE rowid IN (SELECT value FROM json_each(:i))"),
-                              {"i": ids_json(rows)}).all():
+        cols = [name for name in OWN[table] if name in c.tables[table].columns]
+        t = rel(table, *cols)
+        for r in conn.execute(select(t.c.rowid, *(t.c[x] for x in cols))
+                              .where(in_json(t.c.rowid, ids_json(rows)))).all():
             c.scrub.setdefault(table, {})[int(r[0])] = {
-                col: redact_all(v) for col, v in zip(cols, r[1:], strict=True)
+                name: redact_all(v) for name, v in zip(cols, r[1:], strict=True)
                 if isinstance(v, str) and v}
             c.texts.extend(v for v in r[1:] if isinstance(v, str) and v and v[:1] not in "{[")
         if table in ("entry", "memory"):
@@ -98,15 +97,14 @@ def redact_ids(store: Store, conn: Connection, c: Closure) -> None:
             ids = c.rebuild.get(target)
             if not ids:
                 continue
-            where = f"{q(column)} IN (SELECT value FROM json_each(:i))"
+            t = rel(table, column, "source_type", *copied)
+            query = (select(t.c.rowid, *(t.c[x] for x in copied))
+                     .where(in_json(t.c[column], ids_json(ids))))
             if table == "recall_candidate":
-                where += " AND source_type = :t"
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            for r in conn.execute(text(f"SELECT rowid, {', '.join(q(x) for x in copied)} "
-                                       f"FROM {q(table)} WHERE {where}"),
-                                  {"i": ids_json(ids), "t": target}).all():
+                query = query.where(t.c.source_type == target)
+            for r in conn.execute(query).all():
                 c.scrub.setdefault(table, {})[int(r[0])] = {
-                    col: redact_all(v) for col, v in zip(copied, r[1:], strict=True)
+                    name: redact_all(v) for name, v in zip(copied, r[1:], strict=True)
                     if isinstance(v, str) and v and v != MARK}
 
 
@@ -116,10 +114,10 @@ def redact_followups(conn: Connection, c: Closure) -> None:
     entries = c.rebuild.get("entry", set())
     memories = c.rebuild.get("memory", set())
     if entries:
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        for memory_id, n in conn.execute(text(
-                "SELECT memory_id, COUNT(*) FROM evidence WHERE entry_id IN (SELECT value FROM "
-                "json_each(:i)) GROUP BY memory_id"), {"i": ids_json(entries)}).all():
+        for memory_id, n in conn.execute(
+                select(Evidence.memory_id, func.count())
+                .where(in_json(col(Evidence.entry_id), ids_json(entries)))
+                .group_by(col(Evidence.memory_id))).all():
             if int(memory_id) not in memories:
                 c.review[int(memory_id)] = (f"{n} of its evidence entries were redacted: "
                                             "review whether it still stands")

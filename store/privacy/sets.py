@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, func, or_, select
+from sqlmodel import col
 
 from store.privacy.scope import Matcher, Scope
-from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, q
+from store.core.models import ImportPosition
+from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, in_json, rel, rowid
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -88,19 +90,16 @@ def ids_json(values: set[int] | list[int]) -> str:
 def rows_where(conn: Connection, table: str, column: str, values: list[Any]) -> set[int]:
     if not values:
         return set()
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    rows = conn.execute(text(f"SELECT rowid FROM {q(table)} WHERE {q(column)} IN "
-                             "(SELECT value FROM json_each(:v))"),
-                        {"v": json.dumps(values)}).all()
+    t = rel(table, column)
+    rows = conn.execute(select(t.c.rowid).where(in_json(t.c[column], json.dumps(values)))).all()
     return {int(r[0]) for r in rows}
 
 
 def column_values(conn: Connection, table: str, column: str, rowids: set[int]) -> list[Any]:
     if not rowids:
         return []
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    rows = conn.execute(text(f"SELECT {q(column)} FROM {q(table)} WHERE rowid IN "
-                             "(SELECT value FROM json_each(:i))"), {"i": ids_json(rowids)}).all()
+    t = rel(table, column)
+    rows = conn.execute(select(t.c[column]).where(in_json(t.c.rowid, ids_json(rowids)))).all()
     return [r[0] for r in rows if r[0] is not None]
 
 
@@ -126,10 +125,9 @@ def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
         if name in skip or not info.text_columns:
             continue
         cols = info.text_columns
-        where = " OR ".join(f"lca_holds({q(c)})" for c in cols)
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        rows = conn.exec_driver_sql(
-            f"SELECT rowid, {', '.join(q(c) for c in cols)} FROM {q(name)} WHERE {where}").all()
+        t = rel(name, *cols)
+        rows = conn.execute(select(t.c.rowid, *(t.c[c] for c in cols))
+                            .where(or_(*(func.lca_holds(t.c[c]) for c in cols)))).all()
         for r in rows:
             hit = [c for c, v in zip(cols, r[1:], strict=True) if matcher.holds(v)]
             if hit:
@@ -150,10 +148,9 @@ def import_positions(conn: Connection, c: Closure, entry_rows: set[int]) -> bool
     for rel in sorted(p for p in paths if not Path(p).is_absolute()):
         # an entry keeps the path it was imported by; the position keeps it resolved
         tail = "/" + rel.lstrip("./").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        rows |= {int(r[0]) for r in conn.execute(text(
-            "SELECT rowid FROM import_position WHERE path LIKE :t ESCAPE '\\'"),
-            {"t": "%" + tail}).all()}
+        rows |= {int(r[0]) for r in conn.execute(
+            select(rowid(ImportPosition)).select_from(ImportPosition)
+            .where(col(ImportPosition.path).like("%" + tail, escape="\\"))).all()}
     return add_rows(c.delete, "import_position", rows)
 
 

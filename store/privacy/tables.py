@@ -9,8 +9,12 @@ the file rather than from ``SQLModel.metadata`` also covers a table whose models
 process has not imported. Virtual tables (``vec0``, FTS5) and their shadow tables are not
 relational: their rows are removed with the chunks they index (``store.core.vec``).
 
-Queries over tables discovered at run time are built here with quoted identifiers: no model
-class can name a table that does not exist yet.
+Rows are addressed by ``rowid`` (a session's or an import position's key is text). Tables with
+a model are read and written through it (``rowid(Entry)`` for the rowid no model declares);
+tables discovered at run time through ``rel(name, columns)``, a SQLAlchemy Core handle built
+from the discovered schema (no model class can name a table that does not exist yet), with
+SQLAlchemy quoting the identifiers. Sets of ids travel as one JSON parameter (``in_json``), so
+a closure of any size is one statement, whatever SQLite's limit on bound variables.
 """
 
 from __future__ import annotations
@@ -18,7 +22,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Integer,
+    TableClause,
+    column,
+    func,
+    literal_column,
+    select,
+    table,
+)
+from sqlmodel import SQLModel
+
+from store.core import pragmas
 
 # Bookkeeping that holds no user content by construction and is never part of a closure
 # (the substring probe still scans it: content found there is a failure to report).
@@ -58,16 +75,27 @@ def dbapi(conn: Connection) -> Any:
     return raw
 
 
-def q(name: str) -> str:
-    """A quoted SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
+q = pragmas.quoted  # a quoted SQL identifier
+
+
+def rel(name: str, *columns: str) -> TableClause:
+    """A Core handle on a table discovered at run time: its ``rowid`` and ``columns``."""
+    return table(name, column("rowid", Integer), *(column(c) for c in columns))
+
+
+def rowid(model: type[SQLModel]) -> ColumnElement[int]:
+    """The ``rowid`` of a model's table (SQLite's implicit key, which no model declares)."""
+    return literal_column(f"{q(str(model.__tablename__))}.rowid", Integer)
+
+
+def in_json(expr: ColumnElement[Any], values: str) -> ColumnElement[bool]:
+    """``expr IN (SELECT value FROM json_each(:values))``: ``values`` is a JSON list."""
+    return expr.in_(select(func.json_each(values).table_valued("value").c.value))
 
 
 def relational_tables(conn: Connection) -> dict[str, TableInfo]:
     """name → TableInfo for every relational table (not virtual, not a shadow table)."""
-    # raw SQL: PRAGMA schema discovery (sqlite_master, table_info, foreign_key_list)
-    rows = conn.exec_driver_sql(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
+    rows = pragmas.schema_tables(conn)
     virtual = [n for n, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
     out: dict[str, TableInfo] = {}
     for name, sql in rows:
@@ -76,16 +104,14 @@ def relational_tables(conn: Connection) -> dict[str, TableInfo]:
             continue
         if "WITHOUT ROWID" in (sql or "").upper():
             raise RuntimeError(f"table {name} has no rowid: privacy cannot address its rows")
-        # raw SQL: PRAGMA schema discovery (sqlite_master, table_info, foreign_key_list)
-        cols = conn.exec_driver_sql(f"PRAGMA table_info({q(name)})").all()
+        cols = pragmas.table_info(conn, name)
         info = TableInfo(
             name=name, columns=[c[1] for c in cols],
             text_columns=[c[1] for c in cols
                           if any(t in str(c[2]).upper() for t in _TEXT_TYPES) or not c[2]],
             nullable={c[1] for c in cols if not c[3] and not c[5]},
             primary_key={c[1] for c in cols if c[5]})
-        # raw SQL: PRAGMA schema discovery (sqlite_master, table_info, foreign_key_list)
-        for fk in conn.exec_driver_sql(f"PRAGMA foreign_key_list({q(name)})").all():
+        for fk in pragmas.foreign_key_list(conn, name):
             info.foreign_keys.append(ForeignKey(fk[3], fk[2], fk[4] or "rowid",
                                                 str(fk[6] or "NO ACTION").upper()))
         out[name] = info

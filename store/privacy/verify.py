@@ -30,12 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, column, func, or_, select, table
+from sqlmodel import col
 
-from store.core import vec
+from store.core import pragmas, vec
+from store.core.models import Chunk
+from store.export.models import Export
+from store.recall.models import RecallCandidate, RecallTrace
 from store.privacy.closure import Closure
 from store.privacy.scope import Matcher, words
-from store.privacy.tables import dbapi, q, relational_tables
+from store.privacy.tables import dbapi, in_json, rel, relational_tables
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -104,19 +108,19 @@ def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
         cols = info.text_columns
         if not cols:
             continue
+        t = rel(name, *cols)
         if matcher is not None:
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            n = conn.exec_driver_sql(f"SELECT COUNT(*) FROM {q(name)} WHERE " + " OR ".join(
-                f"lca_holds({q(col)})" for col in cols)).scalar_one()
+            n = conn.execute(select(func.count()).select_from(t).where(
+                or_(*(func.lca_holds(t.c[c]) for c in cols)))).scalar_one()
             if n:
                 out.holding[name] = int(n)
         if wanted:
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            conn.exec_driver_sql(f"SELECT COUNT(*) FROM {q(name)} WHERE " + " OR ".join(
-                f"lca_seen({q(col)})" for col in cols)).scalar_one()
-    if wanted:
-        # raw SQL: sqlite_master scanned with the lca_seen SQL function
-        conn.exec_driver_sql("SELECT COUNT(*) FROM sqlite_master WHERE lca_seen(sql)").one()
+            conn.execute(select(func.count()).select_from(t).where(
+                or_(*(func.lca_seen(t.c[c]) for c in cols)))).scalar_one()
+    if wanted:  # the schema's own statements (a word found there is no residue)
+        master = table("sqlite_master", column("sql"))
+        conn.execute(select(func.count()).select_from(master)
+                     .where(func.lca_seen(master.c.sql))).one()
         terms = vec.fts_terms(conn)
         left = [w for w in candidates if w not in out.words and w not in terms]
         if matcher is not None:  # few words: also drop those inside an indexed term
@@ -131,20 +135,17 @@ def _candidate_words(c: Closure) -> list[str]:
 
 def _rows(conn: Connection, c: Closure) -> Probe:
     left = 0
-    for table, rows in c.delete.items():
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        left += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
-                                      "(SELECT value FROM json_each(:i))"),
-                                 {"i": json.dumps(sorted(rows))}).scalar_one())
-    # raw SQL: PRAGMA foreign_key_check
-    dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+    for name, rows in c.delete.items():
+        t = rel(name)
+        left += int(conn.execute(select(func.count()).select_from(t).where(
+            in_json(t.c.rowid, json.dumps(sorted(rows))))).scalar_one())
+    dangling = pragmas.foreign_key_check(conn)
     kept = 0
     if c.action == "redact":
-        for table, changed in c.scrub.items():
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            kept += int(conn.execute(text(f"SELECT COUNT(*) FROM {q(table)} WHERE rowid IN "
-                                          "(SELECT value FROM json_each(:i))"),
-                                     {"i": json.dumps(sorted(changed))}).scalar_one())
+        for name, changed in c.scrub.items():
+            t = rel(name)
+            kept += int(conn.execute(select(func.count()).select_from(t).where(
+                in_json(t.c.rowid, json.dumps(sorted(changed))))).scalar_one())
         wanted = sum(len(r) for r in c.scrub.values())
         ok = not left and not dangling and kept == wanted
         return Probe("rows", ok, f"{kept} of {wanted} rewritten rows kept in place; "
@@ -157,10 +158,8 @@ def _rows(conn: Connection, c: Closure) -> Probe:
 
 def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) -> Probe:
     removed = [cid for cid, _, _ in c.chunk_rows]
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    present = {int(r[0]) for r in conn.execute(text(
-        "SELECT id FROM chunk WHERE id IN (SELECT value FROM json_each(:i))"),
-        {"i": json.dumps(removed)}).all()}
+    present = {int(r[0]) for r in conn.execute(
+        select(Chunk.id).where(in_json(col(Chunk.id), json.dumps(removed)))).all()}
     gone = [cid for cid in removed if cid not in present]
     stale = vec.fts_indexed(conn, gone)
     bad: set[int] = set(stale)
@@ -189,8 +188,7 @@ def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) 
 
 
 def _chunk_text(conn: Connection, chunk_id: int) -> str | None:
-    # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-    row = conn.execute(text("SELECT text FROM chunk WHERE id = :i"), {"i": chunk_id}).first()
+    row = conn.execute(select(Chunk.text).where(col(Chunk.id) == chunk_id)).first()
     return None if row is None else str(row[0])
 
 
@@ -218,10 +216,9 @@ def _semantic(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
     rebuilt: set[int] = set()
     if c.action == "redact":
         for source_type, sources in c.rebuild.items():
-            # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-            rebuilt |= {int(r[0]) for r in conn.execute(text(
-                "SELECT id FROM chunk WHERE source_type = :t AND source_id IN (SELECT value "
-                "FROM json_each(:i))"), {"t": source_type, "i": json.dumps(sorted(sources))})}
+            rebuilt |= {int(r[0]) for r in conn.execute(
+                select(Chunk.id).where(col(Chunk.source_type) == source_type, in_json(
+                    col(Chunk.source_id), json.dumps(sorted(sources)))))}
     erased_text = {body for _, body, has in c.chunk_rows if has}
     bad, noted = 0, 0
     for sim, cid in zip(best, where, strict=True):
@@ -255,11 +252,10 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
         for target in ("entry", "memory"):
             ids = sorted(c.delete.get(target, set()))
             if ids:
-                # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-                pointing += int(conn.execute(text(
-                    "SELECT COUNT(*) FROM recall_candidate WHERE source_type = :t AND "
-                    "source_id IN (SELECT value FROM json_each(:i))"),
-                    {"t": target, "i": json.dumps(ids)}).scalar_one())
+                pointing += int(conn.execute(
+                    select(func.count()).select_from(RecallCandidate).where(
+                        col(RecallCandidate.source_type) == target,
+                        in_json(col(RecallCandidate.source_id), json.dumps(ids)))).scalar_one())
     before = _trace_count(store)
     removed = {cid for cid, _, _ in c.chunk_rows}
     derived = 0
@@ -282,15 +278,14 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
 
 def _trace_count(store: Store) -> int:
     with store.read() as conn:  # a fresh snapshot each time
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        return int(conn.exec_driver_sql("SELECT COUNT(*) FROM recall_trace").scalar_one())
+        return int(conn.execute(select(func.count()).select_from(RecallTrace)).scalar_one())
 
 
 def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
     left = [f for f in c.export_files() if Path(f).is_file()]
     if matcher is not None:
-        # raw SQL: privacy works on rows of tables discovered at run time (privacy/tables.py), by rowid, which no model maps
-        for _id, path, files in conn.exec_driver_sql("SELECT id, path, files FROM export").all():
+        for _id, path, files in conn.execute(
+                select(Export.id, Export.path, Export.files)).all():
             try:
                 listed = json.loads(files or "[]")
             except ValueError:

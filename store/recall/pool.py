@@ -52,15 +52,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import Connection, func, text
+from sqlalchemy import Connection, func
+from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
 from store.core import vec
-from store.core.models import Entry
+from store.core.models import AuditEvent, Chunk, Entry
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
+
+# (chunks, highest chunk id, latest audit event id not of feedback), in one statement
+_STAMP = sa_select(
+    sa_select(func.count()).select_from(Chunk).scalar_subquery(),
+    sa_select(func.coalesce(func.max(Chunk.id), 0)).scalar_subquery(),
+    sa_select(func.coalesce(func.max(AuditEvent.id), 0))
+    .where(col(AuditEvent.action).not_like("recall_feedback%")).scalar_subquery())
 
 
 class VectorCache:
@@ -78,11 +86,8 @@ class VectorCache:
     def _stamp(conn: Connection) -> tuple[int, int, int]:
         """(chunks, highest chunk id, latest audit event id): a reindex, an erasure or a
         redaction leaves an audit event, so any of them forces a reload."""
-        # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
-        row = conn.exec_driver_sql(
-            "SELECT (SELECT COUNT(*) FROM chunk), (SELECT COALESCE(MAX(id), 0) FROM chunk), "
-            "(SELECT COALESCE(MAX(id), 0) FROM audit_event WHERE action NOT LIKE "
-            "'recall_feedback%')").one()
+        # Core: 0.021 ms against 0.017 ms raw (median of 300, cc store, 1,298 chunks)
+        row = conn.execute(_STAMP).one()
         return int(row[0]), int(row[1]), int(row[2])
 
     def sync(self, conn: Connection, model: str) -> None:
@@ -93,9 +98,8 @@ class VectorCache:
         if stamp == old:
             return
         if old is not None and stamp[2] == old[2] and stamp[1] > old[1] and stamp[0] > old[0]:
-            # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
-            rows = conn.execute(text("SELECT id, status, model FROM chunk WHERE id > :m "
-                                     "ORDER BY id"), {"m": old[1]}).all()
+            rows = conn.execute(select(Chunk.id, Chunk.status, Chunk.model)
+                                .where(col(Chunk.id) > old[1]).order_by(col(Chunk.id))).all()
             if len(rows) == stamp[0] - old[0]:  # only additions since the last sync
                 new: list[tuple[int, np.ndarray]] = []
                 for r in rows:
@@ -111,8 +115,7 @@ class VectorCache:
                 return
         ids, matrix = vec.all_vectors(conn)
         same = np.fromiter((int(r[0]) for r in conn.execute(
-            # raw SQL: recall hot path: runs on every recall inside its latency budget (module docstring); not separately measured
-            text("SELECT id FROM chunk WHERE model = :m"), {"m": model}).all()), dtype=np.int64)
+            select(Chunk.id).where(col(Chunk.model) == model)).all()), dtype=np.int64)
         keep = np.isin(ids, same)
         ids, matrix = ids[keep], matrix[keep]
         order = np.argsort(ids, kind="stable")
@@ -191,7 +194,8 @@ def _sources(conn: Connection, ids: list[int], live: LiveWindow | None = None
     if not ids:
         return {}
     marks = ", ".join(str(int(i)) for i in ids)
-    # raw SQL: recall hot path, runs on every recall inside its latency budget (module docstring)
+    # raw SQL: recall hot path, every recall: 0.16 ms raw vs 0.55 ms as Core for 100 chunk ids
+    # (median of 300, cc store; p95 3-8 ms vs 11-13 ms on the shared 2 cores)
     rows = conn.exec_driver_sql(
         "SELECT c.id, c.source_type, c.source_id, c.model, e.session_id, e.agent, e.seq "
         "FROM chunk c LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
@@ -207,7 +211,8 @@ def _waiting_sources(conn: Connection, entry_ids: list[int], live: LiveWindow | 
     if not entry_ids:
         return {}
     marks = ", ".join(str(int(i)) for i in entry_ids)
-    # raw SQL: recall hot path (waiting entries found by FTS), as the chunk lookup above
+    # raw SQL: recall hot path (waiting entries found by FTS): 0.064 ms raw vs 0.24 ms as Core
+    # for 50 ids (median of 300, cc store), as the chunk lookup above
     rows = conn.exec_driver_sql(
         f"SELECT id, session_id, agent, seq FROM entry WHERE id IN ({marks})").all()
     return {-int(r[0]): (("entry", int(r[0])), "") for r in rows

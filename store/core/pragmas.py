@@ -1,0 +1,42 @@
+"""SQLite's own statements about the schema, which no SQLModel class can express: the tables
+``sqlite_master`` lists, a table's columns and foreign keys (``PRAGMA table_info`` /
+``foreign_key_list``) and the dangling references ``PRAGMA foreign_key_check`` finds.
+
+With ``store.core.vec`` (sqlite-vec, FTS5) and the migrations, this is the one place raw SQL
+is expected (``tests/test_raw_sql.py``): records are read and written through the models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row
+
+
+def quoted(name: str) -> str:
+    """A quoted SQL identifier (a PRAGMA takes a table name, not a bound parameter)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def schema_tables(conn: Connection) -> list[tuple[str, str | None]]:
+    """(name, CREATE statement) of every table in the database file, by name."""
+    rows = conn.exec_driver_sql(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
+    return [(str(r[0]), r[1]) for r in rows]
+
+
+def table_info(conn: Connection, table: str) -> Sequence[Row[Any]]:
+    """``PRAGMA table_info``: (cid, name, type, notnull, default, pk) per column."""
+    return conn.exec_driver_sql(f"PRAGMA table_info({quoted(table)})").all()
+
+
+def foreign_key_list(conn: Connection, table: str) -> Sequence[Row[Any]]:
+    """``PRAGMA foreign_key_list``: (id, seq, parent, column, parent column, on update,
+    on delete, match) per foreign key column."""
+    return conn.exec_driver_sql(f"PRAGMA foreign_key_list({quoted(table)})").all()
+
+
+def foreign_key_check(conn: Connection) -> Sequence[Row[Any]]:
+    """``PRAGMA foreign_key_check``: one row per reference to a missing parent row."""
+    return conn.exec_driver_sql("PRAGMA foreign_key_check").all()
