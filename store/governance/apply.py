@@ -259,6 +259,8 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     op = new.op
     if op == "noop":
         return None
+    for target in new.targets:  # the bound files as they were, before the write changes them
+        files.guard(conn, store, target)
     if op in ("add", "supersede", "merge"):
         written = memories.create(conn, store, _fields(new, now), index=False)
         memory_id = written.memory_id
