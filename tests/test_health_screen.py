@@ -131,7 +131,7 @@ async def test_fix_asks_with_its_plan_then_runs_and_rescans(demo_path: Path) -> 
         await pilot.press("f")
         await wait_until(pilot, lambda: isinstance(app.screen, FixConfirm), what="confirm")
         plan = rendered_text(app.screen.query_one("#fix-plan"))
-        assert re.search(r"remove 597 of [\d,]+ index rows", " ".join(plan.split())), plan
+        assert re.search(r"remove 605 of [\d,]+ index rows", " ".join(plan.split())), plan
         assert "re-point" in plan
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is screen, what="cancelled")
