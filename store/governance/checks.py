@@ -414,7 +414,7 @@ class Checker:
                      else f" (a target is a {risky[0]}; declared {cand.type or 'no type'})")
             notes.append(f"a {'/'.join(risky)} write{whose}: a person decides (never applied "
                          "automatically)")
-        if changed and cand.op in ("revise", "supersede", "merge", "reinforce"):
+        if changed and cand.op in ("revise", "reinforce"):
             evidence["type_change"] = {str(k): [v, cand.type] for k, v in changed.items()}
             mid, was = next(iter(changed.items()))
             notes.append(f"changes memory {mid}'s type from {was} to {cand.type}")
