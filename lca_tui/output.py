@@ -8,10 +8,12 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich import box
@@ -21,7 +23,7 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
-from store.core.textsafe import one_line, visible
+from store.core.textsafe import clip_words, one_line, visible
 
 
 def inert(value: object) -> Text:
@@ -105,6 +107,25 @@ def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
     from store import open_store
 
     return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
+
+
+def store_path(args: argparse.Namespace) -> Path:
+    """The store file the command names: ``--store``, else ``$LCA_STORE`` or the default."""
+    from store.core.location import default_store_path
+
+    given = getattr(args, "store", None)
+    return Path(given).expanduser() if given else default_store_path()
+
+
+def require_store(args: argparse.Namespace, what: str, hint: str = "") -> None:
+    """Refuse a store file that does not exist, for a command (``what``) that only reads or
+    repairs one: opening would create an empty store at a mistyped path and report on it."""
+    from store.core.errors import StoreError
+
+    path = store_path(args)
+    if not path.exists():  # a folder or an unreadable file: opening says what is wrong
+        raise StoreError(f"no store at {path}: {what} reads an existing store (check --store "
+                         "or $LCA_STORE; `lca-tui ingest` or `lca-tui demo` makes one)" + hint)
 
 
 @contextmanager
@@ -254,39 +275,106 @@ def table(*columns: str, title: str | None = None) -> Table:
 ProgressFn = Callable[[str, int, int], None]
 
 
+BAR_COLUMNS = 40
+"""What the bar's own columns (spinner, bar, counts, elapsed) take; the label gets the rest."""
+
+
+def bar_label(what: str, label: str, width: int) -> str:
+    """``what: label`` fit to ``width`` columns for the progress bar: a long file name keeps
+    its head and extension (``4ca67353….jsonl``), then the whole is cut at a word with an
+    ellipsis — a bar line never wraps at 80 columns."""
+    words = [w if len(w) <= 24 else _short_name(w) for w in one_line(label).split(" ")]
+    return clip_words(f"{what}: {' '.join(words)}", max(12, width))
+
+
+def _short_name(word: str) -> str:
+    tail = ":" if word.endswith(":") else ""
+    core = word.rstrip(":")
+    stem, dot, ext = core.rpartition(".")
+    if not dot or len(ext) > 6:
+        stem, ext = core, ""
+    return f"{stem[:8]}…{'.' + ext if ext else ''}{tail}"
+
+
 @contextmanager
-def progress_on_stderr(what: str) -> Iterator[ProgressFn]:
+def progress_on_stderr(what: str, interval: float | None = None) -> Iterator[ProgressFn]:
     """A ``progress(label, done, total)`` callback for long work. On a terminal: a Rich bar on
-    stderr (a spinner while ``total`` is 0, e.g. while the model loads). Otherwise (a log, CI)
-    a line at once and then at most one every ``PROGRESS_SECONDS``, so a long import is never
-    silent and never floods the log."""
+    stderr (a spinner while ``total`` is 0, e.g. while the model loads; its elapsed time ticks
+    on its own), its label cut to fit. Otherwise (a log, CI) a line at once, at most one every
+    ``interval`` seconds (default ``PROGRESS_SECONDS``) as the work reports, and — from a timer
+    — a heartbeat line with the elapsed time whenever a step blocks longer than that (a model
+    load, one big file), so a long import is never silent and never floods the log."""
+    every = PROGRESS_SECONDS if interval is None else interval
     if err_console.is_terminal:
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                    TextColumn, TimeElapsedColumn)
 
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                      MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                      transient=True) as bar:
-            task = bar.add_task(what, total=None)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                      BarColumn(bar_width=None), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True) as bar:
+            task = bar.add_task(bar_label(what, "starting", err_console.width - BAR_COLUMNS),
+                                total=None)
 
             def update(label: str, done: int, total: int) -> None:
-                bar.update(task, description=f"{what}: {label}", completed=done,
-                           total=total or None)
+                bar.update(task, completed=done, total=total or None,
+                           description=bar_label(what, label,
+                                                 err_console.width - BAR_COLUMNS))
 
             yield update
         return
-    last: list[float] = []
+    heartbeat = _Heartbeat(what, every)
+    heartbeat.start()
+    try:
+        yield heartbeat.report
+    finally:
+        heartbeat.stop()
 
-    def line(label: str, done: int, total: int) -> None:
+
+class _Heartbeat:
+    """Progress lines on a stderr that is not a terminal: the work's reports, rate-limited,
+    and a timer thread that repeats the current step (with the time it has taken so far)
+    whenever nothing was written for ``every`` seconds."""
+
+    def __init__(self, what: str, every: float) -> None:
+        self.what, self.every = what, every
+        self.started = time.monotonic()
+        self.state: tuple[str, int, int] = ("starting", 0, 0)
+        self.step_started = self.started
+        self.written: float | None = None
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"progress-{what}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join(timeout=5)
+
+    def report(self, label: str, done: int, total: int) -> None:
         now = time.monotonic()
-        if last and now - last[0] < PROGRESS_SECONDS:
-            return
-        last[:] = [now]
-        figure = f" {done:,} of {total:,} ({100 * done // total} %)" if total else "…"
-        sys.stderr.write(f"lca-tui: {what}: {label}{figure}\n")
-        sys.stderr.flush()
+        with self.lock:
+            if label != self.state[0]:
+                self.step_started = now
+            self.state = (label, done, total)
+            if self.written is None or now - self.written >= self.every:
+                self._write(now, beat=False)
 
-    yield line
+    def _beat(self) -> None:
+        while not self.done.wait(min(self.every / 4, 0.5)):
+            now = time.monotonic()
+            with self.lock:
+                if now - (self.written or self.started) >= self.every:
+                    self._write(now, beat=True)
+
+    def _write(self, now: float, *, beat: bool) -> None:
+        label, done, total = self.state
+        figure = f" {done:,} of {total:,} ({100 * done // total} %)" if total else "…"
+        still = f" (still working, {now - self.step_started:.0f} s)" if beat else ""
+        sys.stderr.write(f"lca-tui: {self.what}: {visible(label)}{figure}{still}\n")
+        sys.stderr.flush()
+        self.written = now
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

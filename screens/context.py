@@ -17,13 +17,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Header
 
 from screens.base import StoreScreen
 from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
 from store.core.records import agent_label
 from store.core.textsafe import visible
+from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.pressure_chart import ChartData, PressureChart
 from widgets.pressure_events import PressureEvents
@@ -121,7 +122,7 @@ class ContextScreen(StoreScreen):
                     yield PressureChart(id="context-chart")
             with VerticalScroll(id="context-events-panel", classes="panel"):
                 yield PressureEvents(id="context-events")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#context-gauge-panel").border_title = "Context window"
@@ -238,8 +239,9 @@ class ContextScreen(StoreScreen):
                                           f"session {s.session_id[:8]}"), end="")
         panel.border_subtitle = ("following the latest session" if self._wanted is None
                                  else "pinned to this series · l follows the latest")
-        chart_panel.border_title = (f"Tokens by turn · {plural(len(s.snapshots), 'snapshot')}"
-                                    f" · peak {s.peak_used_tokens:,}")
+        # the peak before the count: a narrow panel cuts its title from the right
+        chart_panel.border_title = (f"Tokens by turn · peak {s.peak_used_tokens:,} · "
+                                    f"{plural(len(s.snapshots), 'snapshot')}")
         if replot:
             self.query_one("#context-chart", PressureChart).show(chart_data(s))
         events.show(s)

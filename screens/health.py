@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from screens.base import StoreScreen
 from screens.health_fix import FixConfirm
@@ -28,6 +28,7 @@ from store.health.records import (
     SignalResult,
     TrendPoint,
 )
+from widgets.footer import FitFooter
 from widgets.fmt import when
 from widgets.health_trend import HealthTrend, sparkline
 from widgets.safe import cell, join, safe_text
@@ -35,6 +36,8 @@ from widgets.safe import cell, join, safe_text
 STATUS_STYLE = {"fail": "bold reverse red", "warn": "bold yellow", "unknown": "magenta",
                 "ok": "green"}
 AUTO_SCAN_EVERY = 5.0
+TREND = 8
+"""Scans shown in a signal's trend (the table fits 80 columns with it)."""
 """Seconds between scans set off by store changes (a harness writing every second must not
 keep a core busy with scans); s scans at once."""
 
@@ -49,7 +52,10 @@ def _short(value: float | None) -> str:
 
 
 def thresholds(sig: SignalResult) -> str:
-    """``5 / 20``: warn and fail thresholds (the value fails or warns above them)."""
+    """``5 / 20``: warn and fail thresholds (the value fails or warns above them); ``by rule``
+    when no threshold decides (the rule, in the detail, says what does)."""
+    if sig.graded_by == "rule":
+        return "by rule"
     return f"{_short(sig.warn)} / {_short(sig.fail)}"
 
 
@@ -191,7 +197,7 @@ class HealthScreen(StoreScreen):
                     yield HealthTrend(id="health-trend")
             yield DataTable(id="health-rows", cursor_type="row", zebra_stripes=True,
                             classes="panel")
-        yield Footer()
+        yield FitFooter()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
@@ -203,7 +209,7 @@ class HealthScreen(StoreScreen):
         for label, key, width in (("status", "status", 7), ("signal", "signal", 29),
                                   (Text("value", justify="right"), "value", 11),
                                   (Text("warn / fail", justify="right"), "thresholds", 11),
-                                  ("trend", "trend", 10)):
+                                  ("trend", "trend", TREND)):
             table.add_column(label, key=key, width=width)
         rows = self.query_one("#health-rows", DataTable)
         for label, key, width in (("row", "what", 48), ("note", "note", 80)):
@@ -252,7 +258,7 @@ class HealthScreen(StoreScreen):
                 table.add_row(cell(s.status.upper(), style=STATUS_STYLE[s.status]),
                               cell(s.name), Text(s.display[:11], justify="right"),
                               Text(thresholds(s), justify="right"),
-                              cell(sparkline(data.trends.get(s.name, [])), style="dim"),
+                              cell(sparkline(data.trends.get(s.name, []), TREND), style="dim"),
                               key=s.name)
             if keep is not None and keep in table.rows:
                 table.move_cursor(row=table.get_row_index(keep), animate=False)
@@ -393,24 +399,25 @@ class HealthScreen(StoreScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._start_fix(plan.fix)
+                self._start_fix(plan)
 
         self.app.push_screen(FixConfirm(plan), answered)
 
-    def _start_fix(self, fix: str) -> None:
+    def _start_fix(self, plan: FixPlan) -> None:
         self.fixing = True
         bar = self.query_one("#health-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
         self.refresh_bindings()
-        self._apply(fix)
+        self._apply(plan)
 
     @work(thread=True, exclusive=True, group="fix", exit_on_error=False)
-    def _apply(self, fix: str) -> None:
+    def _apply(self, plan: FixPlan) -> None:
+        """The fix on what the confirmed preview listed (not what a new look would find)."""
         def progress(stage: str, done: int, total: int) -> None:
             self.post_message(FixProgress(stage, done, total))
 
-        self.post_message(FixDone(self.lca.store.health_fix(fix, progress)))
+        self.post_message(FixDone(self.lca.store.health_fix(plan.fix, progress, plan)))
 
     @on(FixProgress)
     def _progress(self, message: FixProgress) -> None:

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static, Tree
+from textual.widgets import DataTable, Header, Static, Tree
 
 from screens.base import NARROW, FilterInput, StoreScreen
 from screens.memory_view import (
@@ -28,6 +28,7 @@ from screens.memory_view import (
 )
 from store.core.errors import NotFound
 from store.governance.records import IntegrityProblem, MemoryDetail, MemoryRow
+from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell
 from widgets.table import FilterTable
@@ -114,7 +115,7 @@ class MemoriesScreen(StoreScreen):
                                       filter_label="evidence", stretch="text", stretch_min=8,
                                       tail_columns=("where",))
                     yield ChainTree(id="memory-chain", classes="panel")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#memory-table").border_title = "Memories"

@@ -12,9 +12,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Center, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from screens.registry import ScreenSpec
+from widgets.footer import FitFooter
 
 
 class NotBuiltScreen(Screen[None]):
@@ -35,7 +36,7 @@ class NotBuiltScreen(Screen[None]):
         yield Header()
         with Center(), Vertical(id="not-built", classes="panel"):
             yield Static(self.notice(), id="not-built-notice", markup=False)
-        yield Footer()
+        yield FitFooter()
 
     def notice(self) -> Text:
         """The words on the screen: what is missing and what it will show."""

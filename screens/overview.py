@@ -10,8 +10,9 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from screens.base import StoreScreen
 from screens.proposal_view import pass_line
@@ -19,6 +20,7 @@ from store.context.records import Series
 from store.core.records import SessionInfo, Stats
 from store.governance.records import PassSummary
 from store.health.records import ScanResult
+from widgets.footer import FitFooter
 from widgets.fmt import agents_mark, ago, size, when
 from widgets.health_line import HealthLine
 from widgets.pressure_summary import PressureSummary
@@ -26,6 +28,13 @@ from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable
 
 LATEST = 5
+SESSION_COLUMNS = (("session", "id", 8), ("started", "started", 16), ("last entry", "ago", 10),
+                   (Text("entries", justify="right"), "entries", 7), ("agents", "agents", 16),
+                   ("format", "format", 11), ("project", "project", 30))
+NARROW_TABLE = 100
+NARROW_LEFT_OUT = ("started", "format")
+"""Left out of the latest sessions below ``NARROW_TABLE`` columns (the Transcript screen and
+``lca-tui sessions`` show them)."""
 LABEL_WIDTH = 14
 
 
@@ -128,6 +137,9 @@ def daemon_status(path: Any) -> dict[str, Any] | None:
 class OverviewScreen(StoreScreen):
     """The store at a glance."""
 
+    _latest: tuple[list[SessionInfo], int] | None = None
+    _narrow_sessions: bool = False
+
     HELP: ClassVar[str] = (
         "Overview: the store this app is open on, at a glance.\n\n"
         "Store: the file's path, its size on disk (with the write-ahead log) and its schema "
@@ -169,6 +181,8 @@ class OverviewScreen(StoreScreen):
         yield Header()
         with VerticalScroll(id="overview"):
             yield HealthLine("Health        scanning…", id="overview-health", markup=False)
+            # the two status lines together at the top: both visible at 80x24
+            yield Static("", id="overview-consolidation", markup=False)
             with Horizontal(id="overview-top"):
                 yield Static("loading…", id="overview-store", classes="panel", markup=False)
                 with Vertical(id="overview-embedder", classes="panel"):
@@ -180,25 +194,36 @@ class OverviewScreen(StoreScreen):
                                   filter_columns=("id", "project", "format", "agents"),
                                   stretch="project", tail_columns=("project",))
                 yield Static("", id="overview-no-sessions", markup=False)
-            yield Static("", id="overview-consolidation", markup=False)
             with Vertical(id="overview-pressure"):
                 yield PressureSummary(id="overview-pressure-summary", classes="panel")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#overview-store").border_title = "Store"
         self.query_one("#overview-embedder").border_title = "Embedder"
         self.query_one("#overview-records").border_title = "Records"
         self.query_one("#overview-latest").border_title = "Latest sessions"
-        table = self.query_one("#overview-sessions", DataTable)
-        # Fixed widths: the table renders right on its first frame, whatever the data.
-        for label, key, width in (("session", "id", 8), ("started", "started", 16),
-                                  ("last entry", "ago", 10),
-                                  (Text("entries", justify="right"), "entries", 7),
-                                  ("agents", "agents", 16), ("format", "format", 11),
-                                  ("project", "project", 30)):
-            table.add_column(label, key=key, width=width)
+        self._session_columns(self.app.size.width < NARROW_TABLE)
         self._apply_side()
+
+    def _session_columns(self, narrow: bool) -> None:
+        """Fixed widths (the table renders right on its first frame, whatever the data);
+        below ``NARROW_TABLE`` columns the start time and the format are left out, so the
+        table fits without scrolling sideways and the project keeps some room."""
+        table = self.query_one("#overview-sessions", DataTable)
+        table.clear(columns=True)
+        self._narrow_sessions = narrow
+        for label, key, width in SESSION_COLUMNS:
+            if not (narrow and key in NARROW_LEFT_OUT):
+                table.add_column(label, key=key, width=width)
+
+    def on_resize(self, event: Resize) -> None:
+        super().on_resize(event)
+        narrow = event.size.width < NARROW_TABLE
+        if narrow != getattr(self, "_narrow_sessions", narrow):
+            self._session_columns(narrow)
+            if self._latest is not None:
+                self._show_sessions(*self._latest)
 
     def load_data(self) -> OverviewData:
         from store.context.series import latest_key, series
@@ -236,14 +261,17 @@ class OverviewScreen(StoreScreen):
         self.health_loads += 1
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
+        self._latest = (sessions, total)
         table = self.query_one("#overview-sessions", DataTable)
         table.clear()
         now = self.lca.now()
+        keys = [str(k.value) for k in table.columns]
         for s in sessions:
-            table.add_row(cell(s.id[:8], style="dim"), cell(when(s.started_at)),
-                          cell(ago(s.ended_at or s.started_at, now)), number(s.entries),
-                          cell(agents_mark(s)), cell(s.format), cell(s.project or "-"),
-                          key=s.id)
+            cells = {"id": cell(s.id[:8], style="dim"), "started": cell(when(s.started_at)),
+                     "ago": cell(ago(s.ended_at or s.started_at, now)),
+                     "entries": number(s.entries), "agents": cell(agents_mark(s)),
+                     "format": cell(s.format), "project": cell(s.project or "-")}
+            table.add_row(*(cells[k] for k in keys), key=s.id)
         self.query_one("#overview-latest").border_title = (
             f"Latest sessions ({len(sessions)} of {total:,})" if sessions
             else "Latest sessions")

@@ -16,7 +16,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Input,
     ProgressBar,
@@ -33,6 +32,7 @@ from store.core.textsafe import visible
 from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo, preview, run, tombstones
 from store.privacy.closure import Closure
 from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
+from widgets.footer import FitFooter
 from widgets.confirm_word import ConfirmWord
 from widgets.fmt import short_when
 from widgets.safe import cell, safe_text
@@ -170,7 +170,7 @@ class PrivacyScreen(StoreScreen):
             with Horizontal(id="privacy-status-row"):
                 yield ProgressBar(total=len(STAGES), show_eta=False, id="privacy-progress")
                 yield Static("", id="privacy-status", markup=False)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

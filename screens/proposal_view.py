@@ -396,7 +396,7 @@ def pass_line(last: PassSummary | None, now: datetime) -> Text:
     """The Overview's line: when the latest consolidation pass ran and what it found."""
     out = Text("Consolidation ", style="bold", end="")
     if last is None:
-        out.append("no pass yet: c on Proposals (4) runs one, or `lca-tui consolidate`",
+        out.append("no pass yet (c on screen 4, or `lca-tui consolidate`)",
                    style="dim")
         return out
     n = last.proposals

@@ -18,7 +18,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from screens.base import NARROW, FilterInput, StoreScreen
 from screens.proposal_modals import (
@@ -48,6 +48,7 @@ from screens.proposal_view import (
 from store.core.errors import StoreError
 from store.governance.proposals import NEEDS_CONTENT, ProposalError
 from store.governance.records import ProposalSummary
+from widgets.footer import FitFooter
 from widgets.diff_view import DiffView
 from widgets.fmt import ago
 from widgets.safe import cell
@@ -188,7 +189,7 @@ class ProposalsScreen(StoreScreen):
                 yield Static(Text("Approval", style="bold"), id="pd-options-title",
                              classes="pd-title")
                 yield Static(id="pd-options", markup=False)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#proposal-queue").border_title = "Queue"

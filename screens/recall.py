@@ -11,13 +11,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
 from textual.message import Message
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 
 from screens.base import StoreScreen
 from store.recall.run import Move, recall, rerun
 from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
 from store.core.textsafe import visible
+from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
@@ -28,6 +30,33 @@ CHANNELS = ("private", "shared", "public")
 BAR_WIDTH = 18
 NEG_CELLS = 3
 DECISION_STYLE = {"injected": "bold", "policy_filtered": "italic", "superseded": "italic"}
+
+
+REASON_MIN = 20
+"""The reason column's least width before columns are left out for it."""
+TERMS = "SETAQK"
+
+
+def candidate_columns(room: int, with_moves: bool) -> list[tuple[Any, str, int]]:
+    """The candidate table's columns (label, key, width) for ``room`` columns of table: all
+    of them when the reason keeps ``REASON_MIN``; else the per-term figures go first (the bar
+    and the candidate pane below show them), then the bar, then the score, so rank, decision,
+    source and reason (and what moved, after a re-run) always show."""
+    rank = (Text("#", justify="right"), "rank", 3)
+    decision, source = ("decision", "decision", 15), ("source", "source", 20)
+    terms = [(Text(t, justify="right"), t, 4) for t in TERMS]
+    score = (Text("score", justify="right"), "score", 5)
+    bar = ("−K │ S E T A Q", "bar", BAR_WIDTH)
+    moved = [("moved", "moved", 14)] if with_moves else []
+    reason = ("reason", "reason", REASON_MIN)
+    options = [[rank, decision, source, *terms, score, bar, *moved, reason],
+               [rank, decision, source, score, bar, *moved, reason],
+               [rank, decision, source, score, *moved, reason],
+               [rank, decision, source, *moved, reason]]
+    for cols in options:
+        if sum(w + 2 for _, _, w in cols) <= room:
+            return cols
+    return options[-1]
 
 
 def _term(value: float | None) -> str:
@@ -118,6 +147,7 @@ class RecallScreen(StoreScreen):
         self.moves_for: int | None = None
         self.moved_note = ""
         self.recalls = 0
+        self._candidate_keys: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -137,17 +167,17 @@ class RecallScreen(StoreScreen):
                 yield Static(id="recall-legend", markup=False)
                 yield FilterTable(id="recall-candidates", filter_label="candidates",
                                   filter_columns=("decision", "source"), stretch="reason",
-                                  stretch_min=36)
+                                  stretch_min=12)
             with VerticalScroll(id="recall-detail", classes="panel"):
                 yield Static(id="recall-detail-text", markup=False)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         traces = self.query_one("#recall-traces", DataTable)
         traces.border_title = "Traces"
         for label, key, width in (("time", "ts", 19), ("origin", "origin", 10),
-                                  (Text("ms", justify="right"), "ms", 7),
-                                  (Text("injected", justify="right"), "inj", 12),
+                                  (Text("ms", justify="right"), "ms", 6),
+                                  (Text("injected", justify="right"), "inj", 8),
                                   ("query", "query", 40)):
             traces.add_column(label, key=key, width=width)
         self._candidate_columns(with_moves=False)
@@ -158,20 +188,38 @@ class RecallScreen(StoreScreen):
             "No trace yet: press n to run a recall.", style="dim"))
 
     def _candidate_columns(self, with_moves: bool) -> None:
-        table = self.query_one("#recall-candidates", DataTable)
+        """The candidate columns that fit the table's width (``candidate_columns``), the
+        reason column stretched over what they leave."""
+        table = self.query_one("#recall-candidates", FilterTable)
+        width = table.content_region.width or max(0, self.app.size.width - 4)
+        cols = candidate_columns(width - table.styles.scrollbar_size_vertical, with_moves)
+        self._candidate_keys = tuple(key for _, key, _ in cols)
         table.clear(columns=True)
-        cols: list[tuple[Any, str, int]] = [(Text("#", justify="right"), "rank", 3),
-                                            ("decision", "decision", 15),
-                                            ("source", "source", 20)]
-        cols += [(Text(t, justify="right"), t, 4) for t in "SETAQK"]
-        cols += [(Text("score", justify="right"), "score", 5),
-                 ("−K │ S E T A Q", "bar", BAR_WIDTH)]
-        if with_moves:
-            cols.append(("moved", "moved", 16))
-        cols.append(("reason", "reason", 36))
-        for label, key, width in cols:
-            table.add_column(label, key=key, width=width)
+        for label, key, w in cols:
+            table.add_column(label, key=key, width=w)
         table.fit_stretch()
+
+    def on_resize(self, event: Resize) -> None:
+        super().on_resize(event)
+        self.call_after_refresh(self._refit_candidates)
+
+    def _refit_candidates(self) -> None:
+        """Show the trace again when another set of candidate columns fits the new width."""
+        table = self.query_one("#recall-candidates", FilterTable)
+        if not table.content_region.width:
+            return
+        fits = candidate_columns(table.content_region.width
+                                 - table.styles.scrollbar_size_vertical,
+                                 self.moves_for is not None and self.moves_for == self.trace_id)
+        if tuple(key for _, key, _ in fits) == self._candidate_keys:
+            return
+        if self.trace is not None:
+            keep = table.cursor_row
+            self._show_trace(self.trace)
+            if keep < table.row_count:
+                table.move_cursor(row=keep, animate=False)
+        else:
+            self._candidate_columns(with_moves=False)
 
     # -- loading ---------------------------------------------------------------------------
     def load_data(self) -> RecallData:
@@ -254,16 +302,18 @@ class RecallScreen(StoreScreen):
         self.query_one("#recall-trace").border_title = (
             f"Trace {trace.id}: {plural(len(trace.candidates), 'candidate')}")
         for c in trace.candidates:
-            row = [Text(str(c.rank), justify="right"),
-                   cell(c.decision, style=DECISION_STYLE.get(c.decision, "dim")),
-                   cell(self._source(c))]
-            row += [Text(_term(c.terms.get(t)), justify="right") for t in "SETAQK"]
-            row.append(Text("" if c.score is None else f"{c.score:.3f}", justify="right"))
-            row.append(bar_text(c.contributions, BAR_WIDTH, scale, NEG_CELLS, palette))
+            cells: dict[str, Any] = {
+                "rank": Text(str(c.rank), justify="right"),
+                "decision": cell(c.decision, style=DECISION_STYLE.get(c.decision, "dim")),
+                "source": cell(self._source(c))}
+            cells.update({t: Text(_term(c.terms.get(t)), justify="right") for t in "SETAQK"})
+            cells["score"] = Text("" if c.score is None else f"{c.score:.3f}", justify="right")
+            if "bar" in self._candidate_keys:
+                cells["bar"] = bar_text(c.contributions, BAR_WIDTH, scale, NEG_CELLS, palette)
             if showing_moves:
-                row.append(cell(self._moved(c)))
-            row.append(cell(c.reason, style="dim"))
-            table.add_row(*row, key=str(c.rank))
+                cells["moved"] = cell(self._moved(c))
+            cells["reason"] = cell(c.reason, style="dim")
+            table.add_row(*(cells[k] for k in self._candidate_keys), key=str(c.rank))
         if trace.candidates:
             self._show_candidate(trace.candidates[0])
 
@@ -278,7 +328,7 @@ class RecallScreen(StoreScreen):
         if move is None or move.old_rank is None:
             return "new"
         if move.tie_only and move.old_decision == move.new_decision:
-            return "= (equal score)"
+            return "= equal score"
         parts = []
         if move.old_rank != move.new_rank:
             delta = move.old_rank - (move.new_rank or 0)

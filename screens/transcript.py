@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input
+from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
 from screens.base import StoreScreen
 from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
 from store.core.textsafe import visible
+from widgets.footer import FitFooter
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when
 from widgets.safe import cell, number
@@ -117,7 +118,7 @@ class TranscriptScreen(StoreScreen):
                     yield FilterTable(id="hits", filter_columns=("source",),
                                       filter_label="hits", stretch="text")
             yield EntryView(id="entry-view", classes="panel")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         # Fixed widths, so a table renders right on its first frame; the text column is

@@ -119,6 +119,10 @@ def shift_text(text: str, delta: timedelta) -> tuple[str, int]:
 
 
 # -- where ---------------------------------------------------------------------------------------
+# A private detail of the demo's transcripts (the user's e-mail), marked private at import.
+PRIVATE_IN_TRANSCRIPTS = "dana.r@example.com"
+
+
 def default_demo_path(now: datetime | None = None) -> Path:
     """A fresh file ``$XDG_DATA_HOME/lca-tui/demo-<UTC time>.db`` (never ``$LCA_STORE``)."""
     base = default_folder()
@@ -226,6 +230,9 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         inputs: list[Path | str] = sorted(p for p in data_dir.iterdir()
                                           if p.name != PROPOSALS)
         report = store.ingest(inputs, progress=progress)
+        # the story: Dana marked the transcript lines holding her e-mail private, as her
+        # contact memory is (a public recall never injects them; issue 12)
+        store.mark("private", match=PRIVATE_IN_TRANSCRIPTS)
         from store.governance.replay import replay_proposals
 
         replay_proposals(store, data_dir / PROPOSALS)

@@ -419,11 +419,13 @@ class Store(StoreBase):
 
         return plan(self, fix)
 
-    def health_fix(self, fix: str, progress: Progress | None = None) -> Any:
-        """Run a health fix; returns a ``FixReport``."""
+    def health_fix(self, fix: str, progress: Progress | None = None,
+                   previewed: Any = None) -> Any:
+        """Run a health fix; returns a ``FixReport``. ``previewed``: the ``FixPlan`` the user
+        confirmed — the fix acts on what it listed (the store may have moved since)."""
         from store.health.fixes import apply
 
-        return apply(self, fix, progress)
+        return apply(self, fix, progress, previewed)
 
     def compact_duplicates(self, dry_run: bool = False,
                            progress: Progress | None = None) -> Any:

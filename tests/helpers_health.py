@@ -62,3 +62,16 @@ def scan(store: Store, **kwargs: Any) -> ScanResult:
 
 def ids(signal: Any) -> set[Any]:
     return {r.id for r in signal.offending}
+
+
+def consistent(result: ScanResult) -> None:
+    """What ``--json`` promises: a signal graded by thresholds has the status the thresholds
+    give its value; one graded by rule has no thresholds."""
+    from store.health.registry import grade
+
+    for sig in result.to_json()["signals"]:
+        warn, fail = sig["thresholds"]["warn"], sig["thresholds"]["fail"]
+        if sig["graded_by"] == "thresholds":
+            assert grade(sig["value"], warn, fail) == sig["status"], sig["name"]
+        else:
+            assert (warn, fail) == (None, None), sig["name"]

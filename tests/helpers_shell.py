@@ -105,6 +105,21 @@ async def settled(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def overview_settled(pilot: Pilot[Any]) -> None:
+    """The Overview with its health line, loaded once more after the health scan: the scan
+    may store itself (the store's size on screen then grows), and whether the screen's live
+    refresh catches that before a snapshot is a race."""
+    screen = pilot.app.screen
+    await wait_until(pilot, lambda: screen.loads >= 1, what="overview loaded")
+    await wait_until(pilot, lambda: screen.health_loads >= 1, what="health line")
+    await pilot.app.workers.wait_for_complete()
+    loads, health = screen.loads, screen.health_loads
+    screen.reload()
+    await wait_until(pilot, lambda: screen.loads > loads, what="overview reloaded")
+    await wait_until(pilot, lambda: screen.health_loads > health, what="health line again")
+    await settled(pilot)
+
+
 @asynccontextmanager
 async def running(*args: Any, size: tuple[int, int] = SIZE,
                   ready: Callable[[Any], bool] | None = None,

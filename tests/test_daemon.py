@@ -139,9 +139,93 @@ def test_serve_start_status_stop_as_processes(tmp_path: Path, runtime_dir: Path)
     finally:
         stopped = cli("serve", "--stop", "--json")
     assert json.loads(stopped.stdout) == {"running": False, "stopped": True,
+                                          "pid": info["pid"], "how": "asked",
                                           "store": str(store.resolve())}
     assert json.loads(cli("serve", "--status", "--json").stdout)["running"] is False
     s = make_store(store)
     with s.read() as conn:
         assert conn.exec_driver_sql("SELECT via FROM hook_run").scalar() == "daemon"
     s.close()
+
+
+def test_a_second_foreground_daemon_says_so_in_one_line(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--foreground", "--store", str(daemon.store_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"already serves {daemon.store_path}" in err
+    assert "Traceback" not in err
+
+
+def test_serve_while_another_loads_waits_for_it(tmp_path: Path, runtime_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import fcntl
+
+    from store.harness import paths
+
+    store = (tmp_path / "store.db").resolve()
+    sock = paths.socket_path(store)
+    fd = os.open(client.lock_path(sock), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a daemon that took the store and is loading the model
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    monkeypatch.setattr("lca_tui.commands.serve.START_TIMEOUT", 0.5)
+    try:
+        assert main(["serve", "--store", str(store)]) == 2
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    assert f"already starting (pid {os.getpid()})" in err
+    assert "did not answer within" in err and "AlreadyRunning" not in err
+
+
+def test_two_serves_at_once_share_one_daemon(tmp_path: Path, runtime_dir: Path) -> None:
+    store = tmp_path / "store.db"
+    command = [sys.executable, "-m", "lca_tui.cli", "--store", str(store), "serve", "--json"]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              cwd=ROOT, env=dict(os.environ)) for _ in range(2)]
+    try:
+        results = [p.communicate(timeout=180) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], [r[1] for r in results]
+        pids = {json.loads(out)["pid"] for out, _ in results}
+        assert len(pids) == 1
+    finally:
+        subprocess.run([*command[:-2], "serve", "--stop"], timeout=60, cwd=ROOT,
+                       capture_output=True)
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_daemon_whose_store_vanishes_stops_and_creates_nothing(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], how: str) -> None:
+    d = Daemon(tmp_path / "store.db")
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{d.store_path}{suffix}").unlink(missing_ok=True)
+        if how == "replaced":
+            d.store_path.write_bytes(b"somebody else's file")
+        # a hook meanwhile works in this process: on a store at that path, never the old one
+        base = _session(tmp_path, "short.jsonl")
+        if how == "deleted":
+            out = run_hook("Stop", {**base, "hook_event_name": "Stop"}, d.store_path,
+                           monkeypatch, capsys)
+            assert out == ""
+            from store.harness.failures import logged_failures
+            assert logged_failures(d.store_path) == []
+        thread.join(timeout=30)
+        assert not thread.is_alive()  # the daemon noticed and stopped
+        assert d.last_error and ("was deleted" in d.last_error or "replaced" in d.last_error)
+    finally:
+        d.stop()
+        thread.join(timeout=30)
+    assert client.probe(d.sock)["state"] == "not running"
+    if how == "replaced":
+        assert d.store_path.read_bytes() == b"somebody else's file"
+    else:  # the hook's own in-process run made a real, migrated store
+        s = make_store(d.store_path)
+        with s.read() as conn:
+            assert conn.exec_driver_sql("SELECT via FROM hook_run").scalars().all() == [
+                "process"]
+        s.close()

@@ -17,7 +17,7 @@ from store.core.models import Chunk, Entry, Memory
 from store.health import incidents
 from store.health.records import Row
 from tests.conftest import make_store
-from tests.helpers_health import add_session, ids, scan, ts, write_memory
+from tests.helpers_health import add_session, consistent, ids, scan, ts, write_memory
 
 SIGNALS = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_budget",
            "checkpoint_noop", "compaction_without_checkpoint", "index_lag",
@@ -88,6 +88,24 @@ def test_duplicate_ratio_and_shared_writers(seeded: Store) -> None:
     assert dup.fix == "compact-duplicates"
 
 
+def test_the_row_named_kept_is_the_row_compaction_keeps(seeded: Store) -> None:
+    """When the oldest row of a span failed and a later copy is ok, compaction keeps the ok
+    one: the signal names that one as kept and lists the old row as the copy."""
+    (src,) = incidents.sources_of(seeded, "s1", memories=False)[:1]
+    later = incidents.reindex_again(seeded, [src], ("nightly.sh", "1.0"))
+    with seeded.write() as conn:
+        own = set(conn.execute(select(Chunk.id).where(
+            col(Chunk.source_type) == "entry", col(Chunk.source_id) == src.source_id,
+            col(Chunk.writer) == "lca-tui")).scalars())
+        conn.execute(update(Chunk).where(col(Chunk.id).in_(own)).values(status="failed"))
+    dup = scan(seeded).signal("duplicate_ratio")
+    assert ids(dup) == own
+    assert all(f"copy of kept chunk {k} " in r.note
+               for r, k in zip(sorted(dup.offending, key=lambda r: r.id), sorted(later)))
+    plan = seeded.health_fix_plan("compact-duplicates")
+    assert set(plan.targets) == own and set(plan.targets.values()) == set(later)
+
+
 def test_same_text_in_two_entries_is_not_a_duplicate(store: Store) -> None:
     """Two entries with the same text are two sources: no duplicate row."""
     from store.core.writes import NewEntry, NewSession
@@ -123,6 +141,46 @@ def test_loader_drift_warns_on_a_broken_file(store: Store, tmp_path: Path) -> No
     with store.read() as conn, orm(conn) as s:
         bad = s.exec(select(Memory.id).where(col(Memory.loadable) == 0)).all()
     assert ids(drift) == set(bad)
+
+
+def test_a_critical_memory_whose_file_breaks_stays_critical_and_fails(
+        store: Store, tmp_path: Path) -> None:
+    """Re-importing a critical memory whose YAML no longer parses: the file is unreadable,
+    not un-critical — the stored flag stays and loader_drift fails on it."""
+    mem = tmp_path / "memory"
+    path = write_memory(mem, "feedback_cents", type="feedback", critical=True,
+                        invariant="Amounts are integer cents.")
+    store.ingest([mem])
+    assert scan(store).signal("loader_drift").status == "ok"
+    assert scan(store).signal("critical_budget").detail["critical"] == 1
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "name: feedback_cents", 'name: "feedback_cents'), encoding="utf-8")
+    report = store.ingest([mem])
+    assert any("stays critical as stored" in n for n in report.notes), report.notes
+    with store.read() as conn, orm(conn) as s:
+        (memory,) = s.exec(select(Memory)).all()
+    assert (memory.critical, memory.loadable) == (1, 0)
+    drift = scan(store).signal("loader_drift")
+    assert drift.status == "fail" and drift.detail["critical"] == 1
+    assert ids(drift) == {memory.id} and drift.offending[0].note.startswith("CRITICAL")
+    # fixed, and now saying critical: false in readable YAML: not critical any more
+    write_memory(mem, "feedback_cents", type="feedback", critical=False)
+    store.ingest([mem])
+    with store.read() as conn, orm(conn) as s:
+        (memory,) = s.exec(select(Memory)).all()
+    assert (memory.critical, memory.loadable) == (0, 1)
+    assert scan(store).signal("loader_drift").status == "ok"
+
+
+def test_a_plain_memory_whose_file_breaks_only_warns(store: Store, tmp_path: Path) -> None:
+    mem = tmp_path / "memory"
+    path = write_memory(mem, "project_deploy", type="project")
+    store.ingest([mem])
+    path.write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
+    report = store.ingest([mem])
+    assert not any("stays critical" in n for n in report.notes)
+    drift = scan(store).signal("loader_drift")
+    assert drift.status == "warn" and drift.detail["critical"] == 0
 
 
 def test_critical_budget_cuts_by_weight_not_alphabetically(store: Store, tmp_path: Path) -> None:
@@ -204,6 +262,28 @@ def test_stale_proposals(store: Store) -> None:
     assert sig.detail["pending"] == 2
 
 
+def test_a_bad_stored_value_does_not_abort_the_scan(seeded: Store) -> None:
+    """SQLite keeps what it is given: a counter that is not a number is weighed as 0 (and
+    said), a value a signal cannot format makes that signal unknown — the rest is measured."""
+    with seeded.write() as conn:
+        conn.execute(update(Memory).where(col(Memory.critical) == 1).values(hits="lots"))
+    result = scan(seeded)
+    budget = result.signal("critical_budget")
+    assert budget.status == "ok" and budget.detail["critical"] == 1
+    assert len(budget.detail["unreadable_counters"]) == 1
+    with seeded.write() as conn:
+        first = conn.execute(select(Chunk.id).order_by(Chunk.id)).scalars().first()
+        conn.execute(update(Chunk).where(col(Chunk.id) == first)
+                     .values(status="failed", tokens="many"))
+    result = scan(seeded)
+    broken = result.signal("embedding_failures")
+    assert broken.status == "unknown" and "could not be measured: ValueError" in \
+        broken.explanation
+    assert [s.name for s in result.signals] == list(SIGNALS)
+    assert {s.name for s in result.signals if s.status == "unknown"} == {"embedding_failures"}
+    assert result.signal("duplicate_ratio").status == "ok"
+
+
 # -- checkpoints and compactions ----------------------------------------------------------------
 def test_checkpoint_noop_recent_fails_older_warns_nothing_new_ignored(seeded: Store) -> None:
     seeded.record_checkpoint("s1", trigger="stop", ts=ts(2), entries_added=12,
@@ -227,7 +307,7 @@ def test_checkpoint_noop_sees_stored_entries_the_checkpoint_did_not_report(seede
     cp = seeded.record_checkpoint("s1", trigger="pre-compact", ts=ts(0), entries_added=0)
     sig = scan(seeded).signal("checkpoint_noop")
     assert sig.status == "fail" and ids(sig) == {cp}
-    assert "new entries stored" in sig.offending[0].note
+    assert "12 new indexable entries stored" in sig.offending[0].note
 
 
 def test_compaction_without_checkpoint(seeded: Store) -> None:
@@ -278,6 +358,43 @@ def test_index_lag_missing_stale_and_blank(seeded: Store) -> None:
     assert scan(seeded).signal("index_lag").status == "ok"
 
 
+def test_index_lag_counts_orphan_chunks_in_its_figure(seeded: Store) -> None:
+    """An orphan chunk (its entry deleted, its chunks left) is lag the figure shows: the
+    status is the thresholds applied to the value, never warn at 0.00 %."""
+    from sqlalchemy import delete
+
+    consistent(scan(seeded))
+    with seeded.read() as conn, orm(conn) as s:
+        gone = s.exec(select(Entry.id).where(col(Entry.session_id) == "s2")
+                      .order_by(col(Entry.id))).first()
+        chunks = set(s.exec(select(Chunk.id).where(col(Chunk.source_type) == "entry",
+                                                   col(Chunk.source_id) == gone)).all())
+    with seeded.write() as conn:
+        conn.execute(delete(Entry).where(col(Entry.id) == gone))
+    sig = scan(seeded).signal("index_lag")
+    assert sig.status in ("warn", "fail") and sig.value and sig.value > 0
+    assert {r.id for r in sig.offending if r.kind == "chunk"} == chunks
+    assert "orphan chunk" in sig.explanation
+    consistent(scan(seeded))
+
+
+def test_rule_graded_signals_have_no_thresholds(seeded: Store, tmp_path: Path) -> None:
+    """loader_drift (warn, a plain memory not loadable) and checkpoint_noop (an older no-op
+    only: warn) report what they grade, with null thresholds."""
+    mem = tmp_path / "memory"
+    (mem / "feedback_broken.md").write_text('---\nname: "unclosed\n---\nbody\n',
+                                            encoding="utf-8")
+    seeded.ingest([mem])
+    old = seeded.record_checkpoint(None, trigger="nightly", ts=ts(60 * 24 * 10),
+                                   entries_added=30, chunks_embedded=0)
+    result = scan(seeded)
+    drift, noop = result.signal("loader_drift"), result.signal("checkpoint_noop")
+    assert (drift.status, drift.value, drift.graded_by) == ("warn", 1.0, "rule")
+    assert (noop.status, noop.value, noop.graded_by) == ("warn", 1.0, "rule")
+    assert ids(noop) == {old} and noop.detail == {"recent": 0, "older": 1}
+    consistent(result)
+
+
 def test_embedding_failures_and_reembed(seeded: Store) -> None:
     """An indexer over an embedder that rejects long inputs leaves failed chunks; re-embed
     chunks those sources again, within the limit."""
@@ -291,6 +408,64 @@ def test_embedding_failures_and_reembed(seeded: Store) -> None:
     after = scan(seeded)
     assert after.signal("embedding_failures").status == "ok"
     assert after.signal("duplicate_ratio").status == "ok"
+
+
+def test_reembed_preview_says_it_replaces_every_writers_copies(seeded: Store) -> None:
+    long = incidents.sources_of(seeded, "s1", memories=False)[:2]
+    incidents.oversized_failures(seeded, long, max_chars=10)
+    incidents.reindex_again(seeded, long, ("nightly.sh", "1.0"))
+    plan = seeded.health_fix_plan("reembed")
+    text = " ".join(plan.lines)
+    assert "every writer's copies: " in text and "nightly.sh 2" in text
+    assert "deleted and replaced" in text
+    with seeded.read() as conn, orm(conn) as s:
+        held = len(s.exec(select(Chunk.id).where(col(Chunk.source_type) == "entry", col(
+            Chunk.source_id).in_([x.source_id for x in long]))).all())
+    assert plan.counts["chunks_replaced"] == held
+    seeded.health_fix("reembed", previewed=plan)
+    with seeded.write() as conn:  # one of the store's own chunks failed: nobody else's
+        own = conn.execute(select(Chunk.id).where(col(Chunk.source_type) == "entry")
+                           .order_by(col(Chunk.id).desc())).scalars().first()
+        conn.execute(update(Chunk).where(col(Chunk.id) == own).values(status="failed"))
+    alone = seeded.health_fix_plan("reembed")
+    assert alone.counts["sources"] == 1 and alone.counts["chunks_replaced"] == 1
+    assert "every writer's copies" not in " ".join(alone.lines)
+
+
+def test_a_fix_acts_on_what_its_preview_listed(seeded: Store) -> None:
+    """Between the confirmation and the write the store moves: the fix removes the rows the
+    preview listed, leaves a row that is no longer a duplicate and new duplicates, and says
+    so."""
+    from sqlalchemy import delete
+
+    first = incidents.reindex_again(seeded, incidents.sources_of(seeded, "s1", memories=False),
+                                    ("nightly.sh", "1.0"))
+    plan = seeded.health_fix_plan("compact-duplicates")
+    assert set(plan.targets) == set(first) and plan.counts["rows_removed"] == len(first)
+    later = incidents.reindex_again(seeded, incidents.sources_of(seeded, "s2", memories=False),
+                                    ("nightly.sh", "1.0"))
+    with seeded.write() as conn:  # one previewed copy goes by other means
+        conn.execute(delete(Chunk).where(col(Chunk.id) == first[0]))
+    report = seeded.health_fix("compact-duplicates", previewed=plan)
+    assert report.counts["rows_removed"] == len(first) - 1
+    assert report.counts["previewed_gone"] == 1
+    assert report.counts["new_since_preview"] == len(later)
+    assert any("appeared since the preview" in line for line in report.lines)
+    left = scan(seeded).signal("duplicate_ratio")
+    assert ids(left) == set(later)  # the new ones wait for the next preview
+
+
+def test_a_fix_with_an_unchanged_store_does_what_it_previewed(seeded: Store) -> None:
+    added = incidents.reindex_again(seeded, incidents.sources_of(seeded, "s1"),
+                                    ("nightly.sh", "1.0"))
+    plan = seeded.health_fix_plan("compact-duplicates")
+    report = seeded.health_fix("compact-duplicates", previewed=plan)
+    assert report.counts["rows_removed"] == plan.counts["rows_removed"] == len(added)
+    assert report.counts["previewed_gone"] == report.counts["new_since_preview"] == 0
+    assert len(report.lines) == 1
+    assert scan(seeded).signal("duplicate_ratio").status == "ok"
+    with pytest.raises(ValueError, match="preview is of compact-duplicates"):
+        seeded.health_fix("reembed", previewed=plan)
 
 
 def test_embedding_drift(tmp_path: Path) -> None:
@@ -376,6 +551,69 @@ def test_a_writer_that_upgraded_is_not_stale(seeded: Store) -> None:
         record_checkpoint(hook, "s1", trigger="stop", ts=ts(2), entries_added=0)
         hook.close()
     assert scan(seeded).signal("stale_writer").status == "ok"
+
+
+def test_a_stored_scan_does_not_clear_a_stale_writer(store: Store) -> None:
+    """The scanning process writes its scan (and a fix its audit event) at the running version
+    under the same writer name: the stale deployment's data is what is judged."""
+    old = incidents.stale_hook(store, ("lca-tui", "0.0.9"))
+    add_session(old, "s1")
+    old.close()
+    for _ in range(2):  # each scan is stored: the second must not be cleared by the first
+        sig = scan(store).signal("stale_writer")
+        assert sig.status == "warn" and ids(sig) == {"lca-tui"}, sig.explanation
+        assert "0.0.9" in sig.offending[0].note
+    with store.write() as conn:  # an audit event at the running version (a fix's)
+        store.audit(conn, "reembed", "chunk", [], {"chunks": 0})
+    assert scan(store).signal("stale_writer").status == "warn"
+    add_session(store, "s2", start=300)  # the running code writes data: the writer is current
+    sig = scan(store).signal("stale_writer")
+    assert sig.status == "ok" and sig.detail["writers"]["lca-tui"]["version"] != "0.0.9"
+
+
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("health.offending_limit", "-1", "at least 0"),
+    ("health.duplicate_fail_percent", "-5", "at least 0"),
+    ("health.duplicate_fail_percent", "3", "must be at least health.duplicate_warn_percent"),
+    ("health.near_duplicate_similarity", "nan", "finite"),
+    ("health.index_lag_fail_percent", "inf", "finite"),
+    ("health.index_lag_fail_percent", "101", "at most 100"),
+    ("health.checkpoint_noop_days", "-3", "at least 0"),
+    ("health.critical_budget_chars", "0", "at least 1"),
+])
+def test_health_settings_are_validated_at_load(name: str, value: str, said: str) -> None:
+    from store.core.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match=name.replace(".", r"\.")) as caught:
+        Settings.load({name: value})
+    assert said in str(caught.value)
+
+
+def test_health_settings_in_range_load(seeded: Store) -> None:
+    from store.core.settings import Settings
+
+    settings = Settings.load({"health.offending_limit": "1", "health.duplicate_warn_percent": "10",
+                              "health.duplicate_fail_percent": "10",
+                              "health.near_duplicate_similarity": "1",
+                              "health.checkpoint_noop_days": "0"})
+    assert settings["health.duplicate_fail_percent"] == 10.0
+    sources = incidents.sources_of(seeded, "s1", memories=False)
+    incidents.reindex_again(seeded, sources, ("nightly.sh", "1.0"))
+    seeded.settings = settings
+    dup = scan(seeded).signal("duplicate_ratio")
+    assert len(dup.offending) == 1 and dup.offending_total == len(sources)
+
+
+def test_health_json_has_no_nan_or_infinity(seeded: Store) -> None:
+    import json
+
+    from store.health.records import SignalResult
+
+    odd = SignalResult("x", "unknown", float("nan"), "?", float("inf"), None, "", "",
+                       detail={"ratio": float("-inf"), "ok": [1.5]})
+    doc = json.dumps(odd.to_json(), allow_nan=False)
+    assert json.loads(doc)["value"] is None and json.loads(doc)["detail"]["ok"] == [1.5]
+    json.dumps(scan(seeded).to_json(), allow_nan=False)
 
 
 # -- scans, trends, drill-down ---------------------------------------------------------------

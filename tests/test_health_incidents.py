@@ -21,7 +21,7 @@ from store.health import incidents
 from store.recall.models import RecallCandidate
 from store.recall.run import probe
 from tests.conftest import make_store
-from tests.helpers_health import NOW, scan
+from tests.helpers_health import NOW, consistent, scan
 from tests.helpers_shell import FIXED_NOW, build_demo_template
 
 QUERIES = ("how was the compaction summary written", "which tests failed and why",
@@ -104,14 +104,47 @@ def test_health_cli_on_real_transcripts_exits_0_at_fail(cc_store: Store, tmp_pat
         assert {"name", "status", "value", "thresholds", "explanation", "offending"} <= set(sig)
         assert set(sig["thresholds"]) == {"warn", "fail"}
     assert all(s["status"] != "fail" for s in data["signals"])
-    warn = _cli("health", "--fail-on", "warn", store=path)
+    warn = _cli("health", "--fail-on", "warn", "--show", "compaction_without_checkpoint",
+                store=path)
     assert warn.returncode == 1 and "exit 1 at --fail-on warn" in warn.stdout
+    assert "compaction_without_checkpoint: 1 offending row\n" in warn.stdout  # one: singular
 
 
 def test_health_cli_errors_are_one_line(tmp_path: Path) -> None:
     done = _cli("health", "--show", "no_such_signal", store=tmp_path / "x.db")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "no health signal 'no_such_signal'" in done.stderr
+
+
+@pytest.mark.parametrize("command", [("health", "--no-save"), ("health", "--json"),
+                                     ("compact-duplicates", "--dry-run"),
+                                     ("compact-duplicates",)])
+def test_health_refuses_a_store_that_does_not_exist(tmp_path: Path,
+                                                    command: tuple[str, ...]) -> None:
+    """A mistyped path is an error, never a new empty store reported healthy."""
+    typo = tmp_path / "typo.db"
+    done = _cli(*command, store=typo)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert f"no store at {typo}" in done.stderr and command[0] in done.stderr
+    assert not typo.exists() and not list(tmp_path.rglob("*.db*"))
+
+
+def test_health_reads_an_existing_store(store: Store) -> None:
+    path = store.path
+    store.close()
+    done = _cli("health", "--no-save", "--json", store=path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["signals"]
+
+
+def test_a_bad_health_setting_is_one_line_naming_it(store: Store) -> None:
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "--set",
+                           "health.index_lag_fail_percent=inf", "health", "--json",
+                           "--store", str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "health.index_lag_fail_percent must be a finite number" in done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +168,7 @@ def test_demo_tells_every_incident(demo_template: Path, tmp_path: Path) -> None:
             "compaction_without_checkpoint", "threshold_order"} <= set(bad)
     assert len(bad) >= 8
     assert bad["checkpoint_noop"] == "fail" and bad["loader_drift"] == "fail"
+    consistent(result)
     done = _cli("health", store=path)
     assert done.returncode == 1, done.stderr
     fixed = _cli("compact-duplicates", "--json", store=path)

@@ -172,6 +172,10 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
         await wait_until(pilot, lambda: overview.health_loads >= 1, what="the health line")
         line = rendered_text(overview.query_one("#overview-health"))
         assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
+        # the hint names the key that opens Health from where the focus is
+        assert "(6: open)" in line and "enter" not in line
         overview.query_one("#overview-health").focus()
+        await pilot.pause()
+        assert "(enter: open)" in rendered_text(overview.query_one("#overview-health"))
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "health", what="Health")

@@ -66,6 +66,14 @@ def test_health_shows_what_failed_while_the_store_could_not_be_opened(
                          .encode(), link)
     assert (done.returncode, done.stdout) == (0, b"")
     target.parent.mkdir()
+    # health reads an existing store: it refuses the path, saying what the log kept for it
+    done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "health", "--no-save",
+                           "--store", str(link)], capture_output=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 2 and done.stdout == b"" and not target.exists()
+    said = done.stderr.decode()
+    assert "no store at" in said and "the hook failure log holds 1 failure" in said
+    assert "could not be opened" in said
+    make_store(link).close()  # the store is made (the next hook run would make it)
     health = _health(link)
     assert health["status"] == "warn" and health["value"] == 1
     assert [r["kind"] for r in health["offending"]] == ["hook-failures.log"]
@@ -92,6 +100,49 @@ def test_a_store_that_cannot_be_opened(tmp_path: Path, runtime_dir: Path, kind: 
     assert failure_log().stat().st_mode & 0o777 == 0o600
     signal = hook_failures(None, bad)
     assert signal.status == "warn" and signal.value == 1 and signal.rows[0]["where"] == "log"
+
+
+@pytest.mark.parametrize("kind", ["directory", "not a database"])
+def test_health_and_hooks_status_show_the_logged_failures_of_a_store_that_cannot_open(
+        tmp_path: Path, runtime_dir: Path, kind: str) -> None:
+    bad = tmp_path / "bad.db"
+    if kind == "directory":
+        bad.mkdir()
+    else:
+        bad.write_bytes(b"this is not an SQLite file at all" * 100)
+    payload = {"session_id": "s", "hook_event_name": "Stop"}
+    assert _hook_process("Stop", json.dumps(payload).encode(), bad).returncode == 0
+
+    def cli(*words: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "lca_tui.cli", *words, "--store",
+                               str(bad), "--json"], capture_output=True, timeout=300,
+                              cwd=ROOT)
+
+    health = cli("health", "--no-save")
+    assert health.returncode == 2 and health.stderr.decode().count("\n") == 1
+    assert "hook_failures: 1 hook run failed" in health.stderr.decode()
+    doc = json.loads(health.stdout)
+    assert doc["status"] == "error" and doc["error"]
+    (signal,) = doc["signals"]
+    assert (signal["name"], signal["value"], signal["status"]) == ("hook_failures", 1, "warn")
+    status = cli("hooks", "status", "--project", str(tmp_path))
+    assert status.returncode == 1, status.stderr
+    doc = json.loads(status.stdout)
+    assert "cannot be opened" in doc["store_error"]
+    assert doc["hook_failures"]["value"] == 1 and doc["daemon_state"] == "not running"
+    assert doc["settings"]["installed"] is False
+    assert bad.is_dir() if kind == "directory" else bad.read_bytes().startswith(b"this is")
+
+
+def test_hooks_status_does_not_create_a_missing_store(tmp_path: Path, runtime_dir: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    from lca_tui.cli import main
+
+    missing = tmp_path / "nothing-yet.db"
+    assert main(["hooks", "status", "--store", str(missing), "--project", str(tmp_path)]) == 0
+    assert "no store at" in capsys.readouterr().out
+    assert not missing.exists()
 
 
 def test_log_lines_count_for_their_store_once_it_opens(tmp_path: Path, store: Store) -> None:
@@ -158,3 +209,56 @@ def test_a_clean_run_is_recorded_ok(tmp_path: Path, runtime_dir: Path,
                                    ).one()
     assert tuple(row[:3]) == ("Stop", "ok", "process") and row[3] > 0
     s.close()
+
+
+def test_each_logged_failure_is_explained_by_its_cause(tmp_path: Path) -> None:
+    from store.harness.failures import log_failure
+
+    where = tmp_path / "s.db"
+    log_failure("UserPromptSubmit", where, "the daemon (pid 7) did not answer: the daemon "
+                "did not acknowledge the request within 2 s (hung?)", via="daemon")
+    log_failure("UserPromptSubmit", where, "the hook gave up at its deadline of 12 s while "
+                "working in-process", via="deadline")
+    log_failure("Stop", where, "the store could not be opened: StoreError: not a database")
+    log_failure("Stop", where, "the run failed and could not be recorded: StoreLocked: busy")
+    explanation = hook_failures(None, where).explanation
+    assert "1 the daemon did not answer" in explanation
+    assert "1 gave up at the hook's deadline" in explanation
+    assert "1 the store could not be opened" in explanation
+    assert "1 the run could not be recorded in the store" in explanation
+    assert explanation.count("could not be opened") == 1
+
+
+@pytest.mark.parametrize("kind", ["directory", "not jsonl"])
+def test_a_transcript_path_that_is_no_transcript_is_refused_and_recorded(
+        tmp_path: Path, runtime_dir: Path, kind: str) -> None:
+    if kind == "directory":
+        given = tmp_path / "projects"  # a folder of sessions, named like one
+        given.mkdir()
+        for name in ("short.jsonl", "tool_heavy.jsonl"):
+            (given / name).write_bytes((CLAUDE_CODE / name).read_bytes())
+        given = given.rename(tmp_path / "folder.jsonl")
+    else:
+        given = tmp_path / "notes.txt"
+        given.write_bytes((CLAUDE_CODE / "short.jsonl").read_bytes())
+    store_path = tmp_path / "s.db"
+    done = _hook_process("Stop", json.dumps({"session_id": "s", "hook_event_name": "Stop",
+                                             "transcript_path": str(given)}).encode(),
+                         store_path)
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    store = make_store(store_path)
+    signal = hook_failures(store)
+    assert signal.value == 1 and "transcript_path" in str(signal.rows[0]["error"])
+    assert store.stats().entries == 0  # nothing imported
+    store.close()
+
+
+def test_the_failure_log_names_the_store_by_its_absolute_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.harness.failures import log_failure
+
+    monkeypatch.chdir(tmp_path)
+    log_failure("Stop", "relative.db", "whatever")
+    (line,) = logged_failures()
+    assert line["store"] == str(tmp_path / "relative.db")
+    assert logged_failures(tmp_path / "relative.db") == [line]

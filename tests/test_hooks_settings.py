@@ -131,3 +131,59 @@ def test_is_ours_recognises_only_lca_tui_hook_commands() -> None:
     assert not sf.is_ours("echo lca-tui hooks")
     assert not sf.is_ours("my-hook lca-tui")
     assert not sf.is_ours(None)
+
+
+@pytest.mark.parametrize("start", [{"hooks": {}}, {"hooks": {"UserPromptSubmit": []}},
+                                   {"model": "opus", "hooks": {"Stop": [], "PreCompact": []}}])
+def test_empty_hook_containers_survive_install_and_uninstall(
+        tmp_path: Path, start: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _settings(tmp_path)
+    path.parent.mkdir()
+    path.write_text(json.dumps(start))
+    _cli("hooks", "install", "--project", str(tmp_path), capsys=capsys)
+    data = json.loads(path.read_text())
+    data["theme"] = "dark"  # edited meanwhile: the bytes cannot simply come back
+    path.write_text(json.dumps(data))
+    _cli("hooks", "uninstall", "--project", str(tmp_path), capsys=capsys)
+    assert json.loads(path.read_text()) == {**start, "theme": "dark"}
+
+
+def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    original = json.dumps(OTHERS).encode()
+    real.write_bytes(original)
+    path = _settings(tmp_path / "proj")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(real)
+    _cli("hooks", "install", "--project", str(tmp_path / "proj"), capsys=capsys)
+    assert path.is_symlink() and path.resolve() == real
+    assert set(json.loads(real.read_text())["hooks"]) == {"PreToolUse", *sf.EVENTS}
+    _cli("hooks", "uninstall", "--project", str(tmp_path / "proj"), capsys=capsys)
+    assert path.is_symlink() and real.read_bytes() == original
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["claude-settings.json"]
+
+
+def test_a_project_folder_that_does_not_exist_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    typo = tmp_path / "typo" / "deep"
+    assert main(["hooks", "install", "--project", str(typo)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "typo").exists()
+
+
+def test_the_first_backup_is_kept_and_the_marker_is_not_called_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _cli("hooks", "install", "--project", str(tmp_path), capsys=capsys)
+    assert "(backup" not in out  # no file before: nothing backed up (only the marker)
+    path = _settings(tmp_path)
+    _cli("hooks", "uninstall", "--project", str(tmp_path), capsys=capsys)
+    original = json.dumps(OTHERS).encode()
+    path.write_bytes(original)
+    out = _cli("hooks", "install", "--project", str(tmp_path), capsys=capsys)
+    backup = path.with_name("settings.json.lca-tui.bak")
+    assert f"(backup {backup})" in out.replace("\n", "") and backup.read_bytes() == original
+    _cli("hooks", "uninstall", "--project", str(tmp_path), capsys=capsys)
+    assert backup.read_bytes() == original  # not overwritten by the installed version

@@ -165,3 +165,38 @@ async def test_secret_entry_masked_on_the_transcript_until_revealed(demo_path: P
         assert EMAIL in view.content_text
         shown = str(table.get_row(str(entry.id))[-1])
         assert "secret" not in shown and shown.startswith(entry.content[:12])
+
+
+def _bigger_closure(path: Path) -> None:
+    """The demo, plus a recall trace, a proposal and an export holding the address: a
+    closure longer than an 80x24 dialog."""
+    from store import Store
+
+    with Store(path) as store:
+        store.recall(f"what is {EMAIL}")
+        store.propose({"op": "add", "type": "user", "content": f"Dana's e-mail is {EMAIL}.",
+                       "metadata": {"name": "Dana's e-mail"}, "rationale": "said in a session",
+                       "evidence": []}, auto_apply=False)
+        store.export(Path("exported"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_snapshot_privacy_confirmation_scrolls(snap_compare: Any, demo_path: Path,
+                                               size: tuple[int, int]) -> None:
+    """The confirmation of a long closure: the list scrolls, the word's input is always on
+    screen (at 80x24 too), scrolled to its end (the exports line and the tombstone note)."""
+    _bigger_closure(demo_path)
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _preview(pilot, EMAIL)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
+        app.screen.query_one(Input).cursor_blink = False
+        await pilot.press("pagedown", "pagedown")
+        await _settled(pilot)
+        modal = app.screen
+        box = modal.query_one("#confirm-input").region
+        assert box.bottom <= size[1] and box.height == 3  # the input is on screen, whole
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

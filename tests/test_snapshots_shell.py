@@ -11,7 +11,8 @@ from textual.pilot import Pilot
 from lca_tui.app import make_app
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
-from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
+from tests.helpers_shell import (FIXED_NOW, SIZE, overview_settled, screen_loaded, settled,
+                                 wait_until)
 
 
 def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
@@ -20,8 +21,7 @@ def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
-        await wait_until(pilot, lambda: app.screen.health_loads >= 1, what="health line")
-        await settled(pilot)
+        await overview_settled(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -127,14 +127,15 @@ def _small(demo_path: Path, mode: str) -> Any:
 
 
 def test_overview_at_80x24(snap_compare: Any, demo_path: Path) -> None:
-    """Overview at 80x24: store, embedder and records, the latest sessions start below."""
+    """Overview at 80x24: the health and consolidation lines, store, embedder and records,
+    the latest sessions start below."""
     app = _small(demo_path, "overview")
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.screen.loads >= 1, what="overview loaded")
-        await settled(pilot)
+        await overview_settled(pilot)
         assert _shown_lines(app.screen.query_one("#overview-records")) >= 9
-        assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 3
+        assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 2  # header, 1st row
+        assert _shown_lines(app.screen.query_one("#overview-consolidation")) == 1
 
     assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 

@@ -12,8 +12,10 @@ from textual.widgets import Static
 from store.health.records import ScanResult
 
 
-def summary_text(result: ScanResult | None, width: int = 2) -> Text:
-    """``Health  FAIL 3 · WARN 5 · unknown 1 · ok 6 — duplicate_ratio, loader_drift, +1``."""
+def summary_text(result: ScanResult | None, width: int = 2, focused: bool = False) -> Text:
+    """``Health  FAIL 3 · WARN 5 · unknown 1 · ok 6 — duplicate_ratio, loader_drift, +1``,
+    with the key that opens the Health screen from where the focus is: enter once the line
+    has the focus, 6 from anywhere."""
     out = Text("Health        ", style="bold", end="")
     if result is None:
         out.append("scanning…", style="dim")
@@ -30,7 +32,7 @@ def summary_text(result: ScanResult | None, width: int = 2) -> Text:
     if worst:
         more = f", +{len(worst) - width}" if len(worst) > width else ""
         out.append(" — " + ", ".join(worst[:width]) + more)
-    out.append("  (enter: open)", style="dim")
+    out.append("  (enter: open)" if focused else "  (6: open)", style="dim")
     return out
 
 
@@ -47,11 +49,20 @@ class HealthLine(Static, can_focus=True):
     HealthLine:focus { text-style: reverse; }
     """
 
+    result: ScanResult | None = None
+
     def show(self, result: ScanResult | None) -> None:
-        self.update(summary_text(result))
+        self.result = result
+        self.update(summary_text(result, focused=self.has_focus))
         status = result.status if result is not None else "ok"
         self.set_class(status == "fail", "-fail")
         self.set_class(status in ("warn", "unknown"), "-warn")
+
+    def on_focus(self) -> None:
+        self.update(summary_text(self.result, focused=True))
+
+    def on_blur(self) -> None:
+        self.update(summary_text(self.result, focused=False))
 
     def action_open(self) -> None:
         self.app.switch_mode("health")

@@ -26,17 +26,31 @@ class ChartData:
         return (self.window, self.checkpoint, self.auto_compact, self.compactions,
                 self.checkpoints)
 
-    def mark_positions(self) -> list[tuple[str, float]]:
+    def mark_positions(self, column: float = 0.0) -> list[tuple[str, float]]:
         """Where each mark is drawn on the turn axis, checkpoints first: just after the turn
         it followed; one after the last snapshot (the usual checkpoint just before a
-        compaction) at the last turn; one before every snapshot is not drawn."""
+        compaction) at the last turn; one before every snapshot is not drawn.
+
+        ``column`` is how many turns one character column spans: a checkpoint that would be
+        drawn within a column of a compaction (a store-wide checkpoint seconds before or
+        after it) moves one column to the side it happened on, so the compaction's line
+        does not hide it."""
         n = len(self.used)
         out: list[tuple[str, float]] = []
-        for kind, stamps in (("checkpoint", self.checkpoints), ("compaction", self.compactions)):
-            for ts in stamps:
-                turn = turn_of(self.times, ts)
-                if turn:
-                    out.append((kind, min(turn + 0.5, n)))
+        compactions = [(ts, turn_of(self.times, ts)) for ts in self.compactions]
+        for ts in self.checkpoints:
+            turn = turn_of(self.times, ts)
+            if not turn:
+                continue
+            x = min(turn + 0.5, n)
+            for c_ts, c_turn in compactions:
+                cx = min(c_turn + 0.5, n)
+                if c_turn and column > 0 and abs(x - cx) < column:
+                    x = cx + column if ts > c_ts else cx - column
+                    if not 1 <= x <= max(2, n):  # no room on that side: the other one
+                        x = cx - column if ts > c_ts else cx + column
+            out.append(("checkpoint", x))
+        out += [("compaction", min(turn + 0.5, n)) for _, turn in compactions if turn]
         return out
 
 
@@ -58,12 +72,20 @@ def _ticks(n: int, count: int = 6) -> list[int]:
     return ticks
 
 
+LABELS_MIN_HEIGHT = 14
+"""Below this many rows the chart leaves out its axis labels ("tokens", "turn"): a row more
+for the curve on an 80x24 terminal (the panel's title says what is plotted)."""
+Y_AXIS = 6
+"""Columns left of the plot: the tick labels ("200k") and the axis."""
+
+
 def tick_marks(d: ChartData, height: int) -> list[int]:
     """The token marks labelled on the y axis: 0, the thresholds and the top, leaving out the
     top (then the checkpoint) when the chart is too short to put them on rows of their own —
     two labels on one row would show either, depending on drawing order."""
     top = max(d.window, max(d.used))
-    rows = max(1, height - 5)  # title, x axis, its labels and the x label take the rest
+    # the frame, the x axis and its tick labels take the rest (and the axis labels' row)
+    rows = max(1, height - (5 if height >= LABELS_MIN_HEIGHT else 4))
     step = top / rows
     kept = [0]
     for mark in (d.auto_compact, d.checkpoint, top):
@@ -101,6 +123,13 @@ class PressureChart(PlotextPlot):
         self.data.times.extend(times)
         self.replot()
 
+    def column_turns(self) -> float:
+        """How many turns one character column of the plot spans (0 before layout)."""
+        plot = self.size.width - Y_AXIS - 2
+        if plot <= 0:
+            return 0.0
+        return (max(2, len(self.data.used)) - 1) / plot
+
     def _rgb(self, variable: str) -> tuple[int, int, int]:
         value = self.app.theme_variables.get(variable) or "#888888"
         r, g, b = Color.parse(value).rgb
@@ -110,8 +139,9 @@ class PressureChart(PlotextPlot):
         d = self.data
         plt = self.plt
         plt.clear_data()
-        plt.xlabel("turn")
-        plt.ylabel("tokens")
+        labels = self.size.height >= LABELS_MIN_HEIGHT
+        plt.xlabel("turn" if labels else "")
+        plt.ylabel("tokens" if labels else "")
         if not d.used:
             plt.title("no snapshots")
             self.refresh()
@@ -129,7 +159,7 @@ class PressureChart(PlotextPlot):
         plt.hline(d.checkpoint / 1000, self._rgb("warning"))
         plt.hline(d.auto_compact / 1000, self._rgb("error"))
         colour = {"checkpoint": self._rgb("success"), "compaction": self._rgb("error")}
-        for kind, x in d.mark_positions():
+        for kind, x in d.mark_positions(self.column_turns()):
             plt.vline(x, colour[kind])
         plt.plot(xs, [u / 1000 for u in d.used], color=self._rgb("primary"))
         self.refresh()

@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from store.core.textsafe import clip_words
+
 ZONES = ("ok", "checkpoint", "compact")
 
 
@@ -72,16 +74,23 @@ class PressureGauge(Widget):
             return Text("No context snapshots for this session and agent.", end="")
         style = self.get_component_rich_style
         zone = r.zone
+        width = max(10, self.content_size.width or 60)
         out = Text(end="")
         head = f"{r.used:,} / {r.window:,} tokens ({r.percent(r.used):.1f} %)"
         out.append(head, style=style(f"pressure-gauge--{zone}") + style("pressure-gauge--label"))
-        out.append({"ok": "  below the checkpoint threshold",
-                    "checkpoint": "  past the checkpoint threshold: a checkpoint is due",
-                    "compact": "  past the auto-compact threshold"}[zone])
+        phrase = {"ok": "  below the checkpoint threshold",
+                  "checkpoint": "  past the checkpoint threshold: a checkpoint is due",
+                  "compact": "  past the auto-compact threshold"}[zone]
+        out.append(phrase)
+        # the time and the note go on the line they follow when they fit there, else on a
+        # line of their own: a line never wraps, so no figure is split over two
+        aside: list[str] = []
         if r.when:
-            out.append(f"   {r.when}", style="dim")
+            if len(head) + len(phrase) + 3 + len(r.when) <= width:
+                out.append(f"   {r.when}", style="dim")
+            else:
+                aside.append(r.when)
         out.append("\n")
-        width = max(10, self.content_size.width or 60)
         filled = round(min(r.used, r.window) / r.window * width) if r.window else 0
         bar = ["█"] * filled + ["░"] * (width - filled)
         styles = [style(f"pressure-gauge--{zone}")] * filled + \
@@ -93,12 +102,19 @@ class PressureGauge(Widget):
         for ch, st in zip(bar, styles, strict=True):
             out.append(ch, style=st)
         out.append("\n")
+        marks = (f" checkpoint {r.checkpoint:,} ({r.percent(r.checkpoint):.0f} %)   ",
+                 f" auto-compact {r.auto_compact:,} ({r.percent(r.auto_compact):.0f} %)")
         out.append("┃", style=style("pressure-gauge--mark-checkpoint"))
-        out.append(f" checkpoint {r.checkpoint:,} ({r.percent(r.checkpoint):.0f} %)   ")
+        out.append(marks[0])
         out.append("┃", style=style("pressure-gauge--mark-compact"))
-        out.append(f" auto-compact {r.auto_compact:,} ({r.percent(r.auto_compact):.0f} %)")
+        out.append(marks[1])
         if r.note:
-            out.append(f"   {r.note}", style="dim")
+            if 2 + len(marks[0]) + len(marks[1]) + 3 + len(r.note) <= width:
+                out.append(f"   {r.note}", style="dim")
+            else:
+                aside.append(r.note)
+        if aside:
+            out.append("\n" + clip_words(" · ".join(aside), width), style="dim")
         if r.segments is not None:
             out.append("\nby segment: ", style="bold")
             out.append(" · ".join(f"{k.replace('_', ' ')} {v:,}"

@@ -4,9 +4,21 @@ and ``lca-tui compact-duplicates`` (the one shared duplicate-compaction pass).""
 from __future__ import annotations
 
 import argparse
+from contextlib import closing
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, err_console, print_json, store_from, table
+from lca_tui.output import (
+    add_json_flag,
+    console,
+    err_console,
+    fail,
+    open_from,
+    print_json,
+    require_store,
+    store_from,
+    store_path,
+    table,
+)
 
 FIX_NAMES = ("compact-duplicates", "reembed", "index-lag")
 STYLE = {"fail": "bold red", "warn": "yellow", "unknown": "magenta", "ok": "green"}
@@ -44,14 +56,46 @@ def _progress(args: argparse.Namespace) -> Any:
     return progress
 
 
+def _logged_hint(args: argparse.Namespace) -> str:
+    """What the hook failure log kept for a store path that has no store (yet): a hook that
+    could not open it there is the likeliest reason to ask."""
+    from store.harness.failures import logged_failures
+
+    logged = logged_failures(store_path(args))
+    if not logged:
+        return ""
+    last = str(logged[-1].get("error") or "no reason recorded")
+    return (f"; the hook failure log holds {len(logged):,} failure"
+            f"{'' if len(logged) == 1 else 's'} for this path, the last: {last}")
+
+
+def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
+    """A store that exists but cannot be opened: the error, with the ``hook_failures``
+    signal from the failure log (hooks that could not open it either logged there); with
+    ``--json``, one document holding both. Exit 2."""
+    from store.harness.failures import hook_failures
+
+    found = hook_failures(None, store_path(args))
+    if args.json:
+        print_json({"store": str(store_path(args)), "status": "error", "error": str(exc),
+                    "signals": [found.to_json()]})
+    return fail(f"{exc}" + (f"; hook_failures: {found.explanation}" if found.value else ""))
+
+
 def run_health(args: argparse.Namespace) -> int:
+    from store.core.errors import StoreError
     from store.health.registry import spec
 
     for name in args.show:
         spec(name)  # an unknown name is a clear error before any work
     if args.dry_run and not args.fix:
         raise ValueError("--dry-run goes with --fix")
-    with store_from(args) as store:
+    require_store(args, "health", _logged_hint(args))
+    try:
+        opened = open_from(args)
+    except StoreError as exc:  # unopenable: the hook failures logged for it still show
+        return _unopenable(args, exc)
+    with closing(opened) as store:
         fixed = None
         if args.fix:
             fixed = (store.health_fix_plan(args.fix) if args.dry_run
@@ -84,7 +128,8 @@ def run_health(args: argparse.Namespace) -> int:
         sig = result.signal(name)
         out = console()
         more = sig.offending_total - len(views)
-        out.print(f"\n{name}: {sig.offending_total:,} offending rows"
+        rows = "row" if sig.offending_total == 1 else "rows"
+        out.print(f"\n{name}: {sig.offending_total:,} offending {rows}"
                   + (f" (first {len(views):,} shown)" if more > 0 else ""), markup=False)
         t = table("row", "what", "note")
         for v in views:
@@ -117,6 +162,7 @@ def _print_lines(head: str, lines: list[str]) -> None:
 
 
 def run_compact(args: argparse.Namespace) -> int:
+    require_store(args, "compact-duplicates")
     with store_from(args) as store:
         report = store.compact_duplicates(args.dry_run, _progress(args))
     if args.json:

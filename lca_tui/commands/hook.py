@@ -20,9 +20,18 @@ if TYPE_CHECKING:
 
 EVENTS = ("UserPromptSubmit", "PreCompact", "SessionEnd", "Stop")
 MAX_STDIN = 16 * 1024 * 1024
-# seconds the daemon may take before the hook gives up (Claude Code's own limit is larger)
-DAEMON_TIMEOUT = {"UserPromptSubmit": 20.0, "Stop": 20.0, "PreCompact": 280.0,
-                  "SessionEnd": 280.0}
+# Seconds a hook may take in all, process start to exit: well below the timeout `hooks
+# install` gives Claude Code for it (30 s, 300 s: settings_file.EVENTS), where Claude Code
+# would kill it with no record. Past it the hook records why and exits 0 printing nothing;
+# the transcript lines it did not store are stored by the next call. A UserPromptSubmit
+# hook holds the user's prompt, so its budget is seconds: cold and in-process it takes
+# ~2.2 s on an idle 2-core machine and 5-7 s at a load average of 9 (measured).
+DEADLINE = {"UserPromptSubmit": 12.0, "Stop": 12.0, "PreCompact": 240.0,
+            "SessionEnd": 240.0}
+DEADLINE_ENV = "LCA_HOOK_DEADLINE"  # seconds, overriding DEADLINE for every event (tests)
+# Seconds a daemon has to acknowledge a request before it is taken for hung and the hook
+# works in this process instead (a warm daemon acknowledges in about a millisecond).
+ACK_TIMEOUT = 2.0
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -85,27 +94,108 @@ def _read_stdin(limit: int) -> bytes:
     return stream.read(limit)
 
 
-def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes) -> str:
+def _session_of(raw: bytes) -> str | None:
+    """The session id in the hook JSON, for the failure log (None when there is none)."""
+    import json
+
+    try:
+        sid = json.loads(raw).get("session_id")
+    except (ValueError, AttributeError):
+        return None
+    return sid if isinstance(sid, str) else None
+
+
+def deadline_for(event: str) -> float:
+    """The hook's budget in seconds (``DEADLINE``, or ``$LCA_HOOK_DEADLINE``)."""
+    try:
+        given = float(os.environ.get(DEADLINE_ENV) or "nan")
+    except ValueError:
+        given = float("nan")
+    return given if given > 0 else DEADLINE.get(event, DEADLINE["UserPromptSubmit"])
+
+
+class Watchdog:
+    """Ends the hook at its deadline whatever it is doing (a write lock held by another
+    process, a stuck read): records why in the failure log, then exits 0 with nothing on
+    stdout. A thread, so that it fires even while the main thread waits inside SQLite."""
+
+    def __init__(self, event: str, store: str | os.PathLike[str] | None,
+                 seconds: float) -> None:
+        import threading
+
+        self.event, self.store, self.seconds = event, store, seconds
+        self.doing = "starting"
+        self.session_id: str | None = None
+        self.finishing = threading.Lock()  # held by whoever ends the process
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+
+    def start(self) -> Watchdog:
+        self.timer.start()
+        return self
+
+    def _expire(self) -> None:
+        if not self.finishing.acquire(blocking=False):
+            return  # the hook is printing its answer: let it
+        try:
+            from store.harness.failures import log_failure
+
+            log_failure(self.event, os.fspath(self.store) if self.store else None,
+                        f"the hook gave up at its deadline of "
+                        f"{self.seconds:g} s while {self.doing} (below Claude Code's timeout "
+                        "for it; the lines not stored yet are stored by the next call)",
+                        self.session_id, via="deadline")
+        finally:
+            sys.stderr.flush()
+            os._exit(0)
+
+    def finish(self) -> bool:
+        """Stop the watchdog before printing; False when it is ending the process now."""
+        self.timer.cancel()
+        return self.finishing.acquire(blocking=False)
+
+
+def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
+            deadline: float, watch: Watchdog | None = None) -> str:
+    """The hook's output: from the daemon when one serves the store and acknowledges the
+    request, else worked out in this process; ``deadline`` is a ``time.monotonic`` time."""
+    import time
+
     from store.harness import client, paths
 
     store = paths.resolve_store(store_arg)
+    sid = _session_of(raw)
+    if watch is not None:
+        watch.store, watch.session_id = store, sid
     if not sets and not os.environ.get("LCA_NO_DAEMON"):
         try:
             sock = paths.socket_path(store)
+            if watch is not None:
+                watch.doing = "waiting for the daemon"
             reply = client.request(sock, {"op": "hook", "event": event, "store": str(store),
                                           "stdin": raw.decode("utf-8", "replace")},
-                                   timeout=DAEMON_TIMEOUT[event])
-        except (client.NotRunning, paths.UnsafeDirectory):
-            pass  # no daemon: work in this process
-        except client.DaemonError as exc:
+                                   timeout=max(0.1, deadline - time.monotonic() - 0.5),
+                                   ack_timeout=ACK_TIMEOUT)
+        except (client.NotRunning, paths.UnsafeDirectory, OSError):
+            pass  # no daemon, or no usable socket folder: work in this process
+        except client.NoAck as exc:  # it took nothing on: this process does the work
             from store.harness.failures import log_failure
 
-            log_failure(event, store, f"the daemon failed to answer: {exc}", via="daemon")
+            pid = client.running_pid(sock)
+            if exc.hung:
+                log_failure(event, store, f"the daemon{f' (pid {pid})' if pid else ''} did "
+                            f"not answer: {exc}; this hook ran in-process instead (`lca-tui "
+                            "serve --stop` ends a hung daemon)", sid, via="daemon")
+        except client.DaemonError as exc:  # it took the run and failed or ran out of time
+            from store.harness.failures import log_failure
+
+            log_failure(event, store, f"the daemon failed to answer: {exc}", sid,
+                        via="daemon")
             return ""
         else:
             if reply.get("ok"):
                 return str(reply.get("stdout") or "")
-            if reply.get("error") != "wrong store":
+            if reply.get("error") not in ("wrong store", "store gone"):
                 return ""  # the daemon recorded the failure itself
     from store.harness.hook import handle
 
@@ -114,12 +204,21 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes) -> s
         from store.core.settings import Settings, parse_assignment
 
         settings = Settings.load(dict(parse_assignment(a) for a in sets))
-    return handle(store, event, raw, settings)
+    if watch is not None:
+        watch.doing = "working in-process"
+    return handle(store, event, raw, settings, deadline=deadline)
 
 
 def fast_main(argv: Sequence[str]) -> int:
-    """Run ``hook EVENT``: print the hook's output (or nothing), always exit 0."""
+    """Run ``hook EVENT``: print the hook's output (or nothing), always exit 0, within the
+    event's deadline."""
+    import time
+
+    started = time.monotonic()
     parsed = parse_fast(argv)
+    seconds = deadline_for(parsed[0] if parsed else "?")
+    watch = Watchdog(parsed[0] if parsed else "?", parsed[1] if parsed else None,
+                     seconds).start()
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # nothing but the hook's own output may reach stdout
     out = ""
@@ -127,20 +226,37 @@ def fast_main(argv: Sequence[str]) -> int:
         if parsed is None:
             raise ValueError(f"cannot read the hook command {' '.join(argv)!r}")
         event, store_arg, sets = parsed
+        watch.doing = "reading stdin"
         raw = _read_stdin(MAX_STDIN)
-        out = _answer(event, store_arg, sets, raw)
+        out = _answer(event, store_arg, sets, raw, started + seconds, watch)
     except BaseException as exc:  # never break the session: record and print nothing
-        try:
-            from store.harness.failures import log_failure
-
-            log_failure(parsed[0] if parsed else "?", parsed[1] if parsed else None,
-                        f"{type(exc).__name__}: {exc}")
-        except BaseException:  # noqa: S110 - nothing is left to record it with
-            sys.stderr.write(f"lca-tui hook: {exc}\n")
+        _record(parsed, exc)
         out = ""
     finally:
         sys.stdout = real_stdout
-    if out:
-        real_stdout.write(out + "\n")
-        real_stdout.flush()
+    if not watch.finish():
+        time.sleep(seconds)  # the watchdog is ending the process: wait for it
+    try:
+        if out:
+            real_stdout.write(out + "\n")
+            real_stdout.flush()
+    except BaseException as exc:  # Claude Code closed the pipe: nothing to print to
+        _record(parsed, exc, "could not print the hook's output: ")
+        try:  # and no second failure when Python flushes stdout at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), real_stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass  # not a real file (a test's capture): nothing is flushed to a pipe
     return 0
+
+
+def _record(parsed: tuple[str, str | None, list[str]] | None, exc: BaseException,
+            prefix: str = "") -> None:
+    """Log a failure of the hook command itself (never raises)."""
+    try:
+        from store.harness.failures import log_failure
+        from store.harness.paths import resolve_store
+
+        store = resolve_store(parsed[1]) if parsed and parsed[1] else None
+        log_failure(parsed[0] if parsed else "?", store, f"{prefix}{type(exc).__name__}: {exc}")
+    except BaseException:  # noqa: S110 - nothing is left to record it with
+        sys.stderr.write(f"lca-tui hook: {exc}\n")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
@@ -37,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from store.harness import paths
     from store.harness import settings_file as sf
 
+    if args.project is not None and not Path(args.project).expanduser().is_dir():
+        raise ValueError(f"the project folder {args.project} does not exist (or is not a "
+                         "folder): give an existing project's folder; nothing was written")
     path = sf.settings_path(args.project, args.user)
     if args.verb == "status":
         return _status(args, path)
@@ -63,38 +67,69 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         out.print(f"dry run: {path} not changed", markup=False)
     else:
-        out.print(f"wrote {path}"
-                  + (f" (backup {written[0]})" if written and written[0] != path else ""),
-                  markup=False)
+        backup = next((p for p in written if p.name.endswith(".lca-tui.bak")), None)
+        out.print(f"wrote {path}" + (f" (backup {backup})" if backup else ""), markup=False)
     return 0
 
 
-def _status(args: argparse.Namespace, path: Any) -> int:
+def _daemon_state(store_path: Any) -> dict[str, Any]:
+    """``client.probe`` for the store's daemon; ``unavailable`` when no folder can hold its
+    socket (hooks then work in-process)."""
     from store.harness import client, paths
-    from store.harness import settings_file as sf
+
+    try:
+        return client.probe(paths.socket_path(store_path))
+    except paths.UnsafeDirectory as exc:
+        return {"state": "unavailable", "pid": None, "status": None, "error": str(exc)}
+
+
+def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
+    """The hook runs and failures the store holds, the failures logged for it, and why the
+    store could not be read when it cannot (a missing store is not created here)."""
     from store.harness.failures import hook_failures
     from store.harness.models import HookRun
 
-    wired = sf.status(path)
-    store_path = paths.resolve_store(getattr(args, "store", None))
-    daemon = client.running(paths.socket_path(store_path))
-    with store_from(args) as store:
-        signal = hook_failures(store)
-        from sqlmodel import col, select
+    if not store_path.exists():
+        return {"error": None, "note": f"no store at {store_path} yet (a hook creates it on "
+                "its first run)", "signal": hook_failures(None, store_path), "runs": [],
+                "waiting": None}
+    try:
+        with store_from(args) as store:
+            signal = hook_failures(store)
+            from sqlmodel import col, select
 
-        from store.core.db import orm
+            from store.core.db import orm
 
-        with store.read() as conn, orm(conn) as s:
-            runs = s.exec(select(HookRun).order_by(col(HookRun.id).desc()).limit(10)).all()
-        waiting = store.waiting()
+            with store.read() as conn, orm(conn) as s:
+                runs = s.exec(select(HookRun).order_by(col(HookRun.id).desc()).limit(10)).all()
+            waiting = store.waiting()
+    except Exception as exc:  # an unopenable store: what was logged for it is what matters
+        return {"error": f"the store cannot be opened: {str(exc).splitlines()[0]}",
+                "note": None, "signal": hook_failures(None, store_path), "runs": [], "waiting": None}
     recent = [{"id": r.id, "ts": r.ts, "event": r.event, "status": r.status, "via": r.via,
                "duration_ms": r.duration_ms, "entries_added": r.entries_added,
                "injected": r.injected, "error": r.error} for r in runs]
+    return {"error": None, "note": None, "signal": signal, "runs": recent, "waiting": waiting}
+
+
+def _status(args: argparse.Namespace, path: Any) -> int:
+    from store.harness import paths
+    from store.harness import settings_file as sf
+    from store.harness.client import describe
+
+    wired = sf.status(path)
+    store_path = paths.resolve_store(getattr(args, "store", None))
+    daemon = _daemon_state(store_path)
+    part = _store_part(args, store_path)
+    signal, recent, waiting = part["signal"], part["runs"], part["waiting"]
     if args.json:
-        print_json({"settings": wired, "store": str(store_path),
-                    "daemon": daemon, "waiting": waiting,
-                    "hook_failures": signal.to_json(), "recent_runs": recent})
-        return 0
+        print_json({"settings": wired, "store": str(store_path), "store_error": part["error"],
+                    "store_note": part["note"],
+                    "daemon": daemon["status"], "daemon_state": daemon["state"],
+                    "daemon_pid": daemon["pid"], "daemon_error": daemon["error"],
+                    "waiting": waiting, "hook_failures": signal.to_json(),
+                    "recent_runs": recent})
+        return 1 if part["error"] else 0
     out = console()
     if wired.get("error"):
         out.print(f"{path}: {wired['error']}", markup=False)
@@ -105,8 +140,13 @@ def _status(args: argparse.Namespace, path: Any) -> int:
         have = ", ".join(wired["events"]) or "none"
         out.print(f"{path}: lca-tui hooks for {have}; missing {', '.join(wired['missing'])} "
                   "(`lca-tui hooks install`)", markup=False)
-    out.print(f"daemon: {'running, pid ' + str(daemon['pid']) if daemon else 'not running'}"
-              f"; {waiting:,} entries wait for embedding", markup=False)
+    state = describe(daemon) + (f": {daemon['error']}" if daemon["state"] == "unavailable"
+                                else "")
+    out.print(f"daemon: {state}" + ("" if waiting is None else
+                                     f"; {waiting:,} entries wait for embedding"),
+              markup=False)
+    if part["error"] or part["note"]:
+        out.print(f"store {store_path}: {part['error'] or part['note']}", markup=False)
     out.print(f"hook_failures: {signal.status.upper()} — {signal.explanation}", markup=False)
     if recent:
         t = table("id", "time", "event", "status", "via", "ms", "added", "injected", "error",
@@ -116,4 +156,8 @@ def _status(args: argparse.Namespace, path: Any) -> int:
                       "" if r["duration_ms"] is None else f"{r['duration_ms']:.0f}",
                       str(r["entries_added"]), str(r["injected"]), r["error"] or "")
         out.print(t)
-    return 0
+    elif signal.rows and part["error"]:
+        for r in signal.rows[:10]:
+            out.print(f"  {str(r.get('ts') or '')[:19]} {r.get('event')} ({r.get('via')}): "
+                      f"{r.get('error') or ''}", markup=False)
+    return 1 if part["error"] else 0

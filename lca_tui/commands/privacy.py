@@ -46,6 +46,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        help="also delete the export files (outside the store) that hold it")
         p.add_argument("--reason", help="a reason kept on the tombstone (it is stored: put "
                        "no content in it)")
+        if action == "erase":
+            p.add_argument("--exports-of-tombstone", metavar="ID", type=int,
+                           help="delete the export files an earlier erasure (tombstone ID) "
+                           "left because --delete-exports was not given (no scope needed)")
         add_json_flag(p)
         p.set_defaults(func=run, action=action)
 
@@ -102,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from store.privacy.api import preview
     from store.privacy.api import run as run_privacy
 
+    if getattr(args, "exports_of_tombstone", None) is not None:
+        return _exports_of_tombstone(args)
     scope = _scope(args)
     with store_from(args) as store:
         closure = preview(store, scope, args.action)
@@ -139,6 +145,29 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"{args.action} done in {result.duration_ms / 1000:.2f} s; tombstone "
                   f"{result.tombstone_id}; verification {verdict}")
     return 0 if result.verification.passed else 1
+
+
+def _exports_of_tombstone(args: argparse.Namespace) -> int:
+    """Delete the export files an earlier erasure left on its tombstone's list."""
+    from store.privacy.exports import delete_for_tombstone
+
+    if any(v is not None for v in (args.session, args.entry, args.memory, args.match,
+                                   args.regex)):
+        return fail("--exports-of-tombstone takes no scope: the tombstone names the files")
+    with store_from(args) as store:
+        removed, failed = delete_for_tombstone(store, args.exports_of_tombstone)
+    if args.json:
+        print_json({"tombstone_id": args.exports_of_tombstone, "deleted": removed,
+                    "failed": failed})
+    else:
+        out = console()
+        for path in removed:
+            out.print(Text(visible(f"deleted export file {path}")))
+        for path in failed:
+            out.print(Text(visible(f"could not delete export file {path}")))
+        if not removed and not failed:
+            out.print(f"tombstone {args.exports_of_tombstone} left no export files")
+    return 1 if failed else 0
 
 
 def list_tombstones(args: argparse.Namespace) -> int:

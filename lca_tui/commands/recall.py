@@ -125,7 +125,7 @@ def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
         reply = client.request(paths.socket_path(store), {
             "op": "recall", "store": str(store), "query": args.query, "role": args.role,
             "project": args.project, "channel": args.channel,
-            "historical": args.historical}, timeout=60.0)
+            "historical": args.historical}, timeout=60.0, ack_timeout=2.0)
     except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
         return None
     if not reply.get("ok"):

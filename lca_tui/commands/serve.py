@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -32,11 +33,17 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(func=run)
 
 
+STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a daemon that does not answer
+
+
 def _sock(args: argparse.Namespace) -> Any:
     from store.harness import paths
 
     store = paths.resolve_store(getattr(args, "store", None))
-    return store, paths.socket_path(store)
+    try:
+        return store, paths.socket_path(store)
+    except paths.UnsafeDirectory as exc:
+        raise ValueError(f"{exc} (hooks and recall work in-process meanwhile)") from exc
 
 
 def _progress(args: argparse.Namespace) -> Any:
@@ -47,10 +54,18 @@ def _progress(args: argparse.Namespace) -> Any:
     return show
 
 
-def _print_status(status: dict[str, Any] | None, store: Any) -> None:
+def _print_status(status: dict[str, Any] | None, store: Any,
+                  found: dict[str, Any] | None = None) -> None:
+    from store.harness.client import describe
+
     out = console()
     if status is None:
-        out.print(f"not running for {store}", markup=False)
+        state = describe(found) if found else "not running"
+        hint = {"not answering": ": stopped or stuck; `lca-tui serve --stop` ends it (hooks "
+                "work in-process meanwhile)",
+                "starting": ": loading the model and the vectors"}.get(
+                    found["state"] if found else "", "")
+        out.print(f"{state} for {store}{hint}", markup=False)
         return
     c = status.get("counts", {})
     out.print(f"running for {status['store']} (pid {status['pid']}, up "
@@ -64,44 +79,63 @@ def _print_status(status: dict[str, Any] | None, store: Any) -> None:
         out.print(f"last error: {status['last_error']}", markup=False)
 
 
+def _status_json(found: dict[str, Any], store: Any) -> dict[str, Any]:
+    return {"running": found["state"] == "running", "state": found["state"],
+            "store": str(store), "pid": found["pid"], "error": found["error"],
+            **(found["status"] or {})}
+
+
 def run(args: argparse.Namespace) -> int:
     from lca_tui.output import settings_from
     from store.harness import client
-    from store.harness.daemon import running_pid, serve
+    from store.harness.daemon import AlreadyRunning, serve
 
     store, sock = _sock(args)
     if args.status:
-        status = client.running(sock)
+        found = client.probe(sock)
         if args.json:
-            print_json({"running": status is not None, "store": str(store), **(status or {})})
+            print_json(_status_json(found, store))
         else:
-            _print_status(status, store)
+            _print_status(found["status"], store, found)
         return 0
     if args.stop:
-        return _stop(args, store, sock, running_pid)
+        return _stop(args, store, sock)
     if args.foreground:
         settings = settings_from(args)
 
         def ready(daemon: Any) -> None:
             err_console.print(f"serving {store} on {sock} (pid {os.getpid()})", markup=False)
 
-        serve(store, settings, _progress(args), ready)
+        try:
+            serve(store, settings, _progress(args), ready)
+        except AlreadyRunning as exc:
+            raise ValueError(str(exc)) from exc
         return 0
-    status = client.running(sock)
-    if status is None:
+    found = client.probe(sock)
+    if found["state"] == "not answering":
+        raise ValueError(f"a daemon for {store} is not answering (pid {found['pid']}): "
+                         "stopped or stuck; `lca-tui serve --stop` ends it")
+    if found["state"] == "starting":
+        if not args.json:
+            err_console.print(f"already starting (pid {found['pid']}): waiting for it to "
+                              "load the model and the vectors…", markup=False)
+        status = _wait(sock, None, None)
+    elif found["state"] == "not running":
         status = _start(args, store, sock)
-    elif not args.json:
-        console().print("already running", markup=False)
+    else:
+        status = found["status"]
+        if not args.json:
+            console().print("already running", markup=False)
     if args.json:
-        print_json({"running": True, **status})
+        print_json({"running": True, "state": "running", **status})
     else:
         _print_status(status, store)
     return 0
 
 
 def _start(args: argparse.Namespace, store: Any, sock: Any) -> dict[str, Any]:
-    """Start a detached daemon and wait until it answers."""
-    from store.harness import client, paths
+    """Start a detached daemon and wait until it (or one started meanwhile) answers."""
+    from store.harness import paths
 
     command = [sys.executable, "-m", "lca_tui.cli", "serve", "--foreground",
                "--store", str(store)]
@@ -116,44 +150,95 @@ def _start(args: argparse.Namespace, store: Any, sock: Any) -> dict[str, Any]:
     if not args.json:
         err_console.print(f"starting the daemon (pid {child.pid}; log {logfile}): loading "
                           "the model and the vectors…", markup=False)
+    return _wait(sock, child, logfile)
+
+
+def _wait(sock: Any, child: Any, logfile: Any) -> dict[str, Any]:
+    """The status of the daemon for ``sock`` once it answers. ``child``: the daemon this
+    command started; when it exits because another one took the store first (two `serve`
+    at once), that one is waited for instead."""
+    from store.harness import client
+
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        status = client.running(sock)
-        if status is not None:
-            return status
-        if child.poll() is not None:
+        found = client.probe(sock)
+        if found["state"] == "running":
+            return dict(found["status"])
+        if found["state"] == "not answering":
+            raise ValueError(f"the daemon (pid {found['pid']}) is not answering: stopped or "
+                             "stuck; `lca-tui serve --stop` ends it")
+        if child is not None and child.poll() is not None:
+            if found["state"] == "starting" and found["pid"] != child.pid:
+                child = None  # another serve's daemon holds the store: wait for that one
+                continue
             tail = logfile.read_text(encoding="utf-8", errors="replace").strip()
             last = tail.splitlines()[-1] if tail else "no output"
             raise ValueError(f"the daemon exited (code {child.returncode}): {last} "
                              f"(log: {logfile})")
+        if child is None and found["state"] == "not running":
+            raise ValueError("the daemon being started exited before it answered (see "
+                             "`lca-tui serve --status`)")
         time.sleep(0.1)
-    raise ValueError(f"the daemon did not answer within {START_TIMEOUT:.0f} s (log: {logfile})")
+    raise ValueError(f"the daemon did not answer within {START_TIMEOUT:.0f} s"
+                     + (f" (log: {logfile})" if logfile else ""))
 
 
-def _stop(args: argparse.Namespace, store: Any, sock: Any, running_pid: Any) -> int:
+def _gone(sock: Any, pid: int, seconds: float) -> bool:
+    """Whether the daemon ``pid`` has released the store's lock within ``seconds``."""
+    from store.harness.client import running_pid
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if running_pid(sock) != pid:
+            return True
+        time.sleep(0.1)
+    return running_pid(sock) != pid
+
+
+def _signal(sock: Any, pid: int, sig: int) -> None:
+    """Send ``sig`` to ``pid`` while it still holds the store's lock (so never to a pid
+    reused by another process)."""
+    from store.harness.client import running_pid
+
+    if running_pid(sock) == pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _stop(args: argparse.Namespace, store: Any, sock: Any) -> int:
+    """Ask the daemon to stop; one that does not answer (stopped, stuck) or is still
+    loading gets SIGTERM, and SIGKILL after ``STOP_GRACE`` seconds."""
     from store.harness import client
 
-    pid = running_pid(sock)
-    try:
-        client.request(sock, {"op": "stop"}, timeout=10.0)
-    except client.NotRunning:
-        if pid is None:
-            if args.json:
-                print_json({"running": False, "stopped": False, "store": str(store)})
-            else:
-                console().print(f"not running for {store}", markup=False)
-            return 0
-    except client.DaemonError:
-        pass  # it is there but not answering: the signal below
-    deadline = time.monotonic() + 15.0
-    while time.monotonic() < deadline and running_pid(sock) is not None:
-        time.sleep(0.1)
-    if running_pid(sock) is not None and pid is not None:
-        os.kill(pid, signal.SIGTERM)  # the pid the daemon itself recorded under its lock
-        time.sleep(1.0)
-    stopped = running_pid(sock) is None
+    found = client.probe(sock)
+    pid = found["pid"]
+    if found["state"] == "not running" or pid is None:
+        if args.json:
+            print_json({"running": False, "stopped": False, "store": str(store)})
+        else:
+            console().print(f"not running for {store}", markup=False)
+        return 0
+    how = "asked"
+    stopped = False
+    if found["state"] == "running":
+        with contextlib.suppress(client.NotRunning, client.DaemonError):
+            client.request(sock, {"op": "stop"}, timeout=10.0)
+        stopped = _gone(sock, pid, 15.0)
+    if not stopped:
+        how = "SIGTERM"
+        _signal(sock, pid, signal.SIGTERM)
+        _signal(sock, pid, signal.SIGCONT)  # a stopped process handles SIGTERM once resumed
+        stopped = _gone(sock, pid, STOP_GRACE)
+    if not stopped:
+        how = "SIGKILL"
+        _signal(sock, pid, signal.SIGKILL)
+        stopped = _gone(sock, pid, 5.0)
+    if stopped and client.running_pid(sock) is None:
+        sock.unlink(missing_ok=True)  # a killed daemon leaves its socket behind
     if args.json:
-        print_json({"running": not stopped, "stopped": stopped, "store": str(store)})
+        print_json({"running": not stopped, "stopped": stopped, "pid": pid, "how": how,
+                    "store": str(store)})
     else:
-        console().print("stopped" if stopped else f"still running (pid {pid})", markup=False)
+        console().print(f"stopped (pid {pid}{', ' + how if how != 'asked' else ''})"
+                        if stopped else f"still running (pid {pid})", markup=False)
     return 0 if stopped else 1

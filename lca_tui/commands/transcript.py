@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
                             store_from)
@@ -17,7 +17,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     add_json_flag(p)
     p.set_defaults(func=sessions)
 
-    p = sub.add_parser("entries", parents=parents, help="a session's entries, verbatim")
+    p = sub.add_parser("entries", parents=parents, help="a session's entries, verbatim",
+                       description="A session's entries, verbatim: on a terminal long lines "
+                       "wrap at words; into a pipe or a file each line is written as stored, "
+                       "never re-wrapped.")
     p.add_argument("session", metavar="SESSION", help="session id (a unique prefix will do)")
     p.add_argument("--agent", help="only this agent's entries ('main' or a worker id; a "
                    "unique prefix will do); without it, every agent's entries by time")
@@ -68,17 +71,24 @@ def entries(args: argparse.Namespace) -> int:
             resolve_agent("", session.agents, f"session {session.id[:8]}")
         rows = store.entries(args.session, args.agent, args.offset, args.limit,
                              by_time=not args.agent)
+    from store.core.search import SECRET_ENTRY_MASK
+
+    # a secret entry's text is withheld here as on every screen (search and memories too)
+    rows = [replace(e, content=SECRET_ENTRY_MASK) if e.sensitivity == "secret" else e
+            for e in rows]
     if args.json:
         print_json([asdict(e) for e in rows])
         return 0
     out = console()
+    # verbatim: on a terminal long lines wrap at words; into a pipe or a file every line is
+    # written as stored (no width applies), so an id or a path is never split
+    unwrapped = not out.is_terminal
     for e in rows:
         head = f"#{e.seq} {when(e.ts, with_seconds=True)} {e.kind}" + (
             f" [{one_line(e.tool_name)}]" if e.tool_name else "")
         head += f" agent={one_line(agent_label(e.agent))} ~{e.tokens:,} tokens"
-        out.print(head, markup=False, style="bold")
-        out.print(_verbatim(e.content), markup=False,
-                  highlight=False)
+        out.print(head, markup=False, style="bold", soft_wrap=unwrapped)
+        out.print(_verbatim(e.content), markup=False, highlight=False, soft_wrap=unwrapped)
     return 0
 
 

@@ -159,7 +159,8 @@ class StoreBase:
             if self._closed:  # a closed store no longer changes
                 return self._last_version
             if self._watch is None:
-                self._watch = sqlean.connect(str(self.path), check_same_thread=False)
+                self._watch = sqlean.connect(f"{self.path.resolve().as_uri()}?mode=rw",
+                                             uri=True, check_same_thread=False)
             self._last_version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
             return self._last_version
 

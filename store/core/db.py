@@ -49,12 +49,14 @@ def ensure_file(path: Path) -> bool:
                              "--store")
         if path.exists():
             return False
+        # a symlink to a file not made yet: the file it names (SQLite opens without creating)
+        real = Path(os.path.realpath(path)) if path.is_symlink() else path
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            fd = os.open(real, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:  # another process created it first
             return False
         os.close(fd)
-        os.chmod(path, 0o600)
+        os.chmod(real, 0o600)
     except PermissionError as exc:
         where = exc.filename or path
         raise StoreError(f"cannot create the store {path}: permission denied on {where} (a "
@@ -100,6 +102,15 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
         poolclass=NullPool,
         connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
     )
+
+    # Every connection opens the file read-write but never creates it (SQLite's mode=rw):
+    # ``ensure_file`` makes a new store; a store deleted under a running process (the
+    # daemon) must not come back as an empty file without a schema at its path.
+    uri = f"{path.resolve().as_uri()}?mode=rw"
+
+    @event.listens_for(engine, "do_connect")
+    def _open_existing(_dialect, _record, _cargs, cparams):  # type: ignore[no-untyped-def]
+        return sqlean.connect(uri, uri=True, **cparams)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]

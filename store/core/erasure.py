@@ -3,7 +3,7 @@
 A fingerprint is HMAC-SHA256, keyed with a per-store secret kept in ``store_meta``, of what an
 importer would write again: ``entry|<idempotency key>`` for a transcript entry (source +
 position + content hash: the same line read from the same file, or from a copy of it at
-another path, has the same key), ``memory|<content hash>`` for a memory (the hash of its
+another path, has the same key; ``entry|session:<id>`` for an erased session's row), ``memory|<content hash>`` for a memory (the hash of its
 parsed fields, which does not depend on where the file lies), ``trace|<time>|<query>`` for a
 recall trace an export carries. Without the secret a fingerprint
 reveals nothing, not even a guess's confirmation. ``store.privacy`` writes them; the shared
@@ -17,14 +17,27 @@ import hmac
 import secrets
 from collections.abc import Iterable
 
-from sqlalchemy import Connection, func, insert, select
-from sqlmodel import col
+from sqlalchemy import Connection, func, insert
+from sqlmodel import col, select
 
 from store.core.models import ErasureFingerprint, StoreMeta
 from store.core.timeutil import now_iso
 
 KEY_NAME = "privacy.erasure_key"
 KINDS = ("entry", "memory", "trace")
+# An erased session's id is fingerprinted under the ``entry`` kind with this prefix (the kinds
+# are fixed by migration 8; an idempotency key is 64 hex digits, so the two never meet): an
+# export of the session re-imported does not create its row again.
+SESSION_PREFIX = "session:"
+
+
+def session_value(session_id: str) -> str:
+    return SESSION_PREFIX + session_id
+
+
+def erased_session(conn: Connection, session_id: str) -> bool:
+    """True when an erasure took this session (its row is not to be created again)."""
+    return bool(erased(conn, "entry", [session_value(session_id)]))
 
 
 def _key(conn: Connection, create: bool) -> bytes | None:

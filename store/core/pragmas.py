@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row
+from sqlalchemy import Connection
 
 
 def quoted(name: str) -> str:
@@ -26,17 +26,17 @@ def schema_tables(conn: Connection) -> list[tuple[str, str | None]]:
     return [(str(r[0]), r[1]) for r in rows]
 
 
-def table_info(conn: Connection, table: str) -> Sequence[Row[Any]]:
+def table_info(conn: Connection, table: str) -> Sequence[Any]:  # rows of any width
     """``PRAGMA table_info``: (cid, name, type, notnull, default, pk) per column."""
     return conn.exec_driver_sql(f"PRAGMA table_info({quoted(table)})").all()
 
 
-def foreign_key_list(conn: Connection, table: str) -> Sequence[Row[Any]]:
+def foreign_key_list(conn: Connection, table: str) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_list``: (id, seq, parent, column, parent column, on update,
     on delete, match) per foreign key column."""
     return conn.exec_driver_sql(f"PRAGMA foreign_key_list({quoted(table)})").all()
 
 
-def foreign_key_check(conn: Connection) -> Sequence[Row[Any]]:
+def foreign_key_check(conn: Connection) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_check``: one row per reference to a missing parent row."""
     return conn.exec_driver_sql("PRAGMA foreign_key_check").all()

@@ -8,6 +8,7 @@ Later capabilities add their settings to ``SPECS``; nothing else needs to change
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -23,6 +24,10 @@ class Spec:
     default: Any
     doc: str
     choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    """With ``maximum``: the range a number must be in (inclusive); a bounded number must also
+    be finite (NaN and infinity are refused)."""
+    maximum: float | None = None
 
     @property
     def kind(self) -> type:
@@ -103,29 +108,44 @@ SPECS: list[Spec] = [
          "of the window."),
     # -- health signals (LCA §6.1, §10.6, Appendix D) ----------------------------------------
     Spec("health.duplicate_warn_percent", 5.0, "duplicate_ratio warns above this percent of "
-         "index rows repeating a row already there for the same source and span."),
-    Spec("health.duplicate_fail_percent", 20.0, "duplicate_ratio fails above this percent."),
+         "index rows repeating a row already there for the same source and span.",
+         minimum=0, maximum=100),
+    Spec("health.duplicate_fail_percent", 20.0, "duplicate_ratio fails above this percent.",
+         minimum=0, maximum=100),
     Spec("health.near_duplicate_similarity", 0.97, "A chunk whose nearest neighbour (recorded "
-         "at write time) is at least this similar is a near-duplicate: information only."),
+         "at write time) is at least this similar is a near-duplicate: information only.",
+         minimum=0, maximum=1),
     Spec("health.critical_budget_chars", 50000, "Budget, in characters, of the always-loaded "
-         "critical memories (the paper's reference budget); critical_budget fails above it."),
+         "critical memories (the paper's reference budget); critical_budget fails above it.",
+         minimum=1),
     Spec("health.critical_budget_warn_percent", 90.0, "critical_budget warns above this "
-         "percent of the budget."),
+         "percent of the budget.",
+         minimum=0, maximum=100),
     Spec("health.checkpoint_noop_days", 7, "checkpoint_noop fails on a checkpoint that "
-         "embedded nothing within this many days; older ones warn."),
+         "embedded nothing within this many days; older ones warn.",
+         minimum=0),
     Spec("health.index_lag_fail_percent", 1.0, "index_lag fails above this percent of "
-         "indexable sources lagging (it warns on any)."),
+         "indexable sources lagging (it warns on any).",
+         minimum=0, maximum=100),
     Spec("health.index_wait_seconds", 300, "A source younger than this with no chunk yet is "
-         "counted as waiting for the indexer (shown apart from older lag)."),
+         "counted as waiting for the indexer (shown apart from older lag).",
+         minimum=0),
+    Spec("health.index_queue_hours", 24, "An entry a hook queued for embedding (by the daemon "
+         "or the next checkpoint; found by FTS meanwhile) is not index lag until it has "
+         "waited this many hours.",
+         minimum=0),
     Spec("health.canonical_version", "", "The canonical code version writers should run: a "
          "bare version applies to lca-tui's own writers (default: the running lca-tui's "
          "version); 'writer=version' pairs, comma separated, name other programs' writers."),
     Spec("health.stale_proposal_days", 7, "stale_proposals warns on proposals pending longer "
-         "than this many days."),
+         "than this many days.",
+         minimum=0),
     Spec("health.offending_limit", 500, "Offending rows listed per signal (the total is always "
-         "counted); stored scans keep the same number of ids."),
+         "counted); stored scans keep the same number of ids.",
+         minimum=0),
     Spec("health.trend_seconds", 3600, "A scan identical to the previous stored one is stored "
-         "again only after this many seconds, so an open app does not flood the trend."),
+         "again only after this many seconds, so an open app does not flood the trend.",
+         minimum=0),
     # -- governed memory writes (LCA §4.6, §4.6.1) ------------------------------------------
     Spec("memory.dir", "",
          "The bound memory directory (MindStone layout): applied writes are also written there "
@@ -198,7 +218,28 @@ def _coerce(spec: Spec, value: Any, where: str) -> Any:
     if spec.choices and result not in spec.choices:
         raise SettingsError(
             f"{where}: {spec.name} must be one of {', '.join(spec.choices)}, got {result!r}")
+    if spec.minimum is not None or spec.maximum is not None:
+        if not math.isfinite(result):
+            raise SettingsError(f"{where}: {spec.name} must be a finite number, got {value!r}")
+        if spec.minimum is not None and result < spec.minimum:
+            raise SettingsError(f"{where}: {spec.name} must be at least {spec.minimum:g}, "
+                                f"got {value!r}")
+        if spec.maximum is not None and result > spec.maximum:
+            raise SettingsError(f"{where}: {spec.name} must be at most {spec.maximum:g}, "
+                                f"got {value!r}")
     return result
+
+
+ORDERED = [("health.duplicate_warn_percent", "health.duplicate_fail_percent")]
+"""(lower, higher) pairs: a warn threshold above its fail threshold would never warn."""
+
+
+def _check_order(settings: Settings) -> None:
+    for low, high in ORDERED:
+        if settings[low] > settings[high]:
+            raise SettingsError(
+                f"{settings.source(high)}: {high} ({settings[high]:g}) must be at least "
+                f"{low} ({settings[low]:g}, from {settings.source(low)})")
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -242,6 +283,7 @@ class Settings:
             settings._set("embed.backend", env_backend, "env LCA_EMBEDDER")
         for name, value in (overrides or {}).items():
             settings._set(name, value, "command line")
+        _check_order(settings)
         return settings
 
     def _set(self, name: str, value: Any, source: str) -> None:
@@ -255,6 +297,7 @@ class Settings:
         copy = Settings(dict(self._values), dict(self._sources))
         for name, value in overrides.items():
             copy._set(name, value, source)
+        _check_order(copy)
         return copy
 
     def __getitem__(self, name: str) -> Any:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from store.harness.client import ACK, lock_path, running_pid
 from store.harness.paths import socket_path
 
 if TYPE_CHECKING:
@@ -64,30 +65,7 @@ def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
 
 
 class AlreadyRunning(RuntimeError):
-    """Another daemon serves this store."""
-
-
-def lock_path(sock: Path) -> Path:
-    return sock.with_suffix(".lock")
-
-
-def running_pid(sock: Path) -> int | None:
-    """The pid recorded by the daemon holding the lock for ``sock``, if one holds it."""
-    path = lock_path(sock)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else None
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    """Another daemon serves this store (or is loading to)."""
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -114,6 +92,11 @@ class _Handler(socketserver.StreamRequestHandler):
         except ValueError as exc:
             self._reply({"ok": False, "error": f"bad request: {exc}"})
             return
+        if message.get("ack"):  # the client tells a hung daemon from a busy one by this
+            try:
+                self.wfile.write(ACK)
+            except OSError:
+                return  # the client gave up already: do not run what it no longer waits for
         self._reply(daemon.dispatch(message))
 
     def _reply(self, reply: dict[str, Any]) -> None:
@@ -147,6 +130,7 @@ class Daemon:
         self.stopping = threading.Event()
         self._lock_fd: int | None = None
         self._embedder_thread: threading.Thread | None = None
+        self._identity: tuple[int, int] | None = None  # the store file's (device, inode)
 
     # -- start and stop ----------------------------------------------------------------
     def _take_lock(self) -> None:
@@ -174,6 +158,8 @@ class Daemon:
             self.store = open_store(self.store_path,
                                     base.with_overrides({"recall.vector_cache": True}, "serve"),
                                     writer=WRITER)
+            info = os.stat(self.store_path)
+            self._identity = (info.st_dev, info.st_ino)
             # One connection held open for the daemon's life: otherwise every request's last
             # connection to close would checkpoint the WAL (measured: half a hook's time).
             self.store.data_version()
@@ -233,6 +219,35 @@ class Daemon:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
 
+    # -- the store file ------------------------------------------------------------------
+    def store_gone(self) -> str | None:
+        """Why the daemon can no longer serve its store — the file was deleted, or replaced
+        by another (a different inode) — or None while it is the file it opened. Checked
+        before every request and background round: a connection opened on a deleted path
+        would create an empty, schema-less file there."""
+        try:
+            info = os.stat(self.store_path)
+        except FileNotFoundError:
+            why = "was deleted"
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror or exc})"
+        else:
+            if (info.st_dev, info.st_ino) == self._identity:
+                return None
+            why = "was replaced by another file"
+        return f"the store {self.store_path} {why}: the daemon stops"
+
+    def _still_serving(self) -> bool:
+        """False (and the daemon stopping) once its store file is gone or replaced."""
+        gone = self.store_gone()
+        if gone is None:
+            return True
+        if not self.stopping.is_set():
+            self.last_error = gone
+            log.warning("%s", gone)
+            self.stop()
+        return False
+
     # -- requests ------------------------------------------------------------------------
     @contextlib.contextmanager
     def _busy(self) -> Iterator[None]:
@@ -247,6 +262,9 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
+        if op in ("status", "hook", "recall") and not self._still_serving():
+            # the client works in-process (where a store at that path is opened, migrated)
+            return {"ok": False, "error": "store gone", "detail": self.last_error}
         try:
             if op == "status":
                 return self.status()
@@ -313,6 +331,8 @@ class Daemon:
     # -- background embedding --------------------------------------------------------------
     def _embed_loop(self) -> None:
         while not self.stopping.is_set():
+            if not self._still_serving():
+                return
             if self._active:
                 time.sleep(0.05)
                 continue

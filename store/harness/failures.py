@@ -29,6 +29,14 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def _absolute(store: Path | str) -> str:
+    """The store's absolute path, as ``logged_failures`` compares them."""
+    try:
+        return str(Path(store).expanduser().resolve())
+    except (OSError, RuntimeError):  # a symlink loop: as given, made absolute
+        return os.path.abspath(os.path.expanduser(str(store)))
+
+
 def log_failure(event: str, store: Path | str | None, error: str,
                 session_id: str | None = None, via: str = "process") -> Path | None:
     """Append one line to the failure log; never raises (returns None if it could not)."""
@@ -36,7 +44,8 @@ def log_failure(event: str, store: Path | str | None, error: str,
         path = failure_log()
         if path.exists() and path.stat().st_size > LOG_LIMIT:
             path.replace(path.with_name(path.name + ".1"))
-        line = json.dumps({"ts": _now(), "event": event, "store": str(store) if store else None,
+        named = _absolute(store) if store else None
+        line = json.dumps({"ts": _now(), "event": event, "store": named,
                            "session_id": session_id, "via": via, "error": error[:500]})
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -74,6 +83,22 @@ def logged_failures(store: Path | str | None = None, since: str | None = None
                 continue
             out.append(row)
     return out
+
+
+def cause(row: dict[str, Any]) -> str:
+    """Why a failure-log line was written, in a few words (``measure``'s explanation)."""
+    error = str(row.get("error") or "")
+    if row.get("via") == "deadline":
+        return "gave up at the hook's deadline"
+    if row.get("via") == "daemon":
+        return "the daemon did not answer"
+    if error.startswith("the store could not be opened"):
+        return "the store could not be opened"
+    if "could not be recorded" in error or error.startswith("could not record"):
+        return "the run could not be recorded in the store"
+    if error.startswith("could not print"):
+        return "the output could not be printed"
+    return "the hook command itself failed"
 
 
 @dataclass
@@ -124,10 +149,14 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
     if n == 0:
         explanation = f"no hook failed in the last {days} days"
     else:
-        in_log = sum(1 for r in rows if r["where"] == "log")
+        causes: dict[str, int] = {}
+        for r in rows:
+            if r["where"] == "log":
+                causes[cause(r)] = causes.get(cause(r), 0) + 1
+        logged = "; ".join(f"{k} {c}" for c, k in causes.items())
         explanation = (f"{n} hook run{'s' if n != 1 else ''} failed in the last {days} days"
-                       + (f" ({in_log} when the store could not be opened: "
-                          f"{failure_log()})" if in_log else "")
+                       + (f" (in the failure log {failure_log()}: {logged})" if causes
+                          else "")
                        + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
     return Signal("hook_failures", n, 0, None, "warn" if n else "ok", explanation[:400], rows)
 

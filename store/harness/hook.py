@@ -85,13 +85,23 @@ def parse_payload(event: str, raw: str | bytes) -> dict[str, Any]:
 
 
 def transcript_files(payload: dict[str, Any]) -> list[Path]:
-    """The session's transcript and its workers' (``<dir>/<session>/subagents/*.jsonl``)."""
+    """The session's transcript and its workers' (``<dir>/<session>/subagents/*.jsonl``).
+
+    The transcript must be a ``.jsonl`` file (one not written yet is fine: nothing to
+    import); a folder or any other kind of file is refused (``HookInputError``) — importing
+    a folder would take in every session under it."""
     raw = payload.get("transcript_path")
     if not raw:
         return []
     main = Path(raw).expanduser()
+    if main.suffix != ".jsonl":
+        raise HookInputError(f"transcript_path {raw!r} is not a .jsonl transcript")
+    if main.exists() and not main.is_file():
+        raise HookInputError(f"transcript_path {raw!r} is not a regular file")
     workers = main.parent / str(payload["session_id"]) / "subagents"
-    return [main, *sorted(workers.glob("*.jsonl"))] if workers.is_dir() else [main]
+    found = sorted(p for p in workers.glob("*.jsonl") if p.is_file()) \
+        if workers.is_dir() else []
+    return [main, *found]
 
 
 def import_new(store: Store, outcome: Outcome, files: list[Path]) -> list[str]:
@@ -282,20 +292,37 @@ def handle_with(store: Store, event: str, raw: str | bytes, via: str,
     try:
         record(store, outcome, via, started, ts)
     except Exception as exc:  # the store took the run but not its record: log it
-        log_failure(event, store.path, f"could not record the hook run ({exc}); run: "
-                    f"{outcome.status} {outcome.error or ''}", outcome.session_id, via)
+        what = (f"the run failed and could not be recorded: {outcome.error}"
+                if outcome.error and str(exc)[:200] in outcome.error else
+                f"could not record the hook run ({exc}); the run: {outcome.status} "
+                f"{outcome.error or ''}")
+        log_failure(event, store.path, what, outcome.session_id, via)
     return outcome.stdout
 
 
+def budget(deadline: float | None) -> dict[str, Any]:
+    """Settings that keep a hook's waits for another writer's lock inside its deadline (a
+    ``time.monotonic`` time): each write waits at most a quarter of what is left, so a run
+    blocked by a held lock fails, and the failure is recorded (or logged, when recording
+    it is blocked too), before the deadline rather than at Claude Code's timeout."""
+    if deadline is None:
+        return {}
+    wait = max(0.2, (deadline - time.monotonic()) / 4)
+    return {"store.write_retry_seconds": wait,
+            "store.busy_timeout_ms": int(min(5000.0, wait * 500))}
+
+
 def handle(store_path: Path, event: str, raw: str | bytes,
-           settings: Settings | None = None) -> str:
-    """A hook run in this process (no daemon): open the store, run, close. Never raises."""
+           settings: Settings | None = None, deadline: float | None = None) -> str:
+    """A hook run in this process (no daemon): open the store, run, close; within
+    ``deadline`` (``budget``). Never raises."""
     try:
         from store import open_store
         from store.core.settings import Settings
 
         base = settings or Settings.load()
-        one_shot = base.with_overrides({"recall.vector_cache": False}, "one-shot hook")
+        one_shot = base.with_overrides({"recall.vector_cache": False, **budget(deadline)},
+                                       "one-shot hook")
         store = open_store(store_path, one_shot, writer=WRITER)
     except Exception as exc:  # the store cannot be opened: the failure log is all there is
         log_failure(event, store_path, f"the store could not be opened: "

@@ -46,25 +46,49 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
+def _runtime_bases() -> list[Path]:
+    """Where the socket's folder may go, in order: ``$XDG_RUNTIME_DIR/lca-tui``, then a
+    per-user folder in the system's temporary directory."""
+    import tempfile  # only here: it costs a hook several milliseconds
+
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    tmp = Path(tempfile.gettempdir()) / f"lca-tui-{os.getuid()}"
+    return [Path(base) / "lca-tui", tmp] if base else [tmp]
+
+
 def runtime_dir() -> Path:
     """``$XDG_RUNTIME_DIR/lca-tui`` (owner-only); without that variable, a per-user folder
     in the system's temporary directory, checked the same way."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base:
         return _private_dir(Path(base) / "lca-tui")
-    import tempfile  # only here: it costs a hook several milliseconds
-
-    return _private_dir(Path(tempfile.gettempdir()) / f"lca-tui-{os.getuid()}")
+    return _private_dir(_runtime_bases()[0])
 
 
 def socket_path(store: Path) -> Path:
-    """The daemon's socket for ``store`` (one daemon per store)."""
-    path = runtime_dir() / f"{store_key(store)}.sock"
-    if len(os.fsencode(path)) > SOCKET_PATH_MAX:
-        raise UnsafeDirectory(f"the socket path {path} is longer than a Unix socket allows "
-                              f"({SOCKET_PATH_MAX} bytes): set XDG_RUNTIME_DIR to a shorter "
-                              "folder")
-    return path
+    """The daemon's socket for ``store`` (one daemon per store): in ``$XDG_RUNTIME_DIR``,
+    or, when that folder cannot be used (not a folder, not ours, not writable, a stale
+    ``/run/user/UID``) or makes the path too long for a Unix socket, in the per-user folder
+    in the temporary directory. The daemon and its clients decide alike, so they meet.
+    Raises ``UnsafeDirectory`` (one line saying why) when neither can be used."""
+    name = f"{store_key(store)}.sock"
+    problems: list[str] = []
+    for base in _runtime_bases():
+        try:
+            folder = _private_dir(base)
+        except UnsafeDirectory as exc:
+            problems.append(str(exc))
+            continue
+        except OSError as exc:
+            problems.append(f"{base}: {exc.strerror or exc}")
+            continue
+        path = folder / name
+        if len(os.fsencode(path)) > SOCKET_PATH_MAX:
+            problems.append(f"{path} is longer than a Unix socket allows ({SOCKET_PATH_MAX} "
+                            "bytes)")
+            continue
+        return path
+    raise UnsafeDirectory("no folder for the daemon's socket: " + "; ".join(problems))
 
 
 def state_dir() -> Path:

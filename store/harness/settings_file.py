@@ -8,9 +8,10 @@ other entry is left exactly as it is.
 - Install is idempotent: an entry of ours already there is kept (its command updated in place
   if the executable or store moved), a duplicate of ours is dropped, a missing one appended as
   a group of its own. Uninstall removes ours and any group, event or ``"hooks"`` table that
-  held only ours.
-- The file is backed up (``settings.json.lca-tui.bak``) before every write, and written
-  atomically. When an install finds nothing of ours, the file's exact bytes are kept
+  held only ours and that the install added (an empty one the file had is kept).
+- The file is backed up (``settings.json.lca-tui.bak``) before a write (a file already
+  holding ours only when there is no backup yet: the user's own version is the one kept),
+  and written atomically — through a symlink to its target, the link kept. When an install finds nothing of ours, the file's exact bytes are kept
   (``settings.json.lca-tui.orig``, or ``.lca-tui.absent`` when there was no file): an uninstall
   that leaves the same JSON restores those bytes, so install + uninstall is byte-identical.
 
@@ -170,12 +171,29 @@ def plan_install(path: Path, store: Path | None, exe: list[str] | None = None) -
     return plan
 
 
+def _pristine(path: Path) -> dict[str, Any] | None:
+    """The file as it was before lca-tui's install touched it (the ``.orig`` kept then), or
+    None when there is no such record (or it cannot be read)."""
+    try:
+        raw = _sidecar(path, "orig").read_bytes()
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def plan_uninstall(path: Path) -> Plan:
+    """Remove our entries, and the containers install added for them: a group that held
+    only ours; an event list, or the ``"hooks"`` table, left empty — unless the file held
+    that container before the install (``.orig``), empty or not."""
     before, data = _load(path)
     plan = Plan(path, "uninstall", before, copy.deepcopy(data))
     hooks = plan.data.get("hooks")
     if not isinstance(hooks, dict):
         return plan
+    had = _pristine(path)
+    had_hooks = had.get("hooks") if had is not None else None
+    had_events = set(had_hooks) if isinstance(had_hooks, dict) else set()
     for event in list(hooks):
         groups = hooks[event]
         new_groups = []
@@ -187,11 +205,11 @@ def plan_uninstall(path: Path) -> Plan:
                     plan.changes.append(f"{event}: removed {h.get('command')!r}")
             if kept or len(kept) == len(entries):  # keep groups that were empty already
                 new_groups.append(dict(group, hooks=kept))
-        if new_groups or not groups:
+        if new_groups or not groups or event in had_events:
             hooks[event] = new_groups
         else:
             del hooks[event]
-    if not hooks and data.get("hooks"):
+    if not hooks and data.get("hooks") and not isinstance(had_hooks, dict):
         del plan.data["hooks"]
     return plan
 
@@ -200,8 +218,17 @@ def _sidecar(path: Path, suffix: str) -> Path:
     return path.with_name(f"{path.name}.lca-tui.{suffix}")
 
 
+def _target(path: Path) -> Path:
+    """Where writing ``path`` must go: the file a symlink points to (the link is kept, as
+    a user who keeps settings.json in a dotfiles repository linked into place expects)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def _write_atomic(path: Path, payload: bytes, mode: int | None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``payload`` to ``path`` (through a symlink, to its target) atomically. Only
+    the file's own folder is created (``.claude``), never a tree of folders."""
+    path = _target(path)
+    path.parent.mkdir(exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -227,8 +254,12 @@ def apply(plan: Plan) -> list[Path]:
     path = plan.path
     mode = path.stat().st_mode & 0o7777 if plan.before is not None else None
     written: list[Path] = []
-    if plan.before is not None:  # the backup first
-        backup = _sidecar(path, "bak")
+    backup = _sidecar(path, "bak")
+    holds_ours = plan.before is not None and _holds_ours(_load(path)[1])
+    # The backup first. It keeps the user's own file: a file holding nothing of ours is
+    # backed up; one holding ours (an uninstall, an update) is only when no backup exists,
+    # so the backup made before the install is never replaced by our own version.
+    if plan.before is not None and not (holds_ours and backup.exists()):
         _write_atomic(backup, plan.before, 0o600)
         written.append(backup)
     orig, absent = _sidecar(path, "orig"), _sidecar(path, "absent")
@@ -255,7 +286,7 @@ def apply(plan: Plan) -> list[Path]:
             _write_atomic(path, raw, mode)
             restored = True
     elif absent.exists() and plan.data == {}:
-        path.unlink()
+        _target(path).unlink()
         restored = True
     if not restored:
         _write_atomic(path, _dump(plan.data), mode)

@@ -1,6 +1,8 @@
 """The ``hook_failures`` health signal, registered with the health scan
 (``store.health.registry``): harness hook runs that failed in the last 7 days — recorded in
-``hook_run``, or in the failure log when the store could not be opened (a failing hook is the
+``hook_run``, or in the failure log when they could not be recorded there (the store could not
+be opened or written, the hook gave up at its deadline, the daemon did not answer; each line
+described by its cause) (a failing hook is the
 silent no-op of LCA Appendix D). Warn on any."""
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from store.health.registry import ScanContext, result, signal
 
 
 @signal("hook_failures", "harness hook runs that failed (recorded in the store, or in the "
-        "failure log when the store could not be opened)")
+        "failure log when the store could not take the record)")
 def hook_failures(ctx: ScanContext) -> SignalResult:
     since = since_iso(ctx.now, WINDOW_DAYS)
     runs = failed_runs(ctx.conn, since) if "hook_run" in ctx.tables else []

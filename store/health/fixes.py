@@ -11,7 +11,10 @@
   older than their content are indexed again, chunks of vanished sources are dropped.
 
 Each runs in one write transaction (a crash leaves the store as it was); embedding is done
-before the write lock is taken.
+before the write lock is taken. Given the plan its preview showed, a fix acts on the targets
+that preview listed and no other — the store may move between the confirmation and the write:
+a target that no longer needs the fix is left, one that appeared since waits for the next
+preview, and the report says how many of each.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.schema import CreateTable, DropTable
 from sqlmodel import col
 
 from store.core import vec
@@ -76,6 +80,29 @@ class _Compaction:
     per_writer: dict[str, int]
     candidates: int  # recall candidates to re-point
     neighbours: int  # chunks whose nearest neighbour is to re-point
+    writers: dict[int, str]  # removed chunk id → its writer
+
+
+def _only(c: _Compaction, previewed: dict[int, int], conn: Connection
+          ) -> tuple[_Compaction, int, int]:
+    """The compaction restricted to what the preview listed (a removed row kept for the same
+    row as then); with how many previewed rows are no longer duplicates of that row and how
+    many duplicates appeared since (left for the next preview)."""
+    removed = {o: k for o, k in c.removed.items() if previewed.get(o) == k}
+    gone, new = len(previewed) - len(removed), len(c.removed) - len(removed)
+    if not (gone or new):
+        return c, 0, 0
+    per_writer = Counter(c.writers[o] for o in removed)
+    _drop_map(conn)
+    if removed:
+        _fill_map(conn, removed)
+    olds = list(removed)
+    candidates = int(conn.execute(select(func.count()).select_from(RecallCandidate)
+                                  .where(RC.chunk_id.in_(olds))).scalar_one()) if olds else 0
+    neighbours = int(conn.execute(select(func.count()).select_from(Chunk).where(
+        CH.nn_chunk_id.in_(olds), CH.id.not_in(olds))).scalar_one()) if olds else 0
+    return (_Compaction(removed, len(set(removed.values())), dict(per_writer), candidates,
+                        neighbours, {o: c.writers[o] for o in removed}), gone, new)
 
 
 def _plan_compaction(conn: Connection, model: str) -> _Compaction:
@@ -93,12 +120,16 @@ def _plan_compaction(conn: Connection, model: str) -> _Compaction:
     for r in rows:
         by_span.setdefault(tuple(r[1:5]), []).append(r)
     removed: dict[int, int] = {}
+    writers: dict[int, str] = {}
     per_writer: Counter[str] = Counter()
     for members in by_span.values():
+        # the row kept: an ok row, then the current model, then the oldest — the order
+        # ``signals_index.kept_first`` gives the signal, so both name the same row
         keep = min(members, key=lambda r: (r[5] != "ok", r[6] != model, r[0]))
         for r in members:
             if r[0] != keep[0]:
                 removed[int(r[0])] = int(keep[0])
+                writers[int(r[0])] = str(r[7])
                 per_writer[str(r[7])] += 1
     candidates = neighbours = 0
     if removed:
@@ -108,11 +139,15 @@ def _plan_compaction(conn: Connection, model: str) -> _Compaction:
                                       .where(RC.chunk_id.in_(olds))).scalar_one())
         neighbours = int(conn.execute(select(func.count()).select_from(Chunk).where(
             CH.nn_chunk_id.in_(olds), CH.id.not_in(olds))).scalar_one())
-    return _Compaction(removed, len(by_span), dict(per_writer), candidates, neighbours)
+    return _Compaction(removed, len(by_span), dict(per_writer), candidates, neighbours,
+                       writers)
+
 
 
 def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None]) -> None:
-    _MAP.create(conn, checkfirst=True)
+    # IF [NOT] EXISTS in the DDL itself: SQLAlchemy's checkfirst does not see a table in the
+    # temp schema (has_table says False), so it would create twice and never drop
+    conn.execute(CreateTable(_MAP, if_not_exists=True))
     conn.execute(delete(_MAP))
     items = [{"old": o, "new": n} for o, n in mapping.items()]
     for i in range(0, len(items), 5000):
@@ -120,7 +155,7 @@ def _fill_map(conn: Connection, mapping: dict[int, int] | dict[int, int | None])
 
 
 def _drop_map(conn: Connection) -> None:
-    _MAP.drop(conn, checkfirst=True)
+    conn.execute(DropTable(_MAP, if_exists=True))
 
 
 def _repoint(conn: Connection) -> tuple[int, int]:
@@ -169,9 +204,10 @@ def _compaction_lines(c: _Compaction, total: int) -> list[str]:
 
 
 def compact_duplicates(store: Store, dry_run: bool = False,
-                       progress: Progress | None = None) -> FixReport:
+                       progress: Progress | None = None,
+                       previewed: dict[int, int] | None = None) -> FixReport:
     """The one shared compaction pass; ``dry_run`` says what it would do and changes
-    nothing."""
+    nothing; ``previewed`` (a dry run's ``targets``): remove only the rows it listed."""
     model = store.embedder_info().model
     if dry_run:
         with store.read() as conn:
@@ -179,10 +215,14 @@ def compact_duplicates(store: Store, dry_run: bool = False,
             plan = _plan_compaction(conn, model)
             _drop_map(conn)
         return FixReport("compact-duplicates", _compaction_counts(plan, total),
-                         _compaction_lines(plan, total), True, plan.per_writer)
+                         _compaction_lines(plan, total), True, plan.per_writer,
+                         dict(plan.removed))
+    gone = new = 0
     with store.write() as conn:
         total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
         plan = _plan_compaction(conn, model)
+        if previewed is not None:
+            plan, gone, new = _only(plan, previewed, conn)
         _tick(progress, "plan", 1, 1)
         if plan.removed:
             cands, nn = _repoint(conn)
@@ -200,8 +240,21 @@ def compact_duplicates(store: Store, dry_run: bool = False,
                  f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"]
     else:
         lines = _compaction_lines(plan, total)
-    return FixReport("compact-duplicates", _compaction_counts(plan, total), lines, False,
-                     plan.per_writer)
+    lines += _moved(gone, new, "row")
+    counts = {**_compaction_counts(plan, total), "previewed_gone": gone, "new_since_preview": new}
+    return FixReport("compact-duplicates", counts, lines, False, plan.per_writer)
+
+
+def _moved(gone: int, new: int, what: str) -> list[str]:
+    """What changed between the preview and the fix (said, never acted on silently)."""
+    out = []
+    if gone:
+        out.append(f"{gone:,} previewed {what}{'s' if gone != 1 else ''} changed or no longer "
+                   "needed it since the preview: left as they are")
+    if new:
+        out.append(f"{new:,} {what}{'s' if new != 1 else ''} needing it appeared since the "
+                   "preview: left for the next one")
+    return out
 
 
 def _compaction_counts(c: _Compaction, total: int) -> dict[str, int]:
@@ -289,7 +342,21 @@ def _refusal(store: Store, rebuild: _Rebuild, conn: Connection) -> str | None:
     return None
 
 
-def _rebuild_lines(fix: str, r: _Rebuild) -> list[str]:
+def _held(conn: Connection, sources: list[tuple[str, int]]) -> dict[str, int]:
+    """The chunks ``sources`` have now, per writer: all of them are replaced."""
+    held: Counter[str] = Counter()
+    for kind in ("entry", "memory"):
+        ids = [i for t, i in sources if t == kind]
+        for i in range(0, len(ids), _BATCH):
+            for writer, n in conn.execute(
+                    select(CH.writer, func.count()).where(
+                        CH.source_type == kind, CH.source_id.in_(ids[i:i + _BATCH]))
+                    .group_by(CH.writer)).all():
+                held[str(writer)] += int(n)
+    return dict(held)
+
+
+def _rebuild_lines(fix: str, r: _Rebuild, held: dict[str, int], own: str) -> list[str]:
     if not r.sources and not r.drop:
         return ["nothing to do"]
     kinds = Counter(t for t, _ in r.sources)
@@ -297,9 +364,15 @@ def _rebuild_lines(fix: str, r: _Rebuild) -> list[str]:
     why = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r.why.items() if v)
     lines = []
     if r.sources:
+        total = sum(held.values())
+        others = {w: n for w, n in held.items() if w != own}
+        whose = ("" if not others else " — every writer's copies: " + ", ".join(
+            f"{w} {n:,}" for w, n in sorted(others.items(), key=lambda kv: -kv[1]))
+            + (f", {own} {held[own]:,}" if held.get(own) else ""))
         lines.append(f"chunk and embed again {what} ({why}), with the current embedder and "
-                     "within the model's token limit; their old chunks, vectors and FTS rows "
-                     "are replaced")
+                     f"within the model's token limit; their {total:,} old chunks{whose}, "
+                     "with their vectors and FTS rows, are deleted and replaced by one "
+                     "set")
     if r.drop:
         lines.append(f"drop {len(r.drop):,} chunks whose source no longer exists")
     lines.append("re-point recall-trace candidates and nearest neighbours to the new chunk of "
@@ -311,17 +384,38 @@ def plural_word(n: int, kind: str) -> str:
     return f"{n:,} {kind if n == 1 else ('entries' if kind == 'entry' else kind + 's')}"
 
 
-def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -> FixReport:
+def _targets(store: Store, fix: str, conn: Connection) -> _Rebuild:
     info = store.embedder_info()
+    return (_reembed_targets(conn, info.model, info.dim) if fix == "reembed"
+            else _lag_targets(conn))
+
+
+def _narrowed(target: _Rebuild, previewed: tuple[Any, Any] | None) -> tuple[_Rebuild, int, int]:
+    """``target`` (found now) restricted to what the preview listed; with how many previewed
+    targets no longer need the fix and how many appeared since."""
+    if previewed is None:
+        return target, 0, 0
+    sources, drop = set(previewed[0]), set(previewed[1])
+    now_sources = [s for s in target.sources if s in sources]
+    now_drop = [c for c in target.drop if c in drop]
+    gone = len(sources) + len(drop) - len(now_sources) - len(now_drop)
+    new = len(target.sources) + len(target.drop) - len(now_sources) - len(now_drop)
+    return _Rebuild(now_sources, now_drop, target.why), gone, new
+
+
+def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
+             previewed: tuple[Any, Any] | None = None) -> FixReport:
     with store.read() as conn:
-        target = (_reembed_targets(conn, info.model, info.dim) if fix == "reembed"
-                  else _lag_targets(conn))
+        target, gone, appeared = _narrowed(_targets(store, fix, conn), previewed)
         refusal = _refusal(store, target, conn)
         sources = _texts(conn, target.sources)
-    counts = {"sources": len(target.sources), "chunks_dropped": len(target.drop), **target.why}
-    lines = _rebuild_lines(fix, target)
+        held = _held(conn, target.sources)
+    counts = {"sources": len(target.sources), "chunks_dropped": len(target.drop),
+              "chunks_replaced": sum(held.values()), **target.why}
+    lines = _rebuild_lines(fix, target, held, store.writer)
     if dry_run:
-        return FixReport(fix, counts, lines, True)
+        return FixReport(fix, counts, lines, True,
+                         targets=(tuple(target.sources), tuple(target.drop)))
     if refusal:
         raise StoreError(refusal)
     indexer = store.indexer()
@@ -333,7 +427,19 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -
                                         tool_heads(part)))
         _tick(progress, "embed", min(i + 64, len(sources)), len(sources))
     made = failed = 0
+    embedded = {(s.source_type, s.source_id): s.content_hash for s in sources}
     with store.write() as conn:
+        # what still needs the fix now that the write lock is held (the store may have moved
+        # while embedding): only those, and only with the text that was embedded
+        still, gone_now, _ = _narrowed(_targets(store, fix, conn),
+                                       (target.sources, target.drop))
+        current = {(s.source_type, s.source_id): s.content_hash
+                   for s in _texts(conn, still.sources)}
+        sources = [s for s in sources if current.get((s.source_type, s.source_id))
+                   == embedded[(s.source_type, s.source_id)]]
+        gone += gone_now + len(still.sources) - len(sources)
+        target = _Rebuild([(s.source_type, s.source_id) for s in sources], still.drop,
+                          target.why)
         mapping: dict[int, int | None] = {}
         for n, source in enumerate(sources, 1):
             old = conn.execute(select(CH.id, CH.span_start, CH.span_end)
@@ -365,7 +471,8 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None) -
                     counts)
     lines = [f"{'re-embedded' if fix == 'reembed' else 'indexed'} {len(sources):,} sources: "
              f"{made:,} chunks written, {failed:,} failed; {len(target.drop):,} orphan chunks "
-             "dropped"]
+             "dropped"] + _moved(gone, appeared, "target")
+    counts.update(previewed_gone=gone, new_since_preview=appeared)
     return FixReport(fix, counts, lines, False)
 
 
@@ -378,21 +485,24 @@ def plan(store: Store, fix: str) -> FixPlan:
               else _rebuild(store, fix, True, None))
     reason = None
     if fix != "compact-duplicates":
-        info = store.embedder_info()
         with store.read() as conn:
-            target = (_reembed_targets(conn, info.model, info.dim) if fix == "reembed"
-                      else _lag_targets(conn))
-            reason = _refusal(store, target, conn)
+            reason = _refusal(store, _narrowed(_targets(store, fix, conn), report.targets)[0],
+                              conn)
     nothing = report.lines and report.lines[0].startswith(("nothing", "no index row"))
     return FixPlan(fix, FIXES[fix][0], report.lines, report.counts,
                    possible=not nothing and reason is None, reason=reason or (
-                       "nothing to do" if nothing else None))
+                       "nothing to do" if nothing else None), targets=report.targets)
 
 
-def apply(store: Store, fix: str, progress: Progress | None = None) -> FixReport:
-    """Run ``fix`` (in the caller's thread: the app runs it in a worker)."""
+def apply(store: Store, fix: str, progress: Progress | None = None,
+          previewed: FixPlan | None = None) -> FixReport:
+    """Run ``fix`` (in the caller's thread: the app runs it in a worker); given the plan the
+    preview showed, on what that plan listed and nothing else."""
     if fix not in FIXES:
         raise ValueError(f"no fix {fix!r}: one of {', '.join(FIXES)}")
+    if previewed is not None and previewed.fix != fix:
+        raise ValueError(f"the preview is of {previewed.fix}, not {fix}")
+    targets = previewed.targets if previewed is not None else None
     if fix == "compact-duplicates":
-        return compact_duplicates(store, progress=progress)
-    return _rebuild(store, fix, False, progress)
+        return compact_duplicates(store, progress=progress, previewed=targets)
+    return _rebuild(store, fix, False, progress, targets)

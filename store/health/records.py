@@ -6,6 +6,7 @@ figures); ``drill.describe`` turns them into labelled rows with the screen that 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,18 @@ RANK = {"ok": 0, "unknown": 1, "warn": 1, "fail": 2}
 """How bad a status is for ``--fail-on``: ``unknown`` ranks as ``warn`` (DESIGN)."""
 SEVERITY = {"ok": 0, "unknown": 1, "warn": 2, "fail": 3}
 """The order statuses are shown in (worst first); ``unknown`` below ``warn``."""
+
+
+def finite(data: Any) -> Any:
+    """``data`` with every NaN or infinite float replaced by None: JSON has no such numbers
+    (Python would write ``NaN`` / ``Infinity``, which other parsers refuse)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    return data
 
 
 def worst(statuses: list[str]) -> str:
@@ -52,13 +65,23 @@ class SignalResult:
     fix: str | None = None
     """The fix that applies (``compact-duplicates``, ``reembed``, ``index-lag``), if any."""
 
+    @property
+    def graded_by(self) -> str:
+        """``thresholds``: the status is ``registry.grade(value, warn, fail)`` (fail above
+        ``fail``, warn above ``warn``, unknown with no value) — a script applying the
+        thresholds to the value gets the status; ``rule``: no numeric threshold decides it
+        (both are None) and ``rule`` says what does (a critical memory among those not
+        loadable, a checkpoint's age, which parts are missing)."""
+        return "rule" if self.warn is None and self.fail is None else "thresholds"
+
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "value": self.value,
-                "display": self.display, "thresholds": {"warn": self.warn, "fail": self.fail},
-                "rule": self.rule, "explanation": self.explanation,
-                "offending": [r.to_json() for r in self.offending],
-                "offending_total": self.offending_total, "detail": self.detail,
-                "fix": self.fix}
+        return finite({"name": self.name, "status": self.status, "value": self.value,
+                       "display": self.display, "graded_by": self.graded_by,
+                       "thresholds": {"warn": self.warn, "fail": self.fail},
+                       "rule": self.rule, "explanation": self.explanation,
+                       "offending": [r.to_json() for r in self.offending],
+                       "offending_total": self.offending_total, "detail": self.detail,
+                       "fix": self.fix})
 
 
 @dataclass
@@ -124,6 +147,9 @@ class FixPlan:
     counts: dict[str, int]
     possible: bool = True
     reason: str | None = None
+    targets: Any = field(default=None, repr=False)
+    """What the preview found to act on (the fix's own form: removed chunk id → kept id, or
+    the sources and chunks to rebuild): ``apply`` given this plan acts on these and no other."""
 
     def to_json(self) -> dict[str, Any]:
         return {"fix": self.fix, "signal": self.signal, "lines": self.lines,
@@ -139,6 +165,7 @@ class FixReport:
     lines: list[str]
     dry_run: bool = False
     per_writer: dict[str, int] = field(default_factory=dict)
+    targets: Any = field(default=None, repr=False)  # a dry run's: see ``FixPlan.targets``
 
     def to_json(self) -> dict[str, Any]:
         return {"fix": self.fix, "dry_run": self.dry_run, "counts": self.counts,

@@ -47,7 +47,9 @@ def scan(store: Store, *, now: datetime | None = None, save: Save = "always") ->
             for spec in measures:
                 try:
                     results.append(spec.measure(ctx))
-                except (SQLAlchemyError, OSError) as exc:  # one broken signal, not the scan
+                except (SQLAlchemyError, OSError, ValueError, TypeError,
+                        ArithmeticError) as exc:  # one broken signal (a bad stored value), not
+                    # the scan: the signal is unknown with the error, the others are measured
                     results.append(SignalResult(
                         spec.name, "unknown", None, "error", None, None, "",
                         f"could not be measured: {type(exc).__name__}: {exc}"[:300]))

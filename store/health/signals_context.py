@@ -14,47 +14,59 @@ from store.context.models import ContextSnapshot
 from store.context.series import compactions_without_checkpoint
 from store.core.models import Checkpoint, Entry
 from store.core.timeutil import to_iso
+from store.governance.consolidate import TRIGGER as CONSOLIDATION
 from store.health.records import Row, SignalResult
 from store.health.registry import ScanContext, plural, result, signal
 from store.health.signals_index import BLANK
 
 
-def _new_entries(ctx: ScanContext, cp: Checkpoint) -> int:
-    """Indexable entries of the checkpoint's session stored since its previous checkpoint
-    (from the session's start for the first one), up to the checkpoint."""
-    if cp.session_id is None:
-        return 0
+def _new_work(ctx: ScanContext, cp: Checkpoint) -> int:
+    """The indexable entries an embedding checkpoint had to embed.
+
+    For a checkpoint the store saw run (``source`` harness: the hooks, ``record_checkpoint``):
+    the entries with indexable text of its session (of any session for a store-wide one)
+    stored after the previous embedding checkpoint of the same scope was stored, up to this
+    one — the store's clock (``created_at``), as the hook counts its own; blank entries (empty
+    tool results, whitespace-only turns) have nothing to embed and are not new work, whatever
+    ``entries_added`` says. A checkpoint imported from another system's log (``LOG.md``) ran
+    where the store could not see it: what it reported is all there is."""
+    if cp.source != "harness":
+        return cp.entries_added
+    same = (col(Checkpoint.session_id) == cp.session_id if cp.session_id is not None
+            else col(Checkpoint.session_id).is_(None))
     previous = ctx.conn.execute(
-        select(func.max(col(Checkpoint.ts))).where(
-            col(Checkpoint.session_id) == cp.session_id, col(Checkpoint.ts) < cp.ts,
-            col(Checkpoint.id) != cp.id)).scalar()
+        select(func.max(col(Checkpoint.created_at))).where(
+            same, col(Checkpoint.id) < cp.id, col(Checkpoint.trigger) != CONSOLIDATION)).scalar()
     query = select(func.count()).select_from(Entry).where(
-        col(Entry.session_id) == cp.session_id, col(Entry.ts) <= cp.ts,
-        func.trim(col(Entry.content), BLANK) != "")
+        col(Entry.created_at) <= cp.created_at, func.trim(col(Entry.content), BLANK) != "")
+    if cp.session_id is not None:
+        query = query.where(col(Entry.session_id) == cp.session_id)
     if previous is not None:
-        query = query.where(col(Entry.ts) > previous)
+        query = query.where(col(Entry.created_at) > previous)
     return int(ctx.conn.execute(query).scalar_one())
 
 
 @signal("checkpoint_noop", "checkpoints reported ok that embedded nothing although new "
         "entries existed")
 def checkpoint_noop(ctx: ScanContext) -> SignalResult:
+    """Embedding checkpoints only: the consolidation pass's checkpoints record what it read
+    for proposals and never embed (``chunks_embedded`` is always 0 there)."""
     days = int(ctx.setting("health.checkpoint_noop_days"))
     cutoff = to_iso(ctx.now - timedelta(days=days))
     candidates = ctx.orm().exec(
         select(Checkpoint).where(col(Checkpoint.status) == "ok",
-                                 col(Checkpoint.chunks_embedded) == 0)
+                                 col(Checkpoint.chunks_embedded) == 0,
+                                 col(Checkpoint.trigger) != CONSOLIDATION)
         .order_by(col(Checkpoint.ts).desc(), col(Checkpoint.id).desc())).all()
     recent: list[Row] = []
     older: list[Row] = []
     for cp in candidates:
-        stored = _new_entries(ctx, cp)
-        reported = cp.entries_added + cp.memories_written
-        if not (reported or stored):
+        entries = _new_work(ctx, cp)
+        if not (entries or cp.memories_written):
             continue  # its trigger had nothing new to embed
-        what = [f"{cp.entries_added:,} entries added" if cp.entries_added else "",
-                f"{cp.memories_written:,} memories written" if cp.memories_written else "",
-                f"{stored:,} new entries stored" if stored and not cp.entries_added else ""]
+        seen = "entries added" if cp.source != "harness" else "new indexable entries stored"
+        what = [f"{entries:,} {seen}" if entries else "",
+                f"{cp.memories_written:,} memories written" if cp.memories_written else ""]
         note = (f"{cp.ts[:16].replace('T', ' ')} {cp.trigger} by {cp.writer} "
                 f"{cp.writer_version}: ok, 0 chunks embedded, "
                 + ", ".join(w for w in what if w))
@@ -68,8 +80,10 @@ def checkpoint_noop(ctx: ScanContext) -> SignalResult:
     else:
         explanation = (f"no checkpoint reported ok without embedding its new work "
                        f"({plural(len(candidates), 'empty checkpoint')} had nothing new)")
-    return result(ctx, "checkpoint_noop", status, float(n), f"{n} ({len(older)} older)"
-                  if older else str(n), 0.0, 0.0,
+    total = n + len(older)
+    # graded by rule (no thresholds): a no-op's age decides between warn and fail
+    return result(ctx, "checkpoint_noop", status, float(total),
+                  f"{total} ({n} recent)" if older else str(total), None, None,
                   f"fail on any in the last {days} days; warn on older ones", explanation,
                   recent + older, detail={"recent": n, "older": len(older)})
 

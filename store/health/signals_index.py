@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, and_, case, func, literal, or_, select, union_all
@@ -70,21 +71,33 @@ def chunk_writers(ctx: ScanContext) -> list[ChunkWriter]:
     return ctx.cache["chunk_writers"]  # type: ignore[no-any-return]
 
 
+def kept_first(model: str) -> list[Any]:
+    """The order in which a span's rows are kept (the first is kept, the others are its
+    copies): an ``ok`` row, then one of the current model, then the oldest (lowest id). The
+    compaction (``fixes.compact_duplicates``) keeps the same row, so the row the signal names
+    as kept is the one the fix keeps."""
+    return [case((CH.status == "ok", 0), else_=1), case((CH.model == model, 0), else_=1), CH.id]
+
+
 def duplicates(ctx: ScanContext) -> Duplicates:
-    """Index rows repeating a row already there for the same source and span (the first
-    row, lowest id, is the original); computed once per scan."""
+    """Index rows repeating a row already there for the same source and span (the row kept
+    is the first in ``kept_first`` order); computed once per scan."""
     if "duplicates" in ctx.cache:
         return ctx.cache["duplicates"]  # type: ignore[no-any-return]
     conn = ctx.conn
     total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
-    groups = (select(*_SPAN, func.min(CH.id).label("keeper"),
-                     func.count().label("copies"))
+    groups = (select(*_SPAN, func.count().label("copies"))
               .group_by(*_SPAN).having(func.count() > 1).subquery())
     same = and_(*(a == groups.c[a.key] for a in _SPAN))
+    order = kept_first(ctx.store.embedder_info().model)
+    ranked = (select(CH.id, CH.writer, CH.created_at, groups.c.copies, CH.nn_similarity,
+                     func.first_value(CH.id).over(partition_by=list(_SPAN), order_by=order)
+                     .label("keeper"))
+              .join(groups, same).subquery())
     rows = conn.execute(
-        select(CH.id, CH.writer, CH.created_at, groups.c.keeper,
-               groups.c.copies, CH.nn_similarity)
-        .join(groups, same).where(CH.id != groups.c.keeper)).all()
+        select(ranked.c.id, ranked.c.writer, ranked.c.created_at, ranked.c.keeper,
+               ranked.c.copies, ranked.c.nn_similarity)
+        .where(ranked.c.id != ranked.c.keeper)).all()
     frame = pd.DataFrame(rows, columns=["id", "writer", "created_at", "keeper", "copies", "nn"])
     per_version = chunk_writers(ctx)
     writers: dict[str, int] = {}
@@ -115,8 +128,9 @@ def duplicate_ratio(ctx: ScanContext) -> SignalResult:
         per_day = {str(day): {str(w): int(v) for w, v in row.items() if v}
                    for day, row in table.iterrows()}
     ordered = d.rows.sort_values(["copies", "keeper", "id"], ascending=[False, True, True])
-    rows = [Row("chunk", int(r.id), f"copy of chunk {int(r.keeper)} ({int(r.copies)} rows "
-                f"for its span) by {r.writer}") for r in ordered.itertuples()]
+    rows = [Row("chunk", int(r.id), f"copy of kept chunk {int(r.keeper)} ({int(r.copies)} "
+                f"rows for its span), by {r.writer}")
+            for r in ordered.itertuples()]
     near = (f"; {plural(d.near, 'other chunk')} near-duplicate (neighbour ≥ {threshold}), "
             "information only" if d.near else "")
     if n:
@@ -204,17 +218,24 @@ def index_lag(ctx: ScanContext) -> SignalResult:
     lag = find_lag(ctx.conn)
     wait = int(ctx.setting("health.index_wait_seconds"))
     cutoff = to_iso(datetime.now(UTC) - timedelta(seconds=wait))
-    # entries a hook stored for the daemon (or the next checkpoint) to embed (harness)
-    queued = ({int(r[0]) for r in ctx.conn.execute(select(EQ.entry_id)).all()}
-              if "embed_queue" in ctx.tables else set())
+    # entries a hook stored for the daemon (or the next checkpoint) to embed (harness): by
+    # design waiting, so lag only once queued longer than health.index_queue_hours
+    queued = ({int(r[0]): str(r[1]) for r in ctx.conn.execute(
+        select(EQ.entry_id, EQ.queued_at)).all()} if "embed_queue" in ctx.tables else {})
+    queue_hours = float(ctx.setting("health.index_queue_hours"))
+    queue_cutoff = to_iso(datetime.now(UTC) - timedelta(hours=queue_hours))
     rows: list[Row] = []
-    waiting = held = 0
+    waiting = held = queued_young = 0
     for kind, absent in (("entry", lag.missing_entries), ("memory", lag.missing_memories)):
         for source_id, created in absent:
             if kind == "entry" and source_id in queued:
+                if queued[source_id] > queue_cutoff:
+                    queued_young += 1  # not lag: listed nowhere, counted in the detail
+                    continue
                 held += 1
-                rows.append(Row(kind, source_id, "queued by a hook: waiting for the daemon or "
-                                "the next checkpoint to embed it (found by FTS meanwhile)"))
+                rows.append(Row(kind, source_id, f"queued by a hook more than {queue_hours:g} "
+                                "h ago and still not embedded (no daemon, no checkpoint "
+                                "since?)"))
                 continue
             young = created > cutoff
             waiting += young
@@ -226,34 +247,41 @@ def index_lag(ctx: ScanContext) -> SignalResult:
     lagging = len(rows)
     rows += [Row("chunk", cid, "its source no longer exists") for cid in lag.orphans]
     sources = lag.entries + lag.memories
-    value = percent(lagging, sources)
+    # an orphan chunk is index lag too (the index behind a deletion): counted in the figure,
+    # so that the thresholds applied to it give the status
+    value = percent(lagging + len(lag.orphans), sources + len(lag.orphans))
     fail = float(ctx.setting("health.index_lag_fail_percent"))
     missing = len(lag.missing_entries) + len(lag.missing_memories)
     stale = len(lag.stale_entries) + len(lag.stale_memories)
+    missing -= queued_young
     parts = [f"{missing - waiting - held:,} without a chunk"] if missing - waiting - held \
         else []
     if waiting:
         parts.append(f"{waiting:,} waiting for the indexer (younger than {wait} s)")
     if held:
-        parts.append(f"{held:,} queued by a hook for the daemon or the next checkpoint "
-                     "(`lca-tui serve` embeds them)")
+        parts.append(f"{held:,} queued by a hook over {queue_hours:g} h ago for the daemon or "
+                     "the next checkpoint (`lca-tui serve` embeds them)")
     if stale:
         parts.append(f"{stale:,} with chunks older than their content")
     if lag.orphans:
         parts.append(f"{plural(len(lag.orphans), 'chunk')} of sources that no longer exist")
     status = grade(value, 0.0, fail)
-    if lag.orphans and status == "ok":
-        status = "warn"
     if parts:
-        explanation = (f"{lagging:,} of {sources:,} indexable sources ({value:.2f} %) lag the "
-                       "index: " + "; ".join(parts))
+        explanation = (f"{lagging:,} of {sources:,} indexable sources"
+                       + (f" and {plural(len(lag.orphans), 'orphan chunk')}" if lag.orphans
+                          else "") + f" ({value:.2f} %) lag the index: " + "; ".join(parts))
     else:
         explanation = (f"all {sources:,} indexable sources are indexed and current (blank "
                        "entries have nothing to index and are not lag)")
+    if queued_young:  # by design: embedded by the daemon or the next checkpoint
+        explanation += (f"; {queued_young:,} entries a hook stored wait to be embedded (found "
+                        f"by FTS meanwhile; lag only after {queue_hours:g} h)")
     detail = {"sources": sources, "missing": missing, "waiting": waiting, "queued": held,
+              "queued_young": queued_young,
               "stale": stale, "orphan_chunks": len(lag.orphans)}
     return result(ctx, "index_lag", status, value, f"{value:.2f} %", 0.0, fail,
-                  f"warn > 0, fail > {fail:g} % of indexable sources", explanation, rows,
+                  f"warn > 0, fail > {fail:g} % of indexable sources (and orphan chunks)",
+                  explanation, rows,
                   detail=detail)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -45,9 +46,10 @@ def loader_drift(ctx: ScanContext) -> SignalResult:
                             "follows are not injected")
     else:
         explanation = "every memory reads as the loader's schema says"
+    # graded by rule (no thresholds): which memories are not loadable decides, not how many
     return result(ctx, "loader_drift", status, float(n), f"{n} ({critical} crit.)"
-                  if critical else str(n), 0.0, 0.0,
-                  "warn > 0 not loadable; fail when a critical memory is among them",
+                  if critical else str(n), None, None,
+                  "warn on any memory not loadable; fail when a critical one is among them",
                   explanation, rows, detail={"not_loadable": n, "critical": critical})
 
 
@@ -63,9 +65,13 @@ def critical_budget(ctx: ScanContext) -> SignalResult:
                ME.loadable == 1)).all()
     budget = int(ctx.setting("health.critical_budget_chars"))
     warn = round(budget * float(ctx.setting("health.critical_budget_warn_percent")) / 100)
+    unreadable = [int(r[0]) for r in found if _count(r[2]) is None or _count(r[3]) is None]
+
+    def weight(r: Any) -> float:
+        return experiential(_count(r[2]) or 0, _count(r[3]) or 0)
+
     # heaviest first: experiential weight, then most recently applied, then newest, then id
-    ranked = sorted(found, key=lambda r: (-experiential(int(r[2]), int(r[3])),
-                                          _desc(r[4]), _desc(r[5]), int(r[0])))
+    ranked = sorted(found, key=lambda r: (-weight(r), _desc(r[4]), _desc(r[5]), int(r[0])))
     total = sum(int(r[1]) for r in found)
     left = budget
     dropped: list[Row] = []
@@ -74,9 +80,10 @@ def critical_budget(ctx: ScanContext) -> SignalResult:
         if size <= left:
             left -= size
         else:
-            weight = experiential(int(r[2]), int(r[3]))
-            dropped.append(Row("memory", int(r[0]), f"{size:,} chars, weight {weight:.2f}: "
-                               "does not fit in what is left of the budget"))
+            odd = " (its hits or prevented count is not a number: weighed as 0)" \
+                if int(r[0]) in unreadable else ""
+            dropped.append(Row("memory", int(r[0]), f"{size:,} chars, weight {weight(r):.2f}: "
+                               f"does not fit in what is left of the budget{odd}"))
     status = grade(float(total), float(warn), float(budget))
     if dropped:
         verb = "holds" if len(found) == 1 else "hold"
@@ -90,14 +97,24 @@ def critical_budget(ctx: ScanContext) -> SignalResult:
     return result(ctx, "critical_budget", status, float(total), f"{total:,} ch", float(warn),
                   float(budget), f"warn > {warn:,}, fail > {budget:,} characters",
                   explanation, dropped, detail={"critical": len(found), "chars": total,
-                                                "budget": budget, "dropped": len(dropped)})
+                                                "budget": budget, "dropped": len(dropped),
+                                                "unreadable_counters": unreadable})
 
 
-def _desc(stamp: str | None) -> str:
+def _count(value: Any) -> int | None:
+    """A stored counter as a number; None when the column holds something else (SQLite
+    stores what it is given: ``'lots'`` in ``hits`` must not stop the signal)."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _desc(stamp: Any) -> str:
     """A key sorting ISO timestamps newest first (missing last)."""
     if not stamp:
         return "\uffff"
-    return "".join(chr(0xFFFF - ord(c)) for c in stamp)
+    return "".join(chr(0xFFFF - min(ord(c), 0xFFFF)) for c in str(stamp))
 
 
 @signal("evidence_orphans", "active memories with no resolvable evidence")

@@ -1,7 +1,12 @@
 """``stale_writer``: writers whose latest recorded code version is older than canonical.
 
 Every table records ``writer`` and ``writer_version`` on each row (``store.core.models.Who``).
-A writer's version is the one on its most recent row; it is compared with the canonical version
+A writer is judged by the continuity data it wrote (``DATA_TABLES``: entries, chunks,
+memories, sessions, checkpoints, ...), never by what inspecting the store writes — the health
+scans themselves, audit events, recall traces, exports, proposals' review, import bookkeeping —
+since the process that scans writes those at the running version: counting them, the scan
+would clear the very finding it reports. A writer's version is the one on its most recent
+data row; it is compared with the canonical version
 for that writer: for lca-tui's own writers (``lca-tui``, ``lca-tui:hook``, ...) the running
 lca-tui's version unless ``health.canonical_version`` names one; for other programs only when
 that setting names them (``my-harness=2.4.1``), since their versions are not lca-tui's.
@@ -51,18 +56,30 @@ def canonical_versions(setting: str) -> tuple[str, dict[str, str]]:
     return own, others
 
 
+DATA_TABLES = frozenset({
+    "entry", "session", "chunk", "memory", "evidence", "checkpoint", "compaction",
+    "context_snapshot", "handoff", "prune_event", "supersession_link", "memory_flag",
+    "claude_code_summary"})
+"""The tables of continuity data: what a harness, a hook, an importer or an indexer writes.
+Left out on purpose: ``health_scan`` / ``health_signal`` (the scan's own rows), ``audit_event``,
+``recall_*``, ``export*``, ``proposal*``, ``import_*``, ``hook_run``, privacy bookkeeping —
+rows any run of the current code writes while the stale deployment's data stays old."""
+
+
 def _writer_tables(ctx: ScanContext) -> list[Any]:
-    """Every stored table with writer columns, as SQLAlchemy tables (each capability's models
-    module is imported by name, so tables added later are covered)."""
+    """The data tables this store has, as SQLAlchemy tables (each capability's models module
+    is imported by name, so a data table of any capability is found)."""
     for info in pkgutil.walk_packages([str(STORE)], "store."):
         if info.name.endswith(".models"):
             importlib.import_module(info.name)
     return [t for name, t in sorted(SQLModel.metadata.tables.items())
-            if name in ctx.tables and {"writer", "writer_version", "created_at"} <= set(t.c.keys())]
+            if name in ctx.tables and name in DATA_TABLES
+            and {"writer", "writer_version", "created_at"} <= set(t.c.keys())]
 
 
 def writer_versions(ctx: ScanContext) -> pd.DataFrame:
-    """One row per writer: its latest version, when it last wrote, and its rows."""
+    """One row per writer of continuity data: its latest version, when it last wrote such a
+    row, and how many it wrote."""
     parts = [select(t.c.writer, t.c.writer_version, func.count().label("rows"),
                     func.max(t.c.created_at).label("last"))
              .group_by(t.c.writer, t.c.writer_version) for t in _writer_tables(ctx)

@@ -27,6 +27,7 @@ from store.governance.chains import sync_links
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.timeutil import now_iso
+from store.core.erasure import erased_session
 from store.core.writes import NewSession, upsert_session
 from store.export.extra import restore_checkpoints, restore_traces
 from store.ingest import fields
@@ -120,6 +121,10 @@ def _session(ctx: ImportContext, conn: Connection, i: int, s: dict[str, Any]) ->
         surface=s.get("surface"), project=s.get("project"), title=s.get("title"),
         started_at=s.get("started_at"), ended_at=s.get("ended_at"), source=s.get("source"),
         meta=dict(s["meta"]) if isinstance(s.get("meta"), dict) else {})
+    if erased_session(conn, session.id):  # erased: its row is not created again
+        ctx.report.notes.append(f"{where}: session {session.id[:8]} was erased earlier: "
+                                "not imported")
+        return
     new = upsert_session(conn, session, ctx.store.writer, ctx.store.writer_version)
     if new and session.id not in ctx.sessions_seen:
         ctx.report.sessions_added += 1

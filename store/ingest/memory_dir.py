@@ -248,6 +248,28 @@ def is_memory_dir(path: Path) -> bool:
     return False
 
 
+UNREAD = ("no YAML front matter", "front matter ", "not UTF-8")
+"""How ``load_error`` begins when the file's fields could not be read at all (no front
+matter, YAML that does not parse or is no mapping, bytes that are not UTF-8) — unlike a nested
+key, where the fields are read and the loader only misses them."""
+
+
+def _keep_critical(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
+                   source_file: str) -> dict[str, Any]:
+    """A critical memory whose file has become unreadable stays critical: the file no longer
+    says what it is, which is not saying it is not critical — and a critical memory the loader
+    cannot read is exactly what ``loader_drift`` must fail on (Appendix D)."""
+    error = str(row.get("load_error") or "")
+    if row.get("critical") or not error.startswith(UNREAD):
+        return row
+    have = memories.find(conn, source_file=source_file)
+    if have is None or not have.critical:
+        return row
+    ctx.report.notes.append(f"{path}: its fields cannot be read ({error}); the memory "
+                            f"stays critical as stored (memory {have.id})")
+    return dict(row, critical=1)
+
+
 def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, Any],
                  source_file: str | None = None) -> int:
     """Create or update the memory of ``source_file`` (default: the file's resolved path; a
@@ -256,6 +278,7 @@ def write_memory(ctx: ImportContext, conn: Connection, path: Path, row: dict[str
     evidence. Returns the memory's id (0 when its content was erased earlier: nothing is
     written)."""
     file_path = storable(str(path.resolve()))
+    row = _keep_critical(ctx, conn, path, row, source_file or file_path)
     # the whole parsed file, so that a fix the loader notices (front matter, loadability)
     # updates the memory even when its content is the same
     file_hash = sha256_text(json.dumps(row, sort_keys=True))

@@ -16,17 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, or_, update
+from sqlalchemy import func, update
 from sqlmodel import col, select
 
 from store.core.db import checkpoint_truncate, orm, vacuum
 from store.core.models import Entry, Memory, Session
 from store.core.timeutil import now_iso
-from store.privacy import apply
-from store.privacy.closure import Closure, compute
+from store.privacy import apply, exports
+from store.privacy.closure import Closure, ExportHit, compute
 from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.scope import Matcher, Scope, ScopeError
-from store.privacy.tables import dbapi
+from store.privacy.sets import scan
+from store.privacy.tables import in_json, relational_tables, rowid
 from store.privacy.verify import Verification, raw_probe, run_probes
 
 if TYPE_CHECKING:
@@ -88,12 +89,17 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
 
     drop_cache(store)
     deleted: list[str] = []
+    left = c.exports
     if delete_exports and c.exports:
-        deleted, _failed = apply.delete_exports(store, c)
+        deleted, failed = exports.delete_files(store, c.exports)
+        left = [ExportHit(e.export_id, e.path, [f for f in e.files if f in failed])
+                for e in c.exports]
+    if tombstone_id is not None:  # what is left can be deleted later, by tombstone
+        exports.remember(store, tombstone_id, left)
     tick("checkpoint", 2, len(STAGES))
     wal_ok, wal_left = checkpoint_truncate(store.engine)
     tick("verify", 3, len(STAGES))
-    verification, rem = run_probes(store, c, wal_ok, wal_left)
+    verification, rem = run_probes(store, c, wal_ok, wal_left, tombstone_id=tombstone_id)
     raw = verification.probes[-1]
     if not raw.passed and wal_ok:  # bytes left in free space of the file: rebuild it
         vacuum(store.engine)
@@ -177,8 +183,8 @@ def latest_tombstone(store: Store) -> int:
     """The newest tombstone id (0 when none): a long-lived reader that sees it move drops
     what it keeps in memory (its vector copy, the text it shows)."""
     with store.read() as conn:
-        return int(conn.execute(select(func.coalesce(func.max(Tombstone.id), 0)))
-                   .scalar_one())
+        return int(conn.execute(select(func.coalesce(func.max(col(Tombstone.id)), 0)))
+                   .scalar_one() or 0)
 
 
 # -- sensitivity -----------------------------------------------------------------------------
@@ -207,15 +213,14 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
 
                 raise NotFound(f"no {scope.kind} with id {scope.value}")
         else:
-            matcher = Matcher(scope)
-            dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
-                                deterministic=True)
-            counts["entry"] = conn.execute(
-                update(Entry).where(or_(*(func.lca_holds(col(c)) for c in (
-                    Entry.content, Entry.meta)))).values(sensitivity=level)).rowcount or 0
-            counts["memory"] = conn.execute(
-                update(Memory).where(or_(*(func.lca_holds(col(c)) for c in (
-                    Memory.name, Memory.description, Memory.body, Memory.invariant,
-                    Memory.front_matter)))).values(sensitivity=level)).rowcount or 0
+            # the same content columns an erasure matches (store.privacy.content)
+            found = scan(conn, relational_tables(conn), Matcher(scope),
+                         only=frozenset({"entry", "memory"}))
+            for model in (Entry, Memory):
+                rows = sorted(found.get(str(model.__tablename__), {}))
+                if rows:
+                    counts[str(model.__tablename__)] = conn.execute(
+                        update(model).where(in_json(rowid(model), json.dumps(rows)))
+                        .values(sensitivity=level)).rowcount or 0
         store.audit(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
     return counts

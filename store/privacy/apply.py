@@ -21,9 +21,9 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, delete, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlmodel import col
+from sqlalchemy import Connection, delete, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlmodel import col, select
 
 from store.core import erasure, memories, vec
 from store.core.db import orm
@@ -33,7 +33,6 @@ from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import token_estimate
 from store.privacy.closure import Closure
-from store.export.models import Export
 from store.privacy.models import Tombstone
 from store.privacy.tables import children_first, in_json, rel, rowid
 
@@ -45,6 +44,10 @@ Step = Callable[[str], None]
 
 class ErasureFailed(StoreError):
     """The erasure could not be carried out; nothing was changed."""
+
+
+def _one_line(exc: DBAPIError) -> str:
+    return " ".join(str(exc.orig).split())
 
 
 def _ids(rows: set[int] | list[int]) -> str:
@@ -120,7 +123,10 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
             step("tombstone")
     except IntegrityError as exc:
         raise ErasureFailed(f"the erasure would leave records pointing at erased ones "
-                            f"({exc.orig}); nothing was changed") from exc
+                            f"({_one_line(exc)}); nothing was changed") from exc
+    except DBAPIError as exc:
+        raise ErasureFailed(f"the erasure failed in the database ({_one_line(exc)}); nothing "
+                            "was changed") from exc
     return tombstone_id
 
 
@@ -166,42 +172,23 @@ def redact(store: Store, c: Closure, *, actor: str | None = None, reason: str | 
     who = actor_name(store, actor)
     prepared, sources = prepare_redaction(store, c)
     indexer = store.indexer()
-    with store.write() as conn:
-        vec.ensure_secure_delete(conn)
-        for source in sources:
-            drop_chunks_of(conn, source.source_type, source.source_id)
-        step("index")
-        _redact_memories(store, conn, c)
-        _scrub(conn, c, {"memory": set(c.scrub.get("memory", {}))}, step)
-        _rewrite_keys(conn, c, sources)
-        indexer.index(conn, sources, prepared)
-        step("rebuild")
-        for table, rows in c.delete.items():
-            t = rel(table)
-            conn.execute(delete(t).where(in_json(t.c.rowid, _ids(rows))))
-        tombstone_id = _finish(store, conn, c, who, reason)
-        step("tombstone")
-    return tombstone_id
-
-
-def delete_exports(store: Store, c: Closure) -> tuple[list[str], list[str]]:
-    """Remove the export files the closure names, and the records of exports left with no
-    file; returns (files removed, files that could not be removed)."""
-    removed, failed = [], []
-    for hit in c.exports:
-        for path in hit.files:
-            try:
-                os.unlink(path)
-                removed.append(path)
-            except FileNotFoundError:
-                removed.append(path)
-            except OSError:
-                failed.append(path)
-    emptied = [e.export_id for e in c.exports if not any(f in failed for f in e.files)]
-    if emptied:
+    try:
         with store.write() as conn:
-            conn.execute(delete(Export).where(in_json(col(Export.id), _ids(emptied))))
-            store.audit(conn, "delete-exports", "export", emptied,
-                        {"files": len(removed), "failed": len(failed)})
-    return removed, failed
-
+            vec.ensure_secure_delete(conn)
+            for source in sources:
+                drop_chunks_of(conn, source.source_type, source.source_id)
+            step("index")
+            _redact_memories(store, conn, c)
+            _scrub(conn, c, {"memory": set(c.scrub.get("memory", {}))}, step)
+            _rewrite_keys(conn, c, sources)
+            indexer.index(conn, sources, prepared)
+            step("rebuild")
+            for table, rows in c.delete.items():
+                t = rel(table)
+                conn.execute(delete(t).where(in_json(t.c.rowid, _ids(rows))))
+            tombstone_id = _finish(store, conn, c, who, reason)
+            step("tombstone")
+    except DBAPIError as exc:
+        raise ErasureFailed(f"the redaction was refused by the database ({_one_line(exc)}); "
+                            "nothing was changed") from exc
+    return tombstone_id

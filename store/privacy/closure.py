@@ -32,8 +32,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, exists, func, literal_column, not_, select
-from sqlmodel import col
+from sqlalchemy import Connection, exists, func, literal_column, not_
+from sqlmodel import col, select
 
 from store.core.errors import NotFound
 from store.core.models import Chunk, Entry, Evidence, Memory, Session
@@ -253,7 +253,8 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
                         t = rel(table, *cols)
                         values = conn.execute(select(*(t.c[name] for name in cols))
                                               .where(t.c.rowid == row)).one()
-                        rows[row] = {name: matcher.redact(v)[0] if isinstance(v, str) else v
+                        rows[row] = {name: matcher.redact_in(table, name, v)[0]
+                                     if isinstance(v, str) else v
                                      for name, v in zip(cols, values, strict=True)}
         else:
             if matcher is not None:

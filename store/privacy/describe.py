@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Connection, select
-from sqlmodel import col
+from sqlalchemy import Connection
+from sqlmodel import col, select
 
-from store.core import vec
+from store.core import erasure, vec
 from store.core.models import Chunk, Entry, ImportPosition, Memory, Session
 from store.export.models import Export, ExportItem
 from store.recall.models import RecallTrace
@@ -31,8 +31,11 @@ def fingerprints(conn: Connection, c: Closure) -> None:
         entries = set(c.scrub.get("entry", {}))
         memories = set(c.scrub.get("memory", {}))
         traces = {r for r, cols in c.scrub.get("recall_trace", {}).items() if "query" in cols}
+    sessions = c.delete.get("session", set()) if c.action == "erase" else set()
     c.fingerprints = {
-        "entry": [str(v) for v in column_values(conn, "entry", "idem_key", entries)],
+        "entry": [str(v) for v in column_values(conn, "entry", "idem_key", entries)]
+        + [erasure.session_value(str(v)) for v in column_values(conn, "session", "id",
+                                                                 sessions)],
         "memory": [str(v) for v in column_values(conn, "memory", "content_hash", memories)],
         "trace": [f"{r[0]}|{r[1]}" for r in conn.execute(
             select(RecallTrace.ts, RecallTrace.query)
@@ -79,22 +82,12 @@ def texts(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
 
 
 def exports(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
-    """Exports holding part of the scope: by what they recorded, and (text scopes) by what
-    their files say."""
+    """The export files that hold part of the scope — only those, never the rest of an
+    export: for a text scope, the files whose lines hold the text; for a session, entry or
+    memory, the files the export recorded those records in (``export_item.file``)."""
     if "export" not in c.tables:
         return
-    holding: set[int] = set()
-    touched = c.delete if c.action == "erase" else {
-        t: set(rows) for t, rows in c.scrub.items()}
-    for item_type in ("session", "entry", "memory", "evidence"):
-        rows = touched.get(item_type)
-        if not rows or "export_item" not in c.tables:
-            continue
-        ids = [str(v) for v in column_values(conn, item_type, "id", rows)]
-        holding |= {int(r[0]) for r in conn.execute(
-            select(ExportItem.export_id).distinct()
-            .where(col(ExportItem.item_type) == item_type,
-                   in_json(col(ExportItem.item_id), json.dumps(ids))))}
+    recorded = _recorded_files(conn, c) if matcher is None else {}
     for export_id, path, files in conn.execute(
             select(Export.id, Export.path, Export.files).order_by(col(Export.id))).all():
         try:
@@ -102,12 +95,36 @@ def exports(conn: Connection, c: Closure, matcher: Matcher | None) -> None:
         except ValueError:
             listed = []
         folder = Path(path)
-        present = [folder / f for f in listed if (folder / f).is_file()]
-        held = [str(p) for p in present if matcher is not None and _file_holds(p, matcher)]
-        if int(export_id) in holding:
-            held = [str(p) for p in present]
+        present = [(f, folder / f) for f in listed if (folder / f).is_file()]
+        if matcher is not None:
+            held = [str(p) for _, p in present if _file_holds(p, matcher)]
+        else:
+            wanted = recorded.get(int(export_id), set())
+            # an item recorded without its file (an older export): every file may hold it
+            held = [str(p) for f, p in present if f in wanted or None in wanted]
         if held:
             c.exports.append(ExportHit(int(export_id), str(folder), held))
+
+
+def _recorded_files(conn: Connection, c: Closure) -> dict[int, set[str | None]]:
+    """export id → the files its records of the closure's sessions, entries, memories and
+    evidence were written to."""
+    out: dict[int, set[str | None]] = {}
+    if "export_item" not in c.tables:
+        return out
+    touched = c.delete if c.action == "erase" else {
+        t: set(rows) for t, rows in c.scrub.items()}
+    for item_type in ("session", "entry", "memory", "evidence"):
+        rows = touched.get(item_type)
+        if not rows:
+            continue
+        ids = [str(v) for v in column_values(conn, item_type, "id", rows)]
+        for export_id, file in conn.execute(
+                select(ExportItem.export_id, ExportItem.file).distinct()
+                .where(col(ExportItem.item_type) == item_type,
+                       in_json(col(ExportItem.item_id), json.dumps(ids)))).all():
+            out.setdefault(int(export_id), set()).add(None if file is None else str(file))
+    return out
 
 
 def _file_holds(path: Path, matcher: Matcher) -> bool:
@@ -149,10 +166,10 @@ def labels(conn: Connection, c: Closure) -> None:
                 .where(in_json(rowid(ImportPosition), ids_json(first)))
                 .order_by(col(ImportPosition.path))).all()]
         elif "id" in c.tables[table].columns:
-            t = rel(table, "id")
+            handle = rel(table, "id")
             out = [f"{table} {r[0]}" for r in conn.execute(
-                select(t.c.id).where(in_json(t.c.rowid, ids_json(first)))
-                .order_by(t.c.id)).all()]
+                select(handle.c.id).where(in_json(handle.c.rowid, ids_json(first)))
+                .order_by(handle.c.id)).all()]
         else:
             out = [f"{table} row {r}" for r in first]
         action = ("deleted" if table in c.delete and table not in c.scrub else "rewritten")

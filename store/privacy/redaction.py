@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, func, select
-from sqlmodel import col
+from sqlalchemy import Connection, func
+from sqlmodel import col, select
 
 from store.core.errors import NotFound
 from store.core.models import Chunk, Entry, Evidence, Memory
@@ -58,7 +58,8 @@ def redact_text(conn: Connection, c: Closure, matcher: Matcher) -> None:
             values = conn.execute(select(*(t.c[name] for name in cols))
                                   .where(t.c.rowid == row)).one()
             c.scrub.setdefault(table, {})[row] = {
-                name: matcher.redact(v)[0] for name, v in zip(cols, values, strict=True)}
+                name: matcher.redact_in(table, name, v)[0]
+                for name, v in zip(cols, values, strict=True)}
         if table in ("entry", "memory") and c.scrub.get(table):
             c.rebuild.setdefault(table, set()).update(
                 int(v) for v in column_values(conn, table, "id", set(c.scrub[table])))

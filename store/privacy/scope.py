@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.core.vec import STOP_WORDS
+from store.privacy.content import KNOWN_KEYS, META_KEYS, is_json_meta
 
 SCOPE_KINDS = ("session", "entry", "memory", "match", "regex")
 TEXT_KINDS = ("match", "regex")
@@ -105,6 +106,29 @@ class Matcher:
             return any(self.holds(s) for s in _strings(decoded))
         return False
 
+    def holds_in(self, table: str, column: str, value: Any) -> bool:
+        """True when ``table.column``'s ``value`` holds the scope's text where it is content
+        (``store.privacy.content``: a meta-like JSON column by its content strings only)."""
+        if not is_json_meta(table, column) or not isinstance(value, str):
+            return self.holds(value)
+        decoded = _json_container(value)
+        if decoded is None:
+            return self.holds(value)
+        return any(self.holds(s) for s in _content_strings(decoded))
+
+    def redact_in(self, table: str, column: str, value: str) -> tuple[str, int]:
+        """``redact`` of ``table.column``: a meta-like JSON column has only its content
+        strings rewritten (a model name or an id under a metadata key stays)."""
+        decoded = _json_container(value) if is_json_meta(table, column) else None
+        if decoded is None:
+            return self.redact(value)
+        count = [0]
+        cleaned = _walk_content(decoded, lambda s: self._sub(s, count))
+        out = json.dumps(cleaned, ensure_ascii=False)
+        if any(self.holds(s) for s in _content_strings(cleaned)):
+            return json.dumps({"redacted": True}), count[0] + 1
+        return out, count[0]
+
     def redact(self, value: str) -> tuple[str, int]:
         """``value`` with every match replaced by ``[REDACTED]``; and how many were replaced.
 
@@ -142,6 +166,48 @@ def _strings(value: Any) -> list[str]:
         for v in value:
             out.extend(_strings(v))
     return out
+
+
+def _json_container(value: str) -> dict[str, Any] | list[Any] | None:
+    if value[:1] not in "{[":
+        return None
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, (dict, list)) else None
+
+
+def _content_strings(value: Any) -> list[str]:
+    """The strings of a meta-like JSON value that may be content: every string value but
+    those under a metadata key, and every key the store did not name itself."""
+    out: list[str] = []
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k in META_KEYS:
+                continue
+            if k not in KNOWN_KEYS:
+                out.append(str(k))
+            out.extend(_content_strings(v))
+    elif isinstance(value, list):
+        for v in value:
+            out.extend(_content_strings(v))
+    return out
+
+
+def _walk_content(value: Any, fix: Any) -> Any:
+    """``_walk`` over the content strings only (see ``_content_strings``)."""
+    if isinstance(value, str):
+        return fix(value)
+    if isinstance(value, dict):
+        return {(k if k in KNOWN_KEYS else fix(str(k))): (v if k in META_KEYS else
+                                                           _walk_content(v, fix))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk_content(v, fix) for v in value]
+    return value
 
 
 def _walk(value: Any, fix: Any) -> Any:

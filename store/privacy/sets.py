@@ -13,6 +13,7 @@ import numpy as np
 from sqlalchemy import Connection, func, or_, select
 from sqlmodel import col
 
+from store.privacy.content import content_columns, is_json_meta
 from store.privacy.scope import Matcher, Scope
 from store.core.models import ImportPosition
 from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, in_json, rel, rowid
@@ -111,25 +112,42 @@ def add_rows(target: dict[str, set[int]], table: str, rows: set[int]) -> bool:
 
 
 def register_matcher(conn: Connection, matcher: Matcher) -> None:
-    """``lca_holds(value)`` for this connection: the matcher, case folding included."""
-    dbapi(conn).create_function("lca_holds", 1, lambda v: int(matcher.holds(v)), deterministic=True)
+    """``lca_holds(value)`` for this connection: the matcher, case folding included; and
+    ``lca_holds_in(table, column, value)``, which matches content only
+    (``store.privacy.content``: a meta-like JSON column by its content strings)."""
+    raw = dbapi(conn)
+    raw.create_function("lca_holds", 1, lambda v: int(matcher.holds(v)), deterministic=True)
+    raw.create_function("lca_holds_in", 3, lambda t, c, v: int(matcher.holds_in(t, c, v)),
+                        deterministic=True)
+
+
+def holds_clause(name: str, t: Any, cols: list[str]) -> Any:
+    """SQL true when one of ``cols`` of table ``name`` (handle ``t``) holds the scope."""
+    return or_(*(func.lca_holds_in(name, c, t.c[c]) if is_json_meta(name, c)
+                 else func.lca_holds(t.c[c]) for c in cols))
 
 
 def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
-         skip: frozenset[str] = BOOKKEEPING) -> dict[str, dict[int, list[str]]]:
-    """table → rowid → the text columns holding the scope's text, for every table but
-    ``skip`` (a read: the matcher runs inside SQLite, rows that do not match never leave)."""
+         skip: frozenset[str] = BOOKKEEPING,
+         only: frozenset[str] | None = None) -> dict[str, dict[int, list[str]]]:
+    """table → rowid → the content columns holding the scope's text, for every table but
+    ``skip`` (or only those in ``only``). Content only: identifiers, kinds, times, hashes,
+    paths the store read and writers are never matched (``store.privacy.content``). A read:
+    the matcher runs inside SQLite, rows that do not match never leave."""
     register_matcher(conn, matcher)
     found: dict[str, dict[int, list[str]]] = {}
     for name, info in sorted(tables.items()):
-        if name in skip or not info.text_columns:
+        if name in skip or (only is not None and name not in only):
             continue
-        cols = info.text_columns
+        cols = content_columns(info)
+        if not cols:
+            continue
         t = rel(name, *cols)
         rows = conn.execute(select(t.c.rowid, *(t.c[c] for c in cols))
-                            .where(or_(*(func.lca_holds(t.c[c]) for c in cols)))).all()
+                            .where(holds_clause(name, t, cols))).all()
         for r in rows:
-            hit = [c for c, v in zip(cols, r[1:], strict=True) if matcher.holds(v)]
+            hit = [c for c, v in zip(cols, r[1:], strict=True)
+                   if matcher.holds_in(name, c, v)]
             if hit:
                 found.setdefault(name, {})[int(r[0])] = hit
     return found

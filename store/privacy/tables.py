@@ -88,7 +88,7 @@ def rowid(model: type[SQLModel]) -> ColumnElement[int]:
     return literal_column(f"{q(str(model.__tablename__))}.rowid", Integer)
 
 
-def in_json(expr: ColumnElement[Any], values: str) -> ColumnElement[bool]:
+def in_json(expr: Any, values: str) -> ColumnElement[bool]:
     """``expr IN (SELECT value FROM json_each(:values))``: ``values`` is a JSON list."""
     return expr.in_(select(func.json_each(values).table_valued("value").c.value))
 

@@ -4,8 +4,9 @@
   points at a missing row;
 - ``fts``: no FTS row is left for a removed chunk, and FTS phrase queries for the text and for
   each distinctive word find nothing that holds them;
-- ``substring``: a scan of every text column of every relational table finds the text nowhere
-  (bookkeeping tables included);
+- ``substring``: a scan of every content column (``store.privacy.content``) of every
+  relational table finds the text nowhere (bookkeeping tables included); metadata columns
+  that hold it (a kind, an agent name, a path the store read) are named, never rewritten;
 - ``semantic``: no remaining chunk is within 0.98 cosine of a removed one (a redacted chunk's
   own rebuilt chunk may be, when its text no longer holds the scope);
 - ``traces``: no recall trace or candidate holds the text or points at what was erased, and a
@@ -30,15 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, column, func, or_, select, table
-from sqlmodel import col
+from sqlalchemy import Connection, column, func, or_, table
+from sqlmodel import col, select
 
 from store.core import pragmas, vec
 from store.core.models import Chunk
 from store.export.models import Export
 from store.recall.models import RecallCandidate, RecallTrace
 from store.privacy.closure import Closure
+from store.privacy.content import content_columns, metadata_columns
 from store.privacy.scope import Matcher, words
+from store.privacy.sets import holds_clause, register_matcher
 from store.privacy.tables import dbapi, in_json, rel, relational_tables
 
 if TYPE_CHECKING:
@@ -79,6 +82,7 @@ class Remaining:
     """What a scan of every text column found after the change."""
 
     holding: dict[str, int] = field(default_factory=dict)  # table → rows holding the text
+    metadata: dict[str, int] = field(default_factory=dict)  # … in a metadata column only
     words: set[str] = field(default_factory=set)  # candidate words still found somewhere
     distinctive: list[str] = field(default_factory=list)
 
@@ -95,8 +99,7 @@ def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
                 low = value.lower()
                 out.words.update(w for w in wanted - out.words if w in low)
             return 0
-        raw.create_function("lca_holds", 1, lambda v: int(matcher.holds(v)),
-                            deterministic=True)
+        register_matcher(conn, matcher)
     else:
         def seen(value: Any) -> int:
             if isinstance(value, str) and value:
@@ -110,10 +113,18 @@ def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
             continue
         t = rel(name, *cols)
         if matcher is not None:
-            n = conn.execute(select(func.count()).select_from(t).where(
-                or_(*(func.lca_holds(t.c[c]) for c in cols)))).scalar_one()
-            if n:
-                out.holding[name] = int(n)
+            content = content_columns(info)
+            if content:
+                n = conn.execute(select(func.count()).select_from(t).where(
+                    holds_clause(name, t, content))).scalar_one()
+                if n:
+                    out.holding[name] = int(n)
+            meta = metadata_columns(info)
+            if meta:  # ids, kinds, times, paths: never rewritten, reported
+                n = conn.execute(select(func.count()).select_from(t).where(
+                    or_(*(func.lca_holds(t.c[c]) for c in meta)))).scalar_one()
+                if n:
+                    out.metadata[name] = int(n)
         if wanted:
             conn.execute(select(func.count()).select_from(t).where(
                 or_(*(func.lca_seen(t.c[c]) for c in cols)))).scalar_one()
@@ -198,10 +209,15 @@ def _substring(c: Closure, rem: Remaining, matcher: Matcher | None, total: int) 
             f"{total - len(rem.words)} of {total} words of the erased text occur in no text "
             f"column any more; {len(rem.words)} still occur in records outside the scope")
             if total else "no text to look for")
+    note = ""
+    if rem.metadata:
+        note = ("; metadata columns (ids, kinds, times, paths the store read), which "
+                f"{c.action} never rewrites, hold it in rows of: "
+                + ", ".join(f"{t} {n}" for t, n in sorted(rem.metadata.items())))
     if rem.holding:
         where = ", ".join(f"{t} {n}" for t, n in sorted(rem.holding.items()))
-        return Probe("substring", False, f"still held by rows of: {where}")
-    return Probe("substring", True, "no text column of any table holds it")
+        return Probe("substring", False, f"still held by rows of: {where}{note}")
+    return Probe("substring", True, "no content column of any table holds it" + note)
 
 
 def _semantic(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
@@ -281,9 +297,14 @@ def _trace_count(store: Store) -> int:
         return int(conn.execute(select(func.count()).select_from(RecallTrace)).scalar_one())
 
 
-def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
-    left = [f for f in c.export_files() if Path(f).is_file()]
-    if matcher is not None:
+def _exports(conn: Connection, c: Closure, matcher: Matcher | None,
+             tombstone_id: int | None) -> Probe:
+    """Text scopes: no export file the store wrote holds the text (each file read again).
+    Session, entry, memory: none of the files the closure named is left."""
+    if matcher is None:
+        left = [f for f in c.export_files() if Path(f).is_file()]
+    else:
+        left = []
         for _id, path, files in conn.execute(
                 select(Export.id, Export.path, Export.files)).all():
             try:
@@ -292,12 +313,17 @@ def _exports(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
                 listed = []
             for rel in listed:
                 p = Path(path) / str(rel)
-                if str(p) not in left and p.is_file() and _holds_file(p, matcher):
+                if p.is_file() and _holds_file(p, matcher):
                     left.append(str(p))
+        left += [f for f in c.export_files() if f not in left and Path(f).is_file()
+                 and _holds_file(Path(f), matcher)]
     if left:
+        how = [f"`lca-tui erase --exports-of-tombstone {tombstone_id}`"] if tombstone_id else []
+        if matcher is not None or not tombstone_id:  # a text scope still finds them
+            how.append("erase again with --delete-exports")
         return Probe("exports", False, f"{len(left)} export files still hold it: "
                      + ", ".join(left[:5]) + (" …" if len(left) > 5 else "")
-                     + " (erase again with --delete-exports, or remove them)")
+                     + f" (delete them: {' or '.join(how)}; or remove them)")
     named = len(c.export_files())
     return Probe("exports", True, f"no export file holds it ({named} named by the closure "
                  "were deleted)" if named else "no export file holds it")
@@ -352,11 +378,14 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
                      "holds a snapshot of it")
     if vacuumed:
         parts.append("vacuumed")
+    if (in_db or in_wal) and rem.metadata:
+        parts.append("metadata columns hold it (see substring): those bytes stay")
     return Probe("raw-bytes", wal_ok and not in_db and not in_wal, "; ".join(parts))
 
 
 def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
-               vacuumed: bool = False) -> tuple[Verification, Remaining]:
+               vacuumed: bool = False,
+               tombstone_id: int | None = None) -> tuple[Verification, Remaining]:
     """Every probe; nothing is written (the caller stores the result)."""
     started = time.perf_counter()
     matcher = Matcher(c.scope) if c.scope.is_text else None
@@ -367,7 +396,7 @@ def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
                   _substring(c, rem, matcher, len(candidates)),
                   _semantic(conn, c, matcher)]
         probes.append(_traces(store, conn, c, matcher, rem))
-        probes.append(_exports(conn, c, matcher))
+        probes.append(_exports(conn, c, matcher, tombstone_id))
     probes.append(raw_probe(store, c, rem, wal_ok, wal_left, vacuumed))
     ms = (time.perf_counter() - started) * 1000.0
     return Verification(all(p.passed for p in probes), probes, round(ms, 1)), rem

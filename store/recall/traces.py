@@ -11,6 +11,7 @@ settings under ``hits`` (one object per rank) and handed out as ``Candidate.harn
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from sqlmodel import col, select
 from store.core import memories
 from store.core.db import orm
 from store.core.errors import NotFound
+from store.core.models import Entry, Memory
 from store.recall.models import RecallCandidate as CandidateRow
 from store.recall.models import RecallFeedback as FeedbackRow
 from store.recall.models import RecallTrace as TraceRow
@@ -221,7 +223,25 @@ def candidates_of(conn: Connection, trace_id: int) -> list[Candidate]:
     with orm(conn) as s:
         rows = s.exec(select(CandidateRow).where(CandidateRow.trace_id == trace_id)
                       .order_by(col(CandidateRow.rank))).all()
-    return [_candidate(c, tuple(fb.get(c.id or 0, ()))) for c in rows]
+        secret = _secret_sources(s, rows)
+    out = [_candidate(c, tuple(fb.get(c.id or 0, ()))) for c in rows]
+    for c in out:  # marked secret after the recall: its text is withheld from now on
+        if (c.source_type, c.source_id) in secret:
+            c.excerpt, c.label, c.masked = None, None, True
+    return out
+
+
+def _secret_sources(s: Any, rows: Sequence[CandidateRow]) -> set[tuple[str, int]]:
+    """(source type, id) of the candidates whose entry or memory is secret now."""
+    out: set[tuple[str, int]] = set()
+    for kind, model in (("entry", Entry), ("memory", Memory)):
+        ids = sorted({int(r.source_id) for r in rows
+                      if r.source_type == kind and r.source_id is not None})
+        for i in range(0, len(ids), 500):
+            out.update((kind, int(x)) for x in s.exec(
+                select(model.id).where(col(model.id).in_(ids[i:i + 500]),
+                                       model.sensitivity == "secret")).all())
+    return out
 
 
 def list_traces(store: Store, limit: int | None = 200) -> list[Trace]:
