@@ -25,6 +25,7 @@ from pathlib import Path
 
 from store.core.assets import asset_path
 from store.core.db import default_folder
+from store.core.location import not_a_folder
 from store.core.errors import StoreError
 from store.core.records import IngestReport
 from store.core.settings import Settings
@@ -148,6 +149,9 @@ def check_target(path: Path) -> None:
                         "pick another path with --store, or leave --store out for a fresh file")
     if path.is_dir():
         raise DemoError(f"{path} is a directory: give --store a file path for the demo store")
+    blocked = not_a_folder(path)
+    if blocked:
+        raise DemoError(blocked)
     if not path.parent.is_dir() and path.parent.resolve() != default_folder().resolve():
         raise DemoError(f"the folder {path.parent} does not exist: create it first, or leave "
                         "--store out for a fresh file in lca-tui's own folder")

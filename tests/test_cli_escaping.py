@@ -18,7 +18,8 @@ OSC_CLIPBOARD = "\x1b]52;c;ZWNobyBoaQ==\x07"
 SID = f"[b]S[/b]{OSC_TITLE}sess"
 AGENT = "[/]"
 TOOL = f"[red]Bash[/red]{OSC_CLIPBOARD}"
-TEXT = "hit [/] text [bold]loud[/bold] \x1b[31mred\x1b[0m a\u061cb c\u200bd e\u2028f"
+INVISIBLE = ("\u3164", "\u115f", "\u00ad", "\U000e0041", "\U000e007f", "\ufe00", "\ufe0f")
+TEXT = "hit " + "".join(f"{c}{n}" for n, c in enumerate(INVISIBLE)) + " [/] text [bold]loud[/bold] \x1b[31mred\x1b[0m a\u061cb c\u200bd e\u2028f"
 
 
 def _lines() -> list[dict]:
@@ -52,7 +53,7 @@ def _run(capsys: pytest.CaptureFixture[str], store: Path, *args: str) -> str:
     assert code == 0, out.err
     assert "\x1b" not in out.out and "\x1b" not in out.err, args
     assert "\x07" not in out.out, args
-    for raw in ("\u061c", "\u200b", "\u2028"):
+    for raw in ("\u061c", "\u200b", "\u2028", *INVISIBLE):
         assert raw not in out.out, (args, raw)
     return out.out
 

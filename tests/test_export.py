@@ -192,9 +192,13 @@ def test_bad_export_input_is_reported_and_the_rest_lands(source: Store,
     report = fresh.ingest([out])
     reasons = sorted(e.reason.split(":")[0] for e in report.errors)
     ref = _ref(out, "Lessons learned")
-    assert reasons == [f"evidence of memory {ref} points at entry {seq} of session "
-                       f"{SHORT_SESSION}, which is not in the store" for seq in (0, 2)] + [
-        "invalid JSON", "no such file or directory",
+    size = main.stat().st_size
+    listed = next(f["bytes"] for f in json.loads((out / MANIFEST).read_text())["files"]
+                  if f["path"].endswith(main.name))
+    assert reasons == [f"{size} bytes where manifest.json lists {listed}"] + [
+        f"evidence of memory {ref} points at entry {seq} of session "
+        f"{SHORT_SESSION}, which is not in the store" for seq in (0, 2)] + [
+        "invalid JSON", "listed in manifest.json but missing",
         "text differs from the exported content hash"]
     assert report.entries_added == 751 - 11  # all but the missing short session's 11
     with fresh.read() as conn:

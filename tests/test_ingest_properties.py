@@ -2,13 +2,17 @@
 included) in any field of any import format gives a reported problem or an import, never an
 exception out of ``ingest``, and the other files of the batch land.
 
-Example counts are modest (the suite runs on 2 shared cores); each example is a whole batch.
+Each example is a whole batch; 40 per format by default (the suite runs on 2 shared cores),
+``LCA_PROPERTY_EXAMPLES=N`` for more. The check can fail on a field dropped silently
+(``test_the_check_fails_on_a_silently_dropped_field``).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -22,7 +26,7 @@ from hypothesis import strategies as st
 from store import Store
 from tests.conftest import make_store
 
-EXAMPLES = 15
+EXAMPLES = int(os.environ.get("LCA_PROPERTY_EXAMPLES", "40"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
@@ -34,6 +38,23 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
                                                                 max_size=3),
     max_leaves=6)
+
+
+def _has(obj: Any, path: str) -> bool:
+    """Does ``obj`` have a field at ``path``? (Only a field the line had is one the importer
+    reads; one added to a line of another type is an extra nobody reads.)"""
+    node = obj
+    for part in path.replace("[", ".[").split("."):
+        if part.startswith("["):
+            index = int(part[1:-1])
+            if not isinstance(node, list) or len(node) <= index:
+                return False
+            node = node[index]
+        else:
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+    return True
 
 
 def _set(obj: Any, path: str, value: Any) -> Any:
@@ -80,17 +101,73 @@ def _other_file(folder: Path) -> str:
     return sid
 
 
-def _check(store: Store, folder: Path, other: str, hostile: Path) -> None:
+def _leaves(value: Any) -> list[str | int | float]:
+    """What of ``value`` must be findable in the store if it landed: its strings, finite
+    numbers and object keys (null and booleans say too little to look for)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, int | float):
+        return [value] if math.isfinite(value) else []
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in [*_leaves(k), *_leaves(v)]]
+    return [str(value)]
+
+
+def _stored_text(store: Store) -> str:
+    """Every text and number the store holds in its tables (virtual and index tables left
+    out), one blob to search a landed value in."""
+    parts: list[str] = []
+    with store.read() as conn:
+        tables = [r[0] for r in conn.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' "
+            "AND name NOT LIKE 'vec%' AND name NOT LIKE '%fts%' AND name NOT LIKE 'chunk%' "
+            "AND name NOT LIKE 'import%' AND name NOT LIKE 'audit%'")]
+        for table in tables:
+            for row in conn.exec_driver_sql(f'SELECT * FROM "{table}"'):
+                parts.extend(str(v) for v in row if v is not None and not isinstance(v, bytes))
+    return "\n".join(parts)
+
+
+def _gained(leaf: str | int | float, before: str, after: str) -> bool:
+    """Did the store gain an occurrence of ``leaf`` (in any form it may be stored in)?"""
+    forms = {str(leaf), json.dumps(leaf), json.dumps(leaf, ensure_ascii=False)}
+    if isinstance(leaf, str):
+        forms |= {json.dumps(leaf)[1:-1], json.dumps(leaf, ensure_ascii=False)[1:-1],
+                  leaf.encode("utf-8", "surrogatepass").decode("utf-8", "backslashreplace")}
+    if isinstance(leaf, float) and leaf.is_integer() and abs(leaf) < 2**63:
+        forms.add(str(int(leaf)))
+    if isinstance(leaf, int) and abs(leaf) < 2**53:
+        forms.add(str(float(leaf)))
+    return any(after.count(f) > before.count(f) for f in forms)
+
+
+def _check(store: Store, folder: Path, other: str, hostile: Path, value: Any = None) -> None:
+    """The property: ``ingest`` does not raise; the other file lands; the hostile value is
+    either reported (a problem naming the hostile file, or its line counted as skipped) or
+    it landed — every string, number and key of it is found in the store. A field dropped
+    without a word fails."""
     before = store.stats(with_embedder=False)
+    text_before = _stored_text(store)
     report = store.ingest([folder])  # must not raise, whatever the field held
     assert other in {s.id for s in store.sessions()}, report.to_json()
     after = store.stats(with_embedder=False)
     landed = (after.entries > before.entries + 1 or after.memories > before.memories
               or after.checkpoints > before.checkpoints or report.memories_updated
               or report.sessions_added > 1)
-    reported = any(str(hostile) in e.path for e in report.errors) or report.skipped_by_design
+    reported = (any(str(hostile) in e.path for e in report.errors)
+                or any(str(hostile) in n for n in report.notes)
+                or report.skipped_by_design or report.skipped_unknown)
     assert landed or reported, report.to_json()
     assert store.import_run(report.run_id).status == "done"
+    if reported:
+        return
+    text = _stored_text(store)
+    lost = [leaf for leaf in _leaves(value) if not _gained(leaf, text_before, text)]
+    assert not lost, f"dropped without a problem reported: {lost!r} of {value!r}"
 
 
 @pytest.fixture
@@ -144,7 +221,8 @@ def test_claude_code_any_value_in_any_field(shared: Store, tmp_path_factory: Any
     line = _set(dict(template, sessionId=f"s-{uuid.uuid4()}"), field, value)
     hostile = folder / "hostile.jsonl"
     hostile.write_text(json.dumps(line) + "\n" + _good_claude(f"g-{uuid.uuid4()}"))
-    _check(shared, folder, _other_file(folder), hostile)
+    _check(shared, folder, _other_file(folder), hostile,
+           value if _has(template, field) else None)
 
 
 # -- MindStone-Agent NDJSON -----------------------------------------------------------------
@@ -201,7 +279,8 @@ def test_mindstone_any_value_in_any_field(shared: Store, tmp_path_factory: Any,
     good = dict(MINDSTONE_TEMPLATES[0], sessionKey=key, id="good")
     hostile = folder / "hostile.jsonl"
     hostile.write_text(json.dumps(line) + "\n" + json.dumps(good) + "\n")
-    _check(shared, folder, _other_file(folder), hostile)
+    _check(shared, folder, _other_file(folder), hostile,
+           value if _has(template, field) else None)
 
 
 # -- memory directories ---------------------------------------------------------------------
@@ -224,7 +303,7 @@ def test_memory_dir_any_value_in_any_front_matter_key(shared: Store, tmp_path_fa
     hostile.write_text("---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\nBody.\n")
     (mem / "feedback_good.md").write_text(f"---\nname: good-{uuid.uuid4()}\ntype: feedback\n"
                                           "---\nA good memory.\n")
-    _check(shared, folder, _other_file(folder), hostile)
+    _check(shared, folder, _other_file(folder), hostile, value)
 
 
 # -- ACP ------------------------------------------------------------------------------------
@@ -244,7 +323,7 @@ def test_acp_any_value_in_any_state_field(shared: Store, tmp_path_factory: Any, 
     (agent / "state.json").write_text(json.dumps(state))
     hostile = agent / "journal" / "2026-01-01.md"
     hostile.write_text("# Day\n\n## 09:30 work\n\nDid a thing.\n")
-    _check(shared, folder, _other_file(folder), agent)
+    _check(shared, folder, _other_file(folder), agent, value)
 
 
 # -- lca-tui exports ------------------------------------------------------------------------
@@ -293,6 +372,37 @@ def test_export_any_value_in_any_manifest_field(tmp_path_factory: Any, export_di
     (target / "manifest.json").write_text(json.dumps(_set(manifest, field, value)))
     fresh = make_store(folder / "s.db")  # an export into a store that has it adds nothing
     try:
-        _check(fresh, folder, _other_file(folder), target)
+        _check(fresh, folder, _other_file(folder), target,
+               value if _has(manifest, field) else None)
     finally:
         fresh.close()
+
+
+def test_the_check_fails_on_a_silently_dropped_field(shared: Store, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The property's teeth: an importer that drops ``message.model`` without a word fails
+    ``_check``; the real importer passes the same example."""
+    import store.ingest.claude_code as cc
+
+    def example(name: str) -> tuple[Path, str, Path]:
+        folder = tmp_path / name
+        folder.mkdir()
+        line = _set(dict(CLAUDE_TEMPLATES[1], sessionId=f"s-{uuid.uuid4()}"),
+                    "message.model", "model-zq81")
+        hostile = folder / "hostile.jsonl"
+        hostile.write_text(json.dumps(line) + "\n" + _good_claude(f"g-{uuid.uuid4()}"))
+        return folder, _other_file(folder), hostile
+
+    folder, other, hostile = example("real")
+    _check(shared, folder, other, hostile, "model-zq81")  # the real importer keeps it
+    real = cc._checked
+
+    def dropping(ctx, path, line_no, obj):  # type: ignore[no-untyped-def]
+        out, dropped = real(ctx, path, line_no, obj)
+        out["message"] = {k: v for k, v in out["message"].items() if k != "model"}
+        return out, dropped
+
+    monkeypatch.setattr(cc, "_checked", dropping)
+    folder, other, hostile = example("dropping")
+    with pytest.raises(AssertionError, match="dropped without a problem reported"):
+        _check(shared, folder, other, hostile, "model-zq81")

@@ -74,3 +74,57 @@ def test_reindex_of_10000_chunks_while_the_api_appends_loses_nothing(tmp_path: P
     assert unindexed == 0
     reindexer.close()
     writer.close()
+
+
+def test_a_writer_waits_for_at_most_about_one_reindex_batch(tmp_path: Path) -> None:
+    """The bound is in reindex batches, not seconds (2 loaded cores make any time flaky):
+    every write asked for while reindex swaps chunks lands before reindex commits its
+    second batch after the ask — a writer waits for the batch in progress, then gets in."""
+    from store.ingest import reindex as reindex_module
+
+    path = tmp_path / "big.db"
+    builder = make_store(path)
+    batches = 14
+    total = reindex_module._BATCH * batches
+    session = NewSession(id="bulk", format="harness")
+    builder.append_entries(session, [NewEntry(kind="assistant", content=_text(i),
+                                              source_key="test:bulk", line_id=f"b{i}")
+                                     for i in range(total)])
+    builder.close()
+    reindexer, writer = make_store(path), make_store(path)
+    done = [0]  # batches reindex has committed
+    writing = threading.Event()
+    finished = threading.Event()
+
+    def progress(step: str, n: int, of: int) -> None:
+        if step == "write":
+            done[0] += 1
+            writing.set()
+
+    def run() -> None:
+        try:
+            reindexer.reindex(progress)
+        finally:
+            writing.set()
+            finished.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    writing.wait(timeout=600)
+    spans: list[int] = []
+    i = 0
+    live = NewSession(id="live", format="harness")
+    while not finished.is_set() and done[0] < batches:
+        asked = done[0]
+        writer.append_entries(live, [NewEntry(kind="user", content=f"live {i}",
+                                              source_key="test:live", line_id=f"l{i}")])
+        if done[0] < batches:  # acknowledged while reindex still swapped batches
+            spans.append(done[0] - asked)
+        i += 1
+    thread.join(timeout=900)
+    assert not thread.is_alive()
+    assert len(spans) >= 3, f"no write got in while reindex ran: {spans}"  # interleaving
+    assert max(spans) <= 2, f"a writer waited through {max(spans)} reindex batches: {spans}"
+    assert writer.stats(with_embedder=False).entries == total + i
+    reindexer.close()
+    writer.close()

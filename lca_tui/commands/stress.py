@@ -5,8 +5,13 @@ figures: writes per second, errors surfaced, entries lost, app input latency p50
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from lca_tui.output import add_json_flag, console, err_console, print_json
+from store.core.textsafe import visible
+
+if TYPE_CHECKING:
+    from lca_tui.stress import StressResult
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             holder.cleanup()
     if args.json:
         print_json(result.to_json())
-        return 1 if result.entries_lost else 0
+        return exit_code(result)
     out = console()
     r = result
     out.print(f"{r.seconds:g} s of load on a demo store ({args.embedder} embedder):")
@@ -59,5 +64,11 @@ def run(args: argparse.Namespace) -> int:
               f"p95 {r.app_latency_ms_p95} ms")
     out.print(f"  errors surfaced: {len(r.errors)}; entries lost: {r.entries_lost}")
     for e in r.errors[:20]:
-        out.print(f"    {e}")
-    return 1 if r.entries_lost else 0
+        out.print(f"    {visible(e)}", markup=False)
+    return exit_code(r)
+
+
+def exit_code(result: StressResult) -> int:
+    """Non-zero when the scenario surfaced an error or lost an entry: a run with errors is a
+    failed run, whatever its figures."""
+    return 1 if result.errors or result.entries_lost else 0

@@ -8,6 +8,7 @@ This module and ``store/vec.py`` are the only places that know the backend is SQ
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,9 +24,11 @@ from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, col
 
+from store.core import pragmas
 from store.core.errors import StoreError, StoreLocked
 from store.core.location import default_folder as default_folder  # re-exported
 from store.core.location import default_store_path as default_store_path  # re-exported
+from store.core.location import not_a_folder
 
 
 
@@ -35,11 +38,11 @@ def ensure_file(path: Path) -> bool:
     Only lca-tui's own folder (``default_folder``) is created on demand: a store named in a
     folder that does not exist is a typo far more often than a wish, so it is refused rather
     than silently made somewhere unexpected."""
+    blocked = not_a_folder(path)
+    if blocked:
+        raise StoreError(blocked)
     try:
         if not path.parent.is_dir():
-            if path.parent.exists():
-                raise StoreError(f"{path.parent} is not a folder: name a store file in a "
-                                 "folder")
             if path.parent.resolve() != default_folder().resolve():
                 raise StoreError(f"the folder {path.parent} does not exist: create it first, "
                                  "or name a store in an existing folder")
@@ -63,7 +66,8 @@ def ensure_file(path: Path) -> bool:
                          "read-only folder?); name a writable place with --store or "
                          "$LCA_STORE") from exc
     except OSError as exc:
-        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
+        raise StoreError(not_a_folder(path) or f"cannot create the store {path}: "
+                         f"{exc.strerror or exc}") from exc
     return True
 
 
@@ -132,8 +136,14 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         immediate = conn.info.get("lca_write", False)
-        # raw SQL: connection control (BEGIN / BEGIN IMMEDIATE on connect)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        if not (immediate and conn.info.get("lca_probe")):
+            pragmas.begin(conn, immediate)
+            return
+        pragmas.busy_timeout(conn, 0)  # a first try that does not wait for the lock
+        try:
+            pragmas.begin(conn, True)
+        finally:
+            pragmas.busy_timeout(conn, busy_timeout_ms)
 
     return engine
 
@@ -143,33 +153,100 @@ def _busy(exc: OperationalError) -> bool:
     return "locked" in reason or "busy" in reason
 
 
+WAITING = "-waiting"  # a folder beside the store: one file per writer waiting for the lock
+_YIELD_POLL = 0.005
+
+
+def _waiting_dir(engine: Engine) -> Path:
+    return Path(str(engine.url.database) + WAITING)
+
+
+def _announce(engine: Engine) -> Path | None:
+    """Say "a writer is waiting for the lock" (a file named after this process and thread),
+    so that long work between its short transactions lets it in (``yield_to_writers``)."""
+    folder = _waiting_dir(engine)
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        mark = folder / f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+        mark.touch()
+    except OSError:
+        return None  # no signal: the writer still waits and retries, only less fairly
+    return mark
+
+
+def yield_to_writers(engine: Engine, limit: float = 2.0) -> None:
+    """Between two transactions of long work (reindex): wait while another writer waits for
+    the lock, so it gets it now — without this it polls the lock and the long work, taking
+    it again at once, starves it for its whole run. At most ``limit`` seconds (a waiter's
+    own transaction is short); a mark left by a process that died is removed."""
+    folder = _waiting_dir(engine)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            marks = list(folder.iterdir())
+        except OSError:
+            return
+        alive = [m for m in marks if _alive(m)]
+        if not alive:
+            return
+        time.sleep(_YIELD_POLL)
+
+
+def _alive(mark: Path) -> bool:
+    """Is the process that left ``mark`` still running? (A dead one's mark is removed.)"""
+    try:
+        pid = int(mark.name.split("-", 1)[0])
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (ValueError, ProcessLookupError):
+        mark.unlink(missing_ok=True)
+        return False
+    except OSError:
+        return False
+    return True
+
+
 @contextmanager
 def write(engine: Engine, retry_seconds: float = 120.0) -> Iterator[Connection]:
     """One write transaction (BEGIN IMMEDIATE: waits for the lock up front, never mid-way).
 
+    A first try does not wait; when the lock is held, the writer announces that it waits
+    (``yield_to_writers``: long work lets it in between two of its transactions), then
     SQLite waits ``busy_timeout`` for the lock; when another writer holds it longer, the
     writer retries (backing off up to 1 s) until ``retry_seconds`` have passed, and only then
     gives up with ``StoreLocked``: a write waiting on a busy store is late, never lost."""
     deadline = time.monotonic() + retry_seconds
     pause = 0.05
-    while True:
-        conn = engine.connect()
-        conn.info["lca_write"] = True
-        try:
-            transaction = conn.begin()
-        except OperationalError as exc:
-            conn.close()
-            if not _busy(exc):
-                raise
-            if time.monotonic() >= deadline:
-                raise StoreLocked(
-                    "the store is busy: another process has held its write lock for longer "
-                    f"than {retry_seconds:g} s (store.write_retry_seconds); try again, or raise "
-                    "that setting") from exc
-            time.sleep(pause)
-            pause = min(1.0, pause * 2)
-            continue
-        break
+    mark: Path | None = None
+    probe = True
+    try:
+        while True:
+            conn = engine.connect()
+            conn.info["lca_write"] = True
+            conn.info["lca_probe"] = probe
+            try:
+                transaction = conn.begin()
+            except OperationalError as exc:
+                conn.close()
+                if not _busy(exc):
+                    raise
+                if probe:  # held: say so, then wait for it as SQLite does
+                    probe = False
+                    mark = _announce(engine)
+                    continue
+                if time.monotonic() >= deadline:
+                    raise StoreLocked(
+                        "the store is busy: another process has held its write lock for longer "
+                        f"than {retry_seconds:g} s (store.write_retry_seconds); try again, or "
+                        "raise that setting") from exc
+                time.sleep(pause)
+                pause = min(1.0, pause * 2)
+                continue
+            break
+    finally:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
     with conn, transaction:
         yield conn
 

@@ -1,6 +1,7 @@
 """SQLite's own statements about the schema, which no SQLModel class can express: the tables
 ``sqlite_master`` lists, a table's columns and foreign keys (``PRAGMA table_info`` /
-``foreign_key_list``) and the dangling references ``PRAGMA foreign_key_check`` finds.
+``foreign_key_list``) and the dangling references ``PRAGMA foreign_key_check`` finds; and
+connection control: how a transaction begins and the connection's busy timeout.
 
 With ``store.core.vec`` (sqlite-vec, FTS5) and the migrations, this is the one place raw SQL
 is expected (``tests/test_raw_sql.py``): records are read and written through the models.
@@ -40,3 +41,14 @@ def foreign_key_list(conn: Connection, table: str) -> Sequence[Any]:  # rows of 
 def foreign_key_check(conn: Connection) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_check``: one row per reference to a missing parent row."""
     return conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+
+
+def begin(conn: Connection, immediate: bool) -> None:
+    """``BEGIN IMMEDIATE`` for a write (the lock taken up front, never mid-way), else
+    ``BEGIN``."""
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def busy_timeout(conn: Connection, ms: int) -> None:
+    """How long SQLite waits for a lock before it answers "busy" (0: not at all)."""
+    conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(ms)}")

@@ -91,7 +91,7 @@ class EntryInfo:
     ts: str | None
     kind: str
     content: str
-    tokens: int
+    tokens: int  # the reference estimate ceil(chars / 4) + 4 (see writes.token_estimate)
     tool_name: str | None
     message_id: str | None
     source_path: str | None

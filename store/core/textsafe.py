@@ -14,14 +14,20 @@ import re
 # make a terminal show text in another order than it is stored ("txt.exe" spoofing), the
 # Arabic letter mark U+061C among them; zero-width characters (U+200B-U+200D, U+2060-U+2064,
 # U+FEFF), which hide text or make two different ids look the same; and the Unicode line and
-# paragraph separators U+2028/U+2029, which some terminals treat as a line break.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
-                      r"\u2060-\u2064\u2066-\u206f\ufeff]")
+# paragraph separators U+2028/U+2029, which some terminals treat as a line break. Also what
+# shows as nothing though it is not a space: the soft hyphen U+00AD, the Hangul fillers
+# U+115F, U+1160, U+3164 and U+FFA0, the variation selectors U+FE00-U+FE0F and
+# U+E0100-U+E01EF, and the tag characters U+E0000-U+E007F (text hidden inside an id).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u115f\u1160\u180e"
+                      r"\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164"
+                      r"\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str) -> str:

@@ -42,6 +42,7 @@ from store.core.models import Session as SessionRow
 from store.export.models import Export as ExportRow
 from store.export.models import ExportItem
 from store.export.extra import checkpoints, traces
+from store.export.verify import folder_problem
 from store.export.wire import dumps_line, loads_json, wire_line
 from store.ingest.mindstone import file_name_for
 from store.core.timeutil import now_iso
@@ -362,15 +363,28 @@ def _still_writing(pid: Any) -> bool:
     return True
 
 
-def export_status(counts: dict[str, Any]) -> str:
-    """``written``; ``writing`` while its process runs; ``failed`` when writing failed or
-    its process ended before the manifest was written (killed mid-write: what it left is
-    partial, its ``*.tmp`` files are never imported)."""
+def export_status(counts: dict[str, Any], folder: Path | None = None
+                  ) -> tuple[str, str | None]:
+    """(status, reason): ``written``; ``writing`` while its process runs; ``failed`` when
+    writing failed, or its process ended and the folder is not a complete export (killed
+    mid-write: what it left is partial, its ``*.tmp`` files are never imported). A process
+    killed after its manifest was written (the record's last update lost) left a complete
+    export: ``written``. A written export whose folder has since lost or changed a file is
+    ``incomplete``. ``folder`` None: the record alone decides."""
     if counts.get("failed"):
-        return "failed"
+        return "failed", "writing failed; the files it could not remove are listed"
+    if counts.get("writing") and _still_writing(counts.get("pid")):
+        return "writing", None
+    problem = None if folder is None else folder_problem(folder)
     if counts.get("writing"):
-        return "writing" if _still_writing(counts.get("pid")) else "failed"
-    return "written"
+        if problem is None and folder is not None:
+            return "written", None
+        return "failed", ("interrupted: its process ended before the export was complete "
+                          f"({problem})" if problem else "interrupted: its process ended "
+                          "before the manifest was written, so the export is partial")
+    if problem is not None:
+        return "incomplete", f"the folder changed since it was written: {problem}"
+    return "written", None
 
 
 def exports(store: Store) -> list[dict[str, Any]]:
@@ -381,12 +395,11 @@ def exports(store: Store) -> list[dict[str, Any]]:
     for r in rows:
         counts = loads_json(r.counts)
         counts = counts if isinstance(counts, dict) else {}
-        status = export_status(counts)
+        status, reason = export_status(counts, Path(r.path) if r.path else None)
         item = {"id": r.id, "ts": r.ts, "scope": loads_json(r.scope), "path": r.path,
                 "files": loads_json(r.files), "counts": counts, "writer": r.writer,
                 "status": status}
-        if status == "failed" and counts.get("writing"):
-            item["reason"] = ("interrupted: its process ended before the manifest was "
-                              "written, so the export is partial")
+        if reason:
+            item["reason"] = reason
         out.append(item)
     return out

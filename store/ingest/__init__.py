@@ -7,7 +7,7 @@ batch: each problem is reported with its file, line and reason, and everything e
 This package owns every importer and ``reindex``. Memories are written through
 ``store.core.memories`` only; ACP reuses ``memory_dir``'s public file import. May import:
 ``store.core``; the export importer also uses ``store.export.extra``'s public restore
-functions, and the memory importers record supersessions with
+functions and ``store.export.verify`` (is each listed file complete), and the memory importers record supersessions with
 ``store.governance.chains.sync_links`` (links, status, validity).
 """
 
@@ -25,7 +25,11 @@ from store.ingest.acp_journal import import_journal_dir
 from store.ingest.base import ImportContext, LineImporter, file_problem
 from store.ingest.claude_code import ClaudeCodeImporter
 from store.ingest.claude_code import looks_like as looks_like_claude_code
-from store.ingest.lca_export import import_export_dir, is_export_dir
+from store.ingest.lca_export import (
+    import_export_dir,
+    is_export_dir,
+    partial_export_problem,
+)
 from store.ingest.memory_dir import import_memory_dir, is_bound_dir, is_memory_dir
 from store.ingest.mindstone import MindStoneImporter
 from store.ingest.mindstone import looks_like as looks_like_mindstone
@@ -59,12 +63,14 @@ def formats() -> list[str]:
 
 
 def detect_file(path: Path) -> str | None:
-    """The format of a line-oriented file from its first parseable JSON objects."""
+    """The format of a line-oriented file from its first parseable JSON objects (a line that
+    cannot be read, nested too deeply among them, is passed over here and reported by the
+    import)."""
     with path.open("rb") as fh:
         for _, raw in zip(range(DETECT_LINES), fh, strict=False):
             try:
                 obj = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
                 for name, (looks_like, _) in FILE_FORMATS.items():
@@ -155,6 +161,9 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
         return
     seen.add(real)
     found = _dir_format(ctx, folder, fmt)
+    partial = partial_export_problem(folder) if found is None else None
+    if partial:
+        ctx.report.error(str(folder), None, partial)
     if found is not None:
         _guarded(ctx, folder, found[1], ctx, folder)
     children = sorted(folder.iterdir(), key=lambda p: p.name)
@@ -176,8 +185,8 @@ def _visit(ctx: ImportContext, child: Path, fmt: str | None) -> None:
             ctx.report.files += 1
             ctx.report.error(str(child), None, problem)
         return
-    if child.is_dir():
-        return
+    if child.is_dir() or child.resolve() in ctx.handled:
+        return  # a folder, or a file its folder's importer already imported or refused
     if _is_temporary(child):
         ctx.report.files += 1
         ctx.report.error(str(child), None, "a temporary file left by an interrupted write (an "

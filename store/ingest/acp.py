@@ -142,7 +142,7 @@ def _title(raw: str, default: str) -> str:
 
 
 def _row(path: Path, raw: str, name: str, mtype: str, description: str, tags: list[str],
-         evergreen: bool) -> tuple[dict[str, Any], list[tuple[int | None, str]]]:
+         evergreen: bool) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     """A memory row in memory_dir's shape; plain Markdown is loadable as ACP reads it."""
     row, problems = parse_memory_file(path, raw)
     if split_front_matter(raw)[0] is None:
@@ -251,8 +251,8 @@ def import_acp_dir(ctx: ImportContext, folder: Path) -> None:
             title = _title(raw, f"{path.stem} ({agent})")
             row, problems = _row(path, raw, title, mtype, f"ACP {name} of agent {agent}",
                                  ["acp"], mtype in ("identity", "procedure"))
-            for line, reason in problems:
-                report.error(str(path), line, reason)
+            for line, reason, *field in problems:
+                report.error(str(path), line, reason, field[0] if field else None)
             write_memory(ctx, conn, path, row)
         path = folder / "MEMORY.md"
         if path.exists() or path.is_symlink():

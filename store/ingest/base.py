@@ -79,6 +79,8 @@ class ImportContext:
     # block) → n
     pending_skips: Counter[tuple[str, bool, bool]] = field(default_factory=Counter)
     defer: bool = False  # store entries without embedding them (queued: see writes)
+    # files a folder importer already dealt with (imported or refused): the walk skips them
+    handled: set[Path] = field(default_factory=set)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:

@@ -88,18 +88,33 @@ def _label(value: Any) -> str:
 _OPTIONAL_TEXT = ("agentId", "uuid", "parentUuid", "timestamp", "cwd", "version", "gitBranch",
                   "slug", "subtype")
 _MESSAGE_TEXT = ("id", "model", "stop_reason")
+_FLAGS = ("isMeta", "isCompactSummary", "isSidechain")
 USAGE_TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                 "cache_read_input_tokens")
 
 
 def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
-             ) -> dict[str, Any]:
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``obj`` with each optional field of the wrong type or out of range reported and left
-    out: text fields, ``compactMetadata`` (``preTokens`` a token figure), ``message.usage``
-    (its token figures), ``message.id``/``model``/``stop_reason``."""
+    out: text fields (``timestamp`` an ISO-8601 time), ``compactMetadata`` (``preTokens`` a
+    token figure), ``message.usage`` (its token figures), ``message.id``/``model``/
+    ``stop_reason``; and the values left out by field (kept in the entries' meta under
+    ``invalid``, so nothing is lost)."""
     out = dict(obj)
+    dropped: dict[str, Any] = {}
+    for key in _FLAGS:
+        value = out.get(key)
+        if value is None or isinstance(value, bool) or (isinstance(value, str) and
+                                                        value.lower() in ("true", "false")):
+            continue
+        ctx.report.error(str(path), line_no, f"a JSON {fields.kind(value)}, not a boolean: "
+                         "read as false, the value kept in the entry's meta", key)
+        dropped[key] = value
     for key in _OPTIONAL_TEXT:
-        if ctx.optional(path, line_no, fields.text, out, key) is None:
+        check = fields.timestamp if key == "timestamp" else fields.text
+        if ctx.optional(path, line_no, check, out, key) is None:
+            if out.get(key) is not None:
+                dropped[key] = out[key]
             out.pop(key, None)
     if "compactMetadata" in out:
         cm = ctx.optional(path, line_no, fields.mapping, out, "compactMetadata")
@@ -107,6 +122,8 @@ def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
             cm = dict(cm)
             if ctx.optional(path, line_no, fields.tokens, cm, "preTokens",
                             "compactMetadata.preTokens") is None:
+                if cm.get("preTokens") is not None:
+                    dropped["compactMetadata.preTokens"] = cm["preTokens"]
                 cm.pop("preTokens", None)
             if ctx.optional(path, line_no, fields.text, cm, "trigger",
                             "compactMetadata.trigger") is None:
@@ -115,9 +132,17 @@ def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
     message = out.get("message")
     if isinstance(message, dict):
         message = dict(message)
+        role = message.get("role")
+        if role is not None and role != obj.get("type"):
+            ctx.report.error(str(path), line_no, f"{fields.kind(role)} {str(role)[:40]!r} is "
+                             f"not the line's type {str(obj.get('type'))[:40]!r}: the type "
+                             "decides, the role is kept in the entry's meta", "message.role")
+            dropped["message.role"] = role
         for key in _MESSAGE_TEXT:
             if ctx.optional(path, line_no, fields.text, message, key,
                             f"message.{key}") is None:
+                if message.get(key) is not None:
+                    dropped[f"message.{key}"] = message[key]
                 message.pop(key, None)
         if "usage" in message:
             usage = ctx.optional(path, line_no, fields.mapping, message, "usage",
@@ -129,7 +154,7 @@ def _checked(ctx: ImportContext, path: Path, line_no: int, obj: dict[str, Any]
                                     or ctx.optional(path, line_no, fields.tokens, usage, k,
                                                     f"message.usage.{k}") is not None}
         out["message"] = message
-    return out
+    return out, dropped
 
 
 class ClaudeCodeImporter(LineImporter):
@@ -189,7 +214,17 @@ class ClaudeCodeImporter(LineImporter):
         if not isinstance(kind, str) or not kind:
             raise fields.FieldProblem("type", "line has no type" if kind is None
                                       else f"a JSON {fields.kind(kind)}, not a string")
-        obj = _checked(ctx, path, line_no, obj)
+        obj, dropped = _checked(ctx, path, line_no, obj)
+        outcome = self._convert(ctx, path, line_no, offset, kind, obj)
+        if dropped and isinstance(outcome, tuple):
+            for entry in outcome[1]:
+                entry.meta = {**(entry.meta or {}),
+                              "invalid": {**(entry.meta or {}).get("invalid", {}), **dropped}}
+        return outcome
+
+    def _convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int, kind: str,
+                 obj: dict[str, Any]
+                 ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
         agent = self._agent(path, obj, line_no)  # every sidechain line, skipped ones too
         if kind == "summary":
             leaf, text = _id(obj.get("leafUuid")), obj.get("summary")
@@ -260,6 +295,10 @@ class ClaudeCodeImporter(LineImporter):
         if not isinstance(blocks, list):
             raise fields.FieldProblem("message.content", f"a JSON {fields.kind(content)}, "
                                       "neither a string nor a list of blocks")
+        if not blocks:
+            ctx.report.error(str(path), line_no, "an empty list of blocks: the line holds no "
+                             "content, nothing to store", "message.content")
+            return None, []
         meta: dict[str, Any] = {}
         if kind == "assistant":
             meta = {k: message[k] for k in ("model", "usage", "stop_reason") if k in message}
@@ -274,6 +313,9 @@ class ClaudeCodeImporter(LineImporter):
         entries: list[NewEntry] = []
         for index, block in enumerate(blocks):
             entry = self._block(text_kind, block, index, message, meta, common)
+            if isinstance(block, dict) and block.get("type") in ("tool_use",
+                                                                  "server_tool_use"):
+                entry = self._tool_fields(ctx, path, line_no, index, block, entry)
             if isinstance(entry, str):
                 ctx.report.error(str(path), line_no, entry)
             elif isinstance(entry, Skip):
@@ -281,6 +323,22 @@ class ClaudeCodeImporter(LineImporter):
             else:
                 entries.append(entry)
         return session, entries
+
+    @staticmethod
+    def _tool_fields(ctx: ImportContext, path: Path, line_no: int, index: int,
+                     block: dict[str, Any], entry: NewEntry | str | Skip
+                     ) -> NewEntry | str | Skip:
+        """A tool call's ``name`` and ``id`` must be text: another type is reported (field
+        ``message.content[i].name``) and stored as its JSON text (``NewEntry`` does that)."""
+        if not isinstance(entry, NewEntry):
+            return entry
+        for key in ("name", "id"):
+            value = block.get(key)
+            if value is None or isinstance(value, str):
+                continue
+            ctx.report.error(str(path), line_no, f"a JSON {fields.kind(value)}, not a string: "
+                             "stored as its JSON text", f"message.content[{index}].{key}")
+        return entry
 
     def _block(self, text_kind: str, block: Any, index: int, message: dict[str, Any],
                meta: dict[str, Any], common: dict[str, Any]) -> NewEntry | str | Skip:

@@ -67,6 +67,34 @@ def text(obj: dict[str, Any], key: str, field: str | None = None, *,
     return value
 
 
+EARLIEST_YEAR = 1970
+"""No transcript line was written before the Unix epoch: an earlier year (``0001``) is a
+placeholder or a bug, reported rather than sorted first."""
+
+
+def timestamp(obj: dict[str, Any], key: str, field: str | None = None) -> str | None:
+    """``obj[key]`` as an ISO-8601 time (text), checked: None when absent or null; a string
+    that is no time, or a year before 1970 or past 9998, is a ``FieldProblem``."""
+    from datetime import datetime
+
+    name = field or key
+    value = as_text(obj, key, name)
+    if value is None:
+        return None
+    raw = value.strip()
+    try:
+        parsed = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith("Z") else raw)
+    except ValueError:
+        raise FieldProblem(name, f"{_shown(value)} is not an ISO-8601 time") from None
+    if not EARLIEST_YEAR <= parsed.year <= 9998:
+        raise FieldProblem(name, f"year {parsed.year} ({_shown(value)}) is not a plausible "
+                           f"time (from {EARLIEST_YEAR})")
+    return value
+
+
+as_text = text  # ``text`` under a name that does not read as SQLAlchemy's ``text()``
+
+
 def mapping(obj: dict[str, Any], key: str, field: str | None = None, *,
             required: bool = False) -> dict[str, Any] | None:
     """``obj[key]`` as an object; None when absent or null (unless ``required``)."""

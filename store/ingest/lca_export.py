@@ -30,6 +30,7 @@ from store.core.timeutil import now_iso
 from store.core.erasure import erased_session
 from store.core.writes import NewSession, upsert_session
 from store.export.extra import restore_checkpoints, restore_traces
+from store.export.verify import check_files
 from store.ingest import fields
 from store.ingest.base import SHAPE_ERRORS, ImportContext, file_problem
 from store.ingest.mindstone import MindStoneImporter
@@ -51,6 +52,39 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
 
 def is_export_dir(folder: Path) -> bool:
     return read_manifest(folder) is not None
+
+
+TRANSCRIPTS = "transcripts"
+_PROBE_BYTES = 1 << 20
+
+
+def partial_export_problem(folder: Path) -> str | None:
+    """Why ``folder`` is an export that was never finished, or None: a ``transcripts/`` of
+    export lines (their ``metadata.lca``) without a readable ``manifest.json`` (the writer
+    writes the manifest last, so an export killed between two files leaves exactly this)."""
+    if is_export_dir(folder) or not (folder / TRANSCRIPTS).is_dir():
+        return None
+    tmp = (folder / (MANIFEST + ".tmp")).exists()
+    if not tmp and not any(_is_export_transcript(p) for p in
+                           sorted((folder / TRANSCRIPTS).glob("*.jsonl"))[:5]):
+        return None
+    state = "is not readable" if (folder / MANIFEST).exists() else "is missing"
+    return (f"an lca-tui export whose {MANIFEST} {state}: its writing was interrupted (or the "
+            "manifest removed), so it is incomplete; its finished transcripts are imported, "
+            "its memories, evidence, checkpoints and traces (in the manifest) are not")
+
+
+def _is_export_transcript(path: Path) -> bool:
+    """Is the first line of ``path`` a line ``lca-tui export`` wrote (``metadata.lca``)?"""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as fh:
+            obj = json.loads(fh.readline(_PROBE_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return False
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return isinstance(meta, dict) and isinstance(meta.get("lca"), dict)
 
 
 def _list(ctx: ImportContext, manifest: dict[str, Any], key: str) -> list[Any]:
@@ -226,6 +260,14 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
                          "manifest.json with \"format\": \"lca-export\")")
         return
     manifest["_path"] = str(path)
+    incomplete = check_files(folder, manifest)
+    for rel, why in incomplete.items():
+        there = (folder / rel).is_file()
+        ctx.report.error(str(folder / rel), None, why + (
+            "; its complete lines are imported, each checked against its own content hash"
+            if there else ""), "files")
+        if not there:
+            ctx.handled.add((folder / rel).resolve())
     with ctx.store.write() as conn:
         _sessions(ctx, conn, manifest)
     listed = manifest.get("sessions")
@@ -238,10 +280,13 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
             ctx.report.error(str(path), None, f"transcript {rel!r} is outside the export "
                              "folder: not read", "sessions.file")
             continue
+        if rel in incomplete and not transcript.is_file():
+            continue  # reported above
         problem = file_problem(transcript)
         if problem:
             ctx.report.error(str(transcript), None, problem)
             continue
+        ctx.handled.add(transcript.resolve())
         MindStoneImporter().import_file(ctx, transcript)
     with ctx.store.write() as conn:
         erased_refs: set[int] = set()

@@ -24,6 +24,7 @@ from store.core import memories
 from store.governance.chains import sync_links
 from store.core.index import sha256_text
 from store.core.models import Checkpoint
+from store.ingest import fields
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
@@ -104,6 +105,14 @@ def _as_time(value: Any) -> str | None:
     return normalise_iso(str(value)) if value is not None else None
 
 
+def _plausible_time(value: Any) -> str | None:
+    """``_as_time``, None for a year before 1970 or past 9998 (``0001-01-01``: a
+    placeholder)."""
+    shown = _as_time(value)
+    year = int(shown[:4]) if shown and shown[:4].isdigit() else 0
+    return shown if fields.EARLIEST_YEAR <= year <= 9998 else None
+
+
 def _as_int(value: Any) -> int:
     try:
         number = int(value)
@@ -140,10 +149,51 @@ def _json_default(value: Any) -> str:
     return value.isoformat() if isinstance(value, (date, datetime)) else str(value)
 
 
-def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[int | None,
-                                                                                 str]]]:
-    """The memory row for a file's text, and the problems to report (line, reason)."""
-    problems: list[tuple[int | None, str]] = []
+def _key_line(fm_text: str, fm_line: int, key: str) -> int | None:
+    """The file's line of ``key:`` in the front matter (its first line is ``fm_line``)."""
+    for i, line in enumerate(fm_text.splitlines()):
+        if re.match(rf"\s*{re.escape(key)}\s*:", line):
+            return fm_line + i
+    return None
+
+
+def field_problems(data: dict[str, Any], fm_text: str, fm_line: int
+                   ) -> list[tuple[int | None, str, str]]:
+    """(line, reason, field) for each loader field of the wrong type: ``hits`` and
+    ``prevented`` whole numbers, ``created`` / ``last_applied`` times (ISO-8601, from 1970),
+    ``name`` text. The memory is stored all the same (the front matter kept whole, so
+    nothing is lost), with the value coerced as the reason says."""
+    found: list[tuple[int | None, str, str]] = []
+
+    def add(key: str, reason: str) -> None:
+        found.append((_key_line(fm_text, fm_line, key), reason, key))
+
+    for key in ("hits", "prevented"):
+        value = data.get(key)
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                             and -(2**63) < value < 2**63):
+            continue
+        add(key, f"a YAML {type(value).__name__} ({str(value)[:60]!r}), not a whole number: "
+            f"stored as {_as_int(value)}")
+    for key in ("created", "last_applied"):
+        value = data.get(key)
+        if key == "created" and value is None:
+            key, value = "date", data.get("date")
+        if value is None:
+            continue
+        if _plausible_time(value) is None:
+            add(key, f"{str(value)[:60]!r} is not a plausible ISO-8601 time (from "
+                f"{fields.EARLIEST_YEAR}): left out, kept in the front matter")
+    value = data.get("name")
+    if value is not None and not isinstance(value, str):
+        add("name", f"a YAML {type(value).__name__}, not text: stored as "
+            f"{_as_text(value)!r}"[:200])
+    return found
+
+
+def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """The memory row for a file's text, and the problems to report (line, reason[, field])."""
+    problems: list[tuple[Any, ...]] = []
     fm_text, body, fm_line = split_front_matter(raw)
     data: dict[str, Any] = {}
     load_error: str | None = None
@@ -187,7 +237,8 @@ def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[
     if nested_notes and load_error is None:
         load_error = ("; ".join(nested_notes) + ": the loader reads top-level keys only, so "
                       "this memory is never loaded as written")
-    name = str(effective.get("name") or path.stem)
+    problems += field_problems(effective, fm_text or "", fm_line)
+    name = _as_text(effective.get("name")) or path.stem
     mtype = effective.get("type") or SPECIAL_TYPES.get(path.name)
     if mtype is None and "_" in path.stem:
         mtype = path.stem.split("_", 1)[0]
@@ -209,8 +260,8 @@ def parse_memory_file(path: Path, raw: str) -> tuple[dict[str, Any], list[tuple[
         "tags": json.dumps(_as_list(effective.get("tags"))),
         "projects": json.dumps(_as_list(effective.get("projects"))),
         "role": _as_text(effective.get("role")),
-        "created": _as_time(effective.get("created") or effective.get("date")),
-        "last_applied": _as_time(effective.get("last_applied")),
+        "created": _plausible_time(effective.get("created") or effective.get("date")),
+        "last_applied": _plausible_time(effective.get("last_applied")),
         "hits": _as_int(effective.get("hits")),
         "prevented": _as_int(effective.get("prevented")),
         "half_life_days": _as_days(effective.get("half_life_days")),
@@ -361,11 +412,11 @@ def import_memory_file(ctx: ImportContext, conn: Connection, path: Path,
         report.error(str(path), None, "empty file: nothing to import")
         return
     row, problems = parse_memory_file(path, raw)
-    for lineno, reason in problems:
-        report.error(str(path), lineno, reason)
+    for lineno, reason, *field in problems:
+        report.error(str(path), lineno, reason, field[0] if field else None)
     if decode_error:
         row["loadable"], row["load_error"] = 0, decode_error
-    elif row["load_error"] and not any(r == row["load_error"] for _, r in problems):
+    elif row["load_error"] and not any(p[1] == row["load_error"] for p in problems):
         report.error(str(path), None, f"recorded as not loadable: {row['load_error']}")
     if gate is not None:
         _gate_file(ctx, conn, path, row, gate)

@@ -10,7 +10,7 @@ import numpy as np
 from sqlalchemy import Connection, and_, delete, func, or_
 from sqlmodel import col, select
 
-from store.core.db import columns
+from store.core.db import columns, yield_to_writers
 from store.core import vec
 from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.core.derive import run_derivers
@@ -63,6 +63,8 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     written: list[int] = []  # chunk id of the k-th new chunk with a vector
     for i in range(0, total, _BATCH):
         part = sources[i:i + _BATCH]
+        if i:  # a writer waiting for the lock gets it between two batches
+            yield_to_writers(store.engine)
         with store.write() as conn:
             result = _swap(conn, indexer, part, prepared, neighbours, written, old_max)
         report.chunks += result.chunks
@@ -71,6 +73,7 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
             progress("write", min(i + _BATCH, total), total)
     report.entries = sum(1 for s in sources if s.source_type == "entry")
     report.memories = total - report.entries
+    yield_to_writers(store.engine)
     with store.write() as conn:
         _drop_orphans(conn)
         report.derived = run_derivers(conn, None)

@@ -132,17 +132,23 @@ def _info(run: ImportRun, problems: int, issues: list[ImportProblem] | None = No
 
 
 def runs(store: Store, limit: int | None = 50) -> list[RunInfo]:
-    """Import runs, newest first, with how many problems each stored."""
+    """Import runs, newest first, each with the problems and notes it stored (one query for
+    all of them), so ``problems`` is always the length of ``issues``."""
     with store.read() as conn, orm(conn) as s:
         query = select(ImportRun).order_by(col(ImportRun.id).desc())
         if limit:
             query = query.limit(limit)
         found = s.exec(query).all()
+        by_run: dict[int, list[ImportProblem]] = {}
+        ids = [r.id for r in found]
+        if ids:
+            for p in s.exec(select(ImportProblem).where(col(ImportProblem.run_id).in_(ids))
+                            .order_by(col(ImportProblem.id))).all():
+                by_run.setdefault(p.run_id, []).append(p)
         out = []
-        for run in found:
-            n = s.exec(select(func.count()).select_from(ImportProblem).where(
-                ImportProblem.run_id == run.id, ImportProblem.kind == "problem")).one()
-            out.append(_info(run, n))
+        for r in found:
+            rows = by_run.get(r.id or 0, [])
+            out.append(_info(r, sum(1 for p in rows if p.kind == "problem"), rows))
     return out
 
 
