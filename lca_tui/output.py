@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -74,8 +75,22 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN / infinite float as None: JSON has no such numbers, and a
+    script's parser rejects Python's ``NaN`` / ``Infinity``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    """One JSON document on stdout (strict JSON: a non-finite number is printed as null)."""
+    sys.stdout.write(json.dumps(_finite(data), indent=2, ensure_ascii=False, default=str,
+                                allow_nan=False) + "\n")
 
 
 def settings_from(args: argparse.Namespace) -> Any:

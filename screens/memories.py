@@ -201,7 +201,12 @@ class MemoriesScreen(StoreScreen):
                 if not narrow:
                     cells.append(cell(", ".join(r.tags)))
                 cells.append(text_cell(r, TEXT_WIDTH))
-                table.add_row(*cells, key=str(r.id))
+                # the filter looks at the whole name, description and text (the cell shows
+                # their start) and every tag, a secret memory's text excepted
+                words = [r.name, r.description or "", ", ".join(r.tags)]
+                if not r.masked and r.text:
+                    words.append(r.text)
+                table.add_row(*cells, key=str(r.id), search=" ".join(words))
             if self.selected is not None and str(self.selected) in table.rows:
                 table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
         self._follow_cursor(table)
@@ -214,11 +219,35 @@ class MemoriesScreen(StoreScreen):
             f"{len(self.problems)} with integrity problems" if self.problems else "")
 
     def _follow_cursor(self, table: FilterTable) -> None:
-        """When the filter hides the selected memory, show the row the cursor is on."""
+        """When the filter hides the selected memory, show the row the cursor is on; when it
+        hides every row, the detail says so instead of showing a memory not in the table."""
         key = table.cursor_key()
+        if key is None and table.filter_text and self.rows:
+            self.selected = None
+            self._token += 1  # a detail still loading is for a row no longer shown
+            self._show_no_match(table.filter_text)
+            return
         if key is not None and (self.selected is None or str(self.selected) not in table.rows):
             self.selected = int(key)
             self._request_detail(self.selected)
+
+    def _show_no_match(self, text: str) -> None:
+        """The detail and side panes emptied: no memory matches the filter."""
+        self.detail = None
+        self.revealed.clear()
+        self.query_one("#memory-detail", VerticalScroll).border_title = "Memory"
+        self.query_one("#md-head", Static).update(Text(
+            f"No memory matches the filter {text!r}: esc in the filter clears it.",
+            style="dim", end=""))
+        self.query_one("#md-problems", Static).display = False
+        self.query_one("#md-body", Static).update("")
+        evidence = self.query_one("#memory-evidence", DataTable)
+        evidence.clear()
+        evidence.border_title = "Evidence"
+        tree = self.query_one("#memory-chain", ChainTree)
+        tree.clear()
+        tree.border_title = "Supersession chain"
+        self.refresh_bindings()
 
     def filter_changed(self, table: FilterTable) -> None:
         super().filter_changed(table)
@@ -229,6 +258,8 @@ class MemoriesScreen(StoreScreen):
     @on(DataTable.RowHighlighted, "#memory-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         key = event.row_key.value
+        if key is not None and key not in event.data_table.rows:
+            return  # from before the filter hid the row (typing fast): not the cursor now
         if key is not None and int(key) != self.selected:
             self.selected = int(key)
             self._request_detail(int(key))

@@ -145,7 +145,10 @@ def head_text(info: ProposalInfo, now: datetime) -> Text:
                                    + (" — CHANGED since proposed" if t.changed_since else ""))
                          for t in info.targets]))
     if info.revision:
-        out.append(f"\nrevision {info.revision} (edited {len(info.edits)}×)", style="dim")
+        rechecked = info.revision - len(info.edits)  # checks run again with no edit
+        again = f", checks run again {rechecked}×" if rechecked > 0 else ""
+        out.append(f"\nrevision {info.revision} (edited {len(info.edits)}×{again})",
+                   style="dim")
     return out
 
 

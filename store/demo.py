@@ -246,6 +246,11 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         from store.health.incidents import seed_demo
 
         seed_demo(store, data_dir, story_end)  # one stored instance of each Appendix D incident
+        from store.governance.proposals import recheck_pending
+
+        # the incidents add critical memories after the proposals were checked: the pending
+        # ones are checked again so their budget figures are the store's
+        recheck_pending(store, actor="lca-tui demo")
         with store.read() as conn:
             # raw SQL: PRAGMA wal_checkpoint, connection control
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")

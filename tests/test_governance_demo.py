@@ -47,6 +47,12 @@ def test_demo_chain_and_queue(tmp_path: Path) -> None:
         statuses = sorted(p.status for p in list_proposals(store))
         assert statuses == ["applied"] * 3 + ["pending"] * 5 + ["rejected"]
         assert store.stats(with_embedder=False).proposals_pending == 5
+        # every pending budget figure is the critical set as stored now (the incidents seeded
+        # after the proposals were made are counted)
+        stored = sum(len(m.body or "") + len(m.invariant or "") for m in store.memories()
+                     if m.critical and m.status == "active" and m.loadable)
+        for p in list_proposals(store, "pending"):
+            assert next(c for c in p.checks if c.kind == "budget").evidence["current"] == stored
     finally:
         store.close()
 

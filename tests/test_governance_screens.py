@@ -23,6 +23,7 @@ from screens.proposals import ProposalsScreen
 from store import Store
 from tests.conftest import make_store
 from tests.helpers_gov import SESSION, build_gov_store
+from tests.helpers_recall import import_memories
 from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
 from widgets.chain_tree import ChainTree
 from widgets.diff_view import DiffView, diff_lines
@@ -449,3 +450,38 @@ def test_last_consolidation_summarises_the_latest_pass(store: Store) -> None:
     again = store.last_consolidation()
     assert again.proposals == 0 and again.total == report.proposals_added
     assert again.ts > last.ts
+
+
+async def test_memory_filter_reads_the_whole_text_and_no_match_clears_the_detail(
+        gov: tuple[Store, dict[str, Any]]) -> None:
+    """/ finds a word of a memory's text the table does not show; a filter that leaves no row
+    empties the detail (it says so) instead of showing the last memory."""
+    store, ids = gov
+    folder = Path(str(store.path)).parent / "more"
+    folder.mkdir()
+    long_body = ("Invoices are numbered per year. " * 12) + "Credit notes keep their own serial."
+    sqlite = import_memories(store, folder, [
+        ("invoices", long_body, {"name": "Invoice numbering",
+                                 "description": "How invoices are numbered"})])[
+        "Invoice numbering"]
+    app = make_app(store=store, now=FIXED_NOW, mode="memories")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _memories(pilot, app, ids["merged"])
+        table = screen.query_one("#memory-table", DataTable)
+        shown = " ".join(str(c) for c in table.get_row(str(sqlite)))
+        assert "serial" not in shown  # the cell shows the description, not the text's end
+        table.focus()
+        await pilot.press("slash", *"serial")
+        await wait_until(pilot, lambda: table.row_count == 1, what="filtered by a body word")
+        await wait_until(pilot, lambda: screen.detail is not None
+                         and screen.detail.row.id == sqlite, what="the match shown")
+        await pilot.press(*"zzqx")
+        await wait_until(pilot, lambda: table.row_count == 0, what="nothing matches")
+        await wait_until(pilot, lambda: screen.detail is None, what="the detail cleared")
+        head = " ".join(rendered_text(screen.query_one("#md-head")).split())
+        assert "No memory matches the filter 'serialzzqx'" in head
+        assert "Invoices" not in rendered_text(screen.query_one("#md-body"))
+        assert screen.query_one("#memory-evidence", DataTable).row_count == 0
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: table.row_count > 1, what="filter cleared")
+        await wait_until(pilot, lambda: screen.detail is not None, what="a memory again")

@@ -65,6 +65,7 @@ class FilterTable(DataTable[Any]):
         self.tail_columns = tuple(tail_columns)
         """Columns of paths: cut from the left (``…/projects/ledgerline``), the end kept."""
         self._all: list[tuple[str | None, tuple[CellType, ...], int | None, str]] = []
+        self._search: dict[str | None, str] = {}
 
     # -- rows --------------------------------------------------------------------------------
     @property
@@ -73,8 +74,12 @@ class FilterTable(DataTable[Any]):
         return len(self._all)
 
     def add_row(self, *cells: CellType, height: int | None = 1, key: str | None = None,
-                label: Any = None) -> RowKey:
-        haystack = self._haystack(cells)
+                label: Any = None, search: str = "") -> RowKey:
+        """Add a row; ``search``: more text the filter looks in besides the cells (a row's
+        whole text, of which a cell shows the start)."""
+        if search:
+            self._search[key] = search
+        haystack = self._haystack(cells, key)
         self._all.append((key, cells, height, haystack))
         if self.filter_text and not matches(haystack, self.filter_text):
             return RowKey(key)
@@ -82,6 +87,7 @@ class FilterTable(DataTable[Any]):
 
     def clear(self, columns: bool = False) -> FilterTable:
         self._all.clear()
+        self._search.clear()
         super().clear(columns)
         return self
 
@@ -97,18 +103,20 @@ class FilterTable(DataTable[Any]):
                 if key == wanted:
                     new = list(cells)
                     new[index] = value
-                    self._all[n] = (key, tuple(new), height, self._haystack(tuple(new)))
+                    self._all[n] = (key, tuple(new), height,
+                                    self._haystack(tuple(new), key))
         try:
             super().update_cell(row_key, column_key, self._fit(index or 0, value),
                                 update_width=update_width)
         except CellDoesNotExist:
             pass  # hidden by the filter: shown with its new value when it comes back
 
-    def _haystack(self, cells: Iterable[CellType]) -> str:
+    def _haystack(self, cells: Iterable[CellType], key: str | None = None) -> str:
         keys = [k.value for k in self.columns]
         chosen = [(_plain(c)) for k, c in zip(keys, cells, strict=False)
                   if not self.filter_columns or k in self.filter_columns]
-        return " ".join(chosen)
+        extra = self._search.get(key, "") if key is not None else ""
+        return " ".join(chosen + ([extra] if extra else []))
 
     def _fitted(self, cells: tuple[CellType, ...]) -> tuple[CellType, ...]:
         return tuple(self._fit(i, c) for i, c in enumerate(cells))

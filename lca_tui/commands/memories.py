@@ -8,7 +8,7 @@ import argparse
 
 from rich.table import Table
 
-from lca_tui.output import (Listing, add_json_flag, col, console, print_json,
+from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
                              store_from)
 from store.core.textsafe import one_line, visible
 
@@ -53,6 +53,13 @@ def run_memories(args: argparse.Namespace) -> int:
         print_json({"memories": [r.to_json() for r in rows]})
         return 0
     out = console()
+    if not rows:
+        what = " ".join(w for w in (f"with status {args.status}" if args.status else "",
+                                    f"of type {args.type_}" if args.type_ else "") if w)
+        out.print(f"no memories {what}".strip() if what else
+                  "no memories: import a memory directory or approve a proposal",
+                  markup=False)
+        return 0
     if out.width < WIDE:  # one line a memory
         for r in rows:
             marks = "".join(m for m, on in ((" critical", r.critical),
@@ -166,6 +173,8 @@ def run_chain(args: argparse.Namespace) -> int:
 def run_audit(args: argparse.Namespace) -> int:
     from store.governance import audit_events
 
+    if args.limit < 1:
+        return fail(f"--limit must be 1 or more (got {args.limit})")
     with store_from(args) as store:
         rows = audit_events(store, args.limit, args.action)
     if args.json:
@@ -173,6 +182,10 @@ def run_audit(args: argparse.Namespace) -> int:
         return 0
     from widgets.fmt import when
 
+    if not rows:
+        console().print("no audit events" + (f" with action {args.action}" if args.action
+                                             else ""), markup=False)
+        return 0
     t = Listing(col("id", whole=True, right=True), col("time", whole=True),
                 col("actor", drop=3, min_width=10), col("action", whole=True),
                 col("target", drop=2, min_width=12), col("counts", drop=1, min_width=24))

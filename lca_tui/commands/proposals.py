@@ -10,8 +10,8 @@ import json
 import sys
 from typing import Any
 
-from lca_tui.output import (Listing, add_json_flag, col, console, print_json, store_from,
-                            table)
+from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
+                            store_from, table)
 from store.core.textsafe import one_line, visible
 from widgets.fmt import when
 
@@ -163,10 +163,16 @@ def run_propose(args: argparse.Namespace) -> int:
 def run_proposals(args: argparse.Namespace) -> int:
     from store.governance import list_proposals
 
+    if args.limit is not None and args.limit < 1:
+        return fail(f"--limit must be 1 or more (got {args.limit})")
     with store_from(args) as store:
         rows = list_proposals(store, args.status, args.limit)
     if args.json:
         print_json({"proposals": [r.to_json() for r in rows]})
+        return 0
+    if not rows:
+        console().print(f"no proposals with status {args.status}" if args.status
+                        else "no proposals", markup=False)
         return 0
     t = Listing(col("id", whole=True, right=True), col("op", whole=True),
                 col("type", whole=True, drop=4), col("status", whole=True),

@@ -21,7 +21,8 @@ supersession links and memory flags. Public API (plain dataclasses from ``record
 
 Modules: ``proposals`` (parse, store, edit, read), ``checks`` + ``text`` + ``verifier`` (the
 six checks), ``policy`` (approval options, auto-apply), ``apply`` (approve / reject / apply),
-``verify``, ``chains`` (links, chains, integrity), ``files`` (the bound memory directory),
+``verify``, ``chains`` (links, chains, integrity), ``files`` (the bound memory directory;
+``file_guard`` refuses to overwrite a file the agent changed),
 ``views`` (memories, audit), ``events`` (MindStone ``approval_*`` events as content-less
 history, a deriver), ``replay`` (a recorded history, the demo's); the consolidation pass
 (``consolidate``, ``detect``, ``proposer``) and the bound directory's gate (``gate``) submit

@@ -26,7 +26,7 @@ from store.core.db import orm
 from store.core.models import Chunk, Memory
 from store.core.timeutil import now_iso
 from store.core import memories
-from store.governance.chains import link
+from store.governance.chains import ForkError, link
 from store.governance.files import FileWrites
 from store.governance.models import MemoryFlag, Proposal, ProposalDecision
 from store.governance.proposals import (
@@ -34,6 +34,7 @@ from store.governance.proposals import (
     ProposalError,
     actor_name,
     get_proposal,
+    recheck,
     store_proposal,
     stored_candidate,
 )
@@ -53,7 +54,7 @@ def submit(store: Store, new: NewProposal, *, actor: str | None = None,
         allowed, _ = auto_apply_allowed(store, info)
         if allowed:
             return approve(store, info.id, actor="policy:governance.auto_apply",
-                           policy="governance.auto_apply", now=now)
+                           policy="governance.auto_apply", now=now, recheck_=False)
     return info
 
 
@@ -73,17 +74,23 @@ def _plan(info: ProposalInfo, new: NewProposal, as_: str | None) -> NewProposal:
 
 def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str | None = None,
             *, actor: str | None = None, policy: str | None = None,
-            now: str | None = None) -> ProposalInfo:
+            now: str | None = None, recheck_: bool = True) -> ProposalInfo:
     """Approve a pending (or failed) proposal, apply it and verify it; returns it after.
     ``now``: the time of the decision and of the write (default: the clock's).
+
+    The checks run again first (``proposals.recheck``: the store may have changed since
+    submission — another critical write eats the budget, a duplicate landed) and the
+    approval is judged on their new results, stored with the proposal; ``recheck_=False``
+    only right after the checks ran (automatic apply at submission).
 
     Raises ``ProposalError`` (nothing changed) when the checks do not allow this approval or
     a target changed since the proposal was made. An apply that fails marks the proposal
     ``failed`` with the reason and returns it.
     """
-    info = get_proposal(store, proposal_id)
     if as_ is not None and as_ not in ("reinforce", "supersede", "keep-both"):
         raise ProposalError(f"--as must be reinforce, supersede or keep-both, got {as_!r}")
+    info = recheck(store, proposal_id, actor=actor) if recheck_ else get_proposal(
+        store, proposal_id)
     option = next((o for o in info.options if o.as_op == as_), None)
     if option is None:
         offered = ", ".join(o.as_op or "as proposed" for o in info.options if o.allowed)
@@ -123,6 +130,9 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     except ProposalError:
         files.rollback()
         raise
+    except ForkError as exc:
+        files.rollback()
+        raise ProposalError(f"proposal {proposal_id}: {exc}") from None
     except Exception as exc:
         files.rollback()
         why = f"{type(exc).__name__}: {exc}"[:500]
@@ -249,6 +259,8 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     op = new.op
     if op == "noop":
         return None
+    for target in new.targets:  # the bound files as they were, before the write changes them
+        files.guard(conn, store, target)
     if op in ("add", "supersede", "merge"):
         written = memories.create(conn, store, _fields(new, now), index=False)
         memory_id = written.memory_id

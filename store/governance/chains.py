@@ -32,19 +32,39 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 
+class ForkError(ValueError):
+    """A link would give a memory a second successor (a fork)."""
+
+
 def link(conn: Connection, store: Store, old_id: int, new_id: int, *,
          proposal_id: int | None = None, source: str = "proposal", ts: str | None = None,
-         retire: bool = True, pointers: bool = True) -> bool:
+         retire: bool = True, pointers: bool = True, allow_fork: bool = False) -> bool:
     """Record that ``new_id`` supersedes ``old_id`` (inside the caller's transaction): the
     link row, the pointer columns (unless an importer set them already: ``pointers=False``),
     and — with ``retire`` — the old memory ``superseded`` with ``valid_to`` set (kept when it
-    already ends earlier). False when the link existed."""
+    already ends earlier). False when the link existed.
+
+    A memory that already has another successor is never linked again (``ForkError``: the
+    caller's transaction rolls back) — a fork is not settled by the last writer. Only an
+    importer recording what files say (``allow_fork=True``) stores one, for ``integrity`` to
+    report."""
     if old_id == new_id:
         raise ValueError(f"memory {old_id} cannot supersede itself")
     when = ts or now_iso()
     with orm(conn) as s:
         have = s.exec(select(SupersessionLink).where(SupersessionLink.old_id == old_id,
                                                      SupersessionLink.new_id == new_id)).first()
+        if not allow_fork:
+            others = set(s.exec(select(SupersessionLink.new_id).where(
+                SupersessionLink.old_id == old_id)).all())
+            current = s.get(Memory, old_id)
+            if current is not None and current.superseded_by_id is not None:
+                others.add(current.superseded_by_id)
+            others.discard(new_id)
+            if others:
+                by = ", ".join(map(str, sorted(others)))
+                raise ForkError(f"memory {old_id} is already superseded by {by}: linking it to "
+                                f"{new_id} would fork the chain (supersede {by} instead)")
         if have is None:
             s.add(SupersessionLink(old_id=old_id, new_id=new_id, proposal_id=proposal_id,
                                    ts=when, source=source, writer=store.writer,
@@ -80,7 +100,7 @@ def sync_links(conn: Connection, store: Store) -> int:
             continue
         when = newer.valid_from or newer.created or now_iso()
         added += link(conn, store, newer.supersedes_id, newer.id, source="import", ts=when,
-                      pointers=False)
+                      pointers=False, allow_fork=True)
     return added
 
 

@@ -3,7 +3,10 @@ result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the a
 
 - ``duplicate``: the nearest active memories by vector similarity (every chunk of a memory,
   made by the current embedder); at or above ``governance.duplicate_cos`` an ``add`` is a
-  ``warn`` suggesting ``reinforce`` of that memory (``noop`` when verbatim).
+  ``warn`` suggesting ``reinforce`` of that memory (``noop`` when verbatim). The same text
+  (case and whitespace ignored) is always compared, whatever embedded the memories; memories
+  with no vector from the current embedder make the check a ``warn`` that says how many
+  could not be compared by meaning.
 - ``contradiction``: a heuristic, and it says so. An active memory that shares a tag or project
   with the candidate (any memory when the candidate names none) with a sentence similar to one
   of the candidate's — cosine at least ``governance.contradiction_cos``, or half their words in
@@ -126,6 +129,11 @@ def _active_memories(conn: Connection, model: str, exclude: set[int]) -> list[_M
     return list(mems.values())
 
 
+def _norm(text: str | None) -> str:
+    """Text as the same-text comparison sees it: case and runs of whitespace ignored."""
+    return " ".join((text or "").lower().split())
+
+
 def _json_set(raw: str | None) -> set[str]:
     try:
         return {str(v).lower() for v in json.loads(raw or "[]")}
@@ -179,30 +187,52 @@ class Checker:
     # -- duplicate ---------------------------------------------------------------------
     def duplicate(self, cand: Candidate, mems: list[_Memory],
                   conflicts: dict[int, dict[str, Any]]) -> CheckInfo:
+        """Near-duplicates by meaning (cosine to the chunks the current embedder made) and,
+        always, the same text (normalised: case and whitespace) — so a memory embedded by
+        another model is still caught when it says the same, and a check that could compare
+        nothing by meaning says so (``warn``) instead of passing."""
         if cand.op not in NEW_MEMORY_OPS:
             return CheckInfo("duplicate", "pass", f"not checked: a {cand.op} writes no new text")
         threshold = float(self.settings["governance.duplicate_cos"])
+        mine = {_norm(cand.content), _norm(cand.index_text)} - {""}
+        same = [m for m in mems if {_norm(m.body), _norm(m.text)} & mine]
+        blind = [m for m in mems if not m.vectors]
         near = sorted((m for m in mems if m.cos >= 0), key=lambda m: -m.cos)[:5]
         matches = [{"memory_id": m.id, "name": m.name, "cos": round(m.cos, 4),
                     "conflicting": m.id in conflicts} for m in near]
-        evidence = {"matches": matches, "threshold": threshold}
+        evidence: dict[str, Any] = {
+            "matches": matches, "threshold": threshold,
+            "same_text": [{"memory_id": m.id, "name": m.name} for m in same],
+            "compared_by_meaning": len(mems) - len(blind), "active": len(mems),
+            "not_comparable": [m.id for m in blind][:50],
+            "embedder": self.store.embedder.name}
         dupes = [m for m in near if m.cos >= threshold]
-        if not dupes:
+        if not dupes and not same:
             best = f" (nearest: memory {near[0].id}, cos {near[0].cos:.2f})" if near else ""
+            if blind:
+                return CheckInfo(
+                    "duplicate", "warn",
+                    f"compared against {len(mems) - len(blind)} of {len(mems)} memories by "
+                    f"meaning: {len(blind)} embedded by another model (not "
+                    f"{self.store.embedder.name}) or not at all were compared by exact text "
+                    f"only; none is the same text{best} — `lca-tui reindex` embeds them again",
+                    evidence)
             return CheckInfo("duplicate", "pass",
-                             f"no active memory at cos ≥ {threshold:.2f}{best}", evidence)
-        top = dupes[0]
-        verbatim = top.text.strip() == cand.index_text.strip()
+                             f"no active memory at cos ≥ {threshold:.2f} or with the same text"
+                             f"{best}", evidence)
+        top = same[0] if same else dupes[0]
+        verbatim = top in same
+        how = "same text" if top.cos < 0 else f"cos {top.cos:.2f}"
         suggestion = "noop" if verbatim else "reinforce"
         evidence["memory_id"] = top.id
         if cand.op != "add":
             return CheckInfo("duplicate", "warn",
-                             f"near-duplicate of memory {top.id} '{top.name}' "
-                             f"(cos {top.cos:.2f})", evidence, None)
+                             f"near-duplicate of memory {top.id} '{top.name}' ({how})",
+                             evidence, None)
         note = " — but it may contradict it (see contradiction)" if top.id in conflicts else ""
         what = "the same text as" if verbatim else "a near-duplicate of"
         return CheckInfo("duplicate", "warn",
-                         f"{what} memory {top.id} '{top.name}' (cos {top.cos:.2f}): "
+                         f"{what} memory {top.id} '{top.name}' ({how}): "
                          f"consider {suggestion} instead of add{note}", evidence, suggestion)
 
     # -- contradiction -----------------------------------------------------------------
@@ -368,13 +398,31 @@ class Checker:
     # -- procedure risk ----------------------------------------------------------------
     @staticmethod
     def procedure_risk(cand: Candidate) -> CheckInfo:
-        if (cand.type or "").lower() in PERSON_ONLY_TYPES:
-            return CheckInfo("procedure_risk", "warn",
-                             f"a {cand.type} write: a person decides (never applied "
-                             "automatically)", {"type": cand.type})
+        """``warn`` when the declared type or any target's type is ``procedure`` /
+        ``identity`` (declaring another type does not dodge the rule), and when a write
+        changes a target's type."""
+        targets = {int(t["id"]): (t.get("type") or "") for t in cand.targets}
+        types = {(cand.type or "").lower()} | {v.lower() for v in targets.values()}
+        risky = sorted(types & set(PERSON_ONLY_TYPES))
+        changed = {mid: was for mid, was in targets.items()
+                   if cand.type and was and was.lower() != cand.type.lower()}
+        evidence: dict[str, Any] = {"type": cand.type, "target_types": {
+            str(k): v or None for k, v in targets.items()}}
+        notes = []
+        if risky:
+            whose = ("" if (cand.type or "").lower() in risky
+                     else f" (a target is a {risky[0]}; declared {cand.type or 'no type'})")
+            notes.append(f"a {'/'.join(risky)} write{whose}: a person decides (never applied "
+                         "automatically)")
+        if changed and cand.op in ("revise", "reinforce"):
+            evidence["type_change"] = {str(k): [v, cand.type] for k, v in changed.items()}
+            mid, was = next(iter(changed.items()))
+            notes.append(f"changes memory {mid}'s type from {was} to {cand.type}")
+        if notes:
+            return CheckInfo("procedure_risk", "warn", "; ".join(notes), evidence)
         return CheckInfo("procedure_risk", "pass",
                          f"type {cand.type or 'unset'}: not a procedure or identity write",
-                         {"type": cand.type})
+                         evidence)
 
 
 def tx_excerpt(value: str, width: int = 60) -> str:

@@ -28,6 +28,7 @@ from store.core import memories
 from store.core.db import orm
 from store.core.models import Memory
 from store.core.timeutil import parse_iso
+from store.governance import file_guard
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -123,7 +124,9 @@ def _kept_keys(m: Memory) -> dict[str, Any]:
         data = json.loads(m.front_matter or "{}")
     except ValueError:
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if k != file_guard.FILE_HASH_KEY}
 
 
 def _supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
@@ -143,31 +146,53 @@ class FileWrites:
     def __init__(self) -> None:
         self.staged: dict[Path, str] = {}
         self._done: list[tuple[Path, bytes | None]] = []
+        self._before: dict[int, list[str] | None] = {}  # guard(): the file before the write
+
+    def guard(self, conn: Connection, store: Store, memory_id: int) -> None:
+        """Before a write changes memory ``memory_id``: note whether its bound file changed
+        on disk since lca-tui read or wrote it (``file_guard``), so ``stage_memory`` can
+        refuse to overwrite it. Call it before the memory's content changes."""
+        folder = bound_dir(store)
+        m = memories.get(conn, memory_id)
+        own = _inside(m.source_file, folder) if folder is not None and m is not None else None
+        if own is not None and m is not None:
+            self._before.setdefault(memory_id, file_guard.changed_on_disk(own, m))
 
     def stage_memory(self, conn: Connection, store: Store, memory_id: int, *,
                      new_file: bool = True) -> Path | None:
         """Stage memory ``memory_id``'s file in the bound directory (None when unbound, or
         when ``new_file`` is False and the memory has no file there, or its file was
-        deleted: approving a deleted file's quarantine does not bring the file back). A memory given a new
-        file records it (``source_file``, ``front_matter``) through the memory-write module;
-        the caller re-indexes it (its content hash changed)."""
+        deleted: approving a deleted file's quarantine, or a reinforce of its memory, does not
+        bring the file back). A file changed on disk since lca-tui read or wrote it is not
+        overwritten: ``file_guard.FileConflict`` (see ``guard``). A memory given a new
+        file records it (``source_file``, ``front_matter``) through the memory-write module,
+        with the hash of the bytes written; the caller re-indexes it (its content hash
+        changed)."""
         folder = bound_dir(store)
         if folder is None:
             return None
         m = memories.get(conn, memory_id)
         if m is None:
             raise LookupError(f"no memory {memory_id}")
-        if not new_file:
-            own = _inside(m.source_file, folder)
-            if own is None or not own.exists():
-                return None  # only an existing file is rewritten: a deleted one stays gone
+        own = _inside(m.source_file, folder)
+        if own is not None and not own.exists():
+            return None  # the agent deleted it: a deleted file stays gone, whatever the op
+        if not new_file and own is None:
+            return None
+        extra: dict[str, Any] = {}
+        if own is not None:  # never overwrite what the agent changed (file_guard)
+            before = self._before.get(memory_id) if memory_id in self._before \
+                else file_guard.changed_on_disk(own, m)
+            extra = file_guard.check(own, before, m, FIELD_ORDER)
         path = path_for(conn, m, folder, set(self.staged))
-        fm = front_matter(m, _supersedes_ref(conn, m, folder), _kept_keys(m))
+        fm = front_matter(m, _supersedes_ref(conn, m, folder), {**_kept_keys(m), **extra})
         self.staged[path] = render(fm, m.body)
-        if m.source_file != str(path):
+        digest = file_guard.sha256_bytes(self.staged[path].encode("utf-8"))
+        if m.source_file != str(path) or file_guard.recorded_hash(m) != digest:
             memories.update(conn, store, memory_id, {
                 "source_file": str(path),
-                "front_matter": json.dumps(fm, default=_json_default, ensure_ascii=False)},
+                "front_matter": json.dumps({**fm, file_guard.FILE_HASH_KEY: digest},
+                                           default=_json_default, ensure_ascii=False)},
                 index=False)
         return path
 
@@ -242,8 +267,11 @@ def _json_default(value: Any) -> str:
 
 def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
     """Rewrite one memory's file in the bound directory now (recall feedback: ``hits`` /
-    ``prevented``), inside the caller's transaction; None when no directory is bound or the
-    memory's file is not in it. A failure raises, so the caller's transaction rolls back."""
+    ``prevented``), inside the caller's transaction; None when no directory is bound, the
+    memory's file is not in it or was deleted, or the file changed on disk since lca-tui
+    read or wrote it (``file_guard``: it is left alone and ``memory_file_conflict`` is
+    audited; the feedback itself is kept). Any other failure raises, so the caller's
+    transaction rolls back."""
     try:
         folder = bound_dir(store)
     except MemoryDirError:
@@ -251,7 +279,13 @@ def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
     if folder is None:
         return None
     files = FileWrites()
-    path = files.stage_memory(conn, store, memory_id, new_file=False)
+    try:
+        path = files.stage_memory(conn, store, memory_id, new_file=False)
+    except file_guard.FileConflict:
+        # the feedback is kept; the file stays as the agent wrote it, and the log says so
+        store.audit(conn, "memory_file_conflict", "memory", [memory_id],
+                    {"write_back": 1}, actor=store.writer)
+        return None
     if path is None:
         return None
     files.commit()

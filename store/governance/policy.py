@@ -66,6 +66,11 @@ def auto_apply_allowed(store: Store, info: ProposalInfo) -> tuple[bool, str]:
         return False, f"{s.op} is not in governance.auto_apply ({', '.join(sorted(ops))})"
     if (s.type or "").lower() in PERSON_ONLY_TYPES:
         return False, f"a {s.type} write: a person decides"
+    risk = next((c for c in s.checks if c.kind == "procedure_risk"), None)
+    if risk is None or risk.result != "pass":
+        # the check also reads the targets' own types (a declared type cannot dodge it) and
+        # a type change; without the check, a person decides
+        return False, (risk.detail if risk is not None else "no procedure_risk check")
     if s.status != "pending":
         return False, f"it is {s.status}"
     failed = [c.kind for c in s.checks if c.result == "fail"]

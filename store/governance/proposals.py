@@ -21,6 +21,7 @@ Every key is checked with a message saying which one is wrong and why.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,13 @@ from store.core.errors import NotFound
 from store.core.models import Entry, Memory
 from store.core.timeutil import normalise_iso, now_iso
 from store.governance.checks import Candidate, Checker, evidence_texts
-from store.governance.models import Proposal, ProposalCheck, ProposalDecision, ProposalEdit
+from store.governance.models import (
+    Proposal,
+    ProposalCheck,
+    ProposalDecision,
+    ProposalEdit,
+    SupersessionLink,
+)
 from store.governance.policy import approval_options
 from store.governance.records import (
     MASK,
@@ -178,8 +185,10 @@ def validate(new: NewProposal, source: str = "") -> NewProposal:
         elif kind is bool and not isinstance(value, bool):
             raise ProposalError(f"{w('metadata.' + key)}: true or false, got {value!r}")
         elif kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ProposalError(f"{w('metadata.' + key)}: a positive number of days")
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or value <= 0):
+                raise ProposalError(f"{w('metadata.' + key)}: a positive, finite number of "
+                                    f"days, got {value!r}")
             value = float(value)
         elif kind is str and not isinstance(value, str):
             raise ProposalError(f"{w('metadata.' + key)}: must be a string")
@@ -268,15 +277,44 @@ def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]
             col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body),
             col(Memory.critical), col(Memory.invariant), col(Memory.status),
             col(Memory.sensitivity), col(Memory.content_hash), col(Memory.tags),
-            col(Memory.projects), col(Memory.description)).where(col(Memory.id) == mid)).first()
+            col(Memory.projects), col(Memory.description), col(Memory.superseded_by_id))
+            .where(col(Memory.id) == mid)).first()
         if r is None:
             raise ProposalError(f"target: no memory {mid} (`lca-tui memories` lists them)")
+        with orm(conn) as s:
+            links = s.exec(select(SupersessionLink.new_id).where(
+                SupersessionLink.old_id == mid)).all()
+        succ = sorted({int(x) for x in links} | ({int(r[12])} if r[12] is not None else set()))
         rows.append({"id": int(r[0]), "name": r[1], "type": r[2], "body": r[3],
                      "critical": bool(r[4]), "invariant": r[5], "status": r[6],
                      "sensitivity": r[7], "content_hash": r[8], "tags": json.loads(r[9] or
                                                                                    "[]"),
-                     "projects": json.loads(r[10] or "[]"), "description": r[11]})
+                     "projects": json.loads(r[10] or "[]"), "description": r[11],
+                     "successors": succ})
     return rows
+
+
+REPLACING = ("supersede", "merge")
+LIVE = ("active", "disputed")
+
+
+def refuse_target_state(op: str, targets: list[dict[str, Any]]) -> None:
+    """Refuse (``ProposalError``, nothing stored) a write the targets' state makes wrong: a
+    ``supersede`` / ``merge`` of a memory that already has a successor (it would fork the
+    chain: supersede the successor instead), a ``reinforce`` of a memory that is not active
+    (superseded, expired, quarantined: nothing to reinforce). Run at submission, at each
+    edit and again at approval."""
+    for t in targets:
+        succ = t.get("successors") or []
+        if op in REPLACING and succ:
+            latest = ", ".join(map(str, succ))
+            raise ProposalError(
+                f"target: memory {t['id']} is already superseded by {latest}; a {op} of it "
+                f"would fork the chain — supersede {succ[-1]} instead")
+        if op == "reinforce" and t["status"] not in LIVE:
+            hint = (f"; reinforce its successor {succ[-1]} instead" if succ else "")
+            raise ProposalError(f"target: memory {t['id']} is {t['status']}, not active: a "
+                                f"reinforce of it is refused{hint}")
 
 
 def _name_of(new: NewProposal, targets: list[dict[str, Any]]) -> str:
@@ -295,6 +333,7 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
     """The checks' view of ``new``: targets read, evidence resolved and its text fetched."""
     with store.read() as conn:
         targets = _target_rows(conn, new.targets)
+        refuse_target_state(new.op, targets)
         pointers = _resolve_evidence(store, conn, new.evidence)
         texts = evidence_texts(conn, pointers)
     mtype = new.type or (targets[0]["type"] if targets else None)
@@ -369,6 +408,61 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
                      "checks_warned": sum(c.result == "warn" for c in checks)},
                     actor=actor_name(store, actor))
     return get_proposal(store, proposal_id)
+
+
+def recheck(store: Store, proposal_id: int, *, actor: str | None = None) -> ProposalInfo:
+    """Run the checks of a pending (or failed) proposal again, against the store as it is
+    now (at approval: other writes since submission change the budget, the duplicates, the
+    contradictions). Results that differ from the stored ones are stored as a new revision
+    of its checks (the proposal's ``revision`` goes up, the old results stay as history);
+    returns the proposal as it is then. Raises ``ProposalError`` when the targets' state now
+    refuses the write (``refuse_target_state``)."""
+    info = get_proposal(store, proposal_id)
+    if info.summary.op is None or info.status not in ("pending", "failed"):
+        return info
+    new = stored_candidate(store, proposal_id)
+    cand, _ = candidate_for(store, new)
+    if "sensitivity" not in new.metadata and cand.sensitivity != "public":
+        cand.metadata["sensitivity"] = cand.sensitivity
+    checks = Checker(store).run(cand)
+    before = [(c.kind, c.result, c.detail) for c in info.summary.checks]
+    if before == [(c.kind, c.result, c.detail) for c in checks]:
+        return info
+    revision = info.revision + 1
+    with store.write() as conn:
+        with orm(conn) as s:
+            row = s.get(Proposal, proposal_id)
+            if row is None or row.status != info.status or row.revision != info.revision:
+                raise ProposalError(f"proposal {proposal_id} changed while it was being "
+                                    "checked again; look at it again")
+            row.revision, row.updated_at = revision, now_iso()
+            s.add(row)
+            s.add_all(_check_rows(store, proposal_id, revision, checks))
+            s.flush()
+        store.audit(conn, "proposal_rechecked", "proposal", [proposal_id],
+                    {"revision": revision,
+                     "checks_failed": sum(c.result == "fail" for c in checks),
+                     "checks_warned": sum(c.result == "warn" for c in checks)},
+                    actor=actor_name(store, actor))
+    return get_proposal(store, proposal_id)
+
+
+def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
+    """Run the checks of every pending proposal again (``recheck``), after writes made
+    outside the gate (the demo's seeded memories, an import); the ids whose results changed.
+    A proposal its targets' state now refuses is left as it is: approval says why."""
+    changed = []
+    for p in list_proposals(store, "pending"):
+        if p.op is None:
+            continue
+        try:
+            after = recheck(store, p.id, actor=actor)
+        except ProposalError:
+            continue
+        if after.revision != 0 and [(c.kind, c.result, c.detail) for c in after.summary.checks] \
+                != [(c.kind, c.result, c.detail) for c in p.checks]:
+            changed.append(p.id)
+    return changed
 
 
 def edit(store: Store, proposal_id: int, changes: dict[str, Any], *, actor: str | None = None,

@@ -154,8 +154,8 @@ class ProposalSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "op": self.op, "type": self.type, "status": self.status,
-                "origin": self.origin, "target": self.target, "created": self.created,
-                "checks": [c.to_json() for c in self.checks]}
+                "origin": self.origin, "target": self.target, "targets": list(self.targets),
+                "created": self.created, "checks": [c.to_json() for c in self.checks]}
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,8 @@ class ChainLink:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "valid_from": self.valid_from,
                 "valid_to": self.valid_to, "supersedes": list(self.supersedes),
-                "superseded_by": self.superseded_by, "proposal_id": self.proposal_id}
+                "superseded_by": self.superseded_by, "successors": list(self.successors),
+                "fork": len(self.successors) > 1, "proposal_id": self.proposal_id}
 
 
 @dataclass(frozen=True)

@@ -50,11 +50,25 @@ def _flagged(s: Any) -> set[int]:
         col(MemoryFlag.resolved_at).is_(None))).all()}
 
 
+def memory_types(store: Store) -> list[str]:
+    """The memory types the store holds, sorted (a ``--type`` filter names one of them)."""
+    with store.read() as conn:
+        with orm(conn) as s:
+            found = s.exec(select(Memory.type).distinct()).all()
+    return sorted(t for t in found if t)
+
+
 def list_memories(store: Store, status: str | None = None, type: str | None = None
                   ) -> list[MemoryRow]:
-    """Memories by type and name, filtered by ``status`` and ``type`` when given."""
+    """Memories by type and name, filtered by ``status`` and ``type`` when given. A type no
+    memory has is an error (``ValueError``) naming the types there are."""
     if status is not None and status not in MEMORY_STATUSES:
         raise ValueError(f"status must be one of {', '.join(MEMORY_STATUSES)}, got {status!r}")
+    if type:
+        types = memory_types(store)
+        if type not in types:
+            raise ValueError(f"no memories of type {type!r} (types: "
+                             f"{', '.join(types) or 'none: the store holds no memory'})")
     query = select(Memory).order_by(col(Memory.type), col(Memory.name), col(Memory.id))
     if status:
         query = query.where(Memory.status == status)

@@ -272,9 +272,10 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
         _sessions(ctx, conn, manifest)
     listed = manifest.get("sessions")
     for s in listed if isinstance(listed, list) else []:
-        rel = s.get("file") if isinstance(s, dict) else None
-        if not rel or not isinstance(rel, str):
+        named = s.get("file") if isinstance(s, dict) else None
+        if not named or not isinstance(named, str):
             continue
+        rel = named
         transcript = folder / rel
         if folder.resolve() not in transcript.resolve().parents:
             ctx.report.error(str(path), None, f"transcript {rel!r} is outside the export "
