@@ -252,10 +252,13 @@ async def test_a_bad_stored_value_is_reported_not_fatal(store: Store, run_app: R
     async with run_app(store=store, mode="context", refresh_seconds=3600) as pilot:
         app = pilot.app
         screen = _screen(app)
-        text = await _text(pilot, screen.query_one(PressureEvents), "unreadable")
-        assert "used_tokens: stored value 'lots'" in text
-        assert "entries_added: stored value 'lots'" in text
-        assert screen.query_one(PressureChart).data.used == [100_000, 0]
+        # each is waited for: under load the events and the chart may land a frame apart
+        events = screen.query_one(PressureEvents)
+        await _text(pilot, events, "used_tokens: stored value 'lots'")
+        await _text(pilot, events, "entries_added: stored value 'lots'")
+        chart = screen.query_one(PressureChart)
+        await wait_until(pilot, lambda: chart.data is not None
+                         and chart.data.used == [100_000, 0], timeout=30, what="the chart")
 
 
 async def test_overview_pressure_follows_the_store(tmp_path: Path, run_app: RunApp) -> None:
