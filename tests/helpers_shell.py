@@ -98,10 +98,26 @@ def screen_loaded(app: Any, mode: str | None = None) -> bool:
 
 
 async def settled(pilot: Pilot[Any]) -> None:
-    """Let the workers finish and the screen repaint (twice: a worker may start another)."""
+    """Let the workers finish and the screen repaint (twice: a worker may start another),
+    then wait until no scrollable widget moves (a table scrolls to its cursor after a layout;
+    under load that can land after a fixed pause)."""
     await pilot.app.workers.wait_for_complete()
     await pilot.pause(0.2)
     await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+    def offsets() -> list[tuple[int, int]]:
+        return [(w.scroll_offset.x, w.scroll_offset.y) for w in pilot.app.screen.query(Widget)
+                if w.is_scrollable]
+
+    for _ in range(50):
+        before = offsets()
+        await pilot.pause(0.1)
+        moving = any(pilot.app.animator.is_being_animated(w, attr)
+                     for w in pilot.app.screen.query(Widget) if w.is_scrollable
+                     for attr in ("scroll_x", "scroll_y"))
+        if not moving and offsets() == before:
+            break
     await pilot.pause()
 
 

@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 
 from lca_tui.app import make_app
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, settled, wait_until
 
 WIDE = (120, 40)
 SMALL = (80, 24)
@@ -29,28 +29,7 @@ def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 async def _settled(pilot: Pilot[Any]) -> None:
-    """Workers done, and every scrollable widget still (a table scrolls to its cursor after a
-    layout; under load that can land after a fixed pause, and the scrollbar moved)."""
-    from textual.widget import Widget
-
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.2)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-    def offsets() -> list[tuple[int, int]]:
-        return [(w.scroll_offset.x, w.scroll_offset.y) for w in pilot.app.screen.query(Widget)
-                if w.is_scrollable]
-
-    for _ in range(50):
-        before = offsets()
-        await pilot.pause(0.1)
-        moving = any(pilot.app.animator.is_being_animated(w, attr)
-                     for w in pilot.app.screen.query(Widget) if w.is_scrollable
-                     for attr in ("scroll_x", "scroll_y"))
-        if not moving and offsets() == before:
-            break
-    await pilot.pause()
+    await settled(pilot)
 
 
 def _contradiction(app: Any) -> int:
