@@ -137,16 +137,9 @@ def test_recall_without_the_vector_copy_agrees(cc_store: Store, tmp_path: Path) 
         # differently; what is injected and the head of the ranking agree
         assert [(i.source_type, i.source_id) for i in warm.items] == \
             [(i.source_type, i.source_id) for i in one_shot.items]
-        # the head of the ranking: the same scores and decisions, rank by rank; candidates
-        # whose scores tie (within float noise: the two products sum in different orders,
-        # and BLAS picks its kernel by CPU) may swap places, the others hold theirs
-        head_w, head_c = warm.trace.candidates[:10], one_shot.trace.candidates[:10]
-        assert [c.decision for c in head_w] == [c.decision for c in head_c]
-        for a, b in zip(head_w, head_c, strict=True):
-            assert abs((a.score or 0.0) - (b.score or 0.0)) < 1e-4, (a, b)
-        edge = (head_w[-1].score or 0.0) + 1e-4
-        assert {c.source_id for c in head_w if (c.score or 0.0) > edge} == \
-            {c.source_id for c in head_c if (c.score or 0.0) > edge}
+        # identical texts tie exactly and rank by chunk id on both paths
+        assert [(c.source_id, c.decision) for c in warm.trace.candidates[:10]] == \
+            [(c.source_id, c.decision) for c in one_shot.trace.candidates[:10]]
     cold.close()
 
 

@@ -191,9 +191,13 @@ class StoreBase:
         e = self.embedder
         return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
 
-    def indexer(self, progress: Progress | None = None) -> Indexer:
+    def indexer(self, progress: Progress | None = None,
+                writer: tuple[str, str] | None = None) -> Indexer:
+        """The store's indexer; ``writer`` (name, version) stands in for another program
+        indexing with the same chunking (the health incidents' second writer)."""
+        name, version = writer or (self.writer, self.writer_version)
         return Indexer(self.load_embedder(progress), self.settings["embed.max_tokens"],
-                       self.settings["embed.batch_size"], self.writer, self.writer_version,
+                       self.settings["embed.batch_size"], name, version,
                        self.settings["embed.tool_head_tokens"], progress,
                        self.neighbour_finder)
 

@@ -86,11 +86,9 @@ def reindex_again(store: Store, sources: list[Source], writer: tuple[str, str],
     """A second writer (an ``Indexer`` with its own writer name) appends ``sources``' chunks
     to the index without looking at what is there; returns the new chunk ids. ``when`` dates
     the rows (the demo's story runs in the past)."""
-    # the same chunking as the store's own indexer (tool output embeds its head only), so
-    # every row it appends repeats a span already indexed, as the incident's did
-    indexer = Indexer(store.embedder, store.settings["embed.max_tokens"],
-                      store.settings["embed.batch_size"], writer[0], writer[1],
-                      store.settings["embed.tool_head_tokens"])
+    # the store's own chunking (tool output embeds its head only) under another writer's
+    # name: every row it appends repeats a span already indexed, as the incident's did
+    indexer = store.indexer(writer=writer)
     with store.write() as conn:
         before = int(conn.execute(columns(func.coalesce(func.max(col(Chunk.id)), 0))).scalar_one())
         indexer.index(conn, sources)
