@@ -229,3 +229,34 @@ def test_a_daemon_whose_store_vanishes_stops_and_creates_nothing(
             assert conn.exec_driver_sql("SELECT via FROM hook_run").scalars().all() == [
                 "process"]
         s.close()
+
+
+def test_kept_connections_are_reused_and_a_read_after_a_write_takes_no_write_lock(
+        tmp_path: Path) -> None:
+    """``store.keep_connections`` (the daemon keeps 4): a connection back from a write
+    transaction is handed out again, and a read on it begins deferred — it neither waits for
+    nor takes the write lock another process holds."""
+    import sqlean
+
+    s = make_store(tmp_path / "kept.db", **{"store.keep_connections": 1})
+    try:
+        with s.write() as conn:
+            first = conn.connection.dbapi_connection
+            conn.exec_driver_sql("CREATE TABLE kept_probe (x INTEGER)")
+        other = sqlean.connect(str(tmp_path / "kept.db"), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        try:
+            started = time.monotonic()
+            with s.read() as conn:
+                assert conn.connection.dbapi_connection is first  # kept, not reopened
+                assert conn.exec_driver_sql("SELECT COUNT(*) FROM kept_probe").scalar() == 0
+            assert time.monotonic() - started < 1.0
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        with s.write() as conn:  # and it still writes
+            conn.exec_driver_sql("INSERT INTO kept_probe VALUES (1)")
+        with s.read() as conn:
+            assert conn.exec_driver_sql("SELECT COUNT(*) FROM kept_probe").scalar() == 1
+    finally:
+        s.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
@@ -120,14 +120,14 @@ class Watchdog:
     stdout. A thread, so that it fires even while the main thread waits inside SQLite."""
 
     def __init__(self, event: str, store: str | os.PathLike[str] | None,
-                 seconds: float) -> None:
+                 seconds: float, left: float | None = None) -> None:
         import threading
 
         self.event, self.store, self.seconds = event, store, seconds
         self.doing = "starting"
         self.session_id: str | None = None
         self.finishing = threading.Lock()  # held by whoever ends the process
-        self.timer = threading.Timer(seconds, self._expire)
+        self.timer = threading.Timer(seconds if left is None else left, self._expire)
         self.timer.daemon = True
 
     def start(self) -> Watchdog:
@@ -138,16 +138,23 @@ class Watchdog:
         if not self.finishing.acquire(blocking=False):
             return  # the hook is printing its answer: let it
         try:
+            self.record(self.doing)
+        finally:
+            sys.stderr.flush()
+            os._exit(0)
+
+    def record(self, doing: str) -> None:
+        """Log that the hook gave up at its deadline while ``doing`` (never raises)."""
+        try:
             from store.harness.failures import log_failure
 
             log_failure(self.event, os.fspath(self.store) if self.store else None,
                         f"the hook gave up at its deadline of "
-                        f"{self.seconds:g} s while {self.doing} (below Claude Code's timeout "
+                        f"{self.seconds:g} s while {doing} (below Claude Code's timeout "
                         "for it; the lines not stored yet are stored by the next call)",
                         self.session_id, via="deadline")
-        finally:
-            sys.stderr.flush()
-            os._exit(0)
+        except BaseException as exc:  # noqa: BLE001 - nothing is left to record it with
+            sys.stderr.write(f"lca-tui hook: {exc}\n")
 
     def finish(self) -> bool:
         """Stop the watchdog before printing; False when it is ending the process now."""
@@ -156,9 +163,12 @@ class Watchdog:
 
 
 def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
-            deadline: float, watch: Watchdog | None = None) -> str:
+            deadline: float, watch: Watchdog | None = None,
+            prior: dict[str, Any] | BaseException | None = None) -> str:
     """The hook's output: from the daemon when one serves the store and acknowledges the
-    request, else worked out in this process; ``deadline`` is a ``time.monotonic`` time."""
+    request, else worked out in this process; ``deadline`` is a ``time.monotonic`` time.
+    ``prior``: the daemon was asked already (``lca_tui/hook_client.py``), and this is its
+    reply or what ``client.request`` raised: it is not asked again."""
     import time
 
     from store.harness import client, paths
@@ -172,10 +182,12 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
             sock = paths.socket_path(store)
             if watch is not None:
                 watch.doing = "waiting for the daemon"
-            reply = client.request(sock, {"op": "hook", "event": event, "store": str(store),
-                                          "stdin": raw.decode("utf-8", "replace")},
-                                   timeout=max(0.1, deadline - time.monotonic() - 0.5),
-                                   ack_timeout=ACK_TIMEOUT)
+            if isinstance(prior, BaseException):
+                raise prior
+            reply = prior if prior is not None else client.request(
+                sock, {"op": "hook", "event": event, "store": str(store),
+                       "stdin": raw.decode("utf-8", "replace")},
+                timeout=max(0.1, deadline - time.monotonic() - 0.5), ack_timeout=ACK_TIMEOUT)
         except (client.NotRunning, paths.UnsafeDirectory, OSError):
             pass  # no daemon, or no usable socket folder: work in this process
         except client.NoAck as exc:  # it took nothing on: this process does the work
@@ -209,16 +221,18 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
     return handle(store, event, raw, settings, deadline=deadline)
 
 
-def fast_main(argv: Sequence[str]) -> int:
+def fast_main(argv: Sequence[str], raw: bytes | None = None, started: float | None = None,
+              prior: dict[str, Any] | BaseException | None = None) -> int:
     """Run ``hook EVENT``: print the hook's output (or nothing), always exit 0, within the
-    event's deadline."""
+    event's deadline. ``lca_tui/hook_client.py`` hands over here with the stdin it read
+    (``raw``), when it started (``time.monotonic``) and what the daemon did (``prior``)."""
     import time
 
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     parsed = parse_fast(argv)
     seconds = deadline_for(parsed[0] if parsed else "?")
     watch = Watchdog(parsed[0] if parsed else "?", parsed[1] if parsed else None,
-                     seconds).start()
+                     seconds, max(0.0, started + seconds - time.monotonic())).start()
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # nothing but the hook's own output may reach stdout
     out = ""
@@ -227,8 +241,9 @@ def fast_main(argv: Sequence[str]) -> int:
             raise ValueError(f"cannot read the hook command {' '.join(argv)!r}")
         event, store_arg, sets = parsed
         watch.doing = "reading stdin"
-        raw = _read_stdin(MAX_STDIN)
-        out = _answer(event, store_arg, sets, raw, started + seconds, watch)
+        if raw is None:
+            raw = _read_stdin(MAX_STDIN)
+        out = _answer(event, store_arg, sets, raw, started + seconds, watch, prior)
     except BaseException as exc:  # never break the session: record and print nothing
         _record(parsed, exc)
         out = ""
@@ -241,11 +256,19 @@ def fast_main(argv: Sequence[str]) -> int:
             real_stdout.write(out + "\n")
             real_stdout.flush()
     except BaseException as exc:  # Claude Code closed the pipe: nothing to print to
-        _record(parsed, exc, "could not print the hook's output: ")
-        try:  # and no second failure when Python flushes stdout at exit
-            os.dup2(os.open(os.devnull, os.O_WRONLY), real_stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass  # not a real file (a test's capture): nothing is flushed to a pipe
+        return printed_nothing(parsed, exc, real_stdout)
+    return 0
+
+
+def printed_nothing(parsed: tuple[str, str | None, list[str]] | None, exc: BaseException,
+                    stdout: Any) -> int:
+    """The hook's output could not be printed (Claude Code closed the pipe): record it, and
+    point stdout at /dev/null so that Python's flush at exit fails no second time; 0."""
+    _record(parsed, exc, "could not print the hook's output: ")
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's capture): nothing is flushed to a pipe
     return 0
 
 

@@ -34,6 +34,20 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         v.set_defaults(func=run)
 
 
+def runner() -> list[str] | None:
+    """How Claude Code should run ``lca-tui hook``: this interpreter without ``site`` on
+    ``lca_tui/hook_client.py`` (a hook the daemon answers then starts in ~10 ms rather than
+    ~60; it sets ``site`` up itself when it needs more). None (the console script) when
+    there is no interpreter path to name."""
+    import sys
+
+    from lca_tui import hook_client
+
+    if not sys.executable:
+        return None
+    return [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
+
+
 def run(args: argparse.Namespace) -> int:
     from store.harness import paths
     from store.harness import settings_file as sf
@@ -46,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         return _status(args, path)
     try:
         if args.verb == "install":
-            plan = sf.plan_install(path, paths.resolve_store(getattr(args, "store", None)))
+            plan = sf.plan_install(path, paths.resolve_store(getattr(args, "store", None)),
+                                   runner())
         else:
             plan = sf.plan_uninstall(path)
     except sf.SettingsFileError as exc:

@@ -108,7 +108,8 @@ class StoreBase:
         # Refuse a newer store before the first connection switches it to WAL: a store in
         # rollback-journal mode would otherwise have its header changed by the refusal.
         refuse_newer(db.schema_version_of(self.path))
-        self.engine: Engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"])
+        self.engine: Engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"],
+                                             int(self.settings["store.keep_connections"]))
         try:
             migrate(self.engine)
         except DatabaseError as exc:

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Engine, Select, create_engine, event
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import QueryableAttribute
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import NullPool, QueuePool
 from sqlmodel import Session, col
 
 from store.core import pragmas
@@ -94,17 +94,23 @@ def schema_version_of(path: Path) -> int | None:
         conn.close()
 
 
-def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
+def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0) -> Engine:
     """An engine on ``path`` whose every connection has sqlite-vec, WAL and a busy timeout.
 
-    NullPool: each checkout opens its own connection, so worker threads never share one and
-    a long-lived reader holds no snapshot between queries.
+    ``keep`` 0 (NullPool): each checkout opens its own connection and closes it after, so a
+    short-lived process holds nothing open. A warm process (the daemon) keeps up to ``keep``
+    connections between checkouts (QueuePool: one checkout, one thread, rolled back on
+    return, so no snapshot is held between transactions): opening one costs about a
+    millisecond (sqlite-vec loaded, pragmas set), several times a hook's every transaction.
     """
+    pooling: dict[str, Any] = ({"poolclass": NullPool} if keep <= 0 else
+                               {"poolclass": QueuePool, "pool_size": keep,
+                                "max_overflow": 32, "pool_timeout": 60})
     engine = create_engine(
         f"sqlite:///{path}",
         module=sqlean,
-        poolclass=NullPool,
         connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
+        **pooling,
     )
 
     # Every connection opens the file read-write but never creates it (SQLite's mode=rw):
@@ -135,8 +141,10 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        immediate = conn.info.get("lca_write", False)
-        if not (immediate and conn.info.get("lca_probe")):
+        # popped: a kept connection's ``info`` outlives this checkout (``keep``)
+        immediate = conn.info.pop("lca_write", False)
+        probe = conn.info.pop("lca_probe", False)
+        if not (immediate and probe):
             pragmas.begin(conn, immediate)
             return
         pragmas.busy_timeout(conn, 0)  # a first try that does not wait for the lock
@@ -223,6 +231,8 @@ def write(engine: Engine, retry_seconds: float = 120.0) -> Iterator[Connection]:
     try:
         while True:
             conn = engine.connect()
+            # read and popped by the "begin" listener (a kept connection's info dict outlives
+            # this checkout)
             conn.info["lca_write"] = True
             conn.info["lca_probe"] = probe
             try:

@@ -60,6 +60,10 @@ SPECS: list[Spec] = [
     Spec("store.write_retry_seconds", 120.0,
          "How long a writer keeps retrying when another writer holds the lock past the busy "
          "timeout (a long reindex, a big import), before it gives up with 'store is busy'."),
+    Spec("store.keep_connections", 0, minimum=0, maximum=64, doc=
+         "Connections a process keeps open between transactions. 0: each transaction opens "
+         "its own (a short-lived command). `lca-tui serve` keeps 4: opening one costs about a "
+         "millisecond (sqlite-vec loaded, pragmas set), and a hook runs a dozen transactions."),
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),

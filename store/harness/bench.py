@@ -44,19 +44,36 @@ def _line(session: str, kind: str, text: str, cwd: str) -> bytes:
 def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random], str],
                  queries: Callable[[random.Random], str], runs: int, folder: Path,
                  env: dict[str, str], seed: int = 11, progress: Progress | None = None,
-                 label: str = "hook") -> list[float]:
+                 label: str = "hook", stop_first: bool = False,
+                 settle: Callable[[], None] | None = None) -> list[float]:
     """Milliseconds from process start to its exit, for ``runs`` UserPromptSubmit hooks,
-    each after a user and an assistant line were appended to the session's transcript."""
+    each after a user and an assistant line were appended to the session's transcript.
+
+    ``stop_first``: as Claude Code runs the hooks ``hooks install`` sets up, a ``Stop`` hook
+    (not timed) stores the turn when the answer ends, so the prompt's hook finds nothing
+    new; then ``settle`` (not timed) waits until what that stored is embedded, as it is by
+    the time a user has typed the next prompt. Without it, every timed hook also imports
+    the turn."""
     rng = random.Random(seed)
     session = str(uuid.UUID(int=rng.getrandbits(128)))
     transcript = folder / f"{session}.jsonl"
+    base = {"session_id": session, "transcript_path": str(transcript), "cwd": str(folder)}
     times: list[float] = []
     for i in range(runs):
         with transcript.open("ab") as fh:
             fh.write(_line(session, "user", texts(rng), str(folder)))
             fh.write(_line(session, "assistant", texts(rng), str(folder)))
-        payload = json.dumps({"session_id": session, "transcript_path": str(transcript),
-                              "cwd": str(folder), "hook_event_name": "UserPromptSubmit",
+        if stop_first:
+            stop = json.dumps({**base, "hook_event_name": "Stop", "stop_hook_active": False})
+            done = subprocess.run([*command, "hook", "Stop", "--store", str(store)],
+                                  input=stop.encode("utf-8"), capture_output=True, env=env,
+                                  timeout=300)
+            if done.returncode != 0:
+                raise RuntimeError(f"the Stop hook exited {done.returncode}: "
+                                   f"{done.stderr[-300:]!r}")
+        if settle is not None:
+            settle()
+        payload = json.dumps({**base, "hook_event_name": "UserPromptSubmit",
                               "permission_mode": "default", "prompt": queries(rng)})
         started = time.perf_counter()
         done = subprocess.run([*command, "hook", "UserPromptSubmit", "--store", str(store)],
@@ -68,6 +85,21 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
         if progress:
             progress(label, i + 1, runs)
     return times
+
+
+def wait_embedded(sock: Path, limit: float = 60.0) -> None:
+    """Until the daemon on ``sock`` has nothing waiting for embedding (or ``limit`` s)."""
+    from store.harness import client
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            status = client.request(sock, {"op": "status"}, timeout=10)
+        except (client.NotRunning, client.DaemonError):
+            return
+        if not status.get("waiting"):
+            return
+        time.sleep(0.05)
 
 
 def mixed_texts(rng: random.Random, make: Callable[[random.Random, str, int], str],

@@ -4,7 +4,8 @@ Unix socket (``paths.socket_path``: owner-only folder, socket mode 0600, and eve
 uid checked with ``SO_PEERCRED``).
 
 One JSON request per connection, one JSON reply (``client``). Operations: ``status``,
-``hook`` (``{"event", "stdin"}``: what ``lca-tui hook`` would print), ``recall`` (a
+``hook`` (``{"event", "stdin"}``: what ``lca-tui hook`` would print; with ``"reply": "raw"``
+a successful one is answered ``ok`` and a newline, then the output itself), ``recall`` (a
 ``RecallResult`` as JSON), ``stop``. One daemon per store: a lock file next to the socket
 holds its pid, so a second one refuses to start and a stale socket is replaced safely.
 
@@ -97,7 +98,13 @@ class _Handler(socketserver.StreamRequestHandler):
                 self.wfile.write(ACK)
             except OSError:
                 return  # the client gave up already: do not run what it no longer waits for
-        self._reply(daemon.dispatch(message))
+        reply = daemon.dispatch(message)
+        if message.get("reply") == "raw" and reply.get("ok") and "stdout" in reply:
+            # lca_tui/hook_client.py, which has no JSON parser loaded: "ok", then the output
+            with contextlib.suppress(OSError):
+                self.wfile.write(b"ok\n" + str(reply["stdout"]).encode("utf-8", "replace"))
+            return
+        self._reply(reply)
 
     def _reply(self, reply: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # the client gave up waiting: nothing to tell it
@@ -156,7 +163,8 @@ class Daemon:
         try:
             base = self.settings or Settings.load()
             self.store = open_store(self.store_path,
-                                    base.with_overrides({"recall.vector_cache": True}, "serve"),
+                                    base.with_overrides({"recall.vector_cache": True,
+                                                        "store.keep_connections": 4}, "serve"),
                                     writer=WRITER)
             info = os.stat(self.store_path)
             self._identity = (info.st_dev, info.st_ino)

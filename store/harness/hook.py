@@ -19,7 +19,9 @@ the failure log (``failures``).
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -143,14 +145,47 @@ def context_text(result: Any) -> str:
     return "\n\n".join(lines)
 
 
+def prompt_cue(payload: dict[str, Any]) -> str | None:
+    """The recall query for the hook's prompt, or None when there is nothing to recall for
+    (no prompt, an empty one, a slash command)."""
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
+        return None
+    return cue(prompt)
+
+
+def embed_early(store: Store, payload: dict[str, Any]) -> Future[Any] | None:
+    """The prompt's query vector and the milliseconds its embedding took, worked out in a
+    thread while the new lines are stored (the model releases the GIL: on a warm daemon
+    this hides its ~7 ms behind the import; on a cold run, the model's loading too). None
+    when nothing will be recalled."""
+    query = prompt_cue(payload)
+    if query is None:
+        return None
+    done: Future[Any] = Future()
+
+    def work() -> None:
+        try:
+            embedder = store.embedder  # loads the model on a cold run: not the query's cost
+            started = time.perf_counter()
+            vector = embedder.embed([query])[0]
+            done.set_result((vector, (time.perf_counter() - started) * 1000.0))
+        except BaseException as exc:  # raised where the vector is used
+            done.set_exception(exc)
+
+    threading.Thread(target=work, name="hook-query-embedding", daemon=True).start()
+    return done
+
+
 def recall_for(store: Store, outcome: Outcome, payload: dict[str, Any],
-               now: datetime | None) -> None:
-    """Auto Recall for the prompt; sets the output when something is injected."""
+               now: datetime | None, qvec: Future[Any] | None = None) -> None:
+    """Auto Recall for the prompt; sets the output when something is injected. ``qvec``:
+    the query's vector being embedded (``embed_early``)."""
     from store.recall.pool import live_window
     from store.recall.run import recall
 
-    prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
+    query = prompt_cue(payload)
+    if query is None:
         return
     sid = str(payload["session_id"])
     project = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
@@ -163,7 +198,9 @@ def recall_for(store: Store, outcome: Outcome, payload: dict[str, Any],
 
             project = conn.execute(select(SessionRow.project).where(
                 col(SessionRow.id) == sid)).scalar()
-    result = recall(store, cue(prompt), project=project, live=live, now=now)
+    vector, ms = qvec.result() if qvec is not None else (None, 0.0)
+    result = recall(store, query, project=project, live=live, now=now, qvec=vector,
+                    qvec_ms=ms)
     outcome.trace_id = result.trace_id
     outcome.injected = len(result.items)
     if result.items:
@@ -244,9 +281,10 @@ def run_event(store: Store, event: str, payload: dict[str, Any],
     started = time.perf_counter()
     outcome = Outcome(event, str(payload["session_id"]))
     files = transcript_files(payload)
+    qvec = embed_early(store, payload) if event == "UserPromptSubmit" else None
     problems = import_new(store, outcome, files)
     if event == "UserPromptSubmit":
-        recall_for(store, outcome, payload, now)
+        recall_for(store, outcome, payload, now, qvec)
     elif event in CHECKPOINT_EVENTS:
         checkpoint(store, outcome, payload, files, started, problems)
     if problems:

@@ -2,8 +2,9 @@
 
 Claude Code runs command hooks listed under ``"hooks"``: ``{event: [{"matcher"?: ...,
 "hooks": [{"type": "command", "command": ..., "timeout": s}]}]}``. Ours are the commands that
-run ``lca-tui hook EVENT`` (recognised by their words, wherever the executable lives); every
-other entry is left exactly as it is.
+run ``lca-tui hook EVENT`` (recognised by their words, wherever the executable lives: the
+CLI installs ``python -S …/lca_tui/hook_client.py hook EVENT``, its fast form); every other
+entry is left exactly as it is.
 
 - Install is idempotent: an entry of ours already there is kept (its command updated in place
   if the executable or store moved), a duplicate of ours is dropped, a missing one appended as
@@ -66,7 +67,8 @@ def hook_command(event: str, store: Path | None, exe: list[str] | None = None) -
 
 
 def is_ours(command: Any) -> bool:
-    """Whether a hook command runs ``lca-tui hook ...``."""
+    """Whether a hook command runs ``lca-tui hook ...``: the console script, ``python -m
+    lca_tui.cli``, or ``python -S …/lca_tui/hook_client.py`` (what install writes)."""
     if not isinstance(command, str):
         return False
     try:
@@ -77,6 +79,8 @@ def is_ours(command: Any) -> bool:
         if words[i + 1] != "hook":
             continue
         if Path(word).name == "lca-tui" or (word == "lca_tui.cli" and i and words[i - 1] == "-m"):
+            return True
+        if Path(word).parts[-2:] == ("lca_tui", "hook_client.py"):  # hooks install's own
             return True
     return False
 

@@ -252,9 +252,12 @@ def _decide(ranked: list[tuple[Candidate, _Cand]], cfg: dict[str, Any],
 def recall(store: Store, query: str, role: str | None = None, project: str | None = None,
            channel: str = "private", historical: bool = False, *, probe: bool = False,
            overrides: dict[str, Any] | None = None, now: datetime | None = None,
-           rerun_of: int | None = None, live: LiveWindow | None = None) -> RecallResult:
+           rerun_of: int | None = None, live: LiveWindow | None = None,
+           qvec: np.ndarray | None = None, qvec_ms: float = 0.0) -> RecallResult:
     """Run a recall for ``query`` and (unless ``probe``) store its trace. ``live`` leaves out
-    the asking session's live window (``pool.live_window``): a hook's Auto Recall."""
+    the asking session's live window (``pool.live_window``): a hook's Auto Recall. ``qvec``:
+    ``query`` already embedded by ``store.embedder`` (the hook does it while it imports),
+    which took ``qvec_ms`` (counted in the trace's latency, as an embedding here would be)."""
     if channel not in rt.CHANNELS:
         raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
     if not query.strip():
@@ -263,7 +266,8 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     cfg = recall_settings(store, overrides)
     now = now or datetime.now(UTC)
     embedder = store.embedder
-    qvec = embedder.embed([query])[0]
+    if qvec is None:
+        qvec = embedder.embed([query])[0]
     with store.read() as conn:
         # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
         conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
@@ -286,7 +290,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
             return cache[chunk_id]
 
         items = _decide(scored, cfg, vector_of)
-    latency = (time.perf_counter() - started) * 1000.0
+    latency = (time.perf_counter() - started) * 1000.0 + qvec_ms
     trace = Trace(None, to_iso(now), query, role, project, channel, historical, cfg,
                   round(latency, 3), embedder.name, bool(embedder.degraded),
                   rerun_of=rerun_of, considered=len(scored), injected=len(items),

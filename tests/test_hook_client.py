@@ -1,0 +1,237 @@
+"""``lca_tui/hook_client.py``, the command ``hooks install`` writes: through a daemon it
+answers with the standard library's own modules alone, and in every other case it hands over
+to ``lca-tui hook`` in the same process (no daemon, a hung one, ``--set``, garbage, a store it
+cannot open, a deadline) with the same outcome — exit 0, valid output or none, a record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lca_tui import hook_client
+from lca_tui.cli import main
+from lca_tui.commands import hook as hook_command
+from lca_tui.commands.hooks import runner
+from store.harness import settings_file as sf
+from store.harness.daemon import Daemon
+from store.harness.failures import hook_failures, logged_failures
+from tests.helpers_harness import check_hook_output, runtime_dir  # noqa: F401
+from tests.test_hook_bounds import _runs, _seeded, _session, hung_daemon  # noqa: F401
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT = [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
+# What the fast path may load besides what `python -S` loads at start: `os` and the standard
+# library's own C modules. Not `site` (site-packages, the editable finder), nor `socket`,
+# `json`, `pathlib`, `re`, `threading`, nor anything of lca-tui's.
+FAST_IMPORTS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc",
+                "_sha256", "_json", "_socket", "_signal"}
+
+
+def _client(store: Path, stdin: bytes, *words: str, event: str = "UserPromptSubmit",
+            env: dict[str, str] | None = None, timeout: float = 120
+            ) -> subprocess.CompletedProcess[bytes]:
+    options = [w for w in words if w.startswith("-X") or w == "importtime"]
+    rest = [w for w in words if w not in options]
+    return subprocess.run([*CLIENT[:2], *options, CLIENT[2], "hook", event, "--store",
+                           str(store), *rest],
+                          input=stdin, capture_output=True, timeout=timeout, cwd=ROOT,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def seeded_daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:
+    d = Daemon(_seeded(tmp_path / "live.db"))
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    yield d
+    d.stop()
+    thread.join(timeout=30)
+
+
+def _imported(stderr: bytes) -> set[str]:
+    """Module names from ``-X importtime`` lines."""
+    names = set()
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name)
+    return names
+
+
+def test_hooks_install_writes_the_fast_client_and_knows_it_as_ours(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert main(["hooks", "install", "--project", str(project), "--store",
+                 str(tmp_path / "s.db")]) == 0
+    data = json.loads((project / ".claude" / "settings.json").read_text())
+    command = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command.split()[:3] == [sys.executable, "-S",
+                                   str(Path(hook_client.__file__).resolve())]
+    assert runner() == CLIENT
+    assert sf.is_ours(command) and sf.is_ours("python3 -S /x/lca_tui/hook_client.py hook Stop")
+    assert not sf.is_ours("python3 -S /x/other/hook_client.py hook Stop")
+    status = sf.status(project / ".claude" / "settings.json")
+    assert status["installed"]
+    assert main(["hooks", "uninstall", "--project", str(project)]) == 0
+    assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_an_install_from_before_is_updated_to_the_fast_client(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    sf.apply(sf.plan_install(path, tmp_path / "s.db", ["/old/bin/lca-tui"]))
+    plan = sf.plan_install(path, tmp_path / "s.db", CLIENT)
+    assert len(plan.changes) == len(sf.EVENTS)
+    assert all("updated '/old/bin/lca-tui hook" in c for c in plan.changes)
+    sf.apply(plan)
+    hooks = json.loads(path.read_text())["hooks"]
+    assert all(len(groups) == 1 and "hook_client.py" in groups[0]["hooks"][0]["command"]
+               for groups in hooks.values())
+
+
+def test_through_the_daemon_it_answers_with_the_standard_librarys_own_modules(
+        seeded_daemon: Daemon, tmp_path: Path) -> None:
+    payload = json.dumps(_session(tmp_path)).encode()
+    done = _client(seeded_daemon.store_path, payload, "-X", "importtime")
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = check_hook_output(done.stdout.decode())
+    assert doc is not None  # the recall injected something, and the output is exact
+    assert seeded_daemon.counts["hooks"] == 1
+    assert [(r.status, r.via) for r in _runs(seeded_daemon.store_path)] == [("ok", "daemon")]
+    # what `python -S -c pass` loads at start, and what the fast path added to it
+    start = _imported(subprocess.run([sys.executable, "-S", "-X", "importtime", "-c", "pass"],
+                                     capture_output=True, check=True).stderr)
+    extra = _imported(done.stderr) - start
+    assert extra <= FAST_IMPORTS, sorted(extra - FAST_IMPORTS)
+    assert "_socket" in extra  # it did talk to the daemon itself
+
+
+def test_the_fast_and_the_full_command_give_the_same_answer(seeded_daemon: Daemon,
+                                                             tmp_path: Path) -> None:
+    payload = _session(tmp_path)
+    fast = _client(seeded_daemon.store_path, json.dumps(payload).encode())
+    full = subprocess.run([sys.executable, "-m", "lca_tui.cli", "hook", "UserPromptSubmit",
+                           "--store", str(seeded_daemon.store_path)],
+                          input=json.dumps(payload).encode(), capture_output=True,
+                          timeout=120, cwd=ROOT)
+    assert fast.returncode == full.returncode == 0
+    a, b = (check_hook_output(p.stdout.decode()) for p in (fast, full))
+    assert a is not None and b is not None
+    # the same items; only the trace number differs (each run records its own)
+    strip = lambda d: d["hookSpecificOutput"]["additionalContext"].split("\n", 1)[1]  # noqa
+    assert strip(a) == strip(b)
+    assert seeded_daemon.counts["hooks"] == 2
+
+
+def test_garbage_through_the_daemon_exits_zero_prints_nothing_and_is_recorded(
+        seeded_daemon: Daemon) -> None:
+    done = _client(seeded_daemon.store_path, b"\xff not json {")
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert [(r.status, r.via) for r in _runs(seeded_daemon.store_path)] == [
+        ("failed", "daemon")]
+    assert seeded_daemon.store is not None
+    assert hook_failures(seeded_daemon.store).status == "warn"
+
+
+def test_without_a_daemon_it_hands_over_and_works_in_process(tmp_path: Path,
+                                                              runtime_dir: Path) -> None:
+    store = _seeded(tmp_path / "live.db")
+    done = _client(store, json.dumps(_session(tmp_path)).encode())
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert check_hook_output(done.stdout.decode()) is not None
+    assert [(r.status, r.via) for r in _runs(store)] == [("ok", "process")]
+    again = _client(store, json.dumps(_session(tmp_path)).encode(), "--set",
+                    "recall.pool=20")  # --set: always the full command
+    assert again.returncode == 0 and check_hook_output(again.stdout.decode()) is not None
+    assert len(_runs(store)) == 2
+
+
+def test_garbage_or_a_store_it_cannot_open_exits_zero_and_is_logged(
+        tmp_path: Path, runtime_dir: Path) -> None:
+    store = _seeded(tmp_path / "live.db")
+    done = _client(store, b"garbage")
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert [r.status for r in _runs(store)] == ["failed"]
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"this is not a database" * 100)
+    done = _client(broken, json.dumps(_session(tmp_path)).encode())
+    assert (done.returncode, done.stdout) == (0, b"")
+    (line,) = logged_failures(broken)
+    assert "could not be opened" in line["error"]
+    assert hook_failures(None, broken).status == "warn"
+
+
+def test_a_hung_daemon_is_asked_once_then_the_hook_works_in_process(
+        hung_daemon: tuple[Path, subprocess.Popen], tmp_path: Path) -> None:
+    store_path, proc = hung_daemon
+    started = time.monotonic()
+    done = _client(store_path, json.dumps(_session(tmp_path)).encode())
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert check_hook_output(done.stdout.decode()) is not None  # answered in-process
+    assert [(r.status, r.via) for r in _runs(store_path)] == [("ok", "process")]
+    (line,) = logged_failures(store_path)  # one wait for the acknowledgement, not two
+    assert line["via"] == "daemon" and f"pid {proc.pid}" in line["error"]
+    assert "ran in-process" in line["error"]
+    assert took < 2 * hook_client.ACK_TIMEOUT + 60
+
+
+def test_stdin_never_closed_ends_at_the_deadline_with_a_record(tmp_path: Path,
+                                                                runtime_dir: Path) -> None:
+    store = _seeded(tmp_path / "live.db")
+    proc = subprocess.Popen([*CLIENT, "hook", "UserPromptSubmit", "--store", str(store)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "LCA_HOOK_DEADLINE": "1.5"})
+    try:
+        code = proc.wait(timeout=60)  # stdin stays open: no input, and no end of it
+    finally:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.close()
+        out = proc.stdout.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert (code, out) == (0, b"")
+    (line,) = logged_failures(store)
+    assert line["via"] == "deadline" and "while reading stdin" in line["error"]
+
+
+def test_a_not_ok_reply_or_an_error_handed_over_is_not_asked_again(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``fast_main`` with ``prior`` (what the daemon did) never asks a daemon itself."""
+    import io
+
+    from store.harness import client
+
+    store = _seeded(tmp_path / "live.db")
+    asked: list[object] = []
+    monkeypatch.setattr(client, "request", lambda *a, **k: asked.append(a) or {})
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    raw = json.dumps(_session(tmp_path)).encode()
+    argv = ["hook", "UserPromptSubmit", "--store", str(store)]
+    capsys.readouterr()
+    # "wrong store": the daemon serves another store, so this process does the work
+    assert hook_command.fast_main(argv, raw, prior={"ok": False, "error": "wrong store"}) == 0
+    assert check_hook_output(capsys.readouterr().out) is not None
+    # the daemon took the run and failed it (it recorded why): nothing more here
+    assert hook_command.fast_main(argv, raw, prior={"ok": False, "error": "boom"}) == 0
+    assert capsys.readouterr().out == ""
+    # it answered
+    assert hook_command.fast_main(argv, raw, prior={"ok": True, "stdout": "X"}) == 0
+    assert capsys.readouterr().out == "X\n"
+    # it failed after acknowledging: logged, nothing printed, not run again in-process
+    assert hook_command.fast_main(argv, raw, prior=client.DaemonError("gone")) == 0
+    assert capsys.readouterr().out == ""
+    assert asked == []
+    assert [r.via for r in _runs(store)] == ["process"]
+    assert any("failed to answer: gone" in f["error"] for f in logged_failures(store))
