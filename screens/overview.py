@@ -28,6 +28,7 @@ from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable
 
 LATEST = 5
+PROBE_S = 1.0  # seconds a daemon has to answer the Overview's status request
 SESSION_COLUMNS = (("session", "id", 8), ("started", "started", 16), ("last entry", "ago", 10),
                    (Text("entries", justify="right"), "entries", 7), ("agents", "agents", 16),
                    ("format", "format", 11), ("project", "project", 30))
@@ -43,7 +44,7 @@ class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
     pressure: Series | None
-    daemon: dict[str, Any] | None = None  # `lca-tui serve`'s status when it runs
+    daemon: dict[str, Any] | None = None  # `lca-tui serve`'s state (client.probe)
     consolidation: PassSummary | None = None
 
 
@@ -113,8 +114,7 @@ def embedder_text(stats: Stats, daemon: dict[str, Any] | None = None) -> Text:
     if e.degraded:  # the reason before the dimensions: a short terminal shows three lines
         out.append(_line("why", safe_text(e.reason or "no reason given")))
     out.append(_line("dimensions", str(e.dim)))
-    out.append(_line("daemon", f"running (pid {daemon.get('pid')})" if daemon
-                     else "not running"))
+    out.append(_line("daemon", describe_daemon(daemon)))
     out.append(_line("to embed", f"{stats.entries_waiting:,} entries waiting"))
     if e.degraded:
         out.append("Semantic search and recall know nothing of meaning until the model "
@@ -125,13 +125,24 @@ def embedder_text(stats: Stats, daemon: dict[str, Any] | None = None) -> Text:
 
 
 def daemon_status(path: Any) -> dict[str, Any] | None:
-    """`lca-tui serve`'s status for the store at ``path``, or None when none answers."""
+    """What state `lca-tui serve` for the store at ``path`` is in (``client.probe``: running,
+    starting, not answering, not running), or None when no folder can hold its socket. Run
+    in the screen's loading worker: a hung daemon costs it ``PROBE_S`` at most."""
     from store.harness import client, paths
 
     try:
-        return client.running(paths.socket_path(paths.resolve_store(path)))
+        return client.probe(paths.socket_path(paths.resolve_store(path)), timeout=PROBE_S)
     except paths.UnsafeDirectory:
         return None
+
+
+def describe_daemon(found: dict[str, Any] | None) -> str:
+    """``running (pid N)``, ``starting (pid N)``, ``not answering (pid N)``, ``not running``."""
+    if not found:
+        return "not running"
+    from store.harness import client
+
+    return client.describe(found)
 
 
 class OverviewScreen(StoreScreen):

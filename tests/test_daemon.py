@@ -260,3 +260,10 @@ def test_kept_connections_are_reused_and_a_read_after_a_write_takes_no_write_loc
             assert conn.exec_driver_sql("SELECT COUNT(*) FROM kept_probe").scalar() == 1
     finally:
         s.close()
+
+
+def test_the_overview_says_the_daemon_runs(daemon: Daemon) -> None:
+    from screens import overview
+
+    found = overview.daemon_status(daemon.store_path)
+    assert overview.describe_daemon(found) == f"running (pid {os.getpid()})"

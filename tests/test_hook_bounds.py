@@ -271,3 +271,18 @@ def test_the_probe_tells_loading_from_hung(tmp_path: Path, runtime_dir: Path) ->
             listener.close()
     finally:
         os.close(fd)
+
+
+def test_the_overview_says_a_hung_daemon_is_not_answering(
+        hung_daemon: tuple[Path, subprocess.Popen], monkeypatch: pytest.MonkeyPatch) -> None:
+    from screens import overview
+
+    store_path, proc = hung_daemon
+    monkeypatch.setattr(overview, "PROBE_S", 0.3)
+    found = overview.daemon_status(store_path)
+    assert found is not None and found["state"] == "not answering"
+    assert overview.describe_daemon(found) == f"not answering (pid {proc.pid})"
+    assert overview.describe_daemon(None) == "not running"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert overview.describe_daemon(overview.daemon_status(store_path)) == "not running"

@@ -363,13 +363,16 @@ def test_mindstone_event_becomes_trace_and_reindex_rebuilds(store: Store,
 # -- bench and calibrate -------------------------------------------------------------------
 
 def test_bench_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui import hook_client
+
     assert main(["bench", "--chunks", "400", "--sample", "100", "--queries", "50",
                  "--embedder", "fallback", "--hook-runs", "2", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     harness = data["harness"]
     assert harness["hook_runs"] == 2
-    for key in ("hook_cold_ms", "hook_daemon_ms"):
+    for key in ("hook_cold_ms", "hook_daemon_ms", "hook_daemon_importing_ms"):
         assert 0 < harness[key]["p50"] <= harness[key]["p95"] <= harness[key]["max"]
+    assert harness["hook_command"][1:] == ["-S", str(Path(hook_client.__file__).resolve())]
     assert harness["embedding"]["grouped_tokens_per_s"] > 0
     assert data["chunks"] == 400 and data["sample_chunks"] == 100
     assert set(data["recall_ms"]) >= {"p50", "p95", "max"}
