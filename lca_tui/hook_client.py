@@ -1,6 +1,8 @@
 """What ``lca-tui hooks install`` writes into Claude Code's ``settings.json``:
-``PYTHON -S …/lca_tui/hook_client.py hook EVENT [--store PATH]``, the same command as
-``lca-tui hook EVENT`` with a fast path for the one case that must be fast.
+``PYTHON -S …/lca_tui/hook_client.py hook EVENT --store PATH || exit 1``, the same command as
+``lca-tui hook EVENT`` with a fast path for the one case that must be fast. (``|| exit 1``:
+should this file or the interpreter be gone, Python's exit 2 — "file not found" — would
+block the user's prompt; 1 is a hook error Claude Code shows and goes on.)
 
 A prompt waits for its ``UserPromptSubmit`` hook, so a hook the daemon answers should cost
 little more than starting Python. The console script cannot: ``site`` alone (site-packages
@@ -223,16 +225,20 @@ def _full_command():
     return hook
 
 
-def _expired(argv, seconds, doing):
-    """At the deadline (SIGALRM): what ``fast_main``'s watchdog does — record why, exit 0
-    printing nothing."""
+def _expired(argv, seconds, doing, got):
+    """At the deadline (SIGALRM): what ``fast_main``'s watchdog does — record why, with the
+    store and the session as it would, and exit 0 printing nothing."""
     import os
 
     try:
         hook = _full_command()
+        from store.harness.paths import resolve_store
+
         parsed = hook.parse_fast(argv)
-        hook.Watchdog(parsed[0] if parsed else "?", parsed[1] if parsed else None,
-                      seconds).record(doing[0])
+        watch = hook.Watchdog(parsed[0] if parsed else "?",
+                              resolve_store(parsed[1]) if parsed else None, seconds)
+        watch.session_id = hook._session_of(got[0]) if got else None
+        watch.record(doing[0])
     finally:
         os._exit(0)
 
@@ -253,7 +259,7 @@ def main():
         seconds = float("nan")
     if not 0 < seconds < 1e6:
         seconds = DEADLINE.get(argv[1] if len(argv) > 1 else "", DEADLINE["UserPromptSubmit"])
-    _signal.signal(_signal.SIGALRM, lambda *_: _expired(argv, seconds, doing))
+    _signal.signal(_signal.SIGALRM, lambda *_: _expired(argv, seconds, doing, got))
     _signal.setitimer(_signal.ITIMER_REAL, seconds)
     try:
         out = _fast(argv, started, seconds, got, doing)

@@ -235,3 +235,60 @@ def test_a_not_ok_reply_or_an_error_handed_over_is_not_asked_again(
     assert asked == []
     assert [r.via for r in _runs(store)] == ["process"]
     assert any("failed to answer: gone" in f["error"] for f in logged_failures(store))
+
+
+def test_the_installed_command_never_blocks_a_prompt_even_when_its_file_is_gone(
+        tmp_path: Path, runtime_dir: Path) -> None:
+    """Run as Claude Code runs it, through a shell: exit 0 with the hook's output; and with
+    the client file gone (an uninstalled or moved lca-tui), 1 — a hook error Claude Code
+    shows and goes on from — never Python's 2 for a missing script, which blocks the prompt."""
+    store = _seeded(tmp_path / "live.db")
+    payload = json.dumps(_session(tmp_path)).encode()
+    command = sf.hook_command("UserPromptSubmit", store, CLIENT)
+    done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and check_hook_output(done.stdout.decode()) is not None
+    gone = sf.hook_command("UserPromptSubmit", store,
+                           [sys.executable, "-S", str(tmp_path / "lca_tui" / "hook_client.py")])
+    done = subprocess.run(["sh", "-c", gone], input=payload, capture_output=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == b""
+    missing = sf.hook_command("UserPromptSubmit", store, [str(tmp_path / "no-python")])
+    assert subprocess.run(["sh", "-c", missing], input=payload, capture_output=True,
+                          timeout=60).returncode == 1
+
+
+def test_a_deadline_on_the_fast_path_records_the_store_and_the_session(
+        hung_daemon: tuple[Path, subprocess.Popen], tmp_path: Path) -> None:
+    store_path, _proc = hung_daemon
+    payload = _session(tmp_path)
+    done = subprocess.run([*CLIENT, "hook", "UserPromptSubmit"],  # the store from $LCA_STORE
+                          input=json.dumps(payload).encode(), capture_output=True,
+                          timeout=60, cwd=ROOT,
+                          env={**os.environ, "LCA_STORE": str(store_path),
+                               "LCA_HOOK_DEADLINE": "1"})
+    assert (done.returncode, done.stdout) == (0, b"")
+    (line,) = logged_failures(store_path)
+    assert line["via"] == "deadline" and "waiting for the daemon" in line["error"]
+    assert line["store"] == str(store_path.resolve())
+    assert line["session_id"] == payload["session_id"]
+
+
+def test_a_prior_answer_is_kept_even_when_no_socket_folder_can_be_named(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The daemon took the run (and failed it, or failed to answer): ``fast_main`` never
+    runs it again in-process, whatever ``paths.socket_path`` says now."""
+    from store.harness import client, paths
+
+    def unusable(_store: Path) -> Path:
+        raise paths.UnsafeDirectory("no folder")
+
+    store = _seeded(tmp_path / "live.db")
+    monkeypatch.setattr(paths, "socket_path", unusable)
+    raw = json.dumps(_session(tmp_path)).encode()
+    argv = ["hook", "UserPromptSubmit", "--store", str(store)]
+    capsys.readouterr()
+    assert hook_command.fast_main(argv, raw, prior={"ok": False, "error": "boom"}) == 0
+    assert hook_command.fast_main(argv, raw, prior=client.DaemonError("x")) == 0
+    assert capsys.readouterr().out == ""
+    assert _runs(store) == []

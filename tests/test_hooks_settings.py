@@ -47,7 +47,8 @@ def test_install_then_uninstall_keeps_other_hooks_and_restores_the_bytes(
     assert prompt[0] == OTHERS["hooks"]["UserPromptSubmit"][0] and len(prompt) == 2
     ours = prompt[1]["hooks"][0]
     assert sf.is_ours(ours["command"])
-    assert ours["command"].split()[-4:] == ["hook", "UserPromptSubmit", "--store", store]
+    assert ours["command"].split()[-7:] == ["hook", "UserPromptSubmit", "--store", store, "||",
+                                           "exit", "1"]
     assert set(installed["hooks"]) == {"PreToolUse", *sf.EVENTS}
     assert path.with_name("settings.json.lca-tui.bak").read_bytes() == original
 
@@ -107,7 +108,8 @@ def test_a_moved_executable_is_updated_in_place_and_duplicates_dropped(tmp_path:
     plan = sf.plan_install(path, None, ["/new/bin/lca-tui"])
     groups = plan.data["hooks"]["PreCompact"]
     assert groups == [{"matcher": "auto", "hooks": [
-        {"type": "command", "command": "/new/bin/lca-tui hook PreCompact", "timeout": 300},
+        {"type": "command", "command": "/new/bin/lca-tui hook PreCompact || exit 1",
+         "timeout": 300},
         {"type": "command", "command": "echo keep"}]}]
     assert any("duplicate" in c for c in plan.changes)
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from pathlib import Path
 
 EVENTS = ("UserPromptSubmit", "PreCompact", "SessionEnd", "Stop")
 MAX_STDIN = 16 * 1024 * 1024
@@ -177,24 +178,23 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
     sid = _session_of(raw)
     if watch is not None:
         watch.store, watch.session_id = store, sid
-    if not sets and not os.environ.get("LCA_NO_DAEMON"):
+    if prior is not None or (not sets and not os.environ.get("LCA_NO_DAEMON")):
         try:
-            sock = paths.socket_path(store)
             if watch is not None:
                 watch.doing = "waiting for the daemon"
             if isinstance(prior, BaseException):
-                raise prior
+                raise prior  # what asking the daemon gave hook_client.py: never asked again
             reply = prior if prior is not None else client.request(
-                sock, {"op": "hook", "event": event, "store": str(store),
-                       "stdin": raw.decode("utf-8", "replace")},
+                paths.socket_path(store), {"op": "hook", "event": event, "store": str(store),
+                                           "stdin": raw.decode("utf-8", "replace")},
                 timeout=max(0.1, deadline - time.monotonic() - 0.5), ack_timeout=ACK_TIMEOUT)
         except (client.NotRunning, paths.UnsafeDirectory, OSError):
             pass  # no daemon, or no usable socket folder: work in this process
         except client.NoAck as exc:  # it took nothing on: this process does the work
             from store.harness.failures import log_failure
 
-            pid = client.running_pid(sock)
             if exc.hung:
+                pid = _daemon_pid(store)
                 log_failure(event, store, f"the daemon{f' (pid {pid})' if pid else ''} did "
                             f"not answer: {exc}; this hook ran in-process instead (`lca-tui "
                             "serve --stop` ends a hung daemon)", sid, via="daemon")
@@ -219,6 +219,16 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
     if watch is not None:
         watch.doing = "working in-process"
     return handle(store, event, raw, settings, deadline=deadline)
+
+
+def _daemon_pid(store: Path) -> int | None:
+    """The pid of the daemon holding the lock for ``store``'s socket, if any."""
+    from store.harness import client, paths
+
+    try:
+        return client.running_pid(paths.socket_path(store))
+    except (paths.UnsafeDirectory, OSError):
+        return None
 
 
 def fast_main(argv: Sequence[str], raw: bytes | None = None, started: float | None = None,

@@ -59,11 +59,18 @@ def executable() -> list[str]:
     return [sys.executable, "-m", "lca_tui.cli"]
 
 
+# Appended to every command: whatever exit status the command has when it cannot run at all
+# (its interpreter or file gone: 127, Python's 2 for a missing script) becomes 1, a hook error
+# Claude Code shows and goes on from; 2 would block the user's prompt. A hook that runs always
+# exits 0 (lca_tui.commands.hook).
+NEVER_BLOCK = " || exit 1"
+
+
 def hook_command(event: str, store: Path | None, exe: list[str] | None = None) -> str:
     words = [*(exe or executable()), "hook", event]
     if store is not None:
         words += ["--store", str(store)]
-    return shlex.join(words)
+    return shlex.join(words) + NEVER_BLOCK
 
 
 def is_ours(command: Any) -> bool:
