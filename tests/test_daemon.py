@@ -267,3 +267,41 @@ def test_the_overview_says_the_daemon_runs(daemon: Daemon) -> None:
 
     found = overview.daemon_status(daemon.store_path)
     assert overview.describe_daemon(found) == f"running (pid {os.getpid()})"
+
+
+def test_the_daemon_stores_what_a_session_wrote_after_its_hook_before_the_next_prompt(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Claude Code writes lines after the Stop hook (its summary, the turn's duration, file
+    snapshots, and here an answer): the daemon reads the transcript again once quiet, so the
+    next prompt's hook has nothing left to import; a session that ended is not followed."""
+    from store.harness import daemon as daemon_module
+
+    monkeypatch.setattr(daemon_module, "CATCH_UP_S", 0.05)
+    lines = (CLAUDE_CODE / "short.jsonl").read_text().splitlines(keepends=True)
+    transcript = tmp_path / "grow.jsonl"
+    transcript.write_text("".join(lines[:6]))
+    sid = next(json.loads(x)["sessionId"] for x in lines if '"sessionId"' in x)
+    base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(tmp_path)}
+    assert run_hook("Stop", {**base, "hook_event_name": "Stop"}, daemon.store_path,
+                    monkeypatch, capsys) == ""
+    with transcript.open("a") as fh:
+        fh.write("".join(lines[6:]))
+    assert _wait(lambda: daemon.counts["caught_up_entries"] > 0, 30)
+    run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
+                                  "prompt": "what did we change"}, daemon.store_path,
+             monkeypatch, capsys)
+    assert daemon.store is not None
+    with daemon.store.read() as conn:
+        runs = conn.exec_driver_sql("SELECT event, entries_added FROM hook_run ORDER BY id"
+                                    ).all()
+        stored = conn.exec_driver_sql("SELECT COUNT(*) FROM entry").scalar()
+    assert [tuple(r) for r in runs][1] == ("UserPromptSubmit", 0)
+    one_shot = make_store(tmp_path / "one-shot.db")
+    try:
+        assert stored == one_shot.ingest([transcript]).entries_added  # nothing lost or twice
+    finally:
+        one_shot.close()
+    run_hook("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
+             daemon.store_path, monkeypatch, capsys)
+    assert sid not in daemon.followed

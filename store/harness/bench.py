@@ -41,6 +41,24 @@ def _line(session: str, kind: str, text: str, cwd: str) -> bytes:
     return (json.dumps(obj) + "\n").encode("utf-8")
 
 
+def after_stop(session: str, cwd: str) -> bytes:
+    """What Claude Code appends to the transcript after its Stop hook ran (as in the real
+    session ``ae4a77f8``): the hooks' summary, the turn's duration, a file snapshot."""
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    common = {"sessionId": session, "cwd": cwd, "isSidechain": False, "userType": "external",
+              "version": "2.1.39", "timestamp": ts}
+    lines = [
+        {**common, "type": "system", "subtype": "stop_hook_summary", "hookCount": 1,
+         "hookInfos": [{"command": "lca-tui hook Stop"}], "hookErrors": [],
+         "preventedContinuation": False, "stopReason": "", "hasOutput": False,
+         "level": "suggestion", "uuid": str(uuid.uuid4())},
+        {**common, "type": "system", "subtype": "turn_duration", "durationMs": 41_830,
+         "uuid": str(uuid.uuid4()), "isMeta": False},
+        {"type": "file-history-snapshot", "messageId": str(uuid.uuid4()),
+         "snapshot": {"trackedFileBackups": {}, "timestamp": ts}, "isSnapshotUpdate": False}]
+    return "".join(json.dumps(o) + "\n" for o in lines).encode("utf-8")
+
+
 def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random], str],
                  queries: Callable[[random.Random], str], runs: int, folder: Path,
                  env: dict[str, str], seed: int = 11, progress: Progress | None = None,
@@ -50,10 +68,9 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
     each after a user and an assistant line were appended to the session's transcript.
 
     ``stop_first``: as Claude Code runs the hooks ``hooks install`` sets up, a ``Stop`` hook
-    (not timed) stores the turn when the answer ends, so the prompt's hook finds nothing
-    new; then ``settle`` (not timed) waits until what that stored is embedded, as it is by
-    the time a user has typed the next prompt. Without it, every timed hook also imports
-    the turn."""
+    (not timed) stores the turn when the answer ends, then Claude Code appends its
+    post-Stop lines (``after_stop``); ``settle`` (not timed) stands for the user typing the
+    next prompt. Without it, every timed hook also imports the turn."""
     rng = random.Random(seed)
     session = str(uuid.UUID(int=rng.getrandbits(128)))
     transcript = folder / f"{session}.jsonl"
@@ -71,6 +88,8 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
             if done.returncode != 0:
                 raise RuntimeError(f"the Stop hook exited {done.returncode}: "
                                    f"{done.stderr[-300:]!r}")
+            with transcript.open("ab") as fh:
+                fh.write(after_stop(session, str(folder)))
         if settle is not None:
             settle()
         payload = json.dumps({**base, "hook_event_name": "UserPromptSubmit",

@@ -10,7 +10,10 @@ a successful one is answered ``ok`` and a newline, then the output itself), ``re
 holds its pid, so a second one refuses to start and a stale socket is replaced safely.
 
 Background embedding takes a few entries at a time and yields while a hook or recall is being
-answered, so a prompt never waits behind a batch it does not need.
+answered, so a prompt never waits behind a batch it does not need. Half a second after a hook,
+once no request is running, the daemon also reads the hook's session transcripts again
+(``catch_up``): what Claude Code writes after its Stop hook is then stored before the user's
+next prompt, whose hook finds nothing left to import.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ WRITER = "lca-tui:serve"
 MAX_REQUEST = 32 * 1024 * 1024
 ROUND = 16  # entries embedded per background round: small, so hooks never wait long
 POLL_S = 5.0  # how often an idle daemon looks for entries another process queued
+# After a hook, the daemon reads the session's transcripts again once it is quiet for this
+# long: Claude Code writes a few lines after the Stop hook (its summary, the turn's
+# duration, file snapshots), and stored then, they are not the next prompt's to import.
+CATCH_UP_S = 0.5
+FOLLOW_S = 6 * 3600.0  # a session no hook has named for this long is no longer followed
 
 
 def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
@@ -128,7 +136,7 @@ class Daemon:
         self.server: _Server | None = None
         self.started = time.time()
         self.counts = {"requests": 0, "hooks": 0, "recalls": 0, "embedded_entries": 0,
-                       "embedded_chunks": 0, "errors": 0}
+                       "embedded_chunks": 0, "errors": 0, "caught_up_entries": 0}
         self.last_error: str | None = None
         self._active = 0
         self._active_lock = threading.Lock()
@@ -138,6 +146,12 @@ class Daemon:
         self._lock_fd: int | None = None
         self._embedder_thread: threading.Thread | None = None
         self._identity: tuple[int, int] | None = None  # the store file's (device, inode)
+        # one import at a time (a hook's, or the catch-up's): two readers of one transcript
+        # would count its skipped lines twice
+        self.import_lock = threading.Lock()
+        # session id → (its transcripts, when a hook last named it): read again after hooks
+        self.followed: dict[str, tuple[list[Path], float]] = {}
+        self.catch_up_at: float | None = None  # time.monotonic() of the next catch-up
 
     # -- start and stop ----------------------------------------------------------------
     def _take_lock(self) -> None:
@@ -303,14 +317,53 @@ class Daemon:
         event = str(message.get("event"))
         raw = message.get("stdin")
         self.counts["hooks"] += 1
-        with self._busy():
+        with self._busy(), self.import_lock:
             if event in CHECKPOINT_EVENTS:
                 with self.embed_lock:  # the background pass must not embed the same entries
                     out = handle_with(self.store, event, str(raw), "daemon")
             else:
                 out = handle_with(self.store, event, str(raw), "daemon")
+        self._follow(event, str(raw))
         self.wake.set()  # new entries may wait
         return {"ok": True, "stdout": out}
+
+    def _follow(self, event: str, raw: str) -> None:
+        """Remember the hook's session and its transcripts for the catch-up (``CATCH_UP_S``
+        from now); a session that ended is no longer followed."""
+        from store.harness.hook import parse_payload, transcript_files
+
+        try:
+            payload = parse_payload(event, raw)
+            files = transcript_files(payload)
+        except ValueError:
+            return  # recorded as the hook's failure already
+        sid = str(payload["session_id"])
+        if event == "SessionEnd" or not files:
+            self.followed.pop(sid, None)
+            return
+        self.followed[sid] = (files, time.monotonic())
+        self.catch_up_at = time.monotonic() + CATCH_UP_S
+
+    def catch_up(self) -> int:
+        """Store what the followed sessions' transcripts gained since their last hook (no
+        embedding here: queued, as a hook does); returns the entries added."""
+        from store.harness.hook import Outcome, import_new
+
+        assert self.store is not None
+        now = time.monotonic()
+        added = 0
+        for sid, (files, seen) in list(self.followed.items()):
+            if now - seen > FOLLOW_S:
+                self.followed.pop(sid, None)
+                continue
+            outcome = Outcome("catch-up", sid)
+            with self.import_lock:
+                problems = import_new(self.store, outcome, files)
+            if problems:  # the next hook meets them again and records them
+                log.warning("catching up with session %s: %s", sid, problems[0])
+            added += outcome.entries_added
+        self.counts["caught_up_entries"] += added
+        return added
 
     def _recall(self, message: dict[str, Any]) -> dict[str, Any]:
         from store.recall.run import recall
@@ -348,9 +401,15 @@ class Daemon:
             if store is None:
                 return
             try:
+                due = self.catch_up_at
+                if due is not None and time.monotonic() >= due:
+                    self.catch_up_at = None
+                    self.catch_up()
+                    continue
                 waiting = store.waiting()
                 if not waiting:
-                    self.wake.wait(POLL_S)
+                    left = POLL_S if due is None else max(0.0, due - time.monotonic())
+                    self.wake.wait(min(POLL_S, left))
                     self.wake.clear()
                     continue
                 with self.embed_lock:
