@@ -305,3 +305,99 @@ def test_the_daemon_stores_what_a_session_wrote_after_its_hook_before_the_next_p
     run_hook("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
              daemon.store_path, monkeypatch, capsys)
     assert sid not in daemon.followed
+
+
+def _daemon_with(path: Path, **settings: object) -> tuple[Daemon, threading.Thread]:
+    from store.core.settings import Settings
+
+    d = Daemon(path, Settings.load(dict(settings)))
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    return d, thread
+
+
+def test_a_prompt_never_waits_for_another_sessions_checkpoint(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Session B's SessionEnd runs a slow consolidation (an external proposer taking 4 s);
+    session A's prompt meanwhile is answered through the daemon at once."""
+    d, thread = _daemon_with(tmp_path / "store.db",
+                             **{"governance.proposer_command": "sleep 4"})
+    try:
+        a = _session(tmp_path, "tool_heavy.jsonl")
+        b = _session(tmp_path, "short.jsonl")
+        ended: list[dict[str, object]] = []
+        slow = threading.Thread(target=lambda: ended.append(client.request(
+            d.sock, {"op": "hook", "event": "SessionEnd", "store": str(d.store_path),
+                     "stdin": json.dumps({**b, "hook_event_name": "SessionEnd",
+                                          "reason": "exit"})}, timeout=60)))
+        slow.start()
+        assert _wait(lambda: d._active > 0, 10)  # B's checkpoint is under way
+        time.sleep(0.3)
+        started = time.monotonic()
+        run_hook("UserPromptSubmit", {**a, "hook_event_name": "UserPromptSubmit",
+                                      "prompt": "which files did we edit"}, d.store_path,
+                 monkeypatch, capsys)
+        took = time.monotonic() - started
+        slow.join(timeout=60)
+        assert ended and ended[0]["ok"]
+        assert took < 3.0, f"the prompt waited {took:.1f} s for the other session"
+        assert d.store is not None
+        with d.store.read() as conn:
+            runs = conn.exec_driver_sql("SELECT event, status, via FROM hook_run ORDER BY id"
+                                        ).all()
+            slow_ms = conn.exec_driver_sql("SELECT duration_ms FROM hook_run WHERE event = "
+                                           "'SessionEnd'").scalar()
+        assert [tuple(r) for r in runs] == [("UserPromptSubmit", "ok", "daemon"),
+                                            ("SessionEnd", "ok", "daemon")]
+        assert slow_ms >= 3500  # the proposer did hold B's checkpoint
+    finally:
+        d.stop()
+        thread.join(timeout=30)
+
+
+def test_catch_up_logs_lines_it_cannot_store_and_drops_a_refused_transcript(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from store.harness import daemon as daemon_module
+    from store.harness.failures import hook_failures, logged_failures
+
+    monkeypatch.setattr(daemon_module, "CATCH_UP_S", 0.05)
+    base = _session(tmp_path, "short.jsonl")
+    run_hook("Stop", {**base, "hook_event_name": "Stop"}, daemon.store_path, monkeypatch,
+             capsys)
+    with Path(base["transcript_path"]).open("a") as fh:
+        fh.write('{"type": "user", "sessionId": broken\n')
+    assert _wait(lambda: bool(logged_failures(daemon.store_path)), 30)
+    (line,) = logged_failures(daemon.store_path)
+    assert line["event"] == "catch-up" and "invalid JSON" in line["error"]
+    assert line["session_id"] == base["session_id"]
+    assert daemon.store is not None and hook_failures(daemon.store).status == "warn"
+    # a transcript that was not written yet, later a folder holding another session: the
+    # hook refuses it, and the catch-up never reads it
+    other = {"session_id": "e" * 8, "transcript_path": str(tmp_path / "e.jsonl"),
+             "cwd": str(tmp_path)}
+    run_hook("Stop", {**other, "hook_event_name": "Stop"}, daemon.store_path, monkeypatch,
+             capsys)
+    assert "e" * 8 in daemon.followed
+    folder = tmp_path / "e.jsonl" / "inside"
+    folder.mkdir(parents=True)
+    (folder / "f.jsonl").write_bytes((CLAUDE_CODE / "tool_heavy.jsonl").read_bytes())
+    run_hook("Stop", {**other, "hook_event_name": "Stop"}, daemon.store_path, monkeypatch,
+             capsys)
+    assert "e" * 8 not in daemon.followed
+    with daemon.store.read() as conn:
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM entry WHERE source_path LIKE ?",
+                                    (f"{tmp_path / 'e.jsonl'}%",)).scalar() == 0
+
+
+def test_a_hook_whose_path_cannot_be_checked_is_still_answered(
+        daemon: Daemon, tmp_path: Path) -> None:
+    payload = {"session_id": "long-name", "hook_event_name": "Stop",
+               "transcript_path": str(tmp_path / ("x" * 300 + ".jsonl")), "cwd": str(tmp_path)}
+    reply = client.request(daemon.sock, {"op": "hook", "event": "Stop",
+                                         "store": str(daemon.store_path),
+                                         "stdin": json.dumps(payload)})
+    assert reply["ok"] and reply["stdout"] == ""
+    assert daemon.counts["errors"] == 0

@@ -162,7 +162,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
             cold = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs,
                                               folder, {**env, "LCA_NO_DAEMON": "1"}, seed=11,
                                               progress=progress, label="hook, cold",
-                                              stop_first=True)
+                                              stop_first=True, shell=True)
             serve = subprocess.run([*cli, "--store", str(store), "serve", "--json"],
                                    env=env, capture_output=True, timeout=300)
             if serve.returncode != 0:
@@ -174,11 +174,12 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
 
                 warm = harness_bench.hook_latency(
                     store, hook, sample, synthetic_query, runs, folder, env, seed=12,
-                    progress=progress, label="hook, daemon", stop_first=True, settle=typing)
+                    progress=progress, label="hook, daemon", stop_first=True, settle=typing,
+                    shell=True)
                 importing = harness_bench.hook_latency(
                     store, hook, sample, synthetic_query, runs, folder, env, seed=13,
                     progress=progress, label="hook, daemon, importing",
-                    settle=lambda: harness_bench.wait_embedded(sock))
+                    settle=lambda: harness_bench.wait_embedded(sock), shell=True)
             finally:
                 subprocess.run([*cli, "--store", str(store), "serve", "--stop"],
                                env=env, capture_output=True, timeout=60)
@@ -206,8 +207,9 @@ def _print_harness(h: dict[str, Any]) -> None:
               f"{e['arrival_order_tokens_per_cpu_s']:,})", markup=False)
     if "hook_cold_ms" in h:
         c, d, i = h["hook_cold_ms"], h["hook_daemon_ms"], h["hook_daemon_importing_ms"]
-        out.print(f"UserPromptSubmit hook as installed ({' '.join(h['hook_command'][1:2])} "
-                  f"{Path(h['hook_command'][-1]).name}), process start to output, "
+        out.print(f"UserPromptSubmit hook as installed (sh -c '… "
+                  f"{' '.join(h['hook_command'][1:2])} {Path(h['hook_command'][-1]).name} … "
+                  "|| exit 1'), process start to output, "
                   f"{h['hook_runs']} runs each, after a Stop hook stored the turn, Claude "
                   f"Code's post-Stop lines and {TYPING_S:g} s of typing: cold p50 "
                   f"{c['p50']} ms, p95 {c['p95']} ms; through the daemon p50 {d['p50']} ms, "

@@ -63,14 +63,23 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
                  queries: Callable[[random.Random], str], runs: int, folder: Path,
                  env: dict[str, str], seed: int = 11, progress: Progress | None = None,
                  label: str = "hook", stop_first: bool = False,
-                 settle: Callable[[], None] | None = None) -> list[float]:
+                 settle: Callable[[], None] | None = None, shell: bool = False) -> list[float]:
     """Milliseconds from process start to its exit, for ``runs`` UserPromptSubmit hooks,
     each after a user and an assistant line were appended to the session's transcript.
 
     ``stop_first``: as Claude Code runs the hooks ``hooks install`` sets up, a ``Stop`` hook
     (not timed) stores the turn when the answer ends, then Claude Code appends its
     post-Stop lines (``after_stop``); ``settle`` (not timed) stands for the user typing the
-    next prompt. Without it, every timed hook also imports the turn."""
+    next prompt. Without it, every timed hook also imports the turn. ``shell``: each hook
+    runs as Claude Code runs the command ``hooks install`` writes, through ``sh -c`` with its
+    ``|| exit 1``."""
+    from store.harness.settings_file import hook_command
+
+    def argv(event: str) -> list[str]:
+        if shell:
+            return ["sh", "-c", hook_command(event, store, command)]
+        return [*command, "hook", event, "--store", str(store)]
+
     rng = random.Random(seed)
     session = str(uuid.UUID(int=rng.getrandbits(128)))
     transcript = folder / f"{session}.jsonl"
@@ -82,7 +91,7 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
             fh.write(_line(session, "assistant", texts(rng), str(folder)))
         if stop_first:
             stop = json.dumps({**base, "hook_event_name": "Stop", "stop_hook_active": False})
-            done = subprocess.run([*command, "hook", "Stop", "--store", str(store)],
+            done = subprocess.run(argv("Stop"),
                                   input=stop.encode("utf-8"), capture_output=True, env=env,
                                   timeout=300)
             if done.returncode != 0:
@@ -95,7 +104,7 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
         payload = json.dumps({**base, "hook_event_name": "UserPromptSubmit",
                               "permission_mode": "default", "prompt": queries(rng)})
         started = time.perf_counter()
-        done = subprocess.run([*command, "hook", "UserPromptSubmit", "--store", str(store)],
+        done = subprocess.run(argv("UserPromptSubmit"),
                               input=payload.encode("utf-8"), capture_output=True, env=env,
                               timeout=300)
         times.append((time.perf_counter() - started) * 1000)

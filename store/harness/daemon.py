@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store.harness.client import ACK, lock_path, running_pid
+from store.harness.failures import log_failure
 from store.harness.paths import socket_path
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ POLL_S = 5.0  # how often an idle daemon looks for entries another process queue
 # duration, file snapshots), and stored then, they are not the next prompt's to import.
 CATCH_UP_S = 0.5
 FOLLOW_S = 6 * 3600.0  # a session no hook has named for this long is no longer followed
+CATCH_UP_RETRIES = 3  # rounds tried again (every POLL_S) after a failure, until the next hook
 
 
 def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
@@ -150,8 +152,10 @@ class Daemon:
         # would count its skipped lines twice
         self.import_lock = threading.Lock()
         # session id → (its transcripts, when a hook last named it): read again after hooks
-        self.followed: dict[str, tuple[list[Path], float]] = {}
+        self.followed: dict[str, tuple[dict[str, Any], float]] = {}
         self.catch_up_at: float | None = None  # time.monotonic() of the next catch-up
+        self._sizes: dict[str, tuple[int, ...]] = {}  # a session's file sizes when last read
+        self._catch_up_tries = 0
 
     # -- start and stop ----------------------------------------------------------------
     def _take_lock(self) -> None:
@@ -317,51 +321,92 @@ class Daemon:
         event = str(message.get("event"))
         raw = message.get("stdin")
         self.counts["hooks"] += 1
-        with self._busy(), self.import_lock:
+        with self._busy():
+            # import_lock only around the hook's import (not its embedding, consolidation,
+            # recall): another session's prompt never waits for a checkpoint's work
             if event in CHECKPOINT_EVENTS:
                 with self.embed_lock:  # the background pass must not embed the same entries
-                    out = handle_with(self.store, event, str(raw), "daemon")
+                    out = handle_with(self.store, event, str(raw), "daemon",
+                                      guard=self.import_lock)
             else:
-                out = handle_with(self.store, event, str(raw), "daemon")
+                out = handle_with(self.store, event, str(raw), "daemon",
+                                  guard=self.import_lock)
         self._follow(event, str(raw))
         self.wake.set()  # new entries may wait
         return {"ok": True, "stdout": out}
 
     def _follow(self, event: str, raw: str) -> None:
-        """Remember the hook's session and its transcripts for the catch-up (``CATCH_UP_S``
-        from now); a session that ended is no longer followed."""
+        """Remember the hook's session for the catch-up (``CATCH_UP_S`` from now); a session
+        that ended, or whose transcript the hook refused, is no longer followed. Never
+        raises: the hook has run and been recorded already."""
         from store.harness.hook import parse_payload, transcript_files
 
         try:
             payload = parse_payload(event, raw)
-            files = transcript_files(payload)
         except ValueError:
-            return  # recorded as the hook's failure already
+            return  # recorded as the hook's failure already; it names no session
         sid = str(payload["session_id"])
+        try:
+            files = transcript_files(payload)
+        except Exception:  # noqa: BLE001 - refused (recorded as the hook's failure): dropped
+            files = []
         if event == "SessionEnd" or not files:
             self.followed.pop(sid, None)
             return
-        self.followed[sid] = (files, time.monotonic())
+        self.followed[sid] = ({"session_id": sid,
+                               "transcript_path": payload.get("transcript_path")},
+                              time.monotonic())
+        self._sizes.pop(sid, None)  # read once more whatever the sizes say
+        self._catch_up_tries = 0
         self.catch_up_at = time.monotonic() + CATCH_UP_S
 
     def catch_up(self) -> int:
-        """Store what the followed sessions' transcripts gained since their last hook (no
-        embedding here: queued, as a hook does); returns the entries added."""
-        from store.harness.hook import Outcome, import_new
+        """Store what the followed sessions' transcripts gained since they were last read
+        (no embedding here: queued, as a hook does); returns the entries added.
+
+        Each session's transcripts are checked as its hooks check them, every time (a path
+        refused since is dropped); a session whose files have not changed size since its
+        last catch-up is not read. Lines that cannot be stored are logged where
+        ``hook_failures`` reads them, as a hook's would be recorded; a session that fails
+        does not stop the others, and the round is tried again (``CATCH_UP_RETRIES``)."""
+        from store.harness.hook import HookInputError, Outcome, import_new, transcript_files
 
         assert self.store is not None
         now = time.monotonic()
         added = 0
-        for sid, (files, seen) in list(self.followed.items()):
+        failed = False
+        for sid, (payload, seen) in list(self.followed.items()):
             if now - seen > FOLLOW_S:
                 self.followed.pop(sid, None)
                 continue
-            outcome = Outcome("catch-up", sid)
-            with self.import_lock:
-                problems = import_new(self.store, outcome, files)
-            if problems:  # the next hook meets them again and records them
-                log.warning("catching up with session %s: %s", sid, problems[0])
-            added += outcome.entries_added
+            try:
+                files = transcript_files(payload)
+                sizes = tuple(f.stat().st_size if f.exists() else -1 for f in files)
+                if self._sizes.get(sid) == sizes:
+                    continue
+                outcome = Outcome("catch-up", sid)
+                with self.import_lock:
+                    problems = import_new(self.store, outcome, files)
+                self._sizes[sid] = sizes
+                added += outcome.entries_added
+                if problems:
+                    log_failure("catch-up", self.store_path,
+                                f"{len(problems)} transcript line(s) could not be stored "
+                                f"while catching up after a hook; first: {problems[0]}",
+                                sid, via="daemon")
+            except Exception as exc:  # noqa: BLE001 - say so, go on with the others
+                failed = True
+                self.counts["errors"] += 1
+                self.last_error = f"catch-up: {type(exc).__name__}: {exc}"[:500]
+                log.warning("catching up with session %s failed: %s", sid, exc)
+                if not isinstance(exc, HookInputError):
+                    continue
+                self.followed.pop(sid, None)  # its transcript is refused now
+                log_failure("catch-up", self.store_path, f"no longer following the "
+                            f"session: {exc}", sid, via="daemon")
+        if failed and self._catch_up_tries < CATCH_UP_RETRIES:
+            self._catch_up_tries += 1
+            self.catch_up_at = time.monotonic() + POLL_S
         self.counts["caught_up_entries"] += added
         return added
 

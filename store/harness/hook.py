@@ -22,6 +22,7 @@ import json
 import threading
 import time
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -276,13 +277,15 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
 
 
 def run_event(store: Store, event: str, payload: dict[str, Any],
-              now: datetime | None = None) -> Outcome:
+              now: datetime | None = None,
+              guard: AbstractContextManager[Any] | None = None) -> Outcome:
     """Do what ``event`` asks (see the module docstring); raises on failure."""
     started = time.perf_counter()
     outcome = Outcome(event, str(payload["session_id"]))
     files = transcript_files(payload)
     qvec = embed_early(store, payload) if event == "UserPromptSubmit" else None
-    problems = import_new(store, outcome, files)
+    with guard or nullcontext():  # the daemon's: one import of a transcript at a time
+        problems = import_new(store, outcome, files)
     if event == "UserPromptSubmit":
         recall_for(store, outcome, payload, now, qvec)
     elif event in CHECKPOINT_EVENTS:
@@ -313,7 +316,8 @@ def record(store: Store, outcome: Outcome, via: str, started: float, ts: str) ->
 
 
 def handle_with(store: Store, event: str, raw: str | bytes, via: str,
-                now: datetime | None = None) -> str:
+                now: datetime | None = None,
+                guard: AbstractContextManager[Any] | None = None) -> str:
     """Run one hook on an open store; returns what to print. Never raises: a failure is
     recorded (``hook_run``, else the failure log) and prints nothing."""
     from store.core.timeutil import now_iso
@@ -323,7 +327,7 @@ def handle_with(store: Store, event: str, raw: str | bytes, via: str,
     try:
         payload = parse_payload(event, raw)
         outcome.session_id = str(payload["session_id"])
-        outcome = run_event(store, event, payload, now)
+        outcome = run_event(store, event, payload, now, guard)
     except Exception as exc:  # a hook must never break the session: recorded below
         outcome.status, outcome.stdout = "failed", ""
         outcome.error = f"{type(exc).__name__}: {exc}"[:500]
