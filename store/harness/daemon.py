@@ -5,7 +5,8 @@ uid checked with ``SO_PEERCRED``).
 
 One JSON request per connection, one JSON reply (``client``). Operations: ``status``,
 ``hook`` (``{"event", "stdin"}``: what ``lca-tui hook`` would print; with ``"reply": "raw"``
-a successful one is answered ``ok`` and a newline, then the output itself), ``recall`` (a
+a successful one is answered ``ok``, the output's length in bytes and a newline, then the
+output, and the run's ``hook_run`` row is written after it), ``recall`` (a
 ``RecallResult`` as JSON), ``stop``. One daemon per store: a lock file next to the socket
 holds its pid, so a second one refuses to start and a stale socket is replaced safely.
 
@@ -109,12 +110,19 @@ class _Handler(socketserver.StreamRequestHandler):
             except OSError:
                 return  # the client gave up already: do not run what it no longer waits for
         reply = daemon.dispatch(message)
-        if message.get("reply") == "raw" and reply.get("ok") and "stdout" in reply:
-            # lca_tui/hook_client.py, which has no JSON parser loaded: "ok", then the output
-            with contextlib.suppress(OSError):
-                self.wfile.write(b"ok\n" + str(reply["stdout"]).encode("utf-8", "replace"))
-            return
-        self._reply(reply)
+        then = reply.pop("_then", None) or []
+        try:
+            if message.get("reply") == "raw" and reply.get("ok") and "stdout" in reply:
+                # lca_tui/hook_client.py, which has no JSON parser loaded: "ok", the output's
+                # length and a newline, then the output (it stops reading there)
+                body = str(reply["stdout"]).encode("utf-8", "replace")
+                with contextlib.suppress(OSError):
+                    self.wfile.write(b"ok %d\n" % len(body) + body)
+            else:
+                self._reply(reply)
+        finally:
+            for step in then:  # the hook_run record: after the answer left
+                step()
 
     def _reply(self, reply: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # the client gave up waiting: nothing to tell it
@@ -321,19 +329,22 @@ class Daemon:
         event = str(message.get("event"))
         raw = message.get("stdin")
         self.counts["hooks"] += 1
+        later: list[Callable[[], None]] = []
         with self._busy():
             # import_lock only around the hook's import (not its embedding, consolidation,
             # recall): another session's prompt never waits for a checkpoint's work
             if event in CHECKPOINT_EVENTS:
                 with self.embed_lock:  # the background pass must not embed the same entries
                     out = handle_with(self.store, event, str(raw), "daemon",
-                                      guard=self.import_lock)
+                                      guard=self.import_lock, later=later)
             else:
                 out = handle_with(self.store, event, str(raw), "daemon",
-                                  guard=self.import_lock)
+                                  guard=self.import_lock, later=later)
         self._follow(event, str(raw))
         self.wake.set()  # new entries may wait
-        return {"ok": True, "stdout": out}
+        # the hook_run record is written once the reply is sent (the handler runs "_then"):
+        # a client reading the raw reply has its answer ~2 ms sooner
+        return {"ok": True, "stdout": out, "_then": later}
 
     def _follow(self, event: str, raw: str) -> None:
         """Remember the hook's session for the catch-up (``CATCH_UP_S`` from now); a session

@@ -22,6 +22,7 @@ import json
 import threading
 import time
 from concurrent.futures import Future
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -317,7 +318,8 @@ def record(store: Store, outcome: Outcome, via: str, started: float, ts: str) ->
 
 def handle_with(store: Store, event: str, raw: str | bytes, via: str,
                 now: datetime | None = None,
-                guard: AbstractContextManager[Any] | None = None) -> str:
+                guard: AbstractContextManager[Any] | None = None,
+                later: list[Callable[[], None]] | None = None) -> str:
     """Run one hook on an open store; returns what to print. Never raises: a failure is
     recorded (``hook_run``, else the failure log) and prints nothing."""
     from store.core.timeutil import now_iso
@@ -331,14 +333,20 @@ def handle_with(store: Store, event: str, raw: str | bytes, via: str,
     except Exception as exc:  # a hook must never break the session: recorded below
         outcome.status, outcome.stdout = "failed", ""
         outcome.error = f"{type(exc).__name__}: {exc}"[:500]
-    try:
-        record(store, outcome, via, started, ts)
-    except Exception as exc:  # the store took the run but not its record: log it
-        what = (f"the run failed and could not be recorded: {outcome.error}"
-                if outcome.error and str(exc)[:200] in outcome.error else
-                f"could not record the hook run ({exc}); the run: {outcome.status} "
-                f"{outcome.error or ''}")
-        log_failure(event, store.path, what, outcome.session_id, via)
+    def keep() -> None:
+        try:
+            record(store, outcome, via, started, ts)
+        except Exception as exc:  # the store took the run but not its record: log it
+            what = (f"the run failed and could not be recorded: {outcome.error}"
+                    if outcome.error and str(exc)[:200] in outcome.error else
+                    f"could not record the hook run ({exc}); the run: {outcome.status} "
+                    f"{outcome.error or ''}")
+            log_failure(event, store.path, what, outcome.session_id, via)
+
+    if later is None:
+        keep()
+    else:  # the daemon records the run once the output is on its way (its duration so far)
+        later.append(keep)
     return outcome.stdout
 
 
