@@ -200,9 +200,7 @@ def recall_for(store: Store, outcome: Outcome, payload: dict[str, Any],
 
             project = conn.execute(select(SessionRow.project).where(
                 col(SessionRow.id) == sid)).scalar()
-    vector, ms = qvec.result() if qvec is not None else (None, 0.0)
-    result = recall(store, query, project=project, live=live, now=now, qvec=vector,
-                    qvec_ms=ms)
+    result = recall(store, query, project=project, live=live, now=now, qvec=qvec)
     outcome.trace_id = result.trace_id
     outcome.injected = len(result.items)
     if result.items:

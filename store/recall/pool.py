@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -261,10 +262,14 @@ def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
     return taken, len(seen_sources), len(seen_sources) >= size
 
 
-def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int,
+def pool(store: Store, conn: Connection, query: str,
+         qvec: np.ndarray | Callable[[], np.ndarray], size: int,
          live: LiveWindow | None = None) -> Pool:
     """The candidate pool of at most ``size`` sources (see the module docstring), with S's
-    two parts as ``search.candidates`` computes them (``lex`` = BM25 / best BM25)."""
+    two parts as ``search.candidates`` computes them (``lex`` = BM25 / best BM25).
+    ``qvec`` may be a function giving the query's vector: it is called only once the
+    lexical searches are done (a hook embeds the query meanwhile, in another thread)."""
+    vector_of_query = qvec if callable(qvec) else (lambda: qvec)
     cache = cache_for(store)
     model = store.embedder.name
     warm = bool(store.settings.get("recall.vector_cache", True))
@@ -274,9 +279,10 @@ def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int
         if warm:
             cache.sync(conn, model)
         while True:
-            knn = cache.knn(qvec, fetch) if warm else vec.knn(conn, qvec, fetch)
             fts = vec.fts_search(conn, lexical, fetch)
             waiting = vec.waiting_search(conn, lexical, fetch)
+            q = vector_of_query()
+            knn = cache.knn(q, fetch) if warm else vec.knn(conn, q, fetch)
             source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}), live)
             if not warm:  # vec0 holds every embedder's vectors: compare ours only
                 knn = [(c, s) for c, s in knn if c in source_of and source_of[c][1] == model]
@@ -303,6 +309,6 @@ def pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, size: int
                 else:
                     v = cache.vector(cid) if warm else vec.vector_of(conn, cid)
                     if v is not None:
-                        cos[cid] = float(v @ qvec)
+                        cos[cid] = float(v @ q)
             out.found[cid] = (cos.get(cid), lex.get(cid, 0.0))
     return out

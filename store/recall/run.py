@@ -28,6 +28,8 @@ from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace
 from store.core.timeutil import to_iso
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from store.core.base import StoreBase as Store
 
 SETTING_NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "lambda", "cos_weight", "floor",
@@ -124,7 +126,8 @@ class _Cand:
     agent: str | None = None  # an entry's agent: a worker's entries say so in their label
 
 
-def _pool(store: Store, conn: Connection, query: str, qvec: np.ndarray, cfg: dict[str, Any],
+def _pool(store: Store, conn: Connection, query: str,
+          qvec: np.ndarray | Callable[[], np.ndarray], cfg: dict[str, Any],
           live: LiveWindow | None = None) -> list[_Cand]:
     """The candidate pool, one best chunk per source (by S); entries waiting for embedding
     are candidates with their whole text and no chunk."""
@@ -253,11 +256,12 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
            channel: str = "private", historical: bool = False, *, probe: bool = False,
            overrides: dict[str, Any] | None = None, now: datetime | None = None,
            rerun_of: int | None = None, live: LiveWindow | None = None,
-           qvec: np.ndarray | None = None, qvec_ms: float = 0.0) -> RecallResult:
+           qvec: Future[tuple[np.ndarray, float]] | None = None) -> RecallResult:
     """Run a recall for ``query`` and (unless ``probe``) store its trace. ``live`` leaves out
     the asking session's live window (``pool.live_window``): a hook's Auto Recall. ``qvec``:
-    ``query`` already embedded by ``store.embedder`` (the hook does it while it imports),
-    which took ``qvec_ms`` (counted in the trace's latency, as an embedding here would be)."""
+    ``query`` being embedded by ``store.embedder`` in another thread (the hook starts it
+    before it imports), giving the vector and the milliseconds it took; it is waited for
+    once the lexical searches are done, and its time counts in the trace's latency."""
     if channel not in rt.CHANNELS:
         raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
     if not query.strip():
@@ -267,11 +271,22 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     now = now or datetime.now(UTC)
     embedder = store.embedder
     if qvec is None:
-        qvec = embedder.embed([query])[0]
+        vector = embedder.embed([query])[0]
+
+        def query_vector() -> np.ndarray:
+            return vector
+    else:
+        early, waited = qvec, [0.0]
+
+        def query_vector() -> np.ndarray:
+            begun = time.perf_counter()
+            vector = early.result()[0]
+            waited[0] += (time.perf_counter() - begun) * 1000.0
+            return vector
     with store.read() as conn:
         # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
         conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
-        pool = _pool(store, conn, query, qvec, cfg, live)
+        pool = _pool(store, conn, query, query_vector, cfg, live)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
         # scores rounded before the tie-break: the in-memory product and vec0 (and BLAS
         # kernels by CPU) sum in different orders, and identical texts must rank by id, not
@@ -290,7 +305,9 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
             return cache[chunk_id]
 
         items = _decide(scored, cfg, vector_of)
-    latency = (time.perf_counter() - started) * 1000.0 + qvec_ms
+    latency = (time.perf_counter() - started) * 1000.0
+    if qvec is not None:  # as if embedded here: its whole time, less the wait counted above
+        latency += qvec.result()[1] - waited[0]
     trace = Trace(None, to_iso(now), query, role, project, channel, historical, cfg,
                   round(latency, 3), embedder.name, bool(embedder.degraded),
                   rerun_of=rerun_of, considered=len(scored), injected=len(items),
