@@ -156,6 +156,8 @@ def _reply(conn, got, until, time):
             return got
         got += more
     head, _, rest = got.partition(b"\n")
+    if head == b"ok":  # a daemon started by an earlier lca-tui: the output runs to the end
+        return b"ok *\n" + rest + _receive(conn, until, False, time)
     if not head.startswith(b"ok "):
         return got + _receive(conn, until, False, time)
     length = int(head[3:])

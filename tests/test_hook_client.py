@@ -304,3 +304,117 @@ def test_a_prior_answer_is_kept_even_when_no_socket_folder_can_be_named(
     assert hook_command.fast_main(argv, raw, prior=client.DaemonError("x")) == 0
     assert capsys.readouterr().out == ""
     assert _runs(store) == []
+
+
+def test_the_client_reads_the_answer_to_its_length_and_an_older_daemons_to_the_end() -> None:
+    """``ok LENGTH`` counts bytes: a multi-byte answer comes whole, and the client returns
+    without waiting for the daemon to close (it writes the run's row after); a daemon of an
+    earlier lca-tui answers ``ok``, the output, then closes."""
+    import socket as socket_module
+
+    body = ("Grüße — café ✓ " * 3000).encode("utf-8")
+    ours, theirs = socket_module.socketpair()
+    try:
+        theirs.sendall(b"ok %d\n" % len(body) + body[:1000])
+        threading.Timer(0.2, lambda: theirs.sendall(body[1000:])).start()
+        got = hook_client._reply(ours, b"", time.monotonic() + 10, time)
+        assert got == b"ok %d\n" % len(body) + body  # and the connection is still open
+    finally:
+        ours.close()
+        theirs.close()
+    ours, theirs = socket_module.socketpair()
+    try:
+        theirs.sendall(b"ok\n" + body)
+        theirs.shutdown(socket_module.SHUT_WR)
+        got = hook_client._reply(ours, b"", time.monotonic() + 10, time)
+        assert got.partition(b"\n")[2] == body
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_non_ascii_answer_through_the_daemon_is_whole(seeded_daemon: Daemon,
+                                                         tmp_path: Path) -> None:
+    from store.ingest import ingest
+
+    assert seeded_daemon.store is not None
+    talk = tmp_path / "umlaut.jsonl"
+    talk.write_text("".join(json.dumps({
+        "type": "user", "sessionId": "umlaut-session", "uuid": f"u{i}", "cwd": str(tmp_path),
+        "timestamp": f"2026-01-0{i + 1}T10:00:00.000Z",
+        "message": {"role": "user", "content": "Grüße aus der Straße: das Café öffnet um "
+                                               f"acht, café crème für {i} ✓ — naïve résumé"}})
+        + "\n" for i in range(3)), encoding="utf-8")
+    ingest(seeded_daemon.store, [talk], "claude-code")
+    payload = {**_session(tmp_path), "prompt": "Grüße Straße Café öffnet crème"}
+    fast = _client(seeded_daemon.store_path, json.dumps(payload).encode())
+    doc = check_hook_output(fast.stdout.decode("utf-8"))
+    assert doc is not None and "Grüße aus der Straße" in \
+        doc["hookSpecificOutput"]["additionalContext"]
+
+
+def test_an_answered_hooks_row_is_written_even_when_the_daemon_stops_at_once(
+        tmp_path: Path, runtime_dir: Path) -> None:
+    """The daemon writes a hook's row after the answer left: when it is told to stop right
+    then (here while another process holds the write lock), it still writes the row before
+    it closes the store."""
+    import sqlean
+
+    d = Daemon(_seeded(tmp_path / "live.db"))
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    payload = json.dumps({**_session(tmp_path), "hook_event_name": "Stop"}).encode()
+    try:
+        assert _client(d.store_path, payload, event="Stop").returncode == 0  # imports
+        assert len(_runs_after(d.store_path, 1)) == 1
+        other = sqlean.connect(str(d.store_path), isolation_level=None,
+                               check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        threading.Timer(1.5, lambda: other.execute("ROLLBACK")).start()
+        done = _client(d.store_path, payload, event="Stop")  # nothing new: only its row
+        assert (done.returncode, done.stdout) == (0, b"")
+    finally:
+        d.stop()
+        thread.join(timeout=60)
+    assert [r.event for r in _runs(d.store_path)] == ["Stop", "Stop"]
+
+
+def test_a_prompt_does_not_wait_for_another_sessions_import(seeded_daemon: Daemon,
+                                                             tmp_path: Path) -> None:
+    """One import lock a session: a long catch-up of session B (its lock held here) leaves
+    session A's prompt alone."""
+    with seeded_daemon.import_lock("another-session"):
+        started = time.monotonic()
+        done = _client(seeded_daemon.store_path, json.dumps(_session(tmp_path)).encode())
+        took = time.monotonic() - started
+    assert done.returncode == 0 and check_hook_output(done.stdout.decode()) is not None
+    assert took < 10  # B's lock never released during it: A did not wait for it
+    assert [(r.status, r.via) for r in _runs_after(seeded_daemon.store_path, 1)] == [
+        ("ok", "daemon")]
+
+
+def test_a_cold_hooks_trace_does_not_count_the_models_load(
+        tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import store.core.base as base
+    from store.core.embed import HashEmbedder
+    from store.harness.hook import handle_with
+
+    def slow(*_a: object, **_k: object) -> HashEmbedder:
+        time.sleep(1.0)  # the ONNX model's load on a cold run
+        return HashEmbedder("forced by the embed.backend setting")
+
+    store = _seeded(tmp_path / "live.db")
+    monkeypatch.setattr(base, "load_embedder", slow)
+    from tests.conftest import make_store
+
+    s = make_store(store)
+    try:
+        out = handle_with(s, "UserPromptSubmit", json.dumps(_session(tmp_path)), "process")
+        assert check_hook_output(out) is not None
+        with s.read() as conn:
+            latency = conn.exec_driver_sql(
+                "SELECT latency_ms FROM recall_trace ORDER BY id DESC LIMIT 1").scalar()
+    finally:
+        s.close()
+    assert 0 <= latency < 500

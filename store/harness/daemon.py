@@ -76,6 +76,15 @@ def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
     return nearest
 
 
+def _session_of(raw: str) -> str | None:
+    """The ``session_id`` in a hook's JSON, or None."""
+    try:
+        sid = json.loads(raw).get("session_id")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    return sid if isinstance(sid, str) and sid.strip() else None
+
+
 class AlreadyRunning(RuntimeError):
     """Another daemon serves this store (or is loading to)."""
 
@@ -110,7 +119,7 @@ class _Handler(socketserver.StreamRequestHandler):
             except OSError:
                 return  # the client gave up already: do not run what it no longer waits for
         reply = daemon.dispatch(message)
-        then = reply.pop("_then", None) or []
+        then = reply.pop("_then", None) or []  # counted by the daemon (will_write) already
         try:
             if message.get("reply") == "raw" and reply.get("ok") and "stdout" in reply:
                 # lca_tui/hook_client.py, which has no JSON parser loaded: "ok", the output's
@@ -121,8 +130,11 @@ class _Handler(socketserver.StreamRequestHandler):
             else:
                 self._reply(reply)
         finally:
-            for step in then:  # the hook_run record: after the answer left
-                step()
+            try:
+                for step in then:  # the hook_run record: after the answer left
+                    step()
+            finally:
+                daemon.written(then)
 
     def _reply(self, reply: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # the client gave up waiting: nothing to tell it
@@ -156,9 +168,15 @@ class Daemon:
         self._lock_fd: int | None = None
         self._embedder_thread: threading.Thread | None = None
         self._identity: tuple[int, int] | None = None  # the store file's (device, inode)
-        # one import at a time (a hook's, or the catch-up's): two readers of one transcript
-        # would count its skipped lines twice
-        self.import_lock = threading.Lock()
+        # one import of a session's transcripts at a time (a hook's, or the catch-up's): two
+        # readers of one transcript would count its skipped lines twice. One lock a session,
+        # so that no session waits for another's backlog.
+        self._import_locks: dict[str, threading.Lock] = {}
+        self._import_locks_guard = threading.Lock()
+        # hook_run rows still to write after their answer left (the handler's "_then"):
+        # close() waits for them before it closes the store
+        self._unwritten = 0
+        self._unwritten_cv = threading.Condition()
         # session id → (its transcripts, when a hook last named it): read again after hooks
         self.followed: dict[str, tuple[dict[str, Any], float]] = {}
         self.catch_up_at: float | None = None  # time.monotonic() of the next catch-up
@@ -239,7 +257,24 @@ class Daemon:
         if self.server is not None:
             threading.Thread(target=self.server.shutdown, daemon=True).start()
 
+    def import_lock(self, session_id: str) -> threading.Lock:
+        """The lock one import of ``session_id``'s transcripts holds."""
+        with self._import_locks_guard:
+            return self._import_locks.setdefault(session_id, threading.Lock())
+
+    def will_write(self, steps: list[Callable[[], None]]) -> None:
+        """``steps`` (a hook's record) run once its answer left: counted until done."""
+        with self._unwritten_cv:
+            self._unwritten += len(steps)
+
+    def written(self, steps: list[Callable[[], None]]) -> None:
+        with self._unwritten_cv:
+            self._unwritten -= len(steps)
+            self._unwritten_cv.notify_all()
+
     def close(self) -> None:
+        with self._unwritten_cv:  # every answered hook's row is written before the store closes
+            self._unwritten_cv.wait_for(lambda: self._unwritten <= 0, timeout=60)
         if self.server is not None:
             self.server.server_close()
             self.server = None
@@ -330,17 +365,28 @@ class Daemon:
         raw = message.get("stdin")
         self.counts["hooks"] += 1
         later: list[Callable[[], None]] = []
-        with self._busy():
-            # import_lock only around the hook's import (not its embedding, consolidation,
-            # recall): another session's prompt never waits for a checkpoint's work
-            if event in CHECKPOINT_EVENTS:
-                with self.embed_lock:  # the background pass must not embed the same entries
-                    out = handle_with(self.store, event, str(raw), "daemon",
-                                      guard=self.import_lock, later=later)
-            else:
-                out = handle_with(self.store, event, str(raw), "daemon",
-                                  guard=self.import_lock, later=later)
-        self._follow(event, str(raw))
+        sid = _session_of(str(raw))
+        # the session's import lock only around the hook's import (not its embedding,
+        # consolidation, recall): no prompt waits for another session's work
+        guard = self.import_lock(sid) if sid else None
+        try:
+            with self._busy():
+                if event in CHECKPOINT_EVENTS:
+                    with self.embed_lock:  # the background pass must not embed these too
+                        out = handle_with(self.store, event, str(raw), "daemon",
+                                          guard=guard, later=later)
+                else:
+                    out = handle_with(self.store, event, str(raw), "daemon", guard=guard,
+                                      later=later)
+        except BaseException:
+            for step in later:  # never lose the run's record
+                step()
+            raise
+        self.will_write(later)
+        try:
+            self._follow(event, str(raw))
+        except Exception as exc:  # noqa: BLE001 - the hook ran and is recorded: answer it
+            log.warning("could not follow the hook's session: %s", exc)
         self.wake.set()  # new entries may wait
         # the hook_run record is written once the reply is sent (the handler runs "_then"):
         # a client reading the raw reply has its answer ~2 ms sooner
@@ -354,7 +400,7 @@ class Daemon:
 
         try:
             payload = parse_payload(event, raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return  # recorded as the hook's failure already; it names no session
         sid = str(payload["session_id"])
         try:
@@ -396,7 +442,7 @@ class Daemon:
                 if self._sizes.get(sid) == sizes:
                     continue
                 outcome = Outcome("catch-up", sid)
-                with self.import_lock:
+                with self.import_lock(sid):
                     problems = import_new(self.store, outcome, files)
                 self._sizes[sid] = sizes
                 added += outcome.entries_added

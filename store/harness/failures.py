@@ -127,7 +127,7 @@ def failed_runs(conn: Any, since: str) -> list[dict[str, Any]]:
 
     with orm(conn) as s:
         runs = s.exec(select(HookRun).where(HookRun.status == "failed", HookRun.ts >= since)
-                      .order_by(col(HookRun.ts).desc())).all()
+                      .order_by(col(HookRun.ts).desc(), col(HookRun.id).desc())).all()
     return [{"where": "hook_run", "id": r.id, "ts": r.ts, "event": r.event,
              "session_id": r.session_id, "via": r.via, "error": r.error} for r in runs]
 
@@ -140,11 +140,14 @@ def since_iso(now: datetime | None, days: int) -> str:
 def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: str,
             days: int) -> Signal:
     """The signal from the failed runs in the store and the failure log's lines."""
-    rows = list(runs)
+    rows = list(reversed(runs))  # oldest first, as the log's lines are
     rows += [{"where": "log", "id": None, **{k: r.get(k) for k in
               ("ts", "event", "session_id", "via", "error")}}
              for r in logged_failures(store_path, since)]
-    rows.sort(key=lambda r: str(r.get("ts") or ""), reverse=True)
+    # newest first; of two in the same millisecond, the one recorded later (the log's
+    # lines, and hook_run's rows, are in the order they were written)
+    order = {id(r): i for i, r in enumerate(rows)}
+    rows.sort(key=lambda r: (str(r.get("ts") or ""), order[id(r)]), reverse=True)
     n = len(rows)
     if n == 0:
         explanation = f"no hook failed in the last {days} days"

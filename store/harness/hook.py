@@ -296,8 +296,10 @@ def run_event(store: Store, event: str, payload: dict[str, Any],
     return outcome
 
 
-def record(store: Store, outcome: Outcome, via: str, started: float, ts: str) -> None:
-    """The ``hook_run`` row for ``outcome``."""
+def record(store: Store, outcome: Outcome, via: str, started: float, ts: str,
+           ended: float | None = None) -> None:
+    """The ``hook_run`` row for ``outcome`` (its duration from ``started`` to ``ended``,
+    both ``time.perf_counter`` readings; now when ``ended`` is None)."""
     from store.core.db import orm
     from store.core.timeutil import now_iso
     from store.harness.models import HookRun
@@ -305,7 +307,7 @@ def record(store: Store, outcome: Outcome, via: str, started: float, ts: str) ->
     with store.write() as conn, orm(conn) as s:
         s.add(HookRun(ts=ts, event=outcome.event, session_id=outcome.session_id,
                       status=outcome.status, error=outcome.error, via=via,
-                      duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                      duration_ms=round(((ended or time.perf_counter()) - started) * 1000, 1),
                       entries_added=outcome.entries_added,
                       chunks_embedded=outcome.chunks_embedded, injected=outcome.injected,
                       trace_id=outcome.trace_id, checkpoint_id=outcome.checkpoint_id,
@@ -331,9 +333,11 @@ def handle_with(store: Store, event: str, raw: str | bytes, via: str,
     except Exception as exc:  # a hook must never break the session: recorded below
         outcome.status, outcome.stdout = "failed", ""
         outcome.error = f"{type(exc).__name__}: {exc}"[:500]
+    ended = time.perf_counter()  # the run's duration: not the wait to write its row
+
     def keep() -> None:
         try:
-            record(store, outcome, via, started, ts)
+            record(store, outcome, via, started, ts, ended)
         except Exception as exc:  # the store took the run but not its record: log it
             what = (f"the run failed and could not be recorded: {outcome.error}"
                     if outcome.error and str(exc)[:200] in outcome.error else

@@ -266,6 +266,8 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
         raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
     if not query.strip():
         raise ValueError("a recall needs a non-empty query")
+    if qvec is not None:  # a hook's: the model its thread may still be loading is not
+        store.embedder     # this recall's time (its embedding is counted, below)
     started = time.perf_counter()
     cfg = recall_settings(store, overrides)
     now = now or datetime.now(UTC)
