@@ -137,12 +137,15 @@ def daemon_status(path: Any) -> dict[str, Any] | None:
 
 
 def describe_daemon(found: dict[str, Any] | None) -> str:
-    """``running (pid N)``, ``starting (pid N)``, ``not answering (pid N)``, ``not running``."""
+    """``running (pid N)``, ``starting (pid N)``, ``no answer (pid N)`` (``serve --status``'s
+    "not answering", short enough for the pane at 80 columns), ``not running``."""
     if not found:
         return "not running"
     from store.harness import client
 
-    return client.describe(found)
+    text = client.describe(found)
+    return "no answer" + text[len("not answering"):] if text.startswith("not answering") \
+        else text
 
 
 class OverviewScreen(StoreScreen):
@@ -161,7 +164,9 @@ class OverviewScreen(StoreScreen):
         "the agent ran) the store holds. Embedder: the "
         "model that embeds text for semantic search and recall; DEGRADED means the local model "
         "could not load (or was turned off) and a hashing fallback is in use; whether the "
-        "warm daemon (`lca-tui serve`) runs, and how many entries a hook stored that wait for "
+        "warm daemon (`lca-tui serve`) runs (\"no answer\": its process is there but did not "
+        "answer within a second — stopped or stuck; `lca-tui serve --stop` ends it), and how "
+        "many entries a hook stored that wait for "
         "it (or for the next checkpoint) to embed them — they are found by FTS meanwhile. "
         "Latest sessions: "
         "the five most recent; enter opens one on the Transcript screen. Consolidation "

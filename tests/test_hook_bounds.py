@@ -281,7 +281,7 @@ def test_the_overview_says_a_hung_daemon_is_not_answering(
     monkeypatch.setattr(overview, "PROBE_S", 0.3)
     found = overview.daemon_status(store_path)
     assert found is not None and found["state"] == "not answering"
-    assert overview.describe_daemon(found) == f"not answering (pid {proc.pid})"
+    assert overview.describe_daemon(found) == f"no answer (pid {proc.pid})"
     assert overview.describe_daemon(None) == "not running"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
