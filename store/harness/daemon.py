@@ -76,15 +76,6 @@ def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
     return nearest
 
 
-def _session_of(raw: str) -> str | None:
-    """The ``session_id`` in a hook's JSON, or None."""
-    try:
-        sid = json.loads(raw).get("session_id")
-    except (ValueError, AttributeError, RecursionError):
-        return None
-    return sid if isinstance(sid, str) and sid.strip() else None
-
-
 class AlreadyRunning(RuntimeError):
     """Another daemon serves this store (or is loading to)."""
 
@@ -356,7 +347,7 @@ class Daemon:
         return not named or Path(str(named)).expanduser().resolve() == self.store_path
 
     def _hook(self, message: dict[str, Any]) -> dict[str, Any]:
-        from store.harness.hook import CHECKPOINT_EVENTS, handle_with
+        from store.harness.hook import CHECKPOINT_EVENTS, handle_with, parse_payload
 
         if not self._same_store(message):
             return {"ok": False, "error": "wrong store"}
@@ -365,10 +356,13 @@ class Daemon:
         raw = message.get("stdin")
         self.counts["hooks"] += 1
         later: list[Callable[[], None]] = []
-        sid = _session_of(str(raw))
+        try:  # read once here for the session's lock and the catch-up (handle_with records
+            payload: dict[str, Any] | None = parse_payload(event, str(raw))  # a bad one)
+        except (ValueError, RecursionError):
+            payload = None
         # the session's import lock only around the hook's import (not its embedding,
         # consolidation, recall): no prompt waits for another session's work
-        guard = self.import_lock(sid) if sid else None
+        guard = self.import_lock(str(payload["session_id"])) if payload else None
         try:
             with self._busy():
                 if event in CHECKPOINT_EVENTS:
@@ -383,25 +377,21 @@ class Daemon:
                 step()
             raise
         self.will_write(later)
-        try:
-            self._follow(event, str(raw))
-        except Exception as exc:  # noqa: BLE001 - the hook ran and is recorded: answer it
-            log.warning("could not follow the hook's session: %s", exc)
+        if payload is not None:
+            try:
+                self._follow(event, payload)
+            except Exception as exc:  # noqa: BLE001 - the hook ran and is recorded: answer
+                log.warning("could not follow the hook's session: %s", exc)
         self.wake.set()  # new entries may wait
         # the hook_run record is written once the reply is sent (the handler runs "_then"):
         # a client reading the raw reply has its answer ~2 ms sooner
         return {"ok": True, "stdout": out, "_then": later}
 
-    def _follow(self, event: str, raw: str) -> None:
+    def _follow(self, event: str, payload: dict[str, Any]) -> None:
         """Remember the hook's session for the catch-up (``CATCH_UP_S`` from now); a session
-        that ended, or whose transcript the hook refused, is no longer followed. Never
-        raises: the hook has run and been recorded already."""
-        from store.harness.hook import parse_payload, transcript_files
+        that ended, or whose transcript the hook refused, is no longer followed."""
+        from store.harness.hook import transcript_files
 
-        try:
-            payload = parse_payload(event, raw)
-        except (ValueError, RecursionError):
-            return  # recorded as the hook's failure already; it names no session
         sid = str(payload["session_id"])
         try:
             files = transcript_files(payload)
