@@ -136,16 +136,19 @@ def daemon_status(path: Any) -> dict[str, Any] | None:
         return None
 
 
+# client.probe's states as the Embedder pane names them: "not answering (pid N)" does not
+# fit it at 80 columns
+SHORT_STATES = {"not answering": "no answer"}
+
+
 def describe_daemon(found: dict[str, Any] | None) -> str:
-    """``running (pid N)``, ``starting (pid N)``, ``no answer (pid N)`` (``serve --status``'s
-    "not answering", short enough for the pane at 80 columns), ``not running``."""
+    """``running (pid N)``, ``starting (pid N)``, ``no answer (pid N)``, ``not running``."""
     if not found:
         return "not running"
     from store.harness import client
 
-    text = client.describe(found)
-    return "no answer" + text[len("not answering"):] if text.startswith("not answering") \
-        else text
+    return client.describe({**found, "state": SHORT_STATES.get(found["state"],
+                                                               found["state"])})
 
 
 class OverviewScreen(StoreScreen):
