@@ -8,13 +8,16 @@ import json
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lca_tui.cli import main
+from store.harness.daemon import Daemon
 
 
 @pytest.fixture
@@ -49,3 +52,20 @@ def check_hook_output(out: str) -> dict[str, Any] | None:
     assert spec["hookEventName"] == "UserPromptSubmit"
     assert isinstance(spec["additionalContext"], str) and spec["additionalContext"].strip()
     return doc
+
+
+@contextmanager
+def serving(path: Path, **settings: object) -> Iterator[Daemon]:
+    """A daemon for the store at ``path`` (with these settings) answering in a thread of
+    this process until the block ends."""
+    from store.core.settings import Settings
+
+    d = Daemon(path, Settings.load(dict(settings)) if settings else None)
+    d.open()
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield d
+    finally:
+        d.stop()
+        thread.join(timeout=60)

@@ -19,7 +19,12 @@ from lca_tui.cli import main
 from store.harness import client
 from store.harness.daemon import AlreadyRunning, Daemon, running_pid
 from tests.conftest import CLAUDE_CODE, make_store
-from tests.helpers_harness import check_hook_output, run_hook, runtime_dir  # noqa: F401
+from tests.helpers_harness import (  # noqa: F401
+    check_hook_output,
+    run_hook,
+    runtime_dir,
+    serving,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,13 +40,8 @@ def _wait(predicate, timeout: float = 60.0) -> bool:  # type: ignore[no-untyped-
 
 @pytest.fixture
 def daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:
-    d = Daemon(tmp_path / "store.db")
-    d.open()
-    thread = threading.Thread(target=d.serve_forever, daemon=True)
-    thread.start()
-    yield d
-    d.stop()
-    thread.join(timeout=30)
+    with serving(tmp_path / "store.db") as d:
+        yield d
 
 
 def _session(tmp_path: Path, name: str = "tool_heavy.jsonl") -> dict[str, str]:
@@ -307,24 +307,12 @@ def test_the_daemon_stores_what_a_session_wrote_after_its_hook_before_the_next_p
     assert sid not in daemon.followed
 
 
-def _daemon_with(path: Path, **settings: object) -> tuple[Daemon, threading.Thread]:
-    from store.core.settings import Settings
-
-    d = Daemon(path, Settings.load(dict(settings)))
-    d.open()
-    thread = threading.Thread(target=d.serve_forever, daemon=True)
-    thread.start()
-    return d, thread
-
-
 def test_a_prompt_never_waits_for_another_sessions_checkpoint(
         tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """Session B's SessionEnd runs a slow consolidation (an external proposer taking 4 s);
     session A's prompt meanwhile is answered through the daemon at once."""
-    d, thread = _daemon_with(tmp_path / "store.db",
-                             **{"governance.proposer_command": "sleep 4"})
-    try:
+    with serving(tmp_path / "store.db", **{"governance.proposer_command": "sleep 4"}) as d:
         a = _session(tmp_path, "tool_heavy.jsonl")
         b = _session(tmp_path, "short.jsonl")
         ended: list[dict[str, object]] = []
@@ -352,9 +340,6 @@ def test_a_prompt_never_waits_for_another_sessions_checkpoint(
         assert [tuple(r) for r in runs] == [("UserPromptSubmit", "ok", "daemon"),
                                             ("SessionEnd", "ok", "daemon")]
         assert slow_ms >= 3500  # the proposer did hold B's checkpoint
-    finally:
-        d.stop()
-        thread.join(timeout=30)
 
 
 def test_catch_up_logs_lines_it_cannot_store_and_drops_a_refused_transcript(

@@ -23,7 +23,7 @@ from lca_tui.commands.hooks import runner
 from store.harness import settings_file as sf
 from store.harness.daemon import Daemon
 from store.harness.failures import hook_failures, logged_failures
-from tests.helpers_harness import check_hook_output, runtime_dir  # noqa: F401
+from tests.helpers_harness import check_hook_output, runtime_dir, serving  # noqa: F401
 from tests.test_hook_bounds import _runs, _seeded, _session, hung_daemon  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,13 +48,8 @@ def _client(store: Path, stdin: bytes, *words: str, event: str = "UserPromptSubm
 
 @pytest.fixture
 def seeded_daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:
-    d = Daemon(_seeded(tmp_path / "live.db"))
-    d.open()
-    thread = threading.Thread(target=d.serve_forever, daemon=True)
-    thread.start()
-    yield d
-    d.stop()
-    thread.join(timeout=30)
+    with serving(_seeded(tmp_path / "live.db")) as d:
+        yield d
 
 
 def _runs_after(store: Path, n: int) -> list:  # type: ignore[type-arg]
@@ -360,12 +355,8 @@ def test_an_answered_hooks_row_is_written_even_when_the_daemon_stops_at_once(
     it closes the store."""
     import sqlean
 
-    d = Daemon(_seeded(tmp_path / "live.db"))
-    d.open()
-    thread = threading.Thread(target=d.serve_forever, daemon=True)
-    thread.start()
     payload = json.dumps({**_session(tmp_path), "hook_event_name": "Stop"}).encode()
-    try:
+    with serving(_seeded(tmp_path / "live.db")) as d:  # stops the daemon as the block ends
         assert _client(d.store_path, payload, event="Stop").returncode == 0  # imports
         assert len(_runs_after(d.store_path, 1)) == 1
         other = sqlean.connect(str(d.store_path), isolation_level=None,
@@ -374,9 +365,6 @@ def test_an_answered_hooks_row_is_written_even_when_the_daemon_stops_at_once(
         threading.Timer(1.5, lambda: other.execute("ROLLBACK")).start()
         done = _client(d.store_path, payload, event="Stop")  # nothing new: only its row
         assert (done.returncode, done.stdout) == (0, b"")
-    finally:
-        d.stop()
-        thread.join(timeout=60)
     assert [r.event for r in _runs(d.store_path)] == ["Stop", "Stop"]
 
 
