@@ -71,10 +71,14 @@ def _print_status(status: dict[str, Any] | None, store: Any,
     out.print(f"running for {status['store']} (pid {status['pid']}, up "
               f"{status['uptime_s']:.0f} s, model {status['model']}"
               f"{' DEGRADED' if status.get('degraded') else ''})", markup=False)
-    out.print(f"socket {status['socket']}; {status['waiting']:,} entries wait for embedding; "
-              f"answered {c.get('hooks', 0):,} hooks and {c.get('recalls', 0):,} recalls; "
-              f"embedded {c.get('embedded_entries', 0):,} entries in the background",
-              markup=False)
+    from store.health.registry import plural
+
+    out.print(f"socket {status['socket']}; {plural(status['waiting'], 'entry', 'entries')} "
+              f"waiting for embedding; answered {plural(c.get('hooks', 0), 'hook')} and "
+              f"{plural(c.get('recalls', 0), 'recall')}; embedded "
+              f"{plural(c.get('embedded_entries', 0), 'entry', 'entries')} in the background; "
+              f"stored {plural(c.get('caught_up_entries', 0), 'entry', 'entries')} written "
+              "after a hook (catch-up)", markup=False)
     if status.get("last_error"):
         out.print(f"last error: {status['last_error']}", markup=False)
 
