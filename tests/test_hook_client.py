@@ -406,3 +406,16 @@ def test_a_cold_hooks_trace_does_not_count_the_models_load(
     finally:
         s.close()
     assert 0 <= latency < 500
+
+
+def test_the_clients_copies_of_the_hooks_constants_agree_with_theirs() -> None:
+    """The client runs without ``site`` and cannot import the modules it copies these from:
+    the copies must not drift."""
+    from store.harness import client, paths
+
+    assert hook_client.DEADLINE == hook_command.DEADLINE
+    assert hook_client.MAX_STDIN == hook_command.MAX_STDIN
+    assert hook_client.ACK_TIMEOUT == hook_command.ACK_TIMEOUT
+    assert hook_client.ACK == client.ACK
+    assert hook_client.SOCKET_PATH_MAX == paths.SOCKET_PATH_MAX
+    assert hook_client.CONNECT_TIMEOUT == client.request.__defaults__[1]  # connect_timeout

@@ -162,7 +162,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
             cold = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs,
                                               folder, {**env, "LCA_NO_DAEMON": "1"}, seed=11,
                                               progress=progress, label="hook, cold",
-                                              stop_first=True, shell=True)
+                                              stop_first=True)
             serve = subprocess.run([*cli, "--store", str(store), "serve", "--json"],
                                    env=env, capture_output=True, timeout=300)
             if serve.returncode != 0:
@@ -174,12 +174,11 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
 
                 warm = harness_bench.hook_latency(
                     store, hook, sample, synthetic_query, runs, folder, env, seed=12,
-                    progress=progress, label="hook, daemon", stop_first=True, settle=typing,
-                    shell=True)
+                    progress=progress, label="hook, daemon", stop_first=True, settle=typing)
                 importing = harness_bench.hook_latency(
                     store, hook, sample, synthetic_query, runs, folder, env, seed=13,
                     progress=progress, label="hook, daemon, importing",
-                    settle=lambda: harness_bench.wait_embedded(sock), shell=True)
+                    settle=lambda: harness_bench.wait_embedded(sock))
             finally:
                 subprocess.run([*cli, "--store", str(store), "serve", "--stop"],
                                env=env, capture_output=True, timeout=60)

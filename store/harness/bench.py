@@ -63,22 +63,20 @@ def hook_latency(store: Path, command: list[str], texts: Callable[[random.Random
                  queries: Callable[[random.Random], str], runs: int, folder: Path,
                  env: dict[str, str], seed: int = 11, progress: Progress | None = None,
                  label: str = "hook", stop_first: bool = False,
-                 settle: Callable[[], None] | None = None, shell: bool = False) -> list[float]:
+                 settle: Callable[[], None] | None = None) -> list[float]:
     """Milliseconds from process start to its exit, for ``runs`` UserPromptSubmit hooks,
     each after a user and an assistant line were appended to the session's transcript.
 
     ``stop_first``: as Claude Code runs the hooks ``hooks install`` sets up, a ``Stop`` hook
     (not timed) stores the turn when the answer ends, then Claude Code appends its
     post-Stop lines (``after_stop``); ``settle`` (not timed) stands for the user typing the
-    next prompt. Without it, every timed hook also imports the turn. ``shell``: each hook
-    runs as Claude Code runs the command ``hooks install`` writes, through ``sh -c`` with its
-    ``|| exit 1``."""
+    next prompt. Without it, every timed hook also imports the turn. Each hook runs as
+    Claude Code runs the command ``hooks install`` writes for ``command``: through ``sh -c``,
+    with its ``|| exit 1``."""
     from store.harness.settings_file import hook_command
 
     def argv(event: str) -> list[str]:
-        if shell:
-            return ["sh", "-c", hook_command(event, store, command)]
-        return [*command, "hook", event, "--store", str(store)]
+        return ["sh", "-c", hook_command(event, store, command)]
 
     rng = random.Random(seed)
     session = str(uuid.UUID(int=rng.getrandbits(128)))
