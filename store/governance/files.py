@@ -57,6 +57,15 @@ def bound_dir(store: Store) -> Path | None:
     return path.resolve()
 
 
+def usable_bound_dir(store: Store) -> Path | None:
+    """``bound_dir``, or None as well when the setting names no directory (for work that
+    only happens when there is one to do it in)."""
+    try:
+        return bound_dir(store)
+    except MemoryDirError:
+        return None
+
+
 def _when(value: str | None) -> Any:
     """A stored time as YAML writes it: a date when it is midnight UTC (MindStone's style)."""
     dt = parse_iso(value)
@@ -203,10 +212,7 @@ class FileWrites:
         ``stage_memory`` rewrites it in place instead of writing a second copy. The file's
         front matter is kept (keys lca-tui does not manage survive). None when no evidence
         names a file of the bound directory that no other memory owns."""
-        try:
-            folder = bound_dir(store)
-        except MemoryDirError:
-            return None
+        folder = usable_bound_dir(store)
         if folder is None:
             return None
         for pointer in evidence:
@@ -272,10 +278,7 @@ def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
     read or wrote it (``file_guard``: it is left alone and ``memory_file_conflict`` is
     audited; the feedback itself is kept). Any other failure raises, so the caller's
     transaction rolls back."""
-    try:
-        folder = bound_dir(store)
-    except MemoryDirError:
-        return None
+    folder = usable_bound_dir(store)
     if folder is None:
         return None
     files = FileWrites()

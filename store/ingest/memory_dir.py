@@ -509,12 +509,9 @@ def gated_dir(store: Any) -> Path | None:
     """The bound memory directory when it has been imported before (so its files go through
     the gate); None when no directory is bound, it does not exist, or it was never
     imported."""
-    from store.governance.files import MemoryDirError, bound_dir
+    from store.governance.files import usable_bound_dir
 
-    try:
-        folder = bound_dir(store)
-    except MemoryDirError:
-        return None
+    folder = usable_bound_dir(store)
     if folder is None:
         return None
     with store.read() as conn:
