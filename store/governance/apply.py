@@ -119,7 +119,8 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
             _still(conn, proposal_id, info.status, info.revision)
             now = now or now_iso()
             _decide(conn, store, proposal_id, "approved", who, as_, reason, policy, now)
-            memory_id = _apply(conn, store, proposal_id, plan, files, expect, now)
+            memory_id = _apply(conn, store, proposal_id, plan, files, expect, now,
+                               granted=policy is None)
             if conflicts and memory_id is not None:
                 _flag(conn, store, proposal_id, memory_id, conflicts, reason, now)
             files.commit()
@@ -207,13 +208,18 @@ def _set_status(conn: Connection, proposal_id: int, status: str, reason: str | N
         s.flush()
 
 
-def _fields(new: NewProposal, now: str, base: Memory | None = None) -> dict[str, Any]:
-    """Memory columns for the candidate (over ``base``'s for a revise)."""
+def _fields(new: NewProposal, now: str, base: Memory | None = None,
+            granted: bool = True) -> dict[str, Any]:
+    """Memory columns for the candidate (over ``base``'s for a revise). ``granted``: a
+    person approved it. Applied by policy (no person), a write grants no authority: a new
+    memory is ``unreviewed`` and a revise keeps its target's (Anamnesis §6.6, authority
+    non-amplification: a raise happens only through a person's approval)."""
     md = new.metadata
     out: dict[str, Any] = {}
     if base is None:
+        authority = (md.get("authority") or "approved") if granted else "unreviewed"
         out.update(created=now, valid_from=md.get("valid_from") or now, status="active",
-                   authority=md.get("authority") or "approved", hits=0, prevented=0,
+                   authority=authority, hits=0, prevented=0,
                    last_applied=None, loadable=1, load_error=None)
     out["body"] = (new.content or "").strip("\n")
     out["type"] = new.type or (base.type if base else None)
@@ -227,7 +233,7 @@ def _fields(new: NewProposal, now: str, base: Memory | None = None) -> dict[str,
     for key in ("critical", "evergreen"):
         if key in md:
             out[key] = int(bool(md[key]))
-    if base is not None and "authority" in md:
+    if base is not None and "authority" in md and granted:
         out["authority"] = md["authority"]
     return out
 
@@ -253,16 +259,19 @@ def _evidence(conn: Connection, store: Store, memory_id: int, new: NewProposal,
 
 
 def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
-           files: FileWrites, expect: dict[str, Any], now: str) -> int | None:
+           files: FileWrites, expect: dict[str, Any], now: str,
+           granted: bool = True) -> int | None:
     """Write what ``new`` says; returns the memory it wrote or changed (None for a noop) and
-    fills ``expect`` with what verification should read back from it."""
+    fills ``expect`` with what verification should read back from it. ``granted``: a
+    person approved it (not a policy)."""
     op = new.op
     if op == "noop":
         return None
     for target in new.targets:  # the bound files as they were, before the write changes them
         files.guard(conn, store, target)
     if op in ("add", "supersede", "merge"):
-        written = memories.create(conn, store, _fields(new, now), index=False)
+        written = memories.create(conn, store, _fields(new, now, granted=granted),
+                                  index=False)
         memory_id = written.memory_id
         _evidence(conn, store, memory_id, new, proposal_id)
         for old in new.targets:
@@ -280,7 +289,7 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     if base is None:
         raise LookupError(f"memory {target} no longer exists")
     if op == "revise":
-        memories.update(conn, store, target, _fields(new, now, base), index=False)
+        memories.update(conn, store, target, _fields(new, now, base, granted), index=False)
         _evidence(conn, store, target, new, proposal_id)
         expect.update(body=(new.content or "").strip("\n"), status=base.status)
     elif op == "reinforce":

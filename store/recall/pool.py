@@ -59,6 +59,7 @@ from sqlmodel import col, select
 
 from store.core import vec
 from store.core.models import AuditEvent, Chunk, Entry
+from store.recall.terms import channel_denies
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -188,36 +189,57 @@ def live_window(conn: Connection, session_id: str) -> LiveWindow:
 Source = tuple[tuple[str, int], str]
 
 
-def _sources(conn: Connection, ids: list[int], live: LiveWindow | None = None
+def _sources(conn: Connection, ids: list[int], live: LiveWindow | None = None,
+             channel: str | None = None, denied: set[int] | None = None
              ) -> dict[int, Source]:
     """chunk id → ((source type, source id), model) for ``ids``, leaving out chunks of
-    entries in the ``live`` window."""
+    entries in the ``live`` window. With ``channel``, the chunks whose source the channel
+    rule holds back (``terms.channel_denies``) are added to ``denied``."""
     if not ids:
         return {}
     marks = ", ".join(str(int(i)) for i in ids)
     # raw SQL: recall hot path, every recall: 0.16 ms raw vs 0.55 ms as Core for 100 chunk ids
     # (median of 300, cc store; p95 3-8 ms vs 11-13 ms on the shared 2 cores)
     rows = conn.exec_driver_sql(
-        "SELECT c.id, c.source_type, c.source_id, c.model, e.session_id, e.agent, e.seq "
+        "SELECT c.id, c.source_type, c.source_id, c.model, e.session_id, e.agent, e.seq, "
+        "COALESCE(e.sensitivity, m.sensitivity) "
         "FROM chunk c LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+        "LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
         f"WHERE c.id IN ({marks})").all()
-    return {int(r[0]): ((str(r[1]), int(r[2])), str(r[3])) for r in rows
-            if live is None or not live.holds(r[4], r[5], r[6])}
+    out = {}
+    for r in rows:
+        if live is not None and live.holds(r[4], r[5], r[6]):
+            continue
+        out[int(r[0])] = ((str(r[1]), int(r[2])), str(r[3]))
+        if channel is not None and denied is not None \
+                and channel_denies(r[7] or "public", channel):
+            denied.add(int(r[0]))
+    return out
 
 
-def _waiting_sources(conn: Connection, entry_ids: list[int], live: LiveWindow | None
+def _waiting_sources(conn: Connection, entry_ids: list[int], live: LiveWindow | None,
+                     channel: str | None = None, denied: set[int] | None = None
                      ) -> dict[int, Source]:
     """For waiting entries: -entry id → (("entry", id), "") (negative keys keep them apart
-    from chunk ids in one interleaving), leaving out the ``live`` window."""
+    from chunk ids in one interleaving), leaving out the ``live`` window; held back by the
+    channel rule: added to ``denied`` (by their negative key)."""
     if not entry_ids:
         return {}
     marks = ", ".join(str(int(i)) for i in entry_ids)
     # raw SQL: recall hot path (waiting entries found by FTS): 0.064 ms raw vs 0.24 ms as Core
     # for 50 ids (median of 300, cc store), as the chunk lookup above
     rows = conn.exec_driver_sql(
-        f"SELECT id, session_id, agent, seq FROM entry WHERE id IN ({marks})").all()
-    return {-int(r[0]): (("entry", int(r[0])), "") for r in rows
-            if live is None or not live.holds(r[1], r[2], r[3])}
+        f"SELECT id, session_id, agent, seq, sensitivity FROM entry WHERE id IN ({marks})"
+    ).all()
+    out = {}
+    for r in rows:
+        if live is not None and live.holds(r[1], r[2], r[3]):
+            continue
+        out[-int(r[0])] = (("entry", int(r[0])), "")
+        if channel is not None and denied is not None \
+                and channel_denies(r[4] or "public", channel):
+            denied.add(-int(r[0]))
+    return out
 
 
 @dataclass
@@ -234,17 +256,22 @@ class Pool:
 
 def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
                 source_of: dict[int, Source], size: int,
-                extra: tuple[list[tuple[int, float]], ...] = ()
+                extra: tuple[list[tuple[int, float]], ...] = (),
+                denied: set[int] | frozenset[int] = frozenset()
                 ) -> tuple[list[int], int, bool]:
     """Chunk ids taken alternately from the KNN and FTS rankings (best cosine, best BM25,
     next cosine, ...; then any ``extra`` ranking in the same turn), skipping ones already
     taken, until ``size`` distinct sources; a further chunk of a source already in the pool
-    is kept (it may be that source's best chunk by S) but does not count. Returns (chunk ids,
-    sources, whether ``size`` was reached)."""
+    is kept (it may be that source's best chunk by S) but does not count. A chunk the
+    channel rule holds back (``denied``) never takes one of the ``size`` slots: up to
+    ``size`` such sources are kept beside them (the operator's trace shows them masked),
+    further ones are skipped. Returns (chunk ids, allowed sources, whether ``size`` was
+    reached)."""
     rankings = (knn, fts, *extra)
     taken: list[int] = []
     seen_chunks: set[int] = set()
     seen_sources: set[tuple[str, int]] = set()
+    held: set[tuple[str, int]] = set()
     for i in range(max(len(r) for r in rankings)):
         for ranking in rankings:
             if i >= len(ranking):
@@ -253,7 +280,12 @@ def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
             known = source_of.get(cid)
             if cid in seen_chunks or known is None:
                 continue  # taken already, or gone since the index was read
-            if known[0] not in seen_sources:
+            if cid in denied:
+                if known[0] not in held:
+                    if len(held) >= size:
+                        continue
+                    held.add(known[0])
+            elif known[0] not in seen_sources:
                 if len(seen_sources) >= size:
                     return taken, len(seen_sources), True
                 seen_sources.add(known[0])
@@ -264,9 +296,11 @@ def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
 
 def pool(store: Store, conn: Connection, query: str,
          qvec: np.ndarray | Callable[[], np.ndarray], size: int,
-         live: LiveWindow | None = None) -> Pool:
+         live: LiveWindow | None = None, channel: str | None = None) -> Pool:
     """The candidate pool of at most ``size`` sources (see the module docstring), with S's
     two parts as ``search.candidates`` computes them (``lex`` = BM25 / best BM25).
+    ``channel``: the pool is filled after the channel rule — a source it holds back never
+    takes one of the ``size`` slots (Anamnesis §6.6 scope closure).
     ``qvec`` may be a function giving the query's vector: it is called only once the
     lexical searches are done (a hook embeds the query meanwhile, in another thread)."""
     vector_of_query = qvec if callable(qvec) else (lambda: qvec)
@@ -283,12 +317,15 @@ def pool(store: Store, conn: Connection, query: str,
             waiting = vec.waiting_search(conn, lexical, fetch)
             q = vector_of_query()
             knn = cache.knn(q, fetch) if warm else vec.knn(conn, q, fetch)
-            source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}), live)
+            denied: set[int] = set()
+            source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}), live,
+                                 channel, denied)
             if not warm:  # vec0 holds every embedder's vectors: compare ours only
                 knn = [(c, s) for c, s in knn if c in source_of and source_of[c][1] == model]
-            source_of.update(_waiting_sources(conn, [e for e, _ in waiting], live))
+            source_of.update(_waiting_sources(conn, [e for e, _ in waiting], live, channel,
+                                              denied))
             taken, sources, full = _interleave(knn, fts, source_of, size,
-                                               ([(-e, s) for e, s in waiting],))
+                                               ([(-e, s) for e, s in waiting],), denied)
             exhausted = len(knn) < fetch and len(fts) < fetch and len(waiting) < fetch
             if full or exhausted:
                 break

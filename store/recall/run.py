@@ -128,10 +128,10 @@ class _Cand:
 
 def _pool(store: Store, conn: Connection, query: str,
           qvec: np.ndarray | Callable[[], np.ndarray], cfg: dict[str, Any],
-          live: LiveWindow | None = None) -> list[_Cand]:
+          live: LiveWindow | None = None, channel: str | None = None) -> list[_Cand]:
     """The candidate pool, one best chunk per source (by S); entries waiting for embedding
-    are candidates with their whole text and no chunk."""
-    got = pool_candidates(store, conn, query, qvec, int(cfg["pool"]), live)
+    are candidates with their whole text and no chunk. Filled after the channel rule."""
+    got = pool_candidates(store, conn, query, qvec, int(cfg["pool"]), live, channel)
     found = got.found
     best: dict[tuple[str, int], _Cand] = {}
     if got.waiting:
@@ -288,7 +288,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     with store.read() as conn:
         # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
         conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
-        pool = _pool(store, conn, query, query_vector, cfg, live)
+        pool = _pool(store, conn, query, query_vector, cfg, live, channel)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
         # scores rounded before the tie-break: the in-memory product and vec0 (and BLAS
         # kernels by CPU) sum in different orders, and identical texts must rank by id, not

@@ -147,6 +147,12 @@ def risk(f: Facts, channel: str) -> tuple[float, list[str]]:
     return min(1.0, k), why
 
 
+def channel_denies(sensitivity: str, channel: str) -> bool:
+    """The channel rule: secret is never served, private never into a public channel. The
+    pool is filled after it (``pool.pool``) and ``hard_decision`` records it."""
+    return sensitivity == "secret" or (sensitivity == "private" and channel == "public")
+
+
 def hard_decision(f: Facts, channel: str, historical: bool, now: datetime
                   ) -> tuple[str, str] | None:
     """(decision, reason) for the rules that are not penalties, or None.
@@ -155,9 +161,10 @@ def hard_decision(f: Facts, channel: str, historical: bool, now: datetime
     never injected (and its text is withheld from the trace), private never into a public
     channel; the other rules concern memories only."""
     noun = "memory" if f.source_type == "memory" else "entry"
-    if f.sensitivity == "secret":
-        return "policy_filtered", f"secret {noun}: never injected, text withheld from the trace"
-    if f.sensitivity == "private" and channel == "public":
+    if channel_denies(f.sensitivity, channel):
+        if f.sensitivity == "secret":
+            return "policy_filtered", (f"secret {noun}: never injected, text withheld from "
+                                       "the trace")
         return "policy_filtered", f"private {noun} in a public channel"
     if f.source_type != "memory":
         return None
