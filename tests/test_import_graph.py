@@ -5,7 +5,8 @@ imports the UI or the application (not by ``import``, not by ``importlib.import_
 module imports another module's private (``_name``) names.
 
 Who sits on top: ``store/__init__.py`` and ``store.facade`` are the harness API; ``store.harness``,
-``store.bench`` and ``store.demo`` are clients of it, like the CLI, so they may import the facade.
+``store.bench``, ``store.demo`` and ``store.conformance`` (which plays its cases through the public
+``Store`` API) are clients of it, like the CLI, so they may import the facade.
 Every other package under ``store/`` is a capability or ``store.core``.
 
 Private names: a ``_name`` is private to its module. The rule forbids the cross-package case the
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("store", "lca_tui", "screens", "widgets")
 UI = ("textual", "rich", "screens", "widgets", "lca_tui")
 # Packages under store/ that sit on top of the facade (clients of the harness API, like the CLI).
-ON_TOP = ("facade", "harness", "bench", "demo")
+ON_TOP = ("facade", "harness", "bench", "demo", "conformance")
 
 
 @dataclass(frozen=True)

@@ -221,10 +221,11 @@ MUTANTS = (
 
 
 def run_mutants(bundle: Bundle | None = None, names: list[str] | None = None,
-                baseline: dict[str, str] | None = None) -> list[MutantResult]:
+                baseline: dict[str, str] | None = None,
+                first_only: bool = False) -> list[MutantResult]:
     """Run each mutant's family under the defect; a case that passes on the real code
     (``baseline``: case id → status, run here when not given) and fails with the defect
-    catches it."""
+    catches it. ``first_only``: stop at the first case that catches each mutant."""
     bundle = bundle or load_bundle()
     chosen = [m for m in MUTANTS if names is None or m.name in names]
     unknown = sorted(set(names or ()) - {m.name for m in MUTANTS})
@@ -246,5 +247,7 @@ def run_mutants(bundle: Bundle | None = None, names: list[str] | None = None,
                 result.ran += 1
                 if run_case(c).status == "fail":
                     result.caught_by.append(c["id"])
+                    if first_only:
+                        break
         out.append(result)
     return out

@@ -517,26 +517,22 @@ class _Play:
         raise CaseFailure(f"unknown place {where!r}")
 
     def _cache_texts(self, name: str) -> list[str]:
-        """Texts of the chunks whose vectors the warm in-memory copy still answers with: a
-        KNN over the copy (as recall runs it) for the erased text's own vector."""
+        """What the warm in-memory vector copy (``warm_cache``) still answers with, brought up
+        to date as a recall would: the text of every chunk it holds a vector for, and for a
+        vector whose chunk is gone, a line naming the erased text (a residue: a KNN over the
+        copy can still match it)."""
         from store.core.models import Chunk
         from store.recall.pool import cache_for
 
         cache = self.results.get(name) or cache_for(self.store)
         needle = self.case.get("_needle", "")
-        q = self.store.embedder.embed([needle])[0]
         out = []
         with self.store.read() as conn:
             cache.sync(conn, self.store.embedder.name)
-            if len(cache.ids):
-                sims = cache.matrix @ q
-                for idx in sims.argsort()[::-1][:20]:
-                    if sims[idx] >= 0.98:
-                        text = conn.execute(select(Chunk.text).where(
-                            col(Chunk.id) == int(cache.ids[idx]))).scalar()
-                        out.append(text if text is not None else
-                                   f"<vector of deleted chunk {int(cache.ids[idx])}>"
-                                   f" {needle}")
+            for cid in (int(i) for i in cache.ids):
+                text = conn.execute(select(Chunk.text).where(col(Chunk.id) == cid)).scalar()
+                out.append(text if text is not None else
+                           f"vector of erased chunk {cid} kept ({needle})")
         return out
 
     def _check_absent(self, a: dict[str, Any]) -> None:
@@ -657,9 +653,15 @@ class _Play:
         if long:
             raise CaseFailure(f"an item has {len(long[0].text)} characters, over "
                               f"item_chars {cfg['item_chars']}")
-        sources = {(c.source_type, c.source_id) for c in trace.candidates}
-        if len(sources) > int(cfg["pool"]):
-            raise CaseFailure(f"{len(sources)} candidate sources, over the pool {cfg['pool']}")
+        # the pool counts the sources the channel allows; those it holds back are kept beside
+        # them for the operator's trace, at most as many again
+        allowed = {(c.source_type, c.source_id) for c in trace.candidates
+                   if c.decision != "policy_filtered"}
+        held = {(c.source_type, c.source_id) for c in trace.candidates
+                if c.decision == "policy_filtered"}
+        if len(allowed) > int(cfg["pool"]) or len(held) > int(cfg["pool"]):
+            raise CaseFailure(f"{len(allowed)} candidate sources (+{len(held)} held back), "
+                              f"over the pool {cfg['pool']}")
         if trace.considered != len(trace.candidates):
             raise CaseFailure(f"the trace says {trace.considered} considered but holds "
                               f"{len(trace.candidates)} candidates")
