@@ -99,3 +99,15 @@ def test_a_person_approval_still_grants_authority(store: Store) -> None:
                   auto_apply=False)
     approve(store, info.id, actor="dana")
     assert {m.name: m.authority for m in store.list_memories()}["standup"] == "approved"
+
+
+def test_held_back_sources_beside_the_pool_are_capped(store: Store, tmp_path: Path) -> None:
+    ids = import_memories(store, tmp_path / "mem", [
+        (f"s{i}", f"Osprey nest camera feed {i} osprey nest.", {"name": f"osprey secret {i}",
+                                                               "sensitivity": "secret"})
+        for i in range(5)] + [("pub", "Osprey nest season opens in April.",
+                                {"name": "osprey season"})])
+    result = store.recall("osprey nest camera", now=NOW, overrides={"pool": 2, "floor": 0.0})
+    held = [c for c in result.trace.candidates if c.decision == "policy_filtered"]
+    assert 1 <= len(held) <= 2
+    assert ids["osprey season"] in [i.source_id for i in result.items]

@@ -20,6 +20,12 @@ an erasure or any deletion — and a candidate the copy names that no longer exi
 when its row is read, so the copy can make a recall miss nothing and can never resurrect a
 deleted chunk.
 
+The pool is filled after the channel rule (``terms.channel_denies``, given the recall's
+channel): a source the channel holds back — secret, or private in a public channel — never takes
+one of the ``pool`` slots, so it cannot crowd out what the channel may see (Anamnesis §6.6,
+scope closure). Up to ``pool`` such sources are kept beside the others, so the operator's trace
+shows them (masked); further ones are skipped.
+
 The lexical query drops common English stop words (``vec.fts_query``), as every search does.
 
 Entries stored but not embedded yet (waiting in ``embed_queue``: a hook stores a live session's
@@ -188,6 +194,11 @@ def live_window(conn: Connection, session_id: str) -> LiveWindow:
 
 Source = tuple[tuple[str, int], str]
 
+# The rankings are read deeper (twice as deep each time) until the pool is full, down to at
+# most this many hits per source of the pool: held-back sources do not fill the pool, and a
+# store whose best hits are nearly all held back must not make a recall read its whole index.
+FETCH_CEILING = 64
+
 
 def _sources(conn: Connection, ids: list[int], live: LiveWindow | None = None,
              channel: str | None = None, denied: set[int] | None = None
@@ -327,7 +338,7 @@ def pool(store: Store, conn: Connection, query: str,
             taken, sources, full = _interleave(knn, fts, source_of, size,
                                                ([(-e, s) for e, s in waiting],), denied)
             exhausted = len(knn) < fetch and len(fts) < fetch and len(waiting) < fetch
-            if full or exhausted:
+            if full or exhausted or fetch >= FETCH_CEILING * max(1, size):
                 break
             fetch *= 2
         best = max((s for _, s in fts + waiting), default=0.0)
