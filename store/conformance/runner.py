@@ -184,6 +184,7 @@ class _Play:
         self.results: dict[str, Any] = {}
         self.views: dict[str, str] = {}
         self.store: Any = None
+        self.needle = ""  # the text an ``absent`` / ``present`` check is probing for
         self.channel = case.get("channel", "private")
         self.principal = case.get("principal", "dana")
 
@@ -508,13 +509,13 @@ class _Play:
                     for p in sorted(self.memdir.rglob("*")) if p.is_file()] \
                 if self.memdir.is_dir() else []
         if kind == "proposals":
+            from store.core.db import orm
             from store.governance.models import Proposal
 
-            with self.store.read() as conn:
-                rows = conn.execute(select(Proposal.content, Proposal.rationale,
-                                           Proposal.name, Proposal.meta,
-                                           Proposal.target_snapshot)).all()
-            return [(where, json.dumps([list(r) for r in rows], ensure_ascii=False))]
+            with self.store.read() as conn, orm(conn) as s:
+                rows = [[p.content, p.rationale, p.name, p.meta, p.target_snapshot]
+                        for p in s.exec(select(Proposal)).all()]
+            return [(where, json.dumps(rows, ensure_ascii=False))]
         if kind == "traces":
             out = []
             for t in self.store.traces(None):
@@ -539,7 +540,7 @@ class _Play:
         from store.recall.pool import cache_for
 
         cache = self.results.get(name) or cache_for(self.store)
-        needle = self.case.get("_needle", "")
+        needle = self.needle
         out = []
         with self.store.read() as conn:
             cache.sync(conn, self.store.embedder.name)
@@ -550,7 +551,7 @@ class _Play:
         return out
 
     def _check_absent(self, a: dict[str, Any]) -> None:
-        self.case["_needle"] = a["text"]
+        self.needle = a["text"]
         needles = [a["text"]] + list(a.get("also", []))
         for where in a["where"]:
             for label, text in self._texts(where):
@@ -560,7 +561,7 @@ class _Play:
 
     def _check_present(self, a: dict[str, Any]) -> None:
         """The positive control of ``absent``: the probe does find the text here."""
-        self.case["_needle"] = a["text"]
+        self.needle = a["text"]
         for where in a["where"]:
             if not any(a["text"].lower() in t.lower() for _, t in self._texts(where)):
                 raise CaseFailure(f"{where} does not hold {a['text']!r} (the probe is blind)")
@@ -599,8 +600,7 @@ class _Play:
     def _check_proposal(self, a: dict[str, Any]) -> None:
         info = self.store.proposal(int(a["proposal"]))
         if "status" in a and info.status != a["status"]:
-            raise CaseFailure(f"proposal {info.id} is {info.status}, expected {a['status']} "
-                              f"({info.summary.status_reason if hasattr(info.summary, 'status_reason') else ''})")
+            raise CaseFailure(f"proposal {info.id} is {info.status}, expected {a['status']}")
         for key in ("op", "type", "origin"):
             if key in a and getattr(info.summary, key, None) != a[key]:
                 raise CaseFailure(f"proposal {info.id}: {key} is "
@@ -634,8 +634,10 @@ class _Play:
             n = int(self.results[what.split(":", 1)[1]].proposals_added)
         else:
             raise CaseFailure(f"unknown count {what!r}")
-        if not _within(n, a["equals"] if "equals" in a else a):
-            raise CaseFailure(f"{what}: {n}, expected {a.get('equals', a)}")
+        bound = {k: a[k] for k in ("equals", "min", "max") if k in a}
+        if not _within(n, bound):
+            want = ", ".join(f"{k} {v}" for k, v in bound.items())
+            raise CaseFailure(f"{what}: {n}, expected {a['equals'] if 'equals' in a else want}")
 
     def _check_erasure(self, a: dict[str, Any]) -> None:
         res = self.results[a["erase"]]
