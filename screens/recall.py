@@ -353,7 +353,15 @@ class RecallScreen(StoreScreen):
         if c.terms.get("S") is not None:
             w = float(settings.get("cos_weight", 0.7))
             cos = "n/a (no comparable vector)" if c.cos is None else f"{c.cos:.3f}"
-            out.append(f"\nS {c.terms['S']:.3f} = {w:g}·cos {cos} + {1 - w:g}·lex "
+            own = w * (c.cos or 0.0) + (1 - w) * (c.lex or 0.0)
+            s = float(c.terms["S"])
+            if c.adj is not None and s > own + 5e-4:
+                mu = float(settings.get("adjacent_weight", 0.0))
+                head = (f"\nS {s:.3f} = (own + {mu:g}·adj {c.adj:.3f}) / {1 + mu:g}, raised by "
+                        f"the entries beside it; own {own:.3f} = ")
+            else:
+                head = f"\nS {s:.3f} = "
+            out.append(head + f"{w:g}·cos {cos} + {1 - w:g}·lex "
                        f"{c.lex or 0:.3f}   contributions: " + "  ".join(
                            f"{k} {v:+.3f}" for k, v in c.contributions.items())
                        + f"   score {c.score:.3f}")

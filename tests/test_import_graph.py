@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("store", "lca_tui", "screens", "widgets")
 UI = ("textual", "rich", "screens", "widgets", "lca_tui")
 # Packages under store/ that sit on top of the facade (clients of the harness API, like the CLI).
-ON_TOP = ("facade", "harness", "bench", "demo", "conformance")
+ON_TOP = ("facade", "harness", "bench", "demo", "conformance", "evals")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,11 @@ QUERY = "how do we deploy the service with the helm canary rollout"
 SECRET_WORD = "zebracorn4471"
 
 
+def with_adjacent(own: float, adj: float | None, mu: float = 0.5) -> float:
+    """S as recall computes it: the blend, raised by adjacent support (never lowered)."""
+    return own if adj is None else max(own, (own + mu * adj) / (1 + mu))
+
+
 def _rank_of(result: Any, memory_id: int) -> int:
     return next(c.rank for c in result.trace.candidates
                 if c.source_type == "memory" and c.source_id == memory_id)
@@ -111,8 +116,10 @@ def test_exact_keyword_beats_vague_paraphrase_through_lex(store: Store) -> None:
     assert exact.cos < vague.cos
     assert exact.lex > vague.lex
     assert exact.rank < vague.rank
-    assert exact.terms["S"] == pytest.approx(0.7 * exact.cos + 0.3 * exact.lex, abs=1e-5)
-    assert vague.terms["S"] == pytest.approx(0.7 * vague.cos + 0.3 * vague.lex, abs=1e-5)
+    assert exact.terms["S"] == pytest.approx(with_adjacent(0.7 * exact.cos + 0.3 * exact.lex,
+                                                           exact.adj), abs=1e-5)
+    assert vague.terms["S"] == pytest.approx(with_adjacent(0.7 * vague.cos + 0.3 * vague.lex,
+                                                           vague.adj), abs=1e-5)
 
 
 @pytest.mark.model
@@ -318,7 +325,8 @@ def test_recall_json_contract(store: Store, tmp_path: Path,
     cand = data["candidates"][0]
     assert {"rank", "source_type", "source_id", "text", "terms", "similarity",
             "contributions", "score", "decision", "reason"} <= set(cand)
-    assert set(cand["terms"]) == set("SETAQK") and set(cand["similarity"]) == {"cos", "lex"}
+    assert set(cand["terms"]) == set("SETAQK") and set(cand["similarity"]) == {"cos", "lex",
+                                                                                  "adjacent"}
     assert main(["traces", "--store", str(store.path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["trace_id"] == data["trace_id"]
 
@@ -424,7 +432,7 @@ def test_other_embedders_vectors_are_not_compared(tmp_path: Path) -> None:
         assert len(foreign) == 2 and len(own) == 1
         for c in foreign:
             assert c.cos is None and c.lex > 0
-            assert c.terms["S"] == pytest.approx(0.3 * c.lex, abs=1e-5)
+            assert c.terms["S"] == pytest.approx(with_adjacent(0.3 * c.lex, c.adj), abs=1e-5)
             assert ("vector from another embedder (some-other-model): cosine not comparable"
                     in c.reason)
         assert own[0].cos is not None and "another embedder" not in own[0].reason

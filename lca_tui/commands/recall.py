@@ -53,6 +53,11 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(func=run_feedback)
 
 
+def _adjacent(c: Any) -> str:
+    """`` adj 0.571`` when the entries beside a candidate raised its S, else nothing."""
+    return "" if c.adj is None else f" adj {_fmt(c.adj)}"
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
@@ -82,7 +87,8 @@ def _print_candidates(candidates: list[Any]) -> None:
             nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
             out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
                       f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
-                      f"{_fmt(c.lex) or '-'})  {nums}", markup=False, style="bold")
+                      f"{_fmt(c.lex) or '-'}{_adjacent(c)})  {nums}", markup=False,
+                      style="bold")
         text = MASK if c.masked else one_line(c.excerpt or "", 90)
         what = c.label if c.source_type == "entry" and c.label else c.kind  # worker named
         where = c.pointer + (f" {what}" if what else "")

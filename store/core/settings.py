@@ -78,6 +78,11 @@ SPECS: list[Spec] = [
     Spec("recall.epsilon", 0.10, "ε, weight of Q (task relevance)."),
     Spec("recall.lambda", 0.30, "λ, weight of K (risk penalty)."),
     Spec("recall.cos_weight", 0.7, "w in S = w·cos + (1−w)·lex."),
+    Spec("recall.adjacent_weight", 0.5,
+         "μ, adjacent support: a transcript entry's S = max(own, (own + μ·adj) / (1 + μ)), adj "
+         "the best own S of the entries just before and after it (same session and agent); 0 "
+         "turns it off. Chosen on LoCoMo's five tuning conversations (`lca-tui eval locomo`, "
+         "docs/recall.md)."),
     Spec("recall.floor", 0.25,
          "Similarity floor on S: nothing below it is injected. Chosen for all-MiniLM-L6-v2 by "
          "`lca-tui calibrate` (the 25th percentile of the S of the assistant turns that answer "

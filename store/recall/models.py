@@ -64,6 +64,7 @@ class RecallCandidate(Who, table=True):
     k: float | None = None
     cos: float | None = None
     lex: float | None = None
+    adj: float | None = None  # adjacent support: the best own S of the entries beside it
     contributions: str = "{}"
     score: float | None = None
     decision: str

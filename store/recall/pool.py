@@ -263,6 +263,7 @@ class Pool:
     foreign: dict[int, str] = field(default_factory=dict)
     waiting: dict[int, float] = field(default_factory=dict)
     sources: int = 0
+    lex_of: dict[int, float] = field(default_factory=dict)  # every FTS hit fetched: its lex
 
 
 def _interleave(knn: list[tuple[int, float]], fts: list[tuple[int, float]],
@@ -345,7 +346,7 @@ def pool(store: Store, conn: Connection, query: str,
         lex = {cid: (s / best if best > 0 else 0.0) for cid, s in fts}
         waiting_lex = {e: (s / best if best > 0 else 0.0) for e, s in waiting}
         cos = dict(knn)
-        out = Pool(sources=sources)
+        out = Pool(sources=sources, lex_of=lex)
         for cid in taken:
             if cid < 0:
                 out.waiting[-cid] = waiting_lex.get(-cid, 0.0)

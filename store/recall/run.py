@@ -17,10 +17,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, and_, tuple_
+from sqlmodel import col, select
 
 from store.recall import terms as rt
 from store.core import vec
+from store.core.models import Chunk, Entry
 from store.core.records import agent_label
 from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
@@ -32,9 +34,9 @@ if TYPE_CHECKING:
 
     from store.core.base import StoreBase as Store
 
-SETTING_NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "lambda", "cos_weight", "floor",
-                 "memory_items", "transcript_items", "item_chars", "pool", "half_life_days",
-                 "duplicate_cos")
+SETTING_NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "lambda", "cos_weight",
+                 "adjacent_weight", "floor", "memory_items", "transcript_items", "item_chars",
+                 "pool", "half_life_days", "duplicate_cos")
 
 
 @dataclass
@@ -124,6 +126,7 @@ class _Cand:
     s: float
     other_model: str | None = None  # the embedder that made this chunk's vector, if not ours
     agent: str | None = None  # an entry's agent: a worker's entries say so in their label
+    adj: float | None = None  # the best own S of the entries just before and after it
 
 
 def _pool(store: Store, conn: Connection, query: str,
@@ -159,7 +162,52 @@ def _pool(store: Store, conn: Connection, query: str,
         if held is None or held.chunk_id is None or \
                 (s, -int(r[0])) > (held.s, -held.chunk_id):
             best[key] = cand
-    return list(best.values())
+    cands = list(best.values())
+    _adjacent_support(store, conn, cands, got.lex_of, qvec, cfg)
+    return cands
+
+
+def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
+                      lex_of: dict[int, float], qvec: np.ndarray | Callable[[], np.ndarray],
+                      cfg: dict[str, Any]) -> None:
+    """Adjacent support: a transcript entry's S is raised towards the S of the entries just
+    before and after it in its session (same agent), ``S = max(own, (own + μ·adj) / (1 + μ))``
+    with μ = ``recall.adjacent_weight`` and ``adj`` the best own S of those two neighbours
+    (their cosine to the query, their lexical score if the FTS search found them). An answer
+    is often the turn after the question it answers, or the one before a turn that names the
+    topic; S is never lowered, and memories have no neighbours. Measured on LoCoMo's five
+    tuning conversations (``lca-tui eval locomo``, docs/recall.md): R@10 0.743 → 0.79."""
+    mu = float(cfg.get("adjacent_weight") or 0.0)
+    owners = [c for c in cands if c.facts.source_type == "entry" and c.chunk_id is not None
+              and c.seq is not None and c.session_id is not None]
+    if mu <= 0 or not owners:
+        return
+    keys = {(c.session_id, c.agent or "main", int(c.seq) + d)
+            for c in owners for d in (-1, 1) if c.seq is not None}
+    rows = conn.execute(
+        select(Entry.session_id, Entry.agent, Entry.seq, Chunk.id)
+        .join(Chunk, and_(col(Chunk.source_type) == "entry", col(Chunk.source_id) == Entry.id))
+        .where(tuple_(col(Entry.session_id), col(Entry.agent), col(Entry.seq)).in_(sorted(
+            keys)))).all()
+    if not rows:
+        return
+    q = qvec() if callable(qvec) else qvec
+    vectors = cache_for(store)
+    w = float(cfg["cos_weight"])
+    own: dict[tuple[str, str, int], float] = {}
+    for sid, agent, seq, cid in rows:
+        v = vectors.vector(int(cid))
+        if v is None:
+            v = vec.vector_of(conn, int(cid))
+        s = rt.similarity(None if v is None else float(v @ q), lex_of.get(int(cid), 0.0), w)
+        key = (str(sid), str(agent), int(seq))
+        own[key] = max(own.get(key, 0.0), s)
+    for c in owners:
+        near = [own[k] for k in ((c.session_id, c.agent or "main", int(c.seq or 0) + d)
+                                 for d in (-1, 1)) if k in own]
+        if near:
+            c.adj = max(near)
+            c.s = max(c.s, (c.s + mu * c.adj) / (1.0 + mu))
 
 
 def _label(f: rt.Facts, agent: str | None) -> str | None:
@@ -185,6 +233,7 @@ def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
                      decision=hard[0] if hard else "", reason=hard[1] if hard else "",
                      score=round(total, 6), terms={t: round(v, 6) for t, v in terms.items()},
                      cos=None if c.cos is None else round(c.cos, 6), lex=round(c.lex, 6),
+                     adj=None if c.adj is None else round(c.adj, 6),
                      contributions={t: round(v, 6) for t, v in contributions.items()},
                      excerpt=None if masked else c.text[:EXCERPT_CHARS],
                      label=None if masked else _label(f, c.agent), masked=masked, chunk_id=c.chunk_id,

@@ -48,6 +48,7 @@ class Candidate:
     terms: dict[str, float | None] = field(default_factory=dict)
     cos: float | None = None
     lex: float | None = None
+    adj: float | None = None  # adjacent support (run.py): the best own S of its neighbours
     contributions: dict[str, float] = field(default_factory=dict)
     excerpt: str | None = None
     label: str | None = None
@@ -77,7 +78,7 @@ class Candidate:
                 "source_id": self.source_id, "session_id": self.session_id, "seq": self.seq,
                 "kind": self.kind, "label": self.label, "text": self.excerpt,
                 "masked": self.masked, "terms": dict(self.terms),
-                "similarity": {"cos": self.cos, "lex": self.lex},
+                "similarity": {"cos": self.cos, "lex": self.lex, "adjacent": self.adj},
                 "contributions": dict(self.contributions), "score": self.score,
                 "decision": self.decision, "reason": self.reason,
                 "feedback": list(self.feedback), "harness": self.harness}
@@ -155,7 +156,7 @@ def insert_trace(conn: Connection, trace: Trace, writer: str, version: str) -> i
             who, trace_id=row.id, rank=c.rank, source_type=c.source_type,
             source_id=c.source_id, decision=c.decision, reason=c.reason, score=c.score,
             s=t.get("S"), e=t.get("E"), t=t.get("T"), a=t.get("A"), q=t.get("Q"), k=t.get("K"),
-            cos=c.cos, lex=c.lex, contributions=json.dumps(c.contributions),
+            cos=c.cos, lex=c.lex, adj=c.adj, contributions=json.dumps(c.contributions),
             excerpt=None if c.masked else c.excerpt, label=None if c.masked else c.label,
             masked=int(c.masked), chunk_id=c.chunk_id, session_id=c.session_id, seq=c.seq,
             kind=c.kind, external_id=c.external_id, hits=c.hits, prevented=c.prevented))
@@ -175,7 +176,8 @@ def _candidate(r: CandidateRow, feedback: tuple[str, ...]) -> Candidate:
     return Candidate(rank=r.rank, source_type=r.source_type, source_id=r.source_id,
                      decision=r.decision, reason=r.reason, score=r.score,
                      terms={"S": r.s, "E": r.e, "T": r.t, "A": r.a, "Q": r.q, "K": r.k},
-                     cos=r.cos, lex=r.lex, contributions=json.loads(r.contributions or "{}"),
+                     cos=r.cos, lex=r.lex, adj=r.adj,
+                     contributions=json.loads(r.contributions or "{}"),
                      excerpt=r.excerpt, label=r.label, masked=bool(r.masked),
                      chunk_id=r.chunk_id, session_id=r.session_id, seq=r.seq, kind=r.kind,
                      external_id=r.external_id, hits=r.hits, prevented=r.prevented, id=r.id,
