@@ -133,3 +133,17 @@ def test_adjacent_support_raises_the_answer_after_its_question(store: Store) -> 
     stored = store.trace(store.recall(query).trace_id or 0)
     assert any(c.adj is not None for c in stored.candidates)
     assert "adjacent" in stored.candidates[0].to_json()["similarity"]
+
+
+def test_a_held_back_neighbour_lends_no_support(store: Store) -> None:
+    """A secret entry never enters the ranking, not even by raising the entry beside it."""
+    store.append_entries(NewSession(id="s2", format="test"), [
+        NewEntry(kind="user", content="Which database did the team pick for billing?",
+                 source_key="t:0", sensitivity="secret"),
+        NewEntry(kind="assistant", content="They went with the one they already run.",
+                 source_key="t:1"),
+    ])
+    cands = {c.seq: c for c in store.recall("which database did the team pick for billing"
+                                            ).trace.candidates}
+    assert cands[1].adj is None
+    assert cands[0].decision == "policy_filtered"

@@ -163,19 +163,20 @@ def _pool(store: Store, conn: Connection, query: str,
                 (s, -int(r[0])) > (held.s, -held.chunk_id):
             best[key] = cand
     cands = list(best.values())
-    _adjacent_support(store, conn, cands, got.lex_of, qvec, cfg)
+    _adjacent_support(store, conn, cands, got.lex_of, qvec, cfg, channel)
     return cands
 
 
 def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
                       lex_of: dict[int, float], qvec: np.ndarray | Callable[[], np.ndarray],
-                      cfg: dict[str, Any]) -> None:
+                      cfg: dict[str, Any], channel: str | None = None) -> None:
     """Adjacent support: a transcript entry's S is raised towards the S of the entries just
     before and after it in its session (same agent), ``S = max(own, (own + μ·adj) / (1 + μ))``
     with μ = ``recall.adjacent_weight`` and ``adj`` the best own S of those two neighbours
     (their cosine to the query, their lexical score if the FTS search found them). An answer
     is often the turn after the question it answers, or the one before a turn that names the
-    topic; S is never lowered, and memories have no neighbours. Measured on LoCoMo's five
+    topic; S is never lowered, and memories have no neighbours. A neighbour the channel rule
+    holds back lends no support (it never enters the ranking, even through another entry). Measured on LoCoMo's five
     tuning conversations (``lca-tui eval locomo``, docs/recall.md): R@10 0.743 → 0.79."""
     mu = float(cfg.get("adjacent_weight") or 0.0)
     owners = [c for c in cands if c.facts.source_type == "entry" and c.chunk_id is not None
@@ -185,7 +186,7 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     keys = {(c.session_id, c.agent or "main", int(c.seq) + d)
             for c in owners for d in (-1, 1) if c.seq is not None}
     rows = conn.execute(
-        select(Entry.session_id, Entry.agent, Entry.seq, Chunk.id)
+        select(Entry.session_id, Entry.agent, Entry.seq, Chunk.id, Entry.sensitivity)
         .join(Chunk, and_(col(Chunk.source_type) == "entry", col(Chunk.source_id) == Entry.id))
         .where(tuple_(col(Entry.session_id), col(Entry.agent), col(Entry.seq)).in_(sorted(
             keys)))).all()
@@ -195,7 +196,9 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     vectors = cache_for(store)
     w = float(cfg["cos_weight"])
     own: dict[tuple[str, str, int], float] = {}
-    for sid, agent, seq, cid in rows:
+    for sid, agent, seq, cid, sensitivity in rows:
+        if channel is not None and rt.channel_denies(sensitivity or "public", channel):
+            continue
         v = vectors.vector(int(cid))
         if v is None:
             v = vec.vector_of(conn, int(cid))
