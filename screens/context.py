@@ -20,6 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header
 
 from screens.base import StoreScreen
+from screens.navigation import OpenRecord
+from store import RecordRef
 from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
 from store.core.records import agent_label
@@ -92,6 +94,7 @@ class ContextScreen(StoreScreen):
     SIDE_PANE = "#context-picker"
     SIDE_NAME = "Sessions"
     SIDE_AUTO_HIDE = "-narrow"
+    OPENS: ClassVar[frozenset[str]] = frozenset({"series"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reload", "Reload", id="context-reload"),
         Binding("l", "latest", "Follow latest", id="context-latest"),
@@ -260,6 +263,9 @@ class ContextScreen(StoreScreen):
         self._full_next = True
         self.reload()
 
+    def open_record(self, ref: RecordRef) -> None:
+        self.open_series(str(ref.id), "main" if ref.at is None else str(ref.at))
+
     def open_series(self, session_id: str, agent: str = "main") -> None:
         """Show one session's agent (the Health screen's drill-down lands here)."""
         self._wanted = (session_id, agent)
@@ -283,7 +289,7 @@ class ContextScreen(StoreScreen):
         ref = event.ref
         if isinstance(ref, Compaction):
             if ref.summary_at is not None:
-                await self.lca.open_session(*ref.summary_at)
+                self.post_message(OpenRecord(RecordRef.entry(*ref.summary_at)))
             elif ref.handoff_path:
                 self.notify(f"no summary entry is linked; its handoff was written to "
                             f"{visible(ref.handoff_path)}", markup=False)
@@ -292,7 +298,8 @@ class ContextScreen(StoreScreen):
                             markup=False)
         elif isinstance(ref, PruneEvent):
             if ref.entry_seqs:
-                await self.lca.open_session(ref.session_id, min(ref.entry_seqs))
+                self.post_message(OpenRecord(RecordRef.entry(ref.session_id,
+                                                             min(ref.entry_seqs))))
             else:
                 self.notify("None of the entries this prune let go is in the store.",
                             markup=False)

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from screens.base import StoreScreen
 from screens.health_fix import FixConfirm
-from screens.registry import SCREENS
+from screens.navigation import OpenRecord
 from store.health.records import (
     FixPlan,
     FixReport,
@@ -338,28 +338,10 @@ class HealthScreen(StoreScreen):
 
     async def open_target(self, view: RowView) -> None:
         """Go to the screen that shows ``view``'s row (or say why not)."""
-        if view.target is None:
+        if view.ref is None:
             self.notify(f"{view.label}: no screen shows this row", markup=False)
             return
-        mode, *args = view.target
-        spec = next((s for s in SCREENS if s.mode == mode), None)
-        if spec is None or spec.target is None:
-            title = spec.title if spec else mode
-            self.notify(f"{view.label}: the {title} screen is not built yet", markup=False,
-                        severity="warning")
-            return
-        if mode == "transcript":
-            await self.lca.open_session(str(args[0]), int(args[1]))
-            return
-        opener = {"context": "open_series", "memories": "open_memory",
-                  "proposals": "open_proposal"}.get(mode)
-        await self.app.switch_mode(mode)
-        method = getattr(self.app.screen, opener or "", None)
-        if method is None:
-            self.app.notify(f"{view.label}: the {spec.title} screen cannot open it by id",
-                            markup=False, severity="warning")
-            return
-        method(*args)
+        self.post_message(OpenRecord(view.ref))
 
     def action_back(self) -> None:
         if self.drilled is None:

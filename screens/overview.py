@@ -15,7 +15,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from screens.base import StoreScreen
+from screens.navigation import OpenRecord
 from screens.proposal_view import pass_line
+from store import RecordRef
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
 from store.governance.records import PassSummary
@@ -303,7 +305,7 @@ class OverviewScreen(StoreScreen):
     @on(DataTable.RowSelected, "#overview-sessions")
     async def _open(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            await self.lca.open_session(event.row_key.value)
+            self.post_message(OpenRecord(RecordRef("session", event.row_key.value)))
 
     def action_reload(self) -> None:
         self.reload()

@@ -18,6 +18,7 @@ from screens.health_fix import FixConfirm
 from store import open_store
 from store.core.settings import Settings
 from store.health import incidents
+from store.health.records import Row, RowView
 from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, rendered_text, \
     wait_until
 
@@ -78,16 +79,15 @@ def test_snapshot_drill_down(snap_compare: Any, demo_path: Path, size: tuple[int
 
 
 async def test_enter_on_rows_opens_their_screens(demo_path: Path) -> None:
-    """A chunk's entry opens on Transcript, a compaction on Context; a memory says its
-    screen is not built yet (when it is not) instead of switching."""
+    """A chunk's entry opens on Transcript, a compaction on Context."""
     app = make_app(demo_path, now=FIXED_NOW, mode="health")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _drilled(pilot, "duplicate_ratio")
         first = screen.views[0]
-        assert first.target and first.target[0] == "transcript"
+        assert first.ref and first.ref.kind == "session" and first.ref.at is not None
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "transcript"
-                         and getattr(app.screen, "session_id", None) == first.target[1],
+                         and getattr(app.screen, "session_id", None) == first.ref.id,
                          what="the entry's session")
         await pilot.press("6")
         await wait_until(pilot, lambda: app.screen is screen, what="back on Health")
@@ -97,30 +97,32 @@ async def test_enter_on_rows_opens_their_screens(demo_path: Path) -> None:
         loads = screen.rows_loads
         await pilot.press("enter")
         await wait_until(pilot, lambda: screen.rows_loads > loads, what="compaction rows")
-        target = screen.views[0].target
-        assert target and target[0] == "context"
+        target = screen.views[0].ref
+        assert target and target.kind == "series"
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "context", what="Context")
         context = app.screen
         await wait_until(pilot, lambda: context._series is not None
-                         and context._series.session_id == target[1], what="that series")
+                         and context._series.session_id == target.id
+                         and context._series.agent == target.at, what="that series")
 
 
-async def test_memory_rows_wait_for_the_memories_screen(demo_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import screens.health as health_module
-    from screens.registry import SCREENS, ScreenSpec
-
-    unbuilt = tuple(ScreenSpec(s.key, s.mode, s.title, None, s.summary) if s.mode == "memories"
-                    else s for s in SCREENS)
-    monkeypatch.setattr(health_module, "SCREENS", unbuilt)
+async def test_memory_rows_open_on_the_memories_screen(demo_path: Path) -> None:
+    """A memory row opens that memory on Memories; a row no screen shows says so and stays."""
     app = make_app(demo_path, now=FIXED_NOW, mode="health")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _drilled(pilot, "loader_drift")
-        assert screen.views[0].target[0] == "memories"
-        await pilot.press("enter")
-        await pilot.pause(0.2)
+        ref = screen.views[0].ref
+        assert ref is not None and ref.kind == "memory"
+        await screen.open_target(RowView(Row("writer", "x"), "writer x", None))
+        await pilot.pause()
         assert app.current_mode == "health"
+        assert any("writer x: no screen shows this row" in str(n.message)
+                   for n in app._notifications)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "memories"
+                         and getattr(app.screen, "selected", None) == ref.id,
+                         what="the memory on Memories")
 
 
 async def test_fix_asks_with_its_plan_then_runs_and_rescans(demo_path: Path) -> None:
