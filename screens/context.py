@@ -108,8 +108,6 @@ class ContextScreen(StoreScreen):
         self._max_revision = 0
         self._full_next = True
         self._keys: dict[Key, SeriesKey] = {}
-        self.full_loads = 0
-        self.tail_loads = 0
         """How many whole reads and how many reads of newer rows only were shown (tests)."""
 
     def compose(self) -> ComposeResult:
@@ -161,16 +159,16 @@ class ContextScreen(StoreScreen):
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
     def _tail(self, current: Series, after_id: int, after_revision: int) -> None:
         version = self.lca.data_version()
-        self.post_message(self.Loaded(tail(self.lca.store, current, after_id, after_revision),
+        self.post_message(self.Fetched(tail(self.lca.store, current, after_id, after_revision),
                                       version))
 
     def show_data(self, data: ContextData | Tail) -> None:
         if isinstance(data, Tail):
-            self.tail_loads += 1
             self._show_tail(data)
+            self.loaded("tail")
         else:
-            self.full_loads += 1
             self._show_full(data)
+            self.loaded("full")
 
     def _show_full(self, data: ContextData) -> None:
         self._series, self._max_id = data.series, data.max_id

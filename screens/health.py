@@ -175,7 +175,6 @@ class HealthScreen(StoreScreen):
         self.views: list[RowView] = []
         self.fixing = False
         self.fixes_done = 0
-        self.rows_loads = 0
         """How many drill-downs were shown (tests wait on it)."""
         self._last_scan = 0.0
         self._deferred: Timer | None = None
@@ -327,7 +326,7 @@ class HealthScreen(StoreScreen):
         rows.border_title = (f"{message.signal}: {sig.offending_total:,} offending rows{more}"
                              if sig.offending_total else f"{message.signal}: no offending rows")
         rows.border_subtitle = "enter opens a row's screen · esc back"
-        self.rows_loads += 1
+        self.loaded("rows")
 
     @on(DataTable.RowSelected, "#health-rows")
     async def _open_row(self, event: DataTable.RowSelected) -> None:

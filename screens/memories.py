@@ -99,7 +99,6 @@ class MemoriesScreen(StoreScreen):
         self.detail: MemoryDetail | None = None
         self.selected: int | None = None
         self.revealed: dict[int, str] = {}
-        self.detail_loads = 0
         self._token = 0
         self._narrow: bool | None = None
 
@@ -328,7 +327,7 @@ class MemoriesScreen(StoreScreen):
                              f"link{'s' if links != 1 else ''}" if links else
                              "Supersession chain · none")
         tree.border_subtitle = "enter shows a memory" if links else ""
-        self.detail_loads += 1
+        self.loaded("detail")
         self.refresh_bindings()
 
     def _show_evidence(self, detail: MemoryDetail) -> None:

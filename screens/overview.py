@@ -195,7 +195,6 @@ class OverviewScreen(StoreScreen):
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
-    health_loads = 0
     """How many health summaries were shown (tests wait on it)."""
 
     def compose(self) -> ComposeResult:
@@ -279,7 +278,7 @@ class OverviewScreen(StoreScreen):
     @on(HealthSummary)
     def _health_loaded(self, message: HealthSummary) -> None:
         self.query_one(HealthLine).show(message.result)
-        self.health_loads += 1
+        self.loaded("health")
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         self._latest = (sessions, total)

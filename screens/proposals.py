@@ -167,7 +167,6 @@ class ProposalsScreen(StoreScreen):
         """How many decisions (approve, reject, edit) finished (tests wait on it)."""
         self.passes = 0
         self.last_pass: str | None = None
-        self.detail_loads = 0
         self._token = 0
         self._narrow_cols: bool | None = None
         self._busy: str | None = None
@@ -369,7 +368,7 @@ class ProposalsScreen(StoreScreen):
             self.query_one("#pd-options", Static).update(options_text(info))
         pane.border_subtitle = ("a approve · r reject · e edit · n next" if decidable
                                 else "z zoom · b hide the queue")
-        self.detail_loads += 1
+        self.loaded("detail")
         self.refresh_bindings()
 
     # -- deciding ------------------------------------------------------------------------

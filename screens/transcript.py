@@ -95,7 +95,6 @@ class TranscriptScreen(StoreScreen):
         self.entries: list[EntryInfo] = []
         self.hits: list[SearchHit] = []
         self.search_mode = SEARCH_MODES[0]
-        self.entry_loads = 0
         self.searches = 0
         self._token = 0
         self._goto_seq: int | None = None
@@ -249,7 +248,7 @@ class TranscriptScreen(StoreScreen):
             table.move_cursor(row=table.get_row_index(str(target)), animate=False)
         self._show_highlighted()
         self._title_lists()
-        self.entry_loads += 1
+        self.loaded("entries")
 
     def _text_cell(self, e: EntryInfo) -> Text:
         """The entry's text for the list; a secret entry's is masked until revealed."""

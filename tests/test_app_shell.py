@@ -23,7 +23,7 @@ from store.demo import DemoError, build_demo, shift_text
 from store.core.settings import Settings
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import RunApp, make_store
-from tests.helpers_shell import FIXED_NOW, rendered_segments, rendered_text, wait_until
+from tests.helpers_shell import FIXED_NOW, load_count, rendered_segments, rendered_text, wait_until
 
 
 # -- the demo store -----------------------------------------------------------------------------
@@ -237,7 +237,7 @@ async def test_transcript_search_opens_the_entry(demo_path: Path, run_app: RunAp
     """`/` searches (FTS here), and enter on a hit shows that entry in its session."""
     async with run_app(demo_path, mode="transcript") as pilot:
         screen = pilot.app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await pilot.press("s")
         await pilot.press("ctrl+t")
         assert screen.search_mode == "fts"
@@ -248,9 +248,10 @@ async def test_transcript_search_opens_the_entry(demo_path: Path, run_app: RunAp
         index = screen.hits.index(first)
         table = screen.query_one("#hits", DataTable)
         table.move_cursor(row=index)
-        loads = screen.entry_loads
+        loads = load_count(screen, "entries")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the hit's session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads,
+                         what="the hit's session")
         assert screen.session_id == first.session_id
         view = screen.query_one("#entry-view")
         assert view.border_title == f"Entry #{first.seq}"
@@ -266,9 +267,9 @@ async def test_agent_filter_cycles_through_workers(demo_path: Path, run_app: Run
                          and screen.entries[0].session_id == session.id, what="session")
         total = len(screen.entries)
         for agent in ("main", session.workers[0]):
-            loads = screen.entry_loads
+            loads = load_count(screen, "entries")
             await pilot.press("a")
-            await wait_until(pilot, lambda loads=loads: screen.entry_loads > loads,
+            await wait_until(pilot, lambda loads=loads: load_count(screen, "entries") > loads,
                              what=f"agent {agent}")
             assert screen.agent == agent
             assert screen.entries and {e.agent for e in screen.entries} == {agent}
