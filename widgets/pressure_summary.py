@@ -7,7 +7,7 @@ check, one read per refresh) and hands it over with ``show``.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
