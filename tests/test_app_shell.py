@@ -120,6 +120,9 @@ async def test_every_number_key_shows_its_screen(demo_path: Path, run_app: RunAp
             assert isinstance(screen, StoreScreen)
             await pilot.press("question_mark")
             await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+            # laid out once its keys render (under load that is a frame after it is shown)
+            await wait_until(pilot, lambda: rendered_text(
+                app.screen.query_one("#help-keys")).strip() != "", what="help's keys")
             assert str(app.screen.query_one("#help-text").render()).strip()
             keys = rendered_text(app.screen.query_one("#help-keys"))
             assert "Help" in keys and "Quit" in keys

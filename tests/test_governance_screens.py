@@ -387,7 +387,11 @@ async def test_secret_masked_until_revealed_and_load_error_shown(
         assert "secret/ledgerline" not in rendered_text(body)
         broken = next(m.id for m in store.memories() if not m.loadable)
         await _memories(pilot, app, broken)
-        assert "loader cannot read it" in rendered_text(screen.query_one("#md-problems"))
+        problems = screen.query_one("#md-problems")
+        # the pane renders a frame after the detail is set (under load, later than the check)
+        await wait_until(pilot, lambda: rendered_text(problems).strip() != "",
+                         what="the problems pane")
+        assert "loader cannot read it" in rendered_text(problems)
 
 
 async def test_transcript_memory_hit_opens_memories(gov: tuple[Store, dict[str, Any]]) -> None:
