@@ -2,9 +2,9 @@
 
 ``make_app`` is the one factory the CLI and the tests use. The app owns a ``Store``
 (``app.store``) and a clock (``app.now()``, frozen when ``now`` is given so snapshots do not
-move). Screens come from ``screens.registry.SCREENS``: a screen whose ``target`` is set is
-imported when its mode is first shown; one whose target is ``None`` shows a plain "not built
-yet" notice.
+move). Screens come from ``screens.registry.SCREENS``, each imported when its mode is first
+shown. Between screens there is one way: an ``OpenRecord`` message, which the app routes to the
+screen whose registry entry opens the record's kind (``screens.navigation``).
 """
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
 from lca_tui.palette import StoreCommands, screen_commands
 from screens.help import HelpScreen
-from screens.not_built import NotBuiltScreen
-from screens.registry import SCREENS, ScreenSpec
-from store import Store, open_store
+from screens.navigation import OpenRecord, Opens
+from screens.registry import SCREENS, ScreenSpec, screen_for
+from store import RecordRef, Store, open_store
 from store.core.assets import asset_path
 from store.core.settings import Settings
 from store.core.textsafe import visible
@@ -33,9 +34,7 @@ SCREENS_GROUP = Binding.Group("screens", compact=True)
 
 
 def screen_factory(spec: ScreenSpec) -> Screen[Any]:
-    """The screen for ``spec``: its class from ``target``, or the not-built notice."""
-    if spec.target is None:
-        return NotBuiltScreen(spec)
+    """The screen for ``spec``: its class from ``target``."""
     module_name, _, class_name = spec.target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     screen: Screen[Any] = cls()
@@ -74,10 +73,6 @@ class LcaApp(App[None]):
         # The Header shows titles as Content (no markup read), but the file name is data: an
         # escape sequence in it must not reach the terminal.
         self.sub_title = visible(store.path.name)
-        self.pending_memory: int | None = None
-        """A memory asked for (``open_memory``) that the Memories screen has not shown yet."""
-        self.pending_proposal: int | None = None
-        """A proposal asked for (``open_proposal``) that the Proposals screen has not shown."""
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
@@ -133,47 +128,22 @@ class LcaApp(App[None]):
             drop_cache(self.store)
         return not first
 
-    async def open_session(self, session_id: str, seq: int | None = None) -> None:
-        """Show a session (and optionally one of its entries) on the Transcript screen."""
-        await self.switch_mode("transcript")
-        opener = getattr(self.screen, "open_session", None)
-        if opener is not None:
-            opener(session_id, seq)
+    @on(OpenRecord)
+    async def _open_record(self, message: OpenRecord) -> None:
+        message.stop()
+        await self.open_record(message.ref)
 
-    async def open_trace(self, trace_id: int) -> None:
-        """Show one recall trace on the Recall screen."""
-        await self.switch_mode("recall")
-        opener = getattr(self.screen, "open_trace", None)
-        if opener is not None:
-            opener(trace_id)
-
-    async def open_memory(self, memory_id: int) -> None:
-        """Show one memory on the Memories screen (mode ``memories``).
-
-        Any screen may call it (a recall candidate, a search hit, the palette). The Memories
-        screen implements ``open_memory(id)``; it is called once the mode is shown, and the id
-        also waits in ``pending_memory`` for a screen that reads it when it mounts. While that
-        screen is not built, the notice says which memory was asked for.
-        """
-        self.pending_memory = memory_id
-        await self.switch_mode("memories")
-        opener = getattr(self.screen, "open_memory", None)
-        if opener is not None:
-            self.pending_memory = None
-            opener(memory_id)
-        else:
-            self.notify(f"memory {memory_id}: the Memories screen is not built yet, so it "
-                        "cannot be shown here (`lca-tui search` finds its text)",
-                        severity="warning", markup=False, timeout=6)
-
-    async def open_proposal(self, proposal_id: int) -> None:
-        """Show one proposal on the Proposals screen (from a memory's history, a health row)."""
-        self.pending_proposal = proposal_id
-        await self.switch_mode("proposals")
-        opener = getattr(self.screen, "open_proposal", None)
-        if opener is not None:
-            self.pending_proposal = None
-            opener(proposal_id)
+    async def open_record(self, ref: RecordRef) -> None:
+        """Show ``ref`` on the screen that opens its kind (the registry's ``opens``): switch
+        to its mode, then hand it the reference."""
+        spec = screen_for(ref.kind)
+        if spec is None:
+            self.notify(f"no screen shows a {ref.kind}", markup=False, severity="warning")
+            return
+        await self.switch_mode(spec.mode)
+        screen = self.screen
+        if isinstance(screen, Opens) and ref.kind in screen.OPENS:
+            screen.open_record(ref)
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:

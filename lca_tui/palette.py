@@ -19,6 +19,7 @@ from textual.command import Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 from screens.registry import SCREENS
+from store import RecordRef
 from store.core.textsafe import one_line, visible
 from widgets.fmt import agents_mark, plural, project_tail, when
 
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
 def screen_commands(app: LcaApp) -> Iterator[SystemCommand]:
     """One command per screen of the registry, and help for the current screen."""
     for spec in SCREENS:
-        state = "" if spec.target else " (not built yet)"
-        yield SystemCommand(f"{spec.title} screen ({spec.key})", spec.summary + state,
+        yield SystemCommand(f"{spec.title} screen ({spec.key})", spec.summary,
                             partial(app.switch_mode, spec.mode))
     yield SystemCommand("Help for this screen (?)", "What this screen shows, and its keys.",
                         app.action_help)
@@ -66,17 +66,17 @@ class StoreCommands(Provider):
             out.append(Target(f"session {s.id} {title}", s.id,
                               f"{when(s.started_at)} · {plural(s.entries, 'entry', 'entries')}"
                               f" · {agents_mark(s)} · opens it on Transcript",
-                              partial(app.open_session, s.id)))
+                              partial(app.open_record, RecordRef("session", s.id))))
         for t in list_traces(store, self.TRACES):
             out.append(Target(f"trace {t.id} {one_line(t.query, 70)}", str(t.id),
                               f"{when(t.ts, with_seconds=True)} · {t.origin} · injected "
                               f"{t.injected} of {t.considered} · opens it on Recall",
-                              partial(app.open_trace, int(t.id or 0))))
+                              partial(app.open_record, RecordRef("trace", int(t.id or 0)))))
         for m in store.memories():
             out.append(Target(f"memory {m.id} {one_line(m.name or '', 60)}", str(m.id),
                               f"{m.type or 'memory'} · {m.status} · "
                               f"{one_line(m.description or '', 60)}",
-                              partial(app.open_memory, m.id)))
+                              partial(app.open_record, RecordRef("memory", m.id))))
         return out
 
     PREFIX_SCORE = 1_000_000.0

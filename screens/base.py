@@ -2,7 +2,8 @@
 and the keys every screen shares.
 
 A screen subclasses ``StoreScreen`` and implements ``load_data()`` (runs in a thread worker,
-returns plain data, never touches a widget) and ``show_data(data)`` (runs on the main thread).
+returns plain data, never touches a widget) and ``show_data(data)`` (runs on the main thread);
+once the data is shown the screen posts ``Loaded`` (its other loads post it with their part).
 While the screen is the one on top, a timer asks the store for ``PRAGMA data_version`` in a thread
 worker every ``app.refresh_seconds``; when it moved — a harness or another ``lca-tui`` committed —
 the screen reloads. A screen in the background (another mode, or under a modal) is not polled;
@@ -97,12 +98,22 @@ class StoreScreen(Screen[None]):
     ]
 
     @dataclass
-    class Loaded(Message):
+    class Fetched(Message):
         """A load worker finished: ``data`` is what ``load_data`` returned."""
 
         data: Any
         version: int
         changed: str | None = None
+
+    @dataclass
+    class Loaded(Message):
+        """Loaded data is on screen. ``part`` says which: ``screen`` for every ``load_data``
+        shown; a screen's own loads name theirs (``entries``, ``detail``, ``rows``,
+        ``preview``, ``health``, ``full`` / ``tail``, ``pressure``). Nothing handles it: it
+        bubbles to the app, and tests wait on it (``tests.helpers_shell.LoadLog``)."""
+
+        screen: StoreScreen
+        part: str = "screen"
 
     @dataclass
     class VersionSeen(Message):
@@ -117,8 +128,6 @@ class StoreScreen(Screen[None]):
         self._load_pending = False
         self._store_changed: str | None = None
         self._side: bool | None = None  # None: as the size says
-        self.loads = 0
-        """How many loads have been shown (tests wait on it)."""
 
     @property
     def lca(self) -> LcaApp:
@@ -159,17 +168,21 @@ class StoreScreen(Screen[None]):
         version = self.lca.data_version()
         self.lca.follow_erasures()
         data = self.load_data()
-        self.post_message(self.Loaded(data, version, self.lca.store_changed_at()))
+        self.post_message(self.Fetched(data, version, self.lca.store_changed_at()))
 
-    @on(Loaded)
-    def _on_loaded(self, message: Loaded) -> None:
+    @on(Fetched)
+    def _on_fetched(self, message: Fetched) -> None:
         message.stop()
         self._seen_version = message.version
         self._load_pending = False
         self._store_changed = message.changed or self._store_changed
         self.show_data(message.data)
         self._show_status()
-        self.loads += 1
+        self.loaded()
+
+    def loaded(self, part: str = "screen") -> None:
+        """Say that ``part``'s data is on screen (``Loaded``)."""
+        self.post_message(self.Loaded(self, part))
 
     # -- following the store ---------------------------------------------------------------
     def _tick(self) -> None:

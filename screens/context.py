@@ -20,6 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header
 
 from screens.base import StoreScreen
+from screens.navigation import OpenRecord
+from store import RecordRef
 from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
 from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
 from store.core.records import agent_label
@@ -92,6 +94,7 @@ class ContextScreen(StoreScreen):
     SIDE_PANE = "#context-picker"
     SIDE_NAME = "Sessions"
     SIDE_AUTO_HIDE = "-narrow"
+    OPENS: ClassVar[frozenset[str]] = frozenset({"series"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reload", "Reload", id="context-reload"),
         Binding("l", "latest", "Follow latest", id="context-latest"),
@@ -105,8 +108,6 @@ class ContextScreen(StoreScreen):
         self._max_revision = 0
         self._full_next = True
         self._keys: dict[Key, SeriesKey] = {}
-        self.full_loads = 0
-        self.tail_loads = 0
         """How many whole reads and how many reads of newer rows only were shown (tests)."""
 
     def compose(self) -> ComposeResult:
@@ -158,16 +159,16 @@ class ContextScreen(StoreScreen):
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
     def _tail(self, current: Series, after_id: int, after_revision: int) -> None:
         version = self.lca.data_version()
-        self.post_message(self.Loaded(tail(self.lca.store, current, after_id, after_revision),
+        self.post_message(self.Fetched(tail(self.lca.store, current, after_id, after_revision),
                                       version))
 
     def show_data(self, data: ContextData | Tail) -> None:
         if isinstance(data, Tail):
-            self.tail_loads += 1
             self._show_tail(data)
+            self.loaded("tail")
         else:
-            self.full_loads += 1
             self._show_full(data)
+            self.loaded("full")
 
     def _show_full(self, data: ContextData) -> None:
         self._series, self._max_id = data.series, data.max_id
@@ -260,6 +261,9 @@ class ContextScreen(StoreScreen):
         self._full_next = True
         self.reload()
 
+    def open_record(self, ref: RecordRef) -> None:
+        self.open_series(str(ref.id), "main" if ref.at is None else str(ref.at))
+
     def open_series(self, session_id: str, agent: str = "main") -> None:
         """Show one session's agent (the Health screen's drill-down lands here)."""
         self._wanted = (session_id, agent)
@@ -283,7 +287,7 @@ class ContextScreen(StoreScreen):
         ref = event.ref
         if isinstance(ref, Compaction):
             if ref.summary_at is not None:
-                await self.lca.open_session(*ref.summary_at)
+                self.post_message(OpenRecord(RecordRef.entry(*ref.summary_at)))
             elif ref.handoff_path:
                 self.notify(f"no summary entry is linked; its handoff was written to "
                             f"{visible(ref.handoff_path)}", markup=False)
@@ -292,7 +296,8 @@ class ContextScreen(StoreScreen):
                             markup=False)
         elif isinstance(ref, PruneEvent):
             if ref.entry_seqs:
-                await self.lca.open_session(ref.session_id, min(ref.entry_seqs))
+                self.post_message(OpenRecord(RecordRef.entry(ref.session_id,
+                                                             min(ref.entry_seqs))))
             else:
                 self.notify("None of the entries this prune let go is in the store.",
                             markup=False)

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from screens.base import StoreScreen
 from screens.health_fix import FixConfirm
-from screens.registry import SCREENS
+from screens.navigation import OpenRecord
 from store.health.records import (
     FixPlan,
     FixReport,
@@ -175,7 +175,6 @@ class HealthScreen(StoreScreen):
         self.views: list[RowView] = []
         self.fixing = False
         self.fixes_done = 0
-        self.rows_loads = 0
         """How many drill-downs were shown (tests wait on it)."""
         self._last_scan = 0.0
         self._deferred: Timer | None = None
@@ -327,7 +326,7 @@ class HealthScreen(StoreScreen):
         rows.border_title = (f"{message.signal}: {sig.offending_total:,} offending rows{more}"
                              if sig.offending_total else f"{message.signal}: no offending rows")
         rows.border_subtitle = "enter opens a row's screen · esc back"
-        self.rows_loads += 1
+        self.loaded("rows")
 
     @on(DataTable.RowSelected, "#health-rows")
     async def _open_row(self, event: DataTable.RowSelected) -> None:
@@ -338,28 +337,10 @@ class HealthScreen(StoreScreen):
 
     async def open_target(self, view: RowView) -> None:
         """Go to the screen that shows ``view``'s row (or say why not)."""
-        if view.target is None:
+        if view.ref is None:
             self.notify(f"{view.label}: no screen shows this row", markup=False)
             return
-        mode, *args = view.target
-        spec = next((s for s in SCREENS if s.mode == mode), None)
-        if spec is None or spec.target is None:
-            title = spec.title if spec else mode
-            self.notify(f"{view.label}: the {title} screen is not built yet", markup=False,
-                        severity="warning")
-            return
-        if mode == "transcript":
-            await self.lca.open_session(str(args[0]), int(args[1]))
-            return
-        opener = {"context": "open_series", "memories": "open_memory",
-                  "proposals": "open_proposal"}.get(mode)
-        await self.app.switch_mode(mode)
-        method = getattr(self.app.screen, opener or "", None)
-        if method is None:
-            self.app.notify(f"{view.label}: the {spec.title} screen cannot open it by id",
-                            markup=False, severity="warning")
-            return
-        method(*args)
+        self.post_message(OpenRecord(view.ref))
 
     def action_back(self) -> None:
         if self.drilled is None:

@@ -26,6 +26,8 @@ from screens.memory_view import (
     text_cell,
     yes,
 )
+from screens.navigation import OpenRecord
+from store import RecordRef
 from store.core.errors import NotFound
 from store.governance.records import IntegrityProblem, MemoryDetail, MemoryRow
 from widgets.footer import FitFooter
@@ -83,6 +85,7 @@ class MemoriesScreen(StoreScreen):
     AUTO_FOCUS = "#memory-table"
     SIDE_PANE = "#memory-side"
     SIDE_NAME = "Evidence and chain"
+    OPENS: ClassVar[frozenset[str]] = frozenset({"memory"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
@@ -96,7 +99,6 @@ class MemoriesScreen(StoreScreen):
         self.detail: MemoryDetail | None = None
         self.selected: int | None = None
         self.revealed: dict[int, str] = {}
-        self.detail_loads = 0
         self._token = 0
         self._narrow: bool | None = None
 
@@ -180,10 +182,6 @@ class MemoriesScreen(StoreScreen):
             self._show_detail(data.detail)
         elif not data.rows:
             self._show_detail(None)
-        pending = getattr(self.app, "pending_memory", None)
-        if pending is not None:
-            self.app.pending_memory = None  # type: ignore[attr-defined]
-            self.open_memory(pending)
 
     def refill(self) -> None:
         """Fill the table from the loaded rows (its filter applies as it fills)."""
@@ -277,6 +275,9 @@ class MemoriesScreen(StoreScreen):
         if message.token == self._token and message.detail.row.id == self.selected:
             self._show_detail(message.detail)
 
+    def open_record(self, ref: RecordRef) -> None:
+        self.open_memory(int(ref.id))
+
     def open_memory(self, memory_id: int) -> None:
         """Show ``memory_id`` (a search hit, a recall candidate, a chain link, a health row)."""
         self.selected = memory_id
@@ -326,7 +327,7 @@ class MemoriesScreen(StoreScreen):
                              f"link{'s' if links != 1 else ''}" if links else
                              "Supersession chain · none")
         tree.border_subtitle = "enter shows a memory" if links else ""
-        self.detail_loads += 1
+        self.loaded("detail")
         self.refresh_bindings()
 
     def _show_evidence(self, detail: MemoryDetail) -> None:
@@ -393,7 +394,7 @@ class MemoriesScreen(StoreScreen):
             self.notify(f"evidence {ev.id} is {'file ' + ev.file if ev.file else 'a note'}, "
                         "not a transcript entry", markup=False, timeout=4)
             return
-        await self.lca.open_session(ev.session_id, ev.seq)
+        self.post_message(OpenRecord(RecordRef("session", ev.session_id, ev.seq)))
 
     @on(Tree.NodeSelected, "#memory-chain")
     def _chain_selected(self, event: Tree.NodeSelected[int]) -> None:
@@ -418,4 +419,4 @@ class MemoriesScreen(StoreScreen):
         if target is None:
             self.notify("No proposal made or touched this memory.", timeout=4)
             return
-        await self.lca.open_proposal(target)
+        self.post_message(OpenRecord(RecordRef("proposal", target)))

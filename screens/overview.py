@@ -15,7 +15,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from screens.base import StoreScreen
+from screens.navigation import OpenRecord
 from screens.proposal_view import pass_line
+from store import RecordRef
 from store.context.records import Series
 from store.core.records import SessionInfo, Stats
 from store.governance.records import PassSummary
@@ -193,7 +195,6 @@ class OverviewScreen(StoreScreen):
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
-    health_loads = 0
     """How many health summaries were shown (tests wait on it)."""
 
     def compose(self) -> ComposeResult:
@@ -277,7 +278,7 @@ class OverviewScreen(StoreScreen):
     @on(HealthSummary)
     def _health_loaded(self, message: HealthSummary) -> None:
         self.query_one(HealthLine).show(message.result)
-        self.health_loads += 1
+        self.loaded("health")
 
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         self._latest = (sessions, total)
@@ -303,7 +304,7 @@ class OverviewScreen(StoreScreen):
     @on(DataTable.RowSelected, "#overview-sessions")
     async def _open(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            await self.lca.open_session(event.row_key.value)
+            self.post_message(OpenRecord(RecordRef("session", event.row_key.value)))
 
     def action_reload(self) -> None:
         self.reload()

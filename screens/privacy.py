@@ -143,7 +143,6 @@ class PrivacyScreen(StoreScreen):
         self.tombstones: list[TombstoneInfo] = []
         self.delete_exports = False
         self.busy = False
-        self.previews = 0
         self.runs = 0
         self._version_at_preview: int | None = None
 
@@ -243,7 +242,7 @@ class PrivacyScreen(StoreScreen):
     def _closure_ready(self, message: ClosureReady) -> None:
         self.closure = message.closure
         self._show_closure(message.closure)
-        self.previews += 1
+        self.loaded("preview")
         counts = message.closure.counts()
         self._status("preview only, nothing changed: e erases, r redacts" if counts
                      else "nothing in the store holds it")

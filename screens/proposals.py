@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from screens.base import NARROW, FilterInput, StoreScreen
+from screens.navigation import OpenRecord
 from screens.proposal_modals import (
     ApproveChoice,
     ApproveModal,
@@ -45,6 +46,7 @@ from screens.proposal_view import (
     outcome_text,
     target_label,
 )
+from store import RecordRef
 from store.core.errors import StoreError
 from store.governance.proposals import NEEDS_CONTENT, ProposalError
 from store.governance.records import ProposalSummary
@@ -142,6 +144,7 @@ class ProposalsScreen(StoreScreen):
     AUTO_FOCUS = "#proposal-queue"
     SIDE_PANE = "#proposal-queue"
     SIDE_NAME = "Queue"
+    OPENS: ClassVar[frozenset[str]] = frozenset({"proposal"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="proposals-approve"),
         Binding("r", "reject", "Reject", id="proposals-reject"),
@@ -164,7 +167,6 @@ class ProposalsScreen(StoreScreen):
         """How many decisions (approve, reject, edit) finished (tests wait on it)."""
         self.passes = 0
         self.last_pass: str | None = None
-        self.detail_loads = 0
         self._token = 0
         self._narrow_cols: bool | None = None
         self._busy: str | None = None
@@ -246,10 +248,6 @@ class ProposalsScreen(StoreScreen):
             self._show_detail(data.detail)
         elif not data.rows:
             self._show_detail(None)
-        pending_open = getattr(self.app, "pending_proposal", None)
-        if pending_open is not None:
-            self.app.pending_proposal = None  # type: ignore[attr-defined]
-            self.open_proposal(pending_open)
 
     def _row_cells(self, r: ProposalSummary, styles: dict[str, Style]) -> list[Any]:
         status_style: dict[str, str | Style] = {"pending": "bold", "rejected": "dim",
@@ -311,6 +309,9 @@ class ProposalsScreen(StoreScreen):
         if message.token == self._token and message.detail.info.id == self.selected:
             self._show_detail(message.detail)
 
+    def open_record(self, ref: RecordRef) -> None:
+        self.open_proposal(int(ref.id))
+
     def open_proposal(self, proposal_id: int) -> None:
         """Show ``proposal_id`` (from another screen): select its row, load its detail."""
         self.selected = proposal_id
@@ -367,7 +368,7 @@ class ProposalsScreen(StoreScreen):
             self.query_one("#pd-options", Static).update(options_text(info))
         pane.border_subtitle = ("a approve · r reject · e edit · n next" if decidable
                                 else "z zoom · b hide the queue")
-        self.detail_loads += 1
+        self.loaded("detail")
         self.refresh_bindings()
 
     # -- deciding ------------------------------------------------------------------------
@@ -552,7 +553,7 @@ class ProposalsScreen(StoreScreen):
         if first is None:
             self.notify("This proposal points at no transcript entry.", timeout=4)
             return
-        await self.lca.open_session(first.session_id or "", first.seq)
+        self.post_message(OpenRecord(RecordRef("session", first.session_id or "", first.seq)))
 
     async def action_open_memory(self) -> None:
         if self.detail is None:
@@ -562,7 +563,7 @@ class ProposalsScreen(StoreScreen):
         if target is None:
             self.notify("This proposal names no memory yet.", timeout=4)
             return
-        await self.lca.open_memory(target)
+        self.post_message(OpenRecord(RecordRef("memory", target)))
 
     # -- the consolidation pass ----------------------------------------------------------
     def action_consolidate(self) -> None:

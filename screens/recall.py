@@ -16,6 +16,8 @@ from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 
 from screens.base import StoreScreen
+from screens.navigation import OpenRecord
+from store import RecordRef
 from store.recall.run import Move, recall, rerun
 from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
 from store.core.textsafe import visible
@@ -132,6 +134,7 @@ class RecallScreen(StoreScreen):
     AUTO_FOCUS = "#recall-traces"
     SIDE_PANE = "#recall-traces"
     SIDE_NAME = "Traces"
+    OPENS: ClassVar[frozenset[str]] = frozenset({"trace"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new_recall", "New recall", id="recall-new"),
         Binding("r", "rerun", "Re-run", id="recall-rerun"),
@@ -456,6 +459,9 @@ class RecallScreen(StoreScreen):
             self.reload()
 
     # -- drill-through -------------------------------------------------------------------------
+    def open_record(self, ref: RecordRef) -> None:
+        self.open_trace(int(ref.id))
+
     def open_trace(self, trace_id: int) -> None:
         """Show trace ``trace_id`` (from the palette or another screen)."""
         self.trace_id = trace_id
@@ -479,9 +485,9 @@ class RecallScreen(StoreScreen):
         if c is None:
             return
         if c.source_type == "entry" and c.session_id is not None and c.seq is not None:
-            await self.lca.open_session(c.session_id, c.seq)
+            self.post_message(OpenRecord(RecordRef("session", c.session_id, c.seq)))
         elif c.source_type == "memory" and c.source_id is not None:
-            await self.lca.open_memory(c.source_id)
+            self.post_message(OpenRecord(RecordRef("memory", c.source_id)))
         else:
             self.notify(f"{visible(c.pointer)} is not in this store (a harness's own item).",
                         markup=False)

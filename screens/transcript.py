@@ -14,6 +14,8 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
 from screens.base import StoreScreen
+from screens.navigation import OpenRecord
+from store import RecordRef
 from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
 from store.core.textsafe import visible
 from widgets.footer import FitFooter
@@ -76,6 +78,7 @@ class TranscriptScreen(StoreScreen):
     SIDE_PANE = "#sessions"
     SIDE_NAME = "Sessions"
     SIDE_AUTO_HIDE = "-short"
+    OPENS: ClassVar[frozenset[str]] = frozenset({"session"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "search", "Search", id="transcript-search"),
         Binding("ctrl+t", "search_mode", "Search mode", id="transcript-search-mode"),
@@ -92,7 +95,6 @@ class TranscriptScreen(StoreScreen):
         self.entries: list[EntryInfo] = []
         self.hits: list[SearchHit] = []
         self.search_mode = SEARCH_MODES[0]
-        self.entry_loads = 0
         self.searches = 0
         self._token = 0
         self._goto_seq: int | None = None
@@ -186,6 +188,9 @@ class TranscriptScreen(StoreScreen):
             self.agent = None
             self._request_entries()
 
+    def open_record(self, ref: RecordRef) -> None:
+        self.open_session(str(ref.id), None if ref.at is None else int(ref.at))
+
     def open_session(self, session_id: str, seq: int | None = None) -> None:
         """Show ``session_id`` (from Overview or a search hit), at entry ``seq`` if given."""
         self.session_id = session_id
@@ -243,7 +248,7 @@ class TranscriptScreen(StoreScreen):
             table.move_cursor(row=table.get_row_index(str(target)), animate=False)
         self._show_highlighted()
         self._title_lists()
-        self.entry_loads += 1
+        self.loaded("entries")
 
     def _text_cell(self, e: EntryInfo) -> Text:
         """The entry's text for the list; a secret entry's is masked until revealed."""
@@ -404,7 +409,7 @@ class TranscriptScreen(StoreScreen):
         if hit.source_type == "entry" and hit.session_id:
             self.open_session(hit.session_id, hit.seq)
         elif hit.source_type == "memory":
-            await self.lca.open_memory(hit.source_id)
+            self.post_message(OpenRecord(RecordRef("memory", hit.source_id)))
 
     def action_close_search(self) -> None:
         self._close_search()

@@ -5,7 +5,8 @@ Packages by capability, each saying in its ``__init__`` what it owns and may imp
 ``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``, ``privacy``,
 ``harness``. ``facade.Store`` is the top: the harness API with every capability's operations
 (documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
-``NewEntry`` are what a harness appends.
+``NewEntry`` are what a harness appends; a ``RecordRef`` (kind, id) is how the store points
+at a record (the app opens it on the screen that shows that kind).
 
 These names are imported on first use, so that a module such as ``store.harness.client``
 (what a hook runs when the daemon answers it) costs no more than itself: importing the facade
@@ -23,10 +24,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from store.core.records import RecordKind, RecordRef
     from store.core.writes import NewEntry, NewSession
     from store.facade import Store, open_store
 
-__all__ = ["NewEntry", "NewSession", "Store", "open_store"]
+__all__ = ["NewEntry", "NewSession", "RecordKind", "RecordRef", "Store", "open_store"]
 
 
 def __getattr__(name: str) -> Any:
@@ -38,4 +40,8 @@ def __getattr__(name: str) -> Any:
         from store.core import writes
 
         return getattr(writes, name)
+    if name in ("RecordKind", "RecordRef"):
+        from store.core import records
+
+        return getattr(records, name)
     raise AttributeError(f"module 'store' has no attribute {name!r}")

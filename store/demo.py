@@ -212,8 +212,10 @@ def _skipped(path: Path, root: Path) -> bool:
 
 def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
                settings: Settings | None = None, progress: Progress | None = None,
-               source: Path | None = None) -> DemoResult:
-    """Build the demo store at ``path`` (default: a fresh file, see ``default_demo_path``)."""
+               source: Path | None = None,
+               timer: Callable[[], float] | None = None) -> DemoResult:
+    """Build the demo store at ``path`` (default: a fresh file, see ``default_demo_path``).
+    ``timer`` is the store's (``StoreBase``): it measures the seeded recalls' latency."""
     now = now or datetime.now(UTC)
     store_path = Path(path).expanduser() if path else default_demo_path(now)
     check_target(store_path)
@@ -229,7 +231,7 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         raise
     from store.facade import open_store
 
-    store = open_store(store_path, settings)
+    store = open_store(store_path, settings, timer=timer)
     try:
         inputs: list[Path | str] = sorted(p for p in data_dir.iterdir()
                                           if p.name != PROPOSALS)

@@ -56,18 +56,10 @@ def store(tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture(scope="session")
 def cc_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with the three real Claude Code sessions imported (built once, copied)."""
-    import os
-
-    old = os.environ.get("LCA_EMBEDDER")
-    os.environ["LCA_EMBEDDER"] = "fallback"
     path = tmp_path_factory.mktemp("cc") / "cc.db"
-    s = make_store(path)
+    s = make_store(path, **{"embed.backend": "fallback"})
     s.ingest([CLAUDE_CODE])
     s.close()
-    if old is None:
-        del os.environ["LCA_EMBEDDER"]
-    else:
-        os.environ["LCA_EMBEDDER"] = old
     return path
 
 

@@ -1,5 +1,6 @@
-"""Shared by the screen tests: a frozen clock, the demo store built once, polling helpers and
-the Pilot set-up every screen test uses (``running``, handed out by the ``run_app`` fixture)."""
+"""Shared by the screen tests: a frozen clock, the demo store built once, polling helpers, the
+log of the screens' ``Loaded`` messages tests wait on (``load_count``), and the Pilot set-up
+every screen test uses (``running``, handed out by the ``run_app`` fixture)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
+from textual.app import App
 from textual.geometry import Region
+from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.pilot import Pilot
 from textual.widget import Widget
+
+A = TypeVar("A", bound=App[Any])
 
 FIXED_NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 DEMO_NAME = "demo.db"
@@ -22,15 +29,20 @@ SIZE = (120, 40)
 
 
 class FixedLatency:
-    """Stands in for ``time`` in store.recall.run: every recall takes 12.5 ms, so the demo's
-    traces look the same in every snapshot."""
+    """A store's recall timer (``StoreBase(timer=...)``): every recall takes 12.5 ms, so the
+    demo's traces look the same in every snapshot."""
 
     def __init__(self) -> None:
         self.t = 0.0
 
-    def perf_counter(self) -> float:
+    def __call__(self) -> float:
         self.t += 0.0125
         return self.t
+
+
+FALLBACK = {"embed.backend": "fallback"}
+"""Settings overrides for a store built outside a test's isolated environment (a module or
+session fixture): the fallback embedder, given to the store rather than set in the process."""
 
 
 def build_demo_template(folder: Path) -> Path:
@@ -38,21 +50,13 @@ def build_demo_template(folder: Path) -> Path:
     from store.demo import build_demo
     from store.core.settings import Settings
 
-    import store.recall.run as recall_run
-
-    old_cwd, old_embedder = Path.cwd(), os.environ.get("LCA_EMBEDDER")
-    os.environ["LCA_EMBEDDER"] = "fallback"
+    old_cwd = Path.cwd()
     os.chdir(folder)
-    real_time, recall_run.time = recall_run.time, FixedLatency()  # type: ignore[assignment]
     try:
-        build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load())
+        build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load(FALLBACK),
+                   timer=FixedLatency())
     finally:
-        recall_run.time = real_time  # type: ignore[assignment]
         os.chdir(old_cwd)
-        if old_embedder is None:
-            del os.environ["LCA_EMBEDDER"]
-        else:
-            os.environ["LCA_EMBEDDER"] = old_embedder
     return folder
 
 
@@ -84,17 +88,64 @@ def rendered_segments(widget: Widget) -> list[Any]:
     return [seg for strip in widget.render_lines(region) for seg in strip]
 
 
+class LoadLog:
+    """The ``StoreScreen.Loaded`` messages an app's screens posted, counted per screen and
+    part: a ``run_test(message_hook=...)`` hook (``load_log(app)``), or, for an app that
+    ``snap_compare`` runs (no hook there), fed as each message bubbles up to the app
+    (``watch(app)``). A message seen twice (by its screen and by the app) counts once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, Message] = {}
+        self.counts: dict[tuple[MessagePump, str], int] = {}
+
+    def __call__(self, message: Message) -> None:
+        from screens.base import StoreScreen
+
+        if isinstance(message, StoreScreen.Loaded) and id(message) not in self._seen:
+            self._seen[id(message)] = message
+            key = (message.screen, message.part)
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+
+_LOGS: WeakKeyDictionary[App[Any], LoadLog] = WeakKeyDictionary()
+
+
+def load_log(app: App[Any]) -> LoadLog:
+    """The ``LoadLog`` of ``app`` (made on first use): pass it as ``run_test``'s hook."""
+    if app not in _LOGS:
+        _LOGS[app] = LoadLog()
+    return _LOGS[app]
+
+
+def watch(app: A) -> A:
+    """``app``, its ``Loaded`` messages logged as they reach it (``snap_compare(watch(app),
+    ...)``: that runs the app without a message hook)."""
+    log = load_log(app)
+    post = app.post_message
+
+    def posting(message: Message) -> bool:
+        log(message)
+        return post(message)
+
+    app.post_message = posting  # type: ignore[method-assign]
+    return app
+
+
+def load_count(screen: Any, part: str = "screen") -> int:
+    """How many times ``screen`` said ``part``'s data is on screen (``StoreScreen.Loaded``)."""
+    return sum(log.counts.get((screen, part), 0) for log in list(_LOGS.values()))
+
+
+FIRST_LOAD = {"transcript": "entries", "context": "full"}
+"""The load that shows a screen's data, where it is not its ``load_data`` (``screen``): the
+Transcript's entries, the Context screen's full series."""
+
+
 def screen_loaded(app: Any, mode: str | None = None) -> bool:
-    """The screen of ``mode`` (default: whichever is current) has shown its first load: the
-    Transcript counts ``entry_loads``, the Context screen ``full_loads``, the others
-    ``loads``."""
+    """The screen of ``mode`` (default: whichever is current) has shown its first load."""
     if mode is not None and app.current_mode != mode:
         return False
-    screen = app.screen
-    for counter in ("entry_loads", "full_loads", "loads"):
-        if hasattr(screen, counter):
-            return int(getattr(screen, counter)) >= 1
-    return False
+    return load_count(app.screen, FIRST_LOAD.get(app.current_mode, "screen")) >= 1
 
 
 async def settled(pilot: Pilot[Any]) -> None:
@@ -126,13 +177,14 @@ async def overview_settled(pilot: Pilot[Any]) -> None:
     may store itself (the store's size on screen then grows), and whether the screen's live
     refresh catches that before a snapshot is a race."""
     screen = pilot.app.screen
-    await wait_until(pilot, lambda: screen.loads >= 1, what="overview loaded")
-    await wait_until(pilot, lambda: screen.health_loads >= 1, what="health line")
+    await wait_until(pilot, lambda: load_count(screen) >= 1, what="overview loaded")
+    await wait_until(pilot, lambda: load_count(screen, "health") >= 1, what="health line")
     await pilot.app.workers.wait_for_complete()
-    loads, health = screen.loads, screen.health_loads
+    loads, health = load_count(screen), load_count(screen, "health")
     screen.reload()
-    await wait_until(pilot, lambda: screen.loads > loads, what="overview reloaded")
-    await wait_until(pilot, lambda: screen.health_loads > health, what="health line again")
+    await wait_until(pilot, lambda: load_count(screen) > loads, what="overview reloaded")
+    await wait_until(pilot, lambda: load_count(screen, "health") > health,
+                     what="health line again")
     await settled(pilot)
 
 
@@ -150,7 +202,7 @@ async def running(*args: Any, size: tuple[int, int] = SIZE,
     app = make_app(*args, **kwargs)
     mode = kwargs.get("mode", "overview")
     check = ready or (lambda a: screen_loaded(a, mode))
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size, message_hook=load_log(app)) as pilot:
         await wait_until(pilot, lambda: check(app), what=what)
         if settle:
             await settled(pilot)

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from textual.widgets import DataTable
 
 from lca_tui.app import make_app
 from lca_tui.cli import main
+from screens.base import StoreScreen
 from screens.help import HelpScreen
-from screens.not_built import NotBuiltScreen
-from screens.registry import SCREENS, ScreenSpec
-from store import open_store
+from screens.navigation import OpenRecord, Opens
+from screens.registry import SCREENS
+from store import RecordKind, RecordRef, open_store
 from store.demo import DemoError, build_demo, shift_text
 from store.core.settings import Settings
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import RunApp, make_store
-from tests.helpers_shell import FIXED_NOW, rendered_segments, rendered_text, wait_until
+from tests.helpers_shell import FIXED_NOW, load_count, rendered_segments, rendered_text, wait_until
 
 
 # -- the demo store -----------------------------------------------------------------------------
@@ -103,7 +106,7 @@ def test_demo_command_uses_a_fresh_file_never_lca_store(
 
 # -- the shell -------------------------------------------------------------------------------
 async def test_every_number_key_shows_its_screen(demo_path: Path, run_app: RunApp) -> None:
-    """Keys 1-8 switch to the registry's screens; unbuilt ones say so, with no numbers."""
+    """Keys 1-8 switch to the registry's screens, each the real screen its entry names."""
     async with run_app(demo_path) as pilot:
         app = pilot.app
         for spec in SCREENS:
@@ -112,15 +115,14 @@ async def test_every_number_key_shows_its_screen(demo_path: Path, run_app: RunAp
                              what=f"mode {spec.mode}")
             screen = app.screen
             assert screen.title == spec.title
-            if spec.target is None:
-                assert isinstance(screen, NotBuiltScreen)
-                text = screen.notice().plain
-                assert "not built yet" in text and spec.summary in text
-                assert not re.search(r"\d", re.sub(r"key \d", "", text))
-            else:
-                assert type(screen).__name__ == spec.target.split(":")[1]
+            module, _, name = spec.target.partition(":")
+            assert type(screen) is getattr(importlib.import_module(module), name)
+            assert isinstance(screen, StoreScreen)
             await pilot.press("question_mark")
             await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+            # laid out once its keys render (under load that is a frame after it is shown)
+            await wait_until(pilot, lambda: rendered_text(
+                app.screen.query_one("#help-keys")).strip() != "", what="help's keys")
             assert str(app.screen.query_one("#help-text").render()).strip()
             keys = rendered_text(app.screen.query_one("#help-keys"))
             assert "Help" in keys and "Quit" in keys
@@ -129,12 +131,39 @@ async def test_every_number_key_shows_its_screen(demo_path: Path, run_app: RunAp
                              what="help closed")
 
 
-def test_not_built_screen_names_what_is_missing() -> None:
-    """The notice names the screen, its key and what it will show."""
-    spec = ScreenSpec("7", "privacy", "Privacy", None, "Redact and erase, with proof.")
-    text = NotBuiltScreen(spec).notice().plain
-    assert "Privacy: not built yet" in text and "(key 7)" in text
-    assert "Redact and erase, with proof." in text
+def test_every_mode_has_a_real_screen_and_the_registry_says_what_it_opens() -> None:
+    """Every registry entry names an importable store screen; a screen opens by reference
+    exactly the record kinds its entry lists (``Opens``), and each kind has one screen."""
+    kinds: list[str] = []
+    for spec in SCREENS:
+        module, _, name = spec.target.partition(":")
+        cls = getattr(importlib.import_module(module), name)
+        assert issubclass(cls, StoreScreen), spec.mode
+        opens = getattr(cls, "OPENS", frozenset())
+        assert opens == spec.opens, spec.mode
+        assert (not opens) or callable(getattr(cls, "open_record", None)), spec.mode
+        kinds.extend(spec.opens)
+    assert sorted(kinds) == sorted(set(kinds)) == sorted(get_args(RecordKind))
+
+
+async def test_open_record_routes_each_kind_to_its_screen(demo_path: Path,
+                                                          run_app: RunApp) -> None:
+    """An ``OpenRecord`` message posted by a screen switches to the screen of its kind and
+    selects the record there."""
+    async with run_app(demo_path) as pilot:
+        app = pilot.app
+        store = app.store
+        memory = store.memories()[0]
+        session = store.sessions()[0]
+        app.screen.post_message(OpenRecord(RecordRef("memory", memory.id)))
+        await wait_until(pilot, lambda: app.current_mode == "memories"
+                         and isinstance(app.screen, Opens)
+                         and getattr(app.screen, "selected", None) == memory.id,
+                         what="the memory on Memories")
+        app.screen.post_message(OpenRecord(RecordRef("session", session.id)))
+        await wait_until(pilot, lambda: app.current_mode == "transcript"
+                         and getattr(app.screen, "session_id", None) == session.id,
+                         what="the session on Transcript")
 
 
 async def test_palette_lists_every_screen(demo_path: Path, run_app: RunApp) -> None:
@@ -211,7 +240,7 @@ async def test_transcript_search_opens_the_entry(demo_path: Path, run_app: RunAp
     """`/` searches (FTS here), and enter on a hit shows that entry in its session."""
     async with run_app(demo_path, mode="transcript") as pilot:
         screen = pilot.app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await pilot.press("s")
         await pilot.press("ctrl+t")
         assert screen.search_mode == "fts"
@@ -222,9 +251,10 @@ async def test_transcript_search_opens_the_entry(demo_path: Path, run_app: RunAp
         index = screen.hits.index(first)
         table = screen.query_one("#hits", DataTable)
         table.move_cursor(row=index)
-        loads = screen.entry_loads
+        loads = load_count(screen, "entries")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the hit's session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads,
+                         what="the hit's session")
         assert screen.session_id == first.session_id
         view = screen.query_one("#entry-view")
         assert view.border_title == f"Entry #{first.seq}"
@@ -240,9 +270,9 @@ async def test_agent_filter_cycles_through_workers(demo_path: Path, run_app: Run
                          and screen.entries[0].session_id == session.id, what="session")
         total = len(screen.entries)
         for agent in ("main", session.workers[0]):
-            loads = screen.entry_loads
+            loads = load_count(screen, "entries")
             await pilot.press("a")
-            await wait_until(pilot, lambda loads=loads: screen.entry_loads > loads,
+            await wait_until(pilot, lambda loads=loads: load_count(screen, "entries") > loads,
                              what=f"agent {agent}")
             assert screen.agent == agent
             assert screen.entries and {e.agent for e in screen.entries} == {agent}

@@ -14,7 +14,7 @@ from screens.context import ContextScreen
 from store import Store
 from store.context.api import record_checkpoint, record_compaction, record_prune, record_snapshot
 from tests.conftest import BIG_SESSION, RunApp, make_store
-from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
+from tests.helpers_shell import FIXED_NOW, load_count, rendered_text, wait_until, watch
 from widgets.pressure_chart import PressureChart
 from widgets.pressure_events import NO_CHECKPOINT, NOT_PRESERVED, PressureEvents
 from widgets.pressure_gauge import PressureGauge
@@ -34,7 +34,7 @@ async def _text(pilot, widget, needle: str) -> str:  # type: ignore[no-untyped-d
 def _summary_loaded(app) -> bool:  # type: ignore[no-untyped-def]
     """The Overview's pressure summary has shown its first load."""
     return bool(app.screen.query(PressureSummary)) \
-        and app.screen.query_one(PressureSummary).loads >= 1
+        and load_count(app.screen) >= 1
 
 
 def _screen(app) -> ContextScreen:  # type: ignore[no-untyped-def]
@@ -49,11 +49,11 @@ def test_context_snapshot_big_session(cc_store: Store, snap_compare) -> None:  #
 
     async def loaded(pilot) -> None:  # type: ignore[no-untyped-def]
         await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen)
-                         and app.screen.full_loads >= 1, what="the Context screen's load")
+                         and load_count(app.screen, "full") >= 1, what="the Context screen's load")
         await _text(pilot, app.screen.query_one(PressureEvents), NO_CHECKPOINT)
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=loaded)
 
 
 async def test_big_session_figures_on_screen(cc_store: Store, run_app: RunApp) -> None:
@@ -72,7 +72,7 @@ async def test_big_session_figures_on_screen(cc_store: Store, run_app: RunApp) -
         table = screen.query_one("#context-series")
         table.focus()
         await pilot.press("down", "enter")
-        await wait_until(pilot, lambda: screen.full_loads >= 2
+        await wait_until(pilot, lambda: load_count(screen, "full") >= 2
                          and len(screen.query_one(PressureChart).data.used) == 3,
                          what="the worker's series")
         assert "aac57f5" in str(screen.query_one("#context-gauge-panel").border_title)
@@ -106,7 +106,7 @@ async def test_snapshots_written_by_another_thread_appear_live(tmp_path: Path,
         await wait_until(pilot, lambda: "93,500 / 100,000 tokens"
                          in rendered_text(screen.query_one(PressureGauge)), timeout=30,
                          what="the gauge to move")
-        assert screen.full_loads == 1 and screen.tail_loads >= 1
+        assert load_count(screen, "full") == 1 and load_count(screen, "tail") >= 1
         assert "past the auto-compact threshold" in rendered_text(screen.query_one(PressureGauge))
 
 
@@ -207,7 +207,7 @@ async def test_snapshot_updated_in_place_shows_live(tmp_path: Path, run_app: Run
                          == [40_000, 88_000], timeout=30, what="the updated snapshot")
         thread.join()
         await _text(pilot, screen.query_one(PressureGauge), "88,000 / 100,000 tokens")
-        assert screen.full_loads == 1 and screen.tail_loads >= 1
+        assert load_count(screen, "full") == 1 and load_count(screen, "tail") >= 1
 
 
 async def test_events_recorded_without_a_snapshot_mark_the_chart_live(tmp_path: Path,
@@ -238,7 +238,7 @@ async def test_events_recorded_without_a_snapshot_mark_the_chart_live(tmp_path: 
                          what="the checkpoint and compaction marks")
         thread.join()
         await _text(pilot, screen.query_one(PressureEvents), "(pre-compact) ran before it")
-        assert screen.full_loads == 1
+        assert load_count(screen, "full") == 1
 
 
 async def test_a_bad_stored_value_is_reported_not_fatal(store: Store, run_app: RunApp) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from store import open_store
 from store.core.settings import Settings
 from store.governance import chain, integrity, list_proposals
@@ -57,12 +55,9 @@ def test_demo_chain_and_queue(tmp_path: Path) -> None:
         store.close()
 
 
-def test_demo_proposals_set_off_every_check_with_the_real_model(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch
-                                                                ) -> None:
+def test_demo_proposals_set_off_every_check_with_the_real_model(tmp_path: Path) -> None:
     """The same checks fire with all-MiniLM-L6-v2 (only the sessions the pending proposals'
     evidence names are imported, to keep the model's work small)."""
-    monkeypatch.setenv("LCA_EMBEDDER", "model")
     store = open_store(tmp_path / "real.db", Settings.load({"embed.backend": "model"}))
     try:
         assert not store.embedder.degraded

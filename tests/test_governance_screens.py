@@ -6,7 +6,6 @@ entry; the chain tree; secrets stay masked until revealed; the Overview's pass l
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from store import Store
 from tests.conftest import make_store
 from tests.helpers_gov import SESSION, build_gov_store
 from tests.helpers_recall import import_memories
-from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
+from tests.helpers_shell import FIXED_NOW, load_count, load_log, rendered_text, wait_until
 from widgets.chain_tree import ChainTree
 from widgets.diff_view import DiffView, diff_lines
 
@@ -34,17 +33,11 @@ SIZE = (120, 40)
 @pytest.fixture(scope="module")
 def gov_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     folder = tmp_path_factory.mktemp("gov")
-    old = os.environ.get("LCA_EMBEDDER")
-    os.environ["LCA_EMBEDDER"] = "fallback"
+    store = make_store(folder / "gov.db", **{"embed.backend": "fallback"})
     try:
-        store = make_store(folder / "gov.db")
         ids = build_gov_store(store, folder)
-        store.close()
     finally:
-        if old is None:
-            del os.environ["LCA_EMBEDDER"]
-        else:
-            os.environ["LCA_EMBEDDER"] = old
+        store.close()
     return folder, ids
 
 
@@ -60,16 +53,17 @@ def gov(gov_template: tuple[Path, dict[str, Any]], tmp_path: Path
 
 async def _queue(pilot: Any, app: Any) -> ProposalsScreen:
     await wait_until(pilot, lambda: app.current_mode == "proposals"
-                     and isinstance(app.screen, ProposalsScreen) and app.screen.loads >= 1,
+                     and isinstance(app.screen, ProposalsScreen) and load_count(app.screen) >= 1,
                      what="proposals loaded")
     return app.screen
 
 
 async def _select(pilot: Any, screen: ProposalsScreen, proposal_id: int) -> None:
-    loads = screen.detail_loads
+    loads = load_count(screen, "detail")
     screen.open_proposal(proposal_id)
     await wait_until(pilot, lambda: screen.detail is not None and screen.detail.info.id ==
-                     proposal_id and screen.detail_loads > loads, what=f"proposal {proposal_id}")
+                     proposal_id and load_count(screen, "detail") > loads,
+                     what=f"proposal {proposal_id}")
 
 
 def _audit(store: Store, action: str) -> list[Any]:
@@ -84,7 +78,7 @@ async def test_approve_a_duplicate_as_reinforce(gov: tuple[Store, dict[str, Any]
     target = ids["ids"]["Run tests with pytest -x"]
     hits, n_memories = store.memory(target).hits, len(store.memories())
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, pid)
         assert "✗" not in rendered_text(screen.query_one("#pd-checks"))
@@ -111,7 +105,7 @@ async def test_contradiction_needs_supersede_or_keep_both_with_a_reason(
     store, ids = gov
     pid = ids["pending"]["contradiction"]
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, pid)
         checks = rendered_text(screen.query_one("#pd-checks"))
@@ -139,7 +133,7 @@ async def test_plain_approval_asks_yes_or_no(gov: tuple[Store, dict[str, Any]]) 
     store, ids = gov
     pid = ids["pending"]["procedure"]
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, pid)
         await pilot.press("a")
@@ -164,7 +158,7 @@ async def test_reject_asks_the_reason(gov: tuple[Store, dict[str, Any]]) -> None
     store, ids = gov
     pid = ids["pending"]["inference"]
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, pid)
         support = rendered_text(screen.query_one("#pd-checks"))
@@ -191,7 +185,7 @@ async def test_edit_in_place_keeps_history_and_checks_again(
     store, ids = gov
     pid = ids["pending"]["inference"]
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, pid)
         await pilot.press("e")
@@ -214,7 +208,7 @@ async def test_external_editor_key_needs_a_terminal(gov: tuple[Store, dict[str, 
     pid = ids["pending"]["inference"]
     monkeypatch.setenv("EDITOR", "true")
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, pid)
         assert screen.check_action("edit_external", ()) is True
@@ -230,7 +224,7 @@ async def test_revise_shows_a_difflib_diff(gov: tuple[Store, dict[str, Any]]) ->
     """A revise shows the target's text against the candidate's, line by line."""
     store, ids = gov
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await _select(pilot, screen, ids["pending"]["revise"])
         diff = screen.query_one(DiffView)
@@ -255,7 +249,7 @@ async def test_a_proposal_from_another_process_appears(gov: tuple[Store, dict[st
                                "Dana prefers dark roast coffee in the morning.",
                                "metadata": {"name": "Coffee"}}), encoding="utf-8")
     app = make_app(store=store, now=FIXED_NOW, mode="proposals", refresh_seconds=0.2)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         before = {r.id for r in screen.rows}
         done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "propose", str(doc),
@@ -275,7 +269,7 @@ async def test_pass_key_runs_a_consolidation_pass(gov: tuple[Store, dict[str, An
     store, _ = gov
     before = len(store.proposals())
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await pilot.press("c")
         await wait_until(pilot, lambda: screen.passes >= 1, what="the pass")
@@ -288,7 +282,7 @@ async def test_pass_key_runs_a_consolidation_pass(gov: tuple[Store, dict[str, An
         assert "pass" in origins
         await pilot.press("1")
         overview = app.screen
-        await wait_until(pilot, lambda: overview.loads >= 1, what="overview")
+        await wait_until(pilot, lambda: load_count(overview) >= 1, what="overview")
         line = rendered_text(overview.query_one("#overview-consolidation"))
         assert "last pass" in line and f"{added} proposal" in line
 
@@ -297,7 +291,7 @@ async def test_filter_and_copy_id(gov: tuple[Store, dict[str, Any]]) -> None:
     """/ narrows the queue to rows with every word; esc clears it; y copies the id."""
     store, ids = gov
     app = make_app(store=store, now=FIXED_NOW, mode="proposals")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         table = screen.query_one("#proposal-queue", DataTable)
         total = table.row_count
@@ -318,12 +312,12 @@ async def test_filter_and_copy_id(gov: tuple[Store, dict[str, Any]]) -> None:
 # -- Memories ---------------------------------------------------------------------------------
 async def _memories(pilot: Any, app: Any, memory_id: int) -> MemoriesScreen:
     await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen)
-                     and app.screen.loads >= 1, what="memories loaded")
+                     and load_count(app.screen) >= 1, what="memories loaded")
     screen = app.screen
-    loads = screen.detail_loads
+    loads = load_count(screen, "detail")
     screen.open_memory(memory_id)
     await wait_until(pilot, lambda: screen.detail is not None and screen.detail.row.id ==
-                     memory_id and screen.detail_loads > loads, what=f"memory {memory_id}")
+                     memory_id and load_count(screen, "detail") > loads, what=f"memory {memory_id}")
     return screen
 
 
@@ -331,7 +325,7 @@ async def test_enter_on_evidence_opens_the_entry(gov: tuple[Store, dict[str, Any
     """Enter on a memory's evidence row shows that entry on the Transcript screen."""
     store, ids = gov
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _memories(pilot, app, ids["merged"])
         evidence = screen.query_one("#memory-evidence", DataTable)
         assert evidence.row_count == 1
@@ -339,8 +333,8 @@ async def test_enter_on_evidence_opens_the_entry(gov: tuple[Store, dict[str, Any
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "transcript", what="transcript")
         transcript = app.screen
-        await wait_until(pilot, lambda: transcript.entry_loads >= 1 and transcript.session_id
-                         == SESSION, what="the session")
+        await wait_until(pilot, lambda: load_count(transcript, "entries") >= 1
+                         and transcript.session_id == SESSION, what="the session")
         table = transcript.query_one("#entries", DataTable)
         assert transcript.entries[table.cursor_row].seq == 2
 
@@ -355,7 +349,7 @@ async def test_chain_tree_shows_every_link_with_its_proposal(
     with store.write() as conn:  # the damage a hand edit of the store would do
         conn.exec_driver_sql("UPDATE memory SET status = 'active' WHERE id = ?", (old,))
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _memories(pilot, app, ids["merged"])
         tree = screen.query_one(ChainTree)
         assert {c.id for c in tree.links} >= set(ids["chain"])
@@ -380,7 +374,7 @@ async def test_secret_masked_until_revealed_and_load_error_shown(
     store, ids = gov
     secret = ids["ids"]["Where the staging credentials live"]
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _memories(pilot, app, secret)
         body = screen.query_one("#md-body")
         assert "vault" not in rendered_text(body) and "press r" in rendered_text(body)
@@ -393,16 +387,20 @@ async def test_secret_masked_until_revealed_and_load_error_shown(
         assert "secret/ledgerline" not in rendered_text(body)
         broken = next(m.id for m in store.memories() if not m.loadable)
         await _memories(pilot, app, broken)
-        assert "loader cannot read it" in rendered_text(screen.query_one("#md-problems"))
+        problems = screen.query_one("#md-problems")
+        # the pane renders a frame after the detail is set (under load, later than the check)
+        await wait_until(pilot, lambda: rendered_text(problems).strip() != "",
+                         what="the problems pane")
+        assert "loader cannot read it" in rendered_text(problems)
 
 
 async def test_transcript_memory_hit_opens_memories(gov: tuple[Store, dict[str, Any]]) -> None:
     """Enter on a memory search hit in Transcript shows that memory on screen 5."""
     store, ids = gov
     app = make_app(store=store, now=FIXED_NOW, mode="transcript")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         transcript = app.screen
-        await wait_until(pilot, lambda: transcript.loads >= 1, what="transcript")
+        await wait_until(pilot, lambda: load_count(transcript) >= 1, what="transcript")
         transcript.search_mode = "fts"
         await pilot.press("s", *"psycopg", "enter")
         await wait_until(pilot, lambda: transcript.searches >= 1, what="search")
@@ -420,7 +418,7 @@ async def test_narrow_screens_hide_and_zoom_panes(gov: tuple[Store, dict[str, An
     """At 80x24 b hides the side pane and z maximises the focused one (esc restores)."""
     store, ids = gov
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
         screen = await _memories(pilot, app, ids["merged"])
         assert screen.has_class("-narrow") and screen.has_class("-short")
         assert "tags" not in screen.query_one("#memory-table", DataTable).columns
@@ -465,7 +463,7 @@ async def test_memory_filter_reads_the_whole_text_and_no_match_clears_the_detail
                                  "description": "How invoices are numbered"})])[
         "Invoice numbering"]
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
         screen = await _memories(pilot, app, ids["merged"])
         table = screen.query_one("#memory-table", DataTable)
         shown = " ".join(str(c) for c in table.get_row(str(sqlite)))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import col, select, update
 
-from store import Store
+from store import RecordRef, Store
 from store.core.db import orm
 from store.core.embed import HashEmbedder
 from store.core.index import Indexer, drop_chunks_of
@@ -649,9 +649,9 @@ def test_drill_down_labels_and_targets(seeded: Store, tmp_path: Path) -> None:
     assert entry is not None and memory is not None
     views = seeded.health_rows([Row("entry", entry.id or 0), Row("memory", memory.id or 0),
                                 Row("writer", "x"), Row("chunk", 10 ** 9)])
-    assert views[0].target == ("transcript", "s2", entry.seq)
-    assert views[1].target == ("memories", memory.id)
-    assert views[2].target is None and views[3].target is None
+    assert views[0].ref == RecordRef("session", "s2", entry.seq)
+    assert views[1].ref == RecordRef("memory", memory.id)
+    assert views[2].ref is None and views[3].ref is None
 
 
 def test_a_store_made_before_health_landed_gets_its_tables(tmp_path: Path) -> None:

@@ -18,8 +18,17 @@ from screens.health_fix import FixConfirm
 from store import open_store
 from store.core.settings import Settings
 from store.health import incidents
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, rendered_text, \
-    wait_until
+from store.health.records import Row, RowView
+from tests.helpers_shell import (
+    FIXED_NOW,
+    build_demo_template,
+    copy_demo,
+    load_count,
+    load_log,
+    rendered_text,
+    wait_until,
+    watch,
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +45,7 @@ def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 async def _loaded(pilot: Pilot[Any]) -> HealthScreen:
     screen = pilot.app.screen
     assert isinstance(screen, HealthScreen)
-    await wait_until(pilot, lambda: screen.loads >= 1, what="the first scan")
+    await wait_until(pilot, lambda: load_count(screen) >= 1, what="the first scan")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     return screen
@@ -47,7 +56,7 @@ async def _drilled(pilot: Pilot[Any], name: str) -> HealthScreen:
     table = screen.query_one("#health-signals", DataTable)
     table.move_cursor(row=table.get_row_index(name))
     await pilot.press("enter")
-    await wait_until(pilot, lambda: screen.rows_loads >= 1, what="the offending rows")
+    await wait_until(pilot, lambda: load_count(screen, "rows") >= 1, what="the offending rows")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     return screen
@@ -62,7 +71,7 @@ def test_snapshot_signal_list(snap_compare: Any, demo_path: Path, size: tuple[in
     async def run_before(pilot: Pilot[Any]) -> None:
         await _loaded(pilot)
 
-    assert snap_compare(app, terminal_size=size, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
@@ -74,58 +83,59 @@ def test_snapshot_drill_down(snap_compare: Any, demo_path: Path, size: tuple[int
     async def run_before(pilot: Pilot[Any]) -> None:
         await _drilled(pilot, "duplicate_ratio")
 
-    assert snap_compare(app, terminal_size=size, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=size, run_before=run_before)
 
 
 async def test_enter_on_rows_opens_their_screens(demo_path: Path) -> None:
-    """A chunk's entry opens on Transcript, a compaction on Context; a memory says its
-    screen is not built yet (when it is not) instead of switching."""
+    """A chunk's entry opens on Transcript, a compaction on Context."""
     app = make_app(demo_path, now=FIXED_NOW, mode="health")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         screen = await _drilled(pilot, "duplicate_ratio")
         first = screen.views[0]
-        assert first.target and first.target[0] == "transcript"
+        assert first.ref and first.ref.kind == "session" and first.ref.at is not None
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "transcript"
-                         and getattr(app.screen, "session_id", None) == first.target[1],
+                         and getattr(app.screen, "session_id", None) == first.ref.id,
                          what="the entry's session")
         await pilot.press("6")
         await wait_until(pilot, lambda: app.screen is screen, what="back on Health")
         await pilot.press("escape")
         table = screen.query_one("#health-signals", DataTable)
         table.move_cursor(row=table.get_row_index("compaction_without_checkpoint"))
-        loads = screen.rows_loads
+        loads = load_count(screen, "rows")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.rows_loads > loads, what="compaction rows")
-        target = screen.views[0].target
-        assert target and target[0] == "context"
+        await wait_until(pilot, lambda: load_count(screen, "rows") > loads, what="compaction rows")
+        target = screen.views[0].ref
+        assert target and target.kind == "series"
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "context", what="Context")
         context = app.screen
         await wait_until(pilot, lambda: context._series is not None
-                         and context._series.session_id == target[1], what="that series")
+                         and context._series.session_id == target.id
+                         and context._series.agent == target.at, what="that series")
 
 
-async def test_memory_rows_wait_for_the_memories_screen(demo_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import screens.health as health_module
-    from screens.registry import SCREENS, ScreenSpec
-
-    unbuilt = tuple(ScreenSpec(s.key, s.mode, s.title, None, s.summary) if s.mode == "memories"
-                    else s for s in SCREENS)
-    monkeypatch.setattr(health_module, "SCREENS", unbuilt)
+async def test_memory_rows_open_on_the_memories_screen(demo_path: Path) -> None:
+    """A memory row opens that memory on Memories; a row no screen shows says so and stays."""
     app = make_app(demo_path, now=FIXED_NOW, mode="health")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         screen = await _drilled(pilot, "loader_drift")
-        assert screen.views[0].target[0] == "memories"
-        await pilot.press("enter")
-        await pilot.pause(0.2)
+        ref = screen.views[0].ref
+        assert ref is not None and ref.kind == "memory"
+        await screen.open_target(RowView(Row("writer", "x"), "writer x", None))
+        await pilot.pause()
         assert app.current_mode == "health"
+        assert any("writer x: no screen shows this row" in str(n.message)
+                   for n in app._notifications)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "memories"
+                         and getattr(app.screen, "selected", None) == ref.id,
+                         what="the memory on Memories")
 
 
 async def test_fix_asks_with_its_plan_then_runs_and_rescans(demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW, mode="health")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         screen = await _loaded(pilot)
         assert screen.result and screen.result.signal("duplicate_ratio").status == "fail"
         await pilot.press("f")
@@ -150,7 +160,7 @@ async def test_fix_asks_with_its_plan_then_runs_and_rescans(demo_path: Path) -> 
 
 async def test_rescans_when_the_store_changes(demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW, mode="health", refresh_seconds=0.2)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         screen = await _loaded(pilot)
         before = screen.result.signal("duplicate_ratio").offending_total
         other = open_store(demo_path, Settings.load())
@@ -167,9 +177,9 @@ async def test_rescans_when_the_store_changes(demo_path: Path) -> None:
 
 async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         overview = app.screen
-        await wait_until(pilot, lambda: overview.health_loads >= 1, what="the health line")
+        await wait_until(pilot, lambda: load_count(overview, "health") >= 1, what="the health line")
         line = rendered_text(overview.query_one("#overview-health"))
         assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
         # the hint names the key that opens Health from where the focus is

@@ -15,7 +15,15 @@ from screens.context import ContextScreen
 from screens.recall import RecallScreen
 from screens.transcript import TranscriptScreen
 from store.recall.traces import get_trace, list_traces
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, rendered_text, wait_until
+from tests.helpers_shell import (
+    FIXED_NOW,
+    build_demo_template,
+    copy_demo,
+    load_count,
+    load_log,
+    rendered_text,
+    wait_until,
+)
 from widgets.pressure_events import PressureEvents
 from widgets.table import FilterTable
 
@@ -39,7 +47,7 @@ def _app(path: Path, mode: str) -> LcaApp:
 
 
 async def _loaded(pilot: Pilot[Any], loads: int = 1) -> None:
-    await wait_until(pilot, lambda: getattr(pilot.app.screen, "loads", 0) >= loads,
+    await wait_until(pilot, lambda: load_count(pilot.app.screen) >= loads,
                      what="the screen's load")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -53,7 +61,7 @@ def _rows(table: FilterTable, column: str) -> list[str]:
 # -- drill-through ---------------------------------------------------------------------------------
 async def test_enter_on_an_entry_candidate_opens_the_entry(demo_path: Path) -> None:
     app = _app(demo_path, "recall")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
         assert isinstance(screen, RecallScreen) and screen.trace is not None
@@ -72,7 +80,7 @@ async def test_enter_on_an_entry_candidate_opens_the_entry(demo_path: Path) -> N
 
 async def test_enter_on_a_memory_candidate_asks_for_the_memory(demo_path: Path) -> None:
     app = _app(demo_path, "recall")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
         candidate = next(c for c in screen.trace.candidates if c.source_type == "memory")
@@ -88,7 +96,7 @@ async def test_enter_on_a_memory_candidate_asks_for_the_memory(demo_path: Path) 
 
 async def test_enter_on_a_compaction_opens_its_summary(demo_path: Path) -> None:
     app = _app(demo_path, "context")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
         assert isinstance(screen, ContextScreen)
@@ -98,7 +106,8 @@ async def test_enter_on_a_compaction_opens_its_summary(demo_path: Path) -> None:
         picker.focus()
         picker.move_cursor(row=picker.get_row_index(key))
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.full_loads >= 2, what="the session's series")
+        await wait_until(pilot, lambda: load_count(screen, "full") >= 2,
+                         what="the session's series")
         events = screen.query_one(PressureEvents)
         assert "pinned" in str(screen.query_one("#context-gauge-panel").border_subtitle)
         text = rendered_text(events)
@@ -117,7 +126,7 @@ async def test_enter_on_a_compaction_opens_its_summary(demo_path: Path) -> None:
 
 async def test_context_says_following_latest(demo_path: Path) -> None:
     app = _app(demo_path, "context")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         panel = app.screen.query_one("#context-gauge-panel")
         assert "following the latest session" in str(panel.border_subtitle)
@@ -126,10 +135,10 @@ async def test_context_says_following_latest(demo_path: Path) -> None:
 # -- `/` filters ------------------------------------------------------------------------------------
 async def test_slash_filters_entries_by_kind_and_esc_clears(demo_path: Path) -> None:
     app = _app(demo_path, "transcript")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         table = screen.query_one("#entries", FilterTable)
         table.focus()
         everything = table.row_count
@@ -146,7 +155,7 @@ async def test_slash_filters_entries_by_kind_and_esc_clears(demo_path: Path) -> 
 
 async def test_slash_filters_traces_by_query(demo_path: Path) -> None:
     app = _app(demo_path, "recall")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         table = app.screen.query_one("#recall-traces", FilterTable)
         table.focus()
@@ -161,7 +170,7 @@ async def test_palette_finds_sessions_traces_and_memories(demo_path: Path) -> No
     from lca_tui.palette import StoreCommands
 
     app = _app(demo_path, "overview")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         provider = StoreCommands(app.screen)
         await provider.startup()
@@ -191,7 +200,7 @@ async def test_palette_ranks_an_id_prefix_above_fuzzy_matches(demo_path: Path) -
     from lca_tui.palette import StoreCommands
 
     app = _app(demo_path, "overview")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         provider = StoreCommands(app.screen)
         await provider.startup()
@@ -213,10 +222,10 @@ async def test_palette_ranks_an_id_prefix_above_fuzzy_matches(demo_path: Path) -
 
 async def test_y_copies_the_selected_id_and_g_G_jump(demo_path: Path) -> None:
     app = _app(demo_path, "transcript")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         table = screen.query_one("#entries", FilterTable)
         table.focus()
         await pilot.press("G")
@@ -234,7 +243,7 @@ async def test_y_copies_the_selected_id_and_g_G_jump(demo_path: Path) -> None:
 
 async def test_z_zooms_the_focused_pane_and_b_hides_the_side_pane(demo_path: Path) -> None:
     app = _app(demo_path, "transcript")
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SMALL) as pilot:
         await _loaded(pilot)
         screen = app.screen
         sessions = screen.query_one("#sessions")
@@ -253,14 +262,14 @@ async def test_z_zooms_the_focused_pane_and_b_hides_the_side_pane(demo_path: Pat
 # -- live state ---------------------------------------------------------------------------------------
 async def test_header_says_the_screen_follows_the_store(demo_path: Path) -> None:
     app = _app(demo_path, "overview")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         assert "following" in app.screen.sub_title and "changed" in app.screen.sub_title
 
 
 async def test_old_session_gauge_says_how_old(demo_path: Path) -> None:
     app = _app(demo_path, "overview")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         line = rendered_text(app.screen.query_one("#pressure-summary-line"))
         assert "not live: the latest snapshot is" in line
@@ -268,13 +277,14 @@ async def test_old_session_gauge_says_how_old(demo_path: Path) -> None:
 
 async def test_all_agents_interleave_by_time(demo_path: Path) -> None:
     app = _app(demo_path, "transcript")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
         session = next(s for s in screen.sessions if s.workers)
-        loads = screen.entry_loads
+        loads = load_count(screen, "entries")
         screen.open_session(session.id)
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="worker session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads,
+                         what="worker session")
         stamps = [e.ts for e in screen.entries]
         agents = [e.agent for e in screen.entries]
         assert stamps == sorted(stamps)
@@ -285,7 +295,7 @@ async def test_all_agents_interleave_by_time(demo_path: Path) -> None:
 # -- Recall's cue, Esc, re-runs ----------------------------------------------------------------------
 async def test_new_recall_takes_the_cli_options_and_esc_clears(demo_path: Path) -> None:
     app = _app(demo_path, "recall")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
         await pilot.press("n", *"release")
@@ -310,20 +320,20 @@ async def test_new_recall_takes_the_cli_options_and_esc_clears(demo_path: Path) 
 
 async def test_rerun_that_moved_nothing_says_so_and_is_marked(demo_path: Path) -> None:
     app = _app(demo_path, "recall")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await _loaded(pilot)
         screen = app.screen
         screen.query_one("#recall-traces").focus()
         # the demo's traces predate what the demo stores after them (its health incidents):
         # a first re-run may move candidates; a re-run of that re-run, on the same store, not
         await pilot.press("r")
-        await wait_until(pilot, lambda: screen.recalls >= 1 and screen.loads >= 2,
+        await wait_until(pilot, lambda: screen.recalls >= 1 and load_count(screen) >= 2,
                          what="the first re-run")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         before = screen.trace.id
         await pilot.press("r")
-        await wait_until(pilot, lambda: screen.recalls >= 2 and screen.loads >= 3,
+        await wait_until(pilot, lambda: screen.recalls >= 2 and load_count(screen) >= 3,
                          what="the re-run")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
@@ -337,7 +347,7 @@ async def test_overview_pressure_panel_is_reached_by_keyboard_at_80x24(demo_path
     from widgets.pressure_summary import PressureSummary
 
     app = _app(demo_path, "overview")
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SMALL) as pilot:
         await _loaded(pilot)
         summary = app.screen.query_one(PressureSummary)
         assert not summary.region.intersection(app.screen.region).height, "below the fold"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lca_tui.cli import main
-from tests.helpers_shell import FIXED_NOW
+from tests.helpers_shell import FIXED_NOW, load_count, load_log
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
 LOCAL = re.compile(r"\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b")
@@ -24,9 +24,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from store.demo import build_demo
 
     folder = tmp_path_factory.mktemp("a-folder-whose-name-makes-every-path-wide")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LCA_EMBEDDER", "fallback")
-        build_demo(folder / "demo.db", now=FIXED_NOW, settings=Settings.load())
+    build_demo(folder / "demo.db", now=FIXED_NOW,
+               settings=Settings.load({"embed.backend": "fallback"}))
     yield folder / "demo.db"
 
 
@@ -163,7 +162,7 @@ async def test_recall_trace_times_are_local_with_the_year(demo: Path, tokyo: Non
     from widgets.fmt import when
 
     app = make_app(demo, now=FIXED_NOW, mode="recall", refresh_seconds=3600)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, RecallScreen)
                          and app.screen.trace is not None, what="a trace")
         await pilot.pause()
@@ -214,7 +213,7 @@ async def test_entry_pane_shows_the_source_line_shortened(tmp_path: Path) -> Non
             yield EntryView()
 
     app = One()
-    async with app.run_test(size=(50, 12)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(50, 12)) as pilot:
         view = app.query_one(EntryView)
         view.show_entry(_entry(source_path=path, source_line=7))  # type: ignore[arg-type]
         await pilot.pause()
@@ -230,9 +229,9 @@ async def test_filter_subtitle_shows_typed_markup_as_text(demo: Path) -> None:
     from tests.helpers_shell import rendered_text, wait_until
 
     app = make_app(demo, now=FIXED_NOW, mode="transcript", refresh_seconds=3600)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen)
-                         and app.screen.entry_loads >= 1, what="entries")
+                         and load_count(app.screen, "entries") >= 1, what="entries")
         app.screen.query_one("#entries").focus()
         await pilot.press("slash", *"[red]x", "backslash")
         await pilot.pause()

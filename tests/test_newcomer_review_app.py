@@ -11,8 +11,16 @@ import pytest
 from textual.pilot import Pilot
 
 from lca_tui.app import LcaApp, make_app
+from screens.base import StoreScreen
 from screens.registry import SCREENS
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+from tests.helpers_shell import (
+    FIXED_NOW,
+    build_demo_template,
+    copy_demo,
+    load_count,
+    load_log,
+    wait_until,
+)
 from widgets.footer import FitFooter
 
 SMALL = (80, 24)
@@ -40,7 +48,8 @@ def _app(path: Path, mode: str) -> LcaApp:
 
 
 async def _loaded(pilot: Pilot[Any]) -> None:
-    await wait_until(pilot, lambda: getattr(pilot.app.screen, "loads", 1) >= 1,
+    await wait_until(pilot, lambda: not isinstance(pilot.app.screen, StoreScreen)
+                     or load_count(pilot.app.screen) >= 1,
                      what="the screen's load")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -51,7 +60,7 @@ async def test_footer_fits_80_columns_on_every_screen(demo_path: Path, mode: str
     """Every key shown ends left of the palette key; "? Help" (which lists every key) and the
     palette key are always there; at 120 columns nothing is left out."""
     app = _app(demo_path, mode)
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SMALL) as pilot:
         await _loaded(pilot)
         footer = app.screen.query_one(FitFooter)
         await wait_until(pilot, lambda: len(footer.children) > 1, what="the footer's keys")
@@ -94,7 +103,7 @@ async def test_recall_candidates_fit_and_cut_reasons_with_an_ellipsis(
     from widgets.table import FilterTable
 
     app = _app(demo_path, "recall")
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=size) as pilot:
         await _loaded(pilot)
         screen = app.screen
         assert isinstance(screen, RecallScreen)
@@ -136,7 +145,7 @@ async def _pin_compacted_series(pilot: Pilot[Any]) -> Any:
     picker.focus()
     picker.move_cursor(row=picker.get_row_index(key))
     await pilot.press("enter")
-    await wait_until(pilot, lambda: screen.full_loads >= 2, what="the session's series")
+    await wait_until(pilot, lambda: load_count(screen, "full") >= 2, what="the session's series")
     await pilot.pause()
     return screen
 
@@ -148,7 +157,7 @@ async def test_context_at_80x24_figures_whole_and_a_usable_chart(demo_path: Path
     from widgets.table import FilterTable
 
     app = _app(demo_path, "context")
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SMALL) as pilot:
         await _loaded(pilot)
         text = "\n".join(screen_lines(app))
         for figure in ("29,683 / 200,000 tokens (14.8 %)", "checkpoint 160,000 (80 %)",
@@ -190,7 +199,7 @@ async def test_checkpoint_mark_beside_the_compaction_line(demo_path: Path,
     from widgets.pressure_chart import PressureChart
 
     app = _app(demo_path, "context")
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=size) as pilot:
         await _loaded(pilot)
         screen = await _pin_compacted_series(pilot)
         if size == SMALL:

@@ -17,7 +17,16 @@ from textual.widgets import Input, Tree
 
 from lca_tui.app import make_app
 from store.recall import pool
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+from tests.helpers_shell import (
+    FIXED_NOW,
+    build_demo_template,
+    copy_demo,
+    load_count,
+    load_log,
+    settled,
+    wait_until,
+    watch,
+)
 from widgets.confirm_word import ConfirmWord
 from widgets.entry_view import SECRET_MASK, EntryView
 
@@ -43,14 +52,31 @@ async def _settled(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def _layout_settled(pilot: Pilot[Any], widget: Any) -> None:
+    """Wait until ``widget`` (on a screen under a modal, which ``settled`` does not watch)
+    keeps its size, content size and scroll position over several frames."""
+    def state() -> tuple[Any, ...]:
+        return (widget.size, widget.virtual_size, widget.scroll_offset)
+
+    last, same = state(), 0
+    for _ in range(100):
+        await pilot.pause(0.05)
+        now = state()
+        same = same + 1 if now == last else 0
+        last = now
+        if same >= 5:
+            return
+    raise AssertionError(f"{widget} kept changing: {last}")
+
+
 async def _preview(pilot: Pilot[Any], text: str) -> Any:
     app = pilot.app
     screen = app.screen
-    await wait_until(pilot, lambda: screen.loads >= 1, what="privacy loaded")
+    await wait_until(pilot, lambda: load_count(screen) >= 1, what="privacy loaded")
     await pilot.press("slash")
     app.screen.query_one("#privacy-input", Input).value = text
     await pilot.press("enter")
-    await wait_until(pilot, lambda: screen.previews >= 1, what="closure preview")
+    await wait_until(pilot, lambda: load_count(screen, "preview") >= 1, what="closure preview")
     await _settled(pilot)
     return screen
 
@@ -63,7 +89,7 @@ def test_snapshot_privacy_preview(snap_compare: Any, demo_path: Path) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         await _preview(pilot, EMAIL)
 
-    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=(120, 40), run_before=run_before)
 
 
 def test_snapshot_privacy_confirmation(snap_compare: Any, demo_path: Path) -> None:
@@ -77,7 +103,7 @@ def test_snapshot_privacy_confirmation(snap_compare: Any, demo_path: Path) -> No
         app.screen.query_one(Input).cursor_blink = False  # a blinking cursor is a coin toss
         await _settled(pilot)
 
-    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=(80, 24), run_before=run_before)
 
 
 def test_snapshot_privacy_verification(snap_compare: Any, demo_path: Path) -> None:
@@ -93,13 +119,13 @@ def test_snapshot_privacy_verification(snap_compare: Any, demo_path: Path) -> No
         await wait_until(pilot, lambda: len(screen.tombstones) == 1, what="tombstones")
         await _settled(pilot)
 
-    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=(120, 40), run_before=run_before)
 
 
 # -- behaviour ---------------------------------------------------------------------------------
 async def test_a_wrong_word_changes_nothing(demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
         screen = await _preview(pilot, EMAIL)
         tree = screen.query_one("#privacy-tree", Tree)
         assert "entry" in str(tree.root.children[0].label)
@@ -116,12 +142,12 @@ async def test_erase_from_the_cli_with_the_app_open(demo_path: Path) -> None:
     """The app follows the store and holds no snapshot: an erasure by another process passes
     its raw-byte probe, and the app drops its vector copy and shows the change."""
     app = make_app(demo_path, now=FIXED_NOW, mode="transcript", refresh_seconds=0.2)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        loads = screen.entry_loads
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
+        loads = load_count(screen, "entries")
         screen.open_session(SECRETS_SESSION)
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads, what="the session")
         assert any(EMAIL in e.content for e in screen.entries)
         app.store.recall(EMAIL)  # the app's vector copy now exists
         assert app.store in pool._CACHES
@@ -145,15 +171,15 @@ async def test_erase_from_the_cli_with_the_app_open(demo_path: Path) -> None:
 
 async def test_secret_entry_masked_on_the_transcript_until_revealed(demo_path: Path) -> None:
     app = make_app(demo_path, now=FIXED_NOW, mode="transcript")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         counts = app.store.mark("secret", match=EMAIL)
         assert counts["entry"] >= 1
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        loads = screen.entry_loads
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
+        loads = load_count(screen, "entries")
         entry = next(e for e in app.store.entries(SECRETS_SESSION) if EMAIL in e.content)
         screen.open_session(SECRETS_SESSION, entry.seq)
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads, what="the session")
         await _settled(pilot)
         view = screen.query_one(EntryView)
         assert view.content_text == SECRET_MASK
@@ -189,14 +215,16 @@ def test_snapshot_privacy_confirmation_scrolls(snap_compare: Any, demo_path: Pat
     app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _preview(pilot, EMAIL)
+        privacy = await _preview(pilot, EMAIL)
         await pilot.press("e")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
         app.screen.query_one(Input).cursor_blink = False
-        await pilot.press("pagedown", "pagedown")
-        await _settled(pilot)
+        for _ in range(2):  # a page from where the last one ended: each scroll settles first
+            await pilot.press("pagedown")
+            await settled(pilot)
+        await _layout_settled(pilot, privacy.query_one("#privacy-tree"))
         modal = app.screen
         box = modal.query_one("#confirm-input").region
         assert box.bottom <= size[1] and box.height == 3  # the input is on screen, whole
 
-    assert snap_compare(app, terminal_size=size, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=size, run_before=run_before)

@@ -11,38 +11,31 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
 from lca_tui.app import make_app
-from store import Store
+from store import Store, open_store
+from store.core.settings import Settings
 from store.recall.run import recall, seed_demo_traces
 from store.recall.traces import get_trace, list_traces
 from tests.conftest import RunApp, make_store
 from tests.helpers_recall import NOW, add_entries, import_memories
-from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
+from tests.helpers_shell import (
+    FIXED_NOW,
+    SIZE,
+    FixedLatency,
+    screen_loaded,
+    settled,
+    wait_until,
+    watch,
+)
 
 BODY = ("Deploy the service with the helm chart: run the canary rollout in staging first, "
         "watch the error budget for ten minutes, then promote the release to production.")
 
 
-class _FixedClock:
-    """Stands in for ``time`` in store.recall.run so a trace's latency is always 12.5 ms."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def perf_counter(self) -> float:
-        self.t += 0.0125
-        return self.t
-
-
 @pytest.fixture
-def fixed_latency(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("store.recall.run.time", _FixedClock())
-
-
-@pytest.fixture
-def snap_store(tmp_path: Path, fixed_latency: None) -> Iterator[Store]:
+def snap_store(tmp_path: Path) -> Iterator[Store]:
     """A small store with memories (one secret, one superseded, one disputed), transcript
-    entries and three traces, all at a fixed time."""
-    s = make_store(tmp_path / "snap.db")
+    entries and three traces, all at a fixed time and each taking 12.5 ms."""
+    s = open_store(tmp_path / "snap.db", Settings.load(), timer=FixedLatency())
     import_memories(s, tmp_path / "mem", [
         ("deploy", BODY, {"name": "deploy guide", "authority": "approved", "hits": 6,
                           "projects": ["shop"]}),
@@ -153,7 +146,7 @@ async def test_rerun_shows_what_moved(snap_store: Store, run_app: RunApp) -> Non
 
 def test_snapshot_traces_list(snap_store: Store, snap_compare: Any) -> None:
     """The traces, newest first, and the latest trace opened below."""
-    assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=_ready)
+    assert snap_compare(watch(_app(snap_store)), terminal_size=SIZE, run_before=_ready)
 
 
 def test_snapshot_trace_with_bars(snap_store: Store, snap_compare: Any) -> None:
@@ -168,7 +161,7 @@ def test_snapshot_trace_with_bars(snap_store: Store, snap_compare: Any) -> None:
         await pilot.press("down", "down")
         await pilot.pause()
 
-    assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(_app(snap_store)), terminal_size=SIZE, run_before=run_before)
 
 
 def test_snapshot_new_recall_flow(snap_store: Store, snap_compare: Any) -> None:
@@ -180,7 +173,7 @@ def test_snapshot_new_recall_flow(snap_store: Store, snap_compare: Any) -> None:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
-    assert snap_compare(_app(snap_store), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(_app(snap_store)), terminal_size=SIZE, run_before=run_before)
 
 
 # -- review fixes ----------------------------------------------------------------------------
@@ -191,8 +184,8 @@ LONG = ("Line one of the helm deploy note.\nLine two: run the canary rollout in 
 
 
 async def test_detail_uses_the_traces_weights_and_shows_the_whole_excerpt(
-        tmp_path: Path, fixed_latency: None, run_app: RunApp) -> None:
-    s = make_store(tmp_path / "w.db")
+        tmp_path: Path, run_app: RunApp) -> None:
+    s = open_store(tmp_path / "w.db", Settings.load(), timer=FixedLatency())
     add_entries(s, "sess-w", [("user", LONG)])
     recall(s, "helm deploy canary rollout", now=NOW, overrides={"cos_weight": 0.5})
     async with _running(run_app, s) as pilot:

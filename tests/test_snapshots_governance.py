@@ -11,7 +11,15 @@ import pytest
 from textual.pilot import Pilot
 
 from lca_tui.app import make_app
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, settled, wait_until
+from tests.helpers_shell import (
+    FIXED_NOW,
+    build_demo_template,
+    copy_demo,
+    load_count,
+    settled,
+    wait_until,
+    watch,
+)
 
 WIDE = (120, 40)
 SMALL = (80, 24)
@@ -39,13 +47,13 @@ def _contradiction(app: Any) -> int:
 
 async def _open_proposal(pilot: Pilot[Any], pick: Any) -> None:
     app = pilot.app
-    await wait_until(pilot, lambda: app.screen.loads >= 1, what="proposals")
+    await wait_until(pilot, lambda: load_count(app.screen) >= 1, what="proposals")
     screen = app.screen
     pid = pick(app)
-    loads = screen.detail_loads
+    loads = load_count(screen, "detail")
     screen.open_proposal(pid)
     await wait_until(pilot, lambda: screen.detail is not None and screen.detail.info.id == pid
-                     and screen.detail_loads > loads, what="the proposal")
+                     and load_count(screen, "detail") > loads, what="the proposal")
     await _settled(pilot)
 
 
@@ -58,14 +66,14 @@ def _longest_chain(app: Any) -> int:
 
 async def _open_chain(pilot: Pilot[Any]) -> None:
     app = pilot.app
-    await wait_until(pilot, lambda: app.screen.loads >= 1, what="memories")
+    await wait_until(pilot, lambda: load_count(app.screen) >= 1, what="memories")
     screen = app.screen
     mid = _longest_chain(app)
     assert len(app.store.chain(mid)) >= 4, "the demo has a three-link chain"
-    loads = screen.detail_loads
+    loads = load_count(screen, "detail")
     screen.open_memory(mid)
     await wait_until(pilot, lambda: screen.detail is not None and screen.detail.row.id == mid
-                     and screen.detail_loads > loads, what="the chain")
+                     and load_count(screen, "detail") > loads, what="the chain")
     await _settled(pilot)
 
 
@@ -79,7 +87,7 @@ def test_proposal_with_a_failed_contradiction(snap_compare: Any, demo_path: Path
     async def run_before(pilot: Pilot[Any]) -> None:
         await _open_proposal(pilot, _contradiction)
 
-    assert snap_compare(app, terminal_size=size, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=size, run_before=run_before)
 
 
 def test_approve_modal_over_a_contradiction(snap_compare: Any, demo_path: Path) -> None:
@@ -94,7 +102,7 @@ def test_approve_modal_over_a_contradiction(snap_compare: Any, demo_path: Path) 
         await pilot.press("down")
         await _settled(pilot)
 
-    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=WIDE, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", [WIDE, SMALL], ids=["120x40", "80x24"])
@@ -107,4 +115,4 @@ def test_memory_with_its_supersession_chain(snap_compare: Any, demo_path: Path,
     async def run_before(pilot: Pilot[Any]) -> None:
         await _open_chain(pilot)
 
-    assert snap_compare(app, terminal_size=size, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=size, run_before=run_before)

@@ -11,8 +11,16 @@ from textual.pilot import Pilot
 from lca_tui.app import make_app
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
-from tests.helpers_shell import (FIXED_NOW, SIZE, overview_settled, screen_loaded, settled,
-                                 wait_until)
+from tests.helpers_shell import (
+    FIXED_NOW,
+    SIZE,
+    load_count,
+    overview_settled,
+    screen_loaded,
+    settled,
+    wait_until,
+    watch,
+)
 
 
 def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
@@ -23,7 +31,7 @@ def test_overview_on_demo(snap_compare: Any, demo_path: Path) -> None:
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
         await overview_settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 def test_transcript_on_demo(snap_compare: Any, demo_path: Path) -> None:
@@ -32,14 +40,15 @@ def test_transcript_on_demo(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         session = next(s for s in screen.sessions if s.workers)
-        loads = screen.entry_loads
+        loads = load_count(screen, "entries")
         screen.open_session(session.id)
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="worker session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads,
+                         what="worker session")
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 def test_transcript_compaction_entry(snap_compare: Any, demo_path: Path) -> None:
@@ -48,16 +57,16 @@ def test_transcript_compaction_entry(snap_compare: Any, demo_path: Path) -> None
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         session = next(s for s in screen.sessions if s.workers)
         store = app.store
         seq = next(e.seq for e in store.entries(session.id) if e.kind == "compaction")
-        loads = screen.entry_loads
+        loads = load_count(screen, "entries")
         screen.open_session(session.id, seq)
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="compaction")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads, what="compaction")
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 def test_transcript_search_results(snap_compare: Any, demo_path: Path) -> None:
@@ -66,12 +75,12 @@ def test_transcript_search_results(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await pilot.press("s", *"make release", "enter")
         await wait_until(pilot, lambda: screen.searches >= 1, what="search")
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 def test_help_on_transcript(snap_compare: Any, demo_path: Path) -> None:
@@ -80,12 +89,12 @@ def test_help_on_transcript(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await settled(pilot)
         await pilot.press("question_mark")
         await pilot.pause(0.2)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 def test_transcript_hostile_entry(snap_compare: Any, tmp_path: Path,
@@ -103,11 +112,11 @@ def test_transcript_hostile_entry(snap_compare: Any, tmp_path: Path,
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await settled(pilot)
 
     try:
-        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+        assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
     finally:
         store.close()
 
@@ -137,7 +146,7 @@ def test_overview_at_80x24(snap_compare: Any, demo_path: Path) -> None:
         assert _shown_lines(app.screen.query_one("#overview-sessions")) >= 2  # header, 1st row
         assert _shown_lines(app.screen.query_one("#overview-consolidation")) == 1
 
-    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SMALL, run_before=run_before)
 
 
 def test_context_at_80x24(snap_compare: Any, demo_path: Path) -> None:
@@ -146,15 +155,15 @@ def test_context_at_80x24(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.loads >= 1, what="context loaded")
+        await wait_until(pilot, lambda: load_count(screen) >= 1, what="context loaded")
         await pilot.press("b", "slash", *"e40 main", "enter", "enter", "b")
-        await wait_until(pilot, lambda: screen.full_loads >= 2, what="the session pinned")
+        await wait_until(pilot, lambda: load_count(screen, "full") >= 2, what="the session pinned")
         await settled(pilot)
         assert not screen.query_one("#context-picker").display
         assert _shown_lines(screen.query_one("#context-chart")) >= 6
         assert _shown_lines(screen.query_one("#context-events")) >= 4
 
-    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SMALL, run_before=run_before)
 
 
 def test_recall_at_80x24(snap_compare: Any, demo_path: Path) -> None:
@@ -162,12 +171,12 @@ def test_recall_at_80x24(snap_compare: Any, demo_path: Path) -> None:
     app = _small(demo_path, "recall")
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
+        await wait_until(pilot, lambda: load_count(app.screen) >= 1, what="recall loaded")
         await settled(pilot)
         assert _shown_lines(app.screen.query_one("#recall-candidates")) >= 4
         assert _shown_lines(app.screen.query_one("#recall-traces")) >= 3
 
-    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SMALL, run_before=run_before)
 
 
 def test_transcript_at_80x24(snap_compare: Any, demo_path: Path) -> None:
@@ -176,14 +185,14 @@ def test_transcript_at_80x24(snap_compare: Any, demo_path: Path) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await settled(pilot)
         assert _shown_lines(screen.query_one("#entries")) >= 6
         assert _shown_lines(screen.query_one("#entry-content")) >= 3
         text = screen.query_one("#entries").columns["text"]
         assert text.width >= 20, "the text column is on screen"
 
-    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SMALL, run_before=run_before)
 
 
 def test_help_at_80x24(snap_compare: Any, demo_path: Path) -> None:
@@ -191,13 +200,13 @@ def test_help_at_80x24(snap_compare: Any, demo_path: Path) -> None:
     app = _small(demo_path, "transcript")
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.screen.entry_loads >= 1, what="entries")
+        await wait_until(pilot, lambda: load_count(app.screen, "entries") >= 1, what="entries")
         await settled(pilot)
         await pilot.press("question_mark")
         await pilot.pause(0.2)
         assert _shown_lines(app.screen.query_one("#help-text")) >= 8
 
-    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SMALL, run_before=run_before)
 
 
 def test_recall_form_at_80x24(snap_compare: Any, demo_path: Path) -> None:
@@ -205,10 +214,10 @@ def test_recall_form_at_80x24(snap_compare: Any, demo_path: Path) -> None:
     app = _small(demo_path, "recall")
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.screen.loads >= 1, what="recall loaded")
+        await wait_until(pilot, lambda: load_count(app.screen) >= 1, what="recall loaded")
         await settled(pilot)
         await pilot.press("n", *"release steps")
         await pilot.pause(0.2)
         assert _shown_lines(app.screen.query_one("#recall-input")) >= 1
 
-    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SMALL, run_before=run_before)

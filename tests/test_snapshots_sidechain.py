@@ -13,7 +13,16 @@ from textual.pilot import Pilot
 from lca_tui.app import make_app
 from store import Store
 from tests.conftest import DATA, make_store
-from tests.helpers_shell import FIXED_NOW, SIZE, screen_loaded, settled, wait_until
+from tests.helpers_shell import (
+    FIXED_NOW,
+    SIZE,
+    load_count,
+    load_log,
+    screen_loaded,
+    settled,
+    wait_until,
+    watch,
+)
 from widgets.pressure_chart import PressureChart
 
 SIDE = "sidechain-c0ffee01"
@@ -39,13 +48,14 @@ def test_transcript_inline_sidechain(snap_compare: Any, inline_store: Store) -> 
 
     async def run_before(pilot: Pilot[Any]) -> None:
         screen = app.screen
-        await wait_until(pilot, lambda: screen.entry_loads >= 1, what="entries")
-        loads = screen.entry_loads
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
+        loads = load_count(screen, "entries")
         screen.open_session(session.id, seq)
-        await wait_until(pilot, lambda: screen.entry_loads > loads, what="the sidechain entry")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads,
+                         what="the sidechain entry")
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 def test_context_inline_sidechain(snap_compare: Any, inline_store: Store) -> None:
@@ -61,12 +71,12 @@ def test_context_inline_sidechain(snap_compare: Any, inline_store: Store) -> Non
         table.focus()
         table.move_cursor(row=table.get_row_index(f"{session.id}\x1f{SIDE}"), animate=False)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.full_loads >= 2
+        await wait_until(pilot, lambda: load_count(screen, "full") >= 2
                          and screen.query_one(PressureChart).data.used == [3004, 3206],
                          what="the sidechain's series")
         await settled(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
 
 
 async def test_overview_shows_the_agents_mark_whole(inline_store: Store) -> None:
@@ -74,7 +84,7 @@ async def test_overview_shows_the_agents_mark_whole(inline_store: Store) -> None
     from textual.widgets import DataTable
 
     app = make_app(store=inline_store, now=FIXED_NOW)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
         table = app.screen.query_one("#overview-sessions", DataTable)
         mark = str(table.get_cell(inline_store.session("1a2b3c4d").id, "agents"))

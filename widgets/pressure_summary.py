@@ -7,7 +7,7 @@ check, one read per refresh) and hands it over with ``show``.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -61,10 +61,6 @@ class PressureSummary(Vertical, can_focus=True):
     PressureSummary > #pressure-summary-line { height: auto; }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.loads = 0
-
     def compose(self) -> ComposeResult:
         yield Static("loading…", id="pressure-summary-line", markup=False)
         yield PressureGauge(id="pressure-summary-gauge")
@@ -89,4 +85,3 @@ class PressureSummary(Vertical, can_focus=True):
             gauge.reading = GaugeReading(s.latest.used_tokens, s.window_tokens,
                                          s.checkpoint_threshold, s.auto_compact_threshold,
                                          s.latest.segments)
-        self.loads += 1

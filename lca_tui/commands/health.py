@@ -19,6 +19,7 @@ from lca_tui.output import (
     store_path,
     table,
 )
+from screens.registry import screen_for
 
 FIX_NAMES = ("compact-duplicates", "reembed", "index-lag")
 STYLE = {"fail": "bold red", "warn": "yellow", "unknown": "magenta", "ok": "green"}
@@ -117,8 +118,8 @@ def run_health(args: argparse.Namespace) -> int:
         for sig in data["signals"]:
             if sig["name"] in shown:
                 sig["rows"] = [{"kind": v.row.kind, "id": v.row.id, "label": v.label,
-                                "note": v.row.note, "screen": v.target[0] if v.target
-                                else None} for v in shown[sig["name"]]]
+                                "note": v.row.note, "screen": _screen(v)}
+                               for v in shown[sig["name"]]]
         print_json(data)
         return exit_code
     if fixed is not None:
@@ -142,6 +143,12 @@ def run_health(args: argparse.Namespace) -> int:
                     + f"); exit {exit_code} at --fail-on {level}", markup=False,
                     soft_wrap=True)
     return exit_code
+
+
+def _screen(view: Any) -> str | None:
+    """The mode of the screen that shows ``view``'s row (the registry's ``opens``)."""
+    spec = screen_for(view.ref.kind) if view.ref is not None else None
+    return spec.mode if spec is not None else None
 
 
 def _print_scan(result: Any) -> None:

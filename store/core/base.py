@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC
@@ -99,7 +100,8 @@ class StoreBase:
 
     def __init__(self, path: Path | str | None = None, settings: Settings | None = None,
                  embedder: Embedder | None = None, writer: str | None = None,
-                 writer_version: str | None = None) -> None:
+                 writer_version: str | None = None,
+                 timer: Callable[[], float] | None = None) -> None:
         self.path = Path(path).expanduser() if path else db.default_store_path()
         self.settings = settings or Settings.load()
         self.writer = writer or str(self.settings["store.writer"])
@@ -119,6 +121,8 @@ class StoreBase:
             raise StoreError(f"{self.path} cannot be opened as an lca-tui store: {exc.orig}"
                              ) from exc
         self._embedder = embedder
+        self.timer: Callable[[], float] = timer or time.perf_counter
+        """What measures a recall's latency, in seconds (a fixed one in snapshot tests)."""
         self._embedder_lock = threading.Lock()
         self._watch: Any = None
         self._watch_lock = threading.Lock()  # the watch connection is shared by threads

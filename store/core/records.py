@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from store.core.models import Entry, Memory
@@ -55,6 +55,30 @@ def agent_label(agent: str | None, short: bool = False) -> str:
             SIDECHAIN_PREFIX):
         return agent[len(SIDECHAIN_PREFIX):]
     return agent or "?"
+
+
+RecordKind = Literal["session", "series", "trace", "memory", "proposal"]
+"""What a ``RecordRef`` names: a session (``at``: one of its entries' ``seq``), a session's
+context series (``at``: the agent), a recall trace, a memory, a proposal."""
+
+
+@dataclass(frozen=True)
+class RecordRef:
+    """A record the store points at (a health row's source, a search hit): its kind and its
+    id, never the name of a screen. ``at`` narrows it: the entry ``seq`` within a session,
+    the agent of a session's context series."""
+
+    kind: RecordKind
+    id: int | str
+    at: int | str | None = None
+
+    @classmethod
+    def entry(cls, session_id: str, seq: int) -> RecordRef:
+        return cls("session", session_id, seq)
+
+    @classmethod
+    def series(cls, session_id: str, agent: str = "main") -> RecordRef:
+        return cls("series", session_id, agent)
 
 
 @dataclass(frozen=True)

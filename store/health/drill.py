@@ -1,6 +1,6 @@
-"""From offending rows to what an operator reads: a label for each row and the screen that
-shows it (an entry on Transcript, a memory on Memories, a compaction, checkpoint or snapshot
-on Context, a proposal on Proposals). Secret memories are named by id only."""
+"""From offending rows to what an operator reads: a label for each row and the record that
+shows it (a ``RecordRef``: an entry of a session, a memory, a session's context series for a
+compaction, checkpoint or snapshot, a proposal). Secret memories are named by id only."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sqlmodel import col, select
 from store.context.models import Compaction, ContextSnapshot
 from store.core.db import orm
 from store.core.models import Checkpoint, Chunk, Entry, Memory
+from store.core.records import RecordRef
 from store.health.records import Row, RowView
 
 if TYPE_CHECKING:
@@ -29,20 +30,20 @@ def _by_id(session: Session, model: Any, ids: Sequence[int]) -> dict[int, Any]:
     return out
 
 
-def _entry(e: Entry, what: str = "") -> tuple[str, tuple[Any, ...]]:
+def _entry(e: Entry, what: str = "") -> tuple[str, RecordRef]:
     agent = "" if e.agent == "main" else f" {e.agent}"
     return (f"{what}entry {e.session_id[:8]} #{e.seq} {e.kind}{agent}",
-            ("transcript", e.session_id, e.seq))
+            RecordRef.entry(e.session_id, e.seq))
 
 
-def _memory(m: Memory, what: str = "") -> tuple[str, tuple[Any, ...]]:
+def _memory(m: Memory, what: str = "") -> tuple[str, RecordRef]:
     name = "(secret)" if m.sensitivity == "secret" else m.name
     critical = " critical" if m.critical else ""
-    return f"{what}memory {m.id}{critical} {name}", ("memories", m.id)
+    return f"{what}memory {m.id}{critical} {name}", RecordRef("memory", int(m.id or 0))
 
 
 def describe(store: Store, rows: Sequence[Row]) -> list[RowView]:
-    """Labels and targets for ``rows`` (in their order)."""
+    """Labels and the records that show them for ``rows`` (in their order)."""
     ids: dict[str, list[int]] = {}
     for r in rows:
         if isinstance(r.id, int):
@@ -60,7 +61,8 @@ def describe(store: Store, rows: Sequence[Row]) -> list[RowView]:
         snapshots = _by_id(session, ContextSnapshot, ids.get("snapshot", []))
     out: list[RowView] = []
     for r in rows:
-        label, target = f"{r.kind} {r.id}", None
+        label: str = f"{r.kind} {r.id}"
+        target: RecordRef | None = None
         if r.kind == "entry" and r.id in entries:
             label, target = _entry(entries[int(r.id)])
         elif r.kind == "memory" and r.id in memories:
@@ -78,17 +80,17 @@ def describe(store: Store, rows: Sequence[Row]) -> list[RowView]:
             cp = checkpoints[int(r.id)]
             where = f" session {cp.session_id[:8]}" if cp.session_id else " store-wide"
             label = f"checkpoint {cp.id} {cp.trigger}{where}"
-            target = ("context", cp.session_id, "main") if cp.session_id else None
+            target = RecordRef.series(cp.session_id) if cp.session_id else None
         elif r.kind == "compaction" and r.id in compactions:
             c2 = compactions[int(r.id)]
             label = f"compaction {c2.id} session {c2.session_id[:8]} agent {c2.agent}"
-            target = ("context", c2.session_id, c2.agent)
+            target = RecordRef.series(c2.session_id, c2.agent)
         elif r.kind == "snapshot" and r.id in snapshots:
             s = snapshots[int(r.id)]
             label = f"snapshot {s.id} session {s.session_id[:8]} agent {s.agent}"
-            target = ("context", s.session_id, s.agent)
+            target = RecordRef.series(s.session_id, s.agent)
         elif r.kind == "proposal":
-            label, target = f"proposal {r.id}", ("proposals", r.id)
+            label, target = f"proposal {r.id}", RecordRef("proposal", int(r.id))
         elif r.kind == "writer":
             label = f"writer {r.id}"
         out.append(RowView(r, label, target))

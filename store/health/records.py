@@ -1,7 +1,7 @@
 """What the health capability hands out: plain dataclasses, no ORM objects.
 
 A signal's ``offending`` rows are pointers (``Row``: a kind and an id, with a short note made of
-figures); ``drill.describe`` turns them into labelled rows with the screen that shows each.
+figures); ``drill.describe`` turns them into labelled rows with the record (``RecordRef``) that shows each.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from store.core.records import RecordRef
 
 STATUSES = ("ok", "warn", "fail", "unknown")
 RANK = {"ok": 0, "unknown": 1, "warn": 1, "fail": 2}
@@ -129,12 +131,12 @@ class TrendPoint:
 
 @dataclass(frozen=True)
 class RowView:
-    """An offending row ready to show: a label safe to print (no secret text) and where it
-    is shown: ``target`` is (mode, argument...) for the app, None when no screen shows it."""
+    """An offending row ready to show: a label safe to print (no secret text) and the record
+    that shows it (``ref``), None when nothing does."""
 
     row: Row
     label: str
-    target: tuple[Any, ...] | None
+    ref: RecordRef | None
 
 
 @dataclass

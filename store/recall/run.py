@@ -10,7 +10,6 @@ trace of all of it. ``probe=True`` runs the same search and writes nothing.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -313,14 +312,16 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     the asking session's live window (``pool.live_window``): a hook's Auto Recall. ``qvec``:
     ``query`` being embedded by ``store.embedder`` in another thread (the hook starts it
     before it imports), giving the vector and the milliseconds it took; it is waited for
-    once the lexical searches are done, and its time counts in the trace's latency."""
+    once the lexical searches are done, and its time counts in the trace's latency (measured
+    with the store's ``timer``)."""
     if channel not in rt.CHANNELS:
         raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
     if not query.strip():
         raise ValueError("a recall needs a non-empty query")
     if qvec is not None:  # a hook's: the model its thread may still be loading is not
         store.embedder     # this recall's time (its embedding is counted, below)
-    started = time.perf_counter()
+    clock = store.timer
+    started = clock()
     cfg = recall_settings(store, overrides)
     now = now or datetime.now(UTC)
     embedder = store.embedder
@@ -333,9 +334,9 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
         early, waited = qvec, [0.0]
 
         def query_vector() -> np.ndarray:
-            begun = time.perf_counter()
+            begun = clock()
             vector = early.result()[0]
-            waited[0] += (time.perf_counter() - begun) * 1000.0
+            waited[0] += (clock() - begun) * 1000.0
             return vector
     with store.read() as conn:
         # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
@@ -359,7 +360,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
             return cache[chunk_id]
 
         items = _decide(scored, cfg, vector_of)
-    latency = (time.perf_counter() - started) * 1000.0
+    latency = (clock() - started) * 1000.0
     if qvec is not None:  # as if embedded here: its whole time, less the wait counted above
         latency += qvec.result()[1] - waited[0]
     trace = Trace(None, to_iso(now), query, role, project, channel, historical, cfg,
