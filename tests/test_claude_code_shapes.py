@@ -25,7 +25,7 @@ from store.core.models import Entry
 from store.context.series import series, series_keys
 from store.core.records import agent_label
 from store.ingest import detect_file
-from tests.conftest import CLAUDE_CODE, DATA
+from tests.conftest import CLAUDE_CODE, DATA, needs_shared_data
 from widgets.fmt import agents_mark
 
 SHAPES = DATA / "claude-code-shapes"
@@ -153,6 +153,7 @@ def test_tool_result_blocks_keep_what_they_say(store: Store) -> None:
     assert not any(r.startswith("[") and r.endswith("]") for r in results)
 
 
+@needs_shared_data
 def test_ingest_json_and_stats_give_skipped_counts_per_type(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
     env = {**os.environ, "LCA_EMBEDDER": "fallback"}
@@ -235,6 +236,7 @@ def test_worker_file_first_then_main_sets_the_source(store: Store) -> None:
     assert store.session(S3).source == str(WORKER_FIRST / f"{sid}.jsonl")
 
 
+@needs_shared_data
 def test_claude_code_helpers_are_named_and_not_counted_as_workers(store: Store) -> None:
     assert store.ingest([WORKER_FIRST, CLAUDE_CODE]).errors == []
     s3 = store.session(S3)
@@ -248,6 +250,7 @@ def test_claude_code_helpers_are_named_and_not_counted_as_workers(store: Store) 
 
 
 # -- everything together ----------------------------------------------------------------------
+@needs_shared_data
 def test_every_fixture_and_the_real_sessions_import_without_errors(store: Store) -> None:
     report = store.ingest([SHAPES, CLAUDE_CODE])
     assert report.errors == []

@@ -18,7 +18,7 @@ import pytest
 from lca_tui.cli import main
 from store.harness import client
 from store.harness.daemon import AlreadyRunning, Daemon, running_pid
-from tests.conftest import CLAUDE_CODE, make_store
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import (  # noqa: F401
     check_hook_output,
     run_hook,
@@ -65,6 +65,7 @@ def test_a_second_daemon_for_the_same_store_is_refused(daemon: Daemon) -> None:
     assert client.running(daemon.sock) is not None  # the first one still answers
 
 
+@needs_shared_data
 def test_hooks_go_through_the_daemon_which_embeds_in_the_background(
         daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,6 +96,7 @@ def test_hooks_go_through_the_daemon_which_embeds_in_the_background(
     assert tuple(checkpoint) == ("SessionEnd:exit", "ok", 1)
 
 
+@needs_shared_data
 def test_recall_uses_the_daemon_and_agrees_with_in_process(
         daemon: Daemon, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert daemon.store is not None
@@ -114,6 +116,7 @@ def test_recall_uses_the_daemon_and_agrees_with_in_process(
     assert f"trace {warm['trace_id'] + 2}" in capsys.readouterr().out
 
 
+@needs_shared_data
 def test_serve_start_status_stop_as_processes(tmp_path: Path, runtime_dir: Path) -> None:
     store = tmp_path / "store.db"
     env = dict(os.environ)
@@ -193,6 +196,7 @@ def test_two_serves_at_once_share_one_daemon(tmp_path: Path, runtime_dir: Path) 
                        capture_output=True)
 
 
+@needs_shared_data
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
 def test_a_daemon_whose_store_vanishes_stops_and_creates_nothing(
         tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
@@ -269,6 +273,7 @@ def test_the_overview_says_the_daemon_runs(daemon: Daemon) -> None:
     assert overview.describe_daemon(found) == f"running (pid {os.getpid()})"
 
 
+@needs_shared_data
 def test_the_daemon_stores_what_a_session_wrote_after_its_hook_before_the_next_prompt(
         daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -307,6 +312,7 @@ def test_the_daemon_stores_what_a_session_wrote_after_its_hook_before_the_next_p
     assert sid not in daemon.followed
 
 
+@needs_shared_data
 def test_a_prompt_never_waits_for_another_sessions_checkpoint(
         tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -342,6 +348,7 @@ def test_a_prompt_never_waits_for_another_sessions_checkpoint(
         assert slow_ms >= 3500  # the proposer did hold B's checkpoint
 
 
+@needs_shared_data
 def test_catch_up_logs_lines_it_cannot_store_and_drops_a_refused_transcript(
         daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ from store import Store
 from store.core.writes import NewEntry, NewSession
 from store.recall.pool import LiveWindow, live_window
 from store.recall.run import recall
-from tests.conftest import BIG_SESSION, make_store
+from tests.conftest import BIG_SESSION, make_store, needs_shared_data
 
 SESSION = NewSession("s1", "api", project="/work/demo")
 
@@ -46,6 +46,7 @@ def test_deferred_entries_are_found_by_fts_then_embedded(store: Store) -> None:
     assert all(c.chunk_id is not None for c in result.trace.candidates)
 
 
+@needs_shared_data
 def test_deferred_then_embedded_equals_embedded_at_once(tmp_path: Path) -> None:
     at_once = make_store(tmp_path / "a.db")
     later = make_store(tmp_path / "b.db")

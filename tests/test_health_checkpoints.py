@@ -12,7 +12,7 @@ import pytest
 
 from store import Store
 from store.core.writes import NewEntry, NewSession
-from tests.conftest import CLAUDE_CODE, make_store
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import run_hook, runtime_dir  # noqa: F401
 
 
@@ -45,6 +45,7 @@ def _line(sid: str, uuid: str, kind: str, content: Any, ts: str) -> str:
                        "message": message, "uuid": uuid, "timestamp": ts}) + "\n"
 
 
+@needs_shared_data
 def test_hook_checkpoints_whose_new_entries_are_blank_are_not_noops(
         tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ import pytest
 from store import Store
 from store.harness.failures import hook_failures, logged_failures
 from store.harness.paths import failure_log
-from tests.conftest import CLAUDE_CODE, make_store
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import run_hook, runtime_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,6 +154,7 @@ def test_log_lines_count_for_their_store_once_it_opens(tmp_path: Path, store: St
     assert signal.value == 1 and signal.rows[0]["error"] == "the store was locked"
 
 
+@needs_shared_data
 def test_a_failure_mid_run_prints_nothing_and_is_recorded(
         tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,6 +192,7 @@ def test_a_malformed_hook_command_still_exits_zero(tmp_path: Path, runtime_dir: 
     assert "cannot read the hook command" in logged_failures(tmp_path / "s.db")[0]["error"]
 
 
+@needs_shared_data
 def test_a_clean_run_is_recorded_ok(tmp_path: Path, runtime_dir: Path,
                                     monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -229,6 +231,7 @@ def test_each_logged_failure_is_explained_by_its_cause(tmp_path: Path) -> None:
     assert explanation.count("could not be opened") == 1
 
 
+@needs_shared_data
 @pytest.mark.parametrize("kind", ["directory", "not jsonl"])
 def test_a_transcript_path_that_is_no_transcript_is_refused_and_recorded(
         tmp_path: Path, runtime_dir: Path, kind: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from store import Store
-from tests.conftest import BIG_SESSION, make_store
+from tests.conftest import BIG_SESSION, make_store, needs_shared_data
 from tests.helpers_harness import check_hook_output, run_hook, runtime_dir  # noqa: F401
 
 SESSION = BIG_SESSION.stem
@@ -64,6 +64,7 @@ def _chunks(store: Store) -> list[tuple[Any, ...]]:
             "ORDER BY e.idem_key, c.span_start").all()]
 
 
+@needs_shared_data
 def test_a_real_session_played_through_the_hooks(tmp_path: Path, runtime_dir: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from store.core.textsafe import one_line
 from store.core.writes import NewEntry, NewSession
 from store.recall.run import compare
 from store.recall.traces import Candidate, Trace
-from tests.conftest import CLAUDE_CODE
+from tests.conftest import CLAUDE_CODE, needs_shared_data
 from widgets.fmt import agents_mark
 
 WORKER = "a7c3e51f"
@@ -91,6 +91,7 @@ def test_context_unknown_and_ambiguous_agent(store: Store,
     assert code == 0 and [s["agent"] for s in json.loads(out)["sessions"]] == [WORKER]
 
 
+@needs_shared_data
 def test_ingest_missing_path_fails_and_imports_nothing(store: Store, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
@@ -171,6 +172,7 @@ def test_all_agents_interleave_by_time(store: Store, capsys: pytest.CaptureFixtu
     assert [e["content"] for e in json.loads(out)] == [e.content for e in entries]
 
 
+@needs_shared_data
 def test_plurals(store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     one = tmp_path / "in"
     one.mkdir()
@@ -183,6 +185,7 @@ def test_plurals(store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 # -- green without a terminal -----------------------------------------------------------------------
+@needs_shared_data
 def test_cli_without_columns_lines_or_a_terminal(store: Store, tmp_path: Path) -> None:
     """As CI runs it: no COLUMNS or LINES, stdin not a terminal, output to pipes. Tables get
     their full width, error and progress lines on stderr are never wrapped."""

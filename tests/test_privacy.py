@@ -19,7 +19,7 @@ from store.privacy import apply
 from store.privacy.api import run, scope_from
 from store.privacy.scope import Scope, ScopeError
 from store.privacy.tables import q, relational_tables
-from tests.conftest import CLAUDE_CODE
+from tests.conftest import CLAUDE_CODE, needs_shared_data
 
 NEEDLE = "session_hook_controller"
 BIG = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
@@ -108,6 +108,7 @@ def _probes(result: Any) -> dict[str, Any]:
 
 
 # -- erase by match on the real transcripts ---------------------------------------------------
+@needs_shared_data
 def test_erase_by_match_on_real_transcripts(cc_store: Store, tmp_path: Path) -> None:
     """The string in entries, a derived memory, a proposal's edit history and a trace's query:
     erased everywhere, every probe passes (raw bytes included), recall, export and re-import
@@ -233,6 +234,7 @@ def test_tombstone_and_audit_hold_no_content(cc_store: Store) -> None:
 
 
 # -- redaction ----------------------------------------------------------------------------------
+@needs_shared_data
 def test_redaction_keeps_entries_in_order_and_recall_works(cc_store: Store) -> None:
     """Matched spans become [REDACTED] in place: same entries, same seq, new keys and hashes,
     rebuilt chunks; recall still answers from the rest; a re-import restores nothing."""
@@ -319,6 +321,7 @@ def _results(store: Store) -> list[list[tuple[str, int]]]:
     return out
 
 
+@needs_shared_data
 def test_erasing_a_session_leaves_other_recalls_unchanged(cc_store: Store) -> None:
     """A fixed set of recalls over the other sessions returns the same items after one
     session is erased (and the erasure passes its verification)."""
@@ -520,6 +523,7 @@ def test_a_proposal_derived_only_from_erased_entries_goes(cc_store: Store) -> No
     assert only.summary.id not in left and both.summary.id in left
 
 
+@needs_shared_data
 def test_import_position_of_a_file_imported_by_a_relative_path(store: Store,
                                                               monkeypatch: pytest.MonkeyPatch,
                                                               tmp_path: Path) -> None:

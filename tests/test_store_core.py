@@ -15,11 +15,12 @@ from store.core.chunker import count_tokens, split
 from store.core.errors import StoreTooNew
 from store.core.migrations import known_migrations
 from store.core.settings import Settings, SettingsError
-from tests.conftest import CLAUDE_CODE, make_store
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@needs_shared_data
 def test_store_written_by_first_migration_opens_and_upgrades(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     shutil.copyfile(FIXTURES / "store_v1.db", path)
@@ -153,6 +154,7 @@ def test_reindex_gives_the_same_search_results(cc_store: Store) -> None:
     assert _search_ids(cc_store, queries) == before
 
 
+@needs_shared_data
 def test_cli_json_contracts(tmp_path: Path) -> None:
     exe = [sys.executable, "-m", "lca_tui.cli", "--store", str(tmp_path / "cli.db")]
     out = subprocess.run(exe + ["ingest", str(CLAUDE_CODE), "--json"], capture_output=True,

@@ -13,7 +13,7 @@ import pytest
 from store import Store, open_store
 from store.core.errors import StoreError
 from store.core.settings import Settings
-from tests.conftest import BIG_SESSION, CLAUDE_CODE, make_store
+from tests.conftest import BIG_SESSION, CLAUDE_CODE, make_store, needs_shared_data
 
 
 def count_expected(path: Path) -> Counter[str]:
@@ -41,6 +41,7 @@ def count_expected(path: Path) -> Counter[str]:
     return kinds
 
 
+@needs_shared_data
 def test_claude_code_import_counts(store: Store) -> None:
     files = sorted(CLAUDE_CODE.rglob("*.jsonl"))
     expected = sum((count_expected(f) for f in files), Counter())
@@ -60,6 +61,7 @@ def test_claude_code_import_counts(store: Store) -> None:
                               if "ae4a77f8" in str(f))
 
 
+@needs_shared_data
 def test_second_import_adds_nothing(store: Store) -> None:
     store.ingest([CLAUDE_CODE])
     again = store.ingest([CLAUDE_CODE])
@@ -68,6 +70,7 @@ def test_second_import_adds_nothing(store: Store) -> None:
     assert store.stats().entries == 723
 
 
+@needs_shared_data
 def test_appended_lines_are_added_exactly(store: Store, tmp_path: Path) -> None:
     store.ingest([CLAUDE_CODE])
     lines = BIG_SESSION.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -90,6 +93,7 @@ def test_appended_lines_are_added_exactly(store: Store, tmp_path: Path) -> None:
     assert texts == ["remember the build uses make release", "second appended"]
 
 
+@needs_shared_data
 def test_growing_file_is_read_incrementally(store: Store, tmp_path: Path) -> None:
     lines = (CLAUDE_CODE / "short.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     live = tmp_path / "live.jsonl"
@@ -103,6 +107,7 @@ def test_growing_file_is_read_incrementally(store: Store, tmp_path: Path) -> Non
     assert pos == (live.stat().st_size, len(lines))
 
 
+@needs_shared_data
 def test_rewritten_file_is_detected(store: Store, tmp_path: Path) -> None:
     src = (CLAUDE_CODE / "short.jsonl").read_text(encoding="utf-8")
     path = tmp_path / "s.jsonl"
@@ -114,6 +119,7 @@ def test_rewritten_file_is_detected(store: Store, tmp_path: Path) -> None:
     assert report.entries_added == 1  # the changed line, as a new entry; nothing else twice
 
 
+@needs_shared_data
 def test_partial_last_line_waits(store: Store, tmp_path: Path) -> None:
     lines = (CLAUDE_CODE / "short.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     path = tmp_path / "p.jsonl"
@@ -150,6 +156,7 @@ def _bad_dir(tmp_path: Path) -> Path:
     return bad
 
 
+@needs_shared_data
 def test_bad_input_reported_good_lines_land(store: Store, tmp_path: Path) -> None:
     bad = _bad_dir(tmp_path)
     report = store.ingest([bad])
@@ -174,6 +181,7 @@ def test_bad_input_reported_good_lines_land(store: Store, tmp_path: Path) -> Non
     assert mems["ok"].loadable and mems["ok"].critical
 
 
+@needs_shared_data
 def test_crash_mid_write_leaves_store_consistent(store: Store, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import store.ingest.base as base
