@@ -22,7 +22,7 @@ from lca_tui.commands import hook as hook_command
 from store.harness import client, paths
 from store.harness.failures import hook_failures, logged_failures
 from store.harness.models import HookRun
-from tests.conftest import CLAUDE_CODE, make_store
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import check_hook_output, run_hook, runtime_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +71,7 @@ def _runs(store_path: Path) -> list[HookRun]:
         store.close()
 
 
+@needs_shared_data
 def test_a_held_write_lock_ends_in_a_logged_failure_not_a_held_prompt(
         tmp_path: Path, runtime_dir: Path) -> None:
     store_path = _seeded(tmp_path / "live.db")
@@ -152,6 +153,7 @@ def hung_daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[tuple[Path, subpr
     proc.wait(timeout=30)
 
 
+@needs_shared_data
 def test_a_hung_daemon_is_skipped_and_the_hook_works_in_process(
         hung_daemon: tuple[Path, subprocess.Popen], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,6 +168,7 @@ def test_a_hung_daemon_is_skipped_and_the_hook_works_in_process(
     assert hook_failures(None, store_path).status == "warn"
 
 
+@needs_shared_data
 def test_status_says_a_hung_daemon_is_not_answering_and_stop_ends_it(
         hung_daemon: tuple[Path, subprocess.Popen], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,6 +188,7 @@ def test_status_says_a_hung_daemon_is_not_answering_and_stop_ends_it(
     assert client.probe(paths.socket_path(store_path.resolve()))["state"] == "not running"
 
 
+@needs_shared_data
 @pytest.mark.parametrize("kind", ["file", "stale"])
 def test_an_unusable_runtime_folder_falls_back(tmp_path: Path, kind: str,
                                                monkeypatch: pytest.MonkeyPatch,
@@ -195,11 +199,16 @@ def test_an_unusable_runtime_folder_falls_back(tmp_path: Path, kind: str,
     else:  # a /run/user/UID left from another login: not ours, or not creatable
         locked = tmp_path / "run"
         bad = locked / "user" / "1000"
-        if os.getuid() == 0:  # root may create anything: a folder another user owns
-            (bad / "lca-tui").mkdir(parents=True)
-            os.chown(bad / "lca-tui", 65534, 65534)
+        if os.getuid() == 0:  # root may create anything: folders another user owns, both
+            # the runtime one and the fallback one, so neither can be used whatever its length
+            for name in ("lca-tui", f"lca-tui-{os.getuid()}"):
+                (bad / name).mkdir(parents=True)
+                os.chown(bad / name, 65534, 65534)
         else:
             locked.mkdir(mode=0o500)
+    # Only the folders decide here, not the length of the machine's temp path (the limit has
+    # its own test below): without this, a long tmp_path made the fallback "unusable" too.
+    monkeypatch.setattr(paths, "SOCKET_PATH_MAX", 100_000)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(bad))
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
     sock = paths.socket_path(tmp_path / "s.db")
@@ -233,6 +242,7 @@ def test_a_runtime_folder_too_long_for_a_socket_falls_back(
     assert "daemon: not running" in capsys.readouterr().out
 
 
+@needs_shared_data
 def test_a_closed_stdout_is_not_a_failure_of_the_session(tmp_path: Path,
                                                          runtime_dir: Path) -> None:
     payload = json.dumps(_session(tmp_path)).encode()
@@ -273,6 +283,7 @@ def test_the_probe_tells_loading_from_hung(tmp_path: Path, runtime_dir: Path) ->
         os.close(fd)
 
 
+@needs_shared_data
 def test_the_overview_says_a_hung_daemon_is_not_answering(
         hung_daemon: tuple[Path, subprocess.Popen], monkeypatch: pytest.MonkeyPatch) -> None:
     from screens import overview
