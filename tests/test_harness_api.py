@@ -1,4 +1,4 @@
-"""The README's harness example runs as written, and what it writes records its own writer
+"""The harness example (``docs/api.md``, shown again in the README) runs as written, and what it writes records its own writer
 and writer_version in every table it writes (session, entry, chunk, snapshot, checkpoint, recall
 trace, candidates and feedback, audit event) — not lca-tui's."""
 
@@ -21,18 +21,30 @@ from store.core.settings import Settings
 from store.core.version import CODE_VERSION
 from tests.conftest import make_store
 
-README = Path(__file__).parent.parent / "README.md"
+ROOT = Path(__file__).parent.parent
+API_DOC = ROOT / "docs" / "api.md"
 HEADING = "## Use from Python (harness API)"
+README = ROOT / "README.md"
+README_HEADING = "## Use from Python (harness example)"
+
+
+def python_block(path: Path, heading: str) -> str:
+    """The first ``python`` code block under ``heading`` in ``path``."""
+    text = path.read_text("utf-8")
+    assert heading in text, f"{path.name} has no {heading!r} section"
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, f"the {heading!r} section of {path.name} has no python code block"
+    return match.group(1)
 
 
 def readme_example() -> str:
-    """The first ``python`` code block under the harness API heading."""
-    text = README.read_text("utf-8")
-    assert HEADING in text, f"README.md has no {HEADING!r} section"
-    section = text.split(HEADING, 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "the harness API section has no python code block"
-    return match.group(1)
+    """The harness example of ``docs/api.md`` (the one this file runs)."""
+    return python_block(API_DOC, HEADING)
+
+
+def test_the_readme_shows_the_example_that_runs() -> None:
+    assert python_block(README, README_HEADING) == readme_example()
 
 
 def test_readme_harness_example_records_its_writer(tmp_path: Path,
@@ -40,7 +52,7 @@ def test_readme_harness_example_records_its_writer(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
-    exec(compile(readme_example(), "README.md:harness-example", "exec"), namespace)
+    exec(compile(readme_example(), "docs/api.md:harness-example", "exec"), namespace)
     out = capsys.readouterr().out
     assert "2 entries;" in out
 
