@@ -61,7 +61,7 @@ def test_models_match_migrated_columns_and_indexes(migrated) -> None:
     with migrated.read() as conn:
         for name, table in sorted(models.items()):
             cols = {r[1]: r for r in conn.exec_driver_sql(f"PRAGMA table_info('{name}')").all()}
-            model_cols = {c.name: c for c in table.columns if c.name != "rowid"}
+            model_cols = {c.name: c for c in table.columns}
             if set(cols) != set(model_cols):
                 problems.append(f"{name}: columns {sorted(cols)} != model {sorted(model_cols)}")
                 continue
@@ -202,3 +202,78 @@ def test_a_default_mismatch_is_caught(migrated) -> None:
         field.default = saved
     assert _sql_default("'it''s'") == "it's" and _sql_default("NULL") is None
     assert _sql_default(None) is MISSING and _sql_default("1.5") == 1.5
+
+
+# -- every table portable ----------------------------------------------------------------
+_SQLITE_ONLY_NAMES = {"rowid", "oid", "_rowid_"}
+# ``sqlite_autoincrement`` (migration 13: ids never reused) is a hint other dialects ignore,
+# and their sequences never reuse an id anyway: the table is the same everywhere.
+_PORTABLE_SQLITE_OPTIONS = {"sqlite_autoincrement"}
+
+
+def test_every_table_has_a_declared_primary_key_and_no_sqlite_only_construct(migrated) -> None:
+    """Each model's table could live in another database: a primary key the migrations
+    declare (not SQLite's implicit rowid), no column named after the rowid, no SQLite-only
+    table option or type, and its DDL compiles for PostgreSQL."""
+    from sqlalchemy.dialects import postgresql
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    problems = []
+    with migrated.read() as conn:
+        for name, table in sorted(_model_tables().items()):
+            declared = [r[1] for r in conn.exec_driver_sql(
+                f"PRAGMA table_info('{name}')").all() if r[5]]
+            if not declared:
+                problems.append(f"{name}: no declared primary key in the migrations")
+            for c in table.columns:
+                if c.name.lower() in _SQLITE_ONLY_NAMES:
+                    problems.append(f"{name}.{c.name}: SQLite's implicit rowid as a column")
+                if type(c.type).__module__.startswith("sqlalchemy.dialects.sqlite"):
+                    problems.append(f"{name}.{c.name}: SQLite-only type {c.type!r}")
+            options = [k for k in table.dialect_kwargs
+                       if k.startswith("sqlite_") and k not in _PORTABLE_SQLITE_OPTIONS]
+            if options:
+                problems.append(f"{name}: SQLite-only options {options}")
+            try:
+                str(CreateTable(table).compile(dialect=postgresql.dialect()))
+                for index in table.indexes:
+                    str(CreateIndex(index).compile(dialect=postgresql.dialect()))
+            except Exception as exc:  # noqa: BLE001 - any compile failure is the finding
+                problems.append(f"{name}: does not compile for PostgreSQL: {exc}")
+    assert problems == []
+
+
+def test_migration_14_gives_prune_entry_ids_from_its_rowids(tmp_path: Path) -> None:
+    """A store from before migration 14 keeps every ``prune_entry`` row, each with its old
+    rowid as its id, so a prune's entries keep their order."""
+    from store.core.db import ensure_file, make_engine
+    from store.core.migrations import migrate
+
+    path = tmp_path / "old.db"
+    ensure_file(path)
+    engine = make_engine(path)
+    try:
+        migrate(engine, target=13)
+        with engine.begin() as conn:
+            who = "'w', 'v', 't'"
+            conn.exec_driver_sql("INSERT INTO session (id, format, writer, writer_version, "
+                                 f"created_at) VALUES ('s1', 'claude-code', {who})")
+            conn.exec_driver_sql("INSERT INTO prune_event (id, session_id, ts, writer, "
+                                 f"writer_version, created_at) VALUES (1, 's1', 't', {who})")
+            for rowid, ref in ((7, "b"), (3, "a"), (12, None)):
+                conn.exec_driver_sql("INSERT INTO prune_entry (rowid, prune_id, ref, entry_id) "
+                                     "VALUES (?, 1, ?, NULL)", (rowid, ref))
+            before = conn.exec_driver_sql("SELECT rowid, prune_id, ref, entry_id FROM "
+                                          "prune_entry ORDER BY rowid").all()
+        assert migrate(engine) == [14]
+        with engine.connect() as conn:
+            after = conn.exec_driver_sql("SELECT id, prune_id, ref, entry_id FROM prune_entry "
+                                         "ORDER BY id").all()
+            pk = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info('prune_entry')").all()
+                  if r[5]]
+    finally:
+        engine.dispose()
+    assert [tuple(r) for r in before] == [(3, 1, "a", None), (7, 1, "b", None),
+                                          (12, 1, None, None)]
+    assert [tuple(r) for r in after] == [tuple(r) for r in before]
+    assert pk == ["id"]
