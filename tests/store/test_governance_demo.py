@@ -14,7 +14,7 @@ from store.governance import chain, integrity, list_proposals
 from store.governance.replay import replay_proposals
 from tests.helpers_shell import DEMO_NAME, build_demo_template
 
-DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 EVERY_CHECK = {"duplicate", "contradiction", "source_support", "budget", "procedure_risk"}
 
 

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("store", "lca_tui", "screens", "widgets")
 UI = ("textual", "rich", "screens", "widgets", "lca_tui")
 # Packages under store/ that sit on top of the facade (clients of the harness API, like the CLI).

@@ -14,7 +14,7 @@ from store import Store
 from store.governance.detect import scan
 from tests.conftest import make_store
 
-DATA = Path(__file__).parent / "data" / "consolidation"
+DATA = Path(__file__).resolve().parents[1] / "data" / "consolidation"
 LABELLED = DATA / "c0a5e1d0-0000-4000-8000-000000000001.jsonl"
 
 

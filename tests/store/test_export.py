@@ -18,7 +18,7 @@ from store.export.writer import MANIFEST, export
 from store.ingest.mindstone import WIRE_KEYS, file_name_for
 from tests.conftest import make_store
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 NAVIGATOR = DATA / "acp" / "navigator"
 MINDSTONE = DATA / "mindstone"
 SHORT_SESSION = "55604662-cf2a-4331-851a-ec234028f8ca"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MARK = "raw SQL:"
 ALLOWED = ("store/core/vec.py", "store/core/pragmas.py", "store/core/migrations/")
 # Raw calls left outside ALLOWED (store/bench.py 2, demo.py 1, harness/bench.py 1,

@@ -17,7 +17,7 @@ from store.core.migrations import known_migrations
 from store.core.settings import Settings, SettingsError
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @needs_shared_data
@@ -61,7 +61,7 @@ def test_store_imports_neither_textual_nor_rich() -> None:
 
 
 def test_no_store_module_imports_the_ui() -> None:
-    root = Path(__file__).parent.parent / "store"
+    root = Path(__file__).resolve().parents[2] / "store"
     offenders = [str(p) for p in root.rglob("*.py")
                  if any(line.strip().startswith(("import textual", "from textual",
                                                  "import rich", "from rich"))

@@ -437,7 +437,7 @@ async def test_narrow_screens_hide_and_zoom_panes(gov: tuple[Store, dict[str, An
 # -- the store side of the Overview line -------------------------------------------------------
 def test_last_consolidation_summarises_the_latest_pass(store: Store) -> None:
     """None before any pass; then the pass's sessions and proposals; a second pass found none."""
-    from tests.test_consolidation import LABELLED
+    from tests.store.test_consolidation import LABELLED
 
     assert store.last_consolidation() is None
     store.ingest([LABELLED])

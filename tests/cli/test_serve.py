@@ -26,7 +26,7 @@ from tests.helpers_harness import (  # noqa: F401
     serving,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _wait(predicate, timeout: float = 60.0) -> bool:  # type: ignore[no-untyped-def]

@@ -25,7 +25,7 @@ from store.harness.models import HookRun
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import check_hook_output, run_hook, runtime_dir  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _session(tmp_path: Path) -> dict[str, str]:

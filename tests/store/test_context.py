@@ -27,7 +27,7 @@ from store.core.writes import NewEntry, NewSession
 from tests.conftest import BIG_SESSION, make_store
 
 BIG = BIG_SESSION.stem
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _count(store: Store, table: str, where: str = "1") -> int:

@@ -24,9 +24,9 @@ from store.harness import settings_file as sf
 from store.harness.daemon import Daemon
 from store.harness.failures import hook_failures, logged_failures
 from tests.helpers_harness import check_hook_output, runtime_dir, serving  # noqa: F401
-from tests.test_hook_bounds import _runs, _seeded, _session, hung_daemon  # noqa: F401
+from tests.cli.test_hook_deadlines import _runs, _seeded, _session, hung_daemon  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLIENT = [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
 # What the fast path may load besides what `python -S` loads at start: `os` and the standard
 # library's own C modules. Not `site` (site-packages, the editable finder), nor `socket`,

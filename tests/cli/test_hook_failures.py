@@ -18,7 +18,7 @@ from store.harness.paths import failure_log
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import run_hook, runtime_dir  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _hook_process(event: str, stdin: bytes, store: Path) -> subprocess.CompletedProcess[bytes]:

@@ -13,7 +13,7 @@ from store import Store
 from store.ingest import detect_file
 from store.ingest.mindstone import KNOWN_EVENTS, ROLE_KINDS, file_name_for, session_key_from_name
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 MINDSTONE = DATA / "mindstone"
 MAIN = MINDSTONE / "YWdlbnQ6ZGVmYXVsdDptYWlu.jsonl"
 BAD = DATA / "mindstone-bad" / "YWdlbnQ6ZGVmYXVsdDptYWluLWJhZA.jsonl"

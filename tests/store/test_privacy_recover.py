@@ -11,7 +11,7 @@ import pytest
 
 from store import Store
 from store.privacy import apply
-from tests.test_privacy import NEEDLE
+from tests.store.test_privacy import NEEDLE
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -172,7 +172,7 @@ def test_migration_13_keeps_every_row_index_trigger_and_link(tmp_path: Path) -> 
     from tests.conftest import make_store
 
     path = tmp_path / "old.db"
-    shutil.copyfile(Path(__file__).parent / "fixtures" / "store_v1.db", path)
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "fixtures" / "store_v1.db", path)
     raw = sqlean.connect(str(path))
     before = {t: raw.execute(f"SELECT COUNT(*), COALESCE(MAX(id), 0) FROM {t}").fetchone()
               for t in ("entry", "memory", "chunk")}

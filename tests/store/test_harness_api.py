@@ -21,7 +21,7 @@ from store.core.settings import Settings
 from store.core.version import CODE_VERSION
 from tests.conftest import make_store
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 API_DOC = ROOT / "docs" / "api.md"
 HEADING = "## Use from Python (harness API)"
 README = ROOT / "README.md"

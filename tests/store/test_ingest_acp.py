@@ -13,7 +13,7 @@ from sqlalchemy import text
 from store import Store
 from store.ingest.acp import is_acp_dir, memory_sections
 
-ACP = Path(__file__).parent / "data" / "acp"
+ACP = Path(__file__).resolve().parents[1] / "data" / "acp"
 NAVIGATOR = ACP / "navigator"
 DRIFTED = ACP / "drifted"
 
@@ -169,7 +169,7 @@ def test_journal_entries_are_in_file_order(store: Store) -> None:
     assert [r[0] for r in rows] == [3, 6, 8, 12]
 
 
-DEMO_MEMORY = Path(__file__).parent.parent / "assets" / "demo" / "memory"
+DEMO_MEMORY = Path(__file__).resolve().parents[2] / "assets" / "demo" / "memory"
 
 
 def test_mindstone_memory_dir_with_soul_and_agents_is_not_acp(store: Store,
