@@ -1,4 +1,4 @@
-"""Issue 17: the CLI's text output never lets a transcript talk to the terminal. Ids, tool
+"""The CLI's text output never lets a transcript talk to the terminal. Ids, tool
 names, file names and text holding ESC/OSC sequences, bidi and zero-width characters and Rich
 markup are printed inert by ``sessions``, ``entries``, ``search``, ``traces``, ``context`` and
 ``ingest`` (its problem table too), with the app's escaping function."""

@@ -1,4 +1,4 @@
-"""Issue 15: a Claude Code 1.0.x session whose Task subagents were written inline
+"""A Claude Code 1.0.x session whose Task subagents were written inline
 (``isSidechain``) shows each subagent as its own agent on Transcript and Context."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The consolidation pass (issue 13): proposals from what sessions state plainly, never
+"""The consolidation pass: proposals from what sessions state plainly, never
 memories directly; precision and recall on a labelled transcript; real transcripts; a second
 pass adds nothing; the external proposer command."""
 

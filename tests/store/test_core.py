@@ -1,4 +1,4 @@
-"""Issue 2: migrations, import hygiene, settings, chunking, reindex, the CLI's JSON contract."""
+"""The store's core: migrations, import hygiene, settings, chunking, reindex, the CLI's JSON contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 4: `lca-tui export` and importing an export (MindStone NDJSON + manifest)."""
+"""`lca-tui export` and importing an export (MindStone NDJSON + manifest)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Health signals (issue 11): every signal catches a seeded failure — right status, right
+"""Health signals: every signal catches a seeded failure — right status, right
 rows — and stays ok on a clean store; scans are stored with trends; the fixes do what their
 preview says."""
 

@@ -1,4 +1,4 @@
-"""Issue 4: Agent Continuity Protocol directories (seeds/002_…)."""
+"""Importing Agent Continuity Protocol directories (seeds/002_…)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 2: Claude Code import by DESIGN's rules, idempotency, incremental import, bad input."""
+"""Claude Code import by DESIGN's rules, idempotency, incremental import, bad input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15: Claude Code transcripts as every version writes them (1.0.x to 2.1.x).
+"""Claude Code transcripts as every version writes them (1.0.x to 2.1.x).
 
 The fixtures in ``tests/data/claude-code-shapes/`` follow Claude Code's line format: inline
 sidechains (1.0.x), 2.x ``attachment`` / ``permission-mode`` / ``last-prompt`` lines, a line type

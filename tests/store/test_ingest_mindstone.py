@@ -1,4 +1,4 @@
-"""Issue 4: MindStone-Agent transcript NDJSON import (NOTES.md wire format)."""
+"""MindStone-Agent transcript NDJSON import (NOTES.md wire format)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 17, property-based: any JSON value (of any type, NaN, infinities and huge numbers
+"""Import formats, property-based: any JSON value (of any type, NaN, infinities and huge numbers
 included) in any field of any import format gives a reported problem or an import, never an
 exception out of ``ingest``, and the other files of the batch land.
 

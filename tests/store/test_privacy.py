@@ -1,4 +1,4 @@
-"""Issue 12: redact and erase with a preview of the closure and proof that nothing is left."""
+"""Privacy: redact and erase with a preview of the closure and proof that nothing is left."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12, second review: an erasure interrupted after its commit is finished by
+"""Erasure recovery: an erasure interrupted after its commit is finished by
 ``tombstones --verify``; ids of erased records are never given to new ones."""
 
 from __future__ import annotations

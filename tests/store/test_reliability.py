@@ -1,4 +1,4 @@
-"""Issue 17: one bad file never stops a batch; problems are stored with the import; the store
+"""Reliability: one bad file never stops a batch; problems are stored with the import; the store
 under faults (a newer store, a read-only folder, a half-written export, huge entries)."""
 
 from __future__ import annotations
