@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from lca_tui.cli import main
 from store import Store
 
 from tests.helpers_ui import SESSIONS, WORKER, _one_error_line, _run, _store_with_worker

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers_ui import _output, demo
+from tests.helpers_ui import _output
 
 
 def test_demo_prints_what_the_store_holds(tmp_path: Path,

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from tests.helpers_privacy import DANA_SESSION, EMAIL, _cli, _open
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from lca_tui.cli import main
 from store import Store
 from widgets.fmt import agents_mark
 

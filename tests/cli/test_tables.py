@@ -4,7 +4,6 @@ at word boundaries."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from store import Store
 
-from tests.helpers_gov_seed import TAX, _propose, _seed
+from tests.helpers_gov_seed import _propose, _seed
 
 
 def _embedded_by_another_model(store: Store) -> None:
