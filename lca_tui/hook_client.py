@@ -17,7 +17,7 @@ Everything else is handed to ``lca_tui.commands.hook.fast_main`` in this same pr
 daemon, a hung one, a failure, ``--set``, a store whose socket is found elsewhere, any error
 here. The result is the same as ``lca-tui hook``'s, only slower; this file never records a
 failure itself, except when its deadline passes or the output cannot be printed (then as
-``fast_main`` would). ``tests/test_hook_client.py`` checks both paths, and which modules the
+``fast_main`` would). ``tests/cli/test_hook_client.py`` checks both paths, and which modules the
 fast one loads.
 """
 

@@ -16,7 +16,7 @@ Importing ``store`` itself (``from store import open_store`` / ``Store``) is imp
 facade: capabilities must not (they take a ``store.core.base.StoreBase``). Only what sits on top
 of the facade, like the CLI, may: ``store.harness``, ``store.bench`` and ``store.demo``.
 Capabilities import ``store.core`` and other capabilities' public names; a ``_name`` is private
-to its module. ``tests/test_import_graph.py`` enforces all of this.
+to its module. ``tests/project/test_import_graph.py`` enforces all of this.
 """
 
 from __future__ import annotations

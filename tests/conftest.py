@@ -18,8 +18,16 @@ from store.core.settings import Settings
 # an async context manager yielding the Pilot.
 RunApp = Callable[..., Any]
 
-DATA = Path(__file__).parent / "data"
-CLAUDE_CODE = DATA / "claude-code"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"  # the project's own fixtures
+# Real transcripts taken from other repositories are not committed here: they live in
+# ``../shared/data`` beside the clone (CI has it there), and the tests that read them skip
+# when it is absent.
+SHARED_DATA = ROOT.parent / "shared" / "data"
+CLAUDE_CODE = SHARED_DATA / "claude-code"
+NO_SHARED_DATA = (f"needs the real Claude Code transcripts in {CLAUDE_CODE} "
+                  "(../shared/data beside the clone), absent here")
+needs_shared_data = pytest.mark.skipif(not CLAUDE_CODE.is_dir(), reason=NO_SHARED_DATA)
 BIG_SESSION = CLAUDE_CODE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 
 
@@ -56,6 +64,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture(scope="session")
 def cc_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with the three real Claude Code sessions imported (built once, copied)."""
+    if not CLAUDE_CODE.is_dir():
+        pytest.skip(NO_SHARED_DATA)
     path = tmp_path_factory.mktemp("cc") / "cc.db"
     s = make_store(path, **{"embed.backend": "fallback"})
     s.ingest([CLAUDE_CODE])

@@ -65,8 +65,7 @@ class PruneEntry(SQLModel, table=True):
         Index("prune_entry_by_entry", "entry_id"),
     )
 
-    # SQLite's implicit rowid is the key; SQLAlchemy needs one column to call primary.
-    rowid: int | None = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)  # migration 14; was the rowid
     prune_id: int = Field(foreign_key="prune_event.id", ondelete="CASCADE")
     ref: str | None = None
     entry_id: int | None = Field(default=None, foreign_key="entry.id", ondelete="SET NULL")

@@ -222,7 +222,7 @@ def _prunes(conn: Connection, session_id: str, agent: str,
                 select(PE.prune_id, PE.ref, PE.entry_id, Entry.seq)
                 .join(P, col(P.id) == col(PE.prune_id))
                 .outerjoin(Entry, col(Entry.id) == col(PE.entry_id))
-                .where(*_series_of(P, session_id, agent)).order_by(col(PE.rowid))):
+                .where(*_series_of(P, session_id, agent)).order_by(col(PE.id))):
             links.setdefault(int(pid), []).append((ref, eid))
             if seq is not None:
                 seqs.setdefault(int(pid), []).append(int(seq))

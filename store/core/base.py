@@ -48,7 +48,7 @@ Progress = Callable[[str, int, int], None]
 
 # Capabilities' tables that ``stats`` counts, named here as bare table clauses: core imports
 # no capability (and importing ``store.ingest`` would load every importer). Their SQLModel
-# classes in ``store/<capability>/models.py`` describe them (``tests/test_schema.py``).
+# classes in ``store/<capability>/models.py`` describe them (``tests/store/test_schema.py``).
 _PROPOSAL = table("proposal", column("status"))
 _RECALL_TRACE = table("recall_trace", column("id"))
 _IMPORT_SKIP = table("import_skip", column("reason"), column("line_type"), column("count"))

@@ -4,7 +4,7 @@
 connection control: how a transaction begins and the connection's busy timeout.
 
 With ``store.core.vec`` (sqlite-vec, FTS5) and the migrations, this is the one place raw SQL
-is expected (``tests/test_raw_sql.py``): records are read and written through the models.
+is expected (``tests/project/test_raw_sql.py``): records are read and written through the models.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ SPECS: list[Spec] = [
          "Similarity floor on S: nothing below it is injected. Chosen for all-MiniLM-L6-v2 by "
          "`lca-tui calibrate` (the 25th percentile of the S of the assistant turns that answer "
          "a user's question, rounded down to 0.05): 0.25 on the real sessions of "
-         "tests/data/claude-code (5 questions; answers' S p25 0.261, p50 0.318, cos p50 0.38), "
+         "../shared/data/claude-code (5 questions; answers' S p25 0.261, p50 0.318, cos p50 0.38), "
          "where the paper's 0.50 would drop most answers; the demo sessions gave 0.45 "
          "(18 questions, p25 0.457). Run `lca-tui calibrate` on your own store to check."),
     Spec("recall.memory_items", 4, "Memories injected at most per recall."),

@@ -26,7 +26,7 @@ from store.core.writes import (
     upsert_session,
     write_entries,
 )
-from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
+from store.ingest.lines import Line, LineReader, Position, load_position, resume_point, save_position
 from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
 
 if TYPE_CHECKING:
@@ -199,153 +199,208 @@ class LineImporter:
         """After the file: how many lines gave entries and how many were left out this time."""
 
     def import_file(self, ctx: ImportContext, path: Path) -> None:
-        store, report = ctx.store, ctx.report
-        resolved = path.resolve()
-        if resolved.stat().st_size == 0:
-            report.error(str(path), None, "empty file: nothing to import")
+        """Import ``path`` from where the last import of it stopped (see ``FileImport``)."""
+        FileImport(self, ctx, path).run()
+
+
+class _NotStored:
+    """``FileImport.outcome`` of a line already reported as not stored."""
+
+
+NOT_STORED = _NotStored()
+Outcome = tuple[NewSession | None, list[NewEntry]] | str | Skip | None
+
+
+class FileImport:
+    """One import of one line-oriented file by one ``LineImporter``: ``decode`` a line,
+    take the importer's ``outcome`` of it, ``accept`` that outcome into the pending batch,
+    ``flush`` the batch every ``BATCH_LINES`` lines (entries, sessions, skips, the read
+    position and the file's problems commit together), and ``finish`` the file."""
+
+    def __init__(self, importer: LineImporter, ctx: ImportContext, path: Path) -> None:
+        self.importer, self.ctx, self.path = importer, ctx, path
+        self.store, self.report = ctx.store, ctx.report
+        self.resolved = path.resolve()
+        self.file_skips: Counter[tuple[str, bool, bool]] = Counter()
+        self.with_session = 0
+        self.errors_here = 0
+        self.pending_sessions: dict[str, NewSession] = {}
+        self.pending: dict[str, list[NewEntry]] = {}
+        self.lines_in_batch = 0
+        self.source_key: str | None = None
+
+    def run(self) -> None:
+        if self.resolved.stat().st_size == 0:
+            self.report.error(str(self.path), None, "empty file: nothing to import")
             return
-        with store.read() as conn:
-            saved = load_position(conn, resolved)
-        start, rewritten = resume_point(resolved, saved)
+        self.open()
+        for line in self.reader:
+            self.lines_in_batch += 1
+            obj = self.decode(line)
+            if obj is None:
+                continue
+            outcome = self.outcome(line, obj)
+            if isinstance(outcome, _NotStored):
+                continue
+            self.accept(line, obj, outcome)
+            if self.lines_in_batch >= BATCH_LINES:
+                self.flush(self.reader.position)
+                self.ctx.tick(storable(self.path.name), self.reader.position.offset, self.size)
+        self.finish()
+
+    def open(self) -> None:
+        """Where to read from: the saved position, or the start of a file rewritten since."""
+        with self.store.read() as conn:
+            self.saved = load_position(conn, self.resolved)
+        self.start, rewritten = resume_point(self.resolved, self.saved)
         if rewritten:
-            report.notes.append(f"{storable(str(path))}: changed before the last imported "
-                                "position since the "
-                                "last import; read again from the start (lines already stored "
-                                "are not added twice)")
-        reader = LineReader(resolved, start)
-        self.start = start
-        size = resolved.stat().st_size
-        from_start = start.offset == 0  # the file's earlier skip counts are replaced
-        ctx.pending_skips.clear()
-        file_skips: Counter[tuple[str, bool, bool]] = Counter()
-        with_session = 0
-        errors_here = 0
-        pending_sessions: dict[str, NewSession] = {}
-        pending: dict[str, list[NewEntry]] = {}
-        lines_in_batch = 0
-        source_key: str | None = None
+            self.report.notes.append(f"{storable(str(self.path))}: changed before the last "
+                                     "imported position since the last import; read again "
+                                     "from the start (lines already stored are not added "
+                                     "twice)")
+        self.reader = LineReader(self.resolved, self.start)
+        self.importer.start = self.start
+        self.size = self.resolved.stat().st_size
+        self.from_start = self.start.offset == 0  # the file's earlier skip counts are replaced
+        self.ctx.pending_skips.clear()
 
-        def error(line: int | None, reason: str, field_name: str | None = None) -> None:
-            nonlocal errors_here
-            errors_here += 1
-            if errors_here <= MAX_ERRORS_PER_FILE:  # the rest are counted, reported after
-                report.error(str(path), line, reason, field_name)
+    def error(self, line: int | None, reason: str, field_name: str | None = None) -> None:
+        """A problem of this file; past ``MAX_ERRORS_PER_FILE`` only counted (see ``finish``)."""
+        self.errors_here += 1
+        if self.errors_here <= MAX_ERRORS_PER_FILE:
+            self.report.error(str(self.path), line, reason, field_name)
 
-        def flush(position: Position) -> None:
-            nonlocal lines_in_batch, from_start
-            indexer = None if ctx.defer else store.indexer()
-            prepared = None
-            if indexer is not None:
-                with store.read() as conn:  # embed before taking the write lock
-                    prepared = embed_new(
-                        conn, [e for es in pending.values() for e in es], indexer,
-                        lambda done, total: ctx.tick(f"{path.name}: embedding chunks", done,
-                                                     total))
-            with store.write() as conn:
-                for sid in list(pending):
-                    kept, refused = drop_erased(conn, pending[sid])
-                    report.erased_earlier += refused
-                    pending[sid] = kept
-                    if refused and not kept:  # all of it erased earlier: no session again
-                        pending_sessions.pop(sid, None)
-                for sid, session in pending_sessions.items():
-                    if upsert_session(conn, session, store.writer, store.writer_version):
-                        if sid not in ctx.sessions_seen:
-                            report.sessions_added += 1
-                    ctx.sessions_seen.add(sid)
-                for sid, entries in pending.items():
-                    result = write_entries(conn, sid, entries, indexer, store.writer,
-                                           store.writer_version, prepared, defer=ctx.defer)
-                    report.entries_added += len(result.entry_ids)
-                    report.entries_waiting += result.queued
-                    report.chunks += result.chunks
-                    report.chunks_failed += result.chunks_failed
-                    for err in result.errors:
-                        report.error(str(path), None, f"embedding failed: {err}")
-                self.on_flush(ctx, conn, resolved, from_start, pending)
-                if ctx.pending_skips or from_start:
-                    record_skips(conn, resolved, ctx.pending_skips, from_start, store.writer,
-                                 store.writer_version)
-                save_position(conn, resolved, self.format, source_key, position, size,
-                              store.writer, store.writer_version)
-                ctx.persist(conn)  # this file's problems so far commit with its position
-            file_skips.update(ctx.pending_skips)
-            ctx.pending_skips.clear()
-            from_start = False
-            pending_sessions.clear()
-            pending.clear()
-            lines_in_batch = 0
+    def decode(self, line: Line) -> dict[str, Any] | None:
+        """The JSON object of one line, or None: blank, or reported (not UTF-8, not JSON, not
+        an object, a lone surrogate). Non-finite numbers are reported and become null."""
+        raw = line.raw[len(BOM):] if line.offset == 0 and line.raw.startswith(BOM) else line.raw
+        if not raw.strip():
+            return None
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.error(line.number, f"not UTF-8 (byte {exc.start}): line skipped")
+            return None
+        try:
+            obj, odd_numbers = loads(decoded)
+        except json.JSONDecodeError as exc:
+            self.error(line.number, f"invalid JSON: {exc.msg} at column {exc.colno}")
+            return None
+        except RecursionError:
+            self.error(line.number, "JSON nested too deeply to read: line skipped")
+            return None
+        if not isinstance(obj, dict):
+            self.error(line.number, f"a JSON {type(obj).__name__}, not an object")
+            return None
+        if has_lone_surrogate(raw, obj):
+            self.error(line.number, "contains a lone UTF-16 surrogate escape (not valid "
+                       "Unicode): line skipped")
+            return None
+        if odd_numbers:  # NaN, Infinity, 1e400: each reported, stored as null
+            obj, fields = non_finite(obj)
+            for name in fields:
+                self.error(line.number, "not a finite number: stored as null", name)
+        return obj
 
-        for line in reader:
-            lines_in_batch += 1
-            raw = line.raw[len(BOM):] if line.offset == 0 and line.raw.startswith(BOM) else line.raw
-            if not raw.strip():
-                continue
-            try:
-                decoded = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                error(line.number, f"not UTF-8 (byte {exc.start}): line skipped")
-                continue
-            try:
-                obj, odd_numbers = loads(decoded)
-            except json.JSONDecodeError as exc:
-                error(line.number, f"invalid JSON: {exc.msg} at column {exc.colno}")
-                continue
-            except RecursionError:
-                error(line.number, "JSON nested too deeply to read: line skipped")
-                continue
-            if not isinstance(obj, dict):
-                error(line.number, f"a JSON {type(obj).__name__}, not an object")
-                continue
-            if has_lone_surrogate(raw, obj):
-                error(line.number, "contains a lone UTF-16 surrogate escape (not valid "
-                      "Unicode): line skipped")
-                continue
-            if odd_numbers:  # NaN, Infinity, 1e400: each reported, stored as null
-                obj, fields = non_finite(obj)
-                for name in fields:
-                    error(line.number, "not a finite number: stored as null", name)
-            try:
-                outcome = self.convert(ctx, path, line.number, line.offset, obj)
-            except FieldProblem as exc:
-                outcome = f"{exc.reason}: line not stored"
-                error(line.number, outcome, exc.field)
-                continue
-            except SHAPE_ERRORS as exc:
-                outcome = f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
-            if outcome is None:
-                ctx.skip(f"{self.format} line")
-            elif isinstance(outcome, Skip):
-                ctx.skip(outcome.what, outcome.unknown, outcome.block)
-            elif isinstance(outcome, str):
-                error(line.number, outcome)
+    def outcome(self, line: Line, obj: dict[str, Any]) -> Outcome | _NotStored:
+        """The importer's ``convert`` of the line; a line of the wrong shape becomes an error
+        reason, a ``FieldProblem`` is reported at once (``NOT_STORED``)."""
+        try:
+            return self.importer.convert(self.ctx, self.path, line.number, line.offset, obj)
+        except FieldProblem as exc:
+            self.error(line.number, f"{exc.reason}: line not stored", exc.field)
+            return NOT_STORED
+        except SHAPE_ERRORS as exc:
+            return f"line has an unexpected shape ({type(exc).__name__}: {exc})"[:300]
+
+    def accept(self, line: Line, obj: dict[str, Any], outcome: Outcome) -> None:
+        """Count a skip, report an error, or add the line's session and entries to the batch
+        (a session met again widens its start and end)."""
+        if outcome is None:
+            self.ctx.skip(f"{self.importer.format} line")
+        elif isinstance(outcome, Skip):
+            self.ctx.skip(outcome.what, outcome.unknown, outcome.block)
+        elif isinstance(outcome, str):
+            self.error(line.number, outcome)
+        else:
+            session, entries = outcome
+            if session is None:
+                return
+            self.with_session += 1
+            known = self.pending_sessions.get(session.id)
+            if known is None:
+                self.pending_sessions[session.id] = session
             else:
-                session, entries = outcome
-                if session is not None:
-                    with_session += 1
-                    known = pending_sessions.get(session.id)
-                    if known is None:
-                        pending_sessions[session.id] = session
-                    else:
-                        known.started_at = min(filter(None, [known.started_at,
-                                                             session.started_at]), default=None)
-                        known.ended_at = max(filter(None, [known.ended_at, session.ended_at]),
-                                             default=None)
-                        known.source = known.source or session.source
-                    source_key = source_key or self.source_key(obj)
-                    pending.setdefault(session.id, []).extend(entries)
-            if lines_in_batch >= BATCH_LINES:
-                flush(reader.position)
-                ctx.tick(storable(path.name), reader.position.offset, size)
-        if errors_here > MAX_ERRORS_PER_FILE:
-            report.error(str(path), None, f"{errors_here - MAX_ERRORS_PER_FILE} more bad lines "
-                         "in this file were not listed")
+                known.started_at = min(filter(None, [known.started_at, session.started_at]),
+                                       default=None)
+                known.ended_at = max(filter(None, [known.ended_at, session.ended_at]),
+                                     default=None)
+                known.source = known.source or session.source
+            self.source_key = self.source_key or self.importer.source_key(obj)
+            self.pending.setdefault(session.id, []).extend(entries)
+
+    def flush(self, position: Position) -> None:
+        """Write the batch in one transaction (embedded first, outside the write lock, unless
+        deferred), with the importer's extras, the skip counts, the read position and the
+        problems reported so far."""
+        ctx, store, report, pending = self.ctx, self.store, self.report, self.pending
+        indexer = None if ctx.defer else store.indexer()
+        prepared = None
+        if indexer is not None:
+            with store.read() as conn:  # embed before taking the write lock
+                prepared = embed_new(
+                    conn, [e for es in pending.values() for e in es], indexer,
+                    lambda done, total: ctx.tick(f"{self.path.name}: embedding chunks", done,
+                                                 total))
+        with store.write() as conn:
+            for sid in list(pending):
+                kept, refused = drop_erased(conn, pending[sid])
+                report.erased_earlier += refused
+                pending[sid] = kept
+                if refused and not kept:  # all of it erased earlier: no session again
+                    self.pending_sessions.pop(sid, None)
+            for sid, session in self.pending_sessions.items():
+                if upsert_session(conn, session, store.writer, store.writer_version):
+                    if sid not in ctx.sessions_seen:
+                        report.sessions_added += 1
+                ctx.sessions_seen.add(sid)
+            for sid, entries in pending.items():
+                result = write_entries(conn, sid, entries, indexer, store.writer,
+                                       store.writer_version, prepared, defer=ctx.defer)
+                report.entries_added += len(result.entry_ids)
+                report.entries_waiting += result.queued
+                report.chunks += result.chunks
+                report.chunks_failed += result.chunks_failed
+                for err in result.errors:
+                    report.error(str(self.path), None, f"embedding failed: {err}")
+            self.importer.on_flush(ctx, conn, self.resolved, self.from_start, pending)
+            if ctx.pending_skips or self.from_start:
+                record_skips(conn, self.resolved, ctx.pending_skips, self.from_start,
+                             store.writer, store.writer_version)
+            save_position(conn, self.resolved, self.importer.format, self.source_key, position,
+                          self.size, store.writer, store.writer_version)
+            ctx.persist(conn)  # this file's problems so far commit with its position
+        self.file_skips.update(ctx.pending_skips)
+        ctx.pending_skips.clear()
+        self.from_start = False
+        self.pending_sessions.clear()
+        pending.clear()
+        self.lines_in_batch = 0
+
+    def finish(self) -> None:
+        """The last batch (the file's whole report commits with its position), the count of
+        problems not listed, an incomplete last line, and the notes on unknown types."""
+        report, path, reader = self.report, self.path, self.reader
+        if self.errors_here > MAX_ERRORS_PER_FILE:
+            report.error(str(path), None, f"{self.errors_here - MAX_ERRORS_PER_FILE} more bad "
+                         "lines in this file were not listed")
         if reader.pending_tail:
             report.notes.append(f"{storable(str(path))}: line {reader.position.lines + 1} has "
                                 "no newline and is not complete JSON: left for the next import")
-        if lines_in_batch or reader.position.offset != start.offset or saved is None:
-            flush(reader.position)  # last: the file's whole report commits with its position
-        for (what, unknown, block), n in sorted(file_skips.items()):
+        if (self.lines_in_batch or reader.position.offset != self.start.offset
+                or self.saved is None):
+            self.flush(reader.position)
+        for (what, unknown, block), n in sorted(self.file_skips.items()):
             if unknown and block:
                 report.notes.append(f"{storable(str(path))}: {n} content block"
                                     f"{'s' if n != 1 else ''} of a type not known here "
@@ -355,6 +410,6 @@ class LineImporter:
             elif unknown:
                 report.notes.append(f"{storable(str(path))}: {n} line{'s' if n != 1 else ''} "
                                     f"of a type not known here ({what}) skipped")
-        self.on_end(ctx, path, with_session,
-                    sum(n for (_, _, block), n in file_skips.items() if not block))
-        ctx.tick(storable(path.name), size, size)
+        self.importer.on_end(self.ctx, path, self.with_session,
+                             sum(n for (_, _, block), n in self.file_skips.items() if not block))
+        self.ctx.tick(storable(path.name), self.size, self.size)

@@ -4,7 +4,7 @@ migrated schema at run time.
 The closure and the substring probe walk every table this finds, so a capability that adds a
 table (governance's proposals and their edit history, health's scans, ...) is covered without
 a change here: its text columns are scanned and its foreign keys followed. The schema read
-here is the one ``tests/test_schema.py`` proves equal to the SQLModel classes; reading it from
+here is the one ``tests/store/test_schema.py`` proves equal to the SQLModel classes; reading it from
 the file rather than from ``SQLModel.metadata`` also covers a table whose models module this
 process has not imported. Virtual tables (``vec0``, FTS5) and their shadow tables are not
 relational: their rows are removed with the chunks they index (``store.core.vec``).

@@ -47,7 +47,7 @@ Hand-written SQL, on purpose: this module runs on every recall, inside its laten
 Measured on a 20,000-chunk bench store (median of 200 calls, 2 busy cores): the pool's chunk
 lookup for 100 ids takes 0.10 ms written by hand vs 0.37 ms as a Core ``select`` over the
 ``Chunk`` model, and the cache stamp 0.02 ms vs 0.24 ms. The statements read only ``chunk``
-and ``audit_event`` columns the models declare (``tests/test_schema.py`` checks them).
+and ``audit_event`` columns the models declare (``tests/store/test_schema.py`` checks them).
 """
 
 from __future__ import annotations

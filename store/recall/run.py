@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, and_, tuple_
-from sqlmodel import col, select
+from sqlalchemy import select as sa_select
+from sqlmodel import col
 
 from store.recall import terms as rt
 from store.core import vec
@@ -185,7 +186,8 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     keys = {(c.session_id, c.agent or "main", int(c.seq) + d)
             for c in owners for d in (-1, 1) if c.seq is not None}
     rows = conn.execute(
-        select(Entry.session_id, Entry.agent, Entry.seq, Chunk.id, Entry.sensitivity)
+        sa_select(col(Entry.session_id), col(Entry.agent), col(Entry.seq), col(Chunk.id),
+                  col(Entry.sensitivity))
         .join(Chunk, and_(col(Chunk.source_type) == "entry", col(Chunk.source_id) == Entry.id))
         .where(tuple_(col(Entry.session_id), col(Entry.agent), col(Entry.seq)).in_(sorted(
             keys)))).all()
@@ -195,14 +197,15 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     vectors = cache_for(store)
     w = float(cfg["cos_weight"])
     own: dict[tuple[str, str, int], float] = {}
-    for sid, agent, seq, cid, sensitivity in rows:
+    for sid, agent, seq, chunk, sensitivity in rows:
         if channel is not None and rt.channel_denies(sensitivity or "public", channel):
             continue
-        v = vectors.vector(int(cid))
+        cid = int(chunk or 0)
+        v = vectors.vector(cid)
         if v is None:
-            v = vec.vector_of(conn, int(cid))
-        s = rt.similarity(None if v is None else float(v @ q), lex_of.get(int(cid), 0.0), w)
-        key = (str(sid), str(agent), int(seq))
+            v = vec.vector_of(conn, cid)
+        s = rt.similarity(None if v is None else float(v @ q), lex_of.get(cid, 0.0), w)
+        key = (str(sid), str(agent), int(seq or 0))
         own[key] = max(own.get(key, 0.0), s)
     for c in owners:
         near = [own[k] for k in ((c.session_id, c.agent or "main", int(c.seq or 0) + d)

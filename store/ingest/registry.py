@@ -1,0 +1,61 @@
+"""The formats ``lca-tui ingest`` knows, and how a file's format is detected.
+
+Formats register in ``FILE_FORMATS`` (line-oriented files, detected from their first JSON
+objects: a ``LineImporter`` subclass per format, see ``store.ingest.base``) and
+``DIR_FORMATS`` (folders with a layout of their own: a function importing the folder).
+A new importer adds one line to one of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from store.ingest.acp import import_acp_dir, is_acp_dir, is_acp_journal
+from store.ingest.acp_journal import import_journal_dir
+from store.ingest.base import ImportContext, LineImporter
+from store.ingest.claude_code import ClaudeCodeImporter
+from store.ingest.claude_code import looks_like as looks_like_claude_code
+from store.ingest.lca_export import import_export_dir, is_export_dir
+from store.ingest.memory_dir import import_memory_dir, is_memory_dir
+from store.ingest.mindstone import MindStoneImporter
+from store.ingest.mindstone import looks_like as looks_like_mindstone
+
+LINE_SUFFIXES = (".jsonl", ".ndjson")
+DETECT_LINES = 50
+
+# name → (looks like it?, importer factory)
+FILE_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[[], LineImporter]]] = {
+    "claude-code": (looks_like_claude_code, ClaudeCodeImporter),
+    "mindstone": (looks_like_mindstone, MindStoneImporter),
+}
+# name → (is this folder in that layout?, import the folder); checked in order
+DIR_FORMATS: dict[str, tuple[Callable[[Path], bool], Callable[[ImportContext, Path], None]]] = {
+    "lca-export": (is_export_dir, import_export_dir),
+    "acp": (is_acp_dir, import_acp_dir),
+    "acp-journal": (is_acp_journal, import_journal_dir),
+    "memory-dir": (is_memory_dir, import_memory_dir),
+}
+
+
+def formats() -> list[str]:
+    return [*FILE_FORMATS, *DIR_FORMATS]
+
+
+def detect_file(path: Path) -> str | None:
+    """The format of a line-oriented file from its first parseable JSON objects (a line that
+    cannot be read, nested too deeply among them, is passed over here and reported by the
+    import)."""
+    with path.open("rb") as fh:
+        for _, raw in zip(range(DETECT_LINES), fh, strict=False):
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict):
+                for name, (looks_like, _) in FILE_FORMATS.items():
+                    if looks_like(obj):
+                        return name
+    return None

@@ -1,0 +1,75 @@
+"""The command palette: sessions, traces and memories by id prefix (ranked above fuzzy matches)
+or title, stored titles shown literally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from screens.recall import RecallScreen
+
+from tests.helpers_shell import wait_until
+from tests.helpers_shell import load_log
+from tests.helpers_ui import WORKER_SESSION, _app, _loaded, demo_path
+
+
+async def test_palette_finds_sessions_traces_and_memories(demo_path: Path) -> None:
+    from lca_tui.palette import StoreCommands
+
+    app = _app(demo_path, "overview")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        await _loaded(pilot)
+        provider = StoreCommands(app.screen)
+        await provider.startup()
+
+        async def first(query: str) -> str:
+            hits = [h async for h in provider.search(query)]
+            assert hits, query
+            return max(hits, key=lambda h: h.score).match_display.plain
+
+        session = app.store.sessions()[0]
+        assert (await first(session.id[:6])).startswith(f"session {session.id}")
+        assert (await first("staging credentials")).startswith("trace ")
+        memory = next(m for m in app.store.memories() if m.name)
+        assert (await first(memory.name)).startswith(f"memory {memory.id}")
+        trace_hit = max([h async for h in provider.search("staging credentials")],
+                        key=lambda h: h.score)
+        await trace_hit.command()
+        await wait_until(pilot, lambda: isinstance(app.screen, RecallScreen)
+                         and app.screen.trace is not None
+                         and app.screen.trace.query == "where are the staging credentials",
+                         what="the trace on Recall")
+
+
+async def test_palette_ranks_an_id_prefix_above_fuzzy_matches(demo_path: Path) -> None:
+    """Ctrl+P `e40` opens the session whose id starts with e40 (not the first session, whose
+    text happens to contain an e, a 4 and a 0); a memory id prefix opens that memory."""
+    from lca_tui.palette import StoreCommands
+
+    app = _app(demo_path, "overview")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        await _loaded(pilot)
+        provider = StoreCommands(app.screen)
+        await provider.startup()
+
+        async def ranked(query: str) -> list[str]:
+            hits = sorted([h async for h in provider.search(query)], key=lambda h: -h.score)
+            return [h.match_display.plain for h in hits]
+
+        sessions = app.store.sessions()
+        assert sessions[0].id[:8] != WORKER_SESSION
+        worker = next(s for s in sessions if s.id.startswith(WORKER_SESSION))
+        found = await ranked(WORKER_SESSION[:3])
+        assert found[0].startswith(f"session {worker.id}"), found[:3]
+        assert len(found) > 1  # fuzzy matches exist, and rank below
+        memory = app.store.memories()[-1]  # ids are numbers: "memory N" says which kind
+        found = await ranked(f"memory {memory.id}")
+        assert found[0].startswith(f"memory {memory.id} "), found[:3]
+
+
+async def test_palette_shows_stored_titles_literally() -> None:
+    from textual.command import Matcher
+
+    from lca_tui.palette import highlight
+
+    shown = highlight(Matcher("deploy"), "memory 3 [bold]deploy[/bold] \x1b[31m")
+    assert shown.plain == "memory 3 [bold]deploy[/bold] \\x1b[31m"

@@ -1,0 +1,35 @@
+"""What the privacy feature tests share: opening a store, the CLI's exit code and output, the
+entries holding a text, the demo's private detail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from store import Store
+
+
+def _open(path: Path) -> Store:
+    return Store(path)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from lca_tui.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _entries_with(store: Store, needle: str) -> set[int]:
+    with store.read() as conn:
+        return {int(r[0]) for r in conn.execute(text(
+            "SELECT id FROM entry WHERE instr(lower(content), :n)"), {"n": needle.lower()})}
+
+
+EMAIL = "dana.r@example.com"
+
+
+DANA_SESSION = "bd8ec9a1-f803-45ed-bd7c-9ec7081ab44d"
