@@ -106,7 +106,8 @@ class PrivacyScreen(StoreScreen):
     HELP: ClassVar[str] = (
         "Privacy: remove records and see proof that nothing is retrievable afterwards.\n\n"
         "Press / and type what names the records (the box on the left chooses: match, a "
-        "case-insensitive text; regex; a session id; an entry id; a memory id), then enter: the closure — every record that "
+        "case-insensitive text; regex; a session id; an entry id; a memory id), then enter: "
+        "the closure — every record that "
         "holds or points at it, by table with counts (entries, chunks with their vectors and "
         "FTS rows, memories derived from them, evidence, traces and candidates, context "
         "snapshots, handoffs, import positions, and the exports the store wrote that hold "

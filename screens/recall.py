@@ -182,7 +182,8 @@ class RecallScreen(StoreScreen):
             traces.add_column(label, key=key, width=width)
         self._candidate_columns(with_moves=False)
         self.query_one("#recall-form").display = False
-        self.query_one("#recall-form").border_title = "New recall (the cue as `lca-tui recall` takes it)"
+        self.query_one("#recall-form").border_title = (
+            "New recall (the cue as `lca-tui recall` takes it)")
         self.query_one("#recall-trace").border_title = "Trace"
         self.query_one("#recall-detail-text", Static).update(Text(
             "No trace yet: press n to run a recall.", style="dim"))

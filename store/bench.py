@@ -40,22 +40,33 @@ from store.core.timeutil import now_iso
 from store.core.writes import NewEntry, NewSession
 
 TOPICS: dict[str, list[str]] = {
-    "database": ["schema", "migration", "index", "query", "sqlite", "table", "column", "foreign", "key", "transaction", "vacuum", "wal", "journal", "rollback", "primary", "constraint"],
-    "testing": ["pytest", "fixture", "snapshot", "assertion", "flaky", "mock", "coverage", "regression", "suite", "parametrize", "failure", "timeout", "runner", "isolated"],
-    "deploy": ["deploy", "release", "pipeline", "docker", "container", "image", "tag", "rollout", "canary", "staging", "production", "kubernetes", "helm", "secret"],
-    "memory": ["recall", "embedding", "vector", "similarity", "chunk", "memory", "consolidation", "supersede", "evidence", "trace", "decay", "salience", "authority"],
-    "frontend": ["button", "layout", "css", "component", "render", "state", "props", "modal", "keyboard", "focus", "screen", "widget", "theme", "palette"],
-    "network": ["socket", "timeout", "retry", "latency", "proxy", "tls", "certificate", "dns", "packet", "bandwidth", "handshake", "gateway", "route", "firewall"],
-    "billing": ["invoice", "payment", "refund", "subscription", "tax", "currency", "ledger", "receipt", "customer", "charge", "discount", "plan", "trial"],
-    "planning": ["roadmap", "milestone", "estimate", "priority", "backlog", "sprint", "deadline", "scope", "risk", "dependency", "owner", "review", "goal"],
+    "database": ["schema", "migration", "index", "query", "sqlite", "table", "column", "foreign",
+        "key", "transaction", "vacuum", "wal", "journal", "rollback", "primary", "constraint"],
+    "testing": ["pytest", "fixture", "snapshot", "assertion", "flaky", "mock", "coverage",
+        "regression", "suite", "parametrize", "failure", "timeout", "runner", "isolated"],
+    "deploy": ["deploy", "release", "pipeline", "docker", "container", "image", "tag", "rollout",
+        "canary", "staging", "production", "kubernetes", "helm", "secret"],
+    "memory": ["recall", "embedding", "vector", "similarity", "chunk", "memory", "consolidation",
+        "supersede", "evidence", "trace", "decay", "salience", "authority"],
+    "frontend": ["button", "layout", "css", "component", "render", "state", "props", "modal",
+        "keyboard", "focus", "screen", "widget", "theme", "palette"],
+    "network": ["socket", "timeout", "retry", "latency", "proxy", "tls", "certificate", "dns",
+        "packet", "bandwidth", "handshake", "gateway", "route", "firewall"],
+    "billing": ["invoice", "payment", "refund", "subscription", "tax", "currency", "ledger",
+        "receipt", "customer", "charge", "discount", "plan", "trial"],
+    "planning": ["roadmap", "milestone", "estimate", "priority", "backlog", "sprint", "deadline",
+        "scope", "risk", "dependency", "owner", "review", "goal"],
 }
-COMMON = ["the", "a", "we", "should", "then", "because", "this", "that", "it", "and", "but", "so", "when", "after", "before", "with", "for", "on", "in", "of", "to", "is", "was", "fix", "check", "update", "add", "remove", "change", "run", "see"]
+COMMON = ["the", "a", "we", "should", "then", "because", "this", "that", "it", "and", "but", "so",
+    "when", "after", "before", "with", "for", "on", "in", "of", "to", "is", "was", "fix", "check",
+    "update", "add", "remove", "change", "run", "see"]
 KINDS = ("user", "assistant", "tool_result", "assistant")
 
 Progress = Callable[[str, int, int], None]
 
 
-_SYLLABLES = ["ka", "ri", "to", "me", "lo", "sa", "vu", "ne", "chi", "da", "po", "ren", "tal", "mor", "vik", "sen", "bru", "gel", "fa", "zo", "qui", "pla", "stre"]
+_SYLLABLES = ["ka", "ri", "to", "me", "lo", "sa", "vu", "ne", "chi", "da", "po", "ren", "tal",
+    "mor", "vik", "sen", "bru", "gel", "fa", "zo", "qui", "pla", "stre"]
 
 
 def _pseudo_words(topic: str, n: int = 240) -> list[str]:

@@ -123,7 +123,7 @@ async def test_context_says_following_latest(demo_path: Path) -> None:
         assert "following the latest session" in str(panel.border_subtitle)
 
 
-# -- `/` filters ------------------------------------------------------------------------------------
+# -- `/` filters -----------------------------------------------------------------------------------
 async def test_slash_filters_entries_by_kind_and_esc_clears(demo_path: Path) -> None:
     app = _app(demo_path, "transcript")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -156,7 +156,7 @@ async def test_slash_filters_traces_by_query(demo_path: Path) -> None:
         assert table.row_count == 4
 
 
-# -- palette, y, g / G, panes ------------------------------------------------------------------------
+# -- palette, y, g / G, panes ----------------------------------------------------------------------
 async def test_palette_finds_sessions_traces_and_memories(demo_path: Path) -> None:
     from lca_tui.palette import StoreCommands
 
@@ -250,7 +250,7 @@ async def test_z_zooms_the_focused_pane_and_b_hides_the_side_pane(demo_path: Pat
         assert screen.maximized is None
 
 
-# -- live state ---------------------------------------------------------------------------------------
+# -- live state ------------------------------------------------------------------------------------
 async def test_header_says_the_screen_follows_the_store(demo_path: Path) -> None:
     app = _app(demo_path, "overview")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -282,7 +282,7 @@ async def test_all_agents_interleave_by_time(demo_path: Path) -> None:
         assert "main" in agents[first_worker:], "the main agent goes on after the worker"
 
 
-# -- Recall's cue, Esc, re-runs ----------------------------------------------------------------------
+# -- Recall's cue, Esc, re-runs --------------------------------------------------------------------
 async def test_new_recall_takes_the_cli_options_and_esc_clears(demo_path: Path) -> None:
     app = _app(demo_path, "recall")
     async with app.run_test(size=(120, 40)) as pilot:

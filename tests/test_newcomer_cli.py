@@ -182,7 +182,7 @@ def test_plurals(store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "(s)" not in out and "1 problems" not in out
 
 
-# -- green without a terminal -----------------------------------------------------------------------
+# -- green without a terminal ----------------------------------------------------------------------
 def test_cli_without_columns_lines_or_a_terminal(store: Store, tmp_path: Path) -> None:
     """As CI runs it: no COLUMNS or LINES, stdin not a terminal, output to pipes. Tables get
     their full width, error and progress lines on stderr are never wrapped."""
@@ -221,7 +221,8 @@ def test_truncation_at_word_boundaries(text: str, width: int, expected: str) -> 
 def _trace(order: list[tuple[int, float]]) -> Trace:
     return Trace(1, "2026-03-01T10:00:00Z", "q", None, None, "private", False, {}, 1.0, None,
                  False, candidates=[Candidate(rank=r, source_type="memory", source_id=sid,
-                                              decision="injected" if score > 0.6 else "not_selected",
+                                              decision=("injected" if score > 0.6
+                                                        else "not_selected"),
                                               reason="", score=score)
                                     for r, (sid, score) in enumerate(order, start=1)])
 

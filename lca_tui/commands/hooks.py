@@ -120,7 +120,8 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
             waiting = store.waiting()
     except Exception as exc:  # an unopenable store: what was logged for it is what matters
         return {"error": f"the store cannot be opened: {str(exc).splitlines()[0]}",
-                "note": None, "signal": hook_failures(None, store_path), "runs": [], "waiting": None}
+                "note": None, "signal": hook_failures(None, store_path), "runs": [],
+                "waiting": None}
     recent = [{"id": r.id, "ts": r.ts, "event": r.event, "status": r.status, "via": r.via,
                "duration_ms": r.duration_ms, "entries_added": r.entries_added,
                "injected": r.injected, "error": r.error} for r in runs]

@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from store.core.textsafe import storable
+
 if TYPE_CHECKING:
     from store.core.models import Entry, Memory
 
@@ -19,8 +21,6 @@ def loads(raw: str | None, default: Any) -> Any:
         return json.loads(raw)
     except ValueError:
         return default
-
-from store.core.textsafe import storable
 
 # Agents a harness runs for itself, not workers a task was handed to: agent id prefix → what
 # it is. Claude Code writes its compaction summariser and its prompt suggester as subagent

@@ -283,7 +283,7 @@ def _reembed_targets(conn: Connection, model: str, dim: int) -> _Rebuild:
     sources: dict[tuple[str, int], None] = {}
     drop: list[int] = []
     failed = drifted = 0
-    for cid, st, sid, status, m, d in bad:
+    for cid, st, sid, status, _m, _d in bad:
         if status != "ok":
             failed += 1
         else:

@@ -368,7 +368,8 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             ts=ts, trigger=head["kind"].lower() + "-archive", status="ok",
             chunks_embedded=_log_number(fields, "transcript chunks vectorized",
                                         "chunks vectorized"),
-            memories_written=_log_number(fields, "memory files re-indexed"), source=storable(str(path)),
+            memories_written=_log_number(fields, "memory files re-indexed"),
+            source=storable(str(path)),
             idem_key=key, writer=ctx.store.writer, writer_version=ctx.store.writer_version,
             created_at=now_iso()))
         ctx.report.checkpoints_added += inserted.rowcount or 0

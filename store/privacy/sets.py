@@ -163,9 +163,10 @@ def import_positions(conn: Connection, c: Closure, entry_rows: set[int]) -> bool
     paths = set(column_values(conn, "entry", "source_path", entry_rows))
     resolved = sorted({str(Path(p).resolve()) for p in paths} | paths)
     rows = rows_where(conn, "import_position", "path", resolved)
-    for rel in sorted(p for p in paths if not Path(p).is_absolute()):
+    for relative in sorted(p for p in paths if not Path(p).is_absolute()):
         # an entry keeps the path it was imported by; the position keeps it resolved
-        tail = "/" + rel.lstrip("./").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        tail = "/" + (relative.lstrip("./").replace("\\", "\\\\").replace("%", "\\%")
+                      .replace("_", "\\_"))
         rows |= {int(r[0]) for r in conn.execute(
             select(rowid(ImportPosition)).select_from(ImportPosition)
             .where(col(ImportPosition.path).like("%" + tail, escape="\\"))).all()}

@@ -187,7 +187,8 @@ def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
                      cos=None if c.cos is None else round(c.cos, 6), lex=round(c.lex, 6),
                      contributions={t: round(v, 6) for t, v in contributions.items()},
                      excerpt=None if masked else c.text[:EXCERPT_CHARS],
-                     label=None if masked else _label(f, c.agent), masked=masked, chunk_id=c.chunk_id,
+                     label=None if masked else _label(f, c.agent), masked=masked,
+                     chunk_id=c.chunk_id,
                      session_id=c.session_id, seq=c.seq, kind=f.kind,
                      hits=f.hits if f.source_type == "memory" else None,
                      prevented=f.prevented if f.source_type == "memory" else None)
@@ -267,7 +268,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     if not query.strip():
         raise ValueError("a recall needs a non-empty query")
     if qvec is not None:  # a hook's: the model its thread may still be loading is not
-        store.embedder     # this recall's time (its embedding is counted, below)
+        _ = store.embedder  # this recall's time (its embedding is counted, below)
     started = time.perf_counter()
     cfg = recall_settings(store, overrides)
     now = now or datetime.now(UTC)
