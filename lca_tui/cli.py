@@ -95,8 +95,8 @@ def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
     from sqlalchemy.exc import OperationalError
 
     from lca_tui.output import fail
-    from store.core.errors import StoreError
-    from store.core.settings import SettingsError
+    from store import StoreError
+    from store import SettingsError
 
     try:
         return int(func(args) or 0)

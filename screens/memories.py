@@ -26,8 +26,8 @@ from screens.memory_view import (
     text_cell,
     yes,
 )
-from store.core.errors import NotFound
-from store.governance.records import IntegrityProblem, MemoryDetail, MemoryRow
+from store import NotFound
+from store import IntegrityProblem, MemoryDetail, MemoryRow
 from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell

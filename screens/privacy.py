@@ -27,11 +27,17 @@ from textual.widgets import (
 )
 
 from screens.base import StoreScreen
-from store.core.errors import StoreError
-from store.core.textsafe import visible
-from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo, preview, run, tombstones
-from store.privacy.closure import Closure
-from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
+from store import (
+    SCOPE_KINDS,
+    STAGES,
+    Closure,
+    PrivacyResult,
+    Scope,
+    ScopeError,
+    StoreError,
+    TombstoneInfo,
+    visible,
+)
 from widgets.footer import FitFooter
 from widgets.confirm_word import ConfirmWord
 from widgets.fmt import short_when
@@ -186,7 +192,7 @@ class PrivacyScreen(StoreScreen):
 
     # -- loading: the tombstones ------------------------------------------------------------
     def load_data(self) -> list[TombstoneInfo]:
-        return tombstones(self.lca.store, with_probes=True)
+        return self.lca.store.tombstones(with_probes=True)
 
     def show_data(self, data: list[TombstoneInfo]) -> None:
         self.tombstones = data
@@ -233,7 +239,7 @@ class PrivacyScreen(StoreScreen):
     def _preview(self, scope: Scope, action: str, confirm: bool) -> None:
         version = self.lca.data_version()
         try:
-            closure = preview(self.lca.store, scope, action)
+            closure = self.lca.store.privacy_closure(scope, action)
         except (ValueError, StoreError) as exc:  # a bad scope, an unknown id
             self.post_message(PrivacyProblem(str(exc)))
             return
@@ -337,7 +343,8 @@ class PrivacyScreen(StoreScreen):
     def _run(self, c: Closure, delete_exports: bool) -> None:
         store = self.lca.store
         if self.lca.data_version() != self._version_at_preview:
-            fresh = preview(store, c.scope, c.action)  # the store changed since the preview
+            # the store changed since the preview
+            fresh = store.privacy_closure(c.scope, c.action)
             if fresh.counts() != c.counts():
                 self.post_message(PrivacyProblem(
                     "the store changed since the preview: preview again (nothing changed)"))
@@ -348,8 +355,8 @@ class PrivacyScreen(StoreScreen):
         def progress(stage: str, done: int, total: int) -> None:
             self.post_message(PrivacyProgress(stage, done, total))
 
-        result = run(store, c.scope, c.action, delete_exports=delete_exports,
-                     progress=progress, closure=c)
+        result = store.privacy_run(c.scope, c.action, delete_exports=delete_exports,
+                                   progress=progress, closure=c)
         self.post_message(PrivacyDone(result))
 
     @on(PrivacyProgress)

@@ -45,9 +45,9 @@ from screens.proposal_view import (
     outcome_text,
     target_label,
 )
-from store.core.errors import StoreError
-from store.governance.proposals import NEEDS_CONTENT, ProposalError
-from store.governance.records import ProposalSummary
+from store import StoreError
+from store import NEEDS_CONTENT, ProposalError
+from store import ProposalSummary
 from widgets.footer import FitFooter
 from widgets.diff_view import DiffView
 from widgets.fmt import ago

@@ -14,8 +14,8 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
 from screens.base import StoreScreen
-from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
-from store.core.textsafe import visible
+from store import EntryInfo, SearchHit, SessionInfo, agent_label
+from store import visible
 from widgets.footer import FitFooter
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
@@ -29,8 +28,8 @@ from store.core.location import not_a_folder
 from store.core.errors import StoreError
 from store.core.records import IngestReport
 from store.core.settings import Settings
+from store.core.vocab import Progress
 
-Progress = Callable[[str, int, int], None]
 
 STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
 PROPOSALS = "proposals"  # replayed through the approval gate, not ingested

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from store.core.textsafe import visible
+from store import visible
 
 SYNC_LIMIT = 20_000
 TAB_SIZE = 4

@@ -335,3 +335,19 @@ class ReindexReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class HookRunInfo:
+    """One hook run (``hook_run``): when, which event, how it ended and through what (the
+    daemon or in-process), how long it took, and what it added or injected."""
+
+    id: int
+    ts: str
+    event: str
+    status: str
+    via: str
+    duration_ms: float | None
+    entries_added: int
+    injected: int
+    error: str | None

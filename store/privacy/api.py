@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +28,11 @@ from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
 from store.privacy.tables import in_json, relational_tables, rowid
 from store.privacy.verify import Verification, raw_probe, run_probes
+from store.core.vocab import Progress
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-Progress = Callable[[str, int, int], None]
 STAGES = ("closure", "change", "checkpoint", "verify", "record")
 LEVELS = ("public", "private", "secret")
 

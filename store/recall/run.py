@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -61,7 +61,8 @@ class RecallResult:
                 "candidates": [c.to_json() for c in t.candidates]}
 
 
-def recall_settings(store: Store, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def recall_settings(store: Store, overrides: Mapping[str, object] | None = None
+                    ) -> dict[str, Any]:
     """The recall settings in force (``recall.*``), with per-call overrides."""
     values = store.settings.section("recall")
     for key, value in (overrides or {}).items():
@@ -255,7 +256,7 @@ def _decide(ranked: list[tuple[Candidate, _Cand]], cfg: dict[str, Any],
 
 def recall(store: Store, query: str, role: str | None = None, project: str | None = None,
            channel: str = "private", historical: bool = False, *, probe: bool = False,
-           overrides: dict[str, Any] | None = None, now: datetime | None = None,
+           overrides: Mapping[str, object] | None = None, now: datetime | None = None,
            rerun_of: int | None = None, live: LiveWindow | None = None,
            qvec: Future[tuple[np.ndarray, float]] | None = None) -> RecallResult:
     """Run a recall for ``query`` and (unless ``probe``) store its trace. ``live`` leaves out
