@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
     from store.core.assets import asset_path
     from store.core.base import resolve_agent
-    from store.core.errors import NotFound, StoreError, StoreLocked, StoreTooNew
+    from store.core.errors import (
+        NotFound,
+        StoreError,
+        StoreLocked,
+        StoreTooNew,
+        StoreUnavailable,
+    )
     from store.core.location import default_store_path
     from store.core.records import (
         EntryInfo,
@@ -102,6 +108,7 @@ PUBLIC: dict[str, str] = {
     # errors
     "StoreError": "store.core.errors", "NotFound": "store.core.errors",
     "StoreLocked": "store.core.errors", "StoreTooNew": "store.core.errors",
+    "StoreUnavailable": "store.core.errors",
     "SettingsError": "store.core.settings", "ProposalError": "store.governance.proposals",
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlean
 from sqlalchemy import Connection, Engine, column, distinct, func, inspect, table
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlmodel import SQLModel, col, select
 
 from store.core import db
 from store.core.db import orm
 from store.core import vec
 from store.core.embed import Embedder, load_embedder
-from store.core.errors import NotFound, StoreError
+from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
@@ -122,7 +122,7 @@ class StoreBase:
         except DatabaseError as exc:
             self.engine.dispose()
             if "locked" in str(exc.orig) or "busy" in str(exc.orig):
-                raise
+                raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
             raise StoreError(f"{self.path} cannot be opened as an lca-tui store: {exc.orig}"
                              ) from exc
         self._embedder = embedder
@@ -138,14 +138,24 @@ class StoreBase:
     # -- connections ---------------------------------------------------------------------
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            yield conn
+        """A connection to read with; SQLite refusing it (or a query in the block) raises
+        ``StoreUnavailable``."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except OperationalError as exc:
+            raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction; waits (retrying) while another writer holds the lock."""
-        with db.write(self.engine, float(self.settings["store.write_retry_seconds"])) as conn:
-            yield conn
+        """A write transaction; waits (retrying) while another writer holds the lock, then
+        raises ``StoreLocked``; SQLite refusing the write raises ``StoreUnavailable``."""
+        try:
+            with db.write(self.engine,
+                          float(self.settings["store.write_retry_seconds"])) as conn:
+                yield conn
+        except OperationalError as exc:
+            raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
 
     def close(self) -> None:
         with self._watch_lock:  # never close it under a data_version() in another thread

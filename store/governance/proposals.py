@@ -56,11 +56,11 @@ from store.governance.records import (
     ProposalSummary,
     TargetInfo,
 )
+from store.core.vocab import SENSITIVITIES
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-SENSITIVITIES = ("public", "private", "secret")
 METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list, "role": str,
                  "critical": bool, "evergreen": bool, "invariant": str, "sensitivity": str,
                  "authority": str, "half_life_days": float, "valid_from": str,

@@ -35,7 +35,7 @@ from store.ingest.memory_dir import import_memory_dir, is_bound_dir, is_memory_d
 from store.ingest.mindstone import MindStoneImporter
 from store.ingest.mindstone import looks_like as looks_like_mindstone
 from store.ingest.runs import finish_run, start_run
-from store.core.errors import NotFound, StoreError
+from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.records import IngestReport
 
 if TYPE_CHECKING:
@@ -86,10 +86,13 @@ TEMP_SUFFIX = ".tmp"
 def _store_failure(exc: BaseException) -> bool:
     """An error of the store itself (busy past every retry, read-only, full, corrupt, newer):
     every later file would meet it too, so it ends the batch instead of being one file's."""
-    if isinstance(exc, StoreError) and not isinstance(exc, NotFound):
+    unavailable = isinstance(exc, StoreUnavailable)
+    if isinstance(exc, StoreError) and not isinstance(exc, NotFound) and not unavailable:
         return True
-    if isinstance(exc, OperationalError | DatabaseError) and not isinstance(exc, IntegrityError):
-        reason = str(getattr(exc, "orig", exc)).lower()
+    if unavailable or (isinstance(exc, OperationalError | DatabaseError)
+                       and not isinstance(exc, IntegrityError)):
+        reason = (exc.reason if isinstance(exc, StoreUnavailable)
+                  else str(getattr(exc, "orig", exc))).lower()
         return any(w in reason for w in ("locked", "busy", "readonly", "read-only", "disk",
                                          "full", "i/o", "malformed", "corrupt", "no such table"))
     return False

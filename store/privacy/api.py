@@ -28,13 +28,12 @@ from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
 from store.privacy.tables import in_json, relational_tables, rowid
 from store.privacy.verify import Verification, raw_probe, run_probes
-from store.core.vocab import Progress
+from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 STAGES = ("closure", "change", "checkpoint", "verify", "record")
-LEVELS = ("public", "private", "secret")
 
 
 def scope_from(**given: Any) -> Scope:
@@ -191,8 +190,8 @@ def latest_tombstone(store: Store) -> int:
 def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> dict[str, int]:
     """Set the sensitivity of what ``scope`` names: a session (its default and its entries),
     an entry, a memory, or every entry and memory holding the text. Returns counts."""
-    if level not in LEVELS:
-        raise ScopeError(f"--as must be one of {', '.join(LEVELS)}, got {level!r}")
+    if level not in SENSITIVITIES:
+        raise ScopeError(f"--as must be one of {', '.join(SENSITIVITIES)}, got {level!r}")
     counts = {"session": 0, "entry": 0, "memory": 0}
     with store.write() as conn:
         if scope.kind == "session":
