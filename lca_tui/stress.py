@@ -210,11 +210,13 @@ async def _app_latency(store_path: Path, seconds: float, overrides: dict[str, An
 
 # -- the scenario ---------------------------------------------------------------------------
 def _count(store_path: Path, overrides: dict[str, Any], session_id: str) -> int:
+    from store import NotFound
+
     store = _open(str(store_path), overrides, "stress-check")
     try:
-        with store.read() as conn:
-            return int(conn.exec_driver_sql("SELECT COUNT(*) FROM entry WHERE session_id = ?",
-                                            (session_id,)).scalar_one())
+        return store.session(session_id).entries
+    except NotFound:
+        return 0  # the session was never written
     finally:
         store.close()
 
