@@ -31,6 +31,7 @@ from store import (
     SCOPE_KINDS,
     STAGES,
     Closure,
+    PlanStale,
     PrivacyResult,
     Scope,
     ScopeError,
@@ -152,7 +153,6 @@ class PrivacyScreen(StoreScreen):
         self.busy = False
         self.previews = 0
         self.runs = 0
-        self._version_at_preview: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -237,13 +237,11 @@ class PrivacyScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="privacy-preview", exit_on_error=False)
     def _preview(self, scope: Scope, action: str, confirm: bool) -> None:
-        version = self.lca.data_version()
         try:
             closure = self.lca.store.privacy_closure(scope, action)
         except (ValueError, StoreError) as exc:  # a bad scope, an unknown id
             self.post_message(PrivacyProblem(str(exc)))
             return
-        self._version_at_preview = version
         self.post_message(ClosureReady(closure, confirm))
 
     @on(ClosureReady)
@@ -342,21 +340,17 @@ class PrivacyScreen(StoreScreen):
     @work(thread=True, exclusive=True, group="privacy-run", exit_on_error=False)
     def _run(self, c: Closure, delete_exports: bool) -> None:
         store = self.lca.store
-        if self.lca.data_version() != self._version_at_preview:
-            # the store changed since the preview
-            fresh = store.privacy_closure(c.scope, c.action)
-            if fresh.counts() != c.counts():
-                self.post_message(PrivacyProblem(
-                    "the store changed since the preview: preview again (nothing changed)"))
-                self.post_message(ClosureReady(fresh, False))
-                return
-            c = fresh
 
         def progress(stage: str, done: int, total: int) -> None:
             self.post_message(PrivacyProgress(stage, done, total))
 
-        result = store.privacy_run(c.scope, c.action, delete_exports=delete_exports,
-                                   progress=progress, closure=c)
+        try:
+            result = store.privacy_run(c.scope, c.action, delete_exports=delete_exports,
+                                       progress=progress, closure=c)
+        except PlanStale as exc:  # the store moved since the preview: show what it holds now
+            self.post_message(PrivacyProblem(str(exc)))
+            self.post_message(ClosureReady(store.privacy_closure(c.scope, c.action), False))
+            return
         self.post_message(PrivacyDone(result))
 
     @on(PrivacyProgress)

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         StoreUnavailable,
     )
     from store.core.location import default_store_path
+    from store.core.plan import PlanStale
     from store.core.records import (
         EntryInfo,
         HookRunInfo,
@@ -108,7 +109,7 @@ PUBLIC: dict[str, str] = {
     # errors
     "StoreError": "store.core.errors", "NotFound": "store.core.errors",
     "StoreLocked": "store.core.errors", "StoreTooNew": "store.core.errors",
-    "StoreUnavailable": "store.core.errors",
+    "StoreUnavailable": "store.core.errors", "PlanStale": "store.core.plan",
     "SettingsError": "store.core.settings", "ProposalError": "store.governance.proposals",
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types

@@ -28,6 +28,7 @@ from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
 from store.privacy.tables import in_json, relational_tables, rowid
 from store.privacy.verify import Verification, raw_probe, run_probes
+from store.core.plan import confirm_unchanged
 from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
@@ -73,11 +74,15 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
         actor: str | None = None, reason: str | None = None,
         progress: Progress | None = None, step: apply.Step | None = None,
         closure: Closure | None = None) -> PrivacyResult:
-    """Erase or redact ``scope``, then verify; see the module docstring."""
+    """Erase or redact ``scope``, then verify; see the module docstring. ``closure``: the
+    preview the person confirmed — the closure is computed again and the action refuses
+    (``PlanStale``, nothing changed) unless it lists exactly the same records."""
     started = time.perf_counter()
     tick = progress or (lambda _stage, _done, _total: None)
     tick("closure", 0, len(STAGES))
-    c = closure if closure is not None else compute(store, scope, action)
+    c = compute(store, scope, action)
+    if closure is not None:
+        confirm_unchanged(closure.digest(), c.digest())
     tick("change", 1, len(STAGES))
     tombstone_id = None
     if not c.empty:

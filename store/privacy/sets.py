@@ -75,6 +75,18 @@ class Closure:
     def export_files(self) -> list[str]:
         return [f for e in self.exports for f in e.files]
 
+    def digest(self) -> str:
+        """The fingerprint of exactly what this closure lists (``store.core.plan``): every
+        row it deletes, rewrites or clears, the chunks rebuilt, the memories flagged, the
+        export files."""
+        from store.core.plan import digest
+
+        return digest({"action": self.action, "scope": (self.scope.kind, str(self.scope.value)),
+                       "delete": self.delete, "scrub": {t: set(r) for t, r in self.scrub.items()},
+                       "nullify": self.nullify, "rebuild": self.rebuild,
+                       "review": set(self.review), "chunks": {r[0] for r in self.chunk_rows},
+                       "exports": self.export_files()})
+
     @property
     def empty(self) -> bool:
         return not self.counts()
