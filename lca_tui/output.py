@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +23,7 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
-from store import clip_words, one_line, visible
+from store import Progress, clip_words, one_line, visible
 
 
 def inert(value: object) -> Text:
@@ -272,7 +272,6 @@ def table(*columns: str, title: str | None = None) -> Table:
 
 
 # -- progress ----------------------------------------------------------------------------------
-ProgressFn = Callable[[str, int, int], None]
 
 
 BAR_COLUMNS = 40
@@ -297,7 +296,7 @@ def _short_name(word: str) -> str:
 
 
 @contextmanager
-def progress_on_stderr(what: str, interval: float | None = None) -> Iterator[ProgressFn]:
+def progress_on_stderr(what: str, interval: float | None = None) -> Iterator[Progress]:
     """A ``progress(label, done, total)`` callback for long work. On a terminal: a Rich bar on
     stderr (a spinner while ``total`` is 0, e.g. while the model loads; its elapsed time ticks
     on its own), its label cut to fit. Otherwise (a log, CI) a line at once, at most one every

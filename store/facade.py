@@ -17,8 +17,10 @@ Recall
 Context pressure and checkpoints
     ``record_snapshot``, ``record_prune``, ``record_compaction``, ``record_handoff``,
     ``record_checkpoint`` (each returns the new row's id; bad input raises ``ValueError``
-    naming the field, and nothing is written); ``series(session, agent)``,
-    ``checkpoints(session)`` read them back.
+    naming the field, and nothing is written); ``record(doc)`` validates and records any of
+    them from a document (``{"type": "prune", …}``, as ``lca-tui context record`` reads);
+    ``series(session, agent)``, ``all_series``, ``series_keys``, ``latest_series_key``,
+    ``series_tail``, ``checkpoints(session)`` read them back.
 Governed memory writes
     ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
     ``reject``; ``consolidate(session)`` proposes from stored entries and
@@ -34,7 +36,11 @@ Privacy
     ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
     ``redact(scope)`` then verify; ``tombstones()``; ``verify_tombstones(id?)`` finishes an
     interrupted one; ``mark(level, scope)``. A scope is one
-    of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``.
+    of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``; ``scope(...)`` builds it
+    once for ``privacy_closure(scope, action)`` / ``privacy_run(scope, action, closure=)``
+    (preview, then act on exactly what it listed, else ``PlanStale``) / ``privacy_mark``.
+Hooks
+    ``hook_runs(limit)`` the latest hook runs (``HookRunInfo``).
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
@@ -70,6 +76,7 @@ from store.core.settings import Settings
 
 if TYPE_CHECKING:
     from store.context import api as context_api
+    from store.core.embed import Embedder
     from store.context import series as context_series
     from store.export import writer as export_writer
     from store.governance import apply as gov_apply
@@ -409,11 +416,13 @@ class Store(StoreBase):
                                    health_fixes.compact_duplicates if TYPE_CHECKING else None)
 
 
-def open_store(path: Path | str | None = None, settings: Settings | None = None,
-               **kwargs: Any) -> Store:
+def open_store(path: Path | str | None = None, settings: Settings | None = None, *,
+               embedder: Embedder | None = None, writer: str | None = None,
+               writer_version: str | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``path`` or the default one.
 
     ``writer`` / ``writer_version`` name the program writing; rows record them.
     """
-    return Store(path, settings, **kwargs)
+    return Store(path, settings, embedder=embedder, writer=writer,
+                 writer_version=writer_version)
 
