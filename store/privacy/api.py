@@ -81,8 +81,9 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
     tick = progress or (lambda _stage, _done, _total: None)
     tick("closure", 0, len(STAGES))
     c = compute(store, scope, action)
-    if closure is not None:
+    if closure is not None:  # act on what was confirmed, if the store still holds just that
         confirm_unchanged(closure.digest(), c.digest())
+        c = closure
     tick("change", 1, len(STAGES))
     tombstone_id = None
     if not c.empty:
