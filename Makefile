@@ -1,11 +1,12 @@
-# Everything a newcomer needs: `make demo` opens the app on a demo store, `make test` runs the
-# tests. Both install into .venv first when needed (Python 3.11+ and network access to PyPI).
+# Everything a newcomer needs: `make demo` opens the app on a demo store, `make test` lints
+# (ruff, mypy) and runs the tests. Both install into .venv first when needed (Python 3.11+ and
+# network access to PyPI).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test clean
+.PHONY: install demo lint test clean
 
 install: $(STAMP)
 
@@ -18,7 +19,12 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/lca-tui demo
 
-test: install
+# ruff's rule set and its reasons are in pyproject.toml ([tool.ruff.lint]); mypy checks store/.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy store
+
+test: lint
 	$(BIN)/python -m pytest -q
 
 clean:

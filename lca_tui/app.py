@@ -25,10 +25,7 @@ from lca_tui.palette import StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_for
-from store import RecordRef, Store, open_store
-from store.core.assets import asset_path
-from store.core.settings import Settings
-from store.core.textsafe import visible
+from store import RecordRef, Settings, Store, asset_path, open_store, visible
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -116,16 +113,13 @@ class LcaApp(App[None]):
         hold erased vectors. Screens then reload from the store. True if one happened.
         (The app holds no read snapshot between queries: every query takes its own
         connection, so an erasure's WAL checkpoint is never blocked by it.)"""
-        from store.privacy.api import latest_tombstone
-        from store.recall.pool import drop_cache
-
-        latest = latest_tombstone(self.store)
+        latest = self.store.latest_tombstone()
         if latest == self._tombstone_seen:
             return False
         first = self._tombstone_seen is None
         self._tombstone_seen = latest
         if not first:
-            drop_cache(self.store)
+            self.store.drop_vector_cache()
         return not first
 
     @on(OpenRecord)

@@ -92,18 +92,14 @@ def _command_word(words: list[str]) -> str | None:
 
 def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
     """Run a command; expected errors become one clear line on stderr and exit 2."""
-    from sqlalchemy.exc import OperationalError
-
     from lca_tui.output import fail
-    from store.core.errors import StoreError
-    from store.core.settings import SettingsError
+    from store import StoreError
+    from store import SettingsError
 
     try:
         return int(func(args) or 0)
     except (StoreError, SettingsError, ValueError, FileNotFoundError) as exc:
         return fail(str(exc))
-    except OperationalError as exc:
-        return fail(f"the store could not be used: {exc.orig}")
     except OSError as exc:  # a file the command was given or writes: one line, no traceback
         where = f" ({exc.filename})" if exc.filename else ""
         return fail(f"{exc.strerror or exc}{where}")

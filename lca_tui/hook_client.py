@@ -8,7 +8,8 @@ A prompt waits for its ``UserPromptSubmit`` hook, so a hook the daemon answers s
 little more than starting Python. The console script cannot: ``site`` alone (site-packages
 and the editable install's import finder) takes ~20 ms, ``socket`` and ``json`` ~20 ms more.
 This file runs with ``-S`` and imports only ``os`` and the standard library's own C modules
-(``_socket``, ``_json``, ``_sha256``, ``_signal``) until it knows the daemon answered: it reads the hook JSON,
+(``_socket``, ``_json``, ``_sha256``, ``_signal``) until it knows the daemon answered: it reads
+the hook JSON,
 finds the store's socket as ``store.harness.paths.socket_path`` does, and passes the request
 on (``client.request``'s protocol, with the hook's output sent back raw rather than as JSON).
 

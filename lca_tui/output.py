@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +23,7 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
-from store.core.textsafe import clip_words, one_line, visible
+from store import Progress, clip_words, one_line, visible
 
 
 def inert(value: object) -> Text:
@@ -94,7 +94,7 @@ def print_json(data: Any) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Any:
-    from store.core.settings import Settings, parse_assignment
+    from store import Settings, parse_assignment
 
     given = [*(getattr(args, "overrides_top", None) or []),
              *(getattr(args, "overrides", None) or [])]
@@ -111,7 +111,7 @@ def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
 
 def store_path(args: argparse.Namespace) -> Path:
     """The store file the command names: ``--store``, else ``$LCA_STORE`` or the default."""
-    from store.core.location import default_store_path
+    from store import default_store_path
 
     given = getattr(args, "store", None)
     return Path(given).expanduser() if given else default_store_path()
@@ -120,7 +120,7 @@ def store_path(args: argparse.Namespace) -> Path:
 def require_store(args: argparse.Namespace, what: str, hint: str = "") -> None:
     """Refuse a store file that does not exist, for a command (``what``) that only reads or
     repairs one: opening would create an empty store at a mistyped path and report on it."""
-    from store.core.errors import StoreError
+    from store import StoreError
 
     path = store_path(args)
     if not path.exists():  # a folder or an unreadable file: opening says what is wrong
@@ -272,7 +272,6 @@ def table(*columns: str, title: str | None = None) -> Table:
 
 
 # -- progress ----------------------------------------------------------------------------------
-ProgressFn = Callable[[str, int, int], None]
 
 
 BAR_COLUMNS = 40
@@ -297,7 +296,7 @@ def _short_name(word: str) -> str:
 
 
 @contextmanager
-def progress_on_stderr(what: str, interval: float | None = None) -> Iterator[ProgressFn]:
+def progress_on_stderr(what: str, interval: float | None = None) -> Iterator[Progress]:
     """A ``progress(label, done, total)`` callback for long work. On a terminal: a Rich bar on
     stderr (a spinner while ``total`` is 0, e.g. while the model loads; its elapsed time ticks
     on its own), its label cut to fit. Otherwise (a log, CI) a line at once, at most one every

@@ -19,9 +19,8 @@ from textual.command import Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 from screens.registry import SCREENS
-from store import RecordRef
-from store.core.textsafe import one_line, visible
-from widgets.fmt import agents_mark, plural, project_tail, when
+from store import RecordRef, one_line, plural, visible, when
+from widgets.fmt import agents_mark, project_tail
 
 if TYPE_CHECKING:
     from lca_tui.app import LcaApp
@@ -56,8 +55,6 @@ class StoreCommands(Provider):
         self.targets = await asyncio.to_thread(self._read)
 
     def _read(self) -> list[Target]:
-        from store.recall.traces import list_traces
-
         app: LcaApp = self.app  # type: ignore[assignment]
         store = app.store
         out: list[Target] = []
@@ -67,7 +64,7 @@ class StoreCommands(Provider):
                               f"{when(s.started_at)} · {plural(s.entries, 'entry', 'entries')}"
                               f" · {agents_mark(s)} · opens it on Transcript",
                               partial(app.open_record, RecordRef("session", s.id))))
-        for t in list_traces(store, self.TRACES):
+        for t in store.traces(self.TRACES):
             out.append(Target(f"trace {t.id} {one_line(t.query, 70)}", str(t.id),
                               f"{when(t.ts, with_seconds=True)} · {t.origin} · injected "
                               f"{t.injected} of {t.considered} · opens it on Recall",

@@ -77,8 +77,8 @@ def _text(i: int) -> str:
 
 def _open(store_path: str, overrides: dict[str, Any], writer: str) -> Any:
     from store import open_store
-    from store.core.settings import Settings
-    from store.core.version import CODE_VERSION
+    from store import Settings
+    from store import CODE_VERSION
 
     # The stress actors are lca-tui's own code under other names: they record its version.
     return open_store(store_path, Settings.load(overrides), writer=writer,
@@ -87,8 +87,8 @@ def _open(store_path: str, overrides: dict[str, Any], writer: str) -> Any:
 
 # -- actors (each in its own process) ---------------------------------------------------------
 def _harness(store_path: str, seconds: float, overrides: dict[str, Any]) -> dict[str, Any]:
-    from store.core.timeutil import now_iso
-    from store.core.writes import NewEntry, NewSession
+    from store import now_iso
+    from store import NewEntry, NewSession
 
     store = _open(store_path, overrides, "stress-harness")
     session = NewSession(id=HARNESS_SESSION, format="harness", agent="stress-harness")
@@ -187,7 +187,7 @@ async def _app_latency(store_path: Path, seconds: float, overrides: dict[str, An
                        ) -> tuple[list[float], list[str]]:
     """Press keys in the open app for ``seconds``; each key's time until the app is idle."""
     from lca_tui.app import make_app
-    from store.core.settings import Settings
+    from store import Settings
 
     app = make_app(store_path, Settings.load(overrides), refresh_seconds=1.0)
     latencies: list[float] = []
@@ -210,11 +210,13 @@ async def _app_latency(store_path: Path, seconds: float, overrides: dict[str, An
 
 # -- the scenario ---------------------------------------------------------------------------
 def _count(store_path: Path, overrides: dict[str, Any], session_id: str) -> int:
+    from store import NotFound
+
     store = _open(str(store_path), overrides, "stress-check")
     try:
-        with store.read() as conn:
-            return int(conn.exec_driver_sql("SELECT COUNT(*) FROM entry WHERE session_id = ?",
-                                            (session_id,)).scalar_one())
+        return store.session(session_id).entries
+    except NotFound:
+        return 0  # the session was never written
     finally:
         store.close()
 
@@ -222,8 +224,8 @@ def _count(store_path: Path, overrides: dict[str, Any], session_id: str) -> int:
 def run_stress(folder: Path, seconds: float, overrides: dict[str, Any],
                progress: Any = None) -> StressResult:
     """Build a scratch demo store in ``folder``, run the scenario for ``seconds``, check."""
-    from store.core.settings import Settings
-    from store.demo import build_demo
+    from store import Settings
+    from store import build_demo
 
     store_path = folder / "stress.db"
     if progress:

@@ -32,7 +32,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
-from store.core.textsafe import visible
+from store import visible
 from widgets.fmt import ago
 from widgets.table import FilterTable
 

@@ -21,11 +21,16 @@ from textual.widgets import DataTable, Header
 
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
-from store import RecordRef
-from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
-from store.context.series import max_revision, max_snapshot_id, series, series_keys, tail
-from store.core.records import agent_label
-from store.core.textsafe import visible
+from store import (
+    Compaction,
+    PruneEvent,
+    RecordRef,
+    Series,
+    SeriesKey,
+    Tail,
+    agent_label,
+    visible,
+)
 from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.pressure_chart import ChartData, PressureChart
@@ -149,17 +154,18 @@ class ContextScreen(StoreScreen):
 
     def load_data(self) -> ContextData:
         store = self.lca.store
-        top, revision = max_snapshot_id(store), max_revision(store)
-        keys = series_keys(store)
+        top, revision = store.max_snapshot_id(), store.max_revision()
+        keys = store.series_keys()
         wanted = self._wanted
         if wanted is None or wanted not in {(k.session_id, k.agent) for k in keys}:
             wanted = (keys[0].session_id, keys[0].agent) if keys else None
-        return ContextData(keys, series(store, *wanted) if wanted else None, top, revision)
+        return ContextData(keys, store.series(*wanted) if wanted else None, top, revision)
 
     @work(thread=True, exclusive=True, group="tail", exit_on_error=False)
     def _tail(self, current: Series, after_id: int, after_revision: int) -> None:
         version = self.lca.data_version()
-        self.post_message(self.Fetched(tail(self.lca.store, current, after_id, after_revision),
+        store = self.lca.store
+        self.post_message(self.Fetched(store.series_tail(current, after_id, after_revision),
                                       version))
 
     def show_data(self, data: ContextData | Tail) -> None:

@@ -20,14 +20,7 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 from screens.base import StoreScreen
 from screens.health_fix import FixConfirm
 from screens.navigation import OpenRecord
-from store.health.records import (
-    FixPlan,
-    FixReport,
-    RowView,
-    ScanResult,
-    SignalResult,
-    TrendPoint,
-)
+from store import FixPlan, FixReport, RowView, ScanResult, SignalResult, TrendPoint
 from widgets.footer import FitFooter
 from widgets.fmt import when
 from widgets.health_trend import HealthTrend, sparkline

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from store.health.records import FixPlan
+from store import FixPlan
 
 
 def plan_text(plan: FixPlan) -> Text:

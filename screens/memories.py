@@ -27,9 +27,7 @@ from screens.memory_view import (
     yes,
 )
 from screens.navigation import OpenRecord
-from store import RecordRef
-from store.core.errors import NotFound
-from store.governance.records import IntegrityProblem, MemoryDetail, MemoryRow
+from store import IntegrityProblem, MemoryDetail, MemoryRow, NotFound, RecordRef
 from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell

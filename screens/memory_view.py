@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from store.governance.records import MASK, IntegrityProblem, MemoryDetail, MemoryRow
-from store.core.textsafe import one_line
+from store import MEMORY_MASK as MASK, IntegrityProblem, MemoryDetail, MemoryRow
+from store import one_line
 from widgets.fmt import when
 from widgets.safe import cell, join, safe_text
 

@@ -17,11 +17,7 @@ from textual.widgets import DataTable, Header, Static
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
 from screens.proposal_view import pass_line
-from store import RecordRef
-from store.context.records import Series
-from store.core.records import SessionInfo, Stats
-from store.governance.records import PassSummary
-from store.health.records import ScanResult
+from store import PassSummary, RecordRef, ScanResult, Series, SessionInfo, Stats
 from widgets.footer import FitFooter
 from widgets.fmt import agents_mark, ago, size, when
 from widgets.health_line import HealthLine
@@ -246,11 +242,9 @@ class OverviewScreen(StoreScreen):
                 self._show_sessions(*self._latest)
 
     def load_data(self) -> OverviewData:
-        from store.context.series import latest_key, series
-
         store = self.lca.store
-        key = latest_key(store)
-        pressure = series(store, key.session_id, key.agent) if key else None
+        key = store.latest_series_key()
+        pressure = store.series(key.session_id, key.agent) if key else None
         return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
                             daemon_status(store.path), store.last_consolidation())
 
@@ -271,9 +265,7 @@ class OverviewScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False)
     def _load_health(self) -> None:
-        from store.health.scan import summary
-
-        self.post_message(HealthSummary(summary(self.lca.store, now=self.lca.now())))
+        self.post_message(HealthSummary(self.lca.store.health_summary(now=self.lca.now())))
 
     @on(HealthSummary)
     def _health_loaded(self, message: HealthSummary) -> None:

@@ -27,11 +27,18 @@ from textual.widgets import (
 )
 
 from screens.base import StoreScreen
-from store.core.errors import StoreError
-from store.core.textsafe import visible
-from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo, preview, run, tombstones
-from store.privacy.closure import Closure
-from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
+from store import (
+    SCOPE_KINDS,
+    STAGES,
+    Closure,
+    PlanStale,
+    PrivacyResult,
+    Scope,
+    ScopeError,
+    StoreError,
+    TombstoneInfo,
+    visible,
+)
 from widgets.footer import FitFooter
 from widgets.confirm_word import ConfirmWord
 from widgets.fmt import short_when
@@ -106,7 +113,8 @@ class PrivacyScreen(StoreScreen):
     HELP: ClassVar[str] = (
         "Privacy: remove records and see proof that nothing is retrievable afterwards.\n\n"
         "Press / and type what names the records (the box on the left chooses: match, a "
-        "case-insensitive text; regex; a session id; an entry id; a memory id), then enter: the closure — every record that "
+        "case-insensitive text; regex; a session id; an entry id; a memory id), then enter: "
+        "the closure — every record that "
         "holds or points at it, by table with counts (entries, chunks with their vectors and "
         "FTS rows, memories derived from them, evidence, traces and candidates, context "
         "snapshots, handoffs, import positions, and the exports the store wrote that hold "
@@ -144,7 +152,6 @@ class PrivacyScreen(StoreScreen):
         self.delete_exports = False
         self.busy = False
         self.runs = 0
-        self._version_at_preview: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -184,7 +191,7 @@ class PrivacyScreen(StoreScreen):
 
     # -- loading: the tombstones ------------------------------------------------------------
     def load_data(self) -> list[TombstoneInfo]:
-        return tombstones(self.lca.store, with_probes=True)
+        return self.lca.store.tombstones(with_probes=True)
 
     def show_data(self, data: list[TombstoneInfo]) -> None:
         self.tombstones = data
@@ -229,13 +236,11 @@ class PrivacyScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="privacy-preview", exit_on_error=False)
     def _preview(self, scope: Scope, action: str, confirm: bool) -> None:
-        version = self.lca.data_version()
         try:
-            closure = preview(self.lca.store, scope, action)
+            closure = self.lca.store.privacy_closure(scope, action)
         except (ValueError, StoreError) as exc:  # a bad scope, an unknown id
             self.post_message(PrivacyProblem(str(exc)))
             return
-        self._version_at_preview = version
         self.post_message(ClosureReady(closure, confirm))
 
     @on(ClosureReady)
@@ -334,20 +339,17 @@ class PrivacyScreen(StoreScreen):
     @work(thread=True, exclusive=True, group="privacy-run", exit_on_error=False)
     def _run(self, c: Closure, delete_exports: bool) -> None:
         store = self.lca.store
-        if self.lca.data_version() != self._version_at_preview:
-            fresh = preview(store, c.scope, c.action)  # the store changed since the preview
-            if fresh.counts() != c.counts():
-                self.post_message(PrivacyProblem(
-                    "the store changed since the preview: preview again (nothing changed)"))
-                self.post_message(ClosureReady(fresh, False))
-                return
-            c = fresh
 
         def progress(stage: str, done: int, total: int) -> None:
             self.post_message(PrivacyProgress(stage, done, total))
 
-        result = run(store, c.scope, c.action, delete_exports=delete_exports,
-                     progress=progress, closure=c)
+        try:
+            result = store.privacy_run(c.scope, c.action, delete_exports=delete_exports,
+                                       progress=progress, closure=c)
+        except PlanStale as exc:  # the store moved since the preview: show what it holds now
+            self.post_message(PrivacyProblem(str(exc)))
+            self.post_message(ClosureReady(store.privacy_closure(c.scope, c.action), False))
+            return
         self.post_message(PrivacyDone(result))
 
     @on(PrivacyProgress)

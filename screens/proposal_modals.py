@@ -17,8 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from store.governance.records import ApprovalOption, ProposalInfo
-from store.core.textsafe import one_line
+from store import ApprovalOption, ProposalInfo
+from store import one_line
 
 VERIFY_NOTE = ("Then the write is verified: it reads back, its chunks are in both indexes, "
                "and a search with its own embedding finds it.")

@@ -18,16 +18,10 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from store.core.errors import NotFound
-from store.core.records import EntryInfo
-from store.governance.records import (
-    MASK,
-    CheckInfo,
-    PassSummary,
-    ProposalInfo,
-    ProposalSummary,
-)
-from store.core.textsafe import one_line
+from store import NotFound
+from store import EntryInfo
+from store import MEMORY_MASK as MASK, CheckInfo, PassSummary, ProposalInfo, ProposalSummary
+from store import one_line
 from widgets.fmt import ago, when
 from widgets.safe import join, safe_text
 

@@ -46,10 +46,7 @@ from screens.proposal_view import (
     outcome_text,
     target_label,
 )
-from store import RecordRef
-from store.core.errors import StoreError
-from store.governance.proposals import NEEDS_CONTENT, ProposalError
-from store.governance.records import ProposalSummary
+from store import NEEDS_CONTENT, ProposalError, ProposalSummary, RecordRef, StoreError
 from widgets.footer import FitFooter
 from widgets.diff_view import DiffView
 from widgets.fmt import ago

@@ -17,10 +17,8 @@ from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
-from store import RecordRef
-from store.recall.run import Move, recall, rerun
-from store.recall.traces import MASK, Candidate, Trace, get_trace, list_traces
-from store.core.textsafe import visible
+from store import TRACE_MASK as MASK
+from store import Candidate, Move, RecordRef, Trace, visible
 from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
@@ -185,7 +183,8 @@ class RecallScreen(StoreScreen):
             traces.add_column(label, key=key, width=width)
         self._candidate_columns(with_moves=False)
         self.query_one("#recall-form").display = False
-        self.query_one("#recall-form").border_title = "New recall (the cue as `lca-tui recall` takes it)"
+        self.query_one("#recall-form").border_title = (
+            "New recall (the cue as `lca-tui recall` takes it)")
         self.query_one("#recall-trace").border_title = "Trace"
         self.query_one("#recall-detail-text", Static).update(Text(
             "No trace yet: press n to run a recall.", style="dim"))
@@ -226,12 +225,12 @@ class RecallScreen(StoreScreen):
 
     # -- loading ---------------------------------------------------------------------------
     def load_data(self) -> RecallData:
-        traces = list_traces(self.lca.store)
+        traces = self.lca.store.traces()
         wanted = self.trace_id if self.trace_id is not None else (
             traces[0].id if traces else None)
         trace = None
         if wanted is not None and any(t.id == wanted for t in traces):
-            trace = get_trace(self.lca.store, wanted)
+            trace = self.lca.store.trace(wanted)
         return RecallData(traces, trace)
 
     def show_data(self, data: RecallData) -> None:
@@ -265,7 +264,7 @@ class RecallScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
     def _load_trace(self, trace_id: int) -> None:
-        self.post_message(RecallDone(get_trace(self.lca.store, trace_id)))
+        self.post_message(RecallDone(self.lca.store.trace(trace_id)))
 
     # -- a trace -----------------------------------------------------------------------------
     def _show_trace(self, trace: Trace) -> None:
@@ -416,8 +415,8 @@ class RecallScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
     def _run_recall(self, query: str, cue: dict[str, Any]) -> None:
-        result = recall(self.lca.store, query, cue["role"], cue["project"], cue["channel"],
-                        cue["historical"], now=self.lca.now())
+        result = self.lca.store.recall(query, cue["role"], cue["project"], cue["channel"],
+                                       cue["historical"], now=self.lca.now())
         self.post_message(RecallDone(result.trace))
 
     def action_rerun(self) -> None:
@@ -432,7 +431,7 @@ class RecallScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="recall", exit_on_error=False)
     def _run_rerun(self, trace_id: int) -> None:
-        result, moves = rerun(self.lca.store, trace_id, now=self.lca.now())
+        result, moves = self.lca.store.rerun(trace_id, now=self.lca.now())
         self.post_message(RecallDone(result.trace, moves))
 
     @on(RecallDone)

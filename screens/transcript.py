@@ -15,9 +15,7 @@ from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
-from store import RecordRef
-from store.core.records import EntryInfo, SearchHit, SessionInfo, agent_label
-from store.core.textsafe import visible
+from store import EntryInfo, RecordRef, SearchHit, SessionInfo, agent_label, visible
 from widgets.footer import FitFooter
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when

@@ -8,9 +8,17 @@ Packages by capability, each saying in its ``__init__`` what it owns and may imp
 ``NewEntry`` are what a harness appends; a ``RecordRef`` (kind, id) is how the store points
 at a record (the app opens it on the screen that shows that kind).
 
-These names are imported on first use, so that a module such as ``store.harness.client``
-(what a hook runs when the daemon answers it) costs no more than itself: importing the facade
-pulls in SQLAlchemy and NumPy (~0.45 s).
+**The one door.** Code outside ``store/`` (the CLI, the app, a script) imports ``store`` and
+the names below, never a module deeper down: ``Store`` and ``open_store``, the errors, the
+record types the store hands out, the shared vocabulary (text helpers, settings, marks), and the
+few operations of the clients that sit on top of the facade (the hook, the daemon, the
+benchmarks, the demo). ``tests/project/test_import_graph.py`` enforces it; its one exception is
+``store.harness.client`` / ``store.harness.paths``, which the hook path imports as modules.
+
+These names are imported on first use (``PUBLIC`` says from where), so that ``from store
+import X`` costs the module holding ``X`` and no more: a module such as
+``store.harness.client`` (what a hook runs when the daemon answers it) stays lean, while
+importing the facade pulls in SQLAlchemy and NumPy (~0.45 s).
 
 Importing ``store`` itself (``from store import open_store`` / ``Store``) is importing the
 facade: capabilities must not (they take a ``store.core.base.StoreBase``). Only what sits on top
@@ -24,24 +32,148 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from store.core.records import RecordKind, RecordRef
+    from store.bench import TOPICS, run_bench, synthetic_query, synthetic_text
+    from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
+    from store.core.assets import asset_path
+    from store.core.base import resolve_agent
+    from store.core.errors import (
+        NotFound,
+        StoreError,
+        StoreLocked,
+        StoreTooNew,
+        StoreUnavailable,
+    )
+    from store.core.location import default_store_path
+    from store.core.plan import PlanStale
+    from store.core.records import (
+        EntryInfo,
+        RecordKind,
+        RecordRef,
+        HookRunInfo,
+        SearchHit,
+        SessionInfo,
+        Stats,
+        agent_label,
+        helper_role,
+    )
+    from store.core.search import SECRET_ENTRY_MASK
+    from store.core.settings import Settings, SettingsError, config_path, parse_assignment
+    from store.core.textsafe import clip_words, one_line, visible
+    from store.core.embed import load_embedder
+    from store.core.timeutil import local_time, now_iso, parse_iso, when
+    from store.core.vocab import SENSITIVITIES, Progress, Sensitivity, percentiles, plural
+    from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
+    from store.demo import build_demo
     from store.facade import Store, open_store
+    from store.governance.proposals import NEEDS_CONTENT, ProposalError
+    from store.governance.records import MASK as MEMORY_MASK
+    from store.governance.records import (
+        ApprovalOption,
+        ChainLink,
+        CheckInfo,
+        IntegrityProblem,
+        MemoryDetail,
+        MemoryRow,
+        PassSummary,
+        ProposalInfo,
+        ProposalSummary,
+    )
+    from store.harness import bench as hook_bench
+    from store.harness import settings_file as hook_settings
+    from store.harness.daemon import AlreadyRunning
+    from store.harness.daemon import serve as serve_daemon
+    from store.harness.failures import hook_failures, log_failure, logged_failures
+    from store.harness.hook import handle as handle_hook
+    from store.health.records import (
+        FixPlan,
+        FixReport,
+        RowView,
+        ScanResult,
+        SignalResult,
+        TrendPoint,
+    )
+    from store.health.registry import spec as signal_spec
+    from store.ingest import formats
+    from store.ingest.base import file_problem
+    from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo
+    from store.privacy.closure import Closure
+    from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
+    from store.recall.run import Move
+    from store.recall.traces import MASK as TRACE_MASK
+    from store.recall.traces import Candidate, Trace
 
-__all__ = ["NewEntry", "NewSession", "RecordKind", "RecordRef", "Store", "open_store"]
+# Public name -> "module" (the same name there) or "module:name" (another name there, or
+# ":" alone for the module itself).
+PUBLIC: dict[str, str] = {
+    # the facade
+    "Store": "store.facade", "open_store": "store.facade",
+    "NewEntry": "store.core.writes", "NewSession": "store.core.writes",
+    # errors
+    "StoreError": "store.core.errors", "NotFound": "store.core.errors",
+    "StoreLocked": "store.core.errors", "StoreTooNew": "store.core.errors",
+    "StoreUnavailable": "store.core.errors", "PlanStale": "store.core.plan",
+    "SettingsError": "store.core.settings", "ProposalError": "store.governance.proposals",
+    "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
+    # record types
+    "EntryInfo": "store.core.records", "SearchHit": "store.core.records",
+    "SessionInfo": "store.core.records", "Stats": "store.core.records",
+    "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
+    "RecordKind": "store.core.records",
+    "Compaction": "store.context.records", "PruneEvent": "store.context.records",
+    "Series": "store.context.records", "SeriesKey": "store.context.records",
+    "Tail": "store.context.records",
+    "ApprovalOption": "store.governance.records", "ChainLink": "store.governance.records",
+    "CheckInfo": "store.governance.records", "IntegrityProblem": "store.governance.records",
+    "MemoryDetail": "store.governance.records", "MemoryRow": "store.governance.records",
+    "PassSummary": "store.governance.records", "ProposalInfo": "store.governance.records",
+    "ProposalSummary": "store.governance.records",
+    "FixPlan": "store.health.records", "FixReport": "store.health.records",
+    "RowView": "store.health.records", "ScanResult": "store.health.records",
+    "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
+    "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
+    "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
+    "Move": "store.recall.run", "Candidate": "store.recall.traces",
+    "Trace": "store.recall.traces",
+    # shared vocabulary
+    "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
+    "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",
+    "parse_iso": "store.core.timeutil", "local_time": "store.core.timeutil",
+    "when": "store.core.timeutil", "plural": "store.core.vocab",
+    "percentiles": "store.core.vocab", "Sensitivity": "store.core.vocab",
+    "SENSITIVITIES": "store.core.vocab", "Progress": "store.core.vocab",
+    "CODE_VERSION": "store.core.version",
+    "agent_label": "store.core.records", "helper_role": "store.core.records",
+    "resolve_agent": "store.core.base",
+    "SECRET_ENTRY_MASK": "store.core.search", "MEMORY_MASK": "store.governance.records:MASK",
+    "TRACE_MASK": "store.recall.traces:MASK", "NEEDS_CONTENT": "store.governance.proposals",
+    "STAGES": "store.privacy.api", "SCOPE_KINDS": "store.privacy.scope",
+    "signal_spec": "store.health.registry:spec", "formats": "store.ingest",
+    "file_problem": "store.ingest.base",
+    # settings and where things live
+    "Settings": "store.core.settings", "config_path": "store.core.settings",
+    "parse_assignment": "store.core.settings", "default_store_path": "store.core.location",
+    "asset_path": "store.core.assets",
+    # the clients on top of the facade: hooks, the daemon, benchmarks, the demo
+    "handle_hook": "store.harness.hook:handle", "serve_daemon": "store.harness.daemon:serve",
+    "hook_failures": "store.harness.failures", "log_failure": "store.harness.failures",
+    "logged_failures": "store.harness.failures",
+    "hook_settings": "store.harness.settings_file:", "hook_bench": "store.harness.bench:",
+    "load_embedder": "store.core.embed", "run_bench": "store.bench",
+    "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
+    "build_demo": "store.demo",
+}
+
+__all__ = sorted(PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Store", "open_store"):
-        from store import facade
-
-        return getattr(facade, name)
-    if name in ("NewEntry", "NewSession"):
-        from store.core import writes
-
-        return getattr(writes, name)
-    if name in ("RecordKind", "RecordRef"):
-        from store.core import records
-
-        return getattr(records, name)
-    raise AttributeError(f"module 'store' has no attribute {name!r}")
+    where = PUBLIC.get(name)
+    if where is None:
+        raise AttributeError(f"module 'store' has no attribute {name!r}")
+    module, _, attr = where.partition(":")
+    # __import__ rather than importlib: this package's own import adds nothing to a lean path
+    held: Any = __import__(module, fromlist=["_"])
+    value = held if where.endswith(":") else getattr(held, attr or name)
+    globals()[name] = value
+    return value

@@ -24,7 +24,6 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,24 +37,35 @@ from store.core.models import Chunk, Entry
 from store.core.index import sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import NewEntry, NewSession
+from store.core.vocab import Progress, percentiles
 
 TOPICS: dict[str, list[str]] = {
-    "database": ["schema", "migration", "index", "query", "sqlite", "table", "column", "foreign", "key", "transaction", "vacuum", "wal", "journal", "rollback", "primary", "constraint"],
-    "testing": ["pytest", "fixture", "snapshot", "assertion", "flaky", "mock", "coverage", "regression", "suite", "parametrize", "failure", "timeout", "runner", "isolated"],
-    "deploy": ["deploy", "release", "pipeline", "docker", "container", "image", "tag", "rollout", "canary", "staging", "production", "kubernetes", "helm", "secret"],
-    "memory": ["recall", "embedding", "vector", "similarity", "chunk", "memory", "consolidation", "supersede", "evidence", "trace", "decay", "salience", "authority"],
-    "frontend": ["button", "layout", "css", "component", "render", "state", "props", "modal", "keyboard", "focus", "screen", "widget", "theme", "palette"],
-    "network": ["socket", "timeout", "retry", "latency", "proxy", "tls", "certificate", "dns", "packet", "bandwidth", "handshake", "gateway", "route", "firewall"],
-    "billing": ["invoice", "payment", "refund", "subscription", "tax", "currency", "ledger", "receipt", "customer", "charge", "discount", "plan", "trial"],
-    "planning": ["roadmap", "milestone", "estimate", "priority", "backlog", "sprint", "deadline", "scope", "risk", "dependency", "owner", "review", "goal"],
+    "database": ["schema", "migration", "index", "query", "sqlite", "table", "column", "foreign",
+        "key", "transaction", "vacuum", "wal", "journal", "rollback", "primary", "constraint"],
+    "testing": ["pytest", "fixture", "snapshot", "assertion", "flaky", "mock", "coverage",
+        "regression", "suite", "parametrize", "failure", "timeout", "runner", "isolated"],
+    "deploy": ["deploy", "release", "pipeline", "docker", "container", "image", "tag", "rollout",
+        "canary", "staging", "production", "kubernetes", "helm", "secret"],
+    "memory": ["recall", "embedding", "vector", "similarity", "chunk", "memory", "consolidation",
+        "supersede", "evidence", "trace", "decay", "salience", "authority"],
+    "frontend": ["button", "layout", "css", "component", "render", "state", "props", "modal",
+        "keyboard", "focus", "screen", "widget", "theme", "palette"],
+    "network": ["socket", "timeout", "retry", "latency", "proxy", "tls", "certificate", "dns",
+        "packet", "bandwidth", "handshake", "gateway", "route", "firewall"],
+    "billing": ["invoice", "payment", "refund", "subscription", "tax", "currency", "ledger",
+        "receipt", "customer", "charge", "discount", "plan", "trial"],
+    "planning": ["roadmap", "milestone", "estimate", "priority", "backlog", "sprint", "deadline",
+        "scope", "risk", "dependency", "owner", "review", "goal"],
 }
-COMMON = ["the", "a", "we", "should", "then", "because", "this", "that", "it", "and", "but", "so", "when", "after", "before", "with", "for", "on", "in", "of", "to", "is", "was", "fix", "check", "update", "add", "remove", "change", "run", "see"]
+COMMON = ["the", "a", "we", "should", "then", "because", "this", "that", "it", "and", "but", "so",
+    "when", "after", "before", "with", "for", "on", "in", "of", "to", "is", "was", "fix", "check",
+    "update", "add", "remove", "change", "run", "see"]
 KINDS = ("user", "assistant", "tool_result", "assistant")
 
-Progress = Callable[[str, int, int], None]
 
 
-_SYLLABLES = ["ka", "ri", "to", "me", "lo", "sa", "vu", "ne", "chi", "da", "po", "ren", "tal", "mor", "vik", "sen", "bru", "gel", "fa", "zo", "qui", "pla", "stre"]
+_SYLLABLES = ["ka", "ri", "to", "me", "lo", "sa", "vu", "ne", "chi", "da", "po", "ren", "tal",
+    "mor", "vik", "sen", "bru", "gel", "fa", "zo", "qui", "pla", "stre"]
 
 
 def _pseudo_words(topic: str, n: int = 240) -> list[str]:
@@ -122,13 +132,6 @@ class BenchResult:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def _percentiles(values: list[float]) -> dict[str, float]:
-    arr = np.asarray(values, dtype=np.float64)
-    return {"p50": round(float(np.percentile(arr, 50)), 2),
-            "p95": round(float(np.percentile(arr, 95)), 2),
-            "max": round(float(arr.max()), 2), "mean": round(float(arr.mean()), 2)}
 
 
 def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.ndarray]],
@@ -237,15 +240,15 @@ def _health(store: Any, scans: int) -> tuple[dict[str, float], str]:
         times.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.process_time() - c0) * 1000)
     # CPU time too: on a machine shared with other work, wall time says more about the load
-    return {**_percentiles(times), "first": round(first, 1),
-            "cpu_p50": _percentiles(cpu)["p50"]}, result.status
+    return {**percentiles(times), "first": round(first, 1),
+            "cpu_p50": percentiles(cpu)["p50"]}, result.status
 
 
 def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
               embedder: str = "auto", seed: int = 7, progress: Progress | None = None,
               keep: Path | None = None, health_scans: int = 5) -> BenchResult:
     """Build the synthetic store in a temporary folder (or ``keep``) and measure it."""
-    from store import open_store
+    from store.facade import open_store
     from store.recall.run import recall
     from store.core.settings import Settings
 
@@ -315,8 +318,8 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
             degraded=bool(info.degraded),
             ingest_per_s=round(sample_chunks / sample_s, 1),
             ingest_entries_per_s=round(sample / sample_s, 1), build_s=round(build_s, 1),
-            queries=queries, recall_ms=_percentiles(latencies),
-            embed_query_ms=_percentiles(embeds), bytes_total=size,
+            queries=queries, recall_ms=percentiles(latencies),
+            embed_query_ms=percentiles(embeds), bytes_total=size,
             bytes_per_1k_chunks=round(size / max(1, total) * 1000, 1),
             raw_transcript_bytes=raw, index_bytes=index,
             index_to_raw=round(index / max(1, raw), 2),

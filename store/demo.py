@@ -29,8 +29,8 @@ from store.core.location import not_a_folder
 from store.core.errors import StoreError
 from store.core.records import IngestReport
 from store.core.settings import Settings
+from store.core.vocab import Progress
 
-Progress = Callable[[str, int, int], None]
 
 STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
 PROPOSALS = "proposals"  # replayed through the approval gate, not ingested

@@ -17,8 +17,10 @@ Recall
 Context pressure and checkpoints
     ``record_snapshot``, ``record_prune``, ``record_compaction``, ``record_handoff``,
     ``record_checkpoint`` (each returns the new row's id; bad input raises ``ValueError``
-    naming the field, and nothing is written); ``series(session, agent)``,
-    ``checkpoints(session)`` read them back.
+    naming the field, and nothing is written); ``record(doc)`` validates and records any of
+    them from a document (``{"type": "prune", …}``, as ``lca-tui context record`` reads);
+    ``series(session, agent)``, ``all_series``, ``series_keys``, ``latest_series_key``,
+    ``series_tail``, ``checkpoints(session)`` read them back.
 Governed memory writes
     ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
     ``reject``; ``consolidate(session)`` proposes from stored entries and
@@ -34,7 +36,11 @@ Privacy
     ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
     ``redact(scope)`` then verify; ``tombstones()``; ``verify_tombstones(id?)`` finishes an
     interrupted one; ``mark(level, scope)``. A scope is one
-    of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``.
+    of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``; ``scope(...)`` builds it
+    once for ``privacy_closure(scope, action)`` / ``privacy_run(scope, action, closure=)``
+    (preview, then act on exactly what it listed, else ``PlanStale``) / ``privacy_mark``.
+Hooks
+    ``hook_runs(limit)`` the latest hook runs (``HookRunInfo``).
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
@@ -42,32 +48,100 @@ Reads
 
 Every row records ``writer`` / ``writer_version``: pass your harness's own to
 ``open_store(path, writer=..., writer_version=...)`` (default: lca-tui and its version).
-Capabilities import ``store.core`` and never this module, so dependencies point down; the
-capability modules are imported inside each method so that opening a store stays lean.
+
+How a method is made, and why. Most operations *are* a capability function
+(``approve(store, proposal_id, …)``): the facade binds it as a method with ``operation``, so its
+signature is written once, where it is implemented, and mypy checks every call of
+``store.approve(…)`` against it (``operation`` carries the function's type through a
+``ParamSpec``). The capability module is imported on the first call, not when the facade is,
+so that opening a store stays lean and dependencies keep pointing down (capabilities import
+``store.core``, never this module). A method is written out here only where it adds something
+of its own: path conversion (``ingest``), a scope built from keywords (``erase``), a document
+parsed (``propose``, ``record``), a callback (``consolidate``). Every return type is a record
+(``records`` dataclasses) or a plain value; no ``Any`` in a signature here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import types
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from store.core.base import Progress, StoreBase
 from store.core.derive import register_deriver
-from store.core.records import IngestReport, ReindexReport
+from store.core.records import IngestReport
 from store.core.settings import Settings
 
 if TYPE_CHECKING:
-    from store.context.records import CheckpointInfo, Series
-    from store.export.writer import ExportReport
+    from store.context import api as context_api
+    from store.core.embed import Embedder
+    from store.context import series as context_series
+    from store.export import writer as export_writer
+    from store.governance import apply as gov_apply
+    from store.governance import chains as gov_chains
+    from store.governance import consolidate as gov_consolidate
+    from store.governance import feedback as gov_feedback
+    from store.governance import proposals as gov_proposals
+    from store.governance import views as gov_views
+    from store.governance.consolidate import ConsolidationReport
+    from store.governance.records import ProposalInfo
+    from store.health import drill as health_drill
+    from store.health import fixes as health_fixes
+    from store.health import scan as health_scan
+    from store.ingest import reindex as ingest_reindex
+    from store.ingest import runs as ingest_runs
+    from store.privacy import api as privacy_api
+    from store.privacy import exports as privacy_exports
+    from store.privacy import recover as privacy_recover
+    from store.privacy.api import PrivacyResult
+    from store.privacy.closure import Closure
+    from store.privacy.scope import Scope
+    from store.recall import calibrate as recall_calibrate
+    from store.recall import pool as recall_pool
+    from store.recall import run as recall_run
+    from store.recall import traces as recall_traces
     from store.recall.run import RecallResult
-    from store.recall.traces import Trace
 
 # Records interpreted from stored entries; a capability with a deriver is named here.
 register_deriver("store.recall.events:derive")
 register_deriver("store.context.derive:derive")
 register_deriver("store.governance.events:derive")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class operation(Generic[P, R]):  # noqa: N801 - used like a decorator, named like one
+    """A capability function ``f(store, *args)`` as the method ``store.f(*args)``.
+
+    ``target`` is ``"module:function"``, imported on each call's first look-up (so a module
+    patched in a test is the one called); ``typed`` is the same function, given only to the
+    type checker (``module.function if TYPE_CHECKING else None``), whose signature becomes the
+    method's."""
+
+    def __init__(self, target: str,
+                 typed: Callable[Concatenate[StoreBase, P], R] | None = None) -> None:
+        self.target = target
+        self.module, _, self.function = target.partition(":")
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def resolve(self) -> Callable[..., R]:
+        held = __import__(self.module, fromlist=["_"])
+        func: Callable[..., R] = getattr(held, self.function)
+        return func
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> operation[P, R]: ...
+    @overload
+    def __get__(self, obj: StoreBase, owner: type) -> Callable[P, R]: ...
+    def __get__(self, obj: StoreBase | None, owner: type) -> Any:
+        if obj is None:
+            return self
+        return types.MethodType(self.resolve(), obj)
 
 
 class Store(StoreBase):
@@ -83,30 +157,19 @@ class Store(StoreBase):
 
         return ingest(self, [Path(p) for p in paths], fmt, progress, defer)
 
-    def import_runs(self, limit: int | None = 50) -> list[Any]:
-        """Ingest batches recorded in the store, newest first (``RunInfo``: status, counts,
-        number of problems); a run whose process died mid-way is ``aborted``."""
-        from store.ingest.runs import runs
-
-        return runs(self, limit)
-
-    def import_run(self, run_id: int | None = None) -> Any:
-        """One ingest batch (the latest when ``run_id`` is None) with every problem it
-        stored: file, line, field and reason."""
-        from store.ingest.runs import run
-
-        return run(self, run_id)
-
-    def reindex(self, progress: Progress | None = None) -> ReindexReport:
-        """Rebuild chunks, vectors, FTS rows and every derived record."""
-        from store.ingest.reindex import reindex
-
-        return reindex(self, progress)
+    # Ingest batches, newest first (``RunInfo``: status, counts, problems); one batch (the
+    # latest when ``run_id`` is None) with every problem it stored.
+    import_runs = operation("store.ingest.runs:runs",
+                            ingest_runs.runs if TYPE_CHECKING else None)
+    import_run = operation("store.ingest.runs:run", ingest_runs.run if TYPE_CHECKING else None)
+    # Rebuild chunks, vectors, FTS rows and every derived record.
+    reindex = operation("store.ingest.reindex:reindex",
+                        ingest_reindex.reindex if TYPE_CHECKING else None)
 
     # -- recall ------------------------------------------------------------------------
     def recall(self, query: str, role: str | None = None, project: str | None = None,
                channel: str = "private", historical: bool = False, *,
-               overrides: dict[str, Any] | None = None,
+               overrides: Mapping[str, object] | None = None,
                now: datetime | None = None) -> RecallResult:
         """Run a recall and store its trace; returns a ``RecallResult`` (``.items``)."""
         from store.recall.run import recall
@@ -116,7 +179,7 @@ class Store(StoreBase):
 
     def probe(self, query: str, role: str | None = None, project: str | None = None,
               channel: str = "private", historical: bool = False, *,
-              overrides: dict[str, Any] | None = None,
+              overrides: Mapping[str, object] | None = None,
               now: datetime | None = None) -> RecallResult:
         """The same recall, writing nothing (no trace): to look, not to inject."""
         from store.recall.run import recall
@@ -124,113 +187,66 @@ class Store(StoreBase):
         return recall(self, query, role, project, channel, historical, probe=True,
                       overrides=overrides, now=now)
 
-    def feedback(self, trace_id: int, item: str, kind: str) -> dict[str, Any]:
-        """Report that a recalled item was ``used`` or ``prevented`` a mistake."""
-        from store.recall.traces import feedback
-
-        return feedback(self, trace_id, item, kind)
-
-    def traces(self, limit: int | None = 200) -> list[Trace]:
-        """Recall traces, newest first, without their candidates."""
-        from store.recall.traces import list_traces
-
-        return list_traces(self, limit)
-
-    def trace(self, trace_id: int) -> Trace:
-        """One recall trace with every candidate, its terms, score and decision."""
-        from store.recall.traces import get_trace
-
-        return get_trace(self, trace_id)
+    # A past trace's cue again with today's settings: the new result and what moved.
+    rerun = operation("store.recall.run:rerun", recall_run.rerun if TYPE_CHECKING else None)
+    # Report that a recalled item was ``used`` or ``prevented`` a mistake.
+    feedback = operation("store.governance.feedback:feedback",
+                         gov_feedback.feedback if TYPE_CHECKING else None)
+    # Recall traces, newest first, without candidates; one trace with every candidate.
+    traces = operation("store.recall.traces:list_traces",
+                       recall_traces.list_traces if TYPE_CHECKING else None)
+    trace = operation("store.recall.traces:get_trace",
+                      recall_traces.get_trace if TYPE_CHECKING else None)
+    # Percentiles of the score for answers and for the other candidates.
+    calibrate = operation("store.recall.calibrate:calibrate",
+                          recall_calibrate.calibrate if TYPE_CHECKING else None)
+    # Forget this process's in-memory vector copy (after an erasure elsewhere).
+    drop_vector_cache = operation("store.recall.pool:drop_cache",
+                                  recall_pool.drop_cache if TYPE_CHECKING else None)
 
     # -- context pressure and checkpoints ----------------------------------------------
-    def record_snapshot(self, session_id: str, used_tokens: int, *, agent: str = "main",
-                        ts: str | None = None, window_tokens: int | None = None,
-                        segments: Mapping[str, int] | None = None,
-                        checkpoint_threshold: int | None = None,
-                        auto_compact_threshold: int | None = None, event: str = "turn",
-                        message_id: str | None = None) -> int:
-        """Record how full the live window is; returns the snapshot id."""
-        from store.context.api import record_snapshot
+    # Each records one row and returns its id; bad input raises ``ValueError`` naming the
+    # field, and nothing is written (see ``store.context.api``).
+    record_snapshot = operation("store.context.api:record_snapshot",
+                                context_api.record_snapshot if TYPE_CHECKING else None)
+    record_prune = operation("store.context.api:record_prune",
+                             context_api.record_prune if TYPE_CHECKING else None)
+    record_compaction = operation("store.context.api:record_compaction",
+                                  context_api.record_compaction if TYPE_CHECKING else None)
+    record_handoff = operation("store.context.api:record_handoff",
+                               context_api.record_handoff if TYPE_CHECKING else None)
+    record_checkpoint = operation("store.context.api:record_checkpoint",
+                                  context_api.record_checkpoint if TYPE_CHECKING else None)
 
-        return record_snapshot(self, session_id, used_tokens, agent=agent, ts=ts,
-                               window_tokens=window_tokens, segments=segments,
-                               checkpoint_threshold=checkpoint_threshold,
-                               auto_compact_threshold=auto_compact_threshold, event=event,
-                               message_id=message_id)
+    def record(self, doc: Mapping[str, object]) -> tuple[str, int, str | None]:
+        """Validate and record one context record document (``{"kind": "snapshot" |
+        "prune" | "compaction" | "handoff" | "checkpoint", …}``, as ``lca-tui context
+        record`` reads them): (kind, new id, the session created or None). A bad document
+        raises ``ValueError`` naming the field, and nothing is written."""
+        from store.context.api import record_document
 
-    def record_prune(self, session_id: str, tokens_before: int, tokens_after: int, *,
-                     agent: str = "main", ts: str | None = None,
-                     entry_ids: Iterable[int] = (), entries_pruned: int | None = None,
-                     preserved: bool | None = None, verified: bool | None = None,
-                     window_tokens: int | None = None, mode: str | None = None) -> int:
-        """Record entries leaving the live window; ``verified`` left out is checked here
-        (true when every entry id named is stored). Returns the prune event id."""
-        from store.context.api import record_prune
+        return record_document(self, doc)
 
-        return record_prune(self, session_id, tokens_before, tokens_after, agent=agent, ts=ts,
-                            entry_ids=entry_ids, entries_pruned=entries_pruned,
-                            preserved=preserved, verified=verified,
-                            window_tokens=window_tokens, mode=mode)
-
-    def record_compaction(self, session_id: str, pre_tokens: int | None, *,
-                          agent: str = "main", ts: str | None = None,
-                          trigger: str | None = None, summary_entry_id: int | None = None,
-                          handoff_path: str | None = None) -> int:
-        """Record a compaction of the live window (its summary must be an entry of the
-        session); returns its id."""
-        from store.context.api import record_compaction
-
-        return record_compaction(self, session_id, pre_tokens, agent=agent, ts=ts,
-                                 trigger=trigger, summary_entry_id=summary_entry_id,
-                                 handoff_path=handoff_path)
-
-    def record_handoff(self, session_id: str, path: str | None, *, agent: str = "main",
-                       ts: str | None = None, action: str = "written",
-                       sha256: str | None = None, token_estimate: int | None = None) -> int:
-        """Record a handoff ``written`` before a compaction or ``replayed`` after one."""
-        from store.context.api import record_handoff
-
-        return record_handoff(self, session_id, path, agent=agent, ts=ts, action=action,
-                              sha256=sha256, token_estimate=token_estimate)
-
-    def record_checkpoint(self, session_id: str | None, *, trigger: str = "harness",
-                          ts: str | None = None, status: str = "ok", agent: str = "main",
-                          entries_added: int = 0, memories_written: int = 0,
-                          chunks_embedded: int = 0, chunks_failed: int = 0,
-                          archive_verified: bool | None = None,
-                          index_verified: bool | None = None,
-                          duration_ms: float | None = None,
-                          used_tokens: int | None = None,
-                          through_entry_id: int | None = None) -> int:
-        """Record a checkpoint (store-wide with ``session_id`` None); with ``used_tokens``
-        also a ``checkpoint`` snapshot; ``through_entry_id``: the highest entry a
-        consolidation pass covered. Returns the checkpoint id."""
-        from store.context.api import record_checkpoint
-
-        return record_checkpoint(self, session_id, trigger=trigger, ts=ts, status=status,
-                                 agent=agent, entries_added=entries_added,
-                                 memories_written=memories_written,
-                                 chunks_embedded=chunks_embedded, chunks_failed=chunks_failed,
-                                 archive_verified=archive_verified,
-                                 index_verified=index_verified, duration_ms=duration_ms,
-                                 used_tokens=used_tokens, through_entry_id=through_entry_id)
-
-    def series(self, session_id: str, agent: str = "main") -> Series:
-        """One agent's context pressure over a session, with its events and the settings
-        applied where the harness reported no window or thresholds."""
-        from store.context.series import series
-
-        return series(self, session_id, agent)
-
-    def checkpoints(self, session_id: str | None = None) -> list[CheckpointInfo]:
-        """Checkpoint rows and ``checkpoint`` snapshots (of one session), latest first."""
-        from store.context.series import checkpoints
-
-        return checkpoints(self, session_id)
+    series = operation("store.context.series:series",
+                       context_series.series if TYPE_CHECKING else None)
+    checkpoints = operation("store.context.series:checkpoints",
+                            context_series.checkpoints if TYPE_CHECKING else None)
+    series_keys = operation("store.context.series:series_keys",
+                            context_series.series_keys if TYPE_CHECKING else None)
+    latest_series_key = operation("store.context.series:latest_key",
+                                  context_series.latest_key if TYPE_CHECKING else None)
+    all_series = operation("store.context.series:all_series",
+                           context_series.all_series if TYPE_CHECKING else None)
+    series_tail = operation("store.context.series:tail",
+                            context_series.tail if TYPE_CHECKING else None)
+    max_snapshot_id = operation("store.context.series:max_snapshot_id",
+                                context_series.max_snapshot_id if TYPE_CHECKING else None)
+    max_revision = operation("store.context.series:max_revision",
+                             context_series.max_revision if TYPE_CHECKING else None)
 
     # -- consolidation -----------------------------------------------------------------
     def consolidate(self, session: str | None = None, *, use_proposer: bool = True,
-                    actor: str | None = None) -> Any:
+                    actor: str | None = None) -> ConsolidationReport:
         """Run the consolidation pass over ``session`` (or all): new pending proposals.
         It also scans the bound memory directory (``memory.dir``, once imported) through the
         same gate as ``ingest``: files changed, added or deleted there outside the gate
@@ -253,74 +269,85 @@ class Store(StoreBase):
         return [f"{e.path}{':' + str(e.line) if e.line else ''}: {e.reason}"
                 for e in report.errors]
 
-    def last_consolidation(self) -> Any:
-        """The latest consolidation pass: when it ran, over how many sessions, and what it
-        proposed (a ``PassSummary``), or None when no pass has run."""
-        from store.governance.consolidate import latest_pass
-
-        return latest_pass(self)
+    # The latest consolidation pass (a ``PassSummary``), or None when none has run.
+    last_consolidation = operation("store.governance.consolidate:latest_pass",
+                                   gov_consolidate.latest_pass if TYPE_CHECKING else None)
 
     # -- export ------------------------------------------------------------------------
-    def export(self, out_dir: Path | str, sessions: list[str] | None = None,
-               memories: list[int] | None = None, force: bool = False) -> ExportReport:
-        """Write sessions and memories as MindStone-Agent NDJSON plus a manifest."""
-        from store.export.writer import export
-
-        return export(self, out_dir, sessions, memories, force)
-
-    def exports(self) -> list[dict[str, Any]]:
-        """Every export recorded in the store, newest first."""
-        from store.export.writer import exports
-
-        return exports(self)
+    # Write sessions and memories as MindStone-Agent NDJSON plus a manifest; list exports.
+    export = operation("store.export.writer:export",
+                       export_writer.export if TYPE_CHECKING else None)
+    exports = operation("store.export.writer:exports",
+                        export_writer.exports if TYPE_CHECKING else None)
 
     # -- privacy -----------------------------------------------------------------------
+    @staticmethod
+    def scope(*, session: str | None = None, entry: int | None = None,
+              memory: int | None = None, match: str | None = None,
+              regex: str | None = None) -> Scope:
+        """The one scope named among ``session``, ``entry``, ``memory``, ``match``,
+        ``regex`` (``ScopeError`` when none or several)."""
+        from store.privacy.api import scope_from
+
+        return scope_from(session=session, entry=entry, memory=memory, match=match,
+                          regex=regex)
+
     def privacy_preview(self, action: str = "erase", *, session: str | None = None,
                         entry: int | None = None, memory: int | None = None,
-                        match: str | None = None, regex: str | None = None) -> Any:
+                        match: str | None = None, regex: str | None = None) -> Closure:
         """The closure of one scope (counts per table, exports); nothing changes."""
         from store.privacy.api import preview
 
-        return preview(self, _scope(session, entry, memory, match, regex), action)
+        return preview(self, self.scope(session=session, entry=entry, memory=memory,
+                                        match=match, regex=regex), action)
 
     def erase(self, *, session: str | None = None, entry: int | None = None,
               memory: int | None = None, match: str | None = None, regex: str | None = None,
               delete_exports: bool = False, actor: str | None = None,
-              reason: str | None = None) -> Any:
+              reason: str | None = None) -> PrivacyResult:
         """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``."""
         from store.privacy.api import run
 
-        return run(self, _scope(session, entry, memory, match, regex), "erase",
+        return run(self, self.scope(session=session, entry=entry, memory=memory, match=match,
+                                    regex=regex), "erase",
                    delete_exports=delete_exports, actor=actor, reason=reason)
 
     def redact(self, *, session: str | None = None, entry: int | None = None,
                memory: int | None = None, match: str | None = None, regex: str | None = None,
                delete_exports: bool = False, actor: str | None = None,
-               reason: str | None = None) -> Any:
+               reason: str | None = None) -> PrivacyResult:
         """Replace a scope with ``[REDACTED]`` in place, rebuild its index, then verify."""
         from store.privacy.api import run
 
-        return run(self, _scope(session, entry, memory, match, regex), "redact",
+        return run(self, self.scope(session=session, entry=entry, memory=memory, match=match,
+                                    regex=regex), "redact",
                    delete_exports=delete_exports, actor=actor, reason=reason)
 
-    def unverified_tombstones(self) -> list[int]:
-        """Tombstones with no stored verification (an erasure interrupted after its commit)."""
-        from store.privacy.recover import unverified
-
-        return unverified(self)
-
-    def verify_tombstones(self, tombstone_id: int | None = None) -> list[Any]:
-        """Finish interrupted erasures: checkpoint, VACUUM, the probes that need no erased
-        text, stored; every unverified tombstone, or the one named. (id, Verification) each."""
-        from store.privacy.recover import verify
-
-        return verify(self, tombstone_id)
-
-    def tombstones(self, with_probes: bool = False) -> list[Any]:
-        """What erasures and redactions left: scope kind, counts, time, actor; no content."""
-        from store.privacy.api import tombstones
-
-        return tombstones(self, with_probes)
+    # The same two with a ``Scope`` (``store.scope(...)``): the closure, and the change.
+    privacy_closure = operation("store.privacy.api:preview",
+                                privacy_api.preview if TYPE_CHECKING else None)
+    privacy_run = operation("store.privacy.api:run", privacy_api.run if TYPE_CHECKING else None)
+    privacy_mark = operation("store.privacy.api:mark",
+                             privacy_api.mark if TYPE_CHECKING else None)
+    # Tombstones with no stored verification (an erasure interrupted after its commit); one
+    # line naming them and the command that finishes them (None when there are none).
+    unverified_tombstones = operation("store.privacy.recover:unverified",
+                                      privacy_recover.unverified if TYPE_CHECKING else None)
+    unverified_warning = operation("store.privacy.recover:warning",
+                                   privacy_recover.warning if TYPE_CHECKING else None)
+    # Finish interrupted erasures: checkpoint, VACUUM, the probes that need no erased text.
+    verify_tombstones = operation("store.privacy.recover:verify",
+                                  privacy_recover.verify if TYPE_CHECKING else None)
+    # What erasures and redactions left: scope kind, counts, time, actor; no content.
+    tombstones = operation("store.privacy.api:tombstones",
+                           privacy_api.tombstones if TYPE_CHECKING else None)
+    # The newest tombstone id (0 when none): a reader that sees it move drops its copies.
+    latest_tombstone = operation("store.privacy.api:latest_tombstone",
+                                 privacy_api.latest_tombstone if TYPE_CHECKING else None)
+    # Delete the export files an earlier erasure left on its tombstone's list.
+    delete_erased_exports = operation(
+        "store.privacy.exports:delete_for_tombstone",
+        privacy_exports.delete_for_tombstone if TYPE_CHECKING else None)
 
     def mark(self, level: str, *, session: str | None = None, entry: int | None = None,
              memory: int | None = None, match: str | None = None,
@@ -328,139 +355,76 @@ class Store(StoreBase):
         """Set the sensitivity (public, private, secret) of a scope's entries / memories."""
         from store.privacy.api import mark
 
-        return mark(self, _scope(session, entry, memory, match, regex), level)
-
+        return mark(self, self.scope(session=session, entry=entry, memory=memory, match=match,
+                                     regex=regex), level)
 
     # -- governed memory writes ---------------------------------------------------------
-    def propose(self, proposal: Mapping[str, Any] | Any, *, origin: str = "api",
-                actor: str | None = None, auto_apply: bool = True) -> Any:
+    def propose(self, proposal: Mapping[str, object] | gov_proposals.NewProposal, *,
+                origin: str = "api", actor: str | None = None, auto_apply: bool = True,
+                source: str = "") -> ProposalInfo:
         """Submit a proposal (a ``propose`` JSON document, or a ``NewProposal``): checked,
-        stored pending, and applied at once if ``governance.auto_apply`` allows. Returns a
-        ``ProposalInfo``."""
-        from store.governance import parse_proposal, submit
+        stored pending, and applied at once if ``governance.auto_apply`` allows. ``source``
+        names where the document came from in an error."""
+        from store.governance import NewProposal, parse_proposal, submit
 
-        new = parse_proposal(dict(proposal), origin) if isinstance(proposal, Mapping) \
-            else proposal
+        new = proposal if isinstance(proposal, NewProposal) \
+            else parse_proposal(dict(proposal) if isinstance(proposal, Mapping) else proposal,
+                                origin, source)
         return submit(self, new, actor=actor, auto_apply=auto_apply)
 
-    def proposals(self, status: str | None = None, limit: int | None = None) -> list[Any]:
-        """The proposal queue, newest first (``ProposalSummary`` rows)."""
-        from store.governance import list_proposals
-
-        return list_proposals(self, status, limit)
-
-    def proposal(self, proposal_id: int) -> Any:
-        """One proposal in full: checks, edits, decisions, approval options, verification."""
-        from store.governance import get_proposal
-
-        return get_proposal(self, proposal_id)
-
-    def edit_proposal(self, proposal_id: int, changes: Mapping[str, Any], *,
-                      actor: str | None = None, reason: str | None = None) -> Any:
-        """Change a pending proposal (kept in its edit history); its checks run again."""
-        from store.governance import edit
-
-        return edit(self, proposal_id, dict(changes), actor=actor, reason=reason)
-
-    def approve(self, proposal_id: int, as_: str | None = None, reason: str | None = None,
-                *, actor: str | None = None) -> Any:
-        """Approve (``as_``: ``reinforce`` / ``supersede`` / ``keep-both``), apply in one
-        transaction, verify; returns the proposal (``failed`` with the reason if it could
-        not be applied)."""
-        from store.governance import approve
-
-        return approve(self, proposal_id, as_, reason, actor=actor)
-
-    def reject(self, proposal_id: int, reason: str, *, actor: str | None = None) -> Any:
-        """Reject a pending proposal; the reason is required."""
-        from store.governance import reject
-
-        return reject(self, proposal_id, reason, actor=actor)
-
-    def list_memories(self, status: str | None = None, type: str | None = None) -> list[Any]:
-        """Memories (``MemoryRow``, secret text withheld), by type and name."""
-        from store.governance import list_memories
-
-        return list_memories(self, status, type)
-
-    def memory_detail(self, memory_id: int) -> Any:
-        """A memory with evidence, supersession chain, flags and integrity problems."""
-        from store.governance import memory_detail
-
-        return memory_detail(self, memory_id)
-
-    def chain(self, memory_id: int) -> list[Any]:
-        """The supersession chain of a memory, oldest first (``ChainLink`` rows)."""
-        from store.governance import chain
-
-        return chain(self, memory_id)
-
-    def integrity(self) -> list[Any]:
-        """Supersession problems: cycles, dangling links, forks, superseded-but-active."""
-        from store.governance import integrity
-
-        return integrity(self)
-
-    def audit_events(self, limit: int | None = 50) -> list[Any]:
-        """The audit log, newest first (ids and counts, never content)."""
-        from store.governance import audit_events
-
-        return audit_events(self, limit)
+    proposals = operation("store.governance.proposals:list_proposals",
+                          gov_proposals.list_proposals if TYPE_CHECKING else None)
+    proposal = operation("store.governance.proposals:get_proposal",
+                         gov_proposals.get_proposal if TYPE_CHECKING else None)
+    # Change a pending proposal (kept in its edit history); its checks run again.
+    edit_proposal = operation("store.governance.proposals:edit",
+                              gov_proposals.edit if TYPE_CHECKING else None)
+    # Approve (``as_``: reinforce / supersede / keep-both), apply in one transaction, verify;
+    # reject (the reason is required).
+    approve = operation("store.governance.apply:approve",
+                        gov_apply.approve if TYPE_CHECKING else None)
+    reject = operation("store.governance.apply:reject",
+                       gov_apply.reject if TYPE_CHECKING else None)
+    list_memories = operation("store.governance.views:list_memories",
+                              gov_views.list_memories if TYPE_CHECKING else None)
+    memory_detail = operation("store.governance.views:memory_detail",
+                              gov_views.memory_detail if TYPE_CHECKING else None)
+    audit_events = operation("store.governance.views:audit_events",
+                             gov_views.audit_events if TYPE_CHECKING else None)
+    # The supersession chain of a memory, oldest first; every supersession problem.
+    chain = operation("store.governance.chains:chain",
+                      gov_chains.chain if TYPE_CHECKING else None)
+    integrity = operation("store.governance.chains:integrity",
+                          gov_chains.integrity if TYPE_CHECKING else None)
 
     # -- health ------------------------------------------------------------------------
-    def health(self, *, now: datetime | None = None, save: str = "always") -> Any:
-        """Measure every health signal; returns a ``ScanResult`` (stored unless ``save`` is
-        ``never``; ``changed`` stores it only when it differs from the last stored scan)."""
-        from store.health.scan import scan
-
-        return scan(self, now=now, save=save)  # type: ignore[arg-type]
-
-    def health_trends(self, limit: int = 30) -> dict[str, list[Any]]:
-        """Each signal's status and value over the last ``limit`` stored scans."""
-        from store.health.scan import trends
-
-        return trends(self, limit)
-
-    def health_rows(self, rows: list[Any]) -> list[Any]:
-        """Offending rows with a label and the screen that shows each (``RowView``)."""
-        from store.health.drill import describe
-
-        return describe(self, rows)
-
-    def health_fix_plan(self, fix: str) -> Any:
-        """What a health fix (``compact-duplicates``, ``reembed``, ``index-lag``) would do."""
-        from store.health.fixes import plan
-
-        return plan(self, fix)
-
-    def health_fix(self, fix: str, progress: Progress | None = None,
-                   previewed: Any = None) -> Any:
-        """Run a health fix; returns a ``FixReport``. ``previewed``: the ``FixPlan`` the user
-        confirmed — the fix acts on what it listed (the store may have moved since)."""
-        from store.health.fixes import apply
-
-        return apply(self, fix, progress, previewed)
-
-    def compact_duplicates(self, dry_run: bool = False,
-                           progress: Progress | None = None) -> Any:
-        """The one shared duplicate-compaction pass (one row per source and span, every
-        reference re-pointed, an audit event); ``dry_run`` only says what it would do."""
-        from store.health.fixes import compact_duplicates
-
-        return compact_duplicates(self, dry_run, progress)
+    # Measure every signal (a ``ScanResult``, stored as ``save`` says); this process's latest
+    # scan when young enough; each signal over the last stored scans; offending rows labelled.
+    health = operation("store.health.scan:scan", health_scan.scan if TYPE_CHECKING else None)
+    health_summary = operation("store.health.scan:summary",
+                               health_scan.summary if TYPE_CHECKING else None)
+    health_trends = operation("store.health.scan:trends",
+                              health_scan.trends if TYPE_CHECKING else None)
+    health_rows = operation("store.health.drill:describe",
+                            health_drill.describe if TYPE_CHECKING else None)
+    # The safe fixes, previewed first: ``health_fix(fix, previewed=plan)`` acts on the plan.
+    health_fix_plan = operation("store.health.fixes:plan",
+                                health_fixes.plan if TYPE_CHECKING else None)
+    health_fix = operation("store.health.fixes:apply",
+                           health_fixes.apply if TYPE_CHECKING else None)
+    compact_duplicates = operation("store.health.fixes:compact_duplicates",
+                                   health_fixes.compact_duplicates if TYPE_CHECKING else None)
 
 
-def open_store(path: Path | str | None = None, settings: Settings | None = None,
-               **kwargs: Any) -> Store:
+def open_store(path: Path | str | None = None, settings: Settings | None = None, *,
+               embedder: Embedder | None = None, writer: str | None = None,
+               writer_version: str | None = None,
+               timer: Callable[[], float] | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``path`` or the default one.
 
-    ``writer`` / ``writer_version`` name the program writing; rows record them.
+    ``writer`` / ``writer_version`` name the program writing; rows record them. ``timer``
+    measures a recall's latency (default ``time.perf_counter``; a test passes a fixed one).
     """
-    return Store(path, settings, **kwargs)
+    return Store(path, settings, embedder=embedder, writer=writer,
+                 writer_version=writer_version, timer=timer)
 
-
-def _scope(session: str | None, entry: int | None, memory: int | None, match: str | None,
-           regex: str | None) -> Any:
-    from store.privacy.api import scope_from
-
-    return scope_from(session=session, entry=entry, memory=memory, match=match, regex=regex)

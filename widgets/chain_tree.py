@@ -16,8 +16,8 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from store.governance.records import ChainLink, IntegrityProblem
-from store.core.textsafe import one_line
+from store import ChainLink, IntegrityProblem
+from store import one_line
 from widgets.fmt import when
 
 NAME_WIDTH = 32

@@ -16,7 +16,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from store.core.textsafe import visible
+from store import visible
 
 CONTEXT = 2
 MAX_LINES = 400  # a diff longer than this is cut, with a line saying how much was left out

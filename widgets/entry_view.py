@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from store.core.records import EntryInfo, SearchHit, agent_label
+from store import EntryInfo, SearchHit, agent_label
 from widgets.fmt import when
 from widgets.safe import join, safe_text
 from widgets.text_pane import TextPane

@@ -6,23 +6,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from store.core.records import SessionInfo
-from store.core.timeutil import parse_iso
+from store import SessionInfo, local_time, parse_iso, plural, when
 
-
-def local(ts: str | None) -> datetime | None:
-    """A stored timestamp in the machine's local time zone (None when unreadable)."""
-    dt = parse_iso(ts)
-    return dt.astimezone() if dt is not None else None
-
-
-def when(ts: str | None, with_seconds: bool = False) -> str:
-    """``2026-01-26 14:03`` (local time) from a stored timestamp; ``-`` when there is none.
-    The one time format of the app and the CLI (``--json`` keeps ISO-8601)."""
-    dt = local(ts)
-    if dt is None:
-        return "-"
-    return dt.strftime("%Y-%m-%d %H:%M:%S" if with_seconds else "%Y-%m-%d %H:%M")
+# The store's, re-exported: the screens format counts and times with the rest here.
+__all__ = ["local", "plural", "when"]
+local = local_time
 
 
 def zone_name() -> str:
@@ -46,11 +34,6 @@ def day(ts: str | None) -> str | None:
     """``2026-01-26`` (local): the day of a timestamp, None when it has none."""
     dt = local(ts)
     return dt.strftime("%Y-%m-%d") if dt else None
-
-
-def plural(n: int, word: str, plural_word: str | None = None) -> str:
-    """``1 snapshot``, ``2 snapshots``, ``1,204 entries`` (``plural_word`` when not +s)."""
-    return f"{n:,} {word if n == 1 else plural_word or word + 's'}"
 
 
 def ago(ts: str | None, now: datetime) -> str:

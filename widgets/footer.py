@@ -21,7 +21,8 @@ from textual.binding import Binding
 from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
+
+from widgets.footer_keys import FooterKey, FooterLabel, KeyGroup
 
 KEPT_ACTIONS = frozenset({"help"})
 """Keys never left out (the help lists all the others)."""

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from store.health.records import ScanResult
+from store import ScanResult
 
 
 def summary_text(result: ScanResult | None, width: int = 2, focused: bool = False) -> Text:

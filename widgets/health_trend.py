@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.color import Color
 from textual_plotext import PlotextPlot
 
-from store.health.records import TrendPoint
+from store import TrendPoint
 
 BARS = "▁▂▃▄▅▆▇█"
 

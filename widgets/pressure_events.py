@@ -12,8 +12,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Static
 
-from store.context.records import Series
-from store.core.textsafe import one_line
+from store import Series
+from store import one_line
 from widgets.fmt import NO_CHECKPOINT_FIX, NO_CHECKPOINT_WHY, plural, when
 
 NO_CHECKPOINT = "no checkpoint before this compaction"

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from store.core.textsafe import clip_words
+from store import clip_words
 
 ZONES = ("ok", "checkpoint", "compact")
 

@@ -15,9 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from store.context.records import Series
-from store.core.timeutil import parse_iso
-from store.core.textsafe import visible
+from store import Series
+from store import parse_iso
+from store import visible
 from widgets.fmt import ago, plural, when
 from widgets.pressure_gauge import GaugeReading, PressureGauge
 

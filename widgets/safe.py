@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from rich.style import Style
 from rich.text import Text
 
-from store.core.textsafe import one_line, visible
+from store import one_line, visible
 
 
 def safe_text(text: str | None, style: str | Style = "") -> Text:

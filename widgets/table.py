@@ -26,7 +26,7 @@ from textual.events import Resize
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, CellType, RowKey
 
-from store.core.textsafe import clip_words, visible
+from store import clip_words, visible
 
 
 def _plain(cell: object) -> str:

@@ -3,7 +3,8 @@
 A ``Static`` holding a multi-megabyte entry wraps and renders all of it on the main thread
 (seconds for 4 MB), and a soft-wrapping ``TextArea`` rewraps the whole document there too. This
 pane shows the text verbatim and completely, with control characters made visible
-(``store.core.textsafe.visible``), wrapped to its width; it only ever draws the lines in view. Text up
+(``store.core.textsafe.visible``), wrapped to its width; it only ever draws the lines in view.
+Text up
 to ``SYNC_LIMIT`` characters is wrapped at once; longer text is wrapped in a thread worker while
 the pane says "loading…", so the UI keeps answering keys.
 """
@@ -21,7 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from store.core.textsafe import visible
+from store import visible
 
 SYNC_LIMIT = 20_000
 TAB_SIZE = 4

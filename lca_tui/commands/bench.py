@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run_bench_cmd(args: argparse.Namespace) -> int:
-    from store.bench import run_bench
-    from store.harness import bench as harness_bench
+    from store import run_bench
+    from store import hook_bench as harness_bench
 
     if getattr(args, "store", None):
         raise ValueError("bench always builds its own synthetic store and never touches "
@@ -127,9 +127,8 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
     optional real-session import (``store.harness.bench``)."""
     import random
 
-    from store.bench import TOPICS, synthetic_query, synthetic_text
-    from store.core.embed import load_embedder
-    from store.harness import bench as harness_bench
+    from store import TOPICS, load_embedder, percentiles, synthetic_query, synthetic_text
+    from store import hook_bench as harness_bench
 
     out: dict[str, Any] = {}
     texts = harness_bench.mixed_texts(random.Random(5), synthetic_text, list(TOPICS), 400)
@@ -185,9 +184,9 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         finally:
             shutil.rmtree(runtime, ignore_errors=True)
         out["hook_command"] = hook
-        out["hook_cold_ms"] = harness_bench.percentiles(cold)
-        out["hook_daemon_ms"] = harness_bench.percentiles(warm)
-        out["hook_daemon_importing_ms"] = harness_bench.percentiles(importing)
+        out["hook_cold_ms"] = percentiles(cold)
+        out["hook_daemon_ms"] = percentiles(warm)
+        out["hook_daemon_importing_ms"] = percentiles(importing)
         out["hook_runs"] = runs
     if args.session:
         out["session_import"] = harness_bench.session_import(
@@ -228,10 +227,8 @@ def _print_harness(h: dict[str, Any]) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from store.recall.calibrate import calibrate
-
     with store_from(args) as store:
-        result = calibrate(store, args.limit)
+        result = store.calibrate(args.limit)
     if args.json:
         print_json(result)
         return 0

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 import copy
-import inspect
 import json
 import sys
 from typing import Any
 
 from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
-from store.core.textsafe import one_line
-from widgets.fmt import NO_CHECKPOINT_FIX, NO_CHECKPOINT_WHY, plural, when
+from store import one_line
+from widgets.fmt import NO_CHECKPOINT_FIX, NO_CHECKPOINT_WHY
+from store import plural, when
 
 
 RECORD_HELP = """\
@@ -85,21 +85,18 @@ def _tokens(n: int | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    from store.context.series import all_series
-
-    from store.context.series import series_keys
-    from store.core.base import resolve_agent
+    from store import resolve_agent
 
     with store_from(args) as store:
         session_id = store.session(args.session).id if args.session else None
         agent = args.agent
         if agent is not None:
-            keys = [k for k in series_keys(store) if session_id in (None, k.session_id)]
+            keys = [k for k in store.series_keys() if session_id in (None, k.session_id)]
             where = (f"the context snapshots of session {session_id[:8]}" if session_id
                      else "the context snapshots")
             agent = resolve_agent(agent, sorted({k.agent for k in keys},
                                                 key=lambda a: (a != "main", a)), where)
-        found = all_series(store, session_id, agent)
+        found = store.all_series(session_id, agent)
     if args.json:
         print_json({"sessions": [s.to_json() for s in found]})
         return 0
@@ -164,54 +161,6 @@ def _detail(out: Any, s: Any) -> None:
                   markup=False, soft_wrap=True)
 
 
-_KINDS = ("snapshot", "prune", "compaction", "checkpoint", "handoff")
-
-
-def _percent(obj: dict[str, Any], pct: str, key: str) -> None:
-    value, window = obj.pop(pct), obj.get("window_tokens")
-    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
-        raise ValueError(f"{pct} needs window_tokens (a positive number of tokens)")
-    if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not 0 <= value <= 100:
-        raise ValueError(f"{pct} must be a number from 0 to 100, got {value!r}")
-    if key in obj:
-        raise ValueError(f"give {pct} or {key}, not both")
-    obj[key] = round(window * float(value) / 100)
-
-
-def _call(store: Any, obj: dict[str, Any]) -> tuple[str, int, str | None]:
-    """Record one object; returns its type, the id recorded and the session it created (when
-    ``session_id`` matched no stored session, neither exactly nor as a unique prefix)."""
-    from store.context import api as context
-
-    kind = obj.pop("type", "snapshot")
-    if not isinstance(kind, str) or kind not in _KINDS:
-        raise ValueError(f"type must be one of {', '.join(_KINDS)}, got {kind!r}")
-    func = getattr(context, f"record_{kind}")
-    if "session_id" not in obj and kind != "checkpoint":
-        raise ValueError("session_id is required")
-    if kind == "snapshot":
-        for pct, key in (("checkpoint_percent", "checkpoint_threshold"),
-                         ("auto_compact_percent", "auto_compact_threshold")):
-            if pct in obj:
-                _percent(obj, pct, key)
-    allowed = set(inspect.signature(func).parameters) - {"store"}
-    unknown = set(obj) - allowed
-    if unknown:
-        raise ValueError(f"unknown field(s) for a {kind}: {', '.join(sorted(unknown))} "
-                         f"(known: {', '.join(sorted(allowed))})")
-    created = None
-    if kind == "checkpoint" and obj.get("session_id") is None:
-        obj["session_id"] = None  # a store-wide checkpoint
-    else:
-        obj["session_id"], new = context.resolve_session(store, obj.get("session_id"))
-        created = obj["session_id"] if new else None
-    try:
-        return kind, int(func(store, **obj)), created
-    except TypeError as exc:
-        raise ValueError(f"a {kind} record is incomplete or has a wrong type: {exc}") from exc
-
-
 def _records(raw: str) -> list[tuple[int, Any]]:
     """(line number, decoded value or error text) for one object, an array or JSON lines."""
     try:
@@ -239,9 +188,7 @@ def _record_all(store: Any, raw: str) -> tuple[list[dict[str, Any]], list[dict[s
                                                list[str]]:
     """Record each line on its own (each record is its own write transaction): a line that
     fails is reported with its reason and never loses the others."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from store.core.errors import StoreError
+    from store import StoreError
 
     recorded: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -254,13 +201,9 @@ def _record_all(store: Any, raw: str) -> tuple[list[dict[str, Any]], list[dict[s
             errors.append({"line": line, "reason": "not a JSON object"})
             continue
         try:
-            kind, rid, new = _call(store, dict(obj))
+            kind, rid, new = store.record(obj)
         except (ValueError, TypeError, OverflowError, StoreError) as exc:
             errors.append({"line": line, "reason": str(exc)})
-            continue
-        except SQLAlchemyError as exc:
-            reason = getattr(exc, "orig", None) or exc
-            errors.append({"line": line, "reason": f"the store refused it: {reason}"})
             continue
         recorded.append({"line": line, "type": kind, "id": rid})
         if new is not None and new not in created:
@@ -289,11 +232,9 @@ def record(args: argparse.Namespace) -> int:
 
 
 def list_checkpoints(args: argparse.Namespace) -> int:
-    from store.context.series import checkpoints
-
     with store_from(args) as store:
         session_id = store.session(args.session).id if args.session else None
-        rows = checkpoints(store, session_id)
+        rows = store.checkpoints(session_id)
     if args.json:
         print_json([c.to_json() for c in rows])
         return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from lca_tui.output import add_json_flag, console, print_json, progress_on_stderr, settings_from
-from store.core.textsafe import visible
-from widgets.fmt import plural, when
+from store import visible
+from store import plural, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 def run(args: argparse.Namespace) -> int:
     from lca_tui.commands.ingest import problems_table
-    from store.demo import build_demo
+    from store import build_demo
 
     settings = settings_from(args)
     with progress_on_stderr("demo") as progress:

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.text import Text
 
 from lca_tui.output import Listing, add_json_flag, col, console, fail, print_json, store_from
-from store.core.textsafe import visible
-from widgets.fmt import when
+from store import visible
+from store import when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -38,13 +38,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.core.errors import StoreError
-    from store.export.writer import export
+    from store import StoreError
 
     with store_from(args) as store:
         try:
-            report = export(store, Path(args.out), args.session or None, args.memory or None,
-                            force=args.force)
+            report = store.export(Path(args.out), args.session or None, args.memory or None,
+                                  force=args.force)
         except StoreError as exc:
             return fail(visible(str(exc)))
     if args.json:
@@ -60,10 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def list_exports(args: argparse.Namespace) -> int:
-    from store.export.writer import exports
-
     with store_from(args) as store:
-        rows = exports(store)
+        rows = store.exports()
     if args.json:
         print_json(rows)
         return 0

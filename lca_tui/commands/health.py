@@ -60,7 +60,7 @@ def _progress(args: argparse.Namespace) -> Any:
 def _logged_hint(args: argparse.Namespace) -> str:
     """What the hook failure log kept for a store path that has no store (yet): a hook that
     could not open it there is the likeliest reason to ask."""
-    from store.harness.failures import logged_failures
+    from store import logged_failures
 
     logged = logged_failures(store_path(args))
     if not logged:
@@ -74,7 +74,7 @@ def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
     """A store that exists but cannot be opened: the error, with the ``hook_failures``
     signal from the failure log (hooks that could not open it either logged there); with
     ``--json``, one document holding both. Exit 2."""
-    from store.harness.failures import hook_failures
+    from store import hook_failures
 
     found = hook_failures(None, store_path(args))
     if args.json:
@@ -84,11 +84,11 @@ def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
 
 
 def run_health(args: argparse.Namespace) -> int:
-    from store.core.errors import StoreError
-    from store.health.registry import spec
+    from store import StoreError
+    from store import signal_spec
 
     for name in args.show:
-        spec(name)  # an unknown name is a clear error before any work
+        signal_spec(name)  # an unknown name is a clear error before any work
     if args.dry_run and not args.fix:
         raise ValueError("--dry-run goes with --fix")
     require_store(args, "health", _logged_hint(args))

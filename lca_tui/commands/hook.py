@@ -147,7 +147,7 @@ class Watchdog:
     def record(self, doing: str) -> None:
         """Log that the hook gave up at its deadline while ``doing`` (never raises)."""
         try:
-            from store.harness.failures import log_failure
+            from store import log_failure
 
             log_failure(self.event, os.fspath(self.store) if self.store else None,
                         f"the hook gave up at its deadline of "
@@ -191,7 +191,7 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
         except (client.NotRunning, paths.UnsafeDirectory, OSError):
             pass  # no daemon, or no usable socket folder: work in this process
         except client.NoAck as exc:  # it took nothing on: this process does the work
-            from store.harness.failures import log_failure
+            from store import log_failure
 
             if exc.hung:
                 pid = _daemon_pid(store)
@@ -199,7 +199,7 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
                             f"not answer: {exc}; this hook ran in-process instead (`lca-tui "
                             "serve --stop` ends a hung daemon)", sid, via="daemon")
         except client.DaemonError as exc:  # it took the run and failed or ran out of time
-            from store.harness.failures import log_failure
+            from store import log_failure
 
             log_failure(event, store, f"the daemon failed to answer: {exc}", sid,
                         via="daemon")
@@ -209,11 +209,11 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
                 return str(reply.get("stdout") or "")
             if reply.get("error") not in ("wrong store", "store gone"):
                 return ""  # the daemon recorded the failure itself
-    from store.harness.hook import handle
+    from store import handle_hook as handle
 
     settings = None
     if sets:
-        from store.core.settings import Settings, parse_assignment
+        from store import Settings, parse_assignment
 
         settings = Settings.load(dict(parse_assignment(a) for a in sets))
     if watch is not None:
@@ -286,7 +286,7 @@ def _record(parsed: tuple[str, str | None, list[str]] | None, exc: BaseException
             prefix: str = "") -> None:
     """Log a failure of the hook command itself (never raises)."""
     try:
-        from store.harness.failures import log_failure
+        from store import log_failure
         from store.harness.paths import resolve_store
 
         store = resolve_store(parsed[1]) if parsed and parsed[1] else None

@@ -50,7 +50,7 @@ def runner() -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     from store.harness import paths
-    from store.harness import settings_file as sf
+    from store import hook_settings as sf
 
     if args.project is not None and not Path(args.project).expanduser().is_dir():
         raise ValueError(f"the project folder {args.project} does not exist (or is not a "
@@ -101,8 +101,7 @@ def _daemon_state(store_path: Any) -> dict[str, Any]:
 def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
     """The hook runs and failures the store holds, the failures logged for it, and why the
     store could not be read when it cannot (a missing store is not created here)."""
-    from store.harness.failures import hook_failures
-    from store.harness.models import HookRun
+    from store import hook_failures
 
     if not store_path.exists():
         return {"error": None, "note": f"no store at {store_path} yet (a hook creates it on "
@@ -111,16 +110,12 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
     try:
         with store_from(args) as store:
             signal = hook_failures(store)
-            from sqlmodel import col, select
-
-            from store.core.db import orm
-
-            with store.read() as conn, orm(conn) as s:
-                runs = s.exec(select(HookRun).order_by(col(HookRun.id).desc()).limit(10)).all()
+            runs = store.hook_runs(10)
             waiting = store.waiting()
     except Exception as exc:  # an unopenable store: what was logged for it is what matters
         return {"error": f"the store cannot be opened: {str(exc).splitlines()[0]}",
-                "note": None, "signal": hook_failures(None, store_path), "runs": [], "waiting": None}
+                "note": None, "signal": hook_failures(None, store_path), "runs": [],
+                "waiting": None}
     recent = [{"id": r.id, "ts": r.ts, "event": r.event, "status": r.status, "via": r.via,
                "duration_ms": r.duration_ms, "entries_added": r.entries_added,
                "injected": r.injected, "error": r.error} for r in runs]
@@ -129,7 +124,7 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
 
 def _status(args: argparse.Namespace, path: Any) -> int:
     from store.harness import paths
-    from store.harness import settings_file as sf
+    from store import hook_settings as sf
     from store.harness.client import describe
 
     wired = sf.status(path)

@@ -17,12 +17,12 @@ from lca_tui.output import (
     progress_on_stderr,
     store_from,
 )
-from store.core.textsafe import one_line, visible
-from widgets.fmt import plural, when
+from store import one_line, visible
+from store import plural, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
-    from store.ingest import formats
+    from store import formats
 
     p = sub.add_parser("ingest", parents=parents, help="import files or directories",
                        description="Import Claude Code sessions, memory directories and the "
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.ingest.base import file_problem
+    from store import file_problem
 
     if args.problems is not None:
         if args.paths:

@@ -14,7 +14,7 @@ from lca_tui.output import (
     settings_from,
     store_from,
 )
-from widgets.fmt import plural
+from store import plural
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -43,8 +43,7 @@ def reindex(args: argparse.Namespace) -> int:
 
 
 def config(args: argparse.Namespace) -> int:
-    from store.core.db import default_store_path
-    from store.core.settings import config_path
+    from store import config_path, default_store_path
 
     settings = settings_from(args)
     rows = settings.rows()

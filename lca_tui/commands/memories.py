@@ -10,7 +10,7 @@ from rich.table import Table
 
 from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
                              store_from)
-from store.core.textsafe import one_line, visible
+from store import one_line, visible
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
 WITHHELD = "[secret: text withheld]"
@@ -45,10 +45,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run_memories(args: argparse.Namespace) -> int:
-    from store.governance import list_memories
-
     with store_from(args) as store:
-        rows = list_memories(store, args.status, args.type_)
+        rows = store.list_memories(args.status, args.type_)
     if args.json:
         print_json({"memories": [r.to_json() for r in rows]})
         return 0
@@ -116,10 +114,8 @@ def print_chain(links: list, mark: int | None = None) -> None:
 
 
 def run_memory(args: argparse.Namespace) -> int:
-    from store.governance import memory_detail
-
     with store_from(args) as store:
-        d = memory_detail(store, args.memory_id)
+        d = store.memory_detail(args.memory_id)
     if args.json:
         print_json(d.to_json())
         return 0
@@ -159,10 +155,8 @@ def run_memory(args: argparse.Namespace) -> int:
 
 
 def run_chain(args: argparse.Namespace) -> int:
-    from store.governance import chain
-
     with store_from(args) as store:
-        links = chain(store, args.memory_id)
+        links = store.chain(args.memory_id)
     if args.json:
         print_json({"chain": [c.to_json() for c in links]})
         return 0
@@ -171,16 +165,14 @@ def run_chain(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from store.governance import audit_events
-
     if args.limit < 1:
         return fail(f"--limit must be 1 or more (got {args.limit})")
     with store_from(args) as store:
-        rows = audit_events(store, args.limit, args.action)
+        rows = store.audit_events(args.limit, args.action)
     if args.json:
         print_json({"events": [r.to_json() for r in rows]})
         return 0
-    from widgets.fmt import when
+    from store import when
 
     if not rows:
         console().print("no audit events" + (f" with action {args.action}" if args.action

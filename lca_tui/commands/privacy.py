@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from lca_tui.output import add_json_flag, console, err_console, fail, print_json, store_from, table
-from store.core.textsafe import visible
+from store import visible
+
+if TYPE_CHECKING:
+    from store import Scope
 
 
 def _scope_args(p: argparse.ArgumentParser) -> None:
@@ -73,11 +76,11 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(func=run_mark)
 
 
-def _scope(args: argparse.Namespace) -> Any:
-    from store.privacy.api import scope_from
+def _scope(args: argparse.Namespace) -> Scope:
+    from store import Store
 
-    return scope_from(session=args.session, entry=args.entry, memory=args.memory,
-                      match=args.match, regex=args.regex)
+    return Store.scope(session=args.session, entry=args.entry, memory=args.memory,
+                       match=args.match, regex=args.regex)
 
 
 def _print_closure(closure: Any) -> None:
@@ -107,15 +110,12 @@ def _confirm(action: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.privacy.api import preview
-    from store.privacy.api import run as run_privacy
-
     if getattr(args, "exports_of_tombstone", None) is not None:
         return _exports_of_tombstone(args)
     scope = _scope(args)
     with store_from(args) as store:
         note_unverified(store)
-        closure = preview(store, scope, args.action)
+        closure = store.privacy_closure(scope, args.action)
         if args.dry_run:
             if args.json:
                 print_json({"closure": closure.counts(), "exports": closure.export_files()})
@@ -129,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
             _print_closure(closure)
             if not _confirm(args.action):
                 return fail("cancelled: nothing was changed", code=1)
-        result = run_privacy(store, scope, args.action, delete_exports=args.delete_exports,
-                             reason=args.reason, closure=closure)
+        result = store.privacy_run(scope, args.action, delete_exports=args.delete_exports,
+                                   reason=args.reason, closure=closure)
     if args.json:
         print_json(result.to_json())
         return 0 if result.verification.passed else 1
@@ -154,13 +154,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _exports_of_tombstone(args: argparse.Namespace) -> int:
     """Delete the export files an earlier erasure left on its tombstone's list."""
-    from store.privacy.exports import delete_for_tombstone
-
     if any(v is not None for v in (args.session, args.entry, args.memory, args.match,
                                    args.regex)):
         return fail("--exports-of-tombstone takes no scope: the tombstone names the files")
     with store_from(args) as store:
-        removed, failed = delete_for_tombstone(store, args.exports_of_tombstone)
+        removed, failed = store.delete_erased_exports(args.exports_of_tombstone)
     if args.json:
         print_json({"tombstone_id": args.exports_of_tombstone, "deleted": removed,
                     "failed": failed})
@@ -224,18 +222,14 @@ def list_tombstones(args: argparse.Namespace) -> int:
 
 
 def _unverified_line(store: Any) -> str | None:
-    from store.privacy.recover import warning
-
-    return warning(store)
+    return store.unverified_warning()
 
 
 def run_mark(args: argparse.Namespace) -> int:
-    from store.privacy.api import mark
-
     scope = _scope(args)
     with store_from(args) as store:
         note_unverified(store)
-        counts = mark(store, scope, args.level)
+        counts = store.privacy_mark(scope, args.level)
     if args.json:
         print_json({"level": args.level, "counts": counts})
         return 0

@@ -12,8 +12,8 @@ from typing import Any
 
 from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
                             store_from, table)
-from store.core.textsafe import one_line, visible
-from widgets.fmt import when
+from store import one_line, visible
+from store import when
 
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
 ORIGINS = ("cli", "api", "file", "consolidation", "proposer")
@@ -147,12 +147,11 @@ def print_proposal(info: Any) -> None:
 
 
 def run_propose(args: argparse.Namespace) -> int:
-    from store.governance import parse_proposal, submit
-
     data = read_json(args.file)
-    new = parse_proposal(data, args.origin, "stdin" if args.file == "-" else args.file)
+    source = "stdin" if args.file == "-" else args.file
     with store_from(args) as store:
-        info = submit(store, new, auto_apply=not args.no_auto_apply)
+        info = store.propose(data, origin=args.origin, source=source,
+                             auto_apply=not args.no_auto_apply)
     if args.json:
         print_json(info.to_json())
     else:
@@ -161,12 +160,10 @@ def run_propose(args: argparse.Namespace) -> int:
 
 
 def run_proposals(args: argparse.Namespace) -> int:
-    from store.governance import list_proposals
-
     if args.limit is not None and args.limit < 1:
         return fail(f"--limit must be 1 or more (got {args.limit})")
     with store_from(args) as store:
-        rows = list_proposals(store, args.status, args.limit)
+        rows = store.proposals(args.status, args.limit)
     if args.json:
         print_json({"proposals": [r.to_json() for r in rows]})
         return 0
@@ -188,10 +185,8 @@ def run_proposals(args: argparse.Namespace) -> int:
 
 
 def run_proposal(args: argparse.Namespace) -> int:
-    from store.governance import get_proposal
-
     with store_from(args) as store:
-        info = get_proposal(store, args.proposal_id)
+        info = store.proposal(args.proposal_id)
     if args.json:
         print_json(info.to_json())
     else:
@@ -200,10 +195,8 @@ def run_proposal(args: argparse.Namespace) -> int:
 
 
 def run_approve(args: argparse.Namespace) -> int:
-    from store.governance import approve
-
     with store_from(args) as store:
-        info = approve(store, args.proposal_id, args.as_, args.reason)
+        info = store.approve(args.proposal_id, args.as_, args.reason)
     if args.json:
         print_json(info.to_json())
     else:
@@ -214,10 +207,8 @@ def run_approve(args: argparse.Namespace) -> int:
 
 
 def run_reject(args: argparse.Namespace) -> int:
-    from store.governance import reject
-
     with store_from(args) as store:
-        info = reject(store, args.proposal_id, args.reason)
+        info = store.reject(args.proposal_id, args.reason)
     if args.json:
         print_json(info.to_json())
     else:
@@ -227,11 +218,9 @@ def run_reject(args: argparse.Namespace) -> int:
 
 
 def run_edit(args: argparse.Namespace) -> int:
-    from store.governance import edit
-
     changes = read_json(args.file)
     with store_from(args) as store:
-        info = edit(store, args.proposal_id, changes, reason=args.reason)
+        info = store.edit_proposal(args.proposal_id, changes, reason=args.reason)
     if args.json:
         print_json(info.to_json())
     else:

@@ -7,8 +7,8 @@ import argparse
 from typing import Any
 
 from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
-from store.core.textsafe import one_line
-from widgets.fmt import plural, when
+from store import one_line
+from store import plural, when
 
 CHANNELS = ("private", "shared", "public")
 
@@ -75,7 +75,7 @@ def _harness_figures(figures: dict[str, Any]) -> str:
 
 def _print_candidates(candidates: list[Any]) -> None:
     """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
-    from store.recall.traces import MASK
+    from store import TRACE_MASK as MASK
 
     out = console()
     for c in candidates:
@@ -140,9 +140,6 @@ def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run_recall(args: argparse.Namespace) -> int:
-    from store.recall.run import recall
-    from store.recall.traces import get_trace
-
     answered = _through_daemon(args)
     if answered is not None:
         if args.json:
@@ -150,11 +147,11 @@ def run_recall(args: argparse.Namespace) -> int:
             return 0
         items = [argparse.Namespace(**i) for i in answered["items"]]
         with store_from(args) as store:
-            trace = get_trace(store, int(answered["trace_id"]))
+            trace = store.trace(int(answered["trace_id"]))
     else:
         with store_from(args) as store:
-            result = recall(store, args.query, args.role, args.project, args.channel,
-                            args.historical)
+            result = store.recall(args.query, args.role, args.project, args.channel,
+                                  args.historical)
         if args.json:
             print_json(result.to_json())
             return 0
@@ -173,10 +170,8 @@ def run_recall(args: argparse.Namespace) -> int:
 
 
 def run_traces(args: argparse.Namespace) -> int:
-    from store.recall.traces import list_traces
-
     with store_from(args) as store:
-        traces = list_traces(store, args.limit)
+        traces = store.traces(args.limit)
     if args.json:
         print_json([dict(t.to_json(), candidates=None) for t in traces])
         return 0
@@ -193,18 +188,15 @@ def run_traces(args: argparse.Namespace) -> int:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from store.recall.run import rerun
-    from store.recall.traces import get_trace
-
     with store_from(args) as store:
         if not args.rerun:
-            trace = get_trace(store, args.trace_id)
+            trace = store.trace(args.trace_id)
             if args.json:
                 print_json(trace.to_json())
             else:
                 _print_trace(trace)
             return 0
-        result, moves = rerun(store, args.trace_id)
+        result, moves = store.rerun(args.trace_id)
     if args.json:
         print_json({"trace": result.to_json(), "moves": [vars(m) for m in moves]})
         return 0
@@ -228,10 +220,8 @@ def run_trace(args: argparse.Namespace) -> int:
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    from store.recall.traces import feedback
-
     with store_from(args) as store:
-        result = feedback(store, args.trace_id, args.item, args.kind)
+        result = store.feedback(args.trace_id, args.item, args.kind)
     if args.json:
         print_json(result)
         return 0

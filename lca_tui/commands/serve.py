@@ -71,7 +71,7 @@ def _print_status(status: dict[str, Any] | None, store: Any,
     out.print(f"running for {status['store']} (pid {status['pid']}, up "
               f"{status['uptime_s']:.0f} s, model {status['model']}"
               f"{' DEGRADED' if status.get('degraded') else ''})", markup=False)
-    from store.health.registry import plural
+    from store import plural
 
     out.print(f"socket {status['socket']}; {plural(status['waiting'], 'entry', 'entries')} "
               f"waiting for embedding; answered {plural(c.get('hooks', 0), 'hook')} and "
@@ -92,7 +92,7 @@ def _status_json(found: dict[str, Any], store: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from lca_tui.output import settings_from
     from store.harness import client
-    from store.harness.daemon import AlreadyRunning, serve
+    from store import AlreadyRunning, serve_daemon as serve
 
     store, sock = _sock(args)
     if args.status:

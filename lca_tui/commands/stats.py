@@ -7,7 +7,7 @@ import argparse
 from rich.text import Text
 
 from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
-from store.core.textsafe import one_line, visible
+from store import one_line, visible
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:

@@ -8,7 +8,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from lca_tui.output import add_json_flag, console, err_console, print_json
-from store.core.textsafe import visible
+from store import visible
 
 if TYPE_CHECKING:
     from lca_tui.stress import StressResult

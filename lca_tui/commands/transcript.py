@@ -7,9 +7,10 @@ from dataclasses import asdict, replace
 
 from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
                             store_from)
-from store.core.records import agent_label, helper_role
-from store.core.textsafe import one_line
-from widgets.fmt import agents_mark, when
+from store import agent_label, helper_role
+from store import one_line
+from widgets.fmt import agents_mark
+from store import when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -65,13 +66,13 @@ def entries(args: argparse.Namespace) -> int:
         return fail(f"--limit must be 1 or more (got {args.limit})")
     with store_from(args) as store:
         if args.agent == "":  # resolved like context's --agent: an error naming the agents
-            from store.core.base import resolve_agent
+            from store import resolve_agent
 
             session = store.session(args.session)
             resolve_agent("", session.agents, f"session {session.id[:8]}")
         rows = store.entries(args.session, args.agent, args.offset, args.limit,
                              by_time=not args.agent)
-    from store.core.search import SECRET_ENTRY_MASK
+    from store import SECRET_ENTRY_MASK
 
     # a secret entry's text is withheld here as on every screen (search and memories too)
     rows = [replace(e, content=SECRET_ENTRY_MASK) if e.sensitivity == "secret" else e
@@ -93,7 +94,7 @@ def entries(args: argparse.Namespace) -> int:
 
 
 def _verbatim(content: str) -> str:
-    from store.core.textsafe import visible
+    from store import visible
 
     return visible(content)
 

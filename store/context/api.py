@@ -338,3 +338,63 @@ def record_checkpoint(store: Store, session_id: str | None, *, trigger: str = "h
             insert_snapshot(conn, who, session_id=sid, agent=who_agent, ts=stamp,
                             used_tokens=used, event="checkpoint")
     return cid
+
+
+# -- one record document, as ``lca-tui context record`` reads them -------------------------
+RECORDERS = {"snapshot": record_snapshot, "prune": record_prune,
+             "compaction": record_compaction, "checkpoint": record_checkpoint,
+             "handoff": record_handoff}
+"""Each record kind and the function that records it (its keywords are the document's
+fields: the signature is the one definition of what a kind takes)."""
+
+
+def _percent(obj: dict[str, Any], pct: str, key: str) -> None:
+    value, window = obj.pop(pct), obj.get("window_tokens")
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        raise ValueError(f"{pct} needs window_tokens (a positive number of tokens)")
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not 0 <= value <= 100:
+        raise ValueError(f"{pct} must be a number from 0 to 100, got {value!r}")
+    if key in obj:
+        raise ValueError(f"give {pct} or {key}, not both")
+    obj[key] = round(window * float(value) / 100)
+
+
+def record_document(store: Store, doc: Mapping[str, object]) -> tuple[str, int, str | None]:
+    """Validate and record one document (``{"type": kind, …}``, the type defaulting to
+    ``snapshot``); returns its type, the id recorded and the session it created (when
+    ``session_id`` matched no stored session, neither exactly nor as a unique prefix). A bad
+    document raises ``ValueError`` naming the field, and nothing is written."""
+    import inspect
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    obj: dict[str, Any] = dict(doc)
+    kind = obj.pop("type", "snapshot")
+    if not isinstance(kind, str) or kind not in RECORDERS:
+        raise ValueError(f"type must be one of {', '.join(RECORDERS)}, got {kind!r}")
+    func: Any = RECORDERS[kind]
+    if "session_id" not in obj and kind != "checkpoint":
+        raise ValueError("session_id is required")
+    if kind == "snapshot":
+        for pct, key in (("checkpoint_percent", "checkpoint_threshold"),
+                         ("auto_compact_percent", "auto_compact_threshold")):
+            if pct in obj:
+                _percent(obj, pct, key)
+    allowed = set(inspect.signature(func).parameters) - {"store"}
+    unknown = set(obj) - allowed
+    if unknown:
+        raise ValueError(f"unknown field(s) for a {kind}: {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(allowed))})")
+    created = None
+    if kind == "checkpoint" and obj.get("session_id") is None:
+        obj["session_id"] = None  # a store-wide checkpoint
+    else:
+        obj["session_id"], new = resolve_session(store, obj.get("session_id"))
+        created = obj["session_id"] if new else None
+    try:
+        return kind, int(func(store, **obj)), created
+    except TypeError as exc:
+        raise ValueError(f"a {kind} record is incomplete or has a wrong type: {exc}") from exc
+    except SQLAlchemyError as exc:
+        raise ValueError(f"the store refused it: {getattr(exc, 'orig', None) or exc}") from exc

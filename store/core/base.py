@@ -8,22 +8,22 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlean
 from sqlalchemy import Connection, Engine, column, distinct, func, inspect, table
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlmodel import SQLModel, col, select
 
 from store.core import db
 from store.core.db import orm
 from store.core import vec
 from store.core.embed import Embedder, load_embedder
-from store.core.errors import NotFound, StoreError
+from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
@@ -32,6 +32,7 @@ from store.core.records import (
     BLOCK_PREFIX,
     EmbedderInfo,
     EntryInfo,
+    HookRunInfo,
     MemoryInfo,
     SearchHit,
     SessionInfo,
@@ -43,8 +44,12 @@ from store.core.settings import Settings
 from store.core.timeutil import now_iso, parse_iso
 from store.core.version import CODE_VERSION, UNKNOWN_VERSION
 from store.core.version import WRITER as OWN_WRITER
+from store.core.vocab import Progress
 
-Progress = Callable[[str, int, int], None]
+if TYPE_CHECKING:
+    from store.core.waiting import EmbedReport
+    from store.core.writes import NewEntry, NewSession
+
 
 # Capabilities' tables that ``stats`` counts, named here as bare table clauses: core imports
 # no capability (and importing ``store.ingest`` would load every importer). Their SQLModel
@@ -52,6 +57,8 @@ Progress = Callable[[str, int, int], None]
 _PROPOSAL = table("proposal", column("status"))
 _RECALL_TRACE = table("recall_trace", column("id"))
 _IMPORT_SKIP = table("import_skip", column("reason"), column("line_type"), column("count"))
+_HOOK_RUN = table("hook_run", *(column(c) for c in (
+    "id", "ts", "event", "status", "via", "duration_ms", "entries_added", "injected", "error")))
 _Row = TypeVar("_Row", bound=SQLModel)
 
 
@@ -117,7 +124,7 @@ class StoreBase:
         except DatabaseError as exc:
             self.engine.dispose()
             if "locked" in str(exc.orig) or "busy" in str(exc.orig):
-                raise
+                raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
             raise StoreError(f"{self.path} cannot be opened as an lca-tui store: {exc.orig}"
                              ) from exc
         self._embedder = embedder
@@ -135,14 +142,24 @@ class StoreBase:
     # -- connections ---------------------------------------------------------------------
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            yield conn
+        """A connection to read with; SQLite refusing it (or a query in the block) raises
+        ``StoreUnavailable``."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except OperationalError as exc:
+            raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction; waits (retrying) while another writer holds the lock."""
-        with db.write(self.engine, float(self.settings["store.write_retry_seconds"])) as conn:
-            yield conn
+        """A write transaction; waits (retrying) while another writer holds the lock, then
+        raises ``StoreLocked``; SQLite refusing the write raises ``StoreUnavailable``."""
+        try:
+            with db.write(self.engine,
+                          float(self.settings["store.write_retry_seconds"])) as conn:
+                yield conn
+        except OperationalError as exc:
+            raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
 
     def close(self) -> None:
         with self._watch_lock:  # never close it under a data_version() in another thread
@@ -208,13 +225,14 @@ class StoreBase:
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, conn: Connection, action: str, target_kind: str | None = None,
-              target_ids: list[Any] | None = None, counts: dict[str, int] | None = None,
-              actor: str | None = None) -> None:
+              target_ids: Sequence[int | str | None] | None = None,
+              counts: dict[str, int] | None = None, actor: str | None = None) -> None:
         """Record an audit event: ids and counts only, never content."""
         with orm(conn) as session:
             session.add(AuditEvent(
                 ts=now_iso(), actor=actor or os.environ.get("USER") or self.writer,
-                action=action, target_kind=target_kind, target_ids=json.dumps(target_ids or []),
+                action=action, target_kind=target_kind,
+                target_ids=json.dumps(list(target_ids or [])),
                 counts=json.dumps(counts or {}), writer=self.writer,
                 writer_version=self.writer_version, created_at=now_iso()))
             session.flush()
@@ -375,7 +393,7 @@ class StoreBase:
         return search(self, query, limit, mode)
 
     # -- writes ----------------------------------------------------------------------------
-    def append_entries(self, session: Any, entries: list[Any], defer: bool = False
+    def append_entries(self, session: NewSession, entries: list[NewEntry], defer: bool = False
                        ) -> list[int]:
         """Harness API: append ``NewEntry`` rows to ``session`` (a ``NewSession``); returns
         the ids of entries added (already-present ones are skipped by idempotency key).
@@ -395,6 +413,18 @@ class StoreBase:
                                    self.writer_version, prepared, defer=defer)
         return result.entry_ids
 
+    def hook_runs(self, limit: int = 10) -> list[HookRunInfo]:
+        """The latest ``limit`` hook runs recorded (``lca-tui hook``), newest first."""
+        from sqlalchemy import select as core_select  # sqlmodel's select types ORM rows only
+
+        h = _HOOK_RUN.c
+        with self.read() as conn:
+            rows = conn.execute(core_select(h.id, h.ts, h.event, h.status, h.via, h.duration_ms,
+                                            h.entries_added, h.injected, h.error)
+                                .order_by(h.id.desc()).limit(limit)).all()
+        return [HookRunInfo(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), r[5],
+                            int(r[6] or 0), int(r[7] or 0), r[8]) for r in rows]
+
     def waiting(self, session_id: str | None = None) -> int:
         """Entries stored but waiting for embedding (of one session, or all)."""
         from store.core.waiting import waiting_count
@@ -403,7 +433,7 @@ class StoreBase:
             return waiting_count(conn, session_id)
 
     def embed_waiting(self, session_id: str | None = None, limit: int | None = None,
-                      progress: Progress | None = None) -> Any:
+                      progress: Progress | None = None) -> EmbedReport:
         """Embed entries waiting in the queue (of one session, or all; at most ``limit``);
         returns an ``EmbedReport``."""
         from store.core.waiting import embed_waiting

@@ -3,7 +3,8 @@
 A fingerprint is HMAC-SHA256, keyed with a per-store secret kept in ``store_meta``, of what an
 importer would write again: ``entry|<idempotency key>`` for a transcript entry (source +
 position + content hash: the same line read from the same file, or from a copy of it at
-another path, has the same key; ``entry|session:<id>`` for an erased session's row), ``memory|<content hash>`` for a memory (the hash of its
+another path, has the same key; ``entry|session:<id>`` for an erased session's row),
+``memory|<content hash>`` for a memory (the hash of its
 parsed fields, which does not depend on where the file lies), ``trace|<time>|<query>`` for a
 recall trace an export carries. Without the secret a fingerprint
 reveals nothing, not even a guess's confirmation. ``store.privacy`` writes them; the shared

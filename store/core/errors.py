@@ -17,3 +17,13 @@ class StoreLocked(StoreError):
 
 class NotFound(StoreError):
     """A record named on the command line or in the API does not exist."""
+
+
+class StoreUnavailable(StoreError):
+    """SQLite refused to read or write the store (locked past every retry, read-only, disk
+    full, corrupt, ...): ``reason`` is SQLite's own words. ``StoreBase.read`` / ``write`` raise
+    it in place of SQLAlchemy's ``OperationalError``, so no caller needs SQLAlchemy's errors."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the store could not be used: {reason}")

@@ -20,6 +20,7 @@ from store.core.chunker import model_view, split
 from store.core.embed import Embedder
 from store.core.models import Chunk
 from store.core.timeutil import now_iso
+from store.core.vocab import Progress
 
 # Below this many new vectors, nearest neighbours come from vec0 KNN; above, from the stored
 # matrix, compared in blocks so memory stays bounded.
@@ -32,7 +33,6 @@ _GROUP = 256
 # input and output, where the rest of a 40-window file listing or diff is for FTS to find.
 TOOL_KINDS = frozenset({"tool_call", "tool_result"})
 
-Progress = Callable[[str, int, int], None]
 # (connection, new vectors) → (for each: id of the most similar vector already indexed, its
 # similarity), or None to use the index itself: a warm process (the daemon) hands in its
 # in-memory copy, where ``vec0`` would scan the whole table once per new vector.

@@ -1,9 +1,10 @@
 """The core tables as SQLModel classes: the schema's one description in Python.
 
 The migrations (``store.core.migrations``) create the tables; these classes describe them for
-reads and writes (``select(Entry)``, ``session.add(...)``), and ``tests/store/test_schema.py`` checks
-that every class matches the migrated schema column by column, index by index. Capabilities
-keep their own tables in their own ``models`` module on the same ``SQLModel.metadata``.
+reads and writes (``select(Entry)``, ``session.add(...)``), and
+``tests/store/test_schema.py`` checks that every class matches the migrated schema column by
+column, index by index. Capabilities keep their own tables in their own ``models`` module on
+the same ``SQLModel.metadata``.
 
 SQLite has no boolean type: flags are ``int`` (0 / 1) as the migrations declare them. JSON
 columns are ``str`` holding JSON; the plain dataclasses in ``records`` decode them.

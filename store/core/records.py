@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from store.core.textsafe import storable
+
 if TYPE_CHECKING:
     from store.core.models import Entry, Memory
 
@@ -19,8 +21,6 @@ def loads(raw: str | None, default: Any) -> Any:
         return json.loads(raw)
     except ValueError:
         return default
-
-from store.core.textsafe import storable
 
 # Agents a harness runs for itself, not workers a task was handed to: agent id prefix → what
 # it is. Claude Code writes its compaction summariser and its prompt suggester as subagent
@@ -359,3 +359,19 @@ class ReindexReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class HookRunInfo:
+    """One hook run (``hook_run``): when, which event, how it ended and through what (the
+    daemon or in-process), how long it took, and what it added or injected."""
+
+    id: int
+    ts: str
+    event: str
+    status: str
+    via: str
+    duration_ms: float | None
+    entries_added: int
+    injected: int
+    error: str | None

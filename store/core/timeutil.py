@@ -36,3 +36,18 @@ def normalise_iso(text: str | None) -> str | None:
     """Any ISO-ish timestamp as the stored form, or None."""
     dt = parse_iso(text)
     return to_iso(dt) if dt else None
+
+
+def local_time(ts: str | None) -> datetime | None:
+    """A stored timestamp in the machine's local time zone (None when unreadable)."""
+    dt = parse_iso(ts)
+    return dt.astimezone() if dt is not None else None
+
+
+def when(ts: str | None, with_seconds: bool = False) -> str:
+    """``2026-01-26 14:03`` (local time) from a stored timestamp; ``-`` when there is none.
+    The one time format of the app and the CLI (``--json`` keeps ISO-8601)."""
+    dt = local_time(ts)
+    if dt is None:
+        return "-"
+    return dt.strftime("%Y-%m-%d %H:%M:%S" if with_seconds else "%Y-%m-%d %H:%M")

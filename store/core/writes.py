@@ -27,8 +27,8 @@ from store.core.textsafe import storable
 from store.core.models import EmbedQueue, Entry
 from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
+from store.core.vocab import SENSITIVITIES
 
-SENSITIVITIES = ("public", "private", "secret")
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
          "checkpoint", "event")
 

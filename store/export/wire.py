@@ -16,7 +16,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from store.ingest.mindstone import LCA_KEY, WIRE_KEYS, native_line, wire_meta
+from store.export.wire_format import LCA_KEY, WIRE_KEYS, native_line, wire_meta
 
 KIND_ROLES = {"user": "user", "assistant": "assistant", "reasoning": "assistant",
               "tool_call": "assistant", "tool_result": "tool", "system": "system",

@@ -44,7 +44,7 @@ from store.export.models import ExportItem
 from store.export.extra import checkpoints, traces
 from store.export.verify import folder_problem
 from store.export.wire import dumps_line, loads_json, wire_line
-from store.ingest.mindstone import file_name_for
+from store.export.wire_format import file_name_for
 from store.core.timeutil import now_iso
 
 if TYPE_CHECKING:
@@ -387,7 +387,7 @@ def export_status(counts: dict[str, Any], folder: Path | None = None
     return "written", None
 
 
-def exports(store: Store) -> list[dict[str, Any]]:
+def exports(store: Store) -> list[dict[str, object]]:
     """Every export recorded in the store, newest first, with its ``status``."""
     with store.read() as conn, orm(conn) as s:
         rows = s.exec(select(ExportRow).order_by(col(ExportRow.id).desc())).all()
@@ -396,9 +396,10 @@ def exports(store: Store) -> list[dict[str, Any]]:
         counts = loads_json(r.counts)
         counts = counts if isinstance(counts, dict) else {}
         status, reason = export_status(counts, Path(r.path) if r.path else None)
-        item = {"id": r.id, "ts": r.ts, "scope": loads_json(r.scope), "path": r.path,
-                "files": loads_json(r.files), "counts": counts, "writer": r.writer,
-                "status": status}
+        item: dict[str, object] = {
+            "id": r.id, "ts": r.ts, "scope": loads_json(r.scope), "path": r.path,
+            "files": loads_json(r.files), "counts": counts, "writer": r.writer,
+            "status": status}
         if reason:
             item["reason"] = reason
         out.append(item)

@@ -27,13 +27,13 @@ six checks), ``policy`` (approval options, auto-apply), ``apply`` (approve / rej
 history, a deriver), ``replay`` (a recorded history, the demo's); the consolidation pass
 (``consolidate``, ``detect``, ``proposer``) and the bound directory's gate (``gate``) submit
 through ``submit``. Inside a store transaction, ``chains.link`` / ``chains.sync_links``
-record supersessions (importers call ``sync_links``) and ``files.write_back`` rewrites a bound
-memory file (recall feedback).
+record supersessions (importers call ``sync_links``); ``feedback`` takes a harness's recall
+feedback (``hits`` / ``prevented``) and ``files.write_back`` rewrites the bound memory file.
 
-May import: ``store.core``; the consolidation pass also reads ``store.recall.models`` (what a
-harness reported as used) and records through ``store.context.api`` (its checkpoint).
-``store.ingest`` (``chains.sync_links``) and ``store.recall`` (``files.write_back``) import
-this package's modules, so no other governance module imports them. Never ``store.facade``.
+May import: ``store.core``; ``store.recall`` (the consolidation pass reads what a harness
+reported as used, ``feedback`` reads the trace) and ``store.context.api`` (the pass's
+checkpoint). ``store.ingest`` (``chains.sync_links``) imports this package's modules, so no
+governance module imports ``store.ingest``. Never ``store.facade``.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,11 +56,11 @@ from store.governance.records import (
     ProposalSummary,
     TargetInfo,
 )
+from store.core.vocab import SENSITIVITIES
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-SENSITIVITIES = ("public", "private", "secret")
 METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list, "role": str,
                  "critical": bool, "evergreen": bool, "invariant": str, "sensitivity": str,
                  "authority": str, "half_life_days": float, "valid_from": str,
@@ -465,8 +466,8 @@ def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
     return changed
 
 
-def edit(store: Store, proposal_id: int, changes: dict[str, Any], *, actor: str | None = None,
-         reason: str | None = None) -> ProposalInfo:
+def edit(store: Store, proposal_id: int, given: Mapping[str, object], *,
+         actor: str | None = None, reason: str | None = None) -> ProposalInfo:
     """Change a pending proposal (any of ``EDITABLE``; ``target`` is read as ``targets``);
     keeps the before / after in its edit history and runs the checks again."""
     info = get_proposal(store, proposal_id)
@@ -476,9 +477,9 @@ def edit(store: Store, proposal_id: int, changes: dict[str, Any], *, actor: str 
     if info.summary.op is None:
         raise ProposalError(f"proposal {proposal_id} is history from a harness event: there "
                             "is nothing to edit")
-    if not isinstance(changes, dict):
+    if not isinstance(given, Mapping):
         raise ProposalError("an edit is a JSON object of the fields to change")
-    changes = dict(changes)
+    changes: dict[str, Any] = dict(given)
     if "target" in changes:
         changes["targets"] = changes.pop("target")
     unknown = sorted(set(changes) - set(EDITABLE))

@@ -20,16 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from store.core.vocab import Progress
 
-Progress = Callable[[str, int, int], None]
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    arr = np.asarray(values, dtype=np.float64)
-    return {"p50": round(float(np.percentile(arr, 50)), 1),
-            "p95": round(float(np.percentile(arr, 95)), 1),
-            "max": round(float(arr.max()), 1), "mean": round(float(arr.mean()), 1)}
 
 
 def _line(session: str, kind: str, text: str, cwd: str) -> bytes:
@@ -163,7 +155,7 @@ def session_import(path: Path, folder: Path, embedder: str,
                    progress: Progress | None = None) -> dict[str, Any]:
     """A real transcript (and its ``<session>/subagents/``) imported and embedded into a
     fresh store: seconds, chunks, tokens embedded, tokens per second."""
-    from store import open_store
+    from store.facade import open_store
     from store.core.settings import Settings
 
     store = open_store(folder / "session.db", Settings.load({"embed.backend": embedder}))

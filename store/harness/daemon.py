@@ -190,7 +190,7 @@ class Daemon:
 
     def open(self, progress: Callable[[str, int, int], None] | None = None) -> None:
         """Take the lock, open the store, load the model and the vectors, bind the socket."""
-        from store import open_store
+        from store.facade import open_store
         from store.core.settings import Settings
         from store.recall.pool import cache_for
 

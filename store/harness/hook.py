@@ -373,7 +373,7 @@ def handle(store_path: Path, event: str, raw: str | bytes,
     """A hook run in this process (no daemon): open the store, run, close; within
     ``deadline`` (``budget``). Never raises."""
     try:
-        from store import open_store
+        from store.facade import open_store
         from store.core.settings import Settings
 
         base = settings or Settings.load()

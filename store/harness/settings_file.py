@@ -12,7 +12,8 @@ entry is left exactly as it is.
   held only ours and that the install added (an empty one the file had is kept).
 - The file is backed up (``settings.json.lca-tui.bak``) before a write (a file already
   holding ours only when there is no backup yet: the user's own version is the one kept),
-  and written atomically — through a symlink to its target, the link kept. When an install finds nothing of ours, the file's exact bytes are kept
+  and written atomically — through a symlink to its target, the link kept. When an install
+  finds nothing of ours, the file's exact bytes are kept
   (``settings.json.lca-tui.orig``, or ``.lca-tui.absent`` when there was no file): an uninstall
   that leaves the same JSON restores those bytes, so install + uninstall is byte-identical.
 

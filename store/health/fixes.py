@@ -20,7 +20,6 @@ preview, and the report says how many of each.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,11 +48,11 @@ from store.health.registry import columns
 from store.health.signals_index import find_lag
 from store.core.memories import index_text as memory_index_text
 from store.recall.models import RecallCandidate
+from store.core.vocab import Progress, plural
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-Progress = Callable[[str, int, int], None]
 FIXES = {"compact-duplicates": ("duplicate_ratio", "shared_index_writers"),
          "reembed": ("embedding_failures", "embedding_drift"),
          "index-lag": ("index_lag",)}
@@ -283,7 +282,7 @@ def _reembed_targets(conn: Connection, model: str, dim: int) -> _Rebuild:
     sources: dict[tuple[str, int], None] = {}
     drop: list[int] = []
     failed = drifted = 0
-    for cid, st, sid, status, m, d in bad:
+    for cid, st, sid, status, _m, _d in bad:
         if status != "ok":
             failed += 1
         else:
@@ -360,7 +359,8 @@ def _rebuild_lines(fix: str, r: _Rebuild, held: dict[str, int], own: str) -> lis
     if not r.sources and not r.drop:
         return ["nothing to do"]
     kinds = Counter(t for t, _ in r.sources)
-    what = ", ".join(f"{plural_word(n, t)}" for t, n in sorted(kinds.items()))
+    what = ", ".join(plural(n, t, "entries" if t == "entry" else None)
+                     for t, n in sorted(kinds.items()))
     why = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r.why.items() if v)
     lines = []
     if r.sources:
@@ -378,10 +378,6 @@ def _rebuild_lines(fix: str, r: _Rebuild, held: dict[str, int], own: str) -> lis
     lines.append("re-point recall-trace candidates and nearest neighbours to the new chunk of "
                  "the same span where there is one; record an audit event")
     return lines
-
-
-def plural_word(n: int, kind: str) -> str:
-    return f"{n:,} {kind if n == 1 else ('entries' if kind == 'entry' else kind + 's')}"
 
 
 def _targets(store: Store, fix: str, conn: Connection) -> _Rebuild:

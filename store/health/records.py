@@ -1,7 +1,8 @@
 """What the health capability hands out: plain dataclasses, no ORM objects.
 
 A signal's ``offending`` rows are pointers (``Row``: a kind and an id, with a short note made of
-figures); ``drill.describe`` turns them into labelled rows with the record (``RecordRef``) that shows each.
+figures); ``drill.describe`` turns them into labelled rows with the record (``RecordRef``) that
+shows each.
 """
 
 from __future__ import annotations

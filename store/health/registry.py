@@ -145,10 +145,5 @@ def columns(model: type[SQLModel]) -> Any:
     return model.__table__.c  # type: ignore[attr-defined]
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 chunk``, ``3 chunks``, ``1,204 entries`` (``many`` for irregular plurals)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
 def percent(part: int, whole: int) -> float:
     return round(100.0 * part / whole, 2) if whole else 0.0

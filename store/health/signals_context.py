@@ -16,7 +16,8 @@ from store.core.models import Checkpoint, Entry
 from store.core.timeutil import to_iso
 from store.governance.consolidate import TRIGGER as CONSOLIDATION
 from store.health.records import Row, SignalResult
-from store.health.registry import ScanContext, plural, result, signal
+from store.core.vocab import plural
+from store.health.registry import ScanContext, result, signal
 from store.health.signals_index import BLANK
 
 

@@ -20,12 +20,12 @@ from store.core import vec
 from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
+from store.core.vocab import plural
 from store.health.registry import (
     ScanContext,
     columns,
     grade,
     percent,
-    plural,
     result,
     signal,
 )

@@ -18,7 +18,8 @@ from store.core.models import Entry, Evidence, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
 from store.governance import integrity, list_proposals
-from store.health.registry import ScanContext, columns, grade, plural, result, signal
+from store.core.vocab import plural
+from store.health.registry import ScanContext, columns, grade, result, signal
 from store.recall.terms import experiential
 
 EN, EV, ME = columns(Entry), columns(Evidence), columns(Memory)

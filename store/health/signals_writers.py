@@ -29,7 +29,8 @@ from sqlmodel import SQLModel, select
 
 from store.core.version import CODE_VERSION
 from store.health.records import Row, SignalResult
-from store.health.registry import ScanContext, plural, result, signal
+from store.core.vocab import plural
+from store.health.registry import ScanContext, result, signal
 from store.health.signals_index import chunk_writers
 
 OWN = "lca-tui"

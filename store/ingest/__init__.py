@@ -7,7 +7,8 @@ batch: each problem is reported with its file, line and reason, and everything e
 This package owns every importer and ``reindex``. Memories are written through
 ``store.core.memories`` only; ACP reuses ``memory_dir``'s public file import. May import:
 ``store.core``; the export importer also uses ``store.export.extra``'s public restore
-functions and ``store.export.verify`` (is each listed file complete), and the memory importers record supersessions with
+functions and ``store.export.verify`` (is each listed file complete), and the memory importers
+record supersessions with
 ``store.governance.chains.sync_links`` (links, status, validity).
 """
 

@@ -26,7 +26,14 @@ from store.core.writes import (
     upsert_session,
     write_entries,
 )
-from store.ingest.lines import Line, LineReader, Position, load_position, resume_point, save_position
+from store.ingest.lines import (
+    Line,
+    LineReader,
+    Position,
+    load_position,
+    resume_point,
+    save_position,
+)
 from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, SQLAlchemyError
 
-from store.core.errors import NotFound, StoreError
+from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.records import IngestReport
 from store.ingest.base import ImportContext, file_problem
 from store.ingest.lca_export import partial_export_problem
@@ -33,10 +33,13 @@ TEMP_SUFFIX = ".tmp"
 def _store_failure(exc: BaseException) -> bool:
     """An error of the store itself (busy past every retry, read-only, full, corrupt, newer):
     every later file would meet it too, so it ends the batch instead of being one file's."""
-    if isinstance(exc, StoreError) and not isinstance(exc, NotFound):
+    unavailable = isinstance(exc, StoreUnavailable)
+    if isinstance(exc, StoreError) and not isinstance(exc, NotFound) and not unavailable:
         return True
-    if isinstance(exc, OperationalError | DatabaseError) and not isinstance(exc, IntegrityError):
-        reason = str(getattr(exc, "orig", exc)).lower()
+    if unavailable or (isinstance(exc, OperationalError | DatabaseError)
+                       and not isinstance(exc, IntegrityError)):
+        reason = (exc.reason if isinstance(exc, StoreUnavailable)
+                  else str(getattr(exc, "orig", exc))).lower()
         return any(w in reason for w in ("locked", "busy", "readonly", "read-only", "disk",
                                          "full", "i/o", "malformed", "corrupt", "no such table"))
     return False

@@ -28,13 +28,13 @@ from store.ingest import fields
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
+from store.core.vocab import SENSITIVITIES
 
 FORMAT = "memory-dir"
 LOADER_KEYS = ("name", "description", "type", "tags", "projects", "hits", "prevented",
                "last_applied", "created", "half_life_days", "critical", "evergreen", "status",
                "author", "date", "supersedes", "invariant")
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
-SENSITIVITIES = ("public", "private", "secret")
 SPECIAL_TYPES = {"IDENTITY.md": "identity", "USER.md": "user", "SOUL.md": "identity"}
 _LOG_HEAD = re.compile(r"^###\s+(?P<kind>[\w-]+?)-archive\s+[—-]+\s+(?P<ts>\S+)\s*$",
                        re.IGNORECASE | re.MULTILINE)
@@ -368,7 +368,8 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             ts=ts, trigger=head["kind"].lower() + "-archive", status="ok",
             chunks_embedded=_log_number(fields, "transcript chunks vectorized",
                                         "chunks vectorized"),
-            memories_written=_log_number(fields, "memory files re-indexed"), source=storable(str(path)),
+            memories_written=_log_number(fields, "memory files re-indexed"),
+            source=storable(str(path)),
             idem_key=key, writer=ctx.store.writer, writer_version=ctx.store.writer_version,
             created_at=now_iso()))
         ctx.report.checkpoints_added += inserted.rowcount or 0

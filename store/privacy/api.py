@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +28,13 @@ from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
 from store.privacy.tables import in_json, relational_tables, rowid
 from store.privacy.verify import Verification, raw_probe, run_probes
+from store.core.plan import confirm_unchanged
+from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-Progress = Callable[[str, int, int], None]
 STAGES = ("closure", "change", "checkpoint", "verify", "record")
-LEVELS = ("public", "private", "secret")
 
 
 def scope_from(**given: Any) -> Scope:
@@ -75,11 +74,16 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
         actor: str | None = None, reason: str | None = None,
         progress: Progress | None = None, step: apply.Step | None = None,
         closure: Closure | None = None) -> PrivacyResult:
-    """Erase or redact ``scope``, then verify; see the module docstring."""
+    """Erase or redact ``scope``, then verify; see the module docstring. ``closure``: the
+    preview the person confirmed — the closure is computed again and the action refuses
+    (``PlanStale``, nothing changed) unless it lists exactly the same records."""
     started = time.perf_counter()
     tick = progress or (lambda _stage, _done, _total: None)
     tick("closure", 0, len(STAGES))
-    c = closure if closure is not None else compute(store, scope, action)
+    c = compute(store, scope, action)
+    if closure is not None:  # act on what was confirmed, if the store still holds just that
+        confirm_unchanged(closure.digest(), c.digest())
+        c = closure
     tick("change", 1, len(STAGES))
     tombstone_id = None
     if not c.empty:
@@ -192,8 +196,8 @@ def latest_tombstone(store: Store) -> int:
 def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> dict[str, int]:
     """Set the sensitivity of what ``scope`` names: a session (its default and its entries),
     an entry, a memory, or every entry and memory holding the text. Returns counts."""
-    if level not in LEVELS:
-        raise ScopeError(f"--as must be one of {', '.join(LEVELS)}, got {level!r}")
+    if level not in SENSITIVITIES:
+        raise ScopeError(f"--as must be one of {', '.join(SENSITIVITIES)}, got {level!r}")
     counts = {"session": 0, "entry": 0, "memory": 0}
     with store.write() as conn:
         if scope.kind == "session":

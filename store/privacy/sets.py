@@ -75,6 +75,18 @@ class Closure:
     def export_files(self) -> list[str]:
         return [f for e in self.exports for f in e.files]
 
+    def digest(self) -> str:
+        """The fingerprint of exactly what this closure lists (``store.core.plan``): every
+        row it deletes, rewrites or clears, the chunks rebuilt, the memories flagged, the
+        export files."""
+        from store.core.plan import digest
+
+        return digest({"action": self.action, "scope": (self.scope.kind, str(self.scope.value)),
+                       "delete": self.delete, "scrub": {t: set(r) for t, r in self.scrub.items()},
+                       "nullify": self.nullify, "rebuild": self.rebuild,
+                       "review": set(self.review), "chunks": {r[0] for r in self.chunk_rows},
+                       "exports": self.export_files()})
+
     @property
     def empty(self) -> bool:
         return not self.counts()
@@ -163,9 +175,10 @@ def import_positions(conn: Connection, c: Closure, entry_rows: set[int]) -> bool
     paths = set(column_values(conn, "entry", "source_path", entry_rows))
     resolved = sorted({str(Path(p).resolve()) for p in paths} | paths)
     rows = rows_where(conn, "import_position", "path", resolved)
-    for rel in sorted(p for p in paths if not Path(p).is_absolute()):
+    for relative in sorted(p for p in paths if not Path(p).is_absolute()):
         # an entry keeps the path it was imported by; the position keeps it resolved
-        tail = "/" + rel.lstrip("./").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        tail = "/" + (relative.lstrip("./").replace("\\", "\\\\").replace("%", "\\%")
+                      .replace("_", "\\_"))
         rows |= {int(r[0]) for r in conn.execute(
             select(rowid(ImportPosition)).select_from(ImportPosition)
             .where(col(ImportPosition.path).like("%" + tail, escape="\\"))).all()}

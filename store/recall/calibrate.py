@@ -11,7 +11,7 @@ percentile of the answers' S (three answers in four pass), rounded down to 0.05.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlmodel import col, select
@@ -66,7 +66,7 @@ def _pct(values: list[float]) -> dict[str, float | None]:
     return out
 
 
-def calibrate(store: Store, limit: int = 200) -> dict[str, Any]:
+def calibrate(store: Store, limit: int = 200) -> dict[str, object]:
     """Percentiles of S (and of its cosine part) for answers and for other candidates."""
     w = float(store.settings["recall.cos_weight"])
     pool = int(store.settings["recall.pool"])

@@ -10,7 +10,7 @@ trace of all of it. ``probe=True`` runs the same search and writes nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -63,7 +63,8 @@ class RecallResult:
                 "candidates": [c.to_json() for c in t.candidates]}
 
 
-def recall_settings(store: Store, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def recall_settings(store: Store, overrides: Mapping[str, object] | None = None
+                    ) -> dict[str, Any]:
     """The recall settings in force (``recall.*``), with per-call overrides."""
     values = store.settings.section("recall")
     for key, value in (overrides or {}).items():
@@ -176,8 +177,9 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     (their cosine to the query, their lexical score if the FTS search found them). An answer
     is often the turn after the question it answers, or the one before a turn that names the
     topic; S is never lowered, and memories have no neighbours. A neighbour the channel rule
-    holds back lends no support (it never enters the ranking, even through another entry). Measured on LoCoMo's five
-    tuning conversations (``lca-tui eval locomo``, docs/recall.md): R@10 0.743 → 0.79."""
+    holds back lends no support (it never enters the ranking, even through another entry).
+    Measured on LoCoMo's five tuning conversations (``lca-tui eval locomo``, docs/locomo.md):
+    R@10 0.743 → 0.771."""
     mu = float(cfg.get("adjacent_weight") or 0.0)
     owners = [c for c in cands if c.facts.source_type == "entry" and c.chunk_id is not None
               and c.seq is not None and c.session_id is not None]
@@ -241,7 +243,8 @@ def _score(c: _Cand, cfg: dict[str, Any], role: str | None, project: str | None,
                      adj=None if c.adj is None else round(c.adj, 6),
                      contributions={t: round(v, 6) for t, v in contributions.items()},
                      excerpt=None if masked else c.text[:EXCERPT_CHARS],
-                     label=None if masked else _label(f, c.agent), masked=masked, chunk_id=c.chunk_id,
+                     label=None if masked else _label(f, c.agent), masked=masked,
+                     chunk_id=c.chunk_id,
                      session_id=c.session_id, seq=c.seq, kind=f.kind,
                      hits=f.hits if f.source_type == "memory" else None,
                      prevented=f.prevented if f.source_type == "memory" else None)
@@ -308,7 +311,7 @@ def _decide(ranked: list[tuple[Candidate, _Cand]], cfg: dict[str, Any],
 
 def recall(store: Store, query: str, role: str | None = None, project: str | None = None,
            channel: str = "private", historical: bool = False, *, probe: bool = False,
-           overrides: dict[str, Any] | None = None, now: datetime | None = None,
+           overrides: Mapping[str, object] | None = None, now: datetime | None = None,
            rerun_of: int | None = None, live: LiveWindow | None = None,
            qvec: Future[tuple[np.ndarray, float]] | None = None) -> RecallResult:
     """Run a recall for ``query`` and (unless ``probe``) store its trace. ``live`` leaves out
@@ -322,7 +325,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     if not query.strip():
         raise ValueError("a recall needs a non-empty query")
     if qvec is not None:  # a hook's: the model its thread may still be loading is not
-        store.embedder     # this recall's time (its embedding is counted, below)
+        _ = store.embedder  # this recall's time (its embedding is counted, below)
     clock = store.timer
     started = clock()
     cfg = recall_settings(store, overrides)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, insert
 from sqlmodel import col, select
 
-from store.core import memories
 from store.core.db import orm
 from store.core.errors import NotFound
 from store.core.models import Entry, Memory
@@ -26,7 +25,6 @@ from store.recall.models import RecallCandidate as CandidateRow
 from store.recall.models import RecallFeedback as FeedbackRow
 from store.recall.models import RecallTrace as TraceRow
 from store.core.timeutil import now_iso
-from store.governance.files import write_back
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -293,44 +291,3 @@ def find_candidate(trace: Trace, item: str) -> Candidate:
         raise NotFound(f"trace {trace.id} has no candidate {item!r}: give its rank or "
                        f"memory:ID / entry:ID (`lca-tui trace {trace.id}` lists them)")
     return match[0]
-
-
-def feedback(store: Store, trace_id: int, item: str, kind: str) -> dict[str, Any]:
-    """A harness reports that an injected item was ``used`` or ``prevented`` a mistake.
-
-    For a memory this raises ``hits`` or ``prevented`` (and sets ``last_applied``), so later
-    recalls weigh it more, and rewrites its file when it lives in the bound memory directory
-    (``memory.dir``); the trace keeps the E that applied when it ran. Reporting the same
-    thing twice for one candidate counts once.
-    """
-    if kind not in ("used", "prevented"):
-        raise ValueError("feedback is --used or --prevented")
-    trace = get_trace(store, trace_id)
-    if trace.origin != "lca-tui":
-        raise ValueError(f"trace {trace_id} was derived from a harness event; report feedback "
-                         "on a recall lca-tui ran")
-    cand = find_candidate(trace, item)
-    if cand.decision != "injected":
-        raise ValueError(f"candidate {cand.rank} of trace {trace_id} was not injected "
-                         f"({cand.decision}): only injected items can be used")
-    now = now_iso()
-    assert trace.id is not None and cand.id is not None
-    with store.write() as conn:
-        added = add_feedback(conn, trace.id, cand.id, kind, now,
-                             (store.writer, store.writer_version, now))
-        hits = prevented = None
-        if added and cand.source_type == "memory" and cand.source_id is not None:
-            applied = memories.count_applied(conn, cand.source_id, prevented=kind != "used",
-                                             at=now)
-            if applied is not None:
-                hits, prevented = applied
-                # the bound memory directory's file gets the new figures too, so a
-                # re-import no longer resets them (a failure here rolls the feedback back)
-                write_back(conn, store, cand.source_id)
-        if added:
-            store.audit(conn, f"recall_feedback_{kind}", cand.source_type,
-                        [cand.source_id, trace.id], {"trace": int(trace.id or 0)})
-    return {"trace_id": trace.id, "rank": cand.rank, "source_type": cand.source_type,
-            "source_id": cand.source_id, "kind": kind, "recorded": bool(added),
-            "hits": hits, "prevented": prevented,
-            "note": None if added else "already recorded for this candidate"}

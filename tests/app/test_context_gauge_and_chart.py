@@ -10,12 +10,10 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from screens.context import ContextScreen
-from widgets.table import FilterTable
 
 from tests.helpers_shell import rendered_text, wait_until
 from tests.helpers_shell import load_count, load_log
-from tests.helpers_ui import SMALL, _app, _loaded, _settled, demo_path, screen_lines
+from tests.helpers_ui import SMALL, _app, _loaded, _settled, screen_lines
 
 
 async def test_context_says_following_latest(demo_path: Path) -> None:

@@ -13,7 +13,7 @@ from widgets.table import FilterTable
 
 from tests.helpers_shell import rendered_text, wait_until
 from tests.helpers_shell import load_count, load_log
-from tests.helpers_ui import WORKER_SESSION, _app, _loaded, demo_path
+from tests.helpers_ui import WORKER_SESSION, _app, _loaded
 
 
 async def test_enter_on_an_entry_candidate_opens_the_entry(demo_path: Path) -> None:
@@ -63,7 +63,8 @@ async def test_enter_on_a_compaction_opens_its_summary(demo_path: Path) -> None:
         picker.focus()
         picker.move_cursor(row=picker.get_row_index(key))
         await pilot.press("enter")
-        await wait_until(pilot, lambda: load_count(screen, "full") >= 2, what="the session's series")
+        await wait_until(pilot, lambda: load_count(screen, "full") >= 2,
+                         what="the session's series")
         events = screen.query_one(PressureEvents)
         assert "pinned" in str(screen.query_one("#context-gauge-panel").border_subtitle)
         text = rendered_text(events)

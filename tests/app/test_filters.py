@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lca_tui.app import make_app
-from screens.transcript import TranscriptScreen
 from widgets.table import FilterTable
 
-from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
+from tests.helpers_shell import FIXED_NOW, wait_until
 from tests.helpers_shell import load_count, load_log
-from tests.helpers_ui import _app, _loaded, _rows, demo, demo_path
+from tests.helpers_ui import _app, _loaded, _rows
 
 
 async def test_filter_subtitle_shows_typed_markup_as_text(demo: Path) -> None:

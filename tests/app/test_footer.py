@@ -11,7 +11,7 @@ from widgets.footer import FitFooter
 
 from tests.helpers_shell import wait_until
 from tests.helpers_shell import load_log
-from tests.helpers_ui import SMALL, _app, _settled, demo_path, screen_lines
+from tests.helpers_ui import SMALL, _app, _settled, screen_lines
 
 
 MODES = [spec.mode for spec in SCREENS]

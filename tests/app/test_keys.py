@@ -11,7 +11,7 @@ from widgets.table import FilterTable
 
 from tests.helpers_shell import wait_until
 from tests.helpers_shell import load_count, load_log
-from tests.helpers_ui import _app, _loaded, demo_path
+from tests.helpers_ui import _app, _loaded
 
 
 SMALL = (80, 24)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers_shell import FIXED_NOW
-from tests.helpers_ui import _entry, demo
+from tests.helpers_ui import _entry
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from screens.recall import RecallScreen
 
 from tests.helpers_shell import wait_until
 from tests.helpers_shell import load_log
-from tests.helpers_ui import WORKER_SESSION, _app, _loaded, demo_path
+from tests.helpers_ui import WORKER_SESSION, _app, _loaded
 
 
 async def test_palette_finds_sessions_traces_and_memories(demo_path: Path) -> None:

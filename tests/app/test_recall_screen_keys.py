@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import Checkbox, Input, Select
 
-from screens.recall import RecallScreen
 from store.recall.traces import get_trace, list_traces
 from widgets.table import FilterTable
 
 from tests.helpers_shell import rendered_text, wait_until
 from tests.helpers_shell import load_count, load_log
-from tests.helpers_ui import _app, _loaded, _rows, _settled, demo_path, screen_lines
+from tests.helpers_ui import _app, _loaded, _rows, _settled, screen_lines
 
 
 async def test_new_recall_takes_the_cli_options_and_esc_clears(demo_path: Path) -> None:

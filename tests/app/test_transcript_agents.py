@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.helpers_shell import wait_until
 from tests.helpers_shell import load_count, load_log
-from tests.helpers_ui import _app, _loaded, demo_path
+from tests.helpers_ui import _app, _loaded
 
 
 async def test_all_agents_interleave_by_time(demo_path: Path) -> None:
@@ -17,7 +17,8 @@ async def test_all_agents_interleave_by_time(demo_path: Path) -> None:
         session = next(s for s in screen.sessions if s.workers)
         loads = load_count(screen, "entries")
         screen.open_session(session.id)
-        await wait_until(pilot, lambda: load_count(screen, "entries") > loads, what="worker session")
+        await wait_until(pilot, lambda: load_count(screen, "entries") > loads,
+                         what="worker session")
         stamps = [e.ts for e in screen.entries]
         agents = [e.agent for e in screen.entries]
         assert stamps == sorted(stamps)

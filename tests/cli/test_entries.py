@@ -20,7 +20,6 @@ from tests.helpers_ui import (
     _one_error_line,
     _run,
     _store_with_worker,
-    demo,
 )
 
 

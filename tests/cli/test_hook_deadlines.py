@@ -92,7 +92,8 @@ def test_a_held_write_lock_ends_in_a_logged_failure_not_a_held_prompt(
     assert _runs(store_path) == []  # nothing could be written
     # the lines stay for the next call, once the lock is free
     again = _hook_process(payload, store_path)
-    assert check_hook_output(again.stdout.decode()) is not None, (again.stderr, logged_failures(store_path), [(r.status, r.error) for r in _runs(store_path)])
+    assert check_hook_output(again.stdout.decode()) is not None, (
+        again.stderr, logged_failures(store_path), [(r.status, r.error) for r in _runs(store_path)])
     runs = _runs(store_path)
     assert [(r.status, r.via) for r in runs] == [("ok", "process")]
     assert runs[0].entries_added > 0

@@ -19,7 +19,8 @@ SID = f"[b]S[/b]{OSC_TITLE}sess"
 AGENT = "[/]"
 TOOL = f"[red]Bash[/red]{OSC_CLIPBOARD}"
 INVISIBLE = ("\u3164", "\u115f", "\u00ad", "\U000e0041", "\U000e007f", "\ufe00", "\ufe0f")
-TEXT = "hit " + "".join(f"{c}{n}" for n, c in enumerate(INVISIBLE)) + " [/] text [bold]loud[/bold] \x1b[31mred\x1b[0m a\u061cb c\u200bd e\u2028f"
+TEXT = ("hit " + "".join(f"{c}{n}" for n, c in enumerate(INVISIBLE))
+        + " [/] text [bold]loud[/bold] \x1b[31mred\x1b[0m a\u061cb c\u200bd e\u2028f")
 
 
 def _lines() -> list[dict]:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from lca_tui.cli import main
 
 from tests.helpers_ui import _fails, _one_error_line, _run
 

@@ -16,7 +16,7 @@ from store import Store
 from store.core.textsafe import one_line
 
 from tests.conftest import CLAUDE_CODE, needs_shared_data
-from tests.helpers_ui import SESSIONS, _output, _run, _store_with_worker, demo
+from tests.helpers_ui import SESSIONS, _output, _run, _store_with_worker
 
 
 def test_sessions_at_80_columns_shows_every_id_whole(

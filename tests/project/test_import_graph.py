@@ -13,6 +13,18 @@ Private names: a ``_name`` is private to its module. The rule forbids the cross-
 house rules name (``from store.ingest.x import _y`` in ``store.export``) and, to be consistent,
 the same-package case too: a name two modules share is public (no leading underscore).
 
+The one door: code outside ``store/`` (``lca_tui``, ``screens``, ``widgets``) imports ``store``
+and its public names (``store.PUBLIC``), nothing deeper, by no form of import. The one exception
+(``DOOR_EXCEPTIONS``) is the hook's lean path, which imports two standard-library-only modules
+of ``store.harness`` as modules.
+
+No package cycles: besides modules, packages (``store.<capability>``, ``lca_tui``, ``screens``,
+``widgets``) form no cycle either; the lazy names (``store.PUBLIC``, the facade's
+``operation("module:function")``) count as the imports they are.
+
+No module imports a private module of Textual's (``textual.widgets._footer``): they change in
+any release.
+
 The checker functions take a root, so the negative tests below build tiny fake module trees in
 ``tmp_path`` and prove each rule catches its violation.
 """
@@ -28,6 +40,13 @@ PACKAGES = ("store", "lca_tui", "screens", "widgets")
 UI = ("textual", "rich", "screens", "widgets", "lca_tui")
 # Packages under store/ that sit on top of the facade (clients of the harness API, like the CLI).
 ON_TOP = ("facade", "harness", "bench", "demo", "conformance", "evals")
+OUTSIDE = ("lca_tui", "screens", "widgets")
+# The hook's lean path (``lca_tui/hook_client.py`` runs with ``python -S``; ``lca-tui hook`` and
+# ``hooks status`` / ``serve`` probe the daemon) imports these as modules: they hold the
+# standard library only, so the facade (SQLAlchemy, NumPy: ~0.45 s) is never loaded for them.
+# Through ``store``'s lazy names they would cost the same, but the hook client and the daemon's
+# client must agree on the socket protocol and path, which these two modules define.
+DOOR_EXCEPTIONS = ("store.harness.client", "store.harness.paths")
 
 
 @dataclass(frozen=True)
@@ -78,9 +97,34 @@ def _is_import_module(func: ast.expr) -> bool:
     return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
 
 
+def _lazy_targets(tree: ast.Module) -> list[tuple[str, str, int]]:
+    """(module, name, line) a module imports lazily by a string: the values of a module-level
+    ``PUBLIC`` dict (``store/__init__.py``: ``"module"`` or ``"module:name"``) and the first
+    argument of ``operation("module:function", ...)`` (the facade's methods)."""
+    found: list[tuple[str, str, int]] = []
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and node.targets else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if (isinstance(target, ast.Name) and target.id == "PUBLIC"
+                and isinstance(value, ast.Dict)):
+            for k, v in zip(value.keys, value.values, strict=True):
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant):
+                    module, _, attr = str(v.value).partition(":")
+                    found.append((module, attr or str(k.value), v.lineno))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "operation" and node.args
+                and isinstance(node.args[0], ast.Constant) and ":" in str(node.args[0].value)):
+            module, _, attr = str(node.args[0].value).partition(":")
+            found.append((module, attr, node.lineno))
+    return found
+
+
 def imports_of(name: str, path: Path) -> list[Import]:
     """Every import in a module (top level and in functions, not under TYPE_CHECKING),
-    relative ones resolved, plus string constants passed to ``import_module``."""
+    relative ones resolved, plus string constants passed to ``import_module`` and the lazy
+    ``PUBLIC`` / ``operation(...)`` targets (how ``"lazy"``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
@@ -98,6 +142,7 @@ def imports_of(name: str, path: Path) -> list[Import]:
         elif (isinstance(node, ast.Call) and _is_import_module(node.func) and node.args
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             found.append(Import(node.args[0].value, (), node.lineno, "string"))
+    found += [Import(m, (a,) if a else (), line, "lazy") for m, a, line in _lazy_targets(tree)]
     return found
 
 
@@ -147,7 +192,7 @@ def layering(root: Path) -> list[tuple[str, str]]:
                 if not (t == "store" and all(f"store.{n}" in mods and n == "core"
                                              for n in imp.names)):
                     bad.append((m, t))
-            if not _capability(m):
+            if not _capability(m) or imp.how == "lazy":
                 continue
             if t == "store.facade" or t.startswith("store.facade."):
                 bad.append((m, t))
@@ -174,14 +219,7 @@ def private_imports(root: Path) -> list[tuple[str, str]]:
     return sorted(bad)
 
 
-def cycles(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[list[str]]:
-    g = graph(root, packages)
-    modules = set(g)
-    edges = {m: {r for d in deps if (r := _resolve(d, modules)) and r != m}
-             for m, deps in g.items()}
-    # a package's __init__ importing its own submodules is not a cycle with them
-    for m in edges:
-        edges[m] = {d for d in edges[m] if not (m and d.startswith(m + "."))}
+def _find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     state: dict[str, int] = {}
     stack: list[str] = []
     found: list[list[str]] = []
@@ -203,6 +241,88 @@ def cycles(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[list[str]]:
     return found
 
 
+def cycles(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[list[str]]:
+    g = graph(root, packages)
+    modules = set(g)
+    edges = {m: {r for d in deps if (r := _resolve(d, modules)) and r != m}
+             for m, deps in g.items()}
+    # a package's __init__ importing its own submodules is not a cycle with them
+    for m in edges:
+        edges[m] = {d for d in edges[m] if not (m and d.startswith(m + "."))}
+    return _find_cycles(edges)
+
+
+def package_of(module: str) -> str:
+    """``store.ingest.base`` -> ``store.ingest``; ``store.facade`` and ``store`` (its
+    ``__init__``) stand for themselves; outside ``store`` the top-level package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "store" and len(parts) > 1 else parts[0]
+
+
+def package_cycles(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[list[str]]:
+    """Cycles between packages: ``a -> b`` when a module of ``a`` imports one of ``b``."""
+    g = graph(root, packages)
+    modules = set(g)
+    edges: dict[str, set[str]] = {}
+    for m, deps in g.items():
+        edges.setdefault(package_of(m), set())
+        for d in deps:
+            r = _resolve(d, modules)
+            if r and package_of(r) != package_of(m):
+                edges[package_of(m)].add(package_of(r))
+    for p in list(edges.values()):
+        for q in p:
+            edges.setdefault(q, set())
+    return _find_cycles(edges)
+
+
+def public_names(root: Path) -> set[str]:
+    """The names ``store/__init__.py`` exports (its ``PUBLIC`` table)."""
+    tree = ast.parse((root / "store" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "PUBLIC" and isinstance(
+                node.value, ast.Dict):
+            return {str(k.value) for k in node.value.keys if isinstance(k, ast.Constant)}
+    return set()
+
+
+def door_violations(root: Path) -> list[tuple[str, str]]:
+    """Imports from outside ``store/`` of anything but ``store`` and its public names (the
+    lean-path modules of ``DOOR_EXCEPTIONS`` aside): ``store.x`` by any form of import, or
+    ``from store import y`` for a ``y`` that ``store.PUBLIC`` does not name."""
+    public = public_names(root)
+    bad: list[tuple[str, str]] = []
+    for m, path in modules_under(root, OUTSIDE).items():
+        for imp in imports_of(m, path):
+            t = imp.module
+            if t == "store" and imp.how == "from":
+                bad += [(m, f"store.{n}") for n in imp.names
+                        if n not in public and f"store.{n}" not in DOOR_EXCEPTIONS]
+            elif t.startswith("store."):
+                names = [f"{t}.{n}" for n in imp.names] if imp.how == "from" else []
+                if t in DOOR_EXCEPTIONS or (names and all(n in DOOR_EXCEPTIONS for n in names)):
+                    continue
+                bad.append((m, t))
+    return sorted(set(bad))
+
+
+def textual_private_imports(root: Path) -> list[tuple[str, str]]:
+    """Imports of a Textual module whose name has a private part (``textual.widgets._footer``),
+    including ``from textual.widgets import _footer``."""
+    bad = []
+    for m, path in modules_under(root).items():
+        for imp in imports_of(m, path):
+            if imp.module.split(".")[0] != "textual":
+                continue
+            parts = imp.module.split(".") + ([n for n in imp.names if n.startswith("_")]
+                                             if imp.how == "from" else [])
+            if any(p.startswith("_") and not p.startswith("__") for p in parts):
+                bad.append((m, imp.module))
+    return sorted(set(bad))
+
+
 # -- the project ----------------------------------------------------------------------------
 def test_store_imports_no_ui() -> None:
     assert ui_imports(ROOT) == []
@@ -218,6 +338,28 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 def test_no_import_cycle() -> None:
     assert cycles(ROOT) == []
+
+
+def test_no_package_cycle() -> None:
+    assert package_cycles(ROOT) == []
+
+
+def test_outside_the_store_only_its_public_names_are_imported() -> None:
+    assert door_violations(ROOT) == []
+
+
+def test_every_public_name_of_the_store_resolves() -> None:
+    """``store.PUBLIC`` is the door: each name it lists imports (a typo would only fail on
+    first use, in whatever screen or command used it)."""
+    import store
+
+    assert public_names(ROOT) == set(store.PUBLIC)
+    for name in store.PUBLIC:
+        assert getattr(store, name) is not None, name
+
+
+def test_no_private_textual_module_is_imported() -> None:
+    assert textual_private_imports(ROOT) == []
 
 
 def test_store_top_level_is_small() -> None:
@@ -289,3 +431,51 @@ def test_private_names_of_another_module_are_caught(tmp_path: Path) -> None:
         "store/recall/run.py": "from ..export.wire import _loads\n"})
     assert private_imports(root) == [("store.ingest.journal", "store.ingest.acp._HEADING"),
                                      ("store.recall.run", "store.export.wire._loads")]
+
+
+def test_a_deep_import_from_outside_the_store_is_caught(tmp_path: Path) -> None:
+    root = _tree(tmp_path, BASE | {
+        "store/__init__.py": 'PUBLIC = {"Store": "store.facade", "visible": "store.core.db"}\n',
+        "store/harness/client.py": "", "store/harness/paths.py": "",
+        "lca_tui/ok.py": "from store import Store, visible\nimport store\n"
+                         "from store.harness import client, paths\n"
+                         "from store.harness.client import probe\n",
+        "lca_tui/deep.py": "from store.core.db import X\n",
+        "screens/mod.py": "import store.ingest.lines\n",
+        "widgets/name.py": "from store import harness\n",
+        "widgets/lazy.py": "def f():\n    from store.export import wire\n",
+        "lca_tui/text.py": "import importlib\nM = importlib.import_module('store.core.db')\n"})
+    assert door_violations(root) == [("lca_tui.deep", "store.core.db"),
+                                     ("lca_tui.text", "store.core.db"),
+                                     ("screens.mod", "store.ingest.lines"),
+                                     ("widgets.lazy", "store.export"),
+                                     ("widgets.name", "store.harness")]
+
+
+def test_a_package_cycle_is_caught_where_modules_have_none(tmp_path: Path) -> None:
+    """ingest.a -> export.b and export.c -> ingest.d: no module cycle, a package cycle."""
+    root = _tree(tmp_path, BASE | {"store/ingest/a.py": "from store.export import b\n",
+                                   "store/export/b.py": "X = 1\n",
+                                   "store/export/c.py": "from store.ingest.d import Y\n",
+                                   "store/ingest/d.py": "Y = 1\n"})
+    assert cycles(root) == []
+    assert package_cycles(root) == [["store.export", "store.ingest", "store.export"]]
+
+
+def test_lazy_names_count_as_imports(tmp_path: Path) -> None:
+    """The facade's ``operation("m:f")`` and ``store.PUBLIC``'s values are edges: a capability
+    that imported the facade back would be a cycle."""
+    root = _tree(tmp_path, BASE | {
+        "store/facade.py": 'class Store:\n    f = operation("store.recall.run:f")\n',
+        "store/recall/run.py": "from store.facade import Store\n"})
+    assert ["store.facade", "store.recall.run", "store.facade"] in cycles(root)
+    assert ("store.recall.run", "store.facade") in layering(root)
+
+
+def test_private_textual_modules_are_caught(tmp_path: Path) -> None:
+    root = _tree(tmp_path, BASE | {
+        "widgets/a.py": "from textual.widgets._footer import FooterKey\n",
+        "widgets/b.py": "from textual.widgets import _footer\n",
+        "widgets/c.py": "from textual.widgets import Footer\n"})
+    assert textual_private_imports(root) == [("widgets.a", "textual.widgets._footer"),
+                                             ("widgets.b", "textual.widgets")]

@@ -1,11 +1,12 @@
-"""Raw SQL is the exception: every ``text(...)`` or ``.exec_driver_sql(...)`` call under
-``store/`` outside ``store/core/vec.py`` (sqlite-vec / FTS5) and ``store/core/migrations/``
-carries a ``# raw SQL: <reason>`` comment on its line or within the three lines above it (a
-measured hot path with its figure, a PRAGMA or connection control, a SQLite virtual table such
-as ``dbstat``, ...). ``store/core/pragmas.py`` holds SQLite's schema statements (``sqlite_master``,
-``table_info``, ``foreign_key_list``, ``foreign_key_check``) behind named functions.
-Everything else goes through the SQLModel classes (tables known only at run time through Core
-handles, ``store.privacy.tables.rel``).
+"""Raw SQL is the exception, and only the store holds it: no ``text(...)`` or
+``.exec_driver_sql(...)`` call anywhere in ``lca_tui/``, ``screens/`` or ``widgets/`` (they go
+through ``Store``), and every such call under ``store/`` outside ``store/core/vec.py``
+(sqlite-vec / FTS5) and ``store/core/migrations/`` carries a ``# raw SQL: <reason>`` comment on
+its line or within the three lines above it (a measured hot path with its figure, a PRAGMA or
+connection control, a SQLite virtual table such as ``dbstat``, ...). ``store/core/pragmas.py``
+holds SQLite's schema statements (``sqlite_master``, ``table_info``, ``foreign_key_list``,
+``foreign_key_check``) behind named functions. Everything else goes through the SQLModel classes
+(tables known only at run time through Core handles, ``store.privacy.tables.rel``).
 
 Each call gives its own reason: no two calls share one word for word (a label pasted over a
 module is no reason), none points elsewhere ("see above") or says it is merely not converted.
@@ -26,10 +27,13 @@ CEILING = 11
 NOT_A_REASON = ("see above", "see below", "as above", "not yet converted", "todo")
 
 
-def raw_sql_calls(root: Path) -> list[tuple[str, int, str]]:
-    """(file, line, the reason or "") for every raw SQL call under ``root/store``."""
+OUTSIDE = ("lca_tui", "screens", "widgets")
+
+
+def raw_sql_calls(root: Path, package: str = "store") -> list[tuple[str, int, str]]:
+    """(file, line, the reason or "") for every raw SQL call under ``root/package``."""
     found = []
-    for path in sorted((root / "store").rglob("*.py")):
+    for path in sorted((root / package).rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         if any(rel == a or (a.endswith("/") and rel.startswith(a)) for a in ALLOWED):
             continue
@@ -50,6 +54,22 @@ def raw_sql_calls(root: Path) -> list[tuple[str, int, str]]:
                            if MARK in ln), "")
             found.append((rel, node.lineno, reason))
     return found
+
+
+def test_no_raw_sql_outside_the_store() -> None:
+    assert [c for pkg in OUTSIDE for c in raw_sql_calls(ROOT, pkg)] == [], \
+        "the CLI, the screens and the widgets go through Store, never raw SQL"
+
+
+def test_raw_sql_outside_the_store_is_caught(tmp_path: Path) -> None:
+    pkg = tmp_path / "lca_tui"
+    pkg.mkdir()
+    (pkg / "stress.py").write_text(
+        "def count(conn):\n"
+        "    # raw SQL: a reason does not make it allowed here\n"
+        "    return conn.exec_driver_sql('SELECT COUNT(*) FROM entry').scalar_one()\n",
+        encoding="utf-8")
+    assert [(f, n) for f, n, _ in raw_sql_calls(tmp_path, "lca_tui")] == [("lca_tui/stress.py", 3)]
 
 
 def test_every_raw_sql_call_gives_its_reason() -> None:

@@ -1,4 +1,5 @@
-"""The store's core: migrations, import hygiene, settings, chunking, reindex, the CLI's JSON contract."""
+"""The store's core: migrations, import hygiene, settings, chunking, reindex, the CLI's JSON
+contract."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from store import Store
 from store.export.writer import MANIFEST, export
-from store.ingest.mindstone import WIRE_KEYS, file_name_for
+from store.export.wire_format import WIRE_KEYS, file_name_for
 from tests.conftest import make_store
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -302,7 +302,7 @@ def test_files_that_cannot_be_removed_are_recorded_as_a_failed_export(
 
 
 def test_too_long_session_id_gets_a_hashed_file_name(store: Store, tmp_path: Path) -> None:
-    from store.ingest.mindstone import session_key_from_name
+    from store.export.wire_format import session_key_from_name
 
     key = "agent:default:" + "x" * 300
     name = file_name_for(key)
@@ -326,7 +326,7 @@ def test_checkpoints_and_lca_tui_traces_travel_and_derived_records_do_not(
         source: Store, tmp_path: Path) -> None:
     from store.context.api import record_checkpoint
     from store.recall.run import recall
-    from store.recall.traces import feedback
+    from store.governance.feedback import feedback
 
     record_checkpoint(source, SHORT_SESSION, trigger="pre-compact", ts="2026-02-01T10:00:00Z",
                       entries_added=4, memories_written=1, archive_verified=True)
@@ -429,7 +429,7 @@ ODD_LINES = [
 
 
 def test_mindstone_lines_are_re_exported_exactly(store: Store, tmp_path: Path) -> None:
-    from store.ingest.mindstone import without_lca
+    from store.export.wire_format import without_lca
 
     path = tmp_path / "in" / file_name_for("agent:default:odd")
     path.parent.mkdir()

@@ -1,6 +1,7 @@
-"""The harness example (``docs/api.md``, shown again in the README) runs as written, and what it writes records its own writer
-and writer_version in every table it writes (session, entry, chunk, snapshot, checkpoint, recall
-trace, candidates and feedback, audit event) — not lca-tui's."""
+"""The harness example (``docs/api.md``, shown again in the README) runs as written, and what it
+writes records its own writer and writer_version in every table it writes (session, entry,
+chunk, snapshot, checkpoint, recall trace, candidates and feedback, audit event) — not lca-
+tui's."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def test_duplicate_writer_night_after_night_then_compaction(cc_store: Store) -> 
     # every chunk has its FTS row; windows past a tool entry's embedded head have no vector
     assert fts_before == chunks_before and 0 < vectors_before < chunks_before
     sources = incidents.sources_of(cc_store)
-    for night in range(9):
+    for _night in range(9):
         incidents.reindex_again(cc_store, sources, ("nightly-index.sh", "2.1"))
     dirty_trace = cc_store.recall(QUERIES[0], now=NOW)  # a trace recorded while dirty
     result = scan(cc_store)

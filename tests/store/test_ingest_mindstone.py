@@ -11,7 +11,8 @@ from sqlalchemy import text
 
 from store import Store
 from store.ingest import detect_file
-from store.ingest.mindstone import KNOWN_EVENTS, ROLE_KINDS, file_name_for, session_key_from_name
+from store.export.wire_format import file_name_for, session_key_from_name
+from store.ingest.mindstone import KNOWN_EVENTS, ROLE_KINDS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MINDSTONE = DATA / "mindstone"

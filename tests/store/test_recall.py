@@ -11,7 +11,8 @@ import pytest
 from lca_tui.cli import main
 from store import Store
 from store.recall.run import recall, rerun
-from store.recall.traces import feedback, get_trace, list_traces
+from store.governance.feedback import feedback
+from store.recall.traces import get_trace, list_traces
 from tests.helpers_recall import NOW, add_entries, by_name, import_memories
 
 BODY = ("Deploy the service with the helm chart: run the canary rollout in staging first, "

@@ -10,7 +10,8 @@ from store.recall.traces import Candidate, Trace
 def _trace(order: list[tuple[int, float]]) -> Trace:
     return Trace(1, "2026-03-01T10:00:00Z", "q", None, None, "private", False, {}, 1.0, None,
                  False, candidates=[Candidate(rank=r, source_type="memory", source_id=sid,
-                                              decision="injected" if score > 0.6 else "not_selected",
+                                              decision=("injected" if score > 0.6
+                                                        else "not_selected"),
                                               reason="", score=score)
                                     for r, (sid, score) in enumerate(order, start=1)])
 

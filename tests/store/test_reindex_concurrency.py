@@ -1,6 +1,6 @@
-"""Reindex under concurrent writers: reindex takes the write lock in short transactions, and a writer waiting for it
-retries: a reindex of 10,000 chunks while a harness appends through the API loses nothing and
-surfaces no "busy" error."""
+"""Reindex under concurrent writers: reindex takes the write lock in short transactions, and a
+writer waiting for it retries: a reindex of 10,000 chunks while a harness appends through the
+API loses nothing and surfaces no "busy" error."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ def test_models_match_migrated_columns_and_indexes(migrated) -> None:
             # named indexes
             db_idx = {}
             unique_sets = set()
-            for _, iname, unique, origin, _ in conn.exec_driver_sql(
+            for _, iname, _unique, origin, _ in conn.exec_driver_sql(
                     f"PRAGMA index_list('{name}')").all():
                 icols = tuple(r[2] for r in conn.exec_driver_sql(
                     f"PRAGMA index_info('{iname}')").all())

@@ -4,7 +4,8 @@ verification of every erasure or redaction, probe by probe.
 
 An erasure fingerprint is a keyed hash (HMAC-SHA256 with the per-store secret kept in
 ``store_meta``) of what an importer would write again: an entry's idempotency key, a memory's
-content hash, a recall trace's time and query (restored from an export). Without the secret it reveals nothing; with it, every importer refuses to bring
+content hash, a recall trace's time and query (restored from an export). Without the secret it
+reveals nothing; with it, every importer refuses to bring
 erased content back. A tombstone holds the scope kind, counts, time and actor, never content
 and never a plain hash of content.
 """

@@ -1,0 +1,31 @@
+"""Words the whole project shares, defined once: the sensitivity levels, the progress
+callback, counted nouns and the percentiles a benchmark reports. Standard library and NumPy
+only (NumPy imported when percentiles are asked for)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+Sensitivity = Literal["public", "private", "secret"]
+"""How private a record is: ``public`` may leave the machine, ``private`` (the default) is
+recalled in private channels only, ``secret`` is never shown or recalled."""
+SENSITIVITIES: tuple[Sensitivity, ...] = ("public", "private", "secret")
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: how far a long operation is (the CLI and the app draw it)."""
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 chunk``, ``3 chunks``, ``1,204 entries`` (``many`` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """p50, p95, max and mean of ``values``, rounded to 2 decimals (milliseconds, say)."""
+    import numpy as np
+
+    arr = np.asarray(values, dtype=np.float64)
+    return {"p50": round(float(np.percentile(arr, 50)), 2),
+            "p95": round(float(np.percentile(arr, 95)), 2),
+            "max": round(float(arr.max()), 2), "mean": round(float(arr.mean()), 2)}

@@ -1,0 +1,103 @@
+"""The facade (``store.Store``) as the one door: every public method is typed (no ``Any`` in a
+signature, a return type on each, checked by mypy against the capability's own signature),
+``Store.record`` validates any context record document, ``Store.hook_runs`` reads hook runs
+as records, and ``read`` / ``write`` raise the store's own errors instead of SQLAlchemy's."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session as OrmSession
+
+from store import HookRunInfo, Store, StoreError, StoreUnavailable
+from store.facade import operation
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _public_methods() -> dict[str, object]:
+    found: dict[str, object] = {}
+    for klass in reversed(Store.__mro__[:-1]):
+        for name, attr in vars(klass).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(attr, operation):
+                found[name] = attr.resolve()
+            elif isinstance(attr, staticmethod):
+                found[name] = attr.__func__
+            elif inspect.isfunction(attr):
+                found[name] = attr
+    return found
+
+
+def test_every_public_method_is_typed_without_any() -> None:
+    methods = _public_methods()
+    assert len(methods) >= 60, sorted(methods)  # the whole facade, not a corner of it
+    untyped = {n: str(inspect.signature(f)) for n, f in methods.items()  # type: ignore[arg-type]
+               if "Any" in str(inspect.signature(f))  # type: ignore[arg-type]
+               or inspect.signature(f).return_annotation is inspect.Signature.empty}  # type: ignore[arg-type]
+    assert untyped == {}
+
+
+def test_mypy_checks_a_call_against_the_capabilitys_signature(tmp_path: Path) -> None:
+    """``store.approve`` is the capability's ``approve``: a wrong argument is a type error,
+    and the return type is the record's."""
+    script = tmp_path / "harness_snippet.py"
+    script.write_text("from store import open_store\n"
+                      "s = open_store('x.db')\n"
+                      "reveal_type(s.approve)\n"
+                      "s.approve('not an id')\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "mypy", str(script)],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert "ProposalInfo" in out.stdout, out.stdout
+    assert 'Argument 1 has incompatible type "str"; expected "int"' in out.stdout, out.stdout
+
+
+def test_record_validates_and_records_each_kind(store: Store) -> None:
+    kind, sid, created = store.record({"session_id": "s1", "used_tokens": 1000,
+                                       "window_tokens": 10_000, "checkpoint_percent": 80})
+    assert (kind, created) == ("snapshot", "s1") and sid > 0
+    series = store.series("s1")
+    assert series.snapshots[-1].used_tokens == 1000
+    assert series.snapshots[-1].checkpoint_threshold == 8000
+    assert store.record({"type": "checkpoint", "session_id": None})[0] == "checkpoint"
+    before = len(store.series("s1").snapshots)
+    with pytest.raises(ValueError, match="unknown field.*colour"):
+        store.record({"session_id": "s1", "used_tokens": 5, "colour": "red"})
+    with pytest.raises(ValueError, match="type must be one of"):
+        store.record({"type": "weather", "session_id": "s1"})
+    with pytest.raises(ValueError, match="session_id is required"):
+        store.record({"used_tokens": 5})
+    assert len(store.series("s1").snapshots) == before  # nothing written by the refusals
+
+
+def test_hook_runs_are_records_newest_first(store: Store) -> None:
+    from store.harness.models import HookRun
+
+    with store.write() as conn, OrmSession(bind=conn) as s:
+        for i, status in enumerate(("ok", "failed")):
+            s.add(HookRun(ts=f"2026-01-0{i + 1}T00:00:00.000Z", event="Stop", status=status,
+                          via="daemon", duration_ms=12.5, entries_added=i, injected=0,
+                          error="boom" if status == "failed" else None, writer="t",
+                          created_at="2026-01-01T00:00:00.000Z",
+                          writer_version="1"))
+        s.commit()
+    runs = store.hook_runs()
+    assert [type(r) for r in runs] == [HookRunInfo, HookRunInfo]
+    assert [(r.status, r.entries_added, r.error) for r in runs] == [("failed", 1, "boom"),
+                                                                     ("ok", 0, None)]
+    assert store.hook_runs(limit=1)[0].status == "failed"
+
+
+def test_read_and_write_raise_the_stores_own_error(store: Store) -> None:
+    with pytest.raises(StoreUnavailable, match="no such table: nowhere") as raised:
+        with store.read() as conn:
+            conn.exec_driver_sql("SELECT * FROM nowhere")
+    assert isinstance(raised.value, StoreError)
+    with pytest.raises(StoreUnavailable, match="no such table: nowhere"):
+        with store.write() as conn:
+            conn.exec_driver_sql("DELETE FROM nowhere")
