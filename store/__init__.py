@@ -162,6 +162,9 @@ PUBLIC: dict[str, str] = {
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
     "build_demo": "store.demo",
+    "load_bundle": "store.conformance", "run_bundle": "store.conformance",
+    "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
+    "locomo": "store.evals.locomo:",
 }
 
 __all__ = sorted(PUBLIC)

@@ -13,7 +13,7 @@ import argparse
 from datetime import UTC, datetime
 
 from lca_tui.output import Listing, add_json_flag, col, console, print_json
-from store.core.textsafe import one_line
+from store import one_line
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.conformance import load_bundle, run_bundle, run_mutants
+    from store import load_bundle, run_bundle, run_mutants
 
     bundle = load_bundle()
     bundle.select(args.family, args.case)  # a bad --family / --case: one clear line, exit 2
@@ -83,6 +83,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _mutants():  # type: ignore[no-untyped-def]
-    from store.conformance import MUTANTS
+    from store import MUTANTS
 
     return MUTANTS

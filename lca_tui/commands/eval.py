@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.evals import locomo
+    from store import locomo
 
     if args.per_conversation is not None and args.per_conversation < 1:
         return fail("--per-conversation must be at least 1")

@@ -152,7 +152,7 @@ def _template(settings_key: str) -> Path:
     with _TEMPLATE_LOCK:
         path = _TEMPLATE.get(settings_key)
         if path is None or not path.is_file():
-            from store import open_store
+            from store.facade import open_store
 
             folder = Path(tempfile.mkdtemp(prefix="lca-conformance-template-",
                                            dir=scratch_root()))
@@ -190,7 +190,7 @@ class _Play:
 
     # -- setup --------------------------------------------------------------------------
     def setup(self) -> None:
-        from store import open_store
+        from store.facade import open_store
 
         values = {k: (str(self.memdir) if v == "@memdir" else v)
                   for k, v in (self.case.get("settings") or {}).items()}
