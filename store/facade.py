@@ -107,12 +107,14 @@ class Store(StoreBase):
     def recall(self, query: str, role: str | None = None, project: str | None = None,
                channel: str = "private", historical: bool = False, *,
                overrides: dict[str, Any] | None = None,
-               now: datetime | None = None) -> RecallResult:
-        """Run a recall and store its trace; returns a ``RecallResult`` (``.items``)."""
+               now: datetime | None = None,
+               writer: tuple[str, str] | None = None) -> RecallResult:
+        """Run a recall and store its trace; returns a ``RecallResult`` (``.items``).
+        ``writer``: the (name, version) its trace records, when not the store's own."""
         from store.recall.run import recall
 
         return recall(self, query, role, project, channel, historical, overrides=overrides,
-                      now=now)
+                      now=now, writer=writer)
 
     def probe(self, query: str, role: str | None = None, project: str | None = None,
               channel: str = "private", historical: bool = False, *,
@@ -302,6 +304,20 @@ class Store(StoreBase):
 
         return run(self, _scope(session, entry, memory, match, regex), "redact",
                    delete_exports=delete_exports, actor=actor, reason=reason)
+
+    def latest_tombstone(self) -> int:
+        """The newest tombstone id (0 when none): a long-lived reader that sees it move
+        drops its snapshot and what it keeps in memory."""
+        from store.privacy.api import latest_tombstone
+
+        return latest_tombstone(self)
+
+    def status_summary(self, session_id: str | None = None) -> dict[str, Any]:
+        """What a status line shows: the session's context pressure against its thresholds,
+        the pending proposals, the worst signal of the latest stored health scan."""
+        from store.harness.statusline import summary
+
+        return summary(self, session_id)
 
     def unverified_tombstones(self) -> list[int]:
         """Tombstones with no stored verification (an erasure interrupted after its commit)."""

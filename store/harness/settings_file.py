@@ -322,3 +322,11 @@ def status(path: Path) -> dict[str, Any]:
     missing = [e for e in EVENTS if e not in events]
     return {"path": str(path), "exists": path.exists(), "events": events, "missing": missing,
             "installed": not missing}
+
+
+# The careful write, shared with ``mcp_config`` (another client's configuration file, the same
+# care): a sidecar's name, the target of a symlink, an atomic write, the JSON layout.
+sidecar = _sidecar
+target_of = _target
+write_atomic = _write_atomic
+dump = _dump
