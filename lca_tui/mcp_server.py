@@ -596,4 +596,20 @@ def build_server(backend: Backend, host: str = "127.0.0.1", port: int = 8000) ->
     async def health(ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, health_tool)
 
+    _forbid_unknown_arguments(server)
     return server
+
+
+def _forbid_unknown_arguments(server: Any) -> None:
+    """An argument no tool has is an error (the SDK drops it silently by default: an agent
+    that misspells ``limit`` would never learn that it was ignored); the schemas say
+    ``additionalProperties: false``."""
+    from pydantic import ConfigDict
+
+    for tool in server._tool_manager.list_tools():
+        base = tool.fn_metadata.arg_model
+        strict = type(base.__name__, (base,), {
+            "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            "__module__": base.__module__})
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
