@@ -132,7 +132,9 @@ class Backend:
     def daemon_recall(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The recall as the warm daemon answers it, or None (no daemon, or it failed: the
         call then runs here, where a bad query gets its own clear error)."""
-        if not self.use_daemon:
+        import os
+
+        if not self.use_daemon or os.environ.get("LCA_NO_DAEMON"):
             return None
         from store.harness import client, paths
 

@@ -70,8 +70,10 @@ def summary_for(store_arg: str | None, sets: list[str], session: str | None
     """(the summary, "daemon" | "in-process"); None when there is no store at that path."""
     from store.harness import client, paths
 
+    import os
+
     store_path = paths.resolve_store(store_arg)
-    if not sets:
+    if not sets and not os.environ.get("LCA_NO_DAEMON"):
         try:
             reply = client.request(paths.socket_path(store_path),
                                    {"op": "statusline", "store": str(store_path),
