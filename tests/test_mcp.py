@@ -158,6 +158,16 @@ async def _drive(cs: ClientSession, fx: dict[str, Any], seen: list[str]) -> dict
     assert proposed["status"] == "pending" and proposed["applied"] is False
     assert "person" in proposed["message"]
     assert {c["kind"] for c in proposed["checks"]} >= {"duplicate", "source_support"}
+    # the walkthrough: a person approves it (the CLI here; the Proposals screen alike) and
+    # the agent's next recall finds it
+    shown = _cli("proposals", "--store", str(fx["path"]), "--status", "pending")
+    assert "pathlib-first" in shown.stdout, shown.stdout + shown.stderr
+    approved = _cli("approve", str(proposed["proposal_id"]), "--store", str(fx["path"]),
+                    "--json")
+    assert approved.returncode == 0, approved.stderr
+    new_memory = json.loads(approved.stdout)["memory_id"]
+    after = await good("recall", {"query": "prefer pathlib over os.path"})
+    assert f"memory:{new_memory}" in [i["pointer"] for i in after["items"]]
     await bad("propose_memory", {"op": "forget", "content": "x"}, "must be one of")
     await bad("propose_memory", {"op": "add"}, "needs the memory's text")
     await bad("propose_memory", {"op": "revise", "content": "new text",
@@ -201,7 +211,7 @@ def _check_writes(fx: dict[str, Any], got: dict[str, Any]) -> None:
     rows = json.loads(out.stdout)
     rows = rows["proposals"] if isinstance(rows, dict) else rows
     mine = [r for r in rows if r["id"] == got["proposal_id"]]
-    assert mine and mine[0]["status"] == "pending"
+    assert mine and mine[0]["status"] == "applied"  # approved during the walkthrough
     with open_store(fx["path"]) as s, s.read() as conn:
         who = conn.exec_driver_sql("SELECT writer, writer_version FROM proposal WHERE id = ?",
                                    (got["proposal_id"],)).one()
