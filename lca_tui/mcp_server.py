@@ -416,11 +416,17 @@ def context_status_tool(backend: Backend, store: Store, session: str | None) -> 
             raise _not_found_session(session) from None
         _visible_entries(store, sid, backend.channel)
     else:
-        latest = store.sessions(limit=1)
-        if not latest:
+        sid = None
+        for info in store.sessions(limit=50):  # the newest this channel may see
+            try:
+                _visible_entries(store, info.id, backend.channel)
+            except ToolFailure:
+                continue
+            sid = info.id
+            break
+        if sid is None:
             return {"session_id": None, "pressure": None,
-                    "message": "the store holds no session yet"}
-        sid = latest[0].id
+                    "message": "no session this client may see"}
     summary = store.status_summary(sid)
     pressure = summary["pressure"]
     return {"session_id": sid, "pressure": pressure,
@@ -610,7 +616,7 @@ def _forbid_unknown_arguments(server: Any) -> None:
 
     for tool in server._tool_manager.list_tools():
         base = tool.fn_metadata.arg_model
-        strict = type(base.__name__, (base,), {
+        strict: Any = type(base.__name__, (base,), {
             "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
             "__module__": base.__module__})
         tool.fn_metadata.arg_model = strict

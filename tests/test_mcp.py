@@ -438,3 +438,29 @@ def test_install_refuses_what_it_cannot_do_safely(tmp_path: Path) -> None:
         assert out.returncode == 2 and "macOS and Windows only" in out.stderr
     out = _install("install", "--client", "codex", "--project", str(tmp_path), home=home)
     assert out.returncode == 2 and "no per-project" in out.stderr
+
+
+def test_a_hidden_session_is_as_none(mcp_store: dict[str, Any]) -> None:
+    from lca_tui.mcp_server import ToolFailure, context_status_tool, get_entries_tool
+
+    with open_store(mcp_store["path"]) as s:
+        newest = s.sessions()[0].id
+        s.mark("private", session=newest)
+    who = ("mcp:test", "1")
+    public = Backend(str(mcp_store["path"]), [], "public", use_daemon=False)
+    private = Backend(str(mcp_store["path"]), [], "private", use_daemon=False)
+    try:
+        assert private.run(who, context_status_tool, None)["session_id"] == newest
+        shown = public.run(who, context_status_tool, None)
+        assert shown["session_id"] not in (None, newest)
+        with pytest.raises(ToolFailure) as hidden:
+            public.run(who, get_entries_tool, newest, None, 5, 50)
+        with pytest.raises(ToolFailure) as unknown:
+            public.run(who, get_entries_tool, "f" * len(newest), None, 5, 50)
+        assert str(hidden.value).replace(newest, "S") == \
+            str(unknown.value).replace("f" * len(newest), "S")
+        with pytest.raises(ToolFailure, match="no session"):
+            public.run(who, context_status_tool, newest)
+    finally:
+        public.close()
+        private.close()

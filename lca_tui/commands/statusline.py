@@ -88,9 +88,12 @@ def summary_for(store_arg: str | None, sets: list[str], session: str | None
     from store import open_store
     from store.core.settings import Settings, parse_assignment
 
-    with open_store(store_path, Settings.load(dict(parse_assignment(a) for a in sets)),
-                    writer="lca-tui:statusline") as store:
+    store = open_store(store_path, Settings.load(dict(parse_assignment(a) for a in sets)),
+                       writer="lca-tui:statusline")
+    try:
         return store.status_summary(session), "in-process"
+    finally:
+        store.close()
 
 
 def render(summary: dict[str, Any] | None) -> str:

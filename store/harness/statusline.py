@@ -11,7 +11,7 @@ from store.core.errors import NotFound
 from store.health.records import RANK
 
 if TYPE_CHECKING:
-    from store.facade import Store
+    from store.facade import Store as Store
 
 # worst first; "unknown" is shown before "warn" (RANK ranks them the same)
 _ORDER = {"fail": 0, "unknown": 1, "warn": 2, "ok": 3}
@@ -55,8 +55,9 @@ def worst_signals(store: Store) -> list[dict[str, Any]]:
     return rows
 
 
-def summary(store: Store, session_id: str | None = None) -> dict[str, Any]:
-    """``{"pressure", "pending", "worst"}`` (``worst``: the first of ``worst_signals`` that
+def summary(store: Any, session_id: str | None = None) -> dict[str, Any]:
+    """``store``: a facade ``Store`` (the daemon's is typed as its base). ``{"pressure",
+    "pending", "worst"}`` (``worst``: the first of ``worst_signals`` that
     is not ok, else None)."""
     signals = worst_signals(store)
     bad = next((s for s in signals if s["status"] != "ok"), None)
