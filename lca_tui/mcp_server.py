@@ -100,7 +100,7 @@ class Backend:
     def run(self, writer: tuple[str, str], fn: Any, *args: Any, **kwargs: Any) -> Any:
         """``fn(self, store, *args)`` with the client's writer, one call at a time; the
         store's own errors become ``ToolFailure`` (one line)."""
-        from sqlalchemy.exc import OperationalError
+        from sqlalchemy.exc import DBAPIError
 
         from store.core.errors import StoreError
         from store.core.settings import SettingsError
@@ -114,8 +114,11 @@ class Backend:
                 raise
             except (StoreError, SettingsError, ValueError, LookupError) as exc:
                 raise ToolFailure(str(exc).strip() or type(exc).__name__) from None
-            except OperationalError as exc:
+            except DBAPIError as exc:
                 raise ToolFailure(f"the store could not be used: {exc.orig}") from None
+            except OSError as exc:
+                where = f" ({exc.filename})" if exc.filename else ""
+                raise ToolFailure(f"{exc.strerror or exc}{where}") from None
 
     def channel_for(self, asked: str | None) -> str:
         """The call's channel: the client's, or a narrower one it asks for."""

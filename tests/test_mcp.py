@@ -464,3 +464,16 @@ def test_a_hidden_session_is_as_none(mcp_store: dict[str, Any]) -> None:
     finally:
         public.close()
         private.close()
+
+
+def test_a_store_that_cannot_be_used_is_one_clear_error(tmp_path: Path) -> None:
+    from lca_tui.mcp_server import ToolFailure
+
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database at all " * 200)
+    backend = Backend(str(broken), [], "private", use_daemon=False)
+    try:
+        with pytest.raises(ToolFailure, match="cannot be opened as an lca-tui store"):
+            backend.run(("mcp:test", "1"), list_memories_tool, None, None, None)
+    finally:
+        backend.close()
