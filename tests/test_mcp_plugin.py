@@ -243,3 +243,31 @@ def test_statusline_render() -> None:
                    "worst": {"name": "index_lag", "status": "fail"}, "signals": 20})
     assert line == "lca ctx 104%! of checkpoint · 3 pending · health fail index_lag"
 
+
+
+def test_the_fast_status_client(cc_path: Path, runtime_dir: Path) -> None:  # noqa: F811
+    from lca_tui.commands.statusline import command, summary_for
+    from store.harness.statusline import render
+
+    words = command(str(cc_path))
+    assert words[:2] == [sys.executable, "-S"] and words[2].endswith("status_client.py")
+    printed = _cli("statusline", "--command", "--store", str(cc_path))
+    assert printed.stdout.split() == words
+    stdin = json.dumps({"session_id": SESSION})
+    env = dict(os.environ)
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(words, input=stdin, capture_output=True, text=True, timeout=60,
+                              env=env)
+
+    with serving(cc_path) as daemon:
+        before = daemon.counts["requests"]
+        fast = run()
+        assert daemon.counts["requests"] == before + 1  # the daemon answered it
+    expected = render(summary_for(str(cc_path), [], SESSION)[0])
+    assert fast.returncode == 0 and fast.stdout == expected + "\n", fast.stderr
+    slow = run()  # no daemon: handed to the full command, the same line
+    assert slow.returncode == 0 and slow.stdout == expected + "\n", slow.stderr
+    bad = subprocess.run(words, input="not json", capture_output=True, text=True, timeout=60,
+                         env=env)
+    assert bad.returncode == 0 and bad.stdout == "lca ?\n"

@@ -140,7 +140,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
     if args.hook_runs:
         from lca_tui.commands.hooks import runner
         from store.harness import paths
-        from store.harness.settings_file import executable
+        from lca_tui.commands.statusline import command as statusline_command
 
         store = folder / "bench.db"
         cli = [sys.executable, "-m", "lca_tui.cli"]
@@ -165,7 +165,8 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
                                               progress=progress, label="hook, cold",
                                               stop_first=True)
             no_daemon = {**env, "LCA_NO_DAEMON": "1"}
-            status_cold = harness_bench.statusline_latency(store, executable(), runs, no_daemon,
+            status_cmd = statusline_command(str(store))  # what `statusline --command` prints
+            status_cold = harness_bench.statusline_latency(store, status_cmd, runs, no_daemon,
                                                            _bench_session(folder))
             mcp_cold = mcp_recall_latency(store, cli, synthetic_query, runs, no_daemon)
             serve = subprocess.run([*cli, "--store", str(store), "serve", "--json"],
@@ -185,7 +186,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
                     progress=progress, label="hook, daemon, importing",
                     settle=lambda: harness_bench.wait_embedded(sock))
                 harness_bench.wait_embedded(sock)
-                status_warm = harness_bench.statusline_latency(store, executable(), runs, env,
+                status_warm = harness_bench.statusline_latency(store, status_cmd, runs, env,
                                                                _bench_session(folder))
                 mcp_warm = mcp_recall_latency(store, cli, synthetic_query, runs, env)
             finally:
@@ -198,6 +199,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         out["hook_daemon_ms"] = harness_bench.percentiles(warm)
         out["hook_daemon_importing_ms"] = harness_bench.percentiles(importing)
         out["hook_runs"] = runs
+        out["statusline_command"] = status_cmd
         out["statusline_cold_ms"] = harness_bench.percentiles(status_cold)
         out["statusline_daemon_ms"] = harness_bench.percentiles(status_warm)
         out["mcp_recall_cold_ms"] = {**harness_bench.percentiles(mcp_cold[1]),
@@ -283,7 +285,8 @@ def _print_harness(h: dict[str, Any]) -> None:
                   f"p50 {i['p50']} ms, p95 {i['p95']} ms", markup=False)
     if "statusline_cold_ms" in h:
         c, d = h["statusline_cold_ms"], h["statusline_daemon_ms"]
-        out.print(f"status line (`lca-tui statusline` through sh -c, process start to exit, "
+        out.print(f"status line (`python -S …/status_client.py statusline`, what `lca-tui "
+                  f"statusline --command` prints, through sh -c, process start to exit, "
                   f"{h['hook_runs']} runs each): cold p50 {c['p50']} ms, p95 {c['p95']} ms; "
                   f"through the daemon p50 {d['p50']} ms, p95 {d['p95']} ms  (warm target "
                   "p95 ≤ 50 ms)", markup=False)

@@ -7,7 +7,8 @@ person, and the worst signal of the latest stored health scan, e.g. ``lca ctx 64
 checkpoint · 2 pending · health warn evidence_orphans``. The warm daemon answers when it runs
 (``statusline`` op); otherwise the store is read in this process. It never fails the status
 line: any error prints ``lca ?`` (and why on stderr) and exits 0. Answered before the full
-command parser is built (``lca_tui.cli.main``), as ``hook`` is.
+command parser is built (``lca_tui.cli.main``), as ``hook`` is. ``--command`` prints the
+faster form to configure instead (``lca_tui/status_client.py`` with ``python -S``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def register(sub: Any, parents: list[Any]) -> None:
 def _parse(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     store: str | None = None
     sets: list[str] = []
+    wants_command = False
     words = list(argv)
     i = 0
     while i < len(words):
@@ -50,9 +52,34 @@ def _parse(argv: Sequence[str]) -> tuple[str | None, list[str]]:
             i += 1
         elif word == "statusline":
             i += 1
+        elif word == "--command":
+            wants_command = True
+            i += 1
         else:
-            raise ValueError(f"statusline takes only --store and --set, not {word!r}")
+            raise ValueError(f"statusline takes only --store, --set and --command, not "
+                             f"{word!r}")
+    if wants_command:
+        raise _PrintCommand(store)
     return store, sets
+
+
+class _PrintCommand(Exception):
+    def __init__(self, store: str | None) -> None:
+        super().__init__(store)
+        self.store = store
+
+
+def command(store: str | None = None) -> list[str]:
+    """The fast command to put in Claude Code's ``statusLine``: this interpreter with ``-S``
+    on ``lca_tui/status_client.py``."""
+    from pathlib import Path
+
+    from lca_tui import status_client
+
+    words = [sys.executable, "-S", str(Path(status_client.__file__).resolve()), "statusline"]
+    if store:
+        words += ["--store", str(Path(store).expanduser().resolve())]
+    return words
 
 
 def _session(raw: bytes) -> str | None:
@@ -97,35 +124,25 @@ def summary_for(store_arg: str | None, sets: list[str], session: str | None
 
 
 def render(summary: dict[str, Any] | None) -> str:
-    if summary is None:
-        return "lca no store"
-    parts = []
-    p = summary.get("pressure")
-    if p is None:
-        parts.append("ctx -")
-    elif p.get("percent_of_checkpoint") is not None:
-        mark = "!" if p["state"] != "below" else ""
-        parts.append(f"ctx {p['percent_of_checkpoint']:.0f}%{mark} of checkpoint")
-    else:
-        parts.append(f"ctx {p['used_tokens']:,} tokens")
-    pending = int(summary.get("pending") or 0)
-    parts.append(f"{pending} pending")
-    worst = summary.get("worst")
-    if worst:
-        parts.append(f"health {worst['status']} {worst['name']}")
-    elif summary.get("signals"):
-        parts.append("health ok")
-    else:
-        parts.append("health -")
-    return "lca " + " · ".join(parts)
+    from store.harness.statusline import render as text
+
+    return text(summary)
 
 
-def fast_main(argv: Sequence[str]) -> int:
-    """Print the line; exit 0 whatever happens."""
+def fast_main(argv: Sequence[str], raw: bytes | None = None) -> int:
+    """Print the line; exit 0 whatever happens. ``raw``: the stdin already read (by
+    ``lca_tui/status_client.py``, handing over)."""
     line = MARKER
     try:
-        store_arg, sets = _parse(argv)
-        raw = sys.stdin.buffer.read(MAX_STDIN) if not sys.stdin.isatty() else b""
+        try:
+            store_arg, sets = _parse(argv)
+        except _PrintCommand as asked:
+            import shlex
+
+            sys.stdout.write(shlex.join(command(asked.store)) + "\n")
+            return 0
+        if raw is None:
+            raw = sys.stdin.buffer.read(MAX_STDIN) if not sys.stdin.isatty() else b""
         summary, _ = summary_for(store_arg, sets, _session(raw))
         line = render(summary)
     except BaseException as exc:  # noqa: BLE001 - a status line never fails

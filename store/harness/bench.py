@@ -201,10 +201,11 @@ def load() -> list[float]:
 def statusline_latency(store: Path, command: list[str], runs: int, env: dict[str, str],
                        session: str) -> list[float]:
     """Milliseconds from process start to exit for ``runs`` status lines, each run as Claude
-    Code runs a ``statusLine`` command (through ``sh -c``, its JSON on stdin)."""
+    Code runs a ``statusLine`` command (through ``sh -c``, its JSON on stdin); ``command``
+    is the whole command (``lca-tui statusline --command``'s words)."""
     import shlex
 
-    argv = ["sh", "-c", shlex.join([*command, "statusline", "--store", str(store)])]
+    argv = ["sh", "-c", shlex.join(command)]
     payload = json.dumps({"session_id": session, "hook_event_name": "Status",
                           "model": {"id": "bench", "display_name": "bench"},
                           "workspace": {"current_dir": str(store.parent)}}).encode("utf-8")

@@ -479,13 +479,14 @@ class Daemon:
         return {"ok": True, "result": result.to_json()}
 
     def _statusline(self, message: dict[str, Any]) -> dict[str, Any]:
-        from store.harness.statusline import summary
+        from store.harness.statusline import render, summary
 
         if not self._same_store(message):
             return {"ok": False, "error": "wrong store"}
         assert self.store is not None
         session = message.get("session_id")
-        return {"ok": True, "result": summary(self.store, str(session) if session else None)}
+        found = summary(self.store, str(session) if session else None)
+        return {"ok": True, "result": found, "line": render(found)}
 
     def status(self) -> dict[str, Any]:
         assert self.store is not None

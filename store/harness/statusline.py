@@ -64,3 +64,26 @@ def summary(store: Any, session_id: str | None = None) -> dict[str, Any]:
     return {"pressure": pressure(store, session_id),
             "pending": len(store.proposals("pending")),
             "worst": bad, "signals": len(signals)}
+
+
+def render(summary: dict[str, Any] | None) -> str:
+    """The status line's text: ``lca ctx 64% of checkpoint · 2 pending · health warn NAME``
+    (``!`` after the percentage once over the checkpoint; ``lca no store`` for None)."""
+    if summary is None:
+        return "lca no store"
+    parts = []
+    p = summary.get("pressure")
+    if p is None:
+        parts.append("ctx -")
+    elif p.get("percent_of_checkpoint") is not None:
+        mark = "!" if p["state"] != "below" else ""
+        parts.append(f"ctx {p['percent_of_checkpoint']:.0f}%{mark} of checkpoint")
+    else:
+        parts.append(f"ctx {p['used_tokens']:,} tokens")
+    parts.append(f"{int(summary.get('pending') or 0)} pending")
+    worst = summary.get("worst")
+    if worst:
+        parts.append(f"health {worst['status']} {worst['name']}")
+    else:
+        parts.append("health ok" if summary.get("signals") else "health -")
+    return "lca " + " · ".join(parts)
