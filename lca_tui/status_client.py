@@ -30,7 +30,7 @@ class _Context:
     parse_float = float
     parse_int = int
     parse_constant = float
-    memo = {}
+    memo = {}  # type: dict
 
 
 def _load(text):
