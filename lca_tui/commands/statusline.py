@@ -74,9 +74,8 @@ def command(store: str | None = None) -> list[str]:
     on ``lca_tui/status_client.py``."""
     from pathlib import Path
 
-    from lca_tui import status_client
-
-    words = [sys.executable, "-S", str(Path(status_client.__file__).resolve()), "statusline"]
+    client = Path(__file__).resolve().parent.parent / "status_client.py"  # not imported here
+    words = [sys.executable, "-S", str(client), "statusline"]
     if store:
         words += ["--store", str(Path(store).expanduser().resolve())]
     return words
