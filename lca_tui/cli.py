@@ -63,6 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lca_tui.commands.hook import fast_main
 
         return fast_main(words)
+    if _command_word(words) == "statusline" and not {"-h", "--help"} & set(words):
+        # Claude Code's status line: answered at once, never failing (always exit 0)
+        from lca_tui.commands.statusline import fast_main as status_main
+
+        return status_main(words)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "store", None) == "":  # not a silent fall-back to the default store

@@ -165,6 +165,9 @@ PUBLIC: dict[str, str] = {
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "locomo": "store.evals.locomo:",
+    "mcp_config": "store.harness.mcp_config:",
+    "statusline_render": "store.health.statusline:render",
+    "SIGNAL_RANK": "store.health.records:RANK",
 }
 
 __all__ = sorted(PUBLIC)

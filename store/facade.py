@@ -170,12 +170,14 @@ class Store(StoreBase):
     def recall(self, query: str, role: str | None = None, project: str | None = None,
                channel: str = "private", historical: bool = False, *,
                overrides: Mapping[str, object] | None = None,
-               now: datetime | None = None) -> RecallResult:
-        """Run a recall and store its trace; returns a ``RecallResult`` (``.items``)."""
+               now: datetime | None = None,
+               writer: tuple[str, str] | None = None) -> RecallResult:
+        """Run a recall and store its trace; returns a ``RecallResult`` (``.items``).
+        ``writer``: the (name, version) its trace records, when not the store's own."""
         from store.recall.run import recall
 
         return recall(self, query, role, project, channel, historical, overrides=overrides,
-                      now=now)
+                      now=now, writer=writer)
 
     def probe(self, query: str, role: str | None = None, project: str | None = None,
               channel: str = "private", historical: bool = False, *,
@@ -348,6 +350,13 @@ class Store(StoreBase):
     delete_erased_exports = operation(
         "store.privacy.exports:delete_for_tombstone",
         privacy_exports.delete_for_tombstone if TYPE_CHECKING else None)
+
+    def status_summary(self, session_id: str | None = None) -> dict[str, object]:
+        """What a status line shows: the session's context pressure against its thresholds,
+        the pending proposals, the worst signal of the latest stored health scan."""
+        from store.health.statusline import summary
+
+        return summary(self, session_id)
 
     def mark(self, level: str, *, session: str | None = None, entry: int | None = None,
              memory: int | None = None, match: str | None = None,

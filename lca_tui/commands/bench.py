@@ -139,6 +139,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
     if args.hook_runs:
         from lca_tui.commands.hooks import runner
         from store.harness import paths
+        from lca_tui.commands.statusline import command as statusline_command
 
         store = folder / "bench.db"
         cli = [sys.executable, "-m", "lca_tui.cli"]
@@ -162,6 +163,11 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
                                               folder, {**env, "LCA_NO_DAEMON": "1"}, seed=11,
                                               progress=progress, label="hook, cold",
                                               stop_first=True)
+            no_daemon = {**env, "LCA_NO_DAEMON": "1"}
+            status_cmd = statusline_command(str(store))  # what `statusline --command` prints
+            status_cold = harness_bench.statusline_latency(store, status_cmd, runs, no_daemon,
+                                                           _bench_session(folder))
+            mcp_cold = mcp_recall_latency(store, cli, synthetic_query, runs, no_daemon)
             serve = subprocess.run([*cli, "--store", str(store), "serve", "--json"],
                                    env=env, capture_output=True, timeout=300)
             if serve.returncode != 0:
@@ -178,6 +184,10 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
                     store, hook, sample, synthetic_query, runs, folder, env, seed=13,
                     progress=progress, label="hook, daemon, importing",
                     settle=lambda: harness_bench.wait_embedded(sock))
+                harness_bench.wait_embedded(sock)
+                status_warm = harness_bench.statusline_latency(store, status_cmd, runs, env,
+                                                               _bench_session(folder))
+                mcp_warm = mcp_recall_latency(store, cli, synthetic_query, runs, env)
             finally:
                 subprocess.run([*cli, "--store", str(store), "serve", "--stop"],
                                env=env, capture_output=True, timeout=60)
@@ -188,10 +198,68 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         out["hook_daemon_ms"] = percentiles(warm)
         out["hook_daemon_importing_ms"] = percentiles(importing)
         out["hook_runs"] = runs
+        out["statusline_command"] = status_cmd
+        out["statusline_cold_ms"] = harness_bench.percentiles(status_cold)
+        out["statusline_daemon_ms"] = harness_bench.percentiles(status_warm)
+        out["mcp_recall_cold_ms"] = {**harness_bench.percentiles(mcp_cold[1]),
+                                     "first": round(mcp_cold[0], 1), "via": mcp_cold[2]}
+        out["mcp_recall_daemon_ms"] = {**harness_bench.percentiles(mcp_warm[1]),
+                                       "first": round(mcp_warm[0], 1), "via": mcp_warm[2]}
     if args.session:
         out["session_import"] = harness_bench.session_import(
             Path(args.session), folder, args.embedder, progress)
     return out
+
+
+def _bench_session(folder: Path) -> str:
+    """A session of the bench store with context snapshots (the hooks' runs made them), for
+    the status line to show; the newest one."""
+    from store import open_store
+
+    with open_store(folder / "bench.db") as s:
+        sessions = s.sessions(limit=1)
+    return sessions[0].id if sessions else "none"
+
+
+def mcp_recall_latency(store: Path, cli: list[str], queries: Any, runs: int,
+                       env: dict[str, str]) -> tuple[float, list[float], str]:
+    """The MCP ``recall`` tool's round trip as an agent sees it: one ``lca-tui mcp``
+    started over stdio with the SDK's client, then ``runs`` calls timed from request to
+    result. Returns (the first call's ms, which loads what the process needs; the next
+    ``runs`` calls' ms; how they were answered: daemon or in-process)."""
+    import asyncio
+    import random
+    from datetime import timedelta
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    rng = random.Random(21)
+
+    async def drive() -> tuple[float, list[float], str]:
+        params = StdioServerParameters(command=cli[0], args=[*cli[1:], "--store", str(store),
+                                                             "mcp"], env=env)
+        with open(os.devnull, "w") as quiet:
+            return await timed(params, quiet)
+
+    async def timed(params: Any, quiet: Any) -> tuple[float, list[float], str]:
+        async with stdio_client(params, errlog=quiet) as (read, write):
+            async with ClientSession(read, write,
+                                     read_timeout_seconds=timedelta(seconds=120)) as cs:
+                await cs.initialize()
+                times: list[float] = []
+                via = "?"
+                for _ in range(runs + 1):
+                    started = time.perf_counter()
+                    result = await cs.call_tool("recall", {"query": queries(rng)})
+                    times.append((time.perf_counter() - started) * 1000)
+                    if result.isError:
+                        raise RuntimeError(f"the MCP recall failed: {result.content}")
+                    data = result.structuredContent or {}
+                    via = str(data.get("via", via))
+                return times[0], times[1:], via
+
+    return asyncio.run(drive())
 
 
 def _print_harness(h: dict[str, Any]) -> None:
@@ -214,6 +282,19 @@ def _print_harness(h: dict[str, Any]) -> None:
                   f"p95 {d['p95']} ms  (paper's reference: 450 ms median; warm target "
                   f"< 50 ms); through the daemon importing the turn itself (no Stop hook): "
                   f"p50 {i['p50']} ms, p95 {i['p95']} ms", markup=False)
+    if "statusline_cold_ms" in h:
+        c, d = h["statusline_cold_ms"], h["statusline_daemon_ms"]
+        out.print(f"status line (`python -S …/status_client.py statusline`, what `lca-tui "
+                  f"statusline --command` prints, through sh -c, process start to exit, "
+                  f"{h['hook_runs']} runs each): cold p50 {c['p50']} ms, p95 {c['p95']} ms; "
+                  f"through the daemon p50 {d['p50']} ms, p95 {d['p95']} ms  (warm target "
+                  "p95 ≤ 50 ms)", markup=False)
+        c, d = h["mcp_recall_cold_ms"], h["mcp_recall_daemon_ms"]
+        out.print(f"MCP recall round trip (SDK stdio client to `lca-tui mcp`, request to "
+                  f"result, {h['hook_runs']} calls after a first): no daemon ({c['via']}) "
+                  f"p50 {c['p50']} ms, p95 {c['p95']} ms, first call {c['first']} ms; "
+                  f"through the daemon ({d['via']}) p50 {d['p50']} ms, p95 {d['p95']} ms, "
+                  f"first call {d['first']} ms", markup=False)
     if "session_import" in h:
         s = h["session_import"]
         out.print(f"real session {s['path']}: {s['entries']:,} entries, {s['chunks']:,} chunks "

@@ -67,11 +67,16 @@ def run(args: argparse.Namespace) -> int:
     except sf.SettingsFileError as exc:
         raise ValueError(str(exc)) from exc
     written = [] if args.dry_run else sf.apply(plan)
+    plugin = sf.plugin_enabled(args.project) if args.verb == "install" else []
     if args.json:
         print_json({**plan.to_json(), "dry_run": args.dry_run,
-                    "written": [str(p) for p in written]})
+                    "written": [str(p) for p in written],
+                    "plugin_enabled_in": [str(p) for p in plugin]})
         return 0
     out = console()
+    for where in plugin:
+        out.print(f"note: the lca-tui plugin is enabled in {where}; its hooks stand aside while "
+                  "these are installed (they never both run)", markup=False, soft_wrap=True)
     if not plan.changed:
         out.print(f"{path}: nothing to change ("
                   + ("lca-tui's hooks are installed" if args.verb == "install"

@@ -188,3 +188,26 @@ def session_import(path: Path, folder: Path, embedder: str,
 def load() -> list[float]:
     """The 1, 5 and 15 minute load averages: the CPU is shared, figures depend on it."""
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def statusline_latency(store: Path, command: list[str], runs: int, env: dict[str, str],
+                       session: str) -> list[float]:
+    """Milliseconds from process start to exit for ``runs`` status lines, each run as Claude
+    Code runs a ``statusLine`` command (through ``sh -c``, its JSON on stdin); ``command``
+    is the whole command (``lca-tui statusline --command``'s words)."""
+    import shlex
+
+    argv = ["sh", "-c", shlex.join(command)]
+    payload = json.dumps({"session_id": session, "hook_event_name": "Status",
+                          "model": {"id": "bench", "display_name": "bench"},
+                          "workspace": {"current_dir": str(store.parent)}}).encode("utf-8")
+    times: list[float] = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(argv, input=payload, capture_output=True, env=env, timeout=60)
+        times.append((time.perf_counter() - started) * 1000)
+        if done.returncode != 0 or not done.stdout.startswith(b"lca ") or \
+                done.stdout.startswith(b"lca ?"):
+            raise RuntimeError(f"the status line failed: {done.stdout[-200:]!r} "
+                               f"{done.stderr[-300:]!r}")
+    return times

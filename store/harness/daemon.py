@@ -7,8 +7,10 @@ One JSON request per connection, one JSON reply (``client``). Operations: ``stat
 ``hook`` (``{"event", "stdin"}``: what ``lca-tui hook`` would print; with ``"reply": "raw"``
 a successful one is answered ``ok``, the output's length in bytes and a newline, then the
 output, and the run's ``hook_run`` row is written after it), ``recall`` (a
-``RecallResult`` as JSON), ``stop``. One daemon per store: a lock file next to the socket
-holds its pid, so a second one refuses to start and a stale socket is replaced safely.
+``RecallResult`` as JSON; ``writer`` / ``writer_version`` name who its trace records, an
+MCP client), ``statusline`` (``statusline.summary``), ``stop``. One daemon per store: a lock
+file next to the socket holds its pid, so a second one refuses to start and a stale socket is
+replaced safely.
 
 Background embedding takes a few entries at a time and yields while a hook or recall is being
 answered, so a prompt never waits behind a batch it does not need. Half a second after a hook,
@@ -322,7 +324,7 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
-        if op in ("status", "hook", "recall") and not self._still_serving():
+        if op in ("status", "hook", "recall", "statusline") and not self._still_serving():
             # the client works in-process (where a store at that path is opened, migrated)
             return {"ok": False, "error": "store gone", "detail": self.last_error}
         try:
@@ -335,6 +337,8 @@ class Daemon:
                 return self._hook(message)
             if op == "recall":
                 return self._recall(message)
+            if op == "statusline":
+                return self._statusline(message)
             return {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as exc:  # one bad request must not take the daemon down
             self.counts["errors"] += 1
@@ -464,12 +468,25 @@ class Daemon:
             return {"ok": False, "error": "wrong store"}
         assert self.store is not None
         self.counts["recalls"] += 1
+        writer = message.get("writer")
+        who = ((str(writer), str(message.get("writer_version") or ""))
+               if isinstance(writer, str) and writer else None)
         with self._busy():
             result = recall(self.store, str(message.get("query") or ""),
                             message.get("role"), message.get("project"),
                             str(message.get("channel") or "private"),
-                            bool(message.get("historical")))
+                            bool(message.get("historical")), writer=who)
         return {"ok": True, "result": result.to_json()}
+
+    def _statusline(self, message: dict[str, Any]) -> dict[str, Any]:
+        from store.health.statusline import render, summary
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        session = message.get("session_id")
+        found = summary(self.store, str(session) if session else None)
+        return {"ok": True, "result": found, "line": render(found)}
 
     def status(self) -> dict[str, Any]:
         assert self.store is not None

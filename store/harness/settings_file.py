@@ -323,3 +323,31 @@ def status(path: Path) -> dict[str, Any]:
     missing = [e for e in EVENTS if e not in events]
     return {"path": str(path), "exists": path.exists(), "events": events, "missing": missing,
             "installed": not missing}
+
+
+# The careful write, shared with ``mcp_config`` (another client's configuration file, the same
+# care): a sidecar's name, the target of a symlink, an atomic write, the JSON layout.
+sidecar = _sidecar
+target_of = _target
+write_atomic = _write_atomic
+dump = _dump
+
+
+def plugin_enabled(project: str | Path | None = None) -> list[Path]:
+    """The settings files (the user's, the project's and its local one) that enable
+    lca-tui's Claude Code plugin (``"enabledPlugins": {"lca-tui@…": true}``). Its hooks
+    stand aside while the ones ``hooks install`` writes are present (its ``bin/lca-tui-run``
+    checks), so the two never both fire."""
+    folder = Path(project or Path.cwd()).expanduser()
+    found = []
+    for path in (settings_path(user=True), folder / ".claude" / "settings.json",
+                 folder / ".claude" / "settings.local.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        enabled = data.get("enabledPlugins") if isinstance(data, dict) else None
+        if isinstance(enabled, dict) and any(
+                str(k).split("@")[0] == "lca-tui" and v is True for k, v in enabled.items()):
+            found.append(path)
+    return found

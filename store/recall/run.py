@@ -313,13 +313,15 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
            channel: str = "private", historical: bool = False, *, probe: bool = False,
            overrides: Mapping[str, object] | None = None, now: datetime | None = None,
            rerun_of: int | None = None, live: LiveWindow | None = None,
-           qvec: Future[tuple[np.ndarray, float]] | None = None) -> RecallResult:
+           qvec: Future[tuple[np.ndarray, float]] | None = None,
+           writer: tuple[str, str] | None = None) -> RecallResult:
     """Run a recall for ``query`` and (unless ``probe``) store its trace. ``live`` leaves out
     the asking session's live window (``pool.live_window``): a hook's Auto Recall. ``qvec``:
     ``query`` being embedded by ``store.embedder`` in another thread (the hook starts it
     before it imports), giving the vector and the milliseconds it took; it is waited for
     once the lexical searches are done, and its time counts in the trace's latency (measured
-    with the store's ``timer``)."""
+    with the store's ``timer``). ``writer``: (name, version) the trace records instead of the
+    store's own (a daemon answering for an MCP client records that client)."""
     if channel not in rt.CHANNELS:
         raise ValueError(f"channel must be one of {', '.join(rt.CHANNELS)}, got {channel!r}")
     if not query.strip():
@@ -375,7 +377,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
                   candidates=[c for c, _ in scored])
     if not probe:
         with store.write() as conn:
-            insert_trace(conn, trace, store.writer, store.writer_version)
+            insert_trace(conn, trace, *(writer or (store.writer, store.writer_version)))
     return RecallResult(trace, items)
 
 

@@ -379,8 +379,12 @@ def test_bench_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     harness = data["harness"]
     assert harness["hook_runs"] == 2
-    for key in ("hook_cold_ms", "hook_daemon_ms", "hook_daemon_importing_ms"):
+    for key in ("hook_cold_ms", "hook_daemon_ms", "hook_daemon_importing_ms",
+                "statusline_cold_ms", "statusline_daemon_ms", "mcp_recall_cold_ms",
+                "mcp_recall_daemon_ms"):
         assert 0 < harness[key]["p50"] <= harness[key]["p95"] <= harness[key]["max"]
+    assert harness["mcp_recall_cold_ms"]["via"] == "in-process"
+    assert harness["mcp_recall_daemon_ms"]["via"] == "daemon"
     assert harness["hook_command"][1:] == ["-S", str(Path(hook_client.__file__).resolve())]
     assert harness["embedding"]["grouped_tokens_per_s"] > 0
     assert data["chunks"] == 400 and data["sample_chunks"] == 100
