@@ -34,7 +34,7 @@ from widgets.health_trend import HealthTrend, sparkline
 from widgets.safe import cell, join, safe_text
 
 STATUS_STYLE = {"fail": "bold reverse red", "warn": "bold yellow", "unknown": "magenta",
-                "ok": "green"}
+                "ok": "green", "n/a": "dim"}
 AUTO_SCAN_EVERY = 5.0
 TREND = 8
 """Scans shown in a signal's trend (the table fits 80 columns with it)."""
@@ -249,7 +249,8 @@ class HealthScreen(StoreScreen):
         table = self.query_one("#health-signals", DataTable)
         counts = data.scan.counts()
         table.border_title = (f"Health signals — {counts['fail']} fail · {counts['warn']} "
-                              f"warn · {counts['unknown']} unknown · {counts['ok']} ok")
+                              f"warn · {counts['unknown']} unknown · {counts['ok']} ok"
+                              + (f" · {counts['n/a']} n/a" if counts["n/a"] else ""))
         table.border_subtitle = f"scanned {when(data.scan.scanned_at, True)}"
         keep = self.selected
         with self.prevent(DataTable.RowHighlighted):

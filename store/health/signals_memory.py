@@ -183,7 +183,7 @@ def stale_proposals(ctx: ScanContext) -> SignalResult:
     days = int(ctx.setting("health.stale_proposal_days"))
     rule = f"warn on any proposal pending > {days} days"
     if "proposal" not in ctx.tables:
-        return result(ctx, "stale_proposals", "unknown", None, "n/a", 0.0, None, rule,
+        return result(ctx, "stale_proposals", "n/a", None, "n/a", 0.0, None, rule,
                       "this store has no proposal table: pending proposals cannot be counted")
     cutoff = to_iso(ctx.now - timedelta(days=days))
     pending = list_proposals(ctx.store, status="pending")
