@@ -286,22 +286,25 @@ class Store(StoreBase):
     def erase(self, *, session: str | None = None, entry: int | None = None,
               memory: int | None = None, match: str | None = None, regex: str | None = None,
               delete_exports: bool = False, actor: str | None = None,
-              reason: str | None = None) -> Any:
-        """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``."""
+              reason: str | None = None, after_tombstone: int | None = None) -> Any:
+        """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``.
+        ``after_tombstone``: it erases what that tombstone's failed verification found."""
         from store.privacy.api import run
 
         return run(self, _scope(session, entry, memory, match, regex), "erase",
-                   delete_exports=delete_exports, actor=actor, reason=reason)
+                   delete_exports=delete_exports, actor=actor, reason=reason,
+                   after_tombstone=after_tombstone)
 
     def redact(self, *, session: str | None = None, entry: int | None = None,
                memory: int | None = None, match: str | None = None, regex: str | None = None,
                delete_exports: bool = False, actor: str | None = None,
-               reason: str | None = None) -> Any:
+               reason: str | None = None, after_tombstone: int | None = None) -> Any:
         """Replace a scope with ``[REDACTED]`` in place, rebuild its index, then verify."""
         from store.privacy.api import run
 
         return run(self, _scope(session, entry, memory, match, regex), "redact",
-                   delete_exports=delete_exports, actor=actor, reason=reason)
+                   delete_exports=delete_exports, actor=actor, reason=reason,
+                   after_tombstone=after_tombstone)
 
     def unverified_tombstones(self) -> list[int]:
         """Tombstones with no stored verification (an erasure interrupted after its commit)."""

@@ -11,6 +11,7 @@ Other processes (the app) follow through ``PRAGMA data_version`` and ``latest_to
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,8 +75,15 @@ def preview(store: Store, scope: Scope, action: str = "erase") -> Closure:
 def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False,
         actor: str | None = None, reason: str | None = None,
         progress: Progress | None = None, step: apply.Step | None = None,
-        closure: Closure | None = None) -> PrivacyResult:
-    """Erase or redact ``scope``, then verify; see the module docstring."""
+        closure: Closure | None = None, after_tombstone: int | None = None) -> PrivacyResult:
+    """Erase or redact ``scope``, then verify; see the module docstring. ``after_tombstone``:
+    this erases what an earlier one left (its verification failed); when every probe passes
+    here, the earlier tombstone's FAIL is cleared by a verification linked to this one."""
+    if after_tombstone is not None:
+        with store.read() as conn, orm(conn) as s:
+            if s.get(Tombstone, int(after_tombstone)) is None:
+                raise ScopeError(f"--after-tombstone {after_tombstone}: no such tombstone "
+                                 "(`lca-tui tombstones` lists them)")
     started = time.perf_counter()
     tick = progress or (lambda _stage, _done, _total: None)
     tick("closure", 0, len(STAGES))
@@ -109,6 +117,16 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
     tick("record", 4, len(STAGES))
     if tombstone_id is not None:
         verification.id = record(store, tombstone_id, verification)
+        from store.privacy.recover import clear, remember_terms
+
+        # what a later re-verification needs to run the lexical probes without the text
+        # (words found nowhere else after the change; a one-word match is itself such a word)
+        words = list(rem.distinctive)
+        if c.scope.kind == "match" and re.fullmatch(r"\w+", c.scope.value.strip()):
+            words.append(c.scope.value.strip())
+        remember_terms(store, tombstone_id, words)
+        if after_tombstone is not None:
+            clear(store, int(after_tombstone), tombstone_id, verification)
     tick("done", len(STAGES), len(STAGES))
     return PrivacyResult(action, scope.kind, c.counts(), c.export_files(), verification,
                          tombstone_id, deleted, dict(c.review),
