@@ -154,6 +154,9 @@ def run(args: argparse.Namespace) -> int:
         verdict = "passed" if result.verification.passed else "FAILED"
         out.print(f"{args.action} done in {result.duration_ms / 1000:.2f} s; tombstone "
                   f"{result.tombstone_id}; verification {verdict}")
+        out.print("to check it yourself without storing the words again: `lca-tui recall "
+                  "--no-trace TEXT` (a plain recall keeps its query in a trace)",
+                  markup=False, soft_wrap=True)
     return 0 if result.verification.passed else 1
 
 

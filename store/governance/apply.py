@@ -147,7 +147,7 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     from store.governance.verify import record_verification
 
     record_verification(store, proposal_id, plan.op, memory_id, expect, list(files.staged),
-                        now)
+                        now, actor=who)
     return get_proposal(store, proposal_id)
 
 
