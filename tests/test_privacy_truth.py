@@ -17,6 +17,8 @@ SECRET_LINE = ("the private key for the tidewave relay sits in the second drawer
                "next to the window")
 PARAPHRASE = ("the private key for the relay sits in the second drawer of the desk "
               "next to the window")
+SENTENCE = r"the private key for the tidewave relay[^.]*"
+"""A regex scope removing the whole sentence: PARAPHRASE restates what it removed."""
 
 
 def _probe(result, name: str):
@@ -34,10 +36,24 @@ def test_a_near_copy_without_the_word_is_no_semantic_leak(store: Store) -> None:
     assert "removed span" in _probe(result, "semantic").detail
 
 
+def test_a_hit_near_only_the_context_that_stays_is_no_leak(store: Store) -> None:
+    """The real-transcript case: a sibling path (another controller in the same folder) is
+    near the line the matched file name was removed from, but not near the name itself."""
+    add_entries(store, "s1", [("tool_result", "- `lib/spotter_web/controllers/"
+                               "session_hook_controller.ex`\n- `config/config.exs`")])
+    add_entries(store, "s2", [("tool_result", "The file /home/USER/spotter/lib/spotter_web/"
+                               "controllers/hooks_controller.ex has been updated.")])
+    result = store.erase(match="session_hook_controller")
+    semantic = _probe(result, "semantic")
+    assert semantic.passed, semantic.detail
+
+
 def test_a_paraphrase_kept_elsewhere_fails_the_semantic_probe(store: Store) -> None:
+    """The sentence a regex removed, restated in another entry without its rare word: the
+    substring and FTS probes cannot see it, the semantic probe does, and names it."""
     add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
     (leak,) = add_entries(store, "s2", [("assistant", f"Noted: {PARAPHRASE}.")])
-    result = store.redact(match="tidewave")
+    result = store.redact(regex=SENTENCE)
     semantic = _probe(result, "semantic")
     assert not semantic.passed and not result.verification.passed
     assert f"(entry {leak})" in semantic.detail and "--after-tombstone" in semantic.detail
@@ -54,7 +70,7 @@ def test_an_erased_entry_seeded_into_an_unrelated_chunk_still_fails(store: Store
 def test_reverification_never_turns_a_failed_verdict_into_a_pass(store: Store) -> None:
     add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
     (leak,) = add_entries(store, "s2", [("assistant", f"Noted: {PARAPHRASE}.")])
-    first = store.redact(match="tidewave")
+    first = store.redact(regex=SENTENCE)
     tid = first.tombstone_id
     assert not first.verification.passed
     ((_, again),) = store.verify_tombstones(tid)

@@ -10,8 +10,10 @@
 - ``semantic``: for a session, entry or memory, no remaining chunk is within 0.98 cosine of a
   removed one (the same text kept by a record outside the scope is noted, not a leak); for a
   match or regex, what the scope removed is measured — the text around each removed span
-  (its sentence or line, at most 200 characters each side) embedded — and no other chunk may be within 0.80 of it (a
-  paraphrase kept elsewhere fails; the redacted records' rebuilt chunks are not compared);
+  (its sentence or line, at most 200 characters each side) embedded — and no other chunk may
+  be within 0.80 of it while at least 0.10 nearer to it than to the same text with the span
+  masked (near what was removed, not only near what stays: a paraphrase of the removed text
+  kept elsewhere fails; the redacted records' rebuilt chunks are not compared);
   a failure names the chunk and the next step;
 - ``traces``: no recall trace or candidate holds the text or points at what was erased, and a
   probe recall for it returns nothing derived from it — the probes write no trace;
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from sqlalchemy import Connection, column, func, or_, table
 from sqlmodel import col, select
 
@@ -285,10 +288,17 @@ WINDOW_LIMIT = 0.80
 MAX_WINDOWS = 40
 
 
-def _windows(c: Closure, matcher: Matcher) -> list[str]:
-    """The text around each span a match or regex removed (each removed chunk's text), the
-    span itself included: what the scope took, not the whole entry's head."""
-    out: dict[str, None] = {}
+SPAN_MARGIN = 0.10
+"""How much closer a chunk must be to the window than to the same window with the span
+masked: a chunk near only the surrounding context (a sibling path, the same template) is
+near what stays, not near what was removed."""
+
+
+def _windows(c: Closure, matcher: Matcher) -> list[tuple[str, str]]:
+    """The text around each span a match or regex removed (each removed chunk's text) with
+    the span, and the same text with the span masked: what the scope took, not the whole
+    entry's head."""
+    out: dict[tuple[str, str], None] = {}
     for _cid, body, _has in c.chunk_rows:
         for m in matcher.pattern.finditer(body):
             a, b = max(0, m.start() - WINDOW_CHARS), min(len(body), m.end() + WINDOW_CHARS)
@@ -298,30 +308,39 @@ def _windows(c: Closure, matcher: Matcher) -> list[str]:
             ends = [i for i in (body.find(". ", m.end(), b), body.find("\n", m.end(), b))
                     if i >= 0]
             b = min(ends) + 1 if ends else b
-            out.setdefault(body[a:b].strip())
+            out.setdefault((body[a:b].strip(), (body[a:m.start()] + " " + body[m.end():b])
+                            .strip()))
             if len(out) >= MAX_WINDOWS:
                 return list(out)
     return list(out)
 
 
 def _semantic_windows(store: Store, conn: Connection, c: Closure, ids: Any, matrix: Any,
-                      windows: list[str], rebuilt: set[int],
+                      windows: list[tuple[str, str]], rebuilt: set[int],
                       tombstone_id: int | None) -> Probe:
-    vectors = store.embedder.embed(windows)
-    sims = vectors @ matrix.T
+    vectors = store.embedder.embed([w for w, _ in windows] + [m for _, m in windows])
+    n = len(windows)
     keep = [i for i, cid in enumerate(ids) if int(cid) not in rebuilt]
     if not keep:
-        return Probe("semantic", True, f"{plural(len(windows), 'span')} removed: the text "
+        return Probe("semantic", True, f"{plural(n, 'span')} removed: the text "
                      "around each embedded; no other chunk remains")
-    sims = sims[:, keep]
+    sims = vectors[:n] @ matrix[keep].T
+    masked = vectors[n:] @ matrix[keep].T
     kept_ids = ids[keep]
+    near = (sims >= WINDOW_LIMIT) & (sims - masked >= SPAN_MARGIN)
+    context = int(((sims >= WINDOW_LIMIT) & ~near).any(axis=1).sum())
     best = sims.max(axis=1)
-    where = kept_ids[sims.argmax(axis=1)]
-    hits = sorted({(int(cid), float(sim)) for sim, cid in zip(best, where, strict=True)
-                   if sim >= WINDOW_LIMIT}, key=lambda h: -h[1])
-    detail = (f"{plural(len(windows), 'removed span')}: the text around each embedded; the "
+    found: dict[int, float] = {}
+    for i, j in zip(*np.nonzero(near), strict=True):
+        cid = int(kept_ids[j])
+        found[cid] = max(found.get(cid, 0.0), float(sims[i, j]))
+    hits = sorted(found.items(), key=lambda h: -h[1])
+    detail = (f"{plural(n, 'removed span')}: the text around each embedded; the "
               f"nearest other chunk at cosine {float(best.max()):.3f}; {len(hits)} within "
-              f"{WINDOW_LIMIT}")
+              f"{WINDOW_LIMIT} that are near what was removed")
+    if context:
+        detail += (f" ({plural(context, 'span')} with chunks near only the text around it, "
+                   "which stays: not a leak)")
     if rebuilt:
         detail += (f" (the {plural(len(rebuilt), 'rebuilt chunk')} of the redacted records "
                    "not compared: their text no longer holds it)")
