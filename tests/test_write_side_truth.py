@@ -129,3 +129,26 @@ def test_an_approved_evidence_less_proposal_is_no_orphan(store: Store) -> None:
         conn.exec_driver_sql("DELETE FROM evidence WHERE memory_id = ?", (done.memory_id,))
     sig = store.health(now=NOW).signal("evidence_orphans")
     assert sig.status == "warn" and {r.id for r in sig.offending} == {done.memory_id}
+
+
+# -- consolidation does not re-propose what is already a memory ----------------------------------
+def test_consolidation_skips_what_a_memory_quotes_or_has_as_evidence(store: Store,
+                                                                    tmp_path: Path) -> None:
+    (quoted, own) = add_entries(store, "s1", [
+        ("user", "From now on use pytest -x so the suite stops at the first failure."),
+        ("user", "I prefer short commit messages.")])
+    import_memories(store, tmp_path / "mem", [
+        ("pytest", "Dana said: \"From now on use pytest -x so the suite stops at the first "
+                   "failure.\" Keep it that way in CI too.",
+         {"name": "pytest -x", "type": "feedback"})])
+    info = _propose(store, {"op": "add", "type": "feedback",
+                            "content": "Keep commit messages short.",
+                            "evidence": [{"entry": own}]})
+    approve(store, info.id, reason="said in the session")
+    before = {p.id for p in store.proposals()}
+    report = store.consolidate()
+    new = [p for p in store.proposals() if p.id not in before]
+    assert new == [], [p.name for p in new]
+    assert report.skipped.get("duplicate_memory", 0) >= 1  # quoted in memory "pytest -x"
+    assert report.skipped.get("duplicate_memory_evidence", 0) >= 1  # its own evidence
+    assert quoted != own
