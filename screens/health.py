@@ -29,7 +29,7 @@ from store.health.records import (
     TrendPoint,
 )
 from widgets.footer import FitFooter
-from widgets.fmt import when
+from widgets.fmt import plural, when
 from widgets.health_trend import HealthTrend, sparkline
 from widgets.safe import cell, join, safe_text
 
@@ -74,7 +74,7 @@ def detail_text(sig: SignalResult) -> Text:
         out.append(line)
     keys = []
     if sig.offending_total:
-        keys.append(f"enter: {sig.offending_total:,} offending rows")
+        keys.append(f"enter: {plural(sig.offending_total, 'offending row')}")
     if sig.fix:
         keys.append(f"f: fix ({sig.fix})")
     if keys:
@@ -325,7 +325,8 @@ class HealthScreen(StoreScreen):
             rows.add_row(cell(v.label), cell(v.row.note, style="dim"), key=str(i))
         shown = len(message.views)
         more = f", first {shown:,} shown" if sig.offending_total > shown else ""
-        rows.border_title = (f"{message.signal}: {sig.offending_total:,} offending rows{more}"
+        rows.border_title = (f"{message.signal}: {plural(sig.offending_total, 'offending row')}"
+                             f"{more}"
                              if sig.offending_total else f"{message.signal}: no offending rows")
         rows.border_subtitle = "enter opens a row's screen · esc back"
         self.rows_loads += 1

@@ -84,6 +84,7 @@ class MemoriesScreen(StoreScreen):
     AUTO_FOCUS = "#memory-table"
     SIDE_PANE = "#memory-side"
     SIDE_NAME = "Evidence and chain"
+    COPY_WHAT = "memory"  # y says what it copied
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),

@@ -142,6 +142,7 @@ class ProposalsScreen(StoreScreen):
     AUTO_FOCUS = "#proposal-queue"
     SIDE_PANE = "#proposal-queue"
     SIDE_NAME = "Queue"
+    COPY_WHAT = "proposal"  # y says what it copied
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="proposals-approve"),
         Binding("r", "reject", "Reject", id="proposals-reject"),

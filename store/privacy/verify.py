@@ -337,7 +337,7 @@ def _semantic_windows(store: Store, conn: Connection, c: Closure, ids: Any, matr
     hits = sorted(found.items(), key=lambda h: -h[1])
     detail = (f"{plural(n, 'removed span')}: the text around each embedded; the "
               f"nearest other chunk at cosine {float(best.max()):.3f}; {len(hits)} within "
-              f"{WINDOW_LIMIT} that are near what was removed")
+              f"{WINDOW_LIMIT:.2f} that are near what was removed")
     if context:
         detail += (f" ({plural(context, 'span')} with chunks near only the text around it, "
                    "which stays: not a leak)")
