@@ -152,3 +152,15 @@ def test_consolidation_skips_what_a_memory_quotes_or_has_as_evidence(store: Stor
     assert report.skipped.get("duplicate_memory", 0) >= 1  # quoted in memory "pytest -x"
     assert report.skipped.get("duplicate_memory_evidence", 0) >= 1  # its own evidence
     assert quoted != own
+
+
+def test_a_negation_in_another_clause_of_the_evidence_is_no_contradiction(store: Store) -> None:
+    """The demo's release checklist: the evidence's "(no manual docker push)" belongs to
+    another clause than "Add the changelog entry and bump the version"."""
+    (entry,) = add_entries(store, "s1", [("assistant", "I'll add the 0.3.0 changelog entry and "
+                                          "version bump, commit, then release with `make "
+                                          "release` as usual (no manual `docker push`).")])
+    info = _propose(store, {"op": "add", "type": "procedure",
+                            "content": "Add the changelog entry and bump the version.",
+                            "evidence": [{"entry": entry}]})
+    assert info.check("source_support").result == "pass", info.check("source_support").detail

@@ -346,6 +346,10 @@ class Checker:
                     # date, negation or "X is Y" value: it contradicts the sentence (half
                     # its words in common, as the contradiction check pairs sentences).
                     cues = tx.cues(s.text, piece.text)
+                    if cues and tx.jaccard(s.text, piece.text) < 0.5:
+                        # a negation may belong to another clause of a longer evidence
+                        # sentence: it counts only between sentences of the same words
+                        cues = [c for c in cues if c["kind"] != "negation"]
                     if cues:
                         if against is None:
                             against = {"entry_id": ev.get("entry_id"), "file": ev.get("file"),
