@@ -339,11 +339,11 @@ def _semantic_windows(store: Store, conn: Connection, c: Closure, ids: Any, matr
               f"nearest other chunk at cosine {float(best.max()):.3f}; {len(hits)} within "
               f"{WINDOW_LIMIT:.2f} that are near what was removed")
     if context:
-        detail += (f" ({plural(context, 'span')} with chunks near only the text around it, "
-                   "which stays: not a leak)")
+        detail += (f"; {plural(context, 'span')} with chunks near only the text around it, "
+                   "which stays: not a leak")
     if rebuilt:
-        detail += (f" (the {plural(len(rebuilt), 'rebuilt chunk')} of the redacted records "
-                   "not compared: their text no longer holds it)")
+        detail += (f"; the {plural(len(rebuilt), 'rebuilt chunk')} of the redacted records "
+                   "not compared: their text no longer holds it")
     if hits:
         detail += _next_step(conn, hits[0][0], hits[0][1], tombstone_id)
     return Probe("semantic", not hits, detail)
