@@ -102,8 +102,9 @@ def _save(store: Store, found: ScanResult, only_if_changed: bool) -> int | None:
         session.flush()
         for s in found.signals:
             session.add(HealthSignal(
-                scan_id=row.id or 0, name=s.name, status=stored_status(s.status), value=s.value, warn=s.warn,
-                fail=s.fail, explanation=s.explanation, offending_count=s.offending_total,
+                scan_id=row.id or 0, name=s.name, status=stored_status(s.status),
+                value=s.value, warn=s.warn, fail=s.fail, explanation=s.explanation,
+                offending_count=s.offending_total,
                 offending=json.dumps([[r.kind, r.id] for r in s.offending]), writer=writer,
                 writer_version=version, created_at=created))
         session.flush()

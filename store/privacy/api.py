@@ -29,7 +29,7 @@ from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
 from store.privacy.tables import in_json, relational_tables, rowid
-from store.privacy.verify import Verification, raw_probe, run_probes
+from store.privacy.verify import Probe, Verification, raw_probe, run_probes
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -117,7 +117,7 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
     tick("record", 4, len(STAGES))
     if tombstone_id is not None:
         verification.id = record(store, tombstone_id, verification)
-        from store.privacy.recover import clear, remember_terms
+        from store.privacy.terms import remember_terms
 
         # what a later re-verification needs to run the lexical probes without the text
         # (words found nowhere else after the change; a one-word match is itself such a word)
@@ -154,6 +154,18 @@ def record(store: Store, tombstone_id: int, v: Verification) -> int:
             s.add(tomb)
         s.flush()
         return row.id
+
+
+def clear(store: Store, earlier: int, later: int, v: Verification) -> int | None:
+    """Link the verification of erasure ``later`` (which erased what ``earlier`` left) to
+    tombstone ``earlier``: when it passed every probe, a verification of ``earlier`` that
+    says so (``cleared-by``) is recorded and the earlier FAIL is cleared. Returns its id."""
+    if not v.passed:
+        return None
+    names = ", ".join(p.name for p in v.probes)
+    probe = Probe("cleared-by", True, f"tombstone {later} erased what this one left: its "
+                  f"verification {v.id} passed every probe ({names})")
+    return record(store, earlier, Verification(True, [probe], v.duration_ms))
 
 
 # -- tombstones ------------------------------------------------------------------------------

@@ -32,7 +32,6 @@ own verification is linked to this tombstone. Every verdict is kept with its tim
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -44,11 +43,12 @@ from sqlmodel import col, select
 from store.core import erasure, pragmas, vec
 from store.core.db import checkpoint_truncate, orm, vacuum
 from store.core.errors import NotFound
-from store.core.models import Entry, ErasureFingerprint, Memory, Session, StoreMeta
+from store.core.models import Entry, ErasureFingerprint, Memory, Session
 from store.privacy import exports
 from store.privacy.content import content_columns
 from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.tables import relational_tables
+from store.privacy.terms import stored_terms
 from store.privacy.verify import Probe, Verification
 from store.recall.models import RecallTrace
 
@@ -79,64 +79,14 @@ def warning(store: Store) -> str | None:
             f"interrupted or still running): run {NOTE}")
 
 
-TERMS_KEY = "privacy.terms.{}"
 RERUN = ("rows", "index", "exports", "raw-bytes", "fts", "substring")
 """The probes a re-verification runs; the others need the erased text."""
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def _stems(conn: Connection, words: list[str]) -> set[str]:
-    """The FTS terms (porter stems, as ``chunk_fts`` indexes) of ``words``: a temporary FTS
-    table tokenises them, nothing reaches the database file."""
-    conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem USING "
-                         "fts5(w, tokenize='porter unicode61')")
-    conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem_vocab USING "
-                         "fts5vocab(temp, lca_stem, row)")
-    try:
-        for w in words:
-            conn.exec_driver_sql("INSERT INTO temp.lca_stem (w) VALUES (?)", (w,))
-        return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM temp.lca_stem_vocab")}
-    finally:
-        conn.exec_driver_sql("DROP TABLE IF EXISTS temp.lca_stem_vocab")
-        conn.exec_driver_sql("DROP TABLE IF EXISTS temp.lca_stem")
-
-
-def remember_terms(store: Store, tombstone_id: int, words: list[str]) -> int:
-    """Keep keyed fingerprints of the erased text's distinctive ``words`` (and their FTS
-    stems) for the tombstone, so a later re-verification can run the lexical and substring
-    probes again without the text. Returns how many words were fingerprinted."""
-    words = sorted({w.lower() for w in words if w})
-    if not words:
-        return 0
-    with store.write() as conn:
-        key = erasure.stored_key(conn)
-        if key is None:
-            erasure.keyed_hash(conn, "term", "")  # creates the store's secret
-            key = erasure.stored_key(conn)
-        assert key is not None
-        doc = {"words": sorted(erasure.keyed(key, "term", w) for w in words),
-               "stems": sorted(erasure.keyed(key, "stem", t) for t in _stems(conn, words))}
-        name = TERMS_KEY.format(tombstone_id)
-        conn.execute(StoreMeta.__table__.delete().where(StoreMeta.__table__.c.key == name))
-        conn.execute(StoreMeta.__table__.insert().values(key=name, value=json.dumps(doc)))
-    return len(words)
-
-
-def _terms(conn: Connection, tombstone_id: int) -> dict[str, set[str]] | None:
-    row = conn.execute(select(StoreMeta.value).where(
-        StoreMeta.key == TERMS_KEY.format(tombstone_id))).first()
-    if row is None:
-        return None
-    try:
-        doc = json.loads(str(row[0]))
-        return {"words": set(doc.get("words", [])), "stems": set(doc.get("stems", []))}
-    except (ValueError, AttributeError):
-        return None
-
-
 def _lexical(conn: Connection, tombstone_id: int) -> list[Probe]:
     """``fts`` and ``substring`` by keyed fingerprint (nothing when none were kept)."""
-    terms = _terms(conn, tombstone_id)
+    terms = stored_terms(conn, tombstone_id)
     key = erasure.stored_key(conn)
     if terms is None or key is None:
         return []
@@ -207,19 +157,6 @@ def _earlier(conn: Connection, tombstone_id: int, rerun: set[str]) -> Probe | No
         "again (the erased text is kept nowhere): this re-verification does not clear it; "
         f"erase what leaked (`lca-tui erase ... --after-tombstone {tombstone_id}`) and its own "
         "verification is linked to this tombstone"))
-
-
-def clear(store: Store, earlier: int, later: int, v: Verification) -> int | None:
-    """Link the verification of erasure ``later`` (which erased what ``earlier`` left) to
-    tombstone ``earlier``: when it passed every probe, a verification of ``earlier`` that
-    says so (``cleared-by``) is recorded and the earlier FAIL is cleared. Returns its id."""
-    from store.privacy.api import record
-
-    if not v.passed:
-        return None
-    probe = Probe("cleared-by", True, f"tombstone {later} erased what this one left: its "
-                  f"verification {v.id} passed every probe ({', '.join(p.name for p in v.probes)})")
-    return record(store, earlier, Verification(True, [probe], v.duration_ms))
 
 
 def _live_prints(conn: Connection, key: bytes) -> dict[str, set[str]]:
