@@ -101,11 +101,13 @@ class LcaApp(App[None]):
         # a change is never later than now (a file from a skewed clock, or a frozen test clock)
         return min(datetime.fromtimestamp(max(stamps), UTC), self.now()).isoformat()
 
-    def copy_id(self, value: str) -> None:
-        """Put an id on the clipboard (OSC 52: works over ssh too) and say what was copied."""
+    def copy_id(self, value: str, what: str = "") -> None:
+        """Put an id on the clipboard (OSC 52: works over ssh too) and say what was copied
+        ("copied proposal id 13 to the clipboard", not "copied 13")."""
         self.copy_to_clipboard(value)
         self.copied = value
-        self.notify(f"copied {visible(value)}", markup=False, timeout=3)
+        name = f"{what} id" if what else "id"
+        self.notify(f"copied {name} {visible(value)} to the clipboard", markup=False, timeout=3)
 
     def follow_erasures(self) -> bool:
         """When an erasure or redaction happened (in any process) since the last look, drop

@@ -28,6 +28,10 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
                         default=None if top else argparse.SUPPRESS,
                         help="the store file (default: $LCA_STORE, else "
                              "~/.local/share/lca-tui/store.db)")
+    parser.add_argument("--actor", metavar="NAME", default=None if top else argparse.SUPPRESS,
+                        help="the person recorded on decisions, audit events and tombstones "
+                        "(default: $LCA_ACTOR, the identity.name setting, else your OS "
+                        "account)")
     parser.add_argument("--set", dest="overrides_top" if top else "overrides",
                         action="append", default=[] if top else argparse.SUPPRESS,
                         metavar="NAME=VALUE", help="override a setting for this run "
@@ -75,6 +79,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return fail("--store is empty: give the store file's path (or leave --store out "
                     "for the default)")
+    if getattr(args, "actor", None) is not None:
+        from store.core.actor import clean, set_process_actor
+
+        if clean(args.actor) is None:
+            from lca_tui.output import fail
+
+            return fail("--actor is empty: name the person (or leave --actor out)")
+        set_process_actor(args.actor)
     if args.command is None:
         from lca_tui.commands.app import open_app
 
@@ -86,7 +98,7 @@ def _command_word(words: list[str]) -> str | None:
     """The command named in ``words`` (the first word that is no option or option value)."""
     i = 0
     while i < len(words):
-        if words[i] in ("--store", "--set"):
+        if words[i] in ("--store", "--set", "--actor"):
             i += 2
         elif words[i].startswith("-"):
             i += 1

@@ -291,7 +291,7 @@ class StoreScreen(Screen[None]):
         if not value:
             self.notify("Nothing selected to copy here.", severity="warning")
             return
-        self.lca.copy_id(value)
+        self.lca.copy_id(value, getattr(self, "COPY_WHAT", ""))
 
     def action_top(self) -> None:
         self._jump(top=True)

@@ -22,12 +22,12 @@ from screens.health_fix import FixConfirm
 from screens.navigation import OpenRecord
 from store import FixPlan, FixReport, RowView, ScanResult, SignalResult, TrendPoint
 from widgets.footer import FitFooter
-from widgets.fmt import when
+from widgets.fmt import plural, when
 from widgets.health_trend import HealthTrend, sparkline
 from widgets.safe import cell, join, safe_text
 
 STATUS_STYLE = {"fail": "bold reverse red", "warn": "bold yellow", "unknown": "magenta",
-                "ok": "green"}
+                "ok": "green", "n/a": "dim"}
 AUTO_SCAN_EVERY = 5.0
 TREND = 8
 """Scans shown in a signal's trend (the table fits 80 columns with it)."""
@@ -67,7 +67,7 @@ def detail_text(sig: SignalResult) -> Text:
         out.append(line)
     keys = []
     if sig.offending_total:
-        keys.append(f"enter: {sig.offending_total:,} offending rows")
+        keys.append(f"enter: {plural(sig.offending_total, 'offending row')}")
     if sig.fix:
         keys.append(f"f: fix ({sig.fix})")
     if keys:
@@ -241,7 +241,8 @@ class HealthScreen(StoreScreen):
         table = self.query_one("#health-signals", DataTable)
         counts = data.scan.counts()
         table.border_title = (f"Health signals — {counts['fail']} fail · {counts['warn']} "
-                              f"warn · {counts['unknown']} unknown · {counts['ok']} ok")
+                              f"warn · {counts['unknown']} unknown · {counts['ok']} ok"
+                              + (f" · {counts['n/a']} n/a" if counts["n/a"] else ""))
         table.border_subtitle = f"scanned {when(data.scan.scanned_at, True)}"
         keep = self.selected
         with self.prevent(DataTable.RowHighlighted):
@@ -316,7 +317,8 @@ class HealthScreen(StoreScreen):
             rows.add_row(cell(v.label), cell(v.row.note, style="dim"), key=str(i))
         shown = len(message.views)
         more = f", first {shown:,} shown" if sig.offending_total > shown else ""
-        rows.border_title = (f"{message.signal}: {sig.offending_total:,} offending rows{more}"
+        rows.border_title = (f"{message.signal}: {plural(sig.offending_total, 'offending row')}"
+                             f"{more}"
                              if sig.offending_total else f"{message.signal}: no offending rows")
         rows.border_subtitle = "enter opens a row's screen · esc back"
         self.loaded("rows")

@@ -70,7 +70,8 @@ class MemoriesScreen(StoreScreen):
         "when the loader cannot read it, its integrity problems (supersession cycles, "
         "dangling links, forks, superseded-but-active, pointers that disagree with the "
         "links), contradiction flags, and its text. A secret memory's text stays masked until "
-        "r reveals it (r again hides it). On the right: its evidence — enter on an entry "
+        "r reveals it after a confirmation, recorded in the audit log (r again, or leaving "
+        "the screen, hides it). On the right: its evidence — enter on an entry "
         "opens it in Transcript — and its supersession chain as a tree, the newest memory at "
         "the top and under each memory the ones it replaced, with validity intervals and the "
         "proposal that made each link (enter on a memory shows it here).\n\n"
@@ -84,6 +85,7 @@ class MemoriesScreen(StoreScreen):
     SIDE_PANE = "#memory-side"
     SIDE_NAME = "Evidence and chain"
     OPENS: ClassVar[frozenset[str]] = frozenset({"memory"})
+    COPY_WHAT = "memory"  # y says what it copied
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
@@ -361,15 +363,32 @@ class MemoriesScreen(StoreScreen):
             del self.revealed[mid]
             self._show_detail(self.detail)
             return
-        self._reveal(mid)
+        from screens.proposal_modals import ConfirmModal
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.detail is not None and self.detail.row.id == mid:
+                self._reveal(mid)
+
+        self.app.push_screen(ConfirmModal(
+            f"Reveal secret memory {mid}?",
+            f"Show the text of secret memory {mid} on this screen.\n\nThe reveal is recorded "
+            "in the audit log (who, which memory, when — never the text). It is hidden again "
+            "when you leave this screen, or with r."), answered)
 
     @work(thread=True, exclusive=True, group="reveal", exit_on_error=False)
     def _reveal(self, memory_id: int) -> None:
         try:
-            body = self.lca.store.memory(memory_id).body
+            body = self.lca.store.reveal_secret(memory_id)
         except NotFound:
             return
         self.post_message(Revealed(memory_id, body))
+
+    def on_screen_suspend(self) -> None:
+        """Leaving the screen (another screen, a modal, a mode) hides a revealed secret."""
+        if self.revealed:
+            self.revealed.clear()
+            if self.detail is not None:
+                self._show_detail(self.detail)
 
     @on(Revealed)
     def _revealed(self, message: Revealed) -> None:

@@ -142,6 +142,7 @@ class ProposalsScreen(StoreScreen):
     SIDE_PANE = "#proposal-queue"
     SIDE_NAME = "Queue"
     OPENS: ClassVar[frozenset[str]] = frozenset({"proposal"})
+    COPY_WHAT = "proposal"  # y says what it copied
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="proposals-approve"),
         Binding("r", "reject", "Reject", id="proposals-reject"),

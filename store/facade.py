@@ -306,24 +306,27 @@ class Store(StoreBase):
     def erase(self, *, session: str | None = None, entry: int | None = None,
               memory: int | None = None, match: str | None = None, regex: str | None = None,
               delete_exports: bool = False, actor: str | None = None,
-              reason: str | None = None) -> PrivacyResult:
-        """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``."""
+              reason: str | None = None, after_tombstone: int | None = None) -> PrivacyResult:
+        """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``.
+        ``after_tombstone``: it erases what that tombstone's failed verification found."""
         from store.privacy.api import run
 
         return run(self, self.scope(session=session, entry=entry, memory=memory, match=match,
                                     regex=regex), "erase",
-                   delete_exports=delete_exports, actor=actor, reason=reason)
+                   delete_exports=delete_exports, actor=actor, reason=reason,
+                   after_tombstone=after_tombstone)
 
     def redact(self, *, session: str | None = None, entry: int | None = None,
                memory: int | None = None, match: str | None = None, regex: str | None = None,
                delete_exports: bool = False, actor: str | None = None,
-               reason: str | None = None) -> PrivacyResult:
+              reason: str | None = None, after_tombstone: int | None = None) -> PrivacyResult:
         """Replace a scope with ``[REDACTED]`` in place, rebuild its index, then verify."""
         from store.privacy.api import run
 
         return run(self, self.scope(session=session, entry=entry, memory=memory, match=match,
                                     regex=regex), "redact",
-                   delete_exports=delete_exports, actor=actor, reason=reason)
+                   delete_exports=delete_exports, actor=actor, reason=reason,
+                   after_tombstone=after_tombstone)
 
     # The same two with a ``Scope`` (``store.scope(...)``): the closure, and the change.
     privacy_closure = operation("store.privacy.api:preview",

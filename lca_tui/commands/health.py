@@ -138,7 +138,9 @@ def run_health(args: argparse.Namespace) -> int:
         out.print(t)
     counts = result.counts()
     console().print(f"{counts['fail']} fail, {counts['warn']} warn, {counts['unknown']} "
-                    f"unknown, {counts['ok']} ok (scan {result.duration_ms:.0f} ms"
+                    f"unknown, {counts['ok']} ok"
+                    + (f", {counts['n/a']} n/a" if counts["n/a"] else "")
+                    + f" (scan {result.duration_ms:.0f} ms"
                     + (f", stored as scan {result.id}" if result.id else ", not stored")
                     + f"); exit {exit_code} at --fail-on {level}", markup=False,
                     soft_wrap=True)

@@ -49,6 +49,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        help="also delete the export files (outside the store) that hold it")
         p.add_argument("--reason", help="a reason kept on the tombstone (it is stored: put "
                        "no content in it)")
+        p.add_argument("--after-tombstone", metavar="ID", type=int,
+                       help="this erases what tombstone ID left (its verification FAILED): "
+                       "when every probe passes, that FAIL is cleared by a verification "
+                       "linked to this one")
         if action == "erase":
             p.add_argument("--exports-of-tombstone", metavar="ID", type=int,
                            help="delete the export files an earlier erasure (tombstone ID) "
@@ -130,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
             if not _confirm(args.action):
                 return fail("cancelled: nothing was changed", code=1)
         result = store.privacy_run(scope, args.action, delete_exports=args.delete_exports,
-                                   reason=args.reason, closure=closure)
+                                   reason=args.reason, closure=closure,
+                                   after_tombstone=args.after_tombstone)
     if args.json:
         print_json(result.to_json())
         return 0 if result.verification.passed else 1
@@ -149,6 +154,9 @@ def run(args: argparse.Namespace) -> int:
         verdict = "passed" if result.verification.passed else "FAILED"
         out.print(f"{args.action} done in {result.duration_ms / 1000:.2f} s; tombstone "
                   f"{result.tombstone_id}; verification {verdict}")
+        out.print("to check it yourself without storing the words again: `lca-tui recall "
+                  "--no-trace TEXT` (a plain recall keeps its query in a trace)",
+                  markup=False, soft_wrap=True)
     return 0 if result.verification.passed else 1
 
 

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                    "shared (private memories are penalised) or public (they are filtered)")
     p.add_argument("--historical", action="store_true",
                    help="a historical recall: superseded and expired memories may be used")
+    p.add_argument("--no-trace", action="store_true",
+                   help="a check (did an erasure leave anything?): the same search, no trace "
+                   "written — a stored trace would hold the query")
     add_json_flag(p)
     p.set_defaults(func=run_recall)
 
@@ -139,7 +142,36 @@ def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
     return dict(reply["result"])
 
 
+def _run_check(args: argparse.Namespace) -> int:
+    """``recall --no-trace``: the search a recall runs, nothing written (never the daemon,
+    which stores a trace for every recall it answers)."""
+    with store_from(args) as store:
+        result = store.probe(args.query, role=args.role, project=args.project,
+                             channel=args.channel, historical=args.historical)
+    items = list(result.items)
+    if args.json:
+        data = result.to_json()
+        data["trace_id"] = None
+        data["trace_written"] = False
+        print_json(data)
+        return 0
+    out = console()
+    for item in items:
+        where = (f"memory {item.source_id} {item.label or ''}" if item.source_type == "memory"
+                 else f"{(item.session_id or '')[:8]}#{item.seq} {item.label or ''}")
+        out.print(f"[{item.rank}] {one_line(where)}  score {item.score:.3f}", markup=False,
+                  style="bold")
+        out.print(one_line(item.text, 300), markup=False)
+    if not items:
+        out.print("nothing injected", markup=False)
+    out.print(f"{plural(len(result.trace.candidates), 'candidate')} considered; no trace "
+              "written (--no-trace): the query is kept nowhere", markup=False)
+    return 0
+
+
 def run_recall(args: argparse.Namespace) -> int:
+    if args.no_trace:
+        return _run_check(args)
     answered = _through_daemon(args)
     if answered is not None:
         if args.json:

@@ -5,7 +5,6 @@ connections, reads records, searches and appends entries. Every capability takes
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,6 +21,7 @@ from sqlmodel import SQLModel, col, select
 from store.core import db
 from store.core.db import orm
 from store.core import vec
+from store.core.actor import resolve as resolve_actor
 from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
@@ -230,7 +230,7 @@ class StoreBase:
         """Record an audit event: ids and counts only, never content."""
         with orm(conn) as session:
             session.add(AuditEvent(
-                ts=now_iso(), actor=actor or os.environ.get("USER") or self.writer,
+                ts=now_iso(), actor=resolve_actor(actor, self.settings),
                 action=action, target_kind=target_kind,
                 target_ids=json.dumps(list(target_ids or [])),
                 counts=json.dumps(counts or {}), writer=self.writer,
@@ -381,6 +381,14 @@ class StoreBase:
     def memory(self, memory_id: int) -> MemoryInfo:
         return memory_info(self._get(Memory, memory_id, f"no memory {memory_id}: "
                                      "`lca-tui memories` lists them"))
+
+    def reveal_secret(self, memory_id: int, actor: str | None = None) -> str:
+        """A secret (or any) memory's text for a person who asked to see it: the reveal is an
+        audit event (who, which memory, when — never the text)."""
+        body = self.memory(memory_id).body
+        with self.write() as conn:
+            self.audit(conn, "reveal-secret", "memory", [memory_id], {}, actor=actor)
+        return body
 
     # -- search ----------------------------------------------------------------------------
     def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:

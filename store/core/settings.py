@@ -175,6 +175,10 @@ SPECS: list[Spec] = [
     Spec("governance.critical_budget_chars", 50000,
          "Budget of the always-loaded critical set (characters of the body and invariant of "
          "every active critical memory): a promotion to critical past it is flagged."),
+    Spec("identity.name", "",
+         "The person recorded on decisions, audit events and tombstones when neither --actor "
+         "nor LCA_ACTOR names one (empty: the OS account running lca-tui, never the program's "
+         "name)."),
     Spec("governance.auto_apply", "reinforce,noop",
          "Operations applied without a person when no check failed (comma-separated; empty "
          "for none). Never `procedure` or `identity` writes, whatever this says."),

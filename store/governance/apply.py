@@ -17,6 +17,7 @@ the write back and the result is stored with the proposal.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
@@ -147,7 +148,7 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     from store.governance.verify import record_verification
 
     record_verification(store, proposal_id, plan.op, memory_id, expect, list(files.staged),
-                        now)
+                        now, actor=who)
     return get_proposal(store, proposal_id)
 
 
@@ -253,9 +254,19 @@ def _evidence(conn: Connection, store: Store, memory_id: int, new: NewProposal,
         memories.add_evidence(conn, store, memory_id, entry_id=p.get("entry_id"),
                               span_start=span[0], span_end=span[1], file_path=p.get("file"),
                               note=p.get("note") or f"proposal {proposal_id}")
-    if not new.evidence:
-        memories.add_evidence(conn, store, memory_id,
-                              note=f"proposal {proposal_id}: no source given (inference)")
+    if not new.evidence:  # its provenance is the approval of the person who supplied it
+        memories.add_evidence(conn, store, memory_id, note=approval_note(proposal_id))
+
+
+APPROVAL_NOTE = re.compile(r"^(?:approval of )?proposal (\d+)\b")
+"""An evidence row of kind *approval*: no source span or file, the approved proposal (whose
+decision names the person) is the memory's origin. Older stores wrote
+``proposal N: no source given (inference)``; both read as an approval."""
+
+
+def approval_note(proposal_id: int) -> str:
+    return (f"approval of proposal {proposal_id}: no source span; the person who approved it "
+            "supplied the text")
 
 
 def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,

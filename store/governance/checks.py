@@ -15,8 +15,11 @@ result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the a
   ``fail``, suggesting ``supersede`` (or ``keep-both`` with a reason).
 - ``source_support``: each sentence of the candidate is traced to its evidence (word overlap
   and cosine to the evidence's sentences); an unsupported one is marked as inference: ``warn``.
-- ``budget``: a promotion to ``critical`` that takes the always-loaded critical set past
-  ``governance.critical_budget_chars``: ``warn`` (LCA Appendix D).
+  Overlap with an evidence sentence that gives another number, date, negation or "X is Y"
+  value (``text.cues``, as the contradiction check) is no support: ``fail``.
+- ``budget``: a write that takes the always-loaded critical set past
+  ``governance.critical_budget_chars``: ``fail``, as Health's ``critical_budget`` grades it
+  (LCA Appendix D); approving it needs a reason, recorded with the decision.
 - ``procedure_risk``: every ``procedure`` or ``identity`` write: ``warn``, a person decides.
 - ``verifier`` (``store.governance.verifier``) when a command is configured.
 
@@ -332,35 +335,70 @@ class Checker:
             best: dict[str, Any] = {"overlap": 0.0, "cos": None, "entry_id": None,
                                     "file": None, "span": None}
             best_score = -1.0
+            against: dict[str, Any] | None = None
             for j, (_, ev, piece) in enumerate(pieces):
                 ov = tx.overlap(s.text, set(tx.words(piece.text)))
                 cos = float(sims[i, j])
                 score = max(ov / min_overlap, cos / min_cos)  # ≥ 1: supported
+                if score >= 1.0 or ov >= _CONTRADICTED_OVERLAP or tx.same_subject(
+                        s.text, piece.text):
+                    # Word overlap is no support when the evidence gives another number,
+                    # date, negation or "X is Y" value: it contradicts the sentence (half
+                    # its words in common, as the contradiction check pairs sentences).
+                    cues = tx.cues(s.text, piece.text)
+                    if cues and tx.jaccard(s.text, piece.text) < 0.5:
+                        # a negation may belong to another clause of a longer evidence
+                        # sentence: it counts only between sentences of the same words
+                        cues = [c for c in cues if c["kind"] != "negation"]
+                    if cues:
+                        if against is None:
+                            against = {"entry_id": ev.get("entry_id"), "file": ev.get("file"),
+                                       "span": [piece.start, piece.end], "cues": cues,
+                                       "overlap": round(ov, 3), "cos": round(cos, 3)}
+                        continue
                 if score > best_score:
                     best_score = score
                     best = {"overlap": round(ov, 3), "cos": round(cos, 3),
                             "entry_id": ev.get("entry_id"), "file": ev.get("file"),
                             "span": [piece.start, piece.end]}
             supported = best["overlap"] >= min_overlap or (best["cos"] or 0.0) >= min_cos
-            marked.append({"start": s.start, "end": s.end, "text": s.text,
-                           "supported": supported, "inference": not supported, **best})
+            mark = {"start": s.start, "end": s.end, "text": s.text,
+                    "supported": supported, "inference": not supported, **best}
+            if against is not None and not supported:
+                mark["contradicted_by"] = against
+            marked.append(mark)
         unsupported = [m for m in marked if m["inference"]]
+        contradicted = [m for m in marked if m.get("contradicted_by")]
         evidence = {"sentences": marked, "min_overlap": min_overlap, "min_cos": min_cos,
                     "sentences_total": len(every)}
         if len(every) > len(sents):
             evidence["note"] = f"the first {len(sents)} of {len(every)} sentences were traced"
         if not cand.evidence:
             return CheckInfo("source_support", "warn",
-                             f"no evidence given: all {len(sents)} sentences are marked as "
+                             f"no evidence given: {_every(len(sents), 'sentence')} marked as "
                              "inference", evidence)
+        if contradicted:
+            first = contradicted[0]
+            by = first["contradicted_by"]
+            where = (f"entry {by['entry_id']}" if by.get("entry_id") is not None
+                     else f"file {by.get('file')}")
+            cue = by["cues"][0]
+            said = (cue["kind"] if cand.sensitivity == "secret"
+                    else f"{cue['kind']}: '{cue['candidate']}' vs '{cue['memory']}'")
+            what = ("" if cand.sensitivity == "secret"
+                    else f" ('{tx_excerpt(first['text'])}')")
+            return CheckInfo("source_support", "fail",
+                             f"{len(contradicted)} of {_n_sentences(len(sents))} contradicted "
+                             f"by the evidence{what}: {where} gives another {said}; correct "
+                             "the text or the evidence", evidence)
         if unsupported:
-            first = ("" if cand.sensitivity == "secret"
-                     else f" (first: '{tx_excerpt(unsupported[0]['text'])}')")
+            first_note = ("" if cand.sensitivity == "secret"
+                          else f" (first: '{tx_excerpt(unsupported[0]['text'])}')")
             return CheckInfo("source_support", "warn",
-                             f"{len(unsupported)} of {len(sents)} sentences not found in the "
-                             f"evidence, marked as inference{first}", evidence)
+                             f"{len(unsupported)} of {_n_sentences(len(sents))} not found in "
+                             f"the evidence, marked as inference{first_note}", evidence)
         return CheckInfo("source_support", "pass",
-                         f"all {len(sents)} sentences traced to the evidence", evidence)
+                         f"{_every(len(sents), 'sentence')} traced to the evidence", evidence)
 
     # -- budget ------------------------------------------------------------------------
     def budget(self, conn: Connection, cand: Candidate) -> CheckInfo:
@@ -386,11 +424,12 @@ class Checker:
                              "chars)", evidence)
         after = current + adding - removing
         evidence["after"] = after
-        if after > limit:
-            return CheckInfo("budget", "warn",
+        if after > limit:  # graded as Health's critical_budget grades it: over is a fail
+            return CheckInfo("budget", "fail",
                              f"critical set would be {after:,} chars, over its {limit:,}-char "
                              f"budget (now {current:,}; this adds {adding - removing:,}): the "
-                             "loader would truncate it", evidence)
+                             "loader would truncate it; approving needs a reason (an override, "
+                             "recorded)", evidence)
         return CheckInfo("budget", "pass",
                          f"critical set {after:,} of {limit:,} chars after this write",
                          evidence)
@@ -423,6 +462,18 @@ class Checker:
         return CheckInfo("procedure_risk", "pass",
                          f"type {cand.type or 'unset'}: not a procedure or identity write",
                          evidence)
+
+
+_CONTRADICTED_OVERLAP = 0.5
+
+
+def _n_sentences(n: int) -> str:
+    return f"{n:,} sentence" if n == 1 else f"{n:,} sentences"
+
+
+def _every(n: int, word: str) -> str:
+    """"the one sentence is" / "all 3 sentences are" — never "all 1 sentences"."""
+    return f"the one {word} is" if n == 1 else f"all {n:,} {word}s are"
 
 
 def tx_excerpt(value: str, width: int = 60) -> str:

@@ -6,7 +6,9 @@ Sources: explicit requests and corrections in user turns and compaction summarie
 proposer command (``proposer``). Every proposal carries ``origin`` ``consolidation`` and an
 idempotency key naming what it came from, so a second pass over the same entries adds
 nothing; it is also de-duplicated against the memories, against pending *and rejected*
-proposals, and within the pass, by normalised text. Each is checked like any other proposal
+proposals, and within the pass, by normalised text — a candidate quoted inside an active
+memory's text, or the text (or the span) of an active memory's own evidence, is already
+known. Each is checked like any other proposal
 and only the auto-apply policy may apply one. Each pass over a session records a checkpoint
 (trigger ``consolidation``) with the highest entry it covered; the next pass starts after it.
 Only a session with new entries gets one, and none when the proposer command failed (it
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, func, select
 
 from store.core.db import orm
-from store.core.models import Checkpoint, Entry, Memory
+from store.core.models import Checkpoint, Entry, Evidence, Memory
 from store.core.timeutil import parse_iso, to_iso
 from store.governance.detect import Found, scan
 from store.governance.models import Proposal
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 TRIGGER = "consolidation"
 PROPOSER = "lca-tui:consolidate"
 HISTORY = 40  # entries before the pass that a correction at its start may answer
+MIN_CONTAINED_WORDS = 3  # a shorter text inside a memory is no sign it is already known
 
 
 @dataclass
@@ -101,16 +104,44 @@ class _Dedup:
             bodies = s.exec(select(Memory.body).where(Memory.status == "active")).all()
             props = s.exec(select(Proposal.content, Proposal.status)
                            .where(col(Proposal.status).in_(("pending", "rejected")))).all()
+            spans = s.exec(select(Evidence.entry_id, Evidence.span_start, Evidence.span_end,
+                                  Entry.content)
+                           .join(Memory, col(Memory.id) == col(Evidence.memory_id))
+                           .join(Entry, col(Entry.id) == col(Evidence.entry_id))
+                           .where(Memory.status == "active")).all()
         self.memories = {normalise(b) for b in bodies}
         self.proposals = {normalise(c) for c, _ in props if c}
         self.this_pass: set[str] = set()
+        # the memories' evidence: (entry, start, end) and its text, normalised
+        self.spans: dict[int, list[tuple[int, int]]] = {}
+        self.evidence_text: set[str] = set()
+        for eid, a, b, content in spans:
+            if eid is None:
+                continue
+            start = int(a) if a is not None else 0
+            end = int(b) if b is not None else len(content or "")
+            self.spans.setdefault(int(eid), []).append((start, end))
+            self.evidence_text.add(normalise((content or "")[start:end]))
 
-    def reason(self, content: str | None) -> str | None:
+    def reason(self, content: str | None,
+               evidence: list[dict[str, Any]] | None = None) -> str | None:
         n = normalise(content)
         if not n:
             return None
         if n in self.memories:
             return "duplicate_memory"
+        if len(n.split()) >= MIN_CONTAINED_WORDS and any(n in m for m in self.memories):
+            return "duplicate_memory"  # quoted inside an existing memory's text
+        if len(n.split()) >= MIN_CONTAINED_WORDS and any(
+                n in t or (len(t.split()) >= MIN_CONTAINED_WORDS and t in n)
+                for t in self.evidence_text):
+            return "duplicate_memory_evidence"  # already a memory's own evidence
+        for ev in evidence or []:
+            eid, span = ev.get("entry"), ev.get("span")
+            if isinstance(eid, int) and eid in self.spans:
+                a, b = (span if isinstance(span, list) and len(span) == 2 else (0, 1 << 62))
+                if any(a < e and s < b for s, e in self.spans[eid]):
+                    return "duplicate_memory_evidence"
         if n in self.proposals:
             return "duplicate_proposal"
         if n in self.this_pass:
@@ -289,7 +320,7 @@ def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: 
 
     if isinstance(doc, dict):
         if doc.get("op") != "reinforce":
-            why = dedup.reason(doc.get("content"))
+            why = dedup.reason(doc.get("content"), doc.get("evidence"))
             if why:
                 report.skipped[why] = report.skipped.get(why, 0) + 1
                 return None

@@ -287,7 +287,7 @@ def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
     except file_guard.FileConflict:
         # the feedback is kept; the file stays as the agent wrote it, and the log says so
         store.audit(conn, "memory_file_conflict", "memory", [memory_id],
-                    {"write_back": 1}, actor=store.writer)
+                    {"write_back": 1})
         return None
     if path is None:
         return None

@@ -41,11 +41,18 @@ def approval_options(summary: ProposalSummary) -> list[ApprovalOption]:
         out.append(ApprovalOption(None, True, bool(other_fails),
                                   f"{', '.join(other_fails)} failed: say why you approve"
                                   if other_fails else f"apply the {summary.op} as proposed"))
+    conflicting = {int(c.get("memory_id")) for c in (contra.evidence.get("conflicts") or [])
+                   if c.get("memory_id") is not None} if conflict and contra else set()
     if dup is not None and dup.suggestion in ("reinforce", "noop") and summary.op == "add":
         mid = dup.evidence.get("memory_id")
-        out.append(ApprovalOption("reinforce", True, False,
-                                  f"reinforce memory {mid} instead of adding a near-copy",
-                                  mid))
+        if mid is not None and int(mid) in conflicting:
+            out.append(ApprovalOption("reinforce", False, False,
+                                      f"not reinforce of memory {mid}: the contradiction check "
+                                      "failed against it", mid))
+        else:
+            out.append(ApprovalOption("reinforce", True, False,
+                                      f"reinforce memory {mid} instead of adding a near-copy",
+                                      mid))
     if conflict and contra is not None:
         mid = contra.evidence.get("memory_id")
         if summary.op == "add":

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -350,7 +349,10 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
 
 
 def actor_name(store: Store, actor: str | None) -> str:
-    return actor or os.environ.get("USER") or store.writer
+    """The person behind a decision (``store.core.actor``: never the program's name)."""
+    from store.core.actor import resolve
+
+    return resolve(actor, store.settings)
 
 
 # -- writing ------------------------------------------------------------------------------

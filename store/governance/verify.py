@@ -94,8 +94,12 @@ def _memory_of(conn: Any, path: Path) -> int | None:
 
 def record_verification(store: Store, proposal_id: int, op: str, memory_id: int | None,
                         expect: dict[str, Any], paths: list[Path],
-                        now: str | None = None) -> dict[str, Any]:
-    """Verify an applied proposal and store the result with it (``now``: its time)."""
+                        now: str | None = None, actor: str | None = None) -> dict[str, Any]:
+    """Verify an applied proposal and store the result with it (``now``: its time), recorded
+    under the person whose approval it completes (``store.core.actor``)."""
+    from store.core.actor import resolve
+
+    who = resolve(actor, store.settings)
     try:
         result = verify(store, op, memory_id, expect, paths)
     except Exception as exc:  # a verification that cannot run is a failed verification
@@ -112,7 +116,7 @@ def record_verification(store: Store, proposal_id: int, op: str, memory_id: int 
                 row.verification = json.dumps(result, ensure_ascii=False)
                 s.add(row)
                 s.add(ProposalDecision(
-                    proposal_id=proposal_id, ts=result["ts"], actor=store.writer,
+                    proposal_id=proposal_id, ts=result["ts"], actor=who,
                     decision="verified" if result["ok"] else "verify_failed",
                     reason=None if result["ok"] else "; ".join(
                         st["detail"] for st in result["steps"] if not st["ok"])[:500],

@@ -103,6 +103,9 @@ def request(sock: Path, message: dict[str, Any], timeout: float = 10.0,
                         f"{connect_timeout} s", hung=True) from exc
         except OSError as exc:  # a socket path we may not use: as good as none
             raise NotRunning(f"{sock}: {exc}") from exc
+        from store.core.actor import for_request
+
+        message = {**for_request(), **message}  # the person behind the command (issue 22)
         asked = dict(message, ack=True) if ack_timeout is not None else message
         started = time.monotonic()
         body = b""

@@ -333,10 +333,11 @@ class Daemon:
             if op == "stop":
                 self.stop()
                 return {"ok": True, "stopping": True}
-            if op == "hook":
-                return self._hook(message)
-            if op == "recall":
-                return self._recall(message)
+            if op in ("hook", "recall"):  # recorded as the person behind the command
+                from store.core.actor import acting_as
+
+                with acting_as(message.get("actor"), message.get("account")):
+                    return self._hook(message) if op == "hook" else self._recall(message)
             if op == "statusline":
                 return self._statusline(message)
             return {"ok": False, "error": f"unknown op {op!r}"}

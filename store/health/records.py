@@ -13,11 +13,12 @@ from typing import Any
 
 from store.core.records import RecordRef
 
-STATUSES = ("ok", "warn", "fail", "unknown")
-RANK = {"ok": 0, "unknown": 1, "warn": 1, "fail": 2}
-"""How bad a status is for ``--fail-on``: ``unknown`` ranks as ``warn`` (DESIGN)."""
-SEVERITY = {"ok": 0, "unknown": 1, "warn": 2, "fail": 3}
-"""The order statuses are shown in (worst first); ``unknown`` below ``warn``."""
+STATUSES = ("ok", "warn", "fail", "unknown", "n/a")
+RANK = {"n/a": 0, "ok": 0, "unknown": 1, "warn": 1, "fail": 2}
+"""How bad a status is for ``--fail-on``: ``unknown`` (a measurement that failed) ranks as
+``warn`` (DESIGN); ``n/a`` (nothing to judge: no data the signal applies to) ranks as ``ok``."""
+SEVERITY = {"n/a": -1, "ok": 0, "unknown": 1, "warn": 2, "fail": 3}
+"""The order statuses are shown in (worst first); ``unknown`` below ``warn``, ``n/a`` last."""
 
 
 def finite(data: Any) -> Any:
@@ -33,8 +34,9 @@ def finite(data: Any) -> Any:
 
 
 def worst(statuses: list[str]) -> str:
-    """The worst of ``statuses`` (``ok`` for none)."""
-    return max(statuses, key=lambda s: SEVERITY[s], default="ok")
+    """The worst of ``statuses`` (``ok`` for none, or when every one is ``n/a``)."""
+    found = max(statuses, key=lambda s: SEVERITY[s], default="ok")
+    return "ok" if found == "n/a" else found
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ class ScanResult:
         return out
 
     def at_or_above(self, level: str) -> list[SignalResult]:
-        """The signals at or above ``level`` (``warn`` or ``fail``; unknown ranks as warn)."""
+        """The signals at or above ``level`` (``warn`` or ``fail``; unknown ranks as warn, n/a
+        as ok)."""
         return [s for s in self.signals if RANK[s.status] >= RANK[level]]
 
     def to_json(self) -> dict[str, Any]:

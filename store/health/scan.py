@@ -63,8 +63,20 @@ def scan(store: Store, *, now: datetime | None = None, save: Save = "always") ->
     return found
 
 
+def stored_status(status: str) -> str:
+    """The status as the ``health_signal`` table keeps it: its CHECK (migration 7) predates
+    ``n/a``, which is stored as ``ok`` with no value (``n/a`` always has none) and read back
+    as ``n/a`` (``read_status``)."""
+    return "ok" if status == "n/a" else status
+
+
+def read_status(status: str, value: float | None) -> str:
+    return "n/a" if status == "ok" and value is None else status
+
+
 def _same(previous: list[HealthSignal], found: ScanResult) -> bool:
-    old = {(s.name, s.status, s.value, s.offending_count) for s in previous}
+    old = {(s.name, read_status(s.status, s.value), s.value, s.offending_count)
+           for s in previous}
     new = {(s.name, s.status, s.value, s.offending_total) for s in found.signals}
     return old == new
 
@@ -90,8 +102,9 @@ def _save(store: Store, found: ScanResult, only_if_changed: bool) -> int | None:
         session.flush()
         for s in found.signals:
             session.add(HealthSignal(
-                scan_id=row.id or 0, name=s.name, status=s.status, value=s.value, warn=s.warn,
-                fail=s.fail, explanation=s.explanation, offending_count=s.offending_total,
+                scan_id=row.id or 0, name=s.name, status=stored_status(s.status),
+                value=s.value, warn=s.warn, fail=s.fail, explanation=s.explanation,
+                offending_count=s.offending_total,
                 offending=json.dumps([[r.kind, r.id] for r in s.offending]), writer=writer,
                 writer_version=version, created_at=created))
         session.flush()
@@ -110,8 +123,8 @@ def trends(store: Store, limit: int = 30) -> dict[str, list[TrendPoint]]:
             list(when))).order_by(col(HealthSignal.scan_id))).all()
     out: dict[str, list[TrendPoint]] = {}
     for r in rows:
-        out.setdefault(r.name, []).append(TrendPoint(r.scan_id, when[r.scan_id], r.status,
-                                                     r.value))
+        out.setdefault(r.name, []).append(TrendPoint(r.scan_id, when[r.scan_id],
+                                                     read_status(r.status, r.value), r.value))
     return out
 
 

@@ -12,7 +12,7 @@ from sqlmodel import col, select
 
 from store.context.models import ContextSnapshot
 from store.context.series import compactions_without_checkpoint
-from store.core.models import Checkpoint, Entry
+from store.core.models import Checkpoint, Entry, Session
 from store.core.timeutil import to_iso
 from store.governance.consolidate import TRIGGER as CONSOLIDATION
 from store.health.records import Row, SignalResult
@@ -93,16 +93,37 @@ def checkpoint_noop(ctx: ScanContext) -> SignalResult:
         "turn and the compaction")
 def compaction_without_checkpoint(ctx: ScanContext) -> SignalResult:
     found = compactions_without_checkpoint(ctx.conn)
+    # A harness that never records checkpoints (Claude Code writes none) cannot have missed
+    # one: its compactions get one informational line, not a warning each. A harness is the
+    # session's format; a checkpoint tied to no session could belong to any, so it counts
+    # for all of them.
+    fmt = dict(ctx.conn.execute(select(Session.id, Session.format)).all())
+    with_checkpoints = {fmt.get(str(s)) for (s,) in ctx.conn.execute(
+        select(Checkpoint.session_id).distinct()).all()}
+    judged = [c for c in found if None in with_checkpoints
+              or fmt.get(c.session_id) in with_checkpoints]
+    silent = sorted({str(fmt.get(c.session_id) or "unknown format")
+                     for c in found if c not in judged})
     rows = [Row("compaction", c.id, f"{c.ts[:16].replace('T', ' ')} {c.trigger or 'compaction'}"
                 f" at {c.pre_tokens or 0:,} tokens, agent {c.agent}: no checkpoint before it")
-            for c in sorted(found, key=lambda c: (c.ts, c.id), reverse=True)]
+            for c in sorted(judged, key=lambda c: (c.ts, c.id), reverse=True)]
     n = len(rows)
     explanation = (f"{plural(n, 'compaction')} ran with no checkpoint between the previous turn "
                    "and it: the pre-compaction trigger did not fire first, what left the window "
                    "was not preserved" if n else
                    "every compaction had a checkpoint before it")
+    unjudged = len(found) - len(judged)
+    if unjudged:
+        info = (f"{plural(unjudged, 'compaction')} in sessions of a harness that records no "
+                f"checkpoints ({', '.join(silent)}): not judged, information only")
+        explanation = info if not n else f"{explanation}; {info}"
+    if not n and not judged and found:
+        return result(ctx, "compaction_without_checkpoint", "n/a", None, "n/a", 0.0, None,
+                      "warn on any, for harnesses that record checkpoints", explanation,
+                      detail={"not_judged": unjudged, "formats": silent})
     return result(ctx, "compaction_without_checkpoint", "warn" if n else "ok", float(n),
-                  str(n), 0.0, None, "warn on any", explanation, rows)
+                  str(n), 0.0, None, "warn on any, for harnesses that record checkpoints",
+                  explanation, rows, detail={"not_judged": unjudged, "formats": silent})
 
 
 @signal("threshold_order", "checkpoint threshold not below the auto-compact threshold on the "
@@ -116,7 +137,7 @@ def threshold_order(ctx: ScanContext) -> SignalResult:
     for s in snaps:
         latest[(s.session_id, s.agent)] = s
     if not latest:
-        return result(ctx, "threshold_order", "unknown", None, "n/a", None, 0.0,
+        return result(ctx, "threshold_order", "n/a", None, "n/a", None, 0.0,
                       "fail when a series' checkpoint threshold is not below its "
                       "auto-compact threshold", "no snapshot reported both thresholds (Claude "
                       "Code transcripts do not): their order cannot be checked from the store")

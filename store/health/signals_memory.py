@@ -120,9 +120,15 @@ def _desc(stamp: Any) -> str:
 
 @signal("evidence_orphans", "active memories with no resolvable evidence")
 def evidence_orphans(ctx: ScanContext) -> SignalResult:
+    from store.governance.apply import APPROVAL_NOTE
+    from store.governance.models import Proposal
+
+    approved = {int(i) for (i,) in ctx.conn.execute(
+        select(columns(Proposal).id).where(columns(Proposal).status.in_(
+            ("approved", "applied"))))} if "proposal" in ctx.tables else set()
     found = ctx.conn.execute(
         select(ME.id, EV.entry_id, EV.file_path,
-               EN.id)
+               EN.id, EV.note)
         .select_from(Memory)
         .join(Evidence, EV.memory_id == ME.id, isouter=True)
         .join(Entry, EN.id == EV.entry_id, isouter=True)
@@ -130,10 +136,15 @@ def evidence_orphans(ctx: ScanContext) -> SignalResult:
     resolved: dict[int, bool] = {}
     why: dict[int, str] = {}
     exists: dict[str, bool] = {}
-    for memory_id, entry_id, path, entry_found in found:
+    for memory_id, entry_id, path, entry_found, note in found:
         mid = int(memory_id)
         ok = False
-        if entry_id is not None:
+        by_approval = APPROVAL_NOTE.match(note or "") if entry_id is None and not path else None
+        if by_approval:  # the approval of the person who supplied the text (its proposal)
+            ok = int(by_approval.group(1)) in approved
+            why.setdefault(mid, f"its approval (proposal {by_approval.group(1)}) is not "
+                           "recorded as approved")
+        elif entry_id is not None:
             ok = entry_found is not None
             why.setdefault(mid, "its evidence names an entry that is gone")
         elif path:
@@ -148,9 +159,11 @@ def evidence_orphans(ctx: ScanContext) -> SignalResult:
     n = len(rows)
     verb = "has" if n == 1 else "have"
     explanation = (f"{plural(n, 'active memory', 'active memories')} of {len(resolved):,} "
-                   f"{verb} no evidence that still resolves (an entry or file): nothing shows "
+                   f"{verb} no evidence that still resolves (an entry, a file or an approval): "
+                   "nothing shows "
                    "where they came from" if n else
-                   f"every one of {len(resolved):,} active memories has resolvable evidence")
+                   f"every one of {len(resolved):,} active memories has resolvable evidence "
+                   "(a source span, a file or the approval that supplied its text)")
     return result(ctx, "evidence_orphans", grade(n, 0, None), float(n), str(n), 0.0, None,
                   "warn > 0", explanation, rows)
 
@@ -184,7 +197,7 @@ def stale_proposals(ctx: ScanContext) -> SignalResult:
     days = int(ctx.setting("health.stale_proposal_days"))
     rule = f"warn on any proposal pending > {days} days"
     if "proposal" not in ctx.tables:
-        return result(ctx, "stale_proposals", "unknown", None, "n/a", 0.0, None, rule,
+        return result(ctx, "stale_proposals", "n/a", None, "n/a", 0.0, None, rule,
                       "this store has no proposal table: pending proposals cannot be counted")
     cutoff = to_iso(ctx.now - timedelta(days=days))
     pending = list_proposals(ctx.store, status="pending")

@@ -11,6 +11,7 @@ Other processes (the app) follow through ``PRAGMA data_version`` and ``latest_to
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
 from store.privacy.scope import Matcher, Scope, ScopeError
 from store.privacy.sets import scan
 from store.privacy.tables import in_json, relational_tables, rowid
-from store.privacy.verify import Verification, raw_probe, run_probes
+from store.privacy.verify import Probe, Verification, raw_probe, run_probes
 from store.core.plan import confirm_unchanged
 from store.core.vocab import SENSITIVITIES, Progress
 
@@ -73,10 +74,18 @@ def preview(store: Store, scope: Scope, action: str = "erase") -> Closure:
 def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False,
         actor: str | None = None, reason: str | None = None,
         progress: Progress | None = None, step: apply.Step | None = None,
-        closure: Closure | None = None) -> PrivacyResult:
+        closure: Closure | None = None, after_tombstone: int | None = None) -> PrivacyResult:
     """Erase or redact ``scope``, then verify; see the module docstring. ``closure``: the
     preview the person confirmed — the closure is computed again and the action refuses
-    (``PlanStale``, nothing changed) unless it lists exactly the same records."""
+    (``PlanStale``, nothing changed) unless it lists exactly the same records.
+    ``after_tombstone``: this erases what an earlier one left (its verification failed); when
+    every probe passes here, the earlier tombstone's FAIL is cleared by a verification linked
+    to this one."""
+    if after_tombstone is not None:
+        with store.read() as conn, orm(conn) as s:
+            if s.get(Tombstone, int(after_tombstone)) is None:
+                raise ScopeError(f"--after-tombstone {after_tombstone}: no such tombstone "
+                                 "(`lca-tui tombstones` lists them)")
     started = time.perf_counter()
     tick = progress or (lambda _stage, _done, _total: None)
     tick("closure", 0, len(STAGES))
@@ -113,6 +122,16 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
     tick("record", 4, len(STAGES))
     if tombstone_id is not None:
         verification.id = record(store, tombstone_id, verification)
+        from store.privacy.terms import remember_terms
+
+        # what a later re-verification needs to run the lexical probes without the text
+        # (words found nowhere else after the change; a one-word match is itself such a word)
+        words = list(rem.distinctive)
+        if c.scope.kind == "match" and re.fullmatch(r"\w+", c.scope.value.strip()):
+            words.append(c.scope.value.strip())
+        remember_terms(store, tombstone_id, words)
+        if after_tombstone is not None:
+            clear(store, int(after_tombstone), tombstone_id, verification)
     tick("done", len(STAGES), len(STAGES))
     return PrivacyResult(action, scope.kind, c.counts(), c.export_files(), verification,
                          tombstone_id, deleted, dict(c.review),
@@ -140,6 +159,18 @@ def record(store: Store, tombstone_id: int, v: Verification) -> int:
             s.add(tomb)
         s.flush()
         return row.id
+
+
+def clear(store: Store, earlier: int, later: int, v: Verification) -> int | None:
+    """Link the verification of erasure ``later`` (which erased what ``earlier`` left) to
+    tombstone ``earlier``: when it passed every probe, a verification of ``earlier`` that
+    says so (``cleared-by``) is recorded and the earlier FAIL is cleared. Returns its id."""
+    if not v.passed:
+        return None
+    names = ", ".join(p.name for p in v.probes)
+    probe = Probe("cleared-by", True, f"tombstone {later} erased what this one left: its "
+                  f"verification {v.id} passed every probe ({names})")
+    return record(store, earlier, Verification(True, [probe], v.duration_ms))
 
 
 # -- tombstones ------------------------------------------------------------------------------

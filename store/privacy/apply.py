@@ -17,7 +17,6 @@ content hash of what it now says).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -55,7 +54,10 @@ def _ids(rows: set[int] | list[int]) -> str:
 
 
 def actor_name(store: Store, actor: str | None) -> str:
-    return actor or os.environ.get("USER") or store.writer
+    """The person behind an erasure (``store.core.actor``: never the program's name)."""
+    from store.core.actor import resolve
+
+    return resolve(actor, store.settings)
 
 
 def _tombstone(store: Store, conn: Connection, c: Closure, actor: str,

@@ -17,15 +17,27 @@ can, and can fail:
 - ``index``: no vector and no FTS row is left whose chunk is gone;
 - ``exports``: none of the export files the tombstone listed is still on disk;
 - ``raw-bytes``: the WAL is truncated to zero bytes and the database file has no free pages
-  after the VACUUM, with ``secure_delete`` on: deleted bytes have nowhere left to be.
+  after the VACUUM, with ``secure_delete`` on: deleted bytes have nowhere left to be;
+- ``fts`` and ``substring`` again, without the text: an erasure keeps keyed fingerprints
+  (HMAC with the store's secret, ``store_meta`` key ``privacy.terms.<tombstone>``) of the
+  erased text's distinctive words and of their FTS stems; every remaining FTS term and every
+  word of every content column is fingerprinted the same way and compared.
+
+A re-verification never turns a failed verdict into a pass from fewer probes: when an earlier
+verification of the tombstone failed a probe that cannot run again (semantic, traces, the
+phrase and raw-byte searches by content), the new verdict fails too (``earlier-verdict``),
+naming the probes and the way out — erase what leaked (``erase --after-tombstone ID``), whose
+own verification is linked to this tombstone. Every verdict is kept with its time.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlalchemy import func
 from sqlmodel import col, select
 
 from store.core import erasure, pragmas, vec
@@ -33,7 +45,10 @@ from store.core.db import checkpoint_truncate, orm, vacuum
 from store.core.errors import NotFound
 from store.core.models import Entry, ErasureFingerprint, Memory, Session
 from store.privacy import exports
-from store.privacy.models import Tombstone
+from store.privacy.content import content_columns
+from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
+from store.privacy.tables import relational_tables
+from store.privacy.terms import stored_terms
 from store.privacy.verify import Probe, Verification
 from store.recall.models import RecallTrace
 
@@ -62,6 +77,86 @@ def warning(store: Store) -> str | None:
     named = ", ".join(map(str, ids[:5])) + (" …" if len(ids) > 5 else "")
     return (f"tombstone{'s' if len(ids) > 1 else ''} {named} not verified (erasure "
             f"interrupted or still running): run {NOTE}")
+
+
+RERUN = ("rows", "index", "exports", "raw-bytes", "fts", "substring")
+"""The probes a re-verification runs; the others need the erased text."""
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _lexical(conn: Connection, tombstone_id: int) -> list[Probe]:
+    """``fts`` and ``substring`` by keyed fingerprint (nothing when none were kept)."""
+    terms = stored_terms(conn, tombstone_id)
+    key = erasure.stored_key(conn)
+    if terms is None or key is None:
+        return []
+    fts_hits = sum(1 for t in vec.fts_terms(conn) if erasure.keyed(key, "stem", t)
+                   in terms["stems"])
+    seen: set[str] = set()
+    held: dict[str, int] = {}
+    for name, info in sorted(relational_tables(conn).items()):
+        cols = content_columns(info)
+        if not cols:
+            continue
+        q = ", ".join(f'"{c}"' for c in cols)
+        for row in conn.exec_driver_sql(f'SELECT {q} FROM "{name}"'):
+            hit = False
+            for value in row:
+                if not isinstance(value, str) or not value:
+                    continue
+                for w in {w.lower() for w in _WORD.findall(value)}:
+                    if w in seen:
+                        continue
+                    if erasure.keyed(key, "term", w) in terms["words"]:
+                        hit = True
+                    else:
+                        seen.add(w)
+            if hit:
+                held[name] = held.get(name, 0) + 1
+    n = len(terms["words"])
+    where = ", ".join(f"{t} {c}" for t, c in sorted(held.items()))
+    return [Probe("fts", not fts_hits, f"{fts_hits} of {len(terms['stems'])} fingerprinted "
+                  "FTS terms of the erased text are indexed again"),
+            Probe("substring", not held,
+                  f"{n:,} fingerprinted {'word' if n == 1 else 'words'} of the erased text: "
+                  + (f"held again by rows of: {where}" if held else
+                     "no content column of any table holds one"))]
+
+
+def _earlier(conn: Connection, tombstone_id: int, rerun: set[str]) -> Probe | None:
+    """A failed earlier verdict whose failed probes this run cannot repeat."""
+    with orm(conn) as s:
+        cleared = s.exec(select(func.max(col(ErasureProbe.verification_id))).join(
+            ErasureVerification, col(ErasureVerification.id) ==
+            col(ErasureProbe.verification_id)).where(
+                ErasureVerification.tombstone_id == tombstone_id,
+                col(ErasureProbe.name) == "cleared-by", col(ErasureProbe.passed) == 1)).one()
+        since = int(cleared or 0)
+        failed = s.exec(select(ErasureVerification).where(
+            ErasureVerification.tombstone_id == tombstone_id,
+            col(ErasureVerification.id) > since,
+            col(ErasureVerification.passed) == 0).order_by(
+                col(ErasureVerification.id).desc())).first()
+        if failed is None:
+            return None
+        names = [p.name for p in s.exec(select(ErasureProbe).where(
+            ErasureProbe.verification_id == failed.id, col(ErasureProbe.passed) == 0)
+            .order_by(col(ErasureProbe.seq))).all()]
+        if names == ["earlier-verdict"]:  # itself a carried verdict: find the original
+            names = [p.name for p in s.exec(select(ErasureProbe).join(
+                ErasureVerification, col(ErasureVerification.id) ==
+                col(ErasureProbe.verification_id)).where(
+                    ErasureVerification.tombstone_id == tombstone_id,
+                    col(ErasureVerification.id) > since, col(ErasureProbe.passed) == 0,
+                    col(ErasureProbe.name) != "earlier-verdict")).all()]
+    missing = sorted(set(names) - rerun)
+    if not missing:
+        return None
+    return Probe("earlier-verdict", False, (
+        f"verification {failed.id} of {failed.ts} failed {', '.join(missing)}, which cannot run "
+        "again (the erased text is kept nowhere): this re-verification does not clear it; "
+        f"erase what leaked (`lca-tui erase ... --after-tombstone {tombstone_id}`) and its own "
+        "verification is linked to this tombstone"))
 
 
 def _live_prints(conn: Connection, key: bytes) -> dict[str, set[str]]:
@@ -149,7 +244,12 @@ def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Ver
         begun = time.perf_counter()
         with store.read() as conn:
             probes = [_rows(conn, tid), _index(conn)]
+            probes += _lexical(conn, tid)
         probes += [_exports(store, tid), raw]
+        with store.read() as conn:
+            carried = _earlier(conn, tid, {p.name for p in probes if p.passed})
+        if carried is not None:
+            probes.append(carried)
         ms = round(shared + (time.perf_counter() - begun) * 1000.0, 1)
         v = Verification(all(p.passed for p in probes), probes, ms)
         v.id = record(store, tid, v)

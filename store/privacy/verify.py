@@ -7,8 +7,14 @@
 - ``substring``: a scan of every content column (``store.privacy.content``) of every
   relational table finds the text nowhere (bookkeeping tables included); metadata columns
   that hold it (a kind, an agent name, a path the store read) are named, never rewritten;
-- ``semantic``: no remaining chunk is within 0.98 cosine of a removed one (a redacted chunk's
-  own rebuilt chunk may be, when its text no longer holds the scope);
+- ``semantic``: for a session, entry or memory, no remaining chunk is within 0.98 cosine of a
+  removed one (the same text kept by a record outside the scope is noted, not a leak); for a
+  match or regex, what the scope removed is measured — the text around each removed span
+  (its sentence or line, at most 200 characters each side) embedded — and no other chunk may
+  be within 0.80 of it while at least 0.10 nearer to it than to the same text with the span
+  masked (near what was removed, not only near what stays: a paraphrase of the removed text
+  kept elsewhere fails; the redacted records' rebuilt chunks are not compared);
+  a failure names the chunk and the next step;
 - ``traces``: no recall trace or candidate holds the text or points at what was erased, and a
   probe recall for it returns nothing derived from it — the probes write no trace;
 - ``exports``: no export file the store wrote still holds it;
@@ -31,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from sqlalchemy import Connection, column, func, or_, table
 from sqlmodel import col, select
 
@@ -220,23 +227,28 @@ def _substring(c: Closure, rem: Remaining, matcher: Matcher | None, total: int) 
     return Probe("substring", True, "no content column of any table holds it" + note)
 
 
-def _semantic(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
+def _semantic(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
+              tombstone_id: int | None = None) -> Probe:
     if not len(c.vectors):
         return Probe("semantic", True, "no vectors were removed")
     ids, matrix = vec.all_vectors(conn)
     if not len(ids):
         return Probe("semantic", True, f"{len(c.vectors)} vectors removed; none remain")
-    sims = c.vectors @ matrix.T
-    best = sims.max(axis=1)
-    where = ids[sims.argmax(axis=1)]
     rebuilt: set[int] = set()
     if c.action == "redact":
         for source_type, sources in c.rebuild.items():
             rebuilt |= {int(r[0]) for r in conn.execute(
                 select(Chunk.id).where(col(Chunk.source_type) == source_type, in_json(
                     col(Chunk.source_id), json.dumps(sorted(sources)))))}
+    windows = _windows(c, matcher) if matcher is not None else []
+    if windows:
+        return _semantic_windows(store, conn, c, ids, matrix, windows, rebuilt, tombstone_id)
+    sims = c.vectors @ matrix.T
+    best = sims.max(axis=1)
+    where = ids[sims.argmax(axis=1)]
     erased_text = {body for _, body, has in c.chunk_rows if has}
     bad, noted = 0, 0
+    first: tuple[int, float] | None = None
     for sim, cid in zip(best, where, strict=True):
         if sim < SEMANTIC_LIMIT:
             continue
@@ -247,15 +259,109 @@ def _semantic(conn: Connection, c: Closure, matcher: Matcher | None) -> Probe:
             noted += 1
         elif matcher is None and body in erased_text:
             noted += 1  # the same text, kept by a record outside the scope
+        elif matcher is not None:
+            noted += 1  # near the removed chunk's head, but it does not hold the text
         else:
             bad += 1
-    detail = (f"{len(c.vectors)} vectors removed; nearest remaining chunk at cosine "
+        if bad and first is None:
+            first = (int(cid), float(sim))
+    detail = (f"{plural(len(c.vectors), 'vector')} removed; nearest remaining chunk at cosine "
               f"{float(best.max()):.3f}; {bad} within {SEMANTIC_LIMIT}")
     if noted:
         detail += (f" ({noted} more are rebuilt chunks of the redacted records, whose text "
-                   "no longer holds it)" if c.action == "redact" else
+                   "no longer holds it)" if c.action == "redact" and matcher is None else
+                   f" ({noted} more do not hold the text: near, not a leak)"
+                   if matcher is not None else
                    f" ({noted} more hold the same text, kept by records outside the scope)")
+    if first is not None:
+        detail += _next_step(conn, first[0], first[1], tombstone_id)
     return Probe("semantic", bad == 0, detail)
+
+
+WINDOW_CHARS = 200
+"""At most this many characters each side of a removed span, within its sentence or line, are
+what the semantic probe embeds for a text scope."""
+WINDOW_LIMIT = 0.80
+"""A remaining chunk this close to the text around a removed span may paraphrase it
+(all-MiniLM-L6-v2: a paraphrase of a one-sentence window 0.80–0.82, an unrelated sentence
+0.05; the nearest other chunk to the `tidewave` redaction of the real transcripts 0.53)."""
+MAX_WINDOWS = 40
+
+
+SPAN_MARGIN = 0.10
+"""How much closer a chunk must be to the window than to the same window with the span
+masked: a chunk near only the surrounding context (a sibling path, the same template) is
+near what stays, not near what was removed."""
+
+
+def _windows(c: Closure, matcher: Matcher) -> list[tuple[str, str]]:
+    """The text around each span a match or regex removed (each removed chunk's text) with
+    the span, and the same text with the span masked: what the scope took, not the whole
+    entry's head."""
+    out: dict[tuple[str, str], None] = {}
+    for _cid, body, _has in c.chunk_rows:
+        for m in matcher.pattern.finditer(body):
+            a, b = max(0, m.start() - WINDOW_CHARS), min(len(body), m.end() + WINDOW_CHARS)
+            # within the sentence (or line) that holds the span
+            cut = max(body.rfind(". ", a, m.start()), body.rfind("\n", a, m.start()))
+            a = cut + 1 if cut >= 0 else a
+            ends = [i for i in (body.find(". ", m.end(), b), body.find("\n", m.end(), b))
+                    if i >= 0]
+            b = min(ends) + 1 if ends else b
+            out.setdefault((body[a:b].strip(), (body[a:m.start()] + " " + body[m.end():b])
+                            .strip()))
+            if len(out) >= MAX_WINDOWS:
+                return list(out)
+    return list(out)
+
+
+def _semantic_windows(store: Store, conn: Connection, c: Closure, ids: Any, matrix: Any,
+                      windows: list[tuple[str, str]], rebuilt: set[int],
+                      tombstone_id: int | None) -> Probe:
+    vectors = store.embedder.embed([w for w, _ in windows] + [m for _, m in windows])
+    n = len(windows)
+    keep = [i for i, cid in enumerate(ids) if int(cid) not in rebuilt]
+    if not keep:
+        return Probe("semantic", True, f"{plural(n, 'span')} removed: the text "
+                     "around each embedded; no other chunk remains")
+    sims = vectors[:n] @ matrix[keep].T
+    masked = vectors[n:] @ matrix[keep].T
+    kept_ids = ids[keep]
+    near = (sims >= WINDOW_LIMIT) & (sims - masked >= SPAN_MARGIN)
+    context = int(((sims >= WINDOW_LIMIT) & ~near).any(axis=1).sum())
+    best = sims.max(axis=1)
+    found: dict[int, float] = {}
+    for i, j in zip(*np.nonzero(near), strict=True):
+        cid = int(kept_ids[j])
+        found[cid] = max(found.get(cid, 0.0), float(sims[i, j]))
+    hits = sorted(found.items(), key=lambda h: -h[1])
+    detail = (f"{plural(n, 'removed span')}: the text around each embedded; the "
+              f"nearest other chunk at cosine {float(best.max()):.3f}; {len(hits)} within "
+              f"{WINDOW_LIMIT:.2f} that are near what was removed")
+    if context:
+        detail += (f"; {plural(context, 'span')} with chunks near only the text around it, "
+                   "which stays: not a leak")
+    if rebuilt:
+        detail += (f"; the {plural(len(rebuilt), 'rebuilt chunk')} of the redacted records "
+                   "not compared: their text no longer holds it")
+    if hits:
+        detail += _next_step(conn, hits[0][0], hits[0][1], tombstone_id)
+    return Probe("semantic", not hits, detail)
+
+
+def _next_step(conn: Connection, chunk_id: int, sim: float, tombstone_id: int | None) -> str:
+    """Which chunk may still hold the erased content, and what to do about it."""
+    row = conn.execute(select(Chunk.source_type, Chunk.source_id)
+                       .where(col(Chunk.id) == chunk_id)).first()
+    source = f"{row[0]} {row[1]}" if row is not None else "a record"
+    flag = f"--{row[0]} {row[1]}" if row is not None and row[0] in ("entry", "memory") else ""
+    after = f" --after-tombstone {tombstone_id}" if tombstone_id else ""
+    return (f"; chunk {chunk_id} ({source}) at cosine {sim:.3f} may paraphrase what was "
+            f"removed: read it, then erase or redact it (`lca-tui erase {flag}{after}`)")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
@@ -394,7 +500,7 @@ def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
         rem = _scan_remaining(conn, c, matcher, candidates)
         probes = [_rows(conn, c), _fts(conn, c, matcher, rem),
                   _substring(c, rem, matcher, len(candidates)),
-                  _semantic(conn, c, matcher)]
+                  _semantic(store, conn, c, matcher, tombstone_id)]
         probes.append(_traces(store, conn, c, matcher, rem))
         probes.append(_exports(conn, c, matcher, tombstone_id))
     probes.append(raw_probe(store, c, rem, wal_ok, wal_left, vacuumed))

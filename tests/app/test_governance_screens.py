@@ -380,7 +380,7 @@ async def test_secret_masked_until_revealed_and_load_error_shown(
         assert "vault" not in rendered_text(body) and "press r" in rendered_text(body)
         table = screen.query_one("#memory-table", DataTable)
         assert "vault" not in " ".join(str(c) for c in table.get_row(str(secret)))
-        await pilot.press("r")
+        await pilot.press("r", "y")  # a confirmation first (issue 22)
         await wait_until(pilot, lambda: secret in screen.revealed, what="revealed")
         assert "secret/ledgerline/staging" in rendered_text(body)
         await pilot.press("r")

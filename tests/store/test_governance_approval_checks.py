@@ -21,11 +21,18 @@ def test_budget_is_checked_again_at_approval(tmp_path: Path) -> None:
         b = _propose(store, {"op": "add", "content": "b" * 75, "metadata": {"critical": True}})
         assert a.check("budget").result == b.check("budget").result == "pass"
         assert approve(store, a.id).status == "applied"
-        done = approve(store, b.id)
+        # over the budget fails at the gate as in Health (issue 22): approving needs a reason
+        with pytest.raises(ProposalError, match="needs --reason"):
+            approve(store, b.id)
+        done = get_proposal(store, b.id)
         budget = done.check("budget")
-        assert budget.result == "warn" and "over its 100-char budget" in budget.detail
+        assert budget.result == "fail" and "over its 100-char budget" in budget.detail
         assert budget.evidence["current"] == 75 and budget.revision == 1
-        assert done.revision == 1
+        assert done.revision == 1 and done.status == "pending"
+        forced = approve(store, b.id, reason="the loader budget is raised next release")
+        assert forced.status == "applied"
+        assert any(d.reason == "the loader budget is raised next release"
+                   for d in forced.decisions)
     finally:
         store.close()
 

@@ -193,7 +193,7 @@ def test_critical_promotion_over_budget_is_flagged(tmp_path: Path) -> None:
         big = _propose(store, {"op": "add", "content": "A long rule. " * 10,
                                "metadata": {"critical": True}})
         budget = big.check("budget")
-        assert budget.result == "warn" and "over its 300-char budget" in budget.detail
+        assert budget.result == "fail" and "over its 300-char budget" in budget.detail
         assert budget.evidence["after"] > 300
         plain = _propose(store, {"op": "add", "content": "A long note. " * 10})
         assert plain.check("budget").result == "pass"

@@ -104,10 +104,15 @@ def test_health_cli_on_real_transcripts_exits_0_at_fail(cc_store: Store, tmp_pat
         assert {"name", "status", "value", "thresholds", "explanation", "offending"} <= set(sig)
         assert set(sig["thresholds"]) == {"warn", "fail"}
     assert all(s["status"] != "fail" for s in data["signals"])
-    warn = _cli("health", "--fail-on", "warn", "--show", "compaction_without_checkpoint",
-                store=path)
-    assert warn.returncode == 1 and "exit 1 at --fail-on warn" in warn.stdout
-    assert "compaction_without_checkpoint: 1 offending row\n" in warn.stdout  # one: singular
+    # Claude Code records no checkpoints: its compaction is information, not a warning, and
+    # nothing else warns but the tests' fallback embedder (vector_support; issue 22)
+    warn = _cli("health", "--json", "--fail-on", "warn", store=path)
+    at_warn = {s["name"] for s in json.loads(warn.stdout)["signals"]
+               if s["status"] in ("warn", "fail", "unknown")}
+    assert at_warn == {"vector_support"}
+    sig = next(s for s in json.loads(warn.stdout)["signals"]
+               if s["name"] == "compaction_without_checkpoint")
+    assert sig["status"] == "n/a" and sig["detail"]["not_judged"] == 1
 
 
 def test_health_cli_errors_are_one_line(tmp_path: Path) -> None:

@@ -58,12 +58,13 @@ def test_every_signal_is_measured_and_a_clean_store_is_ok(seeded: Store) -> None
 
 def test_real_transcripts_raise_nothing_at_fail(cc_store: Store) -> None:
     """The three real Claude Code sessions: nothing at fail; the one real compaction had no
-    checkpoint before it (warn), blank entries are not index lag."""
+    checkpoint before it, but Claude Code records no checkpoints at all: not judged, n/a
+    (issue 22); blank entries are not index lag."""
     result = scan(cc_store)
     assert result.at_or_above("fail") == []
     assert status(result, "index_lag") == "ok"
-    assert status(result, "compaction_without_checkpoint") == "warn"
-    assert status(result, "threshold_order") == "unknown"
+    assert status(result, "compaction_without_checkpoint") == "n/a"
+    assert status(result, "threshold_order") == "n/a"
     with cc_store.read() as conn:
         blank = conn.exec_driver_sql(
             "SELECT COUNT(*) FROM entry e WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE "
@@ -327,9 +328,12 @@ def test_threshold_order(seeded: Store) -> None:
     assert sig.status == "fail" and ids(sig) == {snap}
 
 
-def test_threshold_order_unknown_when_nothing_reported(store: Store) -> None:
+def test_threshold_order_not_applicable_when_nothing_reported(store: Store) -> None:
+    """Nothing to judge is n/a (issue 22), not unknown, and does not rank as a warning."""
     add_session(store)
-    assert scan(store).signal("threshold_order").status == "unknown"
+    result = scan(store)
+    assert result.signal("threshold_order").status == "n/a"
+    assert "threshold_order" not in {s.name for s in result.at_or_above("warn")}
 
 
 # -- index ----------------------------------------------------------------------------------------

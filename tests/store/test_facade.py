@@ -16,7 +16,7 @@ from sqlmodel import Session as OrmSession
 from store import HookRunInfo, Store, StoreError, StoreUnavailable
 from store.facade import operation
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _public_methods() -> dict[str, object]:

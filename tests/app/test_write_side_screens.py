@@ -1,0 +1,36 @@
+"""Issue 22, the screens as their users met them: counted nouns agree with their numbers
+(Health's "enter: 1 offending row"), ``y`` says what it copied, a health signal with nothing to
+judge shows ``N/A`` and counts in the title, not as a warning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from screens.health import STATUS_STYLE, detail_text
+from store.health.records import Row, SignalResult
+
+
+def _sig(n: int, status: str = "warn") -> SignalResult:
+    return SignalResult("compaction_without_checkpoint", status, float(n), str(n), 0.0, None,
+                        "warn on any", "x", [Row("compaction", i) for i in range(n)], n)
+
+
+def test_one_offending_row_is_singular() -> None:
+    assert "enter: 1 offending row" in detail_text(_sig(1)).plain
+    assert "1 offending rows" not in detail_text(_sig(1)).plain
+    assert "enter: 2 offending rows" in detail_text(_sig(2)).plain
+
+
+def test_not_applicable_has_a_style() -> None:
+    assert "n/a" in STATUS_STYLE
+
+
+def test_copy_says_what_it_copied(monkeypatch: Any) -> None:
+    from lca_tui.app import LcaApp
+
+    said: list[str] = []
+    app = LcaApp.__new__(LcaApp)
+    monkeypatch.setattr(LcaApp, "copy_to_clipboard", lambda self, v: None)
+    monkeypatch.setattr(LcaApp, "notify", lambda self, msg, **kw: said.append(msg))
+    app.copy_id("13", "proposal")
+    assert said == ["copied proposal id 13 to the clipboard"]
