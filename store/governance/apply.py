@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 from sqlmodel import col, select
 
+from store.core import filejournal
 from store.core.db import orm
 from store.core.models import Chunk, Memory
 from store.core.timeutil import now_iso
@@ -89,6 +90,10 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     """
     if as_ is not None and as_ not in ("reinforce", "supersede", "keep-both"):
         raise ProposalError(f"--as must be reinforce, supersede or keep-both, got {as_!r}")
+    filejournal.finish(store)  # what a killed write left in the bound directory, settled
+    first = get_proposal(store, proposal_id)
+    if first.status == "applied" and first.verified is None:
+        return finish_verification(store, proposal_id)
     info = recheck(store, proposal_id, actor=actor) if recheck_ else get_proposal(
         store, proposal_id)
     option = next((o for o in info.options if o.as_op == as_), None)
@@ -122,11 +127,12 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
             memory_id = _apply(conn, store, proposal_id, plan, files, expect, now)
             if conflicts and memory_id is not None:
                 _flag(conn, store, proposal_id, memory_id, conflicts, reason, now)
-            files.commit()
+            files.commit(conn, store)
             _set_status(conn, proposal_id, "applied", None, who, memory_id, now)
             _decide(conn, store, proposal_id, "applied", who, as_, None, policy, now)
             store.audit(conn, "proposal_approved", "proposal", [proposal_id, memory_id],
                         {"files": len(files.staged)}, actor=who)
+        files.done()
     except ProposalError:
         files.rollback()
         raise
@@ -150,11 +156,44 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     return get_proposal(store, proposal_id)
 
 
+def finish_verification(store: Store, proposal_id: int) -> ProposalInfo:
+    """Verify an apply that committed but was never verified (the process was killed
+    between the two): the memory it wrote reads back with the candidate's text, is indexed
+    and found, and its bound files (and its targets') read back as stored."""
+    from store.governance.files import _inside as inside, usable_bound_dir
+    from store.governance.verify import record_verification
+
+    info = get_proposal(store, proposal_id)
+    if info.status != "applied":
+        raise ProposalError(f"proposal {proposal_id} is {info.status}, not applied")
+    plan = stored_candidate(store, proposal_id)
+    memory_id = info.memory_id
+    expect: dict[str, Any] = {}
+    if plan.op in ("add", "supersede", "merge", "revise"):
+        expect["body"] = (plan.content or "").strip("\n")
+    if plan.op in ("add", "supersede", "merge"):
+        expect["status"] = "active"
+    elif plan.op == "quarantine":
+        expect["status"] = "quarantined"
+    folder = usable_bound_dir(store)
+    paths = []
+    if folder is not None:
+        with store.read() as conn:
+            for mid in dict.fromkeys([m for m in (memory_id, *plan.targets) if m is not None]):
+                m = memories.get(conn, int(mid))
+                own = inside(m.source_file if m is not None else None, folder)
+                if own is not None and own.exists():
+                    paths.append(own)
+    record_verification(store, proposal_id, plan.op, memory_id, expect, paths)
+    return get_proposal(store, proposal_id)
+
+
 def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None,
            now: str | None = None) -> ProposalInfo:
     """Reject a pending proposal; ``reason`` is required and kept."""
     if not (reason or "").strip():
         raise ProposalError("a rejection needs a reason (--reason)")
+    filejournal.finish(store)
     info = get_proposal(store, proposal_id)
     if info.summary.op is None:
         raise ProposalError(f"proposal {proposal_id} is history from a harness event; it is "
