@@ -139,6 +139,16 @@ def _kept_keys(m: Memory) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != file_guard.FILE_HASH_KEY}
 
 
+def kept_keys(m: Memory) -> dict[str, Any]:
+    """The keys of the memory's file that lca-tui does not manage (kept on a rewrite)."""
+    return _kept_keys(m)
+
+
+def supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
+    """What the memory's file says it supersedes (the old file's stem, else its name)."""
+    return _supersedes_ref(conn, m, folder)
+
+
 def _supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
     if m.supersedes_id is None:
         return m.supersedes_ref
