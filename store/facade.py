@@ -371,6 +371,13 @@ class Store(StoreBase):
 
         return approve(self, proposal_id, as_, reason, actor=actor)
 
+    def finish_interrupted(self) -> dict[str, Any]:
+        """Settle what killed writes left: file journals of the bound directory, applies
+        never verified (``lca-tui verify``); tombstones are ``verify_tombstones``."""
+        from store.governance.apply import finish_interrupted
+
+        return finish_interrupted(self)
+
     def reject(self, proposal_id: int, reason: str, *, actor: str | None = None) -> Any:
         """Reject a pending proposal; the reason is required."""
         from store.governance import reject

@@ -53,6 +53,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     add_json_flag(p)
     p.set_defaults(func=run_approve)
 
+    p = sub.add_parser("verify", parents=parents,
+                       help="finish what an interrupted write left: the bound directory's "
+                       "file journals, applied proposals never verified, unverified tombstones")
+    add_json_flag(p)
+    p.set_defaults(func=run_verify)
+
     p = sub.add_parser("reject", parents=parents, help="reject a pending proposal")
     p.add_argument("proposal_id", metavar="ID", type=int)
     p.add_argument("--reason", required=True, help="why (required, kept with the proposal)")
@@ -224,6 +230,29 @@ def run_reject(args: argparse.Namespace) -> int:
         console().print(f"proposal {info.id} rejected: {one_line(info.status_reason or '')}",
                         markup=False)
     return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    with store_from(args) as store:
+        done = store.finish_interrupted()
+        tombs = store.verify_tombstones()
+    report = {**done, "tombstones_verified": {tid: v.passed for tid, v in tombs}}
+    ok = all(report["proposals_verified"].values()) and all(
+        report["tombstones_verified"].values())
+    if args.json:
+        print_json(report)
+    else:
+        out = console()
+        out.print(f"file journals settled: {done['journals']}", markup=False)
+        for pid, good in done["proposals_verified"].items():
+            out.print(f"proposal {pid}: {'verified' if good else 'verification FAILED'}",
+                      markup=False)
+        for tid, v in tombs:
+            out.print(f"tombstone {tid}: {'verified' if v.passed else 'verification FAILED'}",
+                      markup=False)
+        if not done["proposals_verified"] and not tombs:
+            out.print("no apply or erasure was left unverified", markup=False)
+    return 0 if ok else 1
 
 
 def run_edit(args: argparse.Namespace) -> int:

@@ -58,3 +58,9 @@ def install(engine: Engine) -> None:
     @event.listens_for(engine, "commit")
     def _commit(_conn):  # type: ignore[no-untyped-def]
         point("commit")
+
+
+def reset() -> None:
+    """Count points from the start again (a forked child counts its own)."""
+    global _count
+    _count = 0

@@ -193,6 +193,12 @@ class Undo:
         needed; the marker goes at the next ``finish``."""
         self.path.unlink(missing_ok=True)
 
+    def forget_marker(self) -> None:
+        """After ``drop`` once committed: the marker goes too (a kill in between leaves it
+        for ``finish``, which drops markers whose journal is gone)."""
+        with self.store.write() as conn:
+            conn.execute(delete(StoreMeta).where(col(StoreMeta.key) == _marker(self.token)))
+
 
 def _settle_undo(store: Store, conn: Connection, mode: int, step: Step) -> int:
     settled = 0

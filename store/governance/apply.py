@@ -19,18 +19,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, delete
 from sqlmodel import col, select
 
 from store.core import filejournal
 from store.core.db import orm
-from store.core.models import Chunk, Memory
+from store.core.models import Chunk, Memory, StoreMeta
 from store.core.timeutil import now_iso
 from store.core import memories
 from store.governance.chains import ForkError, link
 from store.governance.files import FileWrites
 from store.governance.models import MemoryFlag, Proposal, ProposalDecision
 from store.governance.proposals import (
+    AUTO_APPLY_DUE,
     NewProposal,
     ProposalError,
     actor_name,
@@ -50,13 +51,42 @@ def submit(store: Store, new: NewProposal, *, actor: str | None = None,
     """Check and store a proposal (``proposals.store_proposal``), then apply it at once when
     ``governance.auto_apply`` allows (``auto_apply=False``: never). ``now`` stamps it with
     another time than the clock's (replaying history, e.g. the demo)."""
-    info = store_proposal(store, new, actor=actor, now=now)
-    if auto_apply and info.status == "pending":
+    info = store_proposal(store, new, actor=actor, now=now, auto_apply_due=auto_apply)
+    if auto_apply:
+        return _auto_apply(store, info, now)
+    return info
+
+
+def _auto_apply(store: Store, info: ProposalInfo, now: str | None = None) -> ProposalInfo:
+    """Apply ``info`` when the policy allows it; then its auto-apply-due marker goes."""
+    if info.status == "pending":
         allowed, _ = auto_apply_allowed(store, info)
         if allowed:
-            return approve(store, info.id, actor="policy:governance.auto_apply",
+            info = approve(store, info.id, actor="policy:governance.auto_apply",
                            policy="governance.auto_apply", now=now, recheck_=False)
+    with store.write() as conn:
+        conn.execute(delete(StoreMeta).where(col(StoreMeta.key) == f"{AUTO_APPLY_DUE}{info.id}"))
     return info
+
+
+def resume_auto_apply(store: Store) -> list[int]:
+    """Proposals submitted for the auto-apply policy whose process was killed before it
+    decided: decided now (applied when it allows). Returns their ids."""
+    with store.read() as conn:
+        keys = [str(k) for (k,) in conn.execute(select(StoreMeta.key).where(
+            col(StoreMeta.key).startswith(AUTO_APPLY_DUE))).all()]
+    done = []
+    for key in keys:
+        pid = int(key[len(AUTO_APPLY_DUE):])
+        try:
+            info = get_proposal(store, pid)
+        except Exception:  # noqa: BLE001 - gone (erased): only the marker is left
+            with store.write() as conn:
+                conn.execute(delete(StoreMeta).where(col(StoreMeta.key) == key))
+            continue
+        _auto_apply(store, info)
+        done.append(pid)
+    return done
 
 
 def _plan(info: ProposalInfo, new: NewProposal, as_: str | None) -> NewProposal:
@@ -186,6 +216,21 @@ def finish_verification(store: Store, proposal_id: int) -> ProposalInfo:
                     paths.append(own)
     record_verification(store, proposal_id, plan.op, memory_id, expect, paths)
     return get_proposal(store, proposal_id)
+
+
+def finish_interrupted(store: Store) -> dict[str, Any]:
+    """Settle what killed writes left: the bound directory's file journals (an approval's
+    placements undone or kept, an erasure's deletions played), and every apply that
+    committed but was never verified. Returns what was done."""
+    journals = filejournal.finish(store)
+    resume_auto_apply(store)
+    with store.read() as conn, orm(conn) as s:
+        ids = [int(i or 0) for i in s.exec(
+            select(Proposal.id).where(col(Proposal.status) == "applied",
+                                      col(Proposal.verified).is_(None))
+            .order_by(col(Proposal.id))).all()]
+    verified = {pid: bool(finish_verification(store, pid).verified) for pid in ids}
+    return {"journals": journals, "proposals_verified": verified}
 
 
 def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None,

@@ -206,15 +206,21 @@ class FileWrites:
                 else file_guard.changed_on_disk(own, m)
             extra = file_guard.check(own, before, m, FIELD_ORDER)
         path = path_for(conn, m, folder, set(self.staged))
-        fm = front_matter(m, _supersedes_ref(conn, m, folder), {**_kept_keys(m), **extra})
+        ref = _supersedes_ref(conn, m, folder)
+        fm = front_matter(m, ref, {**_kept_keys(m), **extra})
         self.staged[path] = render(fm, m.body)
         digest = file_guard.sha256_bytes(self.staged[path].encode("utf-8"))
+        changes: dict[str, Any] = {}
         if m.source_file != str(path) or file_guard.recorded_hash(m) != digest:
-            memories.update(conn, store, memory_id, {
-                "source_file": str(path),
-                "front_matter": json.dumps({**fm, file_guard.FILE_HASH_KEY: digest},
-                                           default=_json_default, ensure_ascii=False)},
-                index=False)
+            changes = {"source_file": str(path),
+                       "front_matter": json.dumps({**fm, file_guard.FILE_HASH_KEY: digest},
+                                                  default=_json_default, ensure_ascii=False)}
+        if ref is not None and m.supersedes_ref != ref:
+            # the file names what it supersedes as the importer will read it back: the
+            # gate's own write is not a change made outside the gate
+            changes["supersedes_ref"] = ref
+        if changes:
+            memories.update(conn, store, memory_id, changes, index=False)
         return path
 
     def claim_file(self, conn: Connection, store: Store, memory_id: int,
@@ -271,9 +277,11 @@ class FileWrites:
             raise
 
     def done(self) -> None:
-        """The transaction committed: the undo journal is no longer needed."""
+        """The transaction committed: the undo journal and its marker are no longer
+        needed."""
         if self._undo is not None:
             self._undo.drop()
+            self._undo.forget_marker()
             self._undo = None
         self._done.clear()
 

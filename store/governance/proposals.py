@@ -31,7 +31,7 @@ from sqlmodel import col, select
 
 from store.core.db import columns, orm
 from store.core.errors import NotFound
-from store.core.models import Entry, Memory
+from store.core.models import Entry, Memory, StoreMeta
 from store.core.timeutil import normalise_iso, now_iso
 from store.governance.checks import Candidate, Checker, evidence_texts
 from store.governance.models import (
@@ -363,8 +363,11 @@ def _check_rows(store: Store, proposal_id: int, revision: int,
             for c in checks]
 
 
+AUTO_APPLY_DUE = "governance.auto_apply_due."
+
+
 def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
-                   now: str | None = None) -> ProposalInfo:
+                   now: str | None = None, auto_apply_due: bool = False) -> ProposalInfo:
     """Check and store a proposal, pending (``apply.submit`` adds the auto-apply policy).
 
     The checks (embedding, the verifier command) run before the write lock is taken. With
@@ -403,6 +406,9 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
             s.add_all(_check_rows(store, row.id, 0, checks))
             s.flush()
             proposal_id = row.id
+            if auto_apply_due:  # a kill before the policy decides leaves this for a resume
+                s.add(StoreMeta(key=f"{AUTO_APPLY_DUE}{proposal_id}", value="1"))
+                s.flush()
         store.audit(conn, "proposal_submitted", "proposal", [proposal_id],
                     {"checks_failed": sum(c.result == "fail" for c in checks),
                      "checks_warned": sum(c.result == "warn" for c in checks)},

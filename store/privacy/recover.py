@@ -124,9 +124,11 @@ def _file(store: Store, wal_ok: bool, wal_left: int) -> Probe:
 def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Verification]]:
     """Finish the unverified tombstones (or the one named, verified or not): checkpoint,
     VACUUM, the probes, stored. Returns (tombstone id, verification) for each."""
+    from store.core import filejournal
     from store.privacy.api import record
     from store.recall.pool import drop_cache
 
+    filejournal.finish(store)  # an erasure's file deletions a kill left unplayed
     if tombstone_id is not None:
         with store.read() as conn, orm(conn) as s:
             if s.get(Tombstone, int(tombstone_id)) is None:
