@@ -37,6 +37,7 @@ from store.governance.proposals import (
     actor_name,
     get_proposal,
     recheck,
+    secret_name,
     store_proposal,
     stored_candidate,
 )
@@ -302,6 +303,8 @@ def _fields(new: NewProposal, now: str, base: Memory | None = None) -> dict[str,
     out["body"] = (new.content or "").strip("\n")
     out["type"] = new.type or (base.type if base else None)
     out["name"] = md.get("name") or (base.name if base else _first_line(new.content or ""))
+    if base is None and not md.get("name") and md.get("sensitivity") == "secret":
+        out["name"] = secret_name(out["type"])  # its text never names it
     for key in ("description", "role", "invariant", "sensitivity", "half_life_days"):
         if key in md:
             out[key] = md[key]
@@ -346,8 +349,12 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     for target in new.targets:  # the bound files as they were, before the write changes them
         files.guard(conn, store, target)
     if op in ("add", "supersede", "merge"):
-        written = memories.create(conn, store, _fields(new, now), index=False)
+        fields = _fields(new, now)
+        written = memories.create(conn, store, fields, index=False)
         memory_id = written.memory_id
+        if fields.get("sensitivity") == "secret" and not new.metadata.get("name"):
+            memories.update(conn, store, memory_id,
+                            {"name": secret_name(fields.get("type"), memory_id)}, index=False)
         _evidence(conn, store, memory_id, new, proposal_id)
         for old in new.targets:
             link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)

@@ -317,6 +317,12 @@ def refuse_target_state(op: str, targets: list[dict[str, Any]]) -> None:
                                 f"reinforce of it is refused{hint}")
 
 
+def secret_name(mtype: str | None, memory_id: int | None = None) -> str:
+    """The default name of a secret memory: its type and id, none of its text."""
+    kind = mtype or "memory"
+    return f"secret {kind} {memory_id}" if memory_id is not None else f"secret {kind}"
+
+
 def _name_of(new: NewProposal, targets: list[dict[str, Any]]) -> str:
     if new.metadata.get("name"):
         return str(new.metadata["name"])
@@ -343,7 +349,11 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
     inherited = max((t["sensitivity"] for t in targets), key=lambda s: rank.get(s, 2),
                     default="public")
     sensitivity = new.metadata.get("sensitivity") or inherited
-    cand = Candidate(new.op, mtype, _name_of(new, targets), content or "", dict(new.metadata),
+    name = _name_of(new, targets)
+    if sensitivity == "secret" and not new.metadata.get("name") and (
+            not targets or new.op in ("add", "merge")):
+        name = secret_name(mtype)  # a default name made of a secret's text would show it
+    cand = Candidate(new.op, mtype, name, content or "", dict(new.metadata),
                      targets, texts, new.rationale, sensitivity)
     return cand, pointers
 
