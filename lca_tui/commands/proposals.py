@@ -10,8 +10,9 @@ import json
 import sys
 from typing import Any
 
-from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
+from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
                             store_from, table)
+from store.core.textsafe import out_of_range
 from store.core.textsafe import one_line, visible
 from widgets.fmt import when
 
@@ -34,19 +35,19 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("proposals", parents=parents, help="the proposal queue, newest first")
     p.add_argument("--status", choices=STATUSES, help="only proposals in this state")
-    p.add_argument("--limit", type=int, help="at most this many")
+    p.add_argument("--limit", type=sql_int, help="at most this many")
     add_json_flag(p)
     p.set_defaults(func=run_proposals)
 
     p = sub.add_parser("proposal", parents=parents,
                        help="one proposal: candidate, checks with evidence, edits, decisions")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     add_json_flag(p)
     p.set_defaults(func=run_proposal)
 
     p = sub.add_parser("approve", parents=parents,
                        help="approve a proposal: apply it in one transaction, then verify")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     p.add_argument("--as", dest="as_", choices=("reinforce", "supersede", "keep-both"),
                    help="approve as another operation (the checks say which they allow)")
     p.add_argument("--reason", help="why (required over a contradiction or a failed check)")
@@ -60,7 +61,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(func=run_verify)
 
     p = sub.add_parser("reject", parents=parents, help="reject a pending proposal")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     p.add_argument("--reason", required=True, help="why (required, kept with the proposal)")
     add_json_flag(p)
     p.set_defaults(func=run_reject)
@@ -68,7 +69,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p = sub.add_parser("edit", parents=parents,
                        help="change a pending proposal (JSON of the fields to change); its "
                        "checks run again and the edit is kept in its history")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     p.add_argument("file", metavar="FILE", help="JSON file of changes, or - for stdin")
     p.add_argument("--reason", help="why it was edited")
     add_json_flag(p)
@@ -87,10 +88,17 @@ def read_json(name: str) -> Any:
     except OSError as exc:
         raise ValueError(f"{where}: cannot read ({exc.strerror})") from None
     try:
-        return json.loads(raw)
+        doc = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not JSON: line {exc.lineno} column {exc.colno}: "
                          f"{exc.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{where}: JSON arrays or objects nested too deeply to be "
+                         "read") from None
+    problem = out_of_range(doc)
+    if problem:
+        raise ValueError(f"{where}: {problem}")
+    return doc
 
 
 SHORT = {"duplicate": "dup", "contradiction": "contra", "source_support": "source",

@@ -32,6 +32,7 @@ from sqlmodel import col, select
 from store.core.db import columns, orm
 from store.core.errors import NotFound
 from store.core.models import Entry, Memory, StoreMeta
+from store.core.textsafe import out_of_range
 from store.core.timeutil import normalise_iso, now_iso
 from store.governance.checks import Candidate, Checker, evidence_texts
 from store.governance.models import (
@@ -129,6 +130,9 @@ def parse_proposal(data: Any, origin: str = "api", source: str = "") -> NewPropo
     if unknown:
         raise ProposalError(f"{_where(source, unknown[0])}: unknown key (known: "
                             f"{', '.join(sorted(known))})")
+    too_big = out_of_range(data)
+    if too_big:
+        raise ProposalError(f"{source or 'proposal'}: {too_big}")
     targets: tuple[int, ...] = ()
     for key in ("target", "targets"):
         if data.get(key) is not None:

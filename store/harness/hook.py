@@ -74,6 +74,8 @@ def parse_payload(event: str, raw: str | bytes) -> dict[str, Any]:
         payload = json.loads(raw)
     except ValueError as exc:
         raise HookInputError(f"stdin is not JSON ({exc})") from exc
+    except RecursionError:
+        raise HookInputError("stdin nests JSON arrays or objects too deeply to be read") from None
     if not isinstance(payload, dict):
         raise HookInputError(f"stdin holds a JSON {type(payload).__name__}, not an object")
     named = payload.get("hook_event_name")
