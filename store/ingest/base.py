@@ -26,7 +26,14 @@ from store.core.writes import (
     upsert_session,
     write_entries,
 )
-from store.ingest.lines import LineReader, Position, load_position, resume_point, save_position
+from store.ingest.lines import (
+    MAX_LINE_BYTES,
+    LineReader,
+    Position,
+    load_position,
+    resume_point,
+    save_position,
+)
 from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
 
 if TYPE_CHECKING:
@@ -337,6 +344,8 @@ class LineImporter:
             if lines_in_batch >= BATCH_LINES:
                 flush(reader.position)
                 ctx.tick(storable(path.name), reader.position.offset, size)
+        for number in reader.oversized:
+            error(number, f"longer than {MAX_LINE_BYTES >> 20} MiB: line skipped")
         if errors_here > MAX_ERRORS_PER_FILE:
             report.error(str(path), None, f"{errors_here - MAX_ERRORS_PER_FILE} more bad lines "
                          "in this file were not listed")
