@@ -251,3 +251,55 @@ def test_a_consolidation_pass_survives_a_kill_anywhere(tmp_path: Path) -> None:
     s = _freeze(db, folder, settings, lambda st: st.consolidate(use_proposer=False), again)
     s.outside = {path.name: path.read_bytes()}
     assert _kill_suite(s, tmp_path)["killed"] >= 20
+
+
+def _approve_scenario(tmp_path: Path) -> tuple[Scenario, int]:
+    db, folder, settings = _bound(tmp_path)
+    with make_store(db, **settings) as store:
+        old = _add(store, "Tax reminders go out on the first of the month.", name="Tax")
+        pid = _propose(store, {"op": "supersede", "target": old, "type": "reference",
+                               "content": "Tax reminders go out on the fifth of the month."}).id
+    return _freeze(db, folder, settings, lambda st: st.approve(pid)), pid
+
+
+def test_a_kill_before_the_verification_is_finished_by_approve(tmp_path: Path) -> None:
+    s, pid = _approve_scenario(tmp_path)
+    points = _points(s, tmp_path)
+    s.restore()  # the last commit is the verification's: killed there, the apply stands
+    assert _in_child(s, {faults.KILL_ENV: str(len(points))}) == faults.KILL_STATUS
+    with s.open() as store:
+        info = store.proposal(pid)
+        assert info.status == "applied" and info.verified is None
+        again = store.approve(pid)  # no longer "already applied": it verifies
+        assert again.verified is True
+    _agree(s)
+
+
+def test_a_kill_after_placing_files_then_reject_leaves_no_file_behind(tmp_path: Path) -> None:
+    s, pid = _approve_scenario(tmp_path)
+    points = _points(s, tmp_path)
+    placed = max(i for i, p in enumerate(points, start=1) if p.startswith("placed "))
+    s.restore()
+    assert _in_child(s, {faults.KILL_ENV: str(placed)}) == faults.KILL_STATUS
+    assert len(list(s.folder.glob("*.md"))) == 2  # the directory ran ahead of the store
+    with s.open() as store:
+        store.reject(pid, "not now")
+        assert store.proposal(pid).status == "rejected"
+        store.ingest([s.folder])  # nothing comes back as a file add
+        assert [p.status for p in store.proposals()] == ["rejected", "applied"]
+    assert len(list(s.folder.glob("*.md"))) == 1
+    _agree(s)
+
+
+def test_a_stale_tmp_file_is_cleaned_on_the_next_write_and_never_imported(
+        tmp_path: Path) -> None:
+    s, pid = _approve_scenario(tmp_path)
+    s.restore()
+    stale = s.folder / ".reference_tax.md.k3j9x_q.tmp"
+    stale.write_text("---\nname: half\n---\n\nhalf written\n")
+    with s.open() as store:
+        store.ingest([s.folder])
+        assert not any(m.name == "half" for m in store.memories())
+        store.approve(pid)
+    assert not stale.exists()
+    _agree(s)
