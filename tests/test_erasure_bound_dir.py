@@ -205,3 +205,18 @@ def test_a_recall_answered_during_the_probes_does_not_fail_them(
         assert traces.passed and "0 traces written by the probes" in traces.detail
     finally:
         store.close()
+
+
+def test_redacting_a_memory_by_id_rewrites_its_proposals_and_file(tmp_path: Path) -> None:
+    store, folder = _bound(tmp_path)
+    try:
+        mid = _add(store, name="Deploy key")
+        _propose(store, {"op": "supersede", "target": mid, "type": "reference",
+                         "content": "The deploy key moved to the vault."})
+        result = store.redact(memory=mid)
+        assert result.verification.passed, [p.to_json() for p in result.verification.probes]
+        assert not _dir_holds(folder, "deploy.pem")
+        store.close()
+        assert b"deploy.pem" not in _store_bytes(store)
+    finally:
+        store.close()

@@ -298,6 +298,46 @@ def governance_copies(conn: Connection, c: Closure) -> bool:
     return changed
 
 
+def redact_copies(conn: Connection, c: Closure) -> None:
+    """A redaction by id: the governance rows holding the redacted texts (``COPY_TABLES``)
+    get each copy replaced by the mark, in place (as JSON-escaped text too)."""
+    from store.privacy.scope import MARK
+    from store.privacy.tables import dbapi
+
+    forms: list[str] = []
+    for t in c.texts:
+        t = t.strip()
+        if len(t) >= COPY_MIN:
+            for form in (t, json.dumps(t)[1:-1], json.dumps(t, ensure_ascii=False)[1:-1]):
+                if form not in forms:
+                    forms.append(form)
+    if not forms:
+        return
+    forms.sort(key=len, reverse=True)
+    found = tuple(forms)
+    dbapi(conn).create_function(
+        "lca_holds_copy", 1,
+        lambda v: int(isinstance(v, str) and any(f in v for f in found)), deterministic=True)
+    for name in COPY_TABLES:
+        info = c.tables.get(name)
+        if info is None:
+            continue
+        cols = [x for x in info.text_columns if x not in info.keys]
+        if not cols:
+            continue
+        t = rel(name, *cols)
+        for r in conn.execute(select(t.c.rowid, *(t.c[x] for x in cols)).where(
+                or_(*(func.lca_holds_copy(t.c[x]) for x in cols)))).all():
+            changed = {}
+            for col_name, value in zip(cols, r[1:], strict=True):
+                if isinstance(value, str) and any(f in value for f in found):
+                    for f in found:
+                        value = value.replace(f, MARK)
+                    changed[col_name] = value
+            if changed:
+                c.scrub.setdefault(name, {}).setdefault(int(r[0]), {}).update(changed)
+
+
 def compute(store: Store, scope: Scope, action: str) -> Closure:
     """The closure of ``scope`` for ``action`` (``erase`` or ``redact``): a read, nothing
     changes."""
@@ -329,6 +369,7 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
                 redaction.redact_text(conn, c, matcher)
             else:
                 redaction.redact_ids(store, conn, c)
+                redact_copies(conn, c)
             redaction.redact_followups(conn, c)
         describe.texts(conn, c, matcher)
         describe.fingerprints(conn, c)

@@ -372,10 +372,12 @@ def _own_strings(store: Store, c: Closure) -> tuple[list[str], int]:
     if not own:
         return [], 0
     kept: set[str] = set()
+    folded = [(t, t.lower()) for t in own]  # the bytes are searched case-folded
 
     def seen(value: Any) -> int:
         if isinstance(value, str) and value:
-            kept.update(t for t in own if t not in kept and t in value)
+            low = value.lower()
+            kept.update(t for t, f in folded if t not in kept and f in low)
         return 0
 
     with store.read() as conn:
