@@ -68,7 +68,7 @@ def git_commits(folder: Path, needles: list[str]) -> tuple[list[str], str | None
 
 def links_out(folder: Path) -> list[str]:
     """Names of the directory's symlinks that point outside it (never followed)."""
-    out = []
+    out: list[str] = []
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -107,11 +107,11 @@ def probe(c: Closure) -> tuple[bool, str]:
     except OSError as exc:
         return False, f"{folder} cannot be read: {exc.strerror}"
     for name in names:
-        p = folder / name
-        if p.is_symlink() or not p.is_file():
+        entry = folder / name
+        if entry.is_symlink() or not entry.is_file():
             continue
         try:
-            data = p.read_text(encoding="utf-8", errors="replace")
+            data = entry.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         read += 1

@@ -325,15 +325,16 @@ def redact_copies(conn: Connection, c: Closure) -> None:
         cols = [x for x in info.text_columns if x not in info.keys]
         if not cols:
             continue
-        t = rel(name, *cols)
-        for r in conn.execute(select(t.c.rowid, *(t.c[x] for x in cols)).where(
-                or_(*(func.lca_holds_copy(t.c[x]) for x in cols)))).all():
-            changed = {}
+        handle = rel(name, *cols)
+        for r in conn.execute(select(handle.c.rowid, *(handle.c[x] for x in cols)).where(
+                or_(*(func.lca_holds_copy(handle.c[x]) for x in cols)))).all():
+            changed: dict[str, str] = {}
             for col_name, value in zip(cols, r[1:], strict=True):
                 if isinstance(value, str) and any(f in value for f in found):
+                    text = str(value)
                     for f in found:
-                        value = value.replace(f, MARK)
-                    changed[col_name] = value
+                        text = text.replace(f, MARK)
+                    changed[col_name] = text
             if changed:
                 c.scrub.setdefault(name, {}).setdefault(int(r[0]), {}).update(changed)
 

@@ -301,8 +301,8 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
 
 def _last_trace(store: Store) -> int:
     with store.read() as conn:  # a fresh snapshot each time
-        return int(conn.execute(select(func.coalesce(func.max(col(RecallTrace.id)), 0)))
-                   .scalar_one())
+        last = conn.execute(select(func.coalesce(func.max(col(RecallTrace.id)), 0))).scalar()
+        return int(last or 0)
 
 
 def _probe_traces(store: Store, after_id: int, queries: list[str]) -> int:
