@@ -80,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("--store is empty: give the store file's path (or leave --store out "
                     "for the default)")
     if getattr(args, "actor", None) is not None:
-        from store.core.actor import clean, set_process_actor
+        from store import clean_actor as clean
+        from store import set_process_actor
 
         if clean(args.actor) is None:
             from lca_tui.output import fail

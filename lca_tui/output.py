@@ -23,7 +23,7 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
-from store import Progress, clip_words, one_line, visible
+from store import SQL_INT_MAX, SQL_INT_MIN, Progress, clip_words, one_line, visible
 
 
 def inert(value: object) -> Text:
@@ -56,6 +56,19 @@ err_console = SafeConsole(stderr=True, highlight=False, markup=False, emoji=Fals
 NOT_A_TERMINAL_WIDTH = 160
 PROGRESS_SECONDS = 3.0
 """When stderr is not a terminal, a progress line at most this often (and at each new step)."""
+
+
+def sql_int(text: str) -> int:
+    """An argparse type: an integer the store can hold (-2^63 … 2^63-1), else a clear
+    error naming the value."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not SQL_INT_MIN <= value <= SQL_INT_MAX:
+        raise argparse.ArgumentTypeError(f"{text[:40]}{'…' if len(text) > 40 else ''} is out "
+                                         "of range (integers from -2^63 to 2^63-1)")
+    return value
 
 
 def console() -> Console:

@@ -58,7 +58,14 @@ if TYPE_CHECKING:
     )
     from store.core.search import SECRET_ENTRY_MASK
     from store.core.settings import Settings, SettingsError, config_path, parse_assignment
-    from store.core.textsafe import clip_words, one_line, visible
+    from store.core.textsafe import (
+        SQL_INT_MAX,
+        SQL_INT_MIN,
+        clip_words,
+        one_line,
+        out_of_range,
+        visible,
+    )
     from store.core.embed import load_embedder
     from store.core.timeutil import local_time, now_iso, parse_iso, when
     from store.core.vocab import SENSITIVITIES, Progress, Sensitivity, percentiles, plural
@@ -138,6 +145,8 @@ PUBLIC: dict[str, str] = {
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
     "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",
+    "out_of_range": "store.core.textsafe", "SQL_INT_MAX": "store.core.textsafe",
+    "SQL_INT_MIN": "store.core.textsafe",
     "parse_iso": "store.core.timeutil", "local_time": "store.core.timeutil",
     "when": "store.core.timeutil", "plural": "store.core.vocab",
     "percentiles": "store.core.vocab", "Sensitivity": "store.core.vocab",
@@ -168,6 +177,7 @@ PUBLIC: dict[str, str] = {
     "mcp_config": "store.harness.mcp_config:",
     "statusline_render": "store.health.statusline:render",
     "SIGNAL_RANK": "store.health.records:RANK",
+    "clean_actor": "store.core.actor:clean", "set_process_actor": "store.core.actor",
 }
 
 __all__ = sorted(PUBLIC)

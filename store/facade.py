@@ -408,6 +408,11 @@ class Store(StoreBase):
                       gov_chains.chain if TYPE_CHECKING else None)
     integrity = operation("store.governance.chains:integrity",
                           gov_chains.integrity if TYPE_CHECKING else None)
+    # Settle what killed writes left: file journals of the bound directory, applies never
+    # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
+    # ``verify_tombstones``.
+    finish_interrupted = operation("store.governance.apply:finish_interrupted",
+                                   gov_apply.finish_interrupted if TYPE_CHECKING else None)
 
     # -- health ------------------------------------------------------------------------
     # Measure every signal (a ``ScanResult``, stored as ``save`` says); this process's latest

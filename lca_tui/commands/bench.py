@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, err_console, print_json, store_from
+from lca_tui.output import sql_int, add_json_flag, console, err_console, print_json, store_from
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -21,16 +21,16 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        help="build a synthetic store and print latency and storage figures "
                        "(it always builds its own store: --store is refused, --keep DIR "
                        "keeps it)")
-    p.add_argument("--chunks", type=int, default=50_000, help="store size (default 50,000)")
-    p.add_argument("--queries", type=int, default=60, help="recalls to time (at least 50)")
-    p.add_argument("--sample", type=int, default=2000,
+    p.add_argument("--chunks", type=sql_int, default=50_000, help="store size (default 50,000)")
+    p.add_argument("--queries", type=sql_int, default=60, help="recalls to time (at least 50)")
+    p.add_argument("--sample", type=sql_int, default=2000,
                    help="entries written through the normal write path with the embedder "
                    "(the throughput figure); the rest are bulk-written")
     p.add_argument("--embedder", choices=("auto", "model", "fallback"), default="model",
                    help="model (default): the real all-MiniLM-L6-v2; fallback: quick, "
                    "degraded")
     p.add_argument("--keep", metavar="DIR", help="build the store in DIR and keep it")
-    p.add_argument("--hook-runs", type=int, default=20, metavar="N",
+    p.add_argument("--hook-runs", type=sql_int, default=20, metavar="N",
                    help="UserPromptSubmit hooks timed end to end, cold and through the daemon "
                    "(default 20 each; 0 skips)")
     p.add_argument("--session", metavar="JSONL",
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("calibrate", parents=parents,
                        help="distribution of S on this store, to choose the similarity floor")
-    p.add_argument("--limit", type=int, default=200, help="user turns used as cues")
+    p.add_argument("--limit", type=sql_int, default=200, help="user turns used as cues")
     add_json_flag(p)
     p.set_defaults(func=run_calibrate)
 

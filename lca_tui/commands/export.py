@@ -7,9 +7,17 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lca_tui.output import Listing, add_json_flag, col, console, fail, print_json, store_from
-from store import visible
-from store import when
+from lca_tui.output import (
+    Listing,
+    add_json_flag,
+    col,
+    console,
+    fail,
+    print_json,
+    sql_int,
+    store_from,
+)
+from store import visible, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -23,7 +31,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--session", action="append", default=[], metavar="ID",
                    help="export this session and the memories its entries are evidence of "
                    "(repeatable; a unique prefix is enough)")
-    p.add_argument("--memory", action="append", default=[], type=int, metavar="ID",
+    p.add_argument("--memory", action="append", default=[], type=sql_int, metavar="ID",
                    help="export this memory, its evidence and the entries it points at "
                    "(repeatable; `lca-tui search QUERY` shows memory ids)")
     p.add_argument("--force", action="store_true",

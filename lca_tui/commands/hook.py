@@ -101,7 +101,7 @@ def _session_of(raw: bytes) -> str | None:
 
     try:
         sid = json.loads(raw).get("session_id")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # nesting too deep: no id to name
         return None
     return sid if isinstance(sid, str) else None
 

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lca_tui.output import (
+from lca_tui.output import (sql_int,
     Listing,
     add_json_flag,
     col,
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        "--problems` shows the last import's again.")
     p.add_argument("paths", nargs="*", metavar="PATH")
     p.add_argument("--format", choices=formats(), help="force a format instead of detecting it")
-    p.add_argument("--problems", nargs="?", const=0, type=int, metavar="RUN",
+    p.add_argument("--problems", nargs="?", const=0, type=sql_int, metavar="RUN",
                    help="show the problems of the last import (or of import RUN) instead of "
                    "importing")
     add_json_flag(p)
@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("imports", parents=parents, help="import runs, newest first; with RUN, "
                        "that run's problems")
-    p.add_argument("run_id", nargs="?", type=int, metavar="RUN")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("run_id", nargs="?", type=sql_int, metavar="RUN")
+    p.add_argument("--limit", type=sql_int, default=50)
     add_json_flag(p)
     p.set_defaults(func=imports)
 

@@ -8,7 +8,7 @@ import argparse
 
 from rich.table import Table
 
-from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
+from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
                              store_from)
 from store import one_line, visible
 
@@ -26,19 +26,19 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("memory", parents=parents,
                        help="one memory: metadata, text, evidence, chain, integrity problems")
-    p.add_argument("memory_id", metavar="ID", type=int)
+    p.add_argument("memory_id", metavar="ID", type=sql_int)
     add_json_flag(p)
     p.set_defaults(func=run_memory)
 
     p = sub.add_parser("chain", parents=parents,
                        help="a memory's whole supersession chain, oldest first")
-    p.add_argument("memory_id", metavar="ID", type=int)
+    p.add_argument("memory_id", metavar="ID", type=sql_int)
     add_json_flag(p)
     p.set_defaults(func=run_chain)
 
     p = sub.add_parser("audit", parents=parents,
                        help="the audit log, newest first (ids and counts, never content)")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--limit", type=sql_int, default=50, help="at most this many (default 50)")
     p.add_argument("--action", help="only this action (e.g. proposal_approved)")
     add_json_flag(p)
     p.set_defaults(func=run_audit)

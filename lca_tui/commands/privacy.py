@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from lca_tui.output import add_json_flag, console, err_console, fail, print_json, store_from, table
+from lca_tui.output import (
+    add_json_flag,
+    console,
+    err_console,
+    fail,
+    print_json,
+    sql_int,
+    store_from,
+    table,
+)
 from store import visible
 
 if TYPE_CHECKING:
@@ -24,8 +33,8 @@ if TYPE_CHECKING:
 def _scope_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scope (exactly one)")
     g.add_argument("--session", metavar="ID", help="a session (a unique id prefix will do)")
-    g.add_argument("--entry", metavar="ID", type=int, help="one transcript entry by id")
-    g.add_argument("--memory", metavar="ID", type=int, help="one memory by id")
+    g.add_argument("--entry", metavar="ID", type=sql_int, help="one transcript entry by id")
+    g.add_argument("--memory", metavar="ID", type=sql_int, help="one memory by id")
     g.add_argument("--match", metavar="TEXT",
                    help="every record holding TEXT (case-insensitive substring)")
     g.add_argument("--regex", metavar="RE", help="every record a Python regular expression "
@@ -54,7 +63,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        "when every probe passes, that FAIL is cleared by a verification "
                        "linked to this one")
         if action == "erase":
-            p.add_argument("--exports-of-tombstone", metavar="ID", type=int,
+            p.add_argument("--exports-of-tombstone", metavar="ID", type=sql_int,
                            help="delete the export files an earlier erasure (tombstone ID) "
                            "left because --delete-exports was not given (no scope needed)")
         add_json_flag(p)
@@ -62,7 +71,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("tombstones", parents=parents,
                        help="what erasures and redactions left (no content)")
-    p.add_argument("--verify", metavar="ID", nargs="?", const=True, type=int,
+    p.add_argument("--verify", metavar="ID", nargs="?", const=True, type=sql_int,
                    help="finish erasures interrupted after their change (verified '-'): "
                    "checkpoint and vacuum the file, run the probes, record them; every "
                    "unverified tombstone, or tombstone ID")

@@ -10,10 +10,9 @@ import json
 import sys
 from typing import Any
 
-from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
+from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
                             store_from, table)
-from store import one_line, visible
-from store import when
+from store import one_line, out_of_range, visible, when
 
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
 ORIGINS = ("cli", "api", "file", "consolidation", "proposer")
@@ -34,27 +33,33 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("proposals", parents=parents, help="the proposal queue, newest first")
     p.add_argument("--status", choices=STATUSES, help="only proposals in this state")
-    p.add_argument("--limit", type=int, help="at most this many")
+    p.add_argument("--limit", type=sql_int, help="at most this many")
     add_json_flag(p)
     p.set_defaults(func=run_proposals)
 
     p = sub.add_parser("proposal", parents=parents,
                        help="one proposal: candidate, checks with evidence, edits, decisions")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     add_json_flag(p)
     p.set_defaults(func=run_proposal)
 
     p = sub.add_parser("approve", parents=parents,
                        help="approve a proposal: apply it in one transaction, then verify")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     p.add_argument("--as", dest="as_", choices=("reinforce", "supersede", "keep-both"),
                    help="approve as another operation (the checks say which they allow)")
     p.add_argument("--reason", help="why (required over a contradiction or a failed check)")
     add_json_flag(p)
     p.set_defaults(func=run_approve)
 
+    p = sub.add_parser("verify", parents=parents,
+                       help="finish what an interrupted write left: the bound directory's "
+                       "file journals, applied proposals never verified, unverified tombstones")
+    add_json_flag(p)
+    p.set_defaults(func=run_verify)
+
     p = sub.add_parser("reject", parents=parents, help="reject a pending proposal")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     p.add_argument("--reason", required=True, help="why (required, kept with the proposal)")
     add_json_flag(p)
     p.set_defaults(func=run_reject)
@@ -62,7 +67,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p = sub.add_parser("edit", parents=parents,
                        help="change a pending proposal (JSON of the fields to change); its "
                        "checks run again and the edit is kept in its history")
-    p.add_argument("proposal_id", metavar="ID", type=int)
+    p.add_argument("proposal_id", metavar="ID", type=sql_int)
     p.add_argument("file", metavar="FILE", help="JSON file of changes, or - for stdin")
     p.add_argument("--reason", help="why it was edited")
     add_json_flag(p)
@@ -81,10 +86,17 @@ def read_json(name: str) -> Any:
     except OSError as exc:
         raise ValueError(f"{where}: cannot read ({exc.strerror})") from None
     try:
-        return json.loads(raw)
+        doc = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not JSON: line {exc.lineno} column {exc.colno}: "
                          f"{exc.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{where}: JSON arrays or objects nested too deeply to be "
+                         "read") from None
+    problem = out_of_range(doc)
+    if problem:
+        raise ValueError(f"{where}: {problem}")
+    return doc
 
 
 SHORT = {"duplicate": "dup", "contradiction": "contra", "source_support": "source",
@@ -215,6 +227,29 @@ def run_reject(args: argparse.Namespace) -> int:
         console().print(f"proposal {info.id} rejected: {one_line(info.status_reason or '')}",
                         markup=False)
     return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    with store_from(args) as store:
+        done = store.finish_interrupted()
+        tombs = store.verify_tombstones()
+    report = {**done, "tombstones_verified": {tid: v.passed for tid, v in tombs}}
+    ok = all(report["proposals_verified"].values()) and all(
+        report["tombstones_verified"].values())
+    if args.json:
+        print_json(report)
+    else:
+        out = console()
+        out.print(f"file journals settled: {done['journals']}", markup=False)
+        for pid, good in done["proposals_verified"].items():
+            out.print(f"proposal {pid}: {'verified' if good else 'verification FAILED'}",
+                      markup=False)
+        for tid, v in tombs:
+            out.print(f"tombstone {tid}: {'verified' if v.passed else 'verification FAILED'}",
+                      markup=False)
+        if not done["proposals_verified"] and not tombs:
+            out.print("no apply or erasure was left unverified", markup=False)
+    return 0 if ok else 1
 
 
 def run_edit(args: argparse.Namespace) -> int:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
-from store import one_line
-from store import plural, when
+from lca_tui.output import Listing, add_json_flag, col, console, print_json, sql_int, store_from
+from store import one_line, plural, when
 
 CHANNELS = ("private", "shared", "public")
 
@@ -32,13 +31,13 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(func=run_recall)
 
     p = sub.add_parser("traces", parents=parents, help="recall traces, newest first")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=sql_int, default=50)
     add_json_flag(p)
     p.set_defaults(func=run_traces)
 
     p = sub.add_parser("trace", parents=parents,
                        help="one recall trace: every candidate's terms and decision")
-    p.add_argument("trace_id", metavar="ID", type=int)
+    p.add_argument("trace_id", metavar="ID", type=sql_int)
     p.add_argument("--rerun", action="store_true",
                    help="re-run its query with today's settings and store; show what moved")
     add_json_flag(p)
@@ -46,7 +45,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
     p = sub.add_parser("feedback", parents=parents,
                        help="report that an injected item was used or prevented a mistake")
-    p.add_argument("trace_id", metavar="TRACE", type=int)
+    p.add_argument("trace_id", metavar="TRACE", type=sql_int)
     p.add_argument("item", metavar="ITEM", help="the candidate's rank in the trace, or "
                    "memory:ID / entry:ID")
     what = p.add_mutually_exclusive_group(required=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict, replace
 
-from lca_tui.output import (Listing, add_json_flag, col, console, fail, print_json,
+from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
                             store_from)
 from store import agent_label, helper_role
 from store import one_line
@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("session", metavar="SESSION", help="session id (a unique prefix will do)")
     p.add_argument("--agent", help="only this agent's entries ('main' or a worker id; a "
                    "unique prefix will do); without it, every agent's entries by time")
-    p.add_argument("--limit", type=int, help="at most this many entries")
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=sql_int, help="at most this many entries")
+    p.add_argument("--offset", type=sql_int, default=0)
     add_json_flag(p)
     p.set_defaults(func=entries)
 
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--mode", choices=("hybrid", "fts", "semantic"), default="hybrid",
                    help="fts: BM25 only; semantic: vectors only; hybrid (default): 0.7·cos + "
                    "0.3·lex")
-    p.add_argument("--limit", type=int)
+    p.add_argument("--limit", type=sql_int)
     add_json_flag(p)
     p.set_defaults(func=search)
 

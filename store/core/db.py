@@ -24,7 +24,7 @@ from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool, QueuePool
 from sqlmodel import Session, col
 
-from store.core import pragmas
+from store.core import faults, pragmas
 from store.core.errors import StoreError, StoreLocked
 from store.core.location import default_folder as default_folder  # re-exported
 from store.core.location import default_store_path as default_store_path  # re-exported
@@ -153,6 +153,7 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0) -> Engin
         finally:
             pragmas.busy_timeout(conn, busy_timeout_ms)
 
+    faults.install(engine)
     return engine
 
 

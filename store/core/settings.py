@@ -220,12 +220,16 @@ def _coerce(spec: Spec, value: Any, where: str) -> Any:
         elif kind is int:
             if isinstance(value, bool):
                 raise ValueError(value)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(value)  # TOML's inf, -inf, nan, 1e400
             result = int(value)
+            if not -(2**63) <= result < 2**63:
+                raise ValueError(value)
         elif kind is float:
             result = float(value)
         else:
             result = str(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise SettingsError(
             f"{where}: {spec.name} must be {kind.__name__}, got {value!r}") from exc
     if spec.choices and result not in spec.choices:

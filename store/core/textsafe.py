@@ -77,3 +77,24 @@ def clip_words(flat: str, width: int) -> str:
         if cut > 0:
             head = head[:cut]
     return head.rstrip(" ⏎") + "…"
+
+
+SQL_INT_MIN, SQL_INT_MAX = -(2**63), 2**63 - 1
+
+
+def out_of_range(doc: object) -> str | None:
+    """Where a JSON document holds an integer SQLite cannot store (outside -2^63 … 2^63-1),
+    as a message, or None. Iterative: any nesting depth ``json`` could read is walked."""
+    stack: list[tuple[object, str]] = [(doc, "$")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and not SQL_INT_MIN <= value <= SQL_INT_MAX:
+            return (f"the integer at {where} is out of range (the store keeps integers "
+                    "from -2^63 to 2^63-1)")
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}.{k}") for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+    return None

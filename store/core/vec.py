@@ -236,3 +236,18 @@ def index_orphans(conn: Connection) -> tuple[int, int]:
         .scalar_one())
     return vectors, fts
 
+
+def fts_stems(conn: Connection, words: list[str]) -> set[str]:
+    """The FTS terms (porter stems, as ``chunk_fts`` indexes) of ``words``: a temporary FTS
+    table tokenises them, nothing reaches the database file."""
+    conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem USING "
+                         "fts5(w, tokenize='porter unicode61')")
+    conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem_vocab USING "
+                         "fts5vocab(temp, lca_stem, row)")
+    try:
+        for w in words:
+            conn.exec_driver_sql("INSERT INTO temp.lca_stem (w) VALUES (?)", (w,))
+        return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM temp.lca_stem_vocab")}
+    finally:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS temp.lca_stem_vocab")
+        conn.exec_driver_sql("DROP TABLE IF EXISTS temp.lca_stem")

@@ -117,7 +117,13 @@ def _prepare(out_dir: Path, force: bool) -> None:
         if not out_dir.exists():
             out_dir.mkdir(parents=True, mode=0o700)
             os.chmod(out_dir, 0o700)  # owner-only, whatever the umask: it holds transcripts
-        (out_dir / TRANSCRIPTS).mkdir(exist_ok=True, mode=0o700)
+        sub = out_dir / TRANSCRIPTS
+        if sub.is_symlink() or (sub.exists() and not sub.is_dir()):
+            # never written through: a link would put transcripts outside the export
+            raise ExportError(f"{sub} is {'a symlink' if sub.is_symlink() else 'not a folder'}"
+                              ": the export writes its transcripts only into a real folder "
+                              "there; remove it or choose another --out")
+        sub.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         raise ExportError(f"cannot write an export to {out_dir}: {_why(exc, out_dir)}") from exc
 
@@ -139,8 +145,11 @@ def _write_file(out_dir: Path, rel: str, chunks: list[bytes], written: list[Path
     tmp = target.with_name(target.name + ".tmp")
     digest = hashlib.sha256()
     size = lines = 0
+    if target.is_symlink():
+        raise ExportError(f"{target} is a symlink: an export never writes through one")
     written.append(tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # O_NOFOLLOW: a link planted at the temporary name is refused, never followed
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as fh:
         for chunk in chunks:
             fh.write(chunk)

@@ -20,22 +20,25 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, delete
 from sqlmodel import col, select
 
+from store.core import filejournal
 from store.core.db import orm
-from store.core.models import Chunk, Memory
+from store.core.models import Chunk, Memory, StoreMeta
 from store.core.timeutil import now_iso
 from store.core import memories
 from store.governance.chains import ForkError, link
 from store.governance.files import FileWrites
 from store.governance.models import MemoryFlag, Proposal, ProposalDecision
 from store.governance.proposals import (
+    AUTO_APPLY_DUE,
     NewProposal,
     ProposalError,
     actor_name,
     get_proposal,
     recheck,
+    secret_name,
     store_proposal,
     stored_candidate,
 )
@@ -50,13 +53,42 @@ def submit(store: Store, new: NewProposal, *, actor: str | None = None,
     """Check and store a proposal (``proposals.store_proposal``), then apply it at once when
     ``governance.auto_apply`` allows (``auto_apply=False``: never). ``now`` stamps it with
     another time than the clock's (replaying history, e.g. the demo)."""
-    info = store_proposal(store, new, actor=actor, now=now)
-    if auto_apply and info.status == "pending":
+    info = store_proposal(store, new, actor=actor, now=now, auto_apply_due=auto_apply)
+    if auto_apply:
+        return _auto_apply(store, info, now)
+    return info
+
+
+def _auto_apply(store: Store, info: ProposalInfo, now: str | None = None) -> ProposalInfo:
+    """Apply ``info`` when the policy allows it; then its auto-apply-due marker goes."""
+    if info.status == "pending":
         allowed, _ = auto_apply_allowed(store, info)
         if allowed:
-            return approve(store, info.id, actor="policy:governance.auto_apply",
+            info = approve(store, info.id, actor="policy:governance.auto_apply",
                            policy="governance.auto_apply", now=now, recheck_=False)
+    with store.write() as conn:
+        conn.execute(delete(StoreMeta).where(col(StoreMeta.key) == f"{AUTO_APPLY_DUE}{info.id}"))
     return info
+
+
+def resume_auto_apply(store: Store) -> list[int]:
+    """Proposals submitted for the auto-apply policy whose process was killed before it
+    decided: decided now (applied when it allows). Returns their ids."""
+    with store.read() as conn:
+        keys = [str(k) for (k,) in conn.execute(select(StoreMeta.key).where(
+            col(StoreMeta.key).startswith(AUTO_APPLY_DUE))).all()]
+    done = []
+    for key in keys:
+        pid = int(key[len(AUTO_APPLY_DUE):])
+        try:
+            info = get_proposal(store, pid)
+        except Exception:  # noqa: BLE001 - gone (erased): only the marker is left
+            with store.write() as conn:
+                conn.execute(delete(StoreMeta).where(col(StoreMeta.key) == key))
+            continue
+        _auto_apply(store, info)
+        done.append(pid)
+    return done
 
 
 def _plan(info: ProposalInfo, new: NewProposal, as_: str | None) -> NewProposal:
@@ -90,6 +122,10 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     """
     if as_ is not None and as_ not in ("reinforce", "supersede", "keep-both"):
         raise ProposalError(f"--as must be reinforce, supersede or keep-both, got {as_!r}")
+    filejournal.finish(store)  # what a killed write left in the bound directory, settled
+    first = get_proposal(store, proposal_id)
+    if first.status == "applied" and first.verified is None:
+        return finish_verification(store, proposal_id)
     info = recheck(store, proposal_id, actor=actor) if recheck_ else get_proposal(
         store, proposal_id)
     option = next((o for o in info.options if o.as_op == as_), None)
@@ -124,11 +160,12 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
                                granted=policy is None)
             if conflicts and memory_id is not None:
                 _flag(conn, store, proposal_id, memory_id, conflicts, reason, now)
-            files.commit()
+            files.commit(conn, store)
             _set_status(conn, proposal_id, "applied", None, who, memory_id, now)
             _decide(conn, store, proposal_id, "applied", who, as_, None, policy, now)
             store.audit(conn, "proposal_approved", "proposal", [proposal_id, memory_id],
                         {"files": len(files.staged)}, actor=who)
+        files.done()
     except ProposalError:
         files.rollback()
         raise
@@ -152,11 +189,59 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
     return get_proposal(store, proposal_id)
 
 
+def finish_verification(store: Store, proposal_id: int) -> ProposalInfo:
+    """Verify an apply that committed but was never verified (the process was killed
+    between the two): the memory it wrote reads back with the candidate's text, is indexed
+    and found, and its bound files (and its targets') read back as stored."""
+    from store.governance.files import inside, usable_bound_dir
+    from store.governance.verify import record_verification
+
+    info = get_proposal(store, proposal_id)
+    if info.status != "applied":
+        raise ProposalError(f"proposal {proposal_id} is {info.status}, not applied")
+    plan = stored_candidate(store, proposal_id)
+    memory_id = info.memory_id
+    expect: dict[str, Any] = {}
+    if plan.op in ("add", "supersede", "merge", "revise"):
+        expect["body"] = (plan.content or "").strip("\n")
+    if plan.op in ("add", "supersede", "merge"):
+        expect["status"] = "active"
+    elif plan.op == "quarantine":
+        expect["status"] = "quarantined"
+    folder = usable_bound_dir(store)
+    paths = []
+    if folder is not None:
+        with store.read() as conn:
+            for mid in dict.fromkeys([m for m in (memory_id, *plan.targets) if m is not None]):
+                m = memories.get(conn, int(mid))
+                own = inside(m.source_file if m is not None else None, folder)
+                if own is not None and own.exists():
+                    paths.append(own)
+    record_verification(store, proposal_id, plan.op, memory_id, expect, paths)
+    return get_proposal(store, proposal_id)
+
+
+def finish_interrupted(store: Store) -> dict[str, object]:
+    """Settle what killed writes left: the bound directory's file journals (an approval's
+    placements undone or kept, an erasure's deletions played), and every apply that
+    committed but was never verified. Returns what was done."""
+    journals = filejournal.finish(store)
+    resume_auto_apply(store)
+    with store.read() as conn, orm(conn) as s:
+        ids = [int(i or 0) for i in s.exec(
+            select(Proposal.id).where(col(Proposal.status) == "applied",
+                                      col(Proposal.verified).is_(None))
+            .order_by(col(Proposal.id))).all()]
+    verified = {pid: bool(finish_verification(store, pid).verified) for pid in ids}
+    return {"journals": journals, "proposals_verified": verified}
+
+
 def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None,
            now: str | None = None) -> ProposalInfo:
     """Reject a pending proposal; ``reason`` is required and kept."""
     if not (reason or "").strip():
         raise ProposalError("a rejection needs a reason (--reason)")
+    filejournal.finish(store)
     info = get_proposal(store, proposal_id)
     if info.summary.op is None:
         raise ProposalError(f"proposal {proposal_id} is history from a harness event; it is "
@@ -225,6 +310,8 @@ def _fields(new: NewProposal, now: str, base: Memory | None = None,
     out["body"] = (new.content or "").strip("\n")
     out["type"] = new.type or (base.type if base else None)
     out["name"] = md.get("name") or (base.name if base else _first_line(new.content or ""))
+    if base is None and not md.get("name") and md.get("sensitivity") == "secret":
+        out["name"] = secret_name(out["type"])  # its text never names it
     for key in ("description", "role", "invariant", "sensitivity", "half_life_days"):
         if key in md:
             out[key] = md[key]
@@ -281,9 +368,12 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     for target in new.targets:  # the bound files as they were, before the write changes them
         files.guard(conn, store, target)
     if op in ("add", "supersede", "merge"):
-        written = memories.create(conn, store, _fields(new, now, granted=granted),
-                                  index=False)
+        fields = _fields(new, now, granted=granted)
+        written = memories.create(conn, store, fields, index=False)
         memory_id = written.memory_id
+        if fields.get("sensitivity") == "secret" and not new.metadata.get("name"):
+            memories.update(conn, store, memory_id,
+                            {"name": secret_name(fields.get("type"), memory_id)}, index=False)
         _evidence(conn, store, memory_id, new, proposal_id)
         for old in new.targets:
             link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)

@@ -252,6 +252,11 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
                          "session)")
     started = time.perf_counter()
     report = ConsolidationReport()
+    from store.core import filejournal
+    from store.governance.apply import resume_auto_apply
+
+    filejournal.finish(store)  # what a killed write left in the bound directory
+    resume_auto_apply(store)  # and proposals a killed pass left for the policy
     if scan_files is not None:
         _file_proposals(store, report, scan_files)
     sessions = [store.session(session)] if session is not None else store.sessions()

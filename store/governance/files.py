@@ -3,11 +3,13 @@ Markdown files with YAML front matter in MindStone's field names (plus this proj
 ``sensitivity``, ``authority``, ``valid_from``, ``valid_to``), ``hits`` and ``prevented``
 included, so the agent that loads the directory sees what the store holds.
 
-Files are written atomically (a temporary file in the same directory, fsync, rename) and only
-as part of a store transaction: ``FileWrites`` stages them, puts them in place just before the
-transaction commits and puts the old bytes back (or removes a new file) if anything fails, so a
-failure leaves the store and the directory as they were. Keys of an existing file that lca-tui
-does not manage are kept.
+Files are written atomically (a temporary file in the same directory, fsync, rename), with the
+store file's permissions (owner-only by default), and only as the outcome of a store
+transaction: ``FileWrites`` stages them, records them in a file journal inside the transaction
+(``store.core.filejournal``) and plays it after the commit — a failure before the commit leaves
+the store and the directory as they were, a kill after it leaves a journal the next writer
+plays to the end. (Recall feedback, ``write_back``, still places its one file just before its
+caller commits.) Keys of an existing file that lca-tui does not manage are kept.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ import yaml
 from sqlalchemy import Connection
 from sqlmodel import col, select
 
-from store.core import memories
+from store.core import faults, filejournal, memories
 from store.core.db import orm
 from store.core.models import Memory
 from store.core.timeutil import parse_iso
@@ -102,7 +103,7 @@ def _slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-")[:60] or "memory"
 
 
-def _inside(path: str | None, folder: Path) -> Path | None:
+def inside(path: str | None, folder: Path) -> Path | None:
     if not path or "#" in path:
         return None
     p = Path(path)
@@ -112,7 +113,7 @@ def _inside(path: str | None, folder: Path) -> Path | None:
 def path_for(conn: Connection, m: Memory, folder: Path, taken: set[Path]) -> Path:
     """The memory's file: its own when it came from ``folder``, else a new
     ``<type>_<slug>.md`` no other memory or file uses."""
-    own = _inside(m.source_file, folder)
+    own = inside(m.source_file, folder)
     if own is not None:
         return own
     stem = f"{_slug(m.type or 'memory')}_{_slug(m.name)}"
@@ -138,6 +139,16 @@ def _kept_keys(m: Memory) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != file_guard.FILE_HASH_KEY}
 
 
+def kept_keys(m: Memory) -> dict[str, Any]:
+    """The keys of the memory's file that lca-tui does not manage (kept on a rewrite)."""
+    return _kept_keys(m)
+
+
+def supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
+    """What the memory's file says it supersedes (the old file's stem, else its name)."""
+    return _supersedes_ref(conn, m, folder)
+
+
 def _supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
     if m.supersedes_id is None:
         return m.supersedes_ref
@@ -145,7 +156,7 @@ def _supersedes_ref(conn: Connection, m: Memory, folder: Path) -> str | None:
         old = s.get(Memory, m.supersedes_id)
     if old is None:
         return m.supersedes_ref
-    own = _inside(old.source_file, folder)
+    own = inside(old.source_file, folder)
     return own.stem if own is not None else old.name
 
 
@@ -156,6 +167,7 @@ class FileWrites:
         self.staged: dict[Path, str] = {}
         self._done: list[tuple[Path, bytes | None]] = []
         self._before: dict[int, list[str] | None] = {}  # guard(): the file before the write
+        self._undo: filejournal.Undo | None = None
 
     def guard(self, conn: Connection, store: Store, memory_id: int) -> None:
         """Before a write changes memory ``memory_id``: note whether its bound file changed
@@ -163,7 +175,7 @@ class FileWrites:
         refuse to overwrite it. Call it before the memory's content changes."""
         folder = bound_dir(store)
         m = memories.get(conn, memory_id)
-        own = _inside(m.source_file, folder) if folder is not None and m is not None else None
+        own = inside(m.source_file, folder) if folder is not None and m is not None else None
         if own is not None and m is not None:
             self._before.setdefault(memory_id, file_guard.changed_on_disk(own, m))
 
@@ -183,7 +195,7 @@ class FileWrites:
         m = memories.get(conn, memory_id)
         if m is None:
             raise LookupError(f"no memory {memory_id}")
-        own = _inside(m.source_file, folder)
+        own = inside(m.source_file, folder)
         if own is not None and not own.exists():
             return None  # the agent deleted it: a deleted file stays gone, whatever the op
         if not new_file and own is None:
@@ -194,15 +206,21 @@ class FileWrites:
                 else file_guard.changed_on_disk(own, m)
             extra = file_guard.check(own, before, m, FIELD_ORDER)
         path = path_for(conn, m, folder, set(self.staged))
-        fm = front_matter(m, _supersedes_ref(conn, m, folder), {**_kept_keys(m), **extra})
+        ref = _supersedes_ref(conn, m, folder)
+        fm = front_matter(m, ref, {**_kept_keys(m), **extra})
         self.staged[path] = render(fm, m.body)
         digest = file_guard.sha256_bytes(self.staged[path].encode("utf-8"))
+        changes: dict[str, Any] = {}
         if m.source_file != str(path) or file_guard.recorded_hash(m) != digest:
-            memories.update(conn, store, memory_id, {
-                "source_file": str(path),
-                "front_matter": json.dumps({**fm, file_guard.FILE_HASH_KEY: digest},
-                                           default=_json_default, ensure_ascii=False)},
-                index=False)
+            changes = {"source_file": str(path),
+                       "front_matter": json.dumps({**fm, file_guard.FILE_HASH_KEY: digest},
+                                                  default=_json_default, ensure_ascii=False)}
+        if ref is not None and m.supersedes_ref != ref:
+            # the file names what it supersedes as the importer will read it back: the
+            # gate's own write is not a change made outside the gate
+            changes["supersedes_ref"] = ref
+        if changes:
+            memories.update(conn, store, memory_id, changes, index=False)
         return path
 
     def claim_file(self, conn: Connection, store: Store, memory_id: int,
@@ -216,7 +234,7 @@ class FileWrites:
         if folder is None:
             return None
         for pointer in evidence:
-            path = _inside(str(pointer.get("file") or ""), folder)
+            path = inside(str(pointer.get("file") or ""), folder)
             if path is None or memories.find(conn, source_file=str(path)) is not None:
                 continue
             try:
@@ -230,17 +248,42 @@ class FileWrites:
             return path
         return None
 
-    def commit(self) -> None:
+    def journal(self, conn: Connection, label: str) -> str | None:
+        """Record the staged files as a redo journal in the caller's transaction
+        (``filejournal``); the caller plays it after its commit."""
+        return filejournal.record(conn, [filejournal.FileOp(str(p), body)
+                                         for p, body in self.staged.items()], label)
+
+    def commit(self, conn: Connection | None = None, store: Store | None = None) -> None:
         """Put every staged file in place atomically; on a failure, undo those already
-        placed and raise."""
+        placed and raise. With ``conn`` and ``store``: first an undo journal of the old bytes
+        and its commit marker in ``conn``'s transaction (``filejournal.Undo``), so that a kill
+        before the commit is undone by the next writer; call ``done`` after the commit."""
+        mode = filejournal.store_mode(store) if store is not None else filejournal.DEFAULT_MODE
+        before = [(p, p.read_bytes() if p.is_file() and not os.path.islink(p) else None)
+                  for p in self.staged]
         try:
-            for path, body in self.staged.items():
-                old = path.read_bytes() if path.exists() else None
-                _atomic_write(path, body.encode("utf-8"))
+            if conn is not None and store is not None and self.staged:
+                self._undo = filejournal.Undo(store)
+                self._undo.begin(conn, before)
+            for folder in {p.parent for p in self.staged}:
+                filejournal.clean_tmp(folder)
+            for (path, body), (_, old) in zip(self.staged.items(), before, strict=True):
+                filejournal.atomic_write(path, body.encode("utf-8"), mode, faults.point)
                 self._done.append((path, old))
+                faults.point(f"placed {path.name}")
         except BaseException:
             self.rollback()
             raise
+
+    def done(self) -> None:
+        """The transaction committed: the undo journal and its marker are no longer
+        needed."""
+        if self._undo is not None:
+            self._undo.drop()
+            self._undo.forget_marker()
+            self._undo = None
+        self._done.clear()
 
     def rollback(self) -> None:
         """Put back what the files held before ``commit`` (remove files it created)."""
@@ -249,22 +292,10 @@ class FileWrites:
             if old is None:
                 path.unlink(missing_ok=True)
             else:
-                _atomic_write(path, old)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+                filejournal.atomic_write(path, old, filejournal.DEFAULT_MODE)
+        if self._undo is not None:
+            self._undo.drop()
+            self._undo = None
 
 
 def _json_default(value: Any) -> str:
@@ -291,7 +322,7 @@ def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
         return None
     if path is None:
         return None
-    files.commit()
+    files.commit(None, store)
     return path
 
 

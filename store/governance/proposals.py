@@ -31,7 +31,8 @@ from sqlmodel import col, select
 
 from store.core.db import columns, orm
 from store.core.errors import NotFound
-from store.core.models import Entry, Memory
+from store.core.models import Entry, Memory, StoreMeta
+from store.core.textsafe import out_of_range
 from store.core.timeutil import normalise_iso, now_iso
 from store.governance.checks import Candidate, Checker, evidence_texts
 from store.governance.models import (
@@ -129,6 +130,9 @@ def parse_proposal(data: Any, origin: str = "api", source: str = "") -> NewPropo
     if unknown:
         raise ProposalError(f"{_where(source, unknown[0])}: unknown key (known: "
                             f"{', '.join(sorted(known))})")
+    too_big = out_of_range(data)
+    if too_big:
+        raise ProposalError(f"{source or 'proposal'}: {too_big}")
     targets: tuple[int, ...] = ()
     for key in ("target", "targets"):
         if data.get(key) is not None:
@@ -317,6 +321,12 @@ def refuse_target_state(op: str, targets: list[dict[str, Any]]) -> None:
                                 f"reinforce of it is refused{hint}")
 
 
+def secret_name(mtype: str | None, memory_id: int | None = None) -> str:
+    """The default name of a secret memory: its type and id, none of its text."""
+    kind = mtype or "memory"
+    return f"secret {kind} {memory_id}" if memory_id is not None else f"secret {kind}"
+
+
 def _name_of(new: NewProposal, targets: list[dict[str, Any]]) -> str:
     if new.metadata.get("name"):
         return str(new.metadata["name"])
@@ -343,7 +353,11 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
     inherited = max((t["sensitivity"] for t in targets), key=lambda s: rank.get(s, 2),
                     default="public")
     sensitivity = new.metadata.get("sensitivity") or inherited
-    cand = Candidate(new.op, mtype, _name_of(new, targets), content or "", dict(new.metadata),
+    name = _name_of(new, targets)
+    if sensitivity == "secret" and not new.metadata.get("name") and (
+            not targets or new.op in ("add", "merge")):
+        name = secret_name(mtype)  # a default name made of a secret's text would show it
+    cand = Candidate(new.op, mtype, name, content or "", dict(new.metadata),
                      targets, texts, new.rationale, sensitivity)
     return cand, pointers
 
@@ -366,8 +380,11 @@ def _check_rows(store: Store, proposal_id: int, revision: int,
             for c in checks]
 
 
+AUTO_APPLY_DUE = "governance.auto_apply_due."
+
+
 def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
-                   now: str | None = None) -> ProposalInfo:
+                   now: str | None = None, auto_apply_due: bool = False) -> ProposalInfo:
     """Check and store a proposal, pending (``apply.submit`` adds the auto-apply policy).
 
     The checks (embedding, the verifier command) run before the write lock is taken. With
@@ -406,6 +423,9 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
             s.add_all(_check_rows(store, row.id, 0, checks))
             s.flush()
             proposal_id = row.id
+            if auto_apply_due:  # a kill before the policy decides leaves this for a resume
+                s.add(StoreMeta(key=f"{AUTO_APPLY_DUE}{proposal_id}", value="1"))
+                s.flush()
         store.audit(conn, "proposal_submitted", "proposal", [proposal_id],
                     {"checks_failed": sum(c.result == "fail" for c in checks),
                      "checks_warned": sum(c.result == "warn" for c in checks)},

@@ -19,6 +19,7 @@ the failure log (``failures``).
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -74,6 +75,8 @@ def parse_payload(event: str, raw: str | bytes) -> dict[str, Any]:
         payload = json.loads(raw)
     except ValueError as exc:
         raise HookInputError(f"stdin is not JSON ({exc})") from exc
+    except RecursionError:
+        raise HookInputError("stdin nests JSON arrays or objects too deeply to be read") from None
     if not isinstance(payload, dict):
         raise HookInputError(f"stdin holds a JSON {type(payload).__name__}, not an object")
     named = payload.get("hook_event_name")
@@ -102,6 +105,10 @@ def transcript_files(payload: dict[str, Any]) -> list[Path]:
         raise HookInputError(f"transcript_path {raw!r} is not a .jsonl transcript")
     if main.exists() and not main.is_file():
         raise HookInputError(f"transcript_path {raw!r} is not a regular file")
+    if main.is_symlink() and Path(os.path.realpath(main)).suffix != ".jsonl":
+        # refused before a byte is read: a link named like a transcript to another file
+        raise HookInputError(f"transcript_path {raw!r} is a link to a file that is not a "
+                             ".jsonl transcript")
     workers = main.parent / str(payload["session_id"]) / "subagents"
     found = sorted(p for p in workers.glob("*.jsonl") if p.is_file()) \
         if workers.is_dir() else []

@@ -28,6 +28,7 @@ from store.core.writes import (
 )
 from store.ingest.lines import (
     Line,
+    MAX_LINE_BYTES,
     LineReader,
     Position,
     load_position,
@@ -398,6 +399,8 @@ class FileImport:
         """The last batch (the file's whole report commits with its position), the count of
         problems not listed, an incomplete last line, and the notes on unknown types."""
         report, path, reader = self.report, self.path, self.reader
+        for number in reader.oversized:
+            self.error(number, f"longer than {MAX_LINE_BYTES >> 20} MiB: line skipped")
         if self.errors_here > MAX_ERRORS_PER_FILE:
             report.error(str(path), None, f"{self.errors_here - MAX_ERRORS_PER_FILE} more bad "
                          "lines in this file were not listed")

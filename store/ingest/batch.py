@@ -165,6 +165,10 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(formats())}")
     report = IngestReport()
     ctx = ImportContext(store, report, progress, defer=defer)
+    if str(store.settings["memory.dir"] or "").strip() and not defer:
+        from store.core import filejournal
+
+        filejournal.finish(store)  # a killed write's bound files, settled before reading them
     if record:
         report.run_id = start_run(store, [str(p) for p in paths], fmt)
     if progress is not None and not defer:  # the model takes seconds to load: say so

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from sqlalchemy import Connection, func
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -22,6 +23,11 @@ from store.core.db import columns
 from store.core.models import ImportPosition
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
+
+
+MAX_LINE_BYTES = 32 << 20
+"""A line longer than this is reported and skipped (read past in bounded blocks); an
+unfinished last line longer than this is not read at all until it ends."""
 
 
 @dataclass
@@ -94,6 +100,7 @@ class LineReader:
         self._prefix_ok = start.offset == 0
         self._start = start
         self.pending_tail = False  # a final line without newline that is not complete JSON
+        self.oversized: list[int] = []  # numbers of lines skipped for their size
 
     def _seed_digest(self) -> None:
         # The saved fingerprint covers [0, offset); recompute the running hash from the file.
@@ -113,7 +120,21 @@ class LineReader:
         number = self.position.lines
         with self.path.open("rb") as fh:
             fh.seek(offset)
-            for raw in fh:
+            while True:
+                raw = fh.readline(MAX_LINE_BYTES + 1)  # bounded: never a whole huge line
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    skipped = self._skip_rest(fh, raw)
+                    if skipped is None:  # an unfinished huge last line: waits, unread
+                        self.pending_tail = True
+                        break
+                    number += 1
+                    end = offset + skipped
+                    self.oversized.append(number)
+                    self.position = Position(end, number, self._digest.hexdigest())
+                    offset = end
+                    continue
                 end = offset + len(raw)
                 if not raw.endswith(b"\n"):
                     try:
@@ -126,3 +147,25 @@ class LineReader:
                 self.position = Position(end, number, self._digest.hexdigest())
                 yield Line(number, offset, end, raw.rstrip(b"\r\n"))
                 offset = end
+
+    def _skip_rest(self, fh: BinaryIO, head: bytes) -> int | None:
+        """Past a line longer than ``MAX_LINE_BYTES``, in bounded blocks: its length with the
+        newline (its bytes go into the running digest), or None when it has no newline yet
+        (nothing is consumed: the digest is left as it was)."""
+        start = fh.tell() - len(head)
+        length = len(head)
+        while True:
+            block = fh.readline(1 << 20)
+            if not block:
+                fh.seek(start)
+                return None
+            length += len(block)
+            if block.endswith(b"\n"):
+                break
+        fh.seek(start)
+        remaining = length
+        while remaining:
+            part = fh.read(min(remaining, 1 << 20))
+            self._digest.update(part)
+            remaining -= len(part)
+        return length

@@ -11,6 +11,7 @@ The importer itself reads nested keys too, so it knows which unloadable memories
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import date, datetime
 from pathlib import Path
@@ -460,11 +461,23 @@ def _gate_file(ctx: ImportContext, conn: Connection, path: Path, row: dict[str, 
         ctx.report.count_memory(memories.update(conn, ctx.store, have.id, bump, index=False))
 
 
+def link_out(path: Path, folder: Path) -> bool:
+    """True when ``path`` is a symlink whose target lies outside ``folder``."""
+    if not path.is_symlink():
+        return False
+    target = Path(os.path.realpath(path))
+    home = Path(os.path.realpath(folder))
+    return target.parent != home and home not in target.parents
+
+
 def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
     """Import every ``*.md`` file directly in ``folder``."""
     report = ctx.report
     files = sorted(p for p in folder.iterdir() if p.suffix == ".md" or
                    (p.is_symlink() and p.name.endswith(".md")))
+    for link in [p for p in files if link_out(p, folder)]:
+        files.remove(link)  # never read: what it points at is not the agent's memory
+        report.error(str(link), None, "a link out of the memory directory: not followed")
     gate: list[Any] | None = None
     with ctx.store.write() as conn:
         gate = _gate_for(ctx, conn, folder)

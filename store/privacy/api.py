@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, update
 from sqlmodel import col, select
 
+from store.core import filejournal
 from store.core.db import checkpoint_truncate, orm, vacuum
 from store.core.models import Entry, Memory, Session
 from store.core.timeutil import now_iso
@@ -95,9 +96,15 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
         c = closure
     tick("change", 1, len(STAGES))
     tombstone_id = None
+    filejournal.finish(store)
     if not c.empty:
         change = apply.erase if action == "erase" else apply.redact
         tombstone_id = change(store, c, actor=actor, reason=reason, step=step)
+        if c.journal is not None:  # the bound directory's files, after the commit
+            try:
+                filejournal.play(store, c.journal)
+            except OSError:
+                pass  # left pending for the next writer; the memory-dir probe names the files
     from store.recall.pool import drop_cache
 
     drop_cache(store)

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, delete, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import col, select
 
-from store.core import erasure, memories, vec
+from store.core import erasure, filejournal, memories, vec
 from store.core.db import orm
 from store.core.errors import StoreError
 from store.core.models import Entry, Memory
@@ -73,8 +73,40 @@ def _tombstone(store: Store, conn: Connection, c: Closure, actor: str,
         return row.id
 
 
+def _journal_files(store: Store, conn: Connection, c: Closure) -> None:
+    """The bound directory's files of the closure (deleted, or rewritten as the redacted
+    memory reads), as a redo journal committed with the rows (``store.core.filejournal``):
+    played after the commit, finished by the next writer after a kill. A rewritten file's
+    hash is recorded with its memory, so the file guard knows it as lca-tui's own."""
+    if not c.files:
+        return
+    ops = [filejournal.FileOp(p, d) for p, d in sorted(c.files.items())]
+    c.journal = filejournal.record(conn, ops, f"{c.action} of {c.scope.kind}")
+    if c.action != "redact":
+        return
+    from store.governance.file_guard import FILE_HASH_KEY, sha256_bytes
+
+    for path, data in c.files.items():
+        if data is None:
+            continue
+        m = memories.find(conn, source_file=path)
+        if m is None or m.id is None:
+            continue
+        try:
+            fm = json.loads(m.front_matter or "{}")
+        except ValueError:
+            fm = {}
+        if not isinstance(fm, dict):
+            fm = {}
+        fm[FILE_HASH_KEY] = sha256_bytes(data.encode("utf-8"))
+        memories.update(conn, store, m.id, {"front_matter": json.dumps(
+            fm, ensure_ascii=False, default=str)}, index=False)
+
+
 def _finish(store: Store, conn: Connection, c: Closure, actor: str, reason: str | None) -> int:
-    """Review flags, fingerprints, the tombstone and the audit event (ids and counts)."""
+    """Review flags, fingerprints, the file journal, the tombstone and the audit event (ids
+    and counts)."""
+    _journal_files(store, conn, c)
     for memory_id, why in c.review.items():
         conn.execute(update(Memory).where(col(Memory.id) == memory_id)
                      .values(review_reason=why))

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, exists, func, literal_column, not_
+from sqlalchemy import Connection, exists, func, literal_column, not_, or_
 from sqlmodel import col, select
 
 from store.core.errors import NotFound
@@ -232,6 +232,113 @@ def _emptied_sessions(conn: Connection, c: Closure) -> bool:
     return changed
 
 
+# Governance records that can hold a copy of a memory's or an entry's text: the proposal that
+# made a memory (its content), proposals aimed at it (``target_snapshot``), their checks'
+# evidence, their edit history, their verification records, decisions and flags.
+COPY_TABLES = ("proposal", "proposal_check", "proposal_edit", "proposal_decision",
+               "memory_flag")
+COPY_MIN = 8
+
+
+def _copy_texts(conn: Connection, c: Closure) -> list[str]:
+    texts = [str(v) for v in column_values(conn, "memory", "body", c.delete.get("memory",
+                                                                                 set()))]
+    texts += [str(v) for v in column_values(conn, "memory", "name", c.delete.get("memory",
+                                                                                 set()))]
+    texts += [str(v) for v in column_values(conn, "entry", "content", c.delete.get("entry",
+                                                                                  set()))]
+    out: list[str] = []
+    for t in texts:
+        t = t.strip()
+        if len(t) >= COPY_MIN:
+            for form in (t, json.dumps(t)[1:-1], json.dumps(t, ensure_ascii=False)[1:-1]):
+                if form not in out:
+                    out.append(form)
+    return out
+
+
+def governance_copies(conn: Connection, c: Closure) -> bool:
+    """Proposals naming an erased memory (the add that made it, those aimed at it), and every
+    governance row holding an erased memory's or entry's own text (``COPY_TABLES``): erased
+    with it — a proposal goes with its checks, edits and decisions (``_grow``)."""
+    changed = False
+    memories = sorted(int(v) for v in column_values(conn, "memory", "id",
+                                                    c.delete.get("memory", set())))
+    if memories and "proposal" in c.tables:
+        t = rel("proposal", "memory_id", "targets")
+        j = func.json_each(t.c.targets).table_valued("value").alias("j")
+        rows = {int(r[0]) for r in conn.execute(select(t.c.rowid).where(
+            in_json(t.c.memory_id, ids_json(memories))
+            | (func.json_valid(t.c.targets) & exists(
+                select(literal_column("1")).select_from(j)
+                .where(in_json(j.c.value, ids_json(memories))))))).all()}
+        changed |= add_rows(c.delete, "proposal", rows)
+    texts = _copy_texts(conn, c)
+    if not texts:
+        return changed
+    raw_texts = tuple(texts)
+
+    def holds(value: object) -> int:
+        return int(isinstance(value, str) and any(t in value for t in raw_texts))
+
+    from store.privacy.tables import dbapi
+
+    dbapi(conn).create_function("lca_holds_copy", 1, holds, deterministic=True)
+    for name in COPY_TABLES:
+        info = c.tables.get(name)
+        if info is None:
+            continue
+        cols = [col_ for col_ in info.text_columns if col_ not in info.keys]
+        if not cols:
+            continue
+        t = rel(name, *cols)
+        clause = or_(*(func.lca_holds_copy(t.c[x]) for x in cols))
+        rows = {int(r[0]) for r in conn.execute(select(t.c.rowid).where(clause)).all()}
+        changed |= add_rows(c.delete, name, rows - c.delete.get(name, set()))
+    return changed
+
+
+def redact_copies(conn: Connection, c: Closure) -> None:
+    """A redaction by id: the governance rows holding the redacted texts (``COPY_TABLES``)
+    get each copy replaced by the mark, in place (as JSON-escaped text too)."""
+    from store.privacy.scope import MARK
+    from store.privacy.tables import dbapi
+
+    forms: list[str] = []
+    for t in c.texts:
+        t = t.strip()
+        if len(t) >= COPY_MIN:
+            for form in (t, json.dumps(t)[1:-1], json.dumps(t, ensure_ascii=False)[1:-1]):
+                if form not in forms:
+                    forms.append(form)
+    if not forms:
+        return
+    forms.sort(key=len, reverse=True)
+    found = tuple(forms)
+    dbapi(conn).create_function(
+        "lca_holds_copy", 1,
+        lambda v: int(isinstance(v, str) and any(f in v for f in found)), deterministic=True)
+    for name in COPY_TABLES:
+        info = c.tables.get(name)
+        if info is None:
+            continue
+        cols = [x for x in info.text_columns if x not in info.keys]
+        if not cols:
+            continue
+        handle = rel(name, *cols)
+        for r in conn.execute(select(handle.c.rowid, *(handle.c[x] for x in cols)).where(
+                or_(*(func.lca_holds_copy(handle.c[x]) for x in cols)))).all():
+            changed: dict[str, str] = {}
+            for col_name, value in zip(cols, r[1:], strict=True):
+                if isinstance(value, str) and any(f in value for f in found):
+                    text = str(value)
+                    for f in found:
+                        text = text.replace(f, MARK)
+                    changed[col_name] = text
+            if changed:
+                c.scrub.setdefault(name, {}).setdefault(int(r[0]), {}).update(changed)
+
+
 def compute(store: Store, scope: Scope, action: str) -> Closure:
     """The closure of ``scope`` for ``action`` (``erase`` or ``redact``): a read, nothing
     changes."""
@@ -247,6 +354,8 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
             else:
                 _seedids_json(store, conn, c)
             _grow(conn, c)
+            if governance_copies(conn, c):
+                _grow(conn, c)
             if matcher is not None:  # columns of container rows that stay
                 for table, rows in c.scrub.items():
                     for row, cols in rows.items():
@@ -261,9 +370,11 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
                 redaction.redact_text(conn, c, matcher)
             else:
                 redaction.redact_ids(store, conn, c)
+                redact_copies(conn, c)
             redaction.redact_followups(conn, c)
         describe.texts(conn, c, matcher)
         describe.fingerprints(conn, c)
+        describe.bound_files(store, conn, c)
         describe.chunks(conn, c)
         describe.exports(conn, c, matcher)
         describe.labels(conn, c)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import Connection
@@ -18,6 +19,9 @@ from store.recall.models import RecallTrace
 from store.privacy.scope import Matcher
 from store.privacy.sets import Closure, ExportHit, column_values, ids_json
 from store.privacy.tables import in_json, rel, rowid
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
 
 LABELS_PER_TABLE = 40
 
@@ -180,3 +184,74 @@ def labels(conn: Connection, c: Closure) -> None:
         c.labels["memory_review"] = [f"memory {m}: {why}" for m, why in sorted(c.review.items())]
 
 
+
+
+def bound_files(store: Store, conn: Connection, c: Closure) -> None:
+    """The bound memory directory's files of the memories the closure erases (deleted) or
+    redacts (rewritten as the memory will read), and the fingerprints of what each file says
+    now, so that a copy of it coming back is refused as erased earlier. A symlink is never
+    followed: the link itself is deleted, what it points at is left alone."""
+    from store.governance.files import usable_bound_dir
+
+    folder = usable_bound_dir(store)
+    if folder is None:
+        return
+    c.bound_dir = str(folder)
+    if c.action == "erase":
+        rows = c.delete.get("memory", set())
+    else:
+        rows = set(c.scrub.get("memory", {}))
+    if not rows:
+        return
+    found = conn.execute(select(rowid(Memory), Memory.id, Memory.source_file)
+                         .where(in_json(rowid(Memory), ids_json(rows)))).all()
+    prints: list[str] = []
+    for row, memory_id, source in found:
+        if not source or "#" in str(source):
+            continue
+        path = Path(str(source))
+        if path.parent != folder or not (path.exists() or path.is_symlink()):
+            continue
+        if not path.is_symlink():
+            prints += file_prints(path)
+        if c.action == "erase" or path.is_symlink():
+            c.files[str(path)] = None
+        else:
+            c.files[str(path)] = _redacted_file(conn, int(memory_id),
+                                                c.scrub["memory"][int(row)], folder)
+    c.fingerprints.setdefault("memory", [])
+    c.fingerprints["memory"] += [p for p in prints if p not in c.fingerprints["memory"]]
+
+
+def file_prints(path: Path) -> list[str]:
+    """The content hashes an import of this memory file would give (the gate's and the plain
+    importer's), for the erasure fingerprints."""
+    from store.core import memories as memory_rows
+    from store.core.index import sha256_text
+    from store.ingest.memory_dir import parse_memory_file
+
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    row, _ = parse_memory_file(path, raw)
+    out = [sha256_text(json.dumps(row, sort_keys=True))]
+    try:
+        out.append(memory_rows.content_hash(Memory(**row)))
+    except (TypeError, ValueError):
+        pass
+    return out
+
+
+def _redacted_file(conn: Connection, memory_id: int, values: dict[str, object],
+                   folder: Path) -> str:
+    """The file of memory ``memory_id`` as it reads after the redaction."""
+    from store.core import memories as memory_rows
+    from store.governance import files
+
+    m = memory_rows.get(conn, memory_id)
+    assert m is not None
+    for name, value in values.items():
+        setattr(m, name, value)
+    fm = files.front_matter(m, files.supersedes_ref(conn, m, folder), files.kept_keys(m))
+    return files.render(fm, m.body)

@@ -47,7 +47,7 @@ from store.core.models import Entry, ErasureFingerprint, Memory, Session
 from store.privacy import exports
 from store.privacy.content import content_columns
 from store.privacy.models import ErasureProbe, ErasureVerification, Tombstone
-from store.privacy.tables import relational_tables
+from store.privacy.tables import rel, relational_tables
 from store.privacy.terms import stored_terms
 from store.privacy.verify import Probe, Verification
 from store.recall.models import RecallTrace
@@ -98,8 +98,8 @@ def _lexical(conn: Connection, tombstone_id: int) -> list[Probe]:
         cols = content_columns(info)
         if not cols:
             continue
-        q = ", ".join(f'"{c}"' for c in cols)
-        for row in conn.exec_driver_sql(f'SELECT {q} FROM "{name}"'):
+        t = rel(name, *cols)
+        for row in conn.execute(select(*(t.c[c] for c in cols))):
             hit = False
             for value in row:
                 if not isinstance(value, str) or not value:
@@ -219,9 +219,11 @@ def _file(store: Store, wal_ok: bool, wal_left: int) -> Probe:
 def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Verification]]:
     """Finish the unverified tombstones (or the one named, verified or not): checkpoint,
     VACUUM, the probes, stored. Returns (tombstone id, verification) for each."""
+    from store.core import filejournal
     from store.privacy.api import record
     from store.recall.pool import drop_cache
 
+    filejournal.finish(store)  # an erasure's file deletions a kill left unplayed
     if tombstone_id is not None:
         with store.read() as conn, orm(conn) as s:
             if s.get(Tombstone, int(tombstone_id)) is None:

@@ -52,6 +52,10 @@ class Closure:
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 384), np.float32))
     labels: dict[str, list[str]] = field(default_factory=dict)
     session_id: str | None = None
+    # bound memory directory: file path → its new text (None: deleted), and the folder
+    files: dict[str, str | None] = field(default_factory=dict)
+    bound_dir: str | None = None
+    journal: str | None = None  # the file journal the change committed (store.core.filejournal)
 
     # -- figures ---------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
@@ -70,6 +74,8 @@ class Closure:
             out["chunk_fts"] = chunks
         if self.review:
             out["memory_review"] = len(self.review)
+        if self.files:
+            out["memory_file"] = len(self.files)
         return out
 
     def export_files(self) -> list[str]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import select
 
-from store.core import erasure
+from store.core import erasure, vec
 from store.core.models import StoreMeta
 
 if TYPE_CHECKING:
@@ -19,22 +19,6 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 TERMS_KEY = "privacy.terms.{}"
-
-
-def _stems(conn: Connection, words: list[str]) -> set[str]:
-    """The FTS terms (porter stems, as ``chunk_fts`` indexes) of ``words``: a temporary FTS
-    table tokenises them, nothing reaches the database file."""
-    conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem USING "
-                         "fts5(w, tokenize='porter unicode61')")
-    conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem_vocab USING "
-                         "fts5vocab(temp, lca_stem, row)")
-    try:
-        for w in words:
-            conn.exec_driver_sql("INSERT INTO temp.lca_stem (w) VALUES (?)", (w,))
-        return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM temp.lca_stem_vocab")}
-    finally:
-        conn.exec_driver_sql("DROP TABLE IF EXISTS temp.lca_stem_vocab")
-        conn.exec_driver_sql("DROP TABLE IF EXISTS temp.lca_stem")
 
 
 def remember_terms(store: Store, tombstone_id: int, words: list[str]) -> int:
@@ -51,7 +35,8 @@ def remember_terms(store: Store, tombstone_id: int, words: list[str]) -> int:
             key = erasure.stored_key(conn)
         assert key is not None
         doc = {"words": sorted(erasure.keyed(key, "term", w) for w in words),
-               "stems": sorted(erasure.keyed(key, "stem", t) for t in _stems(conn, words))}
+               "stems": sorted(erasure.keyed(key, "stem", t)
+                               for t in vec.fts_stems(conn, words))}
         name = TERMS_KEY.format(tombstone_id)
         table = StoreMeta.__table__  # type: ignore[attr-defined]
         conn.execute(table.delete().where(table.c.key == name))

@@ -18,6 +18,9 @@
 - ``traces``: no recall trace or candidate holds the text or points at what was erased, and a
   probe recall for it returns nothing derived from it — the probes write no trace;
 - ``exports``: no export file the store wrote still holds it;
+- ``memory-dir`` (when a directory is bound): the bound memory directory's files of the
+  closure are deleted or rewritten, no file there holds the text, and a git history holding
+  it is named (``store.privacy.bound_dir``);
 - ``raw-bytes``: the WAL was truncated, and neither the database file nor its ``-wal`` holds
   the text or any of its distinctive words (words that occur nowhere else in the store).
 
@@ -378,29 +381,44 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
                     select(func.count()).select_from(RecallCandidate).where(
                         col(RecallCandidate.source_type) == target,
                         in_json(col(RecallCandidate.source_id), json.dumps(ids)))).scalar_one())
-    before = _trace_count(store)
+    before = _last_trace(store)
     removed = {cid for cid, _, _ in c.chunk_rows}
     derived = 0
     recalls = 0
+    queries: list[str] = []
+    returned = 0
     for t in [t for t in c.texts if t.strip()][:PROBE_RECALLS]:
         recalls += 1
+        queries.append(t[:500])
         result = probe_recall(store, t[:500])
+        returned += int(getattr(result, "trace_id", None) is not None)
         for cand in result.trace.candidates:
             body = cand.excerpt or ""
             if (c.action == "erase" and cand.chunk_id in removed) or (
                     matcher is not None and matcher.holds(body)):
                 derived += 1
-    after = _trace_count(store)
-    ok = not held and not pointing and not derived and before == after
+    written = max(returned, _probe_traces(store, before, queries))
+    ok = not held and not pointing and not derived and not written
     return Probe("traces", ok, (
         f"{held} trace rows hold it; {pointing} candidates point at erased records; "
         f"{recalls} probe recalls: {derived} candidates derived from it; "
-        f"{after - before} traces written by the probes"))
+        f"{written} traces written by the probes"))
 
 
-def _trace_count(store: Store) -> int:
+def _last_trace(store: Store) -> int:
     with store.read() as conn:  # a fresh snapshot each time
-        return int(conn.execute(select(func.count()).select_from(RecallTrace)).scalar_one())
+        last = conn.execute(select(func.coalesce(func.max(col(RecallTrace.id)), 0))).scalar()
+        return int(last or 0)
+
+
+def _probe_traces(store: Store, after_id: int, queries: list[str]) -> int:
+    """Traces written since ``after_id`` for one of the probes' own queries: only what the
+    probes wrote counts (a hook's recall answered meanwhile is not theirs)."""
+    if not queries:
+        return 0
+    with store.read() as conn:
+        return int(conn.execute(select(func.count()).select_from(RecallTrace).where(
+            col(RecallTrace.id) > after_id, col(RecallTrace.query).in_(queries))).scalar_one())
 
 
 def _exports(conn: Connection, c: Closure, matcher: Matcher | None,
@@ -435,6 +453,14 @@ def _exports(conn: Connection, c: Closure, matcher: Matcher | None,
                  "were deleted)" if named else "no export file holds it")
 
 
+def _memory_dir(c: Closure) -> Probe:
+    """The bound memory directory (``store.privacy.bound_dir``)."""
+    from store.privacy import bound_dir
+
+    ok, detail = bound_dir.probe(c)
+    return Probe("memory-dir", ok, detail)
+
+
 def _holds_file(path: Path, matcher: Matcher) -> bool:
     try:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
@@ -443,19 +469,51 @@ def _holds_file(path: Path, matcher: Matcher) -> bool:
         return False
 
 
-def raw_needles(c: Closure, rem: Remaining) -> tuple[list[bytes], set[bytes]]:
-    """(strings searched as they are, words matched as whole tokens), lower-cased bytes."""
+def _own_strings(store: Store, c: Closure) -> tuple[list[str], int]:
+    """The erased texts' own strings for a session, entry or memory scope (the longest
+    ``MAX_PHRASES``), less those a remaining text column still holds verbatim (a record
+    outside the scope keeps them: their bytes are no residue); and how many were kept so."""
+    own = sorted({t.strip() for t in c.texts if len(t.strip()) >= 8}, key=len,
+                 reverse=True)[:MAX_PHRASES]
+    if not own:
+        return [], 0
+    kept: set[str] = set()
+    folded = [(t, t.lower()) for t in own]  # the bytes are searched case-folded
+
+    def seen(value: Any) -> int:
+        if isinstance(value, str) and value:
+            low = value.lower()
+            kept.update(t for t, f in folded if t not in kept and f in low)
+        return 0
+
+    with store.read() as conn:
+        dbapi(conn).create_function("lca_kept", 1, seen)
+        for name, info in sorted(relational_tables(conn).items()):
+            if not info.text_columns:
+                continue
+            t = rel(name, *info.text_columns)
+            conn.execute(select(func.count()).select_from(t).where(
+                or_(*(func.lca_kept(t.c[x]) for x in info.text_columns)))).scalar_one()
+    return [t for t in own if t not in kept], len(kept)
+
+
+def raw_needles(c: Closure, rem: Remaining,
+                own: list[str] | None = None) -> tuple[list[bytes], set[bytes]]:
+    """(strings searched as they are, words matched as whole tokens), lower-cased bytes.
+    A text scope searches its texts; a session, entry or memory scope its texts' own strings
+    (``own``) and the distinctive words."""
     needles: list[bytes] = []
+    phrases = c.texts[:MAX_PHRASES] if c.scope.is_text else (own or [])
+    for t in phrases:
+        for form in (t, json.dumps(t)[1:-1]):
+            b = form.lower().encode("utf-8", "surrogatepass")
+            if b and b not in needles:
+                needles.append(b)
     if c.scope.is_text:
-        for t in c.texts[:MAX_PHRASES]:
-            for form in (t, json.dumps(t)[1:-1]):
-                b = form.lower().encode("utf-8", "surrogatepass")
-                if b and b not in needles:
-                    needles.append(b)
         needles += [w.encode("utf-8") for w in rem.distinctive]
         return needles, set()
     tokens = {w.encode("utf-8") for w in rem.distinctive}
-    needles += [t for t in tokens if any(b >= 0x80 for b in t)]
+    needles += [t for t in tokens if any(b >= 0x80 for b in t) and t not in needles]
     return needles, tokens
 
 
@@ -472,13 +530,20 @@ def scan_bytes(path: Path, needles: list[bytes], tokens: set[bytes]) -> int:
 
 def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: int,
               vacuumed: bool) -> Probe:
-    needles, tokens = raw_needles(c, rem)
+    own, kept = ([], 0) if c.scope.is_text else _own_strings(store, c)
+    needles, tokens = raw_needles(c, rem, own)
     db = store.path
     wal = Path(f"{db}-wal")
     in_db = scan_bytes(db, needles, tokens)
     in_wal = scan_bytes(wal, needles, tokens)
     n = len(needles) + len(tokens - set(needles))
     parts = [f"{n} strings searched: {in_db} found in {db.name}, {in_wal} in {wal.name}"]
+    if kept:
+        parts.append(f"{kept} of the erased texts are still held verbatim by records outside "
+                     "the scope, so not searched")
+    nothing = n == 0 and any(t.strip() for t in c.texts)
+    if nothing:
+        parts.append("nothing to search for: no proof that the bytes are gone")
     if not wal_ok:
         parts.append(f"the WAL could not be truncated ({wal_left} bytes left): a reader "
                      "holds a snapshot of it")
@@ -486,7 +551,8 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
         parts.append("vacuumed")
     if (in_db or in_wal) and rem.metadata:
         parts.append("metadata columns hold it (see substring): those bytes stay")
-    return Probe("raw-bytes", wal_ok and not in_db and not in_wal, "; ".join(parts))
+    return Probe("raw-bytes", wal_ok and not in_db and not in_wal and not nothing,
+                 "; ".join(parts))
 
 
 def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
@@ -503,6 +569,8 @@ def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,
                   _semantic(store, conn, c, matcher, tombstone_id)]
         probes.append(_traces(store, conn, c, matcher, rem))
         probes.append(_exports(conn, c, matcher, tombstone_id))
+    if c.bound_dir is not None:
+        probes.append(_memory_dir(c))
     probes.append(raw_probe(store, c, rem, wal_ok, wal_left, vacuumed))
     ms = (time.perf_counter() - started) * 1000.0
     return Verification(all(p.passed for p in probes), probes, round(ms, 1)), rem
