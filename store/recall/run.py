@@ -16,13 +16,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, tuple_
-from sqlalchemy import select as sa_select
-from sqlmodel import col
+from sqlalchemy import Connection
 
 from store.recall import terms as rt
 from store.core import vec
-from store.core.models import Chunk, Entry
 from store.core.records import agent_label
 from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
@@ -187,12 +184,18 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
         return
     keys = {(c.session_id, c.agent or "main", int(c.seq) + d)
             for c in owners for d in (-1, 1) if c.seq is not None}
-    rows = conn.execute(
-        sa_select(col(Entry.session_id), col(Entry.agent), col(Entry.seq), col(Chunk.id),
-                  col(Entry.sensitivity))
-        .join(Chunk, and_(col(Chunk.source_type) == "entry", col(Chunk.source_id) == Entry.id))
-        .where(tuple_(col(Entry.session_id), col(Entry.agent), col(Entry.seq)).in_(sorted(
-            keys)))).all()
+    ordered = sorted(keys)
+    marks = ", ".join("(?, ?, ?)" for _ in ordered)
+    # raw SQL: recall hot path, the neighbours looked up key by key through entry_by_session:
+    # CROSS JOIN keeps the keys the outer loop (SQLite's planner otherwise scans the chunk
+    # index: 595 ms for 100 keys at 50,000 chunks; a Core tuple IN, +22 ms a recall); 0.22 ms
+    rows = conn.exec_driver_sql(
+        f"WITH k(s, a, q) AS (VALUES {marks}) "
+        "SELECT e.session_id, e.agent, e.seq, c.id, e.sensitivity "
+        "FROM k CROSS JOIN entry e CROSS JOIN chunk c "
+        "WHERE e.session_id = k.s AND e.agent = k.a AND e.seq = k.q "
+        "AND c.source_type = 'entry' AND c.source_id = e.id",
+        tuple(v for key in ordered for v in key)).all()
     if not rows:
         return
     q = qvec() if callable(qvec) else qvec
