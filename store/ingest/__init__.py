@@ -25,6 +25,11 @@ from store.ingest.acp_journal import import_journal_dir
 from store.ingest.base import ImportContext, LineImporter, file_problem
 from store.ingest.claude_code import ClaudeCodeImporter
 from store.ingest.claude_code import looks_like as looks_like_claude_code
+from store.ingest.codex import CodexImporter
+from store.ingest.codex import looks_like as looks_like_codex
+from store.ingest.detect import first_keys, refused_format, refused_format_of
+from store.ingest.gemini import GeminiImporter, import_chat_file, is_chat_file
+from store.ingest.gemini import looks_like as looks_like_gemini
 from store.ingest.lca_export import (
     import_export_dir,
     is_export_dir,
@@ -44,8 +49,10 @@ if TYPE_CHECKING:
 LINE_SUFFIXES = (".jsonl", ".ndjson")
 DETECT_LINES = 50
 
-# name → (looks like it?, importer factory)
+# name → (looks like it?, importer factory); checked in order, per line
 FILE_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[[], LineImporter]]] = {
+    "codex": (looks_like_codex, CodexImporter),
+    "gemini": (looks_like_gemini, GeminiImporter),
     "claude-code": (looks_like_claude_code, ClaudeCodeImporter),
     "mindstone": (looks_like_mindstone, MindStoneImporter),
 }
@@ -73,6 +80,8 @@ def detect_file(path: Path) -> str | None:
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
+                if refused_format(obj):
+                    return None  # a format of its own lca-tui does not read (Qwen Code)
                 for name, (looks_like, _) in FILE_FORMATS.items():
                     if looks_like(obj):
                         return name
@@ -118,10 +127,13 @@ def _import_file(ctx: ImportContext, path: Path, fmt: str | None) -> None:
     if path.stat().st_size == 0:
         report.error(str(path), None, "empty file: nothing to import")
         return
+    if fmt is None and path.suffix == ".json" and import_chat_file(ctx, path):
+        return
     name = fmt or detect_file(path)
     if name is None:
-        report.error(str(path), None, "unrecognised format: no line looks like any of "
-                     f"{', '.join(FILE_FORMATS)} (use --format to force one)")
+        report.error(str(path), None, refused_format_of(path) or "unrecognised format: no "
+                     f"line looks like any of {', '.join(FILE_FORMATS)} (its first keys: "
+                     f"{first_keys(path)}; use --format to force one)")
         return
     if name not in FILE_FORMATS:
         report.error(str(path), None, f"--format {name} does not apply to a single file")
@@ -194,6 +206,8 @@ def _visit(ctx: ImportContext, child: Path, fmt: str | None) -> None:
                          "imported; the finished file has the name without .tmp")
     elif child.suffix in LINE_SUFFIXES:
         _import_file(ctx, child, fmt if fmt in FILE_FORMATS else None)
+    elif fmt is None and is_chat_file(child):
+        _import_file(ctx, child, None)
 
 
 def ingest(store: Store, paths: list[Path], fmt: str | None = None,
