@@ -29,8 +29,9 @@ becomes (DESIGN "Getting data in"; see ``docs/agent-formats.md``):
   in meta).
 - ``turn_context`` (starts a turn: its ``turn_id``, else its byte offset, keys the turn),
   ``world_state``, ``inter_agent_communication_metadata``, ``ghost_snapshot``: skipped by
-  design. The pre-0.2 layout (a first line ``{id, timestamp, instructions}``, then bare
-  items and ``{"record_type": "state"}`` lines) reads the same.
+  design. The pre-0.4 layout (a first line ``{id, timestamp, instructions | cli_version}``,
+  then bare items and ``{"record_type": "state"}`` lines) reads the same; its project is the
+  ``<cwd>`` of its first ``<environment_context>``.
 
 Anything else is counted per type as skipped-unknown (a note per file, never an error per
 line). A timestamp that is not a time is left out and counted (one note per file).
@@ -43,6 +44,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import Connection, update
+from sqlmodel import col
+
+from store.core.models import Session as SessionRow
 from store.core.timeutil import normalise_iso
 from store.core.writes import NewEntry, NewSession
 from store.ingest import fields
@@ -91,16 +96,23 @@ _HARNESS_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.m
                      "<apps_instructions>", "<developer_instructions>")
 _ROLLOUT_NAME = re.compile(r"rollout-.*?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
                            r"[0-9a-f]{12})\.jsonl$")
+_CWD = re.compile(r"<environment_context>.*?<cwd>([^<]+)</cwd>", re.S)
 _TEXT_BLOCKS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 
 
 def looks_like(obj: dict[str, Any]) -> bool:
     """A Codex rollout line: an envelope of a known type with an object payload, or the
-    pre-0.2 header ``{id, timestamp, instructions}``."""
+    pre-0.4 header (``_legacy_header``)."""
     kind = obj.get("type")
     if isinstance(kind, str) and kind in ENVELOPES and isinstance(obj.get("payload"), dict):
         return True
-    return {"id", "timestamp", "instructions"} <= set(obj) and "type" not in obj
+    return _legacy_header(obj)
+
+
+def _legacy_header(obj: dict[str, Any]) -> bool:
+    """The first line of a pre-0.4 rollout: ``{id, timestamp, instructions | cli_version}``."""
+    return "type" not in obj and {"id", "timestamp"} <= set(obj) and bool(
+        {"instructions", "cli_version", "originator"} & set(obj))
 
 
 def _blocks_text(content: Any) -> tuple[str, list[str]]:
@@ -215,13 +227,13 @@ class CodexImporter(LineImporter):
         ts = self._ts(line_no, obj)
         kind = obj.get("type")
         payload = obj.get("payload")
-        if kind is None and {"id", "timestamp", "instructions"} <= set(obj):
+        if _legacy_header(obj):
             if self._session is None:
                 self._open_session(path, obj)
             return self._session_row(path, ts), []
         if kind is None and obj.get("record_type") == "state":
             return Skip("record_type/state")
-        if kind in _ITEM_TYPES and payload is None:  # pre-0.2: a bare item
+        if kind in _ITEM_TYPES and payload is None:  # pre-0.4: a bare item
             kind, payload = "response_item", obj
         if not isinstance(kind, str):
             return Skip(f"line without a type (keys {', '.join(sorted(obj)[:5])})",
@@ -288,6 +300,9 @@ class CodexImporter(LineImporter):
                 kind = "assistant"
             elif role == "user":
                 kind = "system" if _harness_text(text) else "user"
+                cwd = _CWD.search(text) if kind == "system" else None
+                if cwd and self._project is None and self._agent == "main":
+                    self._project = cwd.group(1).strip()  # pre-0.4: no cwd in the header
             elif role in ("developer", "system"):
                 kind = "system"
             else:
@@ -393,6 +408,15 @@ class CodexImporter(LineImporter):
             meta["context_window"] = window
         return NewEntry(kind="event", content=f"{etype}: " + ", ".join(parts),
                         message_id=f"{etype}@{common['source_offset']}", meta=meta, **common)
+
+    def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
+                 batch: dict[str, list[NewEntry]]) -> None:
+        """A project learnt after the session row was written (pre-0.4: from the first
+        ``<environment_context>``) fills an empty one."""
+        if self._session in batch and self._project and self._agent == "main":
+            conn.execute(update(SessionRow).where(col(SessionRow.id) == self._session,
+                                                  col(SessionRow.project).is_(None))
+                         .values(project=self._project))
 
     def on_end(self, ctx: ImportContext, path: Path, with_session: int, skipped: int) -> None:
         if self._bad_ts and self._bad_ts_first is not None:

@@ -24,6 +24,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import Connection, update
+from sqlmodel import col
+
+from store.core.models import Session as SessionRow
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso
 from store.core.writes import (
@@ -217,6 +221,13 @@ def message_entries(ctx: ImportContext, session: _Session, obj: dict[str, Any], 
     return out
 
 
+def set_title(conn: Connection, session_id: str, title: str | None) -> None:
+    """Gemini's own summary of the session is its title (the latest one written)."""
+    if title:
+        conn.execute(update(SessionRow).where(col(SessionRow.id) == session_id)
+                     .values(title=storable(title)))
+
+
 class GeminiImporter(LineImporter):
     """The JSONL layout."""
 
@@ -240,12 +251,10 @@ class GeminiImporter(LineImporter):
             session.header(obj)
             return session.row(None), []
         if "$set" in obj and len(obj) == 1:
-            update = obj["$set"]
-            if not isinstance(update, dict):
+            changes = obj["$set"]
+            if not isinstance(changes, dict):
                 return Skip("$set (not an object)", unknown=True)
-            session.header(update)
-            if "summary" in update and session.title:
-                return session.row(None), []
+            session.header(changes)
             return Skip("$set")
         if any(isinstance(k, str) and k.startswith("$") for k in obj):
             return Skip(f"{next(k for k in obj if k.startswith('$'))} update", unknown=True)
@@ -253,6 +262,11 @@ class GeminiImporter(LineImporter):
         if isinstance(entries, Skip):
             return entries
         return session.row(entries[0].ts), entries
+
+    def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
+                 batch: dict[str, list[NewEntry]]) -> None:
+        if self._session is not None and self._session.id is not None:
+            set_title(conn, self._session.id, self._session.title)
 
     def _read_header(self, path: Path) -> None:
         assert self._session is not None
@@ -346,6 +360,7 @@ def import_chat_file(ctx: ImportContext, path: Path) -> bool:
                     row.id not in ctx.sessions_seen:
                 report.sessions_added += 1
             ctx.sessions_seen.add(row.id)
+            set_title(conn, row.id, session.title)
             result = write_entries(conn, row.id, kept, indexer, store.writer,
                                    store.writer_version, prepared, defer=ctx.defer)
             report.entries_added += len(result.entry_ids)
