@@ -224,6 +224,8 @@ class CodexImporter(LineImporter):
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
                 obj: dict[str, Any]
                 ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
+        if self._session is None and self.start.offset:
+            self._resume(path)  # read from where the last import stopped
         ts = self._ts(line_no, obj)
         kind = obj.get("type")
         payload = obj.get("payload")
@@ -272,6 +274,34 @@ class CodexImporter(LineImporter):
         if kind == "event_msg":
             return self._event(ctx, payload, session, common)
         return self._item(ctx, payload, session, common)
+
+    def _resume(self, path: Path) -> None:
+        """The session, worker and current turn as the lines already imported left them (a
+        resumed import starts after them): their ``session_meta`` (or pre-0.4 header) and
+        last ``turn_context``."""
+        remaining = self.start.offset
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh):
+                remaining -= len(raw)
+                if remaining < 0:
+                    break
+                if number and b'"session_meta"' not in raw and b'"turn_context"' not in raw:
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+                if self._session is None and _legacy_header(obj):
+                    self._open_session(path, obj)
+                elif self._session is None and obj.get("type") == "session_meta":
+                    self._open_session(path, payload)
+                elif obj.get("type") == "turn_context":
+                    turn = payload.get("turn_id")
+                    self._turn = turn if isinstance(turn, str) and turn else \
+                        f"@{self.start.offset - remaining - len(raw)}"
 
     def _message_entry(self, kind: str, text: str, common: dict[str, Any],
                        meta: dict[str, Any], message_id: str | None = None) -> NewEntry:
