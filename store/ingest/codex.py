@@ -1,5 +1,6 @@
-"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``), as the
-releases from 0.1x to 0.146 write them.
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``), in the layouts
+seen in real files and in other tools' test data: the pre-0.4 layout (seen with 0.34), 0.42,
+0.50–0.53, 0.88, 0.111–0.116, 0.130, 0.146.
 
 A line is an envelope ``{timestamp, type, payload}`` (``ordinal`` in 0.14x). What each
 becomes (DESIGN "Getting data in"; see ``docs/agent-formats.md``):
