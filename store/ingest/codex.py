@@ -1,6 +1,6 @@
-"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``), in the layouts
-seen in real files and in other tools' test data: the pre-0.4 layout (seen with 0.34), 0.42,
-0.50–0.53, 0.88, 0.111–0.116, 0.130, 0.146.
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``), in the
+layouts of the real files read here (0.50–0.53, 0.146) and as other tools' tests record them (the
+pre-0.4 layout, 0.111).
 
 A line is an envelope ``{timestamp, type, payload}`` (``ordinal`` in 0.14x). What each
 becomes (DESIGN "Getting data in"; see ``docs/agent-formats.md``):

@@ -8,7 +8,8 @@
 A message ``{id, timestamp, type, content, thoughts?, toolCalls?, tokens?, model?}`` gives
 its entries in order, keyed by the message id and their place in it (a message written again
 unchanged adds nothing): each ``thoughts`` item (``subject: description``) → ``reasoning``;
-the text (a string, or ``[{text}]`` parts; ``parts`` in place of ``content`` in some copies) → ``user`` for ``type: user``, ``assistant`` for
+the text (a string, or ``[{text}]`` parts; ``parts`` in place of ``content`` in some
+copies) → ``user`` for ``type: user``, ``assistant`` for
 ``gemini``, ``system`` for ``info``/``error``/``warning``; each tool call → ``tool_call``
 (its ``args``) and, when it has a ``result`` (``functionResponse.response``) or a
 ``resultDisplay``, a ``tool_result``. ``tokens.input`` (the prompt, cached tokens included) is
