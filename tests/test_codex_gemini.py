@@ -302,3 +302,24 @@ def test_real_files_match_an_independent_count(store: Store, sub: str) -> None:
                 continue  # reasoning is often encrypted only: not counted here
             assert got[kind] == expected[kind], (path.name, kind, got, expected)
         assert store.ingest([path]).entries_added == 0
+
+
+# -- hidden folders (``ingest ~``) -------------------------------------------------------------
+def test_hidden_folders_are_walked_and_the_never_session_ones_reported(store: Store,
+                                                                     tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    rollout = CODEX / f"rollout-2025-09-11T16-38-04-{LEGACY_ID}.jsonl"
+    sessions = home / ".codex" / "sessions" / "2025" / "09" / "11"
+    sessions.mkdir(parents=True)
+    (sessions / rollout.name).write_bytes(rollout.read_bytes())
+    for never in (".git", "node_modules", "venv-x"):
+        folder = home / "proj" / never
+        folder.mkdir(parents=True)
+        (folder / rollout.name).write_bytes(rollout.read_bytes().replace(
+            LEGACY_ID.encode(), b"99999999-e4d8-46ad-9590-6cd34fdd8ac1"))
+    (home / "proj" / "venv-x" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    report = store.ingest([home])
+    assert report.errors == []
+    assert [s.id for s in store.sessions()] == [LEGACY_ID]  # found under ~/.codex
+    assert "folders that never hold sessions, not walked: .git (1), node_modules (1), " \
+           "virtual environments (1)" in report.notes

@@ -39,6 +39,7 @@ from store.ingest.memory_dir import import_memory_dir, is_bound_dir, is_memory_d
 from store.ingest.mindstone import MindStoneImporter
 from store.ingest.mindstone import looks_like as looks_like_mindstone
 from store.ingest.runs import finish_run, start_run
+from store.ingest.walk_rules import never_holds_sessions
 from store.core.errors import NotFound, StoreError
 from store.core.records import IngestReport
 
@@ -184,7 +185,11 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
             continue
         _guarded(ctx, child, _visit, ctx, child, fmt)
     for child in children:
-        if child.is_dir() and not child.name.startswith("."):
+        if child.is_dir():
+            why = never_holds_sessions(child)
+            if why is not None:
+                ctx.skipped_dirs[why] += 1
+                continue
             _guarded(ctx, child, _walk, ctx, child, fmt if fmt in FILE_FORMATS else None,
                      seen)
 
@@ -237,6 +242,9 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     try:
         for path in paths:
             _guarded(ctx, path, _one_path, ctx, path, fmt, seen)
+        if ctx.skipped_dirs:
+            report.notes.append("folders that never hold sessions, not walked: " + ", ".join(
+                f"{name} ({n})" for name, n in sorted(ctx.skipped_dirs.items())))
         if report.erased_earlier:
             report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
                                 "redacted earlier and were not imported again (erased earlier)")

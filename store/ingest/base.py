@@ -81,6 +81,8 @@ class ImportContext:
     defer: bool = False  # store entries without embedding them (queued: see writes)
     # files a folder importer already dealt with (imported or refused): the walk skips them
     handled: set[Path] = field(default_factory=set)
+    # folders the walk left out as never holding sessions (``walk_rules``): kind → n
+    skipped_dirs: Counter[str] = field(default_factory=Counter)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
