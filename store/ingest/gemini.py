@@ -31,17 +31,11 @@ from sqlmodel import col
 from store.core.models import Session as SessionRow
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso
-from store.core.writes import (
-    NewEntry,
-    NewSession,
-    drop_erased,
-    embed_new,
-    upsert_session,
-    write_entries,
-)
+from store.core.writes import NewEntry, NewSession
 from store.ingest import fields
 from store.ingest.base import ImportContext, LineImporter, Skip, record_skips
 from store.ingest.lines import Position, load_position, save_position
+from store.ingest.write_batch import prepare, write_into
 
 FORMAT = "gemini"
 CHAT_FORMAT = "gemini-chat"
@@ -348,28 +342,10 @@ def import_chat_file(ctx: ImportContext, path: Path) -> bool:
     row = session.row(times[-1] if times else None)
     if times:
         row.started_at = min(filter(None, [row.started_at, times[0]]))
-    indexer = None if ctx.defer else store.indexer()
-    prepared = None
-    if indexer is not None:
-        with store.read() as conn:
-            prepared = embed_new(conn, entries, indexer)
+    indexer, prepared = prepare(ctx, entries)
     with store.write() as conn:
-        kept, refused = drop_erased(conn, entries)
-        report.erased_earlier += refused
-        if kept or not refused:
-            if upsert_session(conn, row, store.writer, store.writer_version) and \
-                    row.id not in ctx.sessions_seen:
-                report.sessions_added += 1
-            ctx.sessions_seen.add(row.id)
-            set_title(conn, row.id, session.title)
-            result = write_entries(conn, row.id, kept, indexer, store.writer,
-                                   store.writer_version, prepared, defer=ctx.defer)
-            report.entries_added += len(result.entry_ids)
-            report.entries_waiting += result.queued
-            report.chunks += result.chunks
-            report.chunks_failed += result.chunks_failed
-            for err in result.errors:
-                report.error(str(path), None, f"embedding failed: {err}")
+        write_into(ctx, conn, path, row, entries, indexer, prepared)
+        set_title(conn, row.id, session.title)
         record_skips(conn, resolved, ctx.pending_skips, True, store.writer,
                      store.writer_version)
         save_position(conn, resolved, CHAT_FORMAT, f"{FORMAT}:{row.id}",
