@@ -46,6 +46,7 @@ from store.ingest.claude_code_text import (
     server_result_text,
     tool_result_text,
 )
+from store.ingest.claude_code_queue import QueuedPrompts, said
 from store.ingest.models import ClaudeCodeSummary
 
 FORMAT = "claude-code"
@@ -165,6 +166,7 @@ class ClaudeCodeImporter(LineImporter):
         self._prefix_read = False  # sidechain lines before this import's start were read
         self._summaries: list[tuple[str, str, int]] = []  # (leaf uuid, summary, line)
         self._custom_titles: dict[str, str] = {}  # session id → its latest custom title
+        self._queue = QueuedPrompts()  # prompts enqueued while the agent worked
 
     def source_key(self, obj: dict[str, Any]) -> str:
         return f"{FORMAT}:{obj.get('sessionId')}:{obj.get('agentId') or 'main'}"
@@ -214,6 +216,12 @@ class ClaudeCodeImporter(LineImporter):
         if not isinstance(kind, str) or not kind:
             raise fields.FieldProblem("type", "line has no type" if kind is None
                                       else f"a JSON {fields.kind(kind)}, not a string")
+        if not self._queue.prefix_read and self.start.offset > 0:
+            self._queue.read_prefix(path, self.start.offset)
+        if kind == "queue-operation":
+            self._queue.enqueue(obj, line_no, offset)
+        elif kind in ("user", "attachment") and isinstance(obj.get("sessionId"), str):
+            self._queue.arrived(obj["sessionId"], said(obj))
         obj, dropped = _checked(ctx, path, line_no, obj)
         outcome = self._convert(ctx, path, line_no, offset, kind, obj)
         if dropped and isinstance(outcome, tuple):
@@ -385,6 +393,11 @@ class ClaudeCodeImporter(LineImporter):
         return NewEntry(kind=entry_kind, content=tool_result_text(block.get("content")),
                         block=index, tool_use_id=block.get("tool_use_id"), message_id=mid,
                         meta=extra, **common)
+
+    def import_file(self, ctx: ImportContext, path: Path) -> None:
+        self._queue = QueuedPrompts()
+        super().import_file(ctx, path)
+        self._queue.finish(ctx, path, FORMAT, FORMAT + ":{}:main")
 
     # -- titles ----------------------------------------------------------------------------
     def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
