@@ -57,3 +57,33 @@ def test_the_real_sessions_keep_their_723_entries(store: Store) -> None:
     report = store.ingest([CLAUDE_CODE])
     assert report.errors == []
     assert sum(s.entries for s in store.sessions()) == 723  # their queued /mcp arrives later
+
+
+# -- Claude Code 2.0.x "Warmup" sidechains ------------------------------------------------------
+WARMUP = DATA / "claude-code-warmup"
+WARM_SID = "8b9c0d1e-2222-4333-8444-a55556666777"
+
+
+def test_warmup_sidechains_are_the_harness_own_not_workers(store: Store) -> None:
+    from store.core.records import agent_label
+
+    report = store.ingest([WARMUP])
+    assert report.errors == []
+    session = store.session(WARM_SID)
+    assert set(session.agents) == {"main", "warmup-w1000000", "warmup-5f3e2a1b"}
+    assert session.workers == ()
+    assert agent_label("warmup-5f3e2a1b") == "warmup sidechain (warmup-5f3e2a1b)"
+    assert agent_label("warmup-5f3e2a1b", short=True) == "warmup"
+    assert [e.content for e in store.entries(WARM_SID, "warmup-5f3e2a1b")] == ["Warmup", "Ready."]
+
+
+def test_a_warmup_file_resumed_after_its_first_line_stays_one_agent(store: Store,
+                                                                    tmp_path: Path) -> None:
+    src = WARMUP / "agent-5f3e2a1b.jsonl"
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    grown = tmp_path / src.name
+    grown.write_text(lines[0], encoding="utf-8")
+    store.ingest([grown])
+    grown.write_text("".join(lines), encoding="utf-8")
+    store.ingest([grown])
+    assert store.session(WARM_SID).agents == ("warmup-5f3e2a1b",)

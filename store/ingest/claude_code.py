@@ -33,7 +33,7 @@ from sqlmodel import col, delete, select
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
-from store.core.records import SIDECHAIN_PREFIX, loads
+from store.core.records import SIDECHAIN_PREFIX, WARMUP_PREFIX, loads
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
@@ -46,7 +46,7 @@ from store.ingest.claude_code_text import (
     server_result_text,
     tool_result_text,
 )
-from store.ingest.claude_code_queue import QueuedPrompts, said
+from store.ingest.claude_code_queue import QueuedPrompts, is_warmup, said, warmup_in_prefix
 from store.ingest.models import ClaudeCodeSummary
 
 FORMAT = "claude-code"
@@ -167,15 +167,23 @@ class ClaudeCodeImporter(LineImporter):
         self._summaries: list[tuple[str, str, int]] = []  # (leaf uuid, summary, line)
         self._custom_titles: dict[str, str] = {}  # session id → its latest custom title
         self._queue = QueuedPrompts()  # prompts enqueued while the agent worked
+        self._warmups: dict[str, bool] = {}  # agentId → its sidechain is a Warmup
 
     def source_key(self, obj: dict[str, Any]) -> str:
         return f"{FORMAT}:{obj.get('sessionId')}:{obj.get('agentId') or 'main'}"
 
     # -- agents ----------------------------------------------------------------------------
     def _agent(self, path: Path, obj: dict[str, Any], line_no: int) -> str:
-        """``agentId``; for a sidechain line without one, its sidechain's name; else main."""
+        """``agentId``; for a sidechain line without one, its sidechain's name; else main. A
+        sidechain that starts with Claude Code's own ``Warmup`` prompt is ``warmup-<id>``."""
         if obj.get("agentId"):
-            return str(obj["agentId"])
+            agent_id = str(obj["agentId"])
+            if agent_id not in self._warmups:
+                warm = is_warmup(obj)
+                if not warm and self.start.offset > 0 and _id(obj.get("parentUuid")):
+                    warm = warmup_in_prefix(path, agent_id, self.start.offset)
+                self._warmups[agent_id] = warm
+            return WARMUP_PREFIX + agent_id if self._warmups[agent_id] else agent_id
         if not _truthy(obj.get("isSidechain")):
             return "main"
         uuid, parent = _id(obj.get("uuid")), _id(obj.get("parentUuid"))
@@ -184,7 +192,8 @@ class ClaudeCodeImporter(LineImporter):
             self._read_prefix(path)  # resumed mid-file: the parent may be before the start
             agent = self._sidechains.get(parent)
         if agent is None:  # the sidechain's first line
-            agent = SIDECHAIN_PREFIX + (uuid[:8] if uuid else f"line{line_no}")
+            prefix = WARMUP_PREFIX if is_warmup(obj) else SIDECHAIN_PREFIX
+            agent = prefix + (uuid[:8] if uuid else f"line{line_no}")
         if uuid:
             self._sidechains[uuid] = agent
         return agent

@@ -1,4 +1,5 @@
-"""Prompts typed while a Claude Code agent worked (2.0.x–2.1.3x): ``queue-operation`` lines.
+"""Prompts typed while a Claude Code agent worked (2.0.x–2.1.3x): ``queue-operation`` lines;
+and Claude Code 2.0.x's "Warmup" sidechains (``is_warmup``), the harness's own.
 
 There the person's words exist only as the ``content`` of an ``enqueue`` line (the ``remove``
 or ``dequeue`` line that follows has none). Rules:
@@ -138,3 +139,35 @@ def said(obj: dict[str, Any]) -> str:
         return ""
     message = obj.get("message")
     return queued_text(message.get("content")) if isinstance(message, dict) else ""
+
+
+def is_warmup(obj: dict[str, Any]) -> bool:
+    """The first line of Claude Code 2.0.x's own "Warmup" sidechain: a root sidechain user line
+    saying ``Warmup`` and nothing else."""
+    return (obj.get("type") == "user" and _truthy(obj.get("isSidechain"))
+            and obj.get("parentUuid") is None and said(obj).strip() == "Warmup")
+
+
+def warmup_in_prefix(path: Path, agent_id: str, end: int) -> bool:
+    """Whether the sidechain ``agent_id`` began, before byte ``end``, with a Warmup line (an
+    import resumed after that line)."""
+    needle = json.dumps(agent_id).encode()
+    offset = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            offset += len(raw)
+            if offset > end:
+                return False
+            if needle not in raw:
+                continue
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict) and obj.get("agentId") == agent_id:
+                return is_warmup(obj)
+    return False
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() == "true")
