@@ -16,8 +16,9 @@ skipped-unknown (a note, not an error). Content blocks left out of an imported l
 Agents: a worker transcript's lines carry their ``agentId``; lines with ``isSidechain: true``
 and no ``agentId`` (Claude Code 1.0.x writes a Task subagent into the main file) are the worker
 ``sidechain-<first 8 of the sidechain's first line's uuid>``, followed through ``parentUuid``.
-``summary`` lines (``{summary, leafUuid}``) are kept: the latest naming a leaf of a session is
-its title, whichever file it sits in and whichever arrives first — unless the person named the
+``summary`` lines (``{summary, leafUuid}``) are kept: the one naming the latest leaf of a session
+(by the leaf line's time, then its line) is its title, whichever file it sits in and whichever
+arrives first — unless the person named the
 session (``custom-title`` lines, ``/rename``): the latest custom title wins.
 """
 
@@ -476,11 +477,15 @@ def _retitle(s: Any, session_id: str) -> None:
     meta = loads(row.meta, {}) if row is not None else {}
     latest = meta.get(CUSTOM_TITLE) if isinstance(meta, dict) else None
     if not isinstance(latest, str):
+        # the summary whose leaf is latest in the session (its time, then its line), whatever
+        # order the files holding the summaries were imported in
         latest = s.exec(
             select(ClaudeCodeSummary.summary)
             .join(Entry, col(Entry.uuid) == col(ClaudeCodeSummary.leaf_uuid))
             .where(Entry.session_id == session_id)
-            .order_by(col(ClaudeCodeSummary.id).desc()).limit(1)).first()
+            .order_by(col(Entry.ts).desc(), col(Entry.source_line).desc(),
+                      col(ClaudeCodeSummary.path).desc(), col(ClaudeCodeSummary.line).desc())
+            .limit(1)).first()
     if row is not None and row.format == FORMAT and latest is not None and row.title != latest:
         row.title = latest
         s.add(row)

@@ -1,11 +1,17 @@
-"""Issue 27: prompts typed while a Claude Code agent worked (2.0.x–2.1.3x), which exist only
-as ``queue-operation`` ``enqueue`` lines: stored once as ``user`` entries (a queued
-``<bash-notification>`` as ``system``), never twice when the same words arrive later as a
-user line or a ``queued_command`` attachment; the three real sessions keep their 723 entries.
+"""Issue 27: Claude Code sessions as found in the wild.
+
+- prompts typed while the agent worked (2.0.x–2.1.3x), which exist only as
+  ``queue-operation`` ``enqueue`` lines: stored once as ``user`` entries (a queued
+  ``<bash-notification>`` as ``system``), never twice when the same words arrive later as a
+  user line or a ``queued_command`` attachment; the three real sessions keep their 723 entries;
+- 2.0.x "Warmup" sidechains named as the harness's own, not workers;
+- the title is the summary whose leaf is latest, whatever the import order;
+- a synthetic API-error reply with zero usage gives no context snapshot.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from store import Store
@@ -87,3 +93,49 @@ def test_a_warmup_file_resumed_after_its_first_line_stays_one_agent(store: Store
     grown.write_text("".join(lines), encoding="utf-8")
     store.ingest([grown])
     assert store.session(WARM_SID).agents == ("warmup-5f3e2a1b",)
+
+
+# -- titles: the summary naming the latest leaf, whatever the import order ---------------------
+def test_title_is_the_summary_of_the_latest_leaf_in_any_import_order(tmp_path: Path) -> None:
+    from tests.conftest import make_store
+
+    attach = DATA / "claude-code-shapes" / "attachments-2.1.jsonl"
+    sid = "2b3c4d5e-2222-4222-8222-000000000002"
+    early, late = tmp_path / "early.jsonl", tmp_path / "late.jsonl"
+    early.write_text(json.dumps({"type": "summary", "summary": "Early title",
+                                 "leafUuid": "00000000-bbbb-4bbb-8bbb-000000000006"}) + "\n")
+    late.write_text(json.dumps({"type": "summary", "summary": "Late title",
+                                "leafUuid": "00000000-bbbb-4bbb-8bbb-000000000015"}) + "\n")
+    for order in ([attach, late, early], [attach, early, late], [late, attach, early],
+                  [early, late, attach]):
+        s = make_store(tmp_path / f"{'-'.join(p.stem for p in order)}.db")
+        for path in order:
+            s.ingest([path])
+        assert s.session(sid).title == "Late title", [p.name for p in order]
+        s.close()
+
+
+# -- API-error replies --------------------------------------------------------------------------
+def test_a_synthetic_api_error_reply_is_stored_without_a_snapshot(store: Store,
+                                                                 tmp_path: Path) -> None:
+    sid = "9c0d1e2f-3333-4444-8555-b66667777888"
+    base = {"sessionId": sid, "version": "2.1.20", "cwd": "/srv", "isSidechain": False,
+            "userType": "external"}
+    lines = [
+        {**base, "type": "user", "uuid": "e0000000-0000-4000-8000-000000000001",
+         "parentUuid": None, "timestamp": "2026-01-10T10:00:00.000Z",
+         "message": {"role": "user", "content": "Summarise the log."}},
+        {**base, "type": "assistant", "uuid": "e0000000-0000-4000-8000-000000000002",
+         "parentUuid": "e0000000-0000-4000-8000-000000000001", "isApiErrorMessage": True,
+         "timestamp": "2026-01-10T10:00:03.000Z",
+         "message": {"id": "msg_err", "role": "assistant", "model": "<synthetic>",
+                     "content": [{"type": "text", "text": "API Error: 529 Overloaded"}],
+                     "usage": {"input_tokens": 0, "output_tokens": 0,
+                               "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 0}}}]
+    path = tmp_path / f"{sid}.jsonl"
+    path.write_text("".join(json.dumps(ln) + "\n" for ln in lines), encoding="utf-8")
+    assert store.ingest([path]).errors == []
+    assert [(e.kind, e.content) for e in store.entries(sid)][-1] == (
+        "assistant", "API Error: 529 Overloaded")
+    assert store.series(sid).snapshots == ()
