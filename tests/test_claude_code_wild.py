@@ -139,3 +139,40 @@ def test_a_synthetic_api_error_reply_is_stored_without_a_snapshot(store: Store,
     assert [(e.kind, e.content) for e in store.entries(sid)][-1] == (
         "assistant", "API Error: 529 Overloaded")
     assert store.series(sid).snapshots == ()
+
+
+# -- a Task worker whose subagents/ file is missing ---------------------------------------------
+def test_a_worker_seen_only_in_progress_lines_is_imported_once(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import BIG_SESSION, make_store
+
+    sid = BIG_SESSION.stem
+    worker_file = BIG_SESSION.parent / sid / "subagents" / "agent-aac57f5.jsonl"
+    progress = set()
+    for number, raw in enumerate(BIG_SESSION.read_text(encoding="utf-8").splitlines(), 1):
+        line = json.loads(raw)
+        if line.get("type") == "progress" and line["data"].get("type") == "agent_progress":
+            progress.add(number)
+    assert len(progress) == 25
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(BIG_SESSION, alone / BIG_SESSION.name)
+    s = make_store(tmp_path / "a.db")
+    assert s.ingest([alone]).errors == []
+    worker = s.entries(sid, "aac57f5")
+    # the worker's messages, from its orchestrator's progress lines
+    assert {e.source_line for e in worker} == progress
+    assert "aac57f5" in s.session(sid).workers
+    s.ingest([worker_file])  # the worker file turns up later: nothing twice
+    both = s.session(sid).entries
+    s.close()
+    full = make_store(tmp_path / "b.db")
+    full.ingest([worker_file])  # the other order: worker file first
+    full.ingest([BIG_SESSION])
+    assert full.session(sid).entries == both
+    full.close()
+    ref = make_store(tmp_path / "c.db")
+    ref.ingest([BIG_SESSION, worker_file])
+    assert ref.session(sid).entries == both
+    ref.close()

@@ -47,7 +47,13 @@ from store.ingest.claude_code_text import (
     server_result_text,
     tool_result_text,
 )
-from store.ingest.claude_code_queue import QueuedPrompts, is_warmup, said, warmup_in_prefix
+from store.ingest.claude_code_queue import (
+    QueuedPrompts,
+    is_warmup,
+    said,
+    warmup_in_prefix,
+    worker_message,
+)
 from store.ingest.models import ClaudeCodeSummary
 
 FORMAT = "claude-code"
@@ -226,6 +232,10 @@ class ClaudeCodeImporter(LineImporter):
         if not isinstance(kind, str) or not kind:
             raise fields.FieldProblem("type", "line has no type" if kind is None
                                       else f"a JSON {fields.kind(kind)}, not a string")
+        if kind == "progress":  # a worker's message, kept in its orchestrator's file
+            inner = worker_message(obj)
+            if inner is not None:
+                kind, obj = str(inner["type"]), inner
         if not self._queue.prefix_read and self.start.offset > 0:
             self._queue.read_prefix(path, self.start.offset)
         if kind == "queue-operation":

@@ -1,5 +1,7 @@
 """Prompts typed while a Claude Code agent worked (2.0.x–2.1.3x): ``queue-operation`` lines;
-and Claude Code 2.0.x's "Warmup" sidechains (``is_warmup``), the harness's own.
+Claude Code 2.0.x's "Warmup" sidechains (``is_warmup``), the harness's own; and a Task
+worker's messages as its orchestrator's ``progress`` / ``agent_progress`` lines carry them
+(``worker_message``).
 
 There the person's words exist only as the ``content`` of an ``enqueue`` line (the ``remove``
 or ``dequeue`` line that follows has none). Rules:
@@ -171,3 +173,27 @@ def warmup_in_prefix(path: Path, agent_id: str, end: int) -> bool:
 
 def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def worker_message(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The worker's own line that a ``progress`` line of ``type: agent_progress`` carries (its
+    ``data.message``, a user or assistant line, and ``data.agentId``), shaped as the worker's
+    ``subagents/agent-<id>.jsonl`` writes it: same session, agent, uuid and content, so the
+    entries it gives are the ones that file gives (the same keys: stored once, in whichever
+    order the two are read). None for any other progress line."""
+    data = obj.get("data")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return None
+    message, agent = data.get("message"), data.get("agentId")
+    if not isinstance(message, dict) or not isinstance(agent, str) or not agent:
+        return None
+    if message.get("type") not in ("user", "assistant") or not isinstance(
+            message.get("message"), dict) or not isinstance(message.get("uuid"), str):
+        return None
+    inner = {k: obj[k] for k in ("sessionId", "cwd", "version", "gitBranch", "userType")
+             if k in obj}
+    inner.update({"type": message["type"], "message": message["message"],
+                  "uuid": message["uuid"], "parentUuid": None, "isSidechain": True,
+                  "agentId": agent,
+                  "timestamp": message.get("timestamp") or obj.get("timestamp")})
+    return inner
