@@ -323,3 +323,26 @@ def test_hidden_folders_are_walked_and_the_never_session_ones_reported(store: St
     assert [s.id for s in store.sessions()] == [LEGACY_ID]  # found under ~/.codex
     assert "folders that never hold sessions, not walked: .git (1), node_modules (1), " \
            "virtual environments (1)" in report.notes
+
+
+def test_only_known_memory_layouts_below_the_named_folder(store: Store, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    blog = home / "blog"  # front matter, but a blog's: not memories
+    blog.mkdir(parents=True)
+    (blog / "post.md").write_text("---\ntitle: Hello\nlayout: post\n---\nHi.\n")
+    (blog / "about.md").write_text("---\ntitle: About\n---\nMe.\n")
+    auto = home / ".claude" / "projects" / "-srv-app" / "memory"  # Claude Code's, not MindStone's
+    auto.mkdir(parents=True)
+    (auto / "MEMORY.md").write_text("- build with make\n")
+    mind = home / "agent" / "memories"  # MindStone's layout
+    mind.mkdir(parents=True)
+    (mind / "procedure_deploy.md").write_text(
+        "---\nname: deploy\ndescription: how to deploy\ntype: procedure\n---\nRun make deploy.\n")
+    report = store.ingest([home])
+    assert report.errors == []
+    assert [m.name for m in store.list_memories()] == ["deploy"]
+    note = next(n for n in report.notes if "no known memory layout" in n)
+    assert "Markdown files of no known memory layout, skipped: 2" in note
+    assert "Claude Code memory folders (not imported yet), skipped: 1" in note
+    # named on the command line, a folder is taken in the layout it has
+    assert store.ingest([blog]).memories_added == 2

@@ -39,7 +39,7 @@ from store.ingest.memory_dir import import_memory_dir, is_bound_dir, is_memory_d
 from store.ingest.mindstone import MindStoneImporter
 from store.ingest.mindstone import looks_like as looks_like_mindstone
 from store.ingest.runs import finish_run, start_run
-from store.ingest.walk_rules import never_holds_sessions
+from store.ingest.walk_rules import known_memory_layout, never_holds_sessions, skipped_note
 from store.core.errors import NotFound, StoreError
 from store.core.records import IngestReport
 
@@ -162,6 +162,8 @@ def _dir_format(ctx: ImportContext, folder: Path, fmt: str | None
         return "memory-dir", import_memory_dir
     for name, (matches, importer) in DIR_FORMATS.items():
         if fmt == name or (fmt is None and matches(folder)):
+            if fmt is None and name == "memory-dir" and not known_memory_layout(ctx, folder):
+                return None  # Markdown of no known memory layout, found by the walk
             return name, importer
     return None
 
@@ -238,13 +240,13 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     if progress is not None and not defer:  # the model takes seconds to load: say so
         store.load_embedder(progress)
     seen: set[Path] = set()
+    ctx.roots = {p.resolve() for p in paths if p.is_dir()}
     failure: str | None = None
     try:
         for path in paths:
             _guarded(ctx, path, _one_path, ctx, path, fmt, seen)
         if ctx.skipped_dirs:
-            report.notes.append("folders that never hold sessions, not walked: " + ", ".join(
-                f"{name} ({n})" for name, n in sorted(ctx.skipped_dirs.items())))
+            report.notes.append(skipped_note(ctx))
         if report.erased_earlier:
             report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
                                 "redacted earlier and were not imported again (erased earlier)")

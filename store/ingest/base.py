@@ -83,6 +83,9 @@ class ImportContext:
     handled: set[Path] = field(default_factory=set)
     # folders the walk left out as never holding sessions (``walk_rules``): kind → n
     skipped_dirs: Counter[str] = field(default_factory=Counter)
+    # the folders named on the command line (any layout is taken there; below them, only
+    # the memory-directory layouts ``walk_rules`` knows)
+    roots: set[Path] = field(default_factory=set)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:

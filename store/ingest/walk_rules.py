@@ -6,6 +6,10 @@ caches — which are left out and counted in the report."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.ingest.base import ImportContext
 
 NEVER_SESSIONS = frozenset({
     ".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", "venv", ".tox",
@@ -20,3 +24,45 @@ def never_holds_sessions(folder: Path) -> str | None:
     if (folder / "pyvenv.cfg").is_file():
         return "virtual environments"
     return None
+
+
+MARKDOWN = "Markdown files of no known memory layout"
+CLAUDE_MEMORY = "Claude Code memory folders (not imported yet)"
+
+
+def known_memory_layout(ctx: ImportContext, folder: Path) -> bool:
+    """Below the folders named on the command line, a folder of Markdown is imported as a
+    memory directory only in a layout known here: MindStone's (``MEMORY.md``, ``LOG.md``,
+    ``IDENTITY.md``, ``USER.md``, or ``<type>_<slug>.md`` files with front matter) or the
+    bound memory directory. Claude Code's own memory folders (``.claude/projects/*/memory``,
+    ``.claude/agent-memory``, ``.claude/rules``, ``.claude/agents``, ``.claude/commands``,
+    ``.claude/skills``) are not MindStone's and are left out; any other Markdown (a blog, a
+    project's docs) too. Each is counted in the report."""
+    from store.ingest.acp import has_mindstone_memories
+
+    if folder.resolve() in ctx.roots:
+        return True
+    parts = folder.resolve().parts
+    if ".claude" in parts and (folder.name in ("memory", "agent-memory", "rules", "agents",
+                                               "commands", "skills")
+                               or "agent-memory" in parts or "skills" in parts):
+        ctx.skipped_dirs[CLAUDE_MEMORY] += 1
+        return False
+    if (folder / "MEMORY.md").is_file() or \
+            has_mindstone_memories(folder):
+        return True
+    ctx.skipped_dirs[MARKDOWN] += sum(1 for p in folder.glob("*.md") if p.is_file())
+    return False
+
+
+def skipped_note(ctx: ImportContext) -> str:
+    walked = {k: n for k, n in ctx.skipped_dirs.items() if k not in (MARKDOWN, CLAUDE_MEMORY)}
+    parts = []
+    if walked:
+        parts.append("folders that never hold sessions, not walked: " + ", ".join(
+            f"{name} ({n})" for name, n in sorted(walked.items())))
+    for key in (CLAUDE_MEMORY, MARKDOWN):
+        if ctx.skipped_dirs.get(key):
+            parts.append(f"{key}, skipped: {ctx.skipped_dirs[key]} (name a folder on the "
+                         "command line to import it as a memory directory)")
+    return "; ".join(parts)
