@@ -88,6 +88,17 @@ def test_codex_pre_0_4_layout(store: Store) -> None:
         "system", "user", "assistant", "tool_call", "tool_result"]
 
 
+def test_codex_same_words_twice_in_a_turn_are_two_prompts(store: Store, tmp_path: Path) -> None:
+    src = CODEX / f"rollout-2025-09-11T16-38-04-{LEGACY_ID}.jsonl"
+    again = json.dumps({"type": "message", "role": "user",
+                        "content": [{"type": "input_text", "text": "Rename the model loader."}]})
+    path = tmp_path / src.name
+    path.write_text(src.read_text(encoding="utf-8") + again + "\n", encoding="utf-8")
+    store.ingest([path])
+    users = [e.content for e in store.entries(LEGACY_ID) if e.kind == "user"]
+    assert users == ["Rename the model loader.", "Rename the model loader."]
+
+
 def test_codex_reimport_and_growth_add_nothing_twice(store: Store, tmp_path: Path) -> None:
     src = CODEX / f"rollout-2025-11-02T09-00-00-{MAIN_ID}.jsonl"
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,8 @@ class CodexImporter(LineImporter):
         self._project: str | None = None
         self._meta: dict[str, Any] = {}
         self._turn = "start"
+        self._counted_turn = "start"
+        self._said: Counter[tuple[str, str, str]] = Counter()
         self._bad_ts = 0
         self._bad_ts_first: tuple[int, str] | None = None
 
@@ -305,10 +308,19 @@ class CodexImporter(LineImporter):
                         f"@{self.start.offset - remaining - len(raw)}"
 
     def _message_entry(self, kind: str, text: str, common: dict[str, Any],
-                       meta: dict[str, Any], message_id: str | None = None) -> NewEntry:
-        """A message keyed by its turn, kind and text: a response_item and the event_msg
-        repeating it give one entry."""
-        return NewEntry(kind=kind, content=text, line_id=f"{self._turn}:{kind}",
+                       meta: dict[str, Any], message_id: str | None = None,
+                       origin: str = "item") -> NewEntry:
+        """A message keyed by its turn, kind, text and how many times the same words came
+        before in the turn from the same kind of line: the k-th ``response_item`` saying them
+        and the k-th ``event_msg`` repeating them give one entry, and the same words said
+        twice in a turn (``continue``, ``continue``) are two."""
+        seen = (origin, kind, text)
+        if self._counted_turn != self._turn:
+            self._counted_turn, self._said = self._turn, Counter()
+        self._said[seen] += 1
+        n = self._said[seen]
+        return NewEntry(kind=kind, content=text,
+                        line_id=f"{self._turn}:{kind}" + (f"#{n}" if n > 1 else ""),
                         message_id=message_id, meta=meta, **common)
 
     def _item(self, ctx: ImportContext, item: dict[str, Any], session: NewSession,
@@ -383,7 +395,8 @@ class CodexImporter(LineImporter):
             kind = _EVENT_MESSAGES[etype]
             if kind == "user" and _harness_text(text):
                 kind = "system"
-            return session, [self._message_entry(kind, text, common, {"event": etype})]
+            return session, [self._message_entry(kind, text, common, {"event": etype},
+                                                 origin="event")]
         if etype == "token_count":
             info = event.get("info")
             usage = None
