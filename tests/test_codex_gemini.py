@@ -357,3 +357,29 @@ def test_only_known_memory_layouts_below_the_named_folder(store: Store, tmp_path
     assert "Claude Code memory folders (not imported yet), skipped: 1" in note
     # named on the command line, a folder is taken in the layout it has
     assert store.ingest([blog]).memories_added == 2
+
+
+def test_a_home_folder_with_every_harness(store: Store, tmp_path: Path) -> None:
+    """``ingest ~``: ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp, all hidden."""
+    home = tmp_path / "home"
+    day = home / ".codex" / "sessions" / "2025" / "11" / "02"
+    day.mkdir(parents=True)
+    for src in CODEX.glob("*.jsonl"):
+        (day / src.name).write_bytes(src.read_bytes())
+    chats = home / ".gemini" / "tmp" / ("9f2c0d7e" * 8) / "chats"
+    chats.mkdir(parents=True)
+    for src in [*(GEMINI / "chats").glob("*.json"), *GEMINI.glob("*.jsonl")]:
+        (chats / src.name).write_bytes(src.read_bytes())
+    project = home / ".claude" / "projects" / "-srv-app"
+    project.mkdir(parents=True)
+    for src in (DATA / "claude-code-warmup").glob("*.jsonl"):
+        (project / src.name).write_bytes(src.read_bytes())
+    report = store.ingest([home])
+    assert report.errors == []
+    by_format = sorted((s.format, s.id) for s in store.sessions())
+    assert by_format == [("claude-code", "8b9c0d1e-2222-4333-8444-a55556666777"),
+                         ("codex", MAIN_ID), ("codex", LEGACY_ID),
+                         ("gemini", CHAT_ID), ("gemini", JSONL_ID)]
+    assert store.session(MAIN_ID).workers == ("codex-0199a0b2",)
+    again = store.ingest([home])
+    assert (again.entries_added, again.sessions_added, again.errors) == (0, 0, [])
