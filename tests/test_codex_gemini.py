@@ -88,6 +88,16 @@ def test_codex_pre_0_4_layout(store: Store) -> None:
         "system", "user", "assistant", "tool_call", "tool_result"]
 
 
+def test_codex_0_89_prompt_event_before_its_turn_context(store: Store) -> None:
+    sid = "019b2ea4-3333-7444-8555-c66667777888"
+    report = store.ingest([CODEX / f"rollout-2025-12-18T10-00-00-{sid}.jsonl"])
+    assert report.errors == [] and report.skipped_unknown == {}
+    # each prompt and reply written twice is one entry; the same words said again are more
+    assert [(e.kind, e.content) for e in store.entries(sid)] == [
+        ("user", "Start"), ("assistant", "Ok"), ("user", "continue"), ("assistant", "Ok"),
+        ("user", "continue"), ("assistant", "Ok")]
+
+
 def test_codex_same_words_twice_in_a_turn_are_two_prompts(store: Store, tmp_path: Path) -> None:
     src = CODEX / f"rollout-2025-09-11T16-38-04-{LEGACY_ID}.jsonl"
     again = json.dumps({"type": "message", "role": "user",
@@ -378,7 +388,8 @@ def test_a_home_folder_with_every_harness(store: Store, tmp_path: Path) -> None:
     assert report.errors == []
     by_format = sorted((s.format, s.id) for s in store.sessions())
     assert by_format == [("claude-code", "8b9c0d1e-2222-4333-8444-a55556666777"),
-                         ("codex", MAIN_ID), ("codex", LEGACY_ID),
+                         ("codex", MAIN_ID), ("codex", "019b2ea4-3333-7444-8555-c66667777888"),
+                         ("codex", LEGACY_ID),
                          ("gemini", CHAT_ID), ("gemini", JSONL_ID)]
     assert store.session(MAIN_ID).workers == ("codex-0199a0b2",)
     again = store.ingest([home])

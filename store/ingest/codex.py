@@ -19,8 +19,10 @@ becomes (DESIGN "Getting data in"; see ``docs/agent-formats.md``):
   text, else its content; only encrypted → the line is counted as skipped); ``agent_message``
   (a message between agents) → ``system``.
 - ``event_msg``: ``user_message``/``agent_message``/``agent_reasoning`` repeat a
-  ``response_item`` of the same turn: both are keyed by (turn, kind, text), so the words are
-  stored once whichever comes first, and stored when only one of the two was written;
+  ``response_item``: both are keyed by (kind, text, k), k counting the same words from the
+  same kind of line before them in the file, so the words are stored once whichever comes
+  first (the turn boundaries are not where both sides agree: 0.89 writes the prompt's
+  ``event_msg`` before its ``turn_context``), and stored when only one of the two was written;
   ``token_count`` → an ``event`` entry carrying the last request's input tokens as a context
   snapshot (``info: null`` lines are rate-limit updates, skipped); a ``turn.completed`` with
   ``usage`` (0.51) likewise; ``error`` → ``system``; every other known event (command,
@@ -28,8 +30,7 @@ becomes (DESIGN "Getting data in"; see ``docs/agent-formats.md``):
   by design.
 - ``compacted`` → ``compaction`` (its ``message``, the summary; the replaced history counted
   in meta).
-- ``turn_context`` (starts a turn: its ``turn_id``, else its byte offset, keys the turn),
-  ``world_state``, ``inter_agent_communication_metadata``, ``ghost_snapshot``: skipped by
+- ``turn_context`` (its ``model`` kept in the session's meta), ``world_state``, ``inter_agent_communication_metadata``, ``ghost_snapshot``: skipped by
   design. The pre-0.4 layout (a first line ``{id, timestamp, instructions | cli_version}``,
   then bare items and ``{"record_type": "state"}`` lines) reads the same; its project is the
   ``<cwd>`` of its first ``<environment_context>``.
@@ -53,7 +54,7 @@ from store.core.models import Session as SessionRow
 from store.core.timeutil import normalise_iso
 from store.core.writes import NewEntry, NewSession
 from store.ingest import fields
-from store.ingest.base import ImportContext, LineImporter, Skip
+from store.ingest.base import SHAPE_ERRORS, ImportContext, LineImporter, Skip
 
 FORMAT = "codex"
 ENVELOPES = {"session_meta", "response_item", "request_item", "event_msg", "turn_context",
@@ -87,7 +88,7 @@ _EVENTS_BY_DESIGN = {
     "user_message_delta", "turn.started", "warning", "mcp_list_tools_response",
     "list_custom_prompts_response", "get_history_entry_response", "deprecation_notice",
     "request_user_input", "elicitation_request", "apply_patch_approval_request",
-    "exec_approval_request", "token_count_delta"}
+    "exec_approval_request", "token_count_delta", "codex/event/raw_item"}
 _EVENT_MESSAGES = {"user_message": "user", "agent_message": "assistant",
                    "agent_reasoning": "reasoning"}
 _SKIPPED_ENVELOPES = {"turn_context", "world_state", "inter_agent_communication_metadata"}
@@ -164,9 +165,8 @@ class CodexImporter(LineImporter):
         self._agent = "main"
         self._project: str | None = None
         self._meta: dict[str, Any] = {}
-        self._turn = "start"
-        self._counted_turn = "start"
         self._said: Counter[tuple[str, str, str]] = Counter()
+        self._replaying = False
         self._bad_ts = 0
         self._bad_ts_first: tuple[int, str] | None = None
 
@@ -228,8 +228,13 @@ class CodexImporter(LineImporter):
     def convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
                 obj: dict[str, Any]
                 ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
-        if self._session is None and self.start.offset:
+        if self._session is None and self.start.offset and not self._replaying:
             self._resume(path)  # read from where the last import stopped
+        return self._convert(ctx, path, line_no, offset, obj)
+
+    def _convert(self, ctx: ImportContext, path: Path, line_no: int, offset: int,
+                 obj: dict[str, Any]
+                 ) -> tuple[NewSession | None, list[NewEntry]] | str | Skip | None:
         ts = self._ts(line_no, obj)
         kind = obj.get("type")
         payload = obj.get("payload")
@@ -256,8 +261,6 @@ class CodexImporter(LineImporter):
         if self._session is None:
             self._open_session(path, {})
         if kind == "turn_context":
-            turn = payload.get("turn_id")
-            self._turn = turn if isinstance(turn, str) and turn else f"@{offset}"
             model = payload.get("model")
             if isinstance(model, str) and self._agent == "main":
                 self._meta["model"] = model
@@ -280,47 +283,41 @@ class CodexImporter(LineImporter):
         return self._item(ctx, payload, session, common)
 
     def _resume(self, path: Path) -> None:
-        """The session, worker and current turn as the lines already imported left them (a
-        resumed import starts after them): their ``session_meta`` (or pre-0.4 header) and
-        last ``turn_context``."""
+        """The session, worker, turn and message counts as the lines already imported left
+        them (a resumed import starts after them): those lines are read again, nothing of
+        them stored or reported."""
+        self._replaying = True
         remaining = self.start.offset
+        quiet = _Quiet()
         with path.open("rb") as fh:
-            for number, raw in enumerate(fh):
-                remaining -= len(raw)
-                if remaining < 0:
+            offset = 0
+            for number, raw in enumerate(fh, start=1):
+                if offset + len(raw) > remaining:
                     break
-                if number and b'"session_meta"' not in raw and b'"turn_context"' not in raw:
-                    continue
                 try:
                     obj = json.loads(raw)
                 except (ValueError, RecursionError):
-                    continue
-                if not isinstance(obj, dict):
-                    continue
-                payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-                if self._session is None and _legacy_header(obj):
-                    self._open_session(path, obj)
-                elif self._session is None and obj.get("type") == "session_meta":
-                    self._open_session(path, payload)
-                elif obj.get("type") == "turn_context":
-                    turn = payload.get("turn_id")
-                    self._turn = turn if isinstance(turn, str) and turn else \
-                        f"@{self.start.offset - remaining - len(raw)}"
+                    obj = None
+                if isinstance(obj, dict):
+                    try:
+                        self._convert(quiet, path, number, offset, obj)  # type: ignore[arg-type]
+                    except (fields.FieldProblem, *SHAPE_ERRORS):
+                        pass
+                offset += len(raw)
+        self._bad_ts, self._bad_ts_first = 0, None
+        self._replaying = False
 
     def _message_entry(self, kind: str, text: str, common: dict[str, Any],
                        meta: dict[str, Any], message_id: str | None = None,
                        origin: str = "item") -> NewEntry:
-        """A message keyed by its turn, kind, text and how many times the same words came
-        before in the turn from the same kind of line: the k-th ``response_item`` saying them
-        and the k-th ``event_msg`` repeating them give one entry, and the same words said
-        twice in a turn (``continue``, ``continue``) are two."""
+        """A message keyed by its kind, text and how many times the same words came before in
+        the file from the same kind of line: the k-th ``response_item`` saying them and the
+        k-th ``event_msg`` repeating them give one entry (whichever comes first, whatever the
+        turns), and the same words said twice (``continue``, ``continue``) are two."""
         seen = (origin, kind, text)
-        if self._counted_turn != self._turn:
-            self._counted_turn, self._said = self._turn, Counter()
         self._said[seen] += 1
         n = self._said[seen]
-        return NewEntry(kind=kind, content=text,
-                        line_id=f"{self._turn}:{kind}" + (f"#{n}" if n > 1 else ""),
+        return NewEntry(kind=kind, content=text, line_id=f"msg:{kind}#{n}",
                         message_id=message_id, meta=meta, **common)
 
     def _item(self, ctx: ImportContext, item: dict[str, Any], session: NewSession,
@@ -469,3 +466,10 @@ class CodexImporter(LineImporter):
                 f"{path}: {self._bad_ts} line{'s' if self._bad_ts != 1 else ''} with a "
                 f"timestamp that is not an ISO-8601 time (first: line {line}, {shown}): stored "
                 "without a time")
+
+
+class _Quiet:
+    """A context that counts and reports nothing: lines read again to restore state."""
+
+    def skip(self, *args: Any, **kwargs: Any) -> None:
+        return None
