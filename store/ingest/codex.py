@@ -30,7 +30,7 @@ becomes (DESIGN "Getting data in"; see ``docs/agent-formats.md``):
   by design.
 - ``compacted`` → ``compaction`` (its ``message``, the summary; the replaced history counted
   in meta).
-- ``turn_context`` (its ``model`` kept in the session's meta), ``world_state``,
+- ``turn_context``, ``world_state``,
   ``inter_agent_communication_metadata``, ``ghost_snapshot``: skipped by
   design. The pre-0.4 layout (a first line ``{id, timestamp, instructions | cli_version}``,
   then bare items and ``{"record_type": "state"}`` lines) reads the same; its project is the
