@@ -25,6 +25,7 @@ from store.ingest.acp_journal import import_journal_dir
 from store.ingest.base import ImportContext, LineImporter, file_problem
 from store.ingest.claude_code import ClaudeCodeImporter
 from store.ingest.claude_code import looks_like as looks_like_claude_code
+from store.ingest.claude_memory import import_claude_memory, is_claude_memory
 from store.ingest.codex import CodexImporter
 from store.ingest.codex import looks_like as looks_like_codex
 from store.ingest.detect import first_keys, refused_format, refused_format_of
@@ -62,6 +63,7 @@ DIR_FORMATS: dict[str, tuple[Callable[[Path], bool], Callable[[ImportContext, Pa
     "lca-export": (is_export_dir, import_export_dir),
     "acp": (is_acp_dir, import_acp_dir),
     "acp-journal": (is_acp_journal, import_journal_dir),
+    "claude-memory": (is_claude_memory, import_claude_memory),
     "memory-dir": (is_memory_dir, import_memory_dir),
 }
 
@@ -160,6 +162,8 @@ def _dir_format(ctx: ImportContext, folder: Path, fmt: str | None
                                     f"imported as memory-dir, not {fmt}, so its files go "
                                     "through the gate")
         return "memory-dir", import_memory_dir
+    if fmt is None and folder.resolve() in ctx.handled:
+        return None  # a folder a layout above it already imported (Claude Code memory)
     for name, (matches, importer) in DIR_FORMATS.items():
         if fmt == name or (fmt is None and matches(folder)):
             if fmt is None and name == "memory-dir" and not known_memory_layout(ctx, folder):

@@ -27,31 +27,32 @@ def never_holds_sessions(folder: Path) -> str | None:
 
 
 MARKDOWN = "Markdown files of no known memory layout"
-CLAUDE_MEMORY = "Claude Code memory folders (not imported yet)"
+CLAUDE_MEMORY = "Claude Code agent, command and skill definitions (not memory)"
 
 
 def known_memory_layout(ctx: ImportContext, folder: Path) -> bool:
     """Below the folders named on the command line, a folder of Markdown is imported as a
     memory directory only in a layout known here: MindStone's (``MEMORY.md``, ``LOG.md``,
     ``IDENTITY.md``, ``USER.md``, or ``<type>_<slug>.md`` files with front matter) or the
-    bound memory directory. Claude Code's own memory folders (``.claude/projects/*/memory``,
-    ``.claude/agent-memory``, ``.claude/rules``, ``.claude/agents``, ``.claude/commands``,
-    ``.claude/skills``) are not MindStone's and are left out; any other Markdown (a blog, a
-    project's docs) too. Each is counted in the report."""
+    bound memory directory. Claude Code's memory (``~/.claude``, a project's CLAUDE.md files,
+    rules, auto and subagent memory) is imported by ``claude_memory`` from the folder that
+    holds it, which claims its folders before the walk reaches them; ``.claude/agents``,
+    ``.claude/commands`` and ``.claude/skills`` hold definitions, not memory, and are left
+    out; any other Markdown (a blog, a project's docs) too. Each is counted in the report."""
     from store.ingest.acp import has_mindstone_memories
 
     if folder.resolve() in ctx.roots:
         return True
     parts = folder.resolve().parts
-    if ".claude" in parts and (folder.name in ("memory", "agent-memory", "rules", "agents",
-                                               "commands", "skills")
-                               or "agent-memory" in parts or "skills" in parts):
+    if ".claude" in parts and (folder.name in ("agents", "commands", "skills")
+                               or "skills" in parts):
         ctx.skipped_dirs[CLAUDE_MEMORY] += 1
         return False
     if (folder / "MEMORY.md").is_file() or \
             has_mindstone_memories(folder):
         return True
-    ctx.skipped_dirs[MARKDOWN] += sum(1 for p in folder.glob("*.md") if p.is_file())
+    ctx.skipped_dirs[MARKDOWN] += sum(1 for p in folder.glob("*.md") if p.is_file()
+                                      and p.resolve() not in ctx.handled)
     return False
 
 
