@@ -205,8 +205,8 @@ class _Run:
         data, body = _front(self.ctx, path, raw)
         parent_how = extra.pop("parent_how", None)
         meta: dict[str, Any] = {"scope": scope, "load": load, "how": HOW[load], **extra}
-        if parent_how:
-            meta["how"] = f"{HOW[load]} ({parent_how})"
+        if parent_how:  # an import loads when the file at the head of its chain does
+            meta.update(how=f"{HOW[load]} ({parent_how})", via=parent_how)
         if load == "cut":
             total, loaded = _index_cut(raw)
             meta.update(lines=total, loaded_lines=loaded, cut=total > loaded)
@@ -252,7 +252,7 @@ class _Run:
             over = item["problem"] is not None
             self.add(target, scope, "never" if over else "import",
                      imported_from=f"{path.resolve()}:{item['line']}", depth=depth + 1,
-                     parent_how=meta["how"].split(" (")[0],
+                     parent_how=meta.get("via") or meta["how"],
                      **({"project_root": extra["project_root"]}
                         if "project_root" in extra else {}))
         return raw
