@@ -4,6 +4,8 @@ a table row, and one memory's metadata, load error, integrity problems, flags an
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.style import Style
 from rich.text import Text
 
@@ -71,10 +73,30 @@ def head_text(detail: MemoryDetail) -> Text:
     if r.source_file:
         out.append("\n")
         out.append(safe_text(f"file {r.source_file}", style="dim"))
+    if detail.loading:
+        out.append("\n")
+        out.append(loading_text(detail.loading))
     if r.description:
         out.append("\n")
         out.append(safe_text(r.description, style="italic"))
     return out
+
+
+def loading_text(meta: dict[str, Any]) -> Text:
+    """How Claude Code loads the memory: its scope, when, and where a capped index is cut."""
+    parts = [f"Claude Code {meta.get('scope', '?')} scope", f"loads {meta.get('how', '?')}"]
+    if meta.get("load") == "cut":
+        parts.append(f"CUT: lines {int(meta.get('loaded_lines', 0)) + 1}–{meta.get('lines')} "
+                     "never loaded at start" if meta.get("cut") else
+                     f"all {meta.get('lines')} lines fit the cap")
+    if meta.get("paths"):
+        parts.append("paths " + ", ".join(map(str, meta["paths"])))
+    if meta.get("imported_from"):
+        parts.append(f"imported at {meta['imported_from']}")
+    bad = [i for i in meta.get("imports", []) if i.get("problem")]
+    if bad:
+        parts.append(f"{len(bad)} @import{'s' if len(bad) != 1 else ''} not followed")
+    return safe_text(" · ".join(parts), style="bold" if meta.get("cut") or bad else "")
 
 
 def problems_text(detail: MemoryDetail, error: Style) -> Text | None:

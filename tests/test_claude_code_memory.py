@@ -231,3 +231,29 @@ def test_signals_are_ok_on_a_store_without_claude_memory(store: Store) -> None:
     result = scan(store)
     for name in CLAUDE_SIGNALS:
         assert result.signal(name).status == "ok"
+
+
+def test_the_memory_detail_says_where_and_how_it_loads(store: Store, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from screens.memory_view import head_text
+
+    dot, _ = _claude_home(tmp_path, monkeypatch)
+    memory = dot / "projects" / "-srv-app" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("".join(f"- note {i}\n" for i in range(1, 204)))
+    (memory / "topic.md").write_text("A topic.\n")
+    store.ingest([dot])
+    by_name = {m.name: m.id for m in store.list_memories()}
+    index = store.memory_detail(by_name["MEMORY.md (auto: -srv-app)"])
+    assert index.loading["cut"] is True and index.to_json()["loading"]["loaded_lines"] == 200
+    shown = head_text(index).plain
+    assert ("Claude Code auto scope · loads at start, its first 200 lines (or 25,000 bytes) "
+            "only · CUT: lines 201–203 never loaded at start") in shown
+    topic = head_text(store.memory_detail(by_name["topic"])).plain
+    assert "loads on demand, when Claude reads it (a topic file of auto memory)" in topic
+    # the Health row of the cut names the file and the first line never loaded, and drills
+    # to the memory
+    sig = scan(store).signal("claude_index_cut")
+    (view,) = store.health_rows(list(sig.offending))
+    assert view.target == ("memories", by_name["MEMORY.md (auto: -srv-app)"])
+    assert sig.offending[0].note.startswith(f"{(memory / 'MEMORY.md').resolve()}:201:")

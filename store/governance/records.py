@@ -337,6 +337,9 @@ class MemoryDetail:
     flags: tuple[FlagInfo, ...]
     problems: tuple[IntegrityProblem, ...]
     proposals: tuple[int, ...]  # proposals that targeted or made this memory
+    # how Claude Code loads it (scope, load, how, cut…) for a memory imported from Claude
+    # Code's own memory files (``store.ingest.claude_memory``); None for others
+    loading: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self.row.to_json()
@@ -351,7 +354,7 @@ class MemoryDetail:
                            "proposal_id": f.proposal_id, "reason": f.reason, "ts": f.ts,
                            "resolved_at": f.resolved_at} for f in self.flags],
                    problems=[p.to_json() for p in self.problems],
-                   proposals=list(self.proposals))
+                   proposals=list(self.proposals), loading=self.loading)
         return out
 
 
