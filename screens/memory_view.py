@@ -9,7 +9,13 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
-from store.governance.records import MASK, IntegrityProblem, MemoryDetail, MemoryRow
+from store.governance.records import (
+    MASK,
+    IntegrityProblem,
+    MemoryDetail,
+    MemoryRow,
+    loading_line,
+)
 from store.core.textsafe import one_line
 from widgets.fmt import when
 from widgets.safe import cell, join, safe_text
@@ -83,20 +89,10 @@ def head_text(detail: MemoryDetail) -> Text:
 
 
 def loading_text(meta: dict[str, Any]) -> Text:
-    """How Claude Code loads the memory: its scope, when, and where a capped index is cut."""
-    parts = [f"Claude Code {meta.get('scope', '?')} scope", f"loads {meta.get('how', '?')}"]
-    if meta.get("load") == "cut":
-        parts.append(f"CUT: lines {int(meta.get('loaded_lines', 0)) + 1}–{meta.get('lines')} "
-                     "never loaded at start" if meta.get("cut") else
-                     f"all {meta.get('lines')} lines fit the cap")
-    if meta.get("paths"):
-        parts.append("paths " + ", ".join(map(str, meta["paths"])))
-    if meta.get("imported_from"):
-        parts.append(f"imported at {meta['imported_from']}")
-    bad = [i for i in meta.get("imports", []) if i.get("problem")]
-    if bad:
-        parts.append(f"{len(bad)} @import{'s' if len(bad) != 1 else ''} not followed")
-    return safe_text(" · ".join(parts), style="bold" if meta.get("cut") or bad else "")
+    """How Claude Code loads the memory (``loading_line``), bold when part of it never
+    loads."""
+    bad = meta.get("cut") or any(i.get("problem") for i in meta.get("imports", []))
+    return safe_text(loading_line(meta), style="bold" if bad else "")
 
 
 def problems_text(detail: MemoryDetail, error: Style) -> Text | None:

@@ -257,3 +257,21 @@ def test_the_memory_detail_says_where_and_how_it_loads(store: Store, tmp_path: P
     (view,) = store.health_rows(list(sig.offending))
     assert view.target == ("memories", by_name["MEMORY.md (auto: -srv-app)"])
     assert sig.offending[0].note.startswith(f"{(memory / 'MEMORY.md').resolve()}:201:")
+
+
+def test_memory_id_prints_how_it_loads(store: Store, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    _, project = _claude_home(tmp_path, monkeypatch)
+    (project / "CLAUDE.md").write_text("Read @gone.md first.\n")
+    store.ingest([project])
+    (mid,) = [m.id for m in store.list_memories()]
+    db = store.path if hasattr(store, "path") else None
+    assert db is not None
+    store.close()
+    assert main(["--store", str(db), "memory", str(mid)]) == 0
+    out = capsys.readouterr().out
+    assert "loads: Claude Code project scope · loads at launch, in full · 1 @import not " \
+           "followed" in out

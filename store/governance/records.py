@@ -400,3 +400,21 @@ class PassSummary:
         return {"ts": self.ts, "started": self.started, "sessions": self.sessions,
                 "entries": self.entries, "proposals": self.proposals, "found": self.found,
                 "statuses": self.statuses, "total": self.total, "pending": self.pending}
+
+
+def loading_line(meta: dict[str, Any]) -> str:
+    """How Claude Code loads a memory, in one line: its scope, when, where an index is cut,
+    its paths, where it is imported, the imports not followed."""
+    parts = [f"Claude Code {meta.get('scope', '?')} scope", f"loads {meta.get('how', '?')}"]
+    if meta.get("load") == "cut":
+        parts.append(f"CUT: lines {int(meta.get('loaded_lines', 0)) + 1}–{meta.get('lines')} "
+                     "never loaded at start" if meta.get("cut") else
+                     f"all {meta.get('lines')} lines fit the cap")
+    if meta.get("paths"):
+        parts.append("paths " + ", ".join(map(str, meta["paths"])))
+    if meta.get("imported_from"):
+        parts.append(f"imported at {meta['imported_from']}")
+    bad = [i for i in meta.get("imports", []) if i.get("problem")]
+    if bad:
+        parts.append(f"{len(bad)} @import{'s' if len(bad) != 1 else ''} not followed")
+    return " · ".join(parts)
