@@ -275,3 +275,32 @@ def test_memory_id_prints_how_it_loads(store: Store, tmp_path: Path,
     out = capsys.readouterr().out
     assert "loads: Claude Code project scope · loads at launch, in full · 1 @import not " \
            "followed" in out
+
+
+def test_an_approved_memory_lands_in_a_bound_auto_memory_folder_in_claude_codes_layout(
+        tmp_path: Path) -> None:
+    from store.governance import approve, parse_proposal, submit
+    from tests.conftest import make_store
+
+    folder = tmp_path / ".claude" / "projects" / "-srv-app" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- Build with `make build`.\n")
+    store = make_store(tmp_path / "s.db", **{"memory.dir": str(folder)})
+    try:
+        store.ingest([folder])
+        info = submit(store, parse_proposal({"op": "add", "type": "feedback", "content":
+                                             "Squash merge feature branches.", "metadata": {
+                                                 "name": "Squash merges",
+                                                 "description": "how to merge"}}, "cli"))
+        done = approve(store, info.id)
+        assert done.verified
+        topic = folder / "squash-merges.md"
+        assert topic.is_file() and "Squash merge feature branches." in topic.read_text()
+        assert (folder / "MEMORY.md").read_text() == (
+            "- Build with `make build`.\n- [Squash merges](squash-merges.md) — how to merge\n")
+        before = len(store.memories())
+        again = store.ingest([folder])  # the index line is no change to propose
+        assert (len(store.memories()), again.errors) == (before, [])
+        assert not any("became proposals" in n for n in again.notes)
+    finally:
+        store.close()
