@@ -304,3 +304,19 @@ def test_an_approved_memory_lands_in_a_bound_auto_memory_folder_in_claude_codes_
         assert not any("became proposals" in n for n in again.notes)
     finally:
         store.close()
+
+
+def test_nested_claude_md_below_the_project_loads_on_demand_not_from_node_modules(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, project = _claude_home(tmp_path, monkeypatch)
+    (project / "CLAUDE.md").write_text("Top.\n")
+    for sub in ("api", "node_modules/left-pad", ".git/x"):
+        (project / sub).mkdir(parents=True)
+        (project / sub / "CLAUDE.md").write_text(f"In {sub}.\n")
+    (project / "api" / "CLAUDE.local.md").write_text("Mine.\n")
+    report = store.ingest([project])
+    got = sorted((Path(f).relative_to(project.resolve()).as_posix(), m[2]["scope"],
+                  m[2]["load"]) for f, m in _meta(store).items())
+    assert got == [("CLAUDE.md", "project", "launch"), ("api/CLAUDE.local.md", "local", "folder"),
+                   ("api/CLAUDE.md", "project", "folder")]
+    assert store.ingest([project]).memories_added == 0 and report.errors == []

@@ -1,7 +1,7 @@
 """Claude Code's own memory, imported as memories with how Claude Code loads each file.
 
-The rules are Claude Code's, as its documentation states them (https://code.claude.com/docs/en/memory;
-see ``docs/claude-code-memory.md``):
+The rules are Claude Code's, as its documentation states them
+(https://code.claude.com/docs/en/memory; see ``docs/claude-code-memory.md``):
 
 - CLAUDE.md files in the working directory and each of its parents (``CLAUDE.md``,
   ``.claude/CLAUDE.md``, ``CLAUDE.local.md``), the user's ``~/.claude/CLAUDE.md`` and the
@@ -218,7 +218,7 @@ class _Run:
             if load == "launch":
                 meta.update(load="paths", how=HOW["paths"])
         depth = int(extra.get("depth", 0))
-        imports = []
+        imports: list[dict[str, Any]] = []
         for line, target in imports_of(raw):
             resolved = _resolve(path, target)
             problem = None
@@ -248,9 +248,8 @@ class _Run:
         for item in imports:
             if item["problem"] == "does not resolve":
                 continue
-            target = Path(item["target"])
             over = item["problem"] is not None
-            self.add(target, scope, "never" if over else "import",
+            self.add(Path(str(item["target"])), scope, "never" if over else "import",
                      imported_from=f"{path.resolve()}:{item['line']}", depth=depth + 1,
                      parent_how=meta.get("via") or meta["how"],
                      **({"project_root": extra["project_root"]}
@@ -310,22 +309,26 @@ class _Run:
             self.ctx.handled.add(dot.resolve())
         self.rules(dot / "rules", "project", **extra)
         self.agents(dot, **extra)
-        for nested in sorted(root.rglob("CLAUDE.md")):
+        for nested in _below(root, ("CLAUDE.md", "CLAUDE.local.md")):
             folder = nested.parent
-            if folder in (root, dot) or _never_walked(root, nested):
+            if folder in (root, dot):
                 continue
             self.ctx.handled.add(folder.resolve())
-            self.add(nested, "project", "folder", **extra)
-        for local in sorted(root.rglob("CLAUDE.local.md")):
-            if local.parent != root and not _never_walked(root, local):
-                self.ctx.handled.add(local.parent.resolve())
-                self.add(local, "local", "folder", **extra)
+            self.add(nested, "local" if nested.name == "CLAUDE.local.md" else "project",
+                     "folder", **extra)
 
 
-def _never_walked(root: Path, path: Path) -> bool:
-    from store.ingest.walk_rules import NEVER_SESSIONS
+def _below(root: Path, names: tuple[str, ...]) -> list[Path]:
+    """Files named ``names`` below ``root``, leaving out the folders the walk never enters
+    (``.git``, virtual environments, ``node_modules``, caches): one pass, pruned."""
+    from store.ingest.walk_rules import never_holds_sessions
 
-    return any(part in NEVER_SESSIONS for part in path.relative_to(root).parts)
+    found = []
+    for here, dirs, files in os.walk(root):
+        base = Path(here)
+        dirs[:] = sorted(d for d in dirs if never_holds_sessions(base / d) is None)
+        found += [base / f for f in sorted(files) if f in names]
+    return found
 
 
 def _name(path: Path, scope: str, extra: dict[str, Any]) -> str:
@@ -375,8 +378,8 @@ def import_claude_memory(ctx: ImportContext, folder: Path) -> None:
             run.project(folder)
         memories.resolve_supersedes_refs(conn)
         sync_links(conn, ctx.store)
-        ctx.store.audit(conn, "import-claude-memory", "memory", [],
-                        {"folder": str(folder), "files": len(run.done)})
+        details: dict[str, Any] = {"folder": str(folder), "files": len(run.done)}
+        ctx.store.audit(conn, "import-claude-memory", "memory", [], details)
 
 
 def loading(front_matter: str | None) -> dict[str, Any] | None:
