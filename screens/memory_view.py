@@ -4,11 +4,13 @@ a table row, and one memory's metadata, load error, integrity problems, flags an
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.style import Style
 from rich.text import Text
 
-from store import MEMORY_MASK as MASK, IntegrityProblem, MemoryDetail, MemoryRow
-from store import one_line
+from store import MEMORY_MASK as MASK
+from store import IntegrityProblem, MemoryDetail, MemoryRow, loading_line, one_line
 from widgets.fmt import when
 from widgets.safe import cell, join, safe_text
 
@@ -71,10 +73,20 @@ def head_text(detail: MemoryDetail) -> Text:
     if r.source_file:
         out.append("\n")
         out.append(safe_text(f"file {r.source_file}", style="dim"))
+    if detail.loading:
+        out.append("\n")
+        out.append(loading_text(detail.loading))
     if r.description:
         out.append("\n")
         out.append(safe_text(r.description, style="italic"))
     return out
+
+
+def loading_text(meta: dict[str, Any]) -> Text:
+    """How Claude Code loads the memory (``loading_line``), bold when part of it never
+    loads."""
+    bad = meta.get("cut") or any(i.get("problem") for i in meta.get("imports", []))
+    return safe_text(loading_line(meta), style="bold" if bad else "")
 
 
 def problems_text(detail: MemoryDetail, error: Style) -> Text | None:

@@ -178,6 +178,7 @@ PUBLIC: dict[str, str] = {
     "statusline_render": "store.health.statusline:render",
     "SIGNAL_RANK": "store.health.records:RANK",
     "clean_actor": "store.core.actor:clean", "set_process_actor": "store.core.actor",
+    "loading_line": "store.governance.records",
 }
 
 __all__ = sorted(PUBLIC)

@@ -4,6 +4,7 @@ and ``imports [RUN]``: the batches recorded and the problems each met, shown aga
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +61,12 @@ def run(args: argparse.Namespace) -> int:
         problem = file_problem(path)
         if problem in ("no such file or directory", "dangling symlink", "symlink loop"):
             return fail(f"{visible(str(path))}: {problem}; nothing was imported")
+    started = time.monotonic()
     with store_from(args) as store, progress_on_stderr("ingest") as progress:
         report = store.ingest(paths, args.format, progress)
+    took = time.monotonic() - started
     if args.json:
-        print_json(report.to_json())
+        print_json({**report.to_json(), "seconds": round(took, 3)})
         return 0
     out = console()
     out.print(f"added {plural(report.sessions_added, 'session')}, "
@@ -73,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
               f"{plural(report.checkpoints_added, 'checkpoint')}, "
               f"{plural(report.chunks, 'chunk')} ({report.chunks_failed:,} failed); "
               f"{plural(report.skipped_by_design, 'line')} skipped by design; "
-              f"{plural(report.files, 'file')} read; import {report.run_id}", markup=False,
+              f"{plural(report.files, 'file')} read in {took:,.1f} s; import {report.run_id}",
+              markup=False,
               soft_wrap=True)
     for label, counts in (("lines skipped by design", report.skipped_by_type),
                           ("lines skipped, type unknown", report.skipped_unknown),

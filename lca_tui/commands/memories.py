@@ -134,6 +134,10 @@ def run_memory(args: argparse.Namespace) -> int:
         out.print(f"NOT LOADABLE: {one_line(d.load_error or '')}", markup=False, style="red")
     if r.source_file:
         out.print(f"file: {one_line(r.source_file)}", markup=False, style="dim")
+    if d.loading:
+        from store.governance.records import loading_line
+
+        out.print(f"loads: {one_line(loading_line(d.loading))}", markup=False)
     out.print(WITHHELD if d.body is None else visible(d.body), markup=False)
     for e in d.evidence:
         where = (f"{(e.session_id or '?')[:8]}#{e.seq} (entry {e.entry_id})" if e.entry_id

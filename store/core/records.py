@@ -25,9 +25,14 @@ def loads(raw: str | None, default: Any) -> Any:
 # Agents a harness runs for itself, not workers a task was handed to: agent id prefix → what
 # it is. Claude Code writes its compaction summariser and its prompt suggester as subagent
 # transcripts (``subagents/agent-acompact-*.jsonl``, ``agent-aprompt_suggestion-*.jsonl``).
-HELPER_ROLES = {"acompact-": "compaction summariser", "aprompt_suggestion-": "prompt suggester"}
+# Claude Code 2.0.x also starts a session with a "Warmup" sidechain (a ``Warmup`` prompt, in the
+# main file or as a flat ``agent-*.jsonl``): the importer names it ``warmup-<id>``.
+HELPER_ROLES = {"acompact-": "compaction summariser", "aprompt_suggestion-": "prompt suggester",
+                "warmup-": "warmup sidechain"}
 # The short form, for narrow table cells (9 wide: the Transcript's agent column).
-HELPER_SHORT = {"compaction summariser": "compactor", "prompt suggester": "suggester"}
+HELPER_SHORT = {"compaction summariser": "compactor", "prompt suggester": "suggester",
+                "warmup sidechain": "warmup"}
+WARMUP_PREFIX = "warmup-"
 # How ``import_skip`` names a content block left out of a line that was imported:
 # ``block/<type>`` (every other row counts whole lines).
 BLOCK_PREFIX = "block/"

@@ -184,8 +184,8 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
         return get_proposal(store, proposal_id)
     from store.governance.verify import record_verification
 
-    record_verification(store, proposal_id, plan.op, memory_id, expect, list(files.staged),
-                        now, actor=who)
+    record_verification(store, proposal_id, plan.op, memory_id, expect,
+                        [p for p in files.staged if p not in files.indexes], now, actor=who)
     return get_proposal(store, proposal_id)
 
 

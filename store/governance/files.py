@@ -116,7 +116,8 @@ def path_for(conn: Connection, m: Memory, folder: Path, taken: set[Path]) -> Pat
     own = inside(m.source_file, folder)
     if own is not None:
         return own
-    stem = f"{_slug(m.type or 'memory')}_{_slug(m.name)}"
+    stem = _slug(m.name) if is_claude_auto_memory(folder) else \
+        f"{_slug(m.type or 'memory')}_{_slug(m.name)}"
     with orm(conn) as s:
         used = {r for r in s.exec(select(Memory.source_file).where(
             col(Memory.source_file).is_not(None))).all()}
@@ -127,6 +128,20 @@ def path_for(conn: Connection, m: Memory, folder: Path, taken: set[Path]) -> Pat
                 and candidate not in taken):
             return candidate
         n += 1
+
+
+def is_claude_auto_memory(folder: Path) -> bool:
+    """A Claude Code auto-memory folder (``~/.claude/projects/<project>/memory``): a new
+    memory is written there in Claude Code's layout, a topic file named by its slug and a
+    line in ``MEMORY.md`` (the index Claude Code loads at start) linking to it."""
+    return folder.name == "memory" and folder.parent.parent.name == "projects"
+
+
+def index_line(m: Memory, path: Path) -> str:
+    """The ``MEMORY.md`` line of a topic file: ``- [name](file.md) — description``."""
+    about = (m.description or next((ln.strip() for ln in m.body.splitlines() if ln.strip()),
+                                   "")).replace("\n", " ")
+    return f"- [{m.name}]({path.name})" + (f" — {about}" if about else "")
 
 
 def _kept_keys(m: Memory) -> dict[str, Any]:
@@ -165,6 +180,7 @@ class FileWrites:
 
     def __init__(self) -> None:
         self.staged: dict[Path, str] = {}
+        self.indexes: set[Path] = set()  # staged MEMORY.md indexes (no memory's own file)
         self._done: list[tuple[Path, bytes | None]] = []
         self._before: dict[int, list[str] | None] = {}  # guard(): the file before the write
         self._undo: filejournal.Undo | None = None
@@ -209,6 +225,8 @@ class FileWrites:
         ref = _supersedes_ref(conn, m, folder)
         fm = front_matter(m, ref, {**_kept_keys(m), **extra})
         self.staged[path] = render(fm, m.body)
+        if own is None and is_claude_auto_memory(folder):
+            self._index(folder, m, path)
         digest = file_guard.sha256_bytes(self.staged[path].encode("utf-8"))
         changes: dict[str, Any] = {}
         if m.source_file != str(path) or file_guard.recorded_hash(m) != digest:
@@ -222,6 +240,20 @@ class FileWrites:
         if changes:
             memories.update(conn, store, memory_id, changes, index=False)
         return path
+
+    def _index(self, folder: Path, m: Memory, path: Path) -> None:
+        """Stage ``MEMORY.md`` with a line linking the new topic file (unless it already
+        links it), written and undone with the other staged files."""
+        index = folder / "MEMORY.md"
+        text = self.staged.get(index)
+        if text is None:
+            text = index.read_text(encoding="utf-8") if index.is_file() else ""
+        if f"]({path.name})" in text:
+            return
+        if text and not text.endswith("\n"):
+            text += "\n"
+        self.staged[index] = text + index_line(m, path) + "\n"
+        self.indexes.add(index)
 
     def claim_file(self, conn: Connection, store: Store, memory_id: int,
                    evidence: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> Path | None:

@@ -337,6 +337,9 @@ class MemoryDetail:
     flags: tuple[FlagInfo, ...]
     problems: tuple[IntegrityProblem, ...]
     proposals: tuple[int, ...]  # proposals that targeted or made this memory
+    # how Claude Code loads it (scope, load, how, cut…) for a memory imported from Claude
+    # Code's own memory files (``store.ingest.claude_memory``); None for others
+    loading: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self.row.to_json()
@@ -351,7 +354,7 @@ class MemoryDetail:
                            "proposal_id": f.proposal_id, "reason": f.reason, "ts": f.ts,
                            "resolved_at": f.resolved_at} for f in self.flags],
                    problems=[p.to_json() for p in self.problems],
-                   proposals=list(self.proposals))
+                   proposals=list(self.proposals), loading=self.loading)
         return out
 
 
@@ -397,3 +400,21 @@ class PassSummary:
         return {"ts": self.ts, "started": self.started, "sessions": self.sessions,
                 "entries": self.entries, "proposals": self.proposals, "found": self.found,
                 "statuses": self.statuses, "total": self.total, "pending": self.pending}
+
+
+def loading_line(meta: dict[str, Any]) -> str:
+    """How Claude Code loads a memory, in one line: its scope, when, where an index is cut,
+    its paths, where it is imported, the imports not followed."""
+    parts = [f"Claude Code {meta.get('scope', '?')} scope", f"loads {meta.get('how', '?')}"]
+    if meta.get("load") == "cut":
+        parts.append(f"CUT: lines {int(meta.get('loaded_lines', 0)) + 1}–{meta.get('lines')} "
+                     "never loaded at start" if meta.get("cut") else
+                     f"all {meta.get('lines')} lines fit the cap")
+    if meta.get("paths"):
+        parts.append("paths " + ", ".join(map(str, meta["paths"])))
+    if meta.get("imported_from"):
+        parts.append(f"imported at {meta['imported_from']}")
+    bad = [i for i in meta.get("imports", []) if i.get("problem")]
+    if bad:
+        parts.append(f"{len(bad)} @import{'s' if len(bad) != 1 else ''} not followed")
+    return " · ".join(parts)

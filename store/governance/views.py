@@ -118,7 +118,17 @@ def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
         tuple(evidence), tuple(chain(store, memory_id)),
         tuple(FlagInfo(f.kind, f.other_id, f.proposal_id, f.reason, f.ts, f.resolved_at)
               for f in flags),
-        tuple(problems_of(store, memory_id)), touched)
+        tuple(problems_of(store, memory_id)), touched, _loading(m.front_matter))
+
+
+def _loading(front_matter: str | None) -> dict[str, Any] | None:
+    """The ``claude_code`` metadata a Claude Code memory file was imported with."""
+    try:
+        data = json.loads(front_matter or "{}")
+    except ValueError:
+        return None
+    meta = data.get("claude_code") if isinstance(data, dict) else None
+    return meta if isinstance(meta, dict) else None
 
 
 def audit_events(store: Store, limit: int | None = 50, action: str | None = None

@@ -36,6 +36,7 @@ SIGNAL_MODULES: list[str] = [
     "store.health.signals_memory",
     "store.health.signals_context",
     "store.health.signals_writers",
+    "store.health.signals_claude",
     "store.harness.signals",
 ]
 

@@ -89,6 +89,11 @@ class ImportContext:
     defer: bool = False  # store entries without embedding them (queued: see writes)
     # files a folder importer already dealt with (imported or refused): the walk skips them
     handled: set[Path] = field(default_factory=set)
+    # folders the walk left out as never holding sessions (``walk_rules``): kind → n
+    skipped_dirs: Counter[str] = field(default_factory=Counter)
+    # the folders named on the command line (any layout is taken there; below them, only
+    # the memory-directory layouts ``walk_rules`` knows)
+    roots: set[Path] = field(default_factory=set)
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:

@@ -22,6 +22,9 @@ from store.ingest.registry import (
     formats,
 )
 from store.ingest.runs import finish_run, start_run
+from store.ingest.walk_rules import known_memory_layout, never_holds_sessions, skipped_note
+from store.ingest.detect import first_keys, refused_format_of
+from store.ingest.gemini import import_chat_file, is_chat_file
 
 if TYPE_CHECKING:
     from store.core.base import Progress
@@ -69,10 +72,13 @@ def _import_file(ctx: ImportContext, path: Path, fmt: str | None) -> None:
     if path.stat().st_size == 0:
         report.error(str(path), None, "empty file: nothing to import")
         return
+    if fmt is None and path.suffix == ".json" and import_chat_file(ctx, path):
+        return
     name = fmt or detect_file(path)
     if name is None:
-        report.error(str(path), None, "unrecognised format: no line looks like any of "
-                     f"{', '.join(FILE_FORMATS)} (use --format to force one)")
+        report.error(str(path), None, refused_format_of(path) or "unrecognised format: no "
+                     f"line looks like any of {', '.join(FILE_FORMATS)} (its first keys: "
+                     f"{first_keys(path)}; use --format to force one)")
         return
     if name not in FILE_FORMATS:
         report.error(str(path), None, f"--format {name} does not apply to a single file")
@@ -98,8 +104,12 @@ def _dir_format(ctx: ImportContext, folder: Path, fmt: str | None
                                     f"imported as memory-dir, not {fmt}, so its files go "
                                     "through the gate")
         return "memory-dir", import_memory_dir
+    if fmt is None and folder.resolve() in ctx.handled:
+        return None  # a folder a layout above it already imported (Claude Code memory)
     for name, (matches, importer) in DIR_FORMATS.items():
         if fmt == name or (fmt is None and matches(folder)):
+            if fmt is None and name == "memory-dir" and not known_memory_layout(ctx, folder):
+                return None  # Markdown of no known memory layout, found by the walk
             return name, importer
     return None
 
@@ -123,7 +133,11 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
             continue
         _guarded(ctx, child, _visit, ctx, child, fmt)
     for child in children:
-        if child.is_dir() and not child.name.startswith("."):
+        if child.is_dir():
+            why = never_holds_sessions(child)
+            if why is not None:
+                ctx.skipped_dirs[why] += 1
+                continue
             _guarded(ctx, child, _walk, ctx, child, fmt if fmt in FILE_FORMATS else None,
                      seen)
 
@@ -145,6 +159,8 @@ def _visit(ctx: ImportContext, child: Path, fmt: str | None) -> None:
                          "imported; the finished file has the name without .tmp")
     elif child.suffix in LINE_SUFFIXES:
         _import_file(ctx, child, fmt if fmt in FILE_FORMATS else None)
+    elif fmt is None and is_chat_file(child):
+        _import_file(ctx, child, None)
 
 
 def ingest(store: Store, paths: list[Path], fmt: str | None = None,
@@ -174,10 +190,13 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
     if progress is not None and not defer:  # the model takes seconds to load: say so
         store.load_embedder(progress)
     seen: set[Path] = set()
+    ctx.roots = {p.resolve() for p in paths if p.is_dir()}
     failure: str | None = None
     try:
         for path in paths:
             _guarded(ctx, path, _one_path, ctx, path, fmt, seen)
+        if ctx.skipped_dirs:
+            report.notes.append(skipped_note(ctx))
         if report.erased_earlier:
             report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
                                 "redacted earlier and were not imported again (erased earlier)")

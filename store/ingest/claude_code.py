@@ -16,8 +16,9 @@ skipped-unknown (a note, not an error). Content blocks left out of an imported l
 Agents: a worker transcript's lines carry their ``agentId``; lines with ``isSidechain: true``
 and no ``agentId`` (Claude Code 1.0.x writes a Task subagent into the main file) are the worker
 ``sidechain-<first 8 of the sidechain's first line's uuid>``, followed through ``parentUuid``.
-``summary`` lines (``{summary, leafUuid}``) are kept: the latest naming a leaf of a session is
-its title, whichever file it sits in and whichever arrives first — unless the person named the
+``summary`` lines (``{summary, leafUuid}``) are kept: the one naming the latest leaf of a session
+(by the leaf line's time, then its line) is its title, whichever file it sits in and whichever
+arrives first — unless the person named the
 session (``custom-title`` lines, ``/rename``): the latest custom title wins.
 """
 
@@ -33,7 +34,7 @@ from sqlmodel import col, delete, select
 from store.core.db import orm
 from store.core.models import Entry
 from store.core.models import Session as SessionRow
-from store.core.records import SIDECHAIN_PREFIX, loads
+from store.core.records import SIDECHAIN_PREFIX, WARMUP_PREFIX, loads
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.writes import NewEntry, NewSession
@@ -45,6 +46,13 @@ from store.ingest.claude_code_text import (
     attachment_text,
     server_result_text,
     tool_result_text,
+)
+from store.ingest.claude_code_queue import (
+    QueuedPrompts,
+    is_warmup,
+    said,
+    warmup_in_prefix,
+    worker_message,
 )
 from store.ingest.models import ClaudeCodeSummary
 
@@ -165,15 +173,24 @@ class ClaudeCodeImporter(LineImporter):
         self._prefix_read = False  # sidechain lines before this import's start were read
         self._summaries: list[tuple[str, str, int]] = []  # (leaf uuid, summary, line)
         self._custom_titles: dict[str, str] = {}  # session id → its latest custom title
+        self._queue = QueuedPrompts()  # prompts enqueued while the agent worked
+        self._warmups: dict[str, bool] = {}  # agentId → its sidechain is a Warmup
 
     def source_key(self, obj: dict[str, Any]) -> str:
         return f"{FORMAT}:{obj.get('sessionId')}:{obj.get('agentId') or 'main'}"
 
     # -- agents ----------------------------------------------------------------------------
     def _agent(self, path: Path, obj: dict[str, Any], line_no: int) -> str:
-        """``agentId``; for a sidechain line without one, its sidechain's name; else main."""
+        """``agentId``; for a sidechain line without one, its sidechain's name; else main. A
+        sidechain that starts with Claude Code's own ``Warmup`` prompt is ``warmup-<id>``."""
         if obj.get("agentId"):
-            return str(obj["agentId"])
+            agent_id = str(obj["agentId"])
+            if agent_id not in self._warmups:
+                warm = is_warmup(obj)
+                if not warm and self.start.offset > 0 and _id(obj.get("parentUuid")):
+                    warm = warmup_in_prefix(path, agent_id, self.start.offset)
+                self._warmups[agent_id] = warm
+            return WARMUP_PREFIX + agent_id if self._warmups[agent_id] else agent_id
         if not _truthy(obj.get("isSidechain")):
             return "main"
         uuid, parent = _id(obj.get("uuid")), _id(obj.get("parentUuid"))
@@ -182,7 +199,8 @@ class ClaudeCodeImporter(LineImporter):
             self._read_prefix(path)  # resumed mid-file: the parent may be before the start
             agent = self._sidechains.get(parent)
         if agent is None:  # the sidechain's first line
-            agent = SIDECHAIN_PREFIX + (uuid[:8] if uuid else f"line{line_no}")
+            prefix = WARMUP_PREFIX if is_warmup(obj) else SIDECHAIN_PREFIX
+            agent = prefix + (uuid[:8] if uuid else f"line{line_no}")
         if uuid:
             self._sidechains[uuid] = agent
         return agent
@@ -214,6 +232,16 @@ class ClaudeCodeImporter(LineImporter):
         if not isinstance(kind, str) or not kind:
             raise fields.FieldProblem("type", "line has no type" if kind is None
                                       else f"a JSON {fields.kind(kind)}, not a string")
+        if kind == "progress":  # a worker's message, kept in its orchestrator's file
+            inner = worker_message(obj)
+            if inner is not None:
+                kind, obj = str(inner["type"]), inner
+        if not self._queue.prefix_read and self.start.offset > 0:
+            self._queue.read_prefix(path, self.start.offset)
+        if kind == "queue-operation":
+            self._queue.enqueue(obj, line_no, offset)
+        elif kind in ("user", "attachment") and isinstance(obj.get("sessionId"), str):
+            self._queue.arrived(obj["sessionId"], said(obj))
         obj, dropped = _checked(ctx, path, line_no, obj)
         outcome = self._convert(ctx, path, line_no, offset, kind, obj)
         if dropped and isinstance(outcome, tuple):
@@ -386,6 +414,11 @@ class ClaudeCodeImporter(LineImporter):
                         block=index, tool_use_id=block.get("tool_use_id"), message_id=mid,
                         meta=extra, **common)
 
+    def import_file(self, ctx: ImportContext, path: Path) -> None:
+        self._queue = QueuedPrompts()
+        super().import_file(ctx, path)
+        self._queue.finish(ctx, path, FORMAT, FORMAT + ":{}:main")
+
     # -- titles ----------------------------------------------------------------------------
     def on_flush(self, ctx: ImportContext, conn: Connection, path: Path, from_start: bool,
                  batch: dict[str, list[NewEntry]]) -> None:
@@ -454,11 +487,15 @@ def _retitle(s: Any, session_id: str) -> None:
     meta = loads(row.meta, {}) if row is not None else {}
     latest = meta.get(CUSTOM_TITLE) if isinstance(meta, dict) else None
     if not isinstance(latest, str):
+        # the summary whose leaf is latest in the session (its time, then its line), whatever
+        # order the files holding the summaries were imported in
         latest = s.exec(
             select(ClaudeCodeSummary.summary)
             .join(Entry, col(Entry.uuid) == col(ClaudeCodeSummary.leaf_uuid))
             .where(Entry.session_id == session_id)
-            .order_by(col(ClaudeCodeSummary.id).desc()).limit(1)).first()
+            .order_by(col(Entry.ts).desc(), col(Entry.source_line).desc(),
+                      col(ClaudeCodeSummary.path).desc(), col(ClaudeCodeSummary.line).desc())
+            .limit(1)).first()
     if row is not None and row.format == FORMAT and latest is not None and row.title != latest:
         row.title = latest
         s.add(row)

@@ -18,6 +18,12 @@ from store.ingest.acp_journal import import_journal_dir
 from store.ingest.base import ImportContext, LineImporter
 from store.ingest.claude_code import ClaudeCodeImporter
 from store.ingest.claude_code import looks_like as looks_like_claude_code
+from store.ingest.claude_memory import import_claude_memory, is_claude_memory
+from store.ingest.codex import CodexImporter
+from store.ingest.codex import looks_like as looks_like_codex
+from store.ingest.detect import refused_format
+from store.ingest.gemini import GeminiImporter
+from store.ingest.gemini import looks_like as looks_like_gemini
 from store.ingest.lca_export import import_export_dir, is_export_dir
 from store.ingest.memory_dir import import_memory_dir, is_memory_dir
 from store.ingest.mindstone import MindStoneImporter
@@ -26,8 +32,10 @@ from store.ingest.mindstone import looks_like as looks_like_mindstone
 LINE_SUFFIXES = (".jsonl", ".ndjson")
 DETECT_LINES = 50
 
-# name → (looks like it?, importer factory)
+# name → (looks like it?, importer factory); checked in order, per line
 FILE_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[[], LineImporter]]] = {
+    "codex": (looks_like_codex, CodexImporter),
+    "gemini": (looks_like_gemini, GeminiImporter),
     "claude-code": (looks_like_claude_code, ClaudeCodeImporter),
     "mindstone": (looks_like_mindstone, MindStoneImporter),
 }
@@ -36,6 +44,7 @@ DIR_FORMATS: dict[str, tuple[Callable[[Path], bool], Callable[[ImportContext, Pa
     "lca-export": (is_export_dir, import_export_dir),
     "acp": (is_acp_dir, import_acp_dir),
     "acp-journal": (is_acp_journal, import_journal_dir),
+    "claude-memory": (is_claude_memory, import_claude_memory),
     "memory-dir": (is_memory_dir, import_memory_dir),
 }
 
@@ -55,6 +64,8 @@ def detect_file(path: Path) -> str | None:
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
+                if refused_format(obj):
+                    return None  # a format of its own lca-tui does not read (Qwen Code)
                 for name, (looks_like, _) in FILE_FORMATS.items():
                     if looks_like(obj):
                         return name

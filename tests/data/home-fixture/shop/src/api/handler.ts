@@ -1,0 +1,1 @@
+export function get_order(id: string) { return id; }
