@@ -135,7 +135,7 @@ def run_memory(args: argparse.Namespace) -> int:
     if r.source_file:
         out.print(f"file: {one_line(r.source_file)}", markup=False, style="dim")
     if d.loading:
-        from store.governance.records import loading_line
+        from store import loading_line
 
         out.print(f"loads: {one_line(loading_line(d.loading))}", markup=False)
     out.print(WITHHELD if d.body is None else visible(d.body), markup=False)

@@ -10,6 +10,7 @@ from widgets.table import FilterTable
 from tests.helpers_shell import FIXED_NOW, wait_until
 from tests.helpers_shell import load_count, load_log
 from tests.helpers_ui import _app, _loaded, _rows
+from tests.helpers_ui import demo  # noqa: F401 (a pytest fixture, named as a parameter)
 
 
 async def test_filter_subtitle_shows_typed_markup_as_text(demo: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers_shell import FIXED_NOW
 from tests.helpers_ui import _entry
+from tests.helpers_ui import demo  # noqa: F401 (a pytest fixture, named as a parameter)
 
 
 @pytest.fixture

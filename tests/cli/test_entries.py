@@ -13,6 +13,7 @@ from lca_tui.cli import main
 from store import Store
 from store.core.writes import NewEntry, NewSession
 
+from tests.helpers_ui import demo  # noqa: F401 (a pytest fixture, named as a parameter)
 from tests.helpers_ui import (
     SESSIONS,
     WORKER,

@@ -9,6 +9,7 @@ import pytest
 from store import Store
 
 from tests.helpers_ui import _one_error_line, _output, _run, _store_with_worker
+from tests.helpers_ui import demo  # noqa: F401 (a pytest fixture, named as a parameter)
 
 
 def test_empty_search_is_an_error(store: Store, capsys: pytest.CaptureFixture[str]) -> None:

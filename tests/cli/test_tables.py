@@ -17,6 +17,7 @@ from store.core.textsafe import one_line
 
 from tests.conftest import CLAUDE_CODE, needs_shared_data
 from tests.helpers_ui import SESSIONS, _output, _run, _store_with_worker
+from tests.helpers_ui import demo  # noqa: F401 (a pytest fixture, named as a parameter)
 
 
 def test_sessions_at_80_columns_shows_every_id_whole(
