@@ -19,7 +19,7 @@ import json
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 from store.core.embed import Embedder
 from store.core.errors import StoreError
 from store.core.settings import Settings
+from store.core.vocab import Progress
 from store.core.writes import NewEntry, NewSession
 from store.facade import Store
 
@@ -37,7 +38,6 @@ KS = (1, 5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
-Progress = Callable[[str, int, int], None]
 
 
 class LocomoError(StoreError):

@@ -44,6 +44,7 @@ import numpy as np
 from sqlalchemy import Connection, column, func, or_, table
 from sqlmodel import col, select
 
+from store.core.vocab import plural
 from store.core import pragmas, vec
 from store.core.models import Chunk
 from store.export.models import Export
@@ -361,10 +362,6 @@ def _next_step(conn: Connection, chunk_id: int, sim: float, tombstone_id: int | 
     after = f" --after-tombstone {tombstone_id}" if tombstone_id else ""
     return (f"; chunk {chunk_id} ({source}) at cosine {sim:.3f} may paraphrase what was "
             f"removed: read it, then erase or redact it (`lca-tui erase {flag}{after}`)")
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
