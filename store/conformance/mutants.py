@@ -126,6 +126,14 @@ def _tool_result_as_request() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _harness_as_typed() -> Iterator[None]:
+    from store.governance import detect
+
+    with mock.patch.object(detect, "_HARNESS", detect.re.compile(r"(?!x)x")):
+        yield
+
+
+@contextlib.contextmanager
 def _tool_text_authority() -> Iterator[None]:
     from store.recall import terms
 
@@ -206,6 +214,9 @@ MUTANTS = (
     Mutant("tool-result-as-request", "poisoning_resistance",
            "the consolidation pass reads tool results and assistant turns as the person's "
            "requests", _tool_result_as_request),
+    Mutant("harness-as-typed", "poisoning_resistance",
+           "harness text in a user line (a system reminder) is read as the person's typing",
+           _harness_as_typed),
     Mutant("tool-text-authority", "poisoning_resistance",
            "a tool result gets the authority of an approved memory", _tool_text_authority),
     Mutant("vector-cache-kept", "deletion_closure",

@@ -184,6 +184,7 @@ class _Play:
         self.results: dict[str, Any] = {}
         self.views: dict[str, str] = {}
         self.store: Any = None
+        self.erased_chunks: dict[str, set[int]] = {}  # erase op → chunk ids it removed
         self.needle = ""  # the text an ``absent`` / ``present`` check is probing for
         self.channel = case.get("channel", "private")
         self.principal = case.get("principal", "dana")
@@ -340,11 +341,20 @@ class _Play:
                                         actor=a.get("actor"))
         self.results[as_ or "consolidate"] = report
 
+    def _chunk_ids(self) -> set[int]:
+        from store.core.models import Chunk
+
+        with self.store.read() as conn:
+            return {int(i) for i in conn.execute(select(Chunk.id)).scalars()}
+
     def _op_erase(self, a: dict[str, Any], as_: str | None) -> None:
+        before = self._chunk_ids()
         result = self.store.erase(**a["scope"], actor=a.get("actor", self.principal),
                                   reason=a.get("reason", "conformance"),
                                   delete_exports=bool(a.get("delete_exports", False)))
         self.results[as_ or "erase"] = result
+        # the chunks this erasure removed, for the runner's own ``index`` probe
+        self.erased_chunks[as_ or "erase"] = before - self._chunk_ids()
 
     def _op_redact(self, a: dict[str, Any], as_: str | None) -> None:
         result = self.store.redact(**a["scope"], actor=a.get("actor", self.principal),
@@ -525,6 +535,8 @@ class _Play:
             return out
         if kind == "cache":
             return [(where, "\n".join(self._cache_texts(name)))]
+        if kind == "index":
+            return [(where, "\n".join(self._index_texts(name)))]
         if kind == "store":
             return [(where, "\n".join(
                 [e.content for s in self.store.sessions() for e in self.store.entries(s.id)]
@@ -548,6 +560,33 @@ class _Play:
                 text = conn.execute(select(Chunk.text).where(col(Chunk.id) == cid)).scalar()
                 out.append(text if text is not None else
                            f"vector of erased chunk {cid} kept ({needle})")
+        return out
+
+    def _index_texts(self, name: str) -> list[str]:
+        """The runner's own look at the search indexes after erase ``name``, independent of the
+        store's verification: the vec0 table and the FTS5 index queried directly (by rowid for
+        every chunk the erasure removed, and FTS ``MATCH`` of the probed text as a phrase). A
+        row found names the probed text, so ``absent`` fails on it."""
+        from sqlalchemy import text as sql
+
+        if name not in self.erased_chunks:
+            raise CaseFailure(f"index:{name}: no erase {name!r} ran")
+        gone = self.erased_chunks[name]
+        needle = self.needle
+        out = []
+        phrase = '"' + needle.replace('"', '""') + '"'
+        with self.store.read() as conn:
+            vec_rows = {int(r) for r in conn.execute(sql("SELECT rowid FROM chunk_vec")).scalars()}
+            fts_hits = {int(r) for r in conn.execute(
+                sql("SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH :q"), {"q": phrase}
+            ).scalars()}
+            live = {int(i) for i in conn.execute(sql("SELECT id FROM chunk")).scalars()}
+        for cid in sorted(vec_rows & gone):
+            out.append(f"vec0 row of erased chunk {cid} kept ({needle})")
+        for cid in sorted(fts_hits - live):
+            out.append(f"FTS row {cid} of no stored chunk matches the erased text ({needle})")
+        for cid in sorted(fts_hits & live):
+            out.append(f"FTS row {cid} of a stored chunk matches ({needle})")
         return out
 
     def _check_absent(self, a: dict[str, Any]) -> None:
