@@ -165,6 +165,14 @@ def _index_rows_kept() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _chain_bridge_dropped() -> Iterator[None]:
+    from store.privacy import apply
+
+    with mock.patch.object(apply, "_bridge", lambda store, conn, bridges, refs: None):
+        yield
+
+
+@contextlib.contextmanager
 def _budget_ignored() -> Iterator[None]:
     from store.recall import run
 
@@ -223,6 +231,9 @@ MUTANTS = (
            "a warm process keeps its in-memory vectors after an erasure", _vector_cache_kept),
     Mutant("index-rows-kept", "deletion_closure",
            "an erasure leaves the erased chunks' vector and FTS rows", _index_rows_kept),
+    Mutant("chain-bridge-dropped", "deletion_closure",
+           "erasing a chain member splits the chain silently and leaves the erased memory's "
+           "name in its successor's supersedes reference", _chain_bridge_dropped),
     Mutant("budget-ignored", "termination_and_audit",
            "recall injects every candidate above the floor, past its item budgets",
            _budget_ignored),

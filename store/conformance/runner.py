@@ -537,6 +537,13 @@ class _Play:
             return [(where, "\n".join(self._cache_texts(name)))]
         if kind == "index":
             return [(where, "\n".join(self._index_texts(name)))]
+        if kind == "chain":  # the operator's view of a supersession chain, as `chain --json`
+            links = self.store.chain(int(self.ref("@memory:" + name)))
+            return [(where, json.dumps([ln.to_json() | {"name": ln.name} for ln in links],
+                                       ensure_ascii=False))]
+        if kind == "integrity":
+            return [(where, json.dumps([p.to_json() for p in self.store.integrity()],
+                                       ensure_ascii=False))]
         if kind == "store":
             return [(where, "\n".join(
                 [e.content for s in self.store.sessions() for e in self.store.entries(s.id)]
@@ -588,6 +595,27 @@ class _Play:
         for cid in sorted(fts_hits & live):
             out.append(f"FTS row {cid} of a stored chunk matches ({needle})")
         return out
+
+    def _check_chain(self, a: dict[str, Any]) -> None:
+        """The supersession chain of ``of``, oldest first, is exactly ``ids``; ``erased_between``
+        names the memories whose link in bridges an erased member (none other does); with
+        ``integrity`` the store's integrity report is exactly that list of kinds."""
+        links = self.store.chain(int(a["of"]))
+        got = [ln.id for ln in links]
+        if got != list(a["ids"]):
+            raise CaseFailure(f"chain of {self.name_of('memory', a['of'])}: "
+                              f"{[self.name_of('memory', i) for i in got]}, expected "
+                              f"{[self.name_of('memory', i) for i in a['ids']]}")
+        if "erased_between" in a:
+            marked = [ln.id for ln in links if ln.erased_between]
+            if marked != list(a["erased_between"]):
+                raise CaseFailure(f"chain marks an erased gap before "
+                                  f"{[self.name_of('memory', i) for i in marked]}, expected "
+                                  f"{[self.name_of('memory', i) for i in a['erased_between']]}")
+        if "integrity" in a:
+            kinds = sorted(p.kind for p in self.store.integrity())
+            if kinds != sorted(a["integrity"]):
+                raise CaseFailure(f"integrity reports {kinds}, expected {a['integrity']}")
 
     def _check_absent(self, a: dict[str, Any]) -> None:
         self.needle = a["text"]
@@ -843,6 +871,9 @@ class _Play:
             return out
         if kind == "items":
             return [self.name_of(i.source_type, i.source_id) for i in self._recall(arg).items]
+        if kind == "chain":  # the chain of memory ``arg``: names and erased-gap marks
+            return [[self.name_of("memory", ln.id), ln.status, ln.erased_between]
+                    for ln in self.store.chain(int(self.ref("@memory:" + arg)))]
         if kind == "residue":
             text = expected["text"]
             places = {}

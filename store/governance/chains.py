@@ -196,7 +196,8 @@ def chain(store: Store, memory_id: int) -> list[ChainLink]:
                                                                       else None)
         out.append(ChainLink(n, m.name, m.status, m.valid_from, m.valid_to, tuple(preds), by,
                              proposal, tuple(succs), depth[n],
-                             into[0].ts if into else None))
+                             into[0].ts if into else None,
+                             any(ln.source == "erasure" for ln in into)))
     return out
 
 
