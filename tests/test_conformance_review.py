@@ -39,3 +39,29 @@ def test_poison_07_fails_when_harness_text_is_read_as_typed() -> None:
     with _harness_as_typed():
         result = run_case(case)
     assert result.status == "fail", result.reasons
+
+
+def test_many_secret_matches_never_crowd_out_the_public_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Past the fetch ceiling (pool 2: 128 hits per ranking) 300 secret memories that match
+    better used to leave no public one in the pool; with the channel rule inside the FTS and
+    KNN searches the three public memories are candidates and one is injected."""
+    from tests.conftest import make_store
+    from tests.helpers_recall import NOW, import_memories
+
+    s = make_store(tmp_path / "s.db")
+    try:
+        secret = [(f"s{i}", f"Osprey nest camera osprey feed osprey key {i} osprey osprey.",
+                   {"name": f"osprey key {i}", "sensitivity": "secret"}) for i in range(300)]
+        public = [(f"p{i}", f"Birding club notes {i}: an osprey was seen at the lake.",
+                   {"name": f"club note {i}"}) for i in range(3)]
+        ids = import_memories(s, tmp_path / "mem", secret + public)
+        result = s.recall("osprey nest camera osprey feed", now=NOW,
+                          overrides={"pool": 2, "floor": 0.0})
+        cands = {c.source_id: c for c in result.trace.candidates if c.source_type == "memory"}
+        pub = {ids[f"club note {i}"] for i in range(3)}
+        assert len(pub & set(cands)) >= 2
+        assert {i.source_id for i in result.items} & pub
+        held = [c for c in result.trace.candidates if c.decision == "policy_filtered"]
+        assert 1 <= len(held) <= 2 and all(c.masked and c.excerpt is None for c in held)
+    finally:
+        s.close()
