@@ -65,3 +65,52 @@ def test_many_secret_matches_never_crowd_out_the_public_ones(tmp_path) -> None: 
         assert 1 <= len(held) <= 2 and all(c.masked and c.excerpt is None for c in held)
     finally:
         s.close()
+
+
+def test_a_malformed_manifest_is_a_bundle_error_exit_2(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A manifest that is not an object, lists a file without its digest, or names a path
+    outside cases/*.json is refused naming the manifest; the command exits 2, no traceback."""
+    import re
+    import shutil
+
+    import pytest
+
+    from lca_tui.cli import main
+    from store.conformance import BundleError
+    from store.conformance import bundle as bundle_mod
+
+    root = tmp_path / "conformance"
+    shutil.copytree(bundle_mod.default_root(), root)
+    mpath = root / "manifest.json"
+    good = json.loads(mpath.read_text(encoding="utf-8"))
+    (tmp_path / "outside.json").write_text("{}", encoding="utf-8")
+    bad = [([1, 2], "not a JSON object"),
+           ({**good, "files": {"a": 1}}, "'files' must be a list"),
+           ({**good, "files": [{"path": "cases/x.json"}]}, "needs a 'path' and a 'sha256'"),
+           ({**good, "files": [{"path": "../outside.json", "sha256": "0" * 64}]},
+            "is not a path cases/<name>.json"),
+           ({**good, "files": [{"path": "manifest.json", "sha256": "0" * 64}]},
+            "is not a path cases/<name>.json")]
+    monkeypatch.setattr(bundle_mod, "default_root", lambda: root)
+    for doc, message in bad:
+        mpath.write_text(json.dumps(doc), encoding="utf-8")
+        with pytest.raises(BundleError, match=re.escape(message)):
+            bundle_mod.load_bundle(root)
+        assert main(["conformance", "--family", "scope_isolation"]) == 2
+        err = capsys.readouterr().err
+        assert "manifest.json" in err and message in err and "Traceback" not in err
+
+
+def test_a_check_with_an_unknown_key_or_nothing_to_assert_fails_the_case() -> None:
+    """A typo ('equal' for 'equals') used to make a count check that asserts nothing pass."""
+    case = _case("poison-07-")
+    typo = json.loads(json.dumps(case))
+    typo["expect"][0] = {"check": "count", "what": "consolidated:c", "equal": 5}
+    result = run_case(typo)
+    assert result.status == "fail"
+    assert result.reasons[0].startswith("check count: unknown key 'equal'")
+    empty = json.loads(json.dumps(case))
+    empty["expect"][0] = {"check": "count", "what": "consolidated:c"}
+    result = run_case(empty)
+    assert result.status == "fail"
+    assert result.reasons == ["check count asserts nothing: give one of equals, max, min"]

@@ -175,6 +175,30 @@ def _settings(folder: Path, values: dict[str, Any]) -> Settings:
                          path=folder / "no-config.toml")
 
 
+# Each check's keys: (what it selects by, what it asserts: at least one of them must be given;
+# an empty second set: the check always asserts). A key outside both is refused, so a typo
+# cannot turn a check into one that asserts nothing.
+CHECK_KEYS: dict[str, tuple[set[str], set[str]]] = {
+    "items": ({"recall"}, {"include", "exclude", "count", "first"}),
+    "decision": ({"recall", "source"}, {"decision", "masked", "reason_has", "terms"}),
+    "term_order": ({"recall", "high", "low", "term"}, set()),
+    "not_candidate": ({"recall", "source"}, set()),
+    "candidate": ({"recall", "source"}, set()),
+    "chain": ({"of", "ids", "erased_between", "integrity"}, set()),
+    "absent": ({"where", "text", "also"}, set()),
+    "present": ({"where", "text"}, set()),
+    "memory": ({"source"}, {"exists", "fields"}),
+    "proposal": ({"proposal"}, {"status", "decided_by", "op", "type", "origin"}),
+    "count": ({"what"}, {"equals", "max", "min"}),
+    "erasure": ({"erase", "probes", "rows_at_least"}, set()),
+    "budget": ({"recall", "decisions", "min_candidates"}, set()),
+    "provenance": ({"sources", "person_text_counts"}, set()),
+    "same_view": ({"recalls"}, set()),
+    "entry": ({"source"}, {"fields"}),
+    "audit": ({"action", "actor"}, set()),
+}
+
+
 class _Play:
     def __init__(self, case: dict[str, Any], tmp: Path) -> None:
         self.case = case
@@ -401,8 +425,16 @@ class _Play:
     def check(self, c: dict[str, Any]) -> None:
         kind = c.get("check")
         fn = getattr(self, f"_check_{kind}", None)
-        if fn is None:
+        if fn is None or kind not in CHECK_KEYS:
             raise CaseFailure(f"unknown check {kind!r}")
+        allowed, asserting = CHECK_KEYS[kind]
+        unknown = sorted(set(c) - {"check"} - allowed - asserting)
+        if unknown:
+            raise CaseFailure(f"check {kind}: unknown key {unknown[0]!r} (it takes "
+                              f"{', '.join(sorted(allowed | asserting))})")
+        if asserting and not asserting & set(c):
+            raise CaseFailure(f"check {kind} asserts nothing: give one of "
+                              f"{', '.join(sorted(asserting))}")
         fn(self.ref({k: v for k, v in c.items() if k != "check"}))
 
     def _recall(self, name: str) -> Any:
