@@ -903,6 +903,14 @@ class _Play:
             return out
         if kind == "items":
             return [self.name_of(i.source_type, i.source_id) for i in self._recall(arg).items]
+        if kind == "counts":  # what the store holds: traces, proposals, memories, tombstones
+            return {"traces": len(self.store.traces(None)),
+                    "proposals": len(self.store.proposals(None)),
+                    "memories": len(self.store.memories()),
+                    "tombstones": len(self.store.tombstones())}
+        if kind == "queue":  # every proposal in the store, oldest first: op, type, status
+            return [[p.op, p.type, p.status] for p in
+                    sorted(self.store.proposals(None), key=lambda p: int(p.id))]
         if kind == "chain":  # the chain of memory ``arg``: names and erased-gap marks
             return [[self.name_of("memory", ln.id), ln.status, ln.erased_between]
                     for ln in self.store.chain(int(self.ref("@memory:" + arg)))]
