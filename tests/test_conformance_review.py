@@ -114,3 +114,16 @@ def test_a_check_with_an_unknown_key_or_nothing_to_assert_fails_the_case() -> No
     result = run_case(empty)
     assert result.status == "fail"
     assert result.reasons == ["check count asserts nothing: give one of equals, max, min"]
+
+
+# A released bundle version never changes: its manifest digest is pinned here. A change to a
+# case is a new bundle version (write_manifest(..., version)) and a new line, never an edit.
+PINNED_MANIFESTS = {
+    "0.2.0": "660007cfdbd2f10780743f6b8d38ccd394118c84204f2223f859605dd9363646",
+}
+
+
+def test_the_bundle_version_pins_its_manifest_digest() -> None:
+    bundle = load_bundle()
+    assert bundle.version in PINNED_MANIFESTS, f"bundle {bundle.version} is not pinned"
+    assert bundle.digest == PINNED_MANIFESTS[bundle.version]
