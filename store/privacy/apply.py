@@ -32,6 +32,7 @@ from store.core.models import Entry, Memory
 from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import token_estimate
+from store.governance.chains import erasure_bridges, link
 from store.privacy.closure import Closure
 from store.privacy.models import Tombstone
 from store.privacy.tables import children_first, in_json, rel, rowid
@@ -94,49 +95,11 @@ def _scrub(conn: Connection, c: Closure, skip: dict[str, set[int]], step: Step) 
         step(f"scrub {table}")
 
 
-def _chain_bridges(conn: Connection, erased: set[int]
-                   ) -> tuple[list[tuple[int, int]], set[int]]:
-    """The supersession links an erasure must keep a chain whole by: for every erased memory,
-    each nearest surviving predecessor → each nearest surviving successor (walking through
-    erased members). Also the surviving memories whose ``supersedes_ref`` named an erased one
-    (the erased memory's name or file name: its text must not stay there)."""
-    from store.governance.chains import _graph
-
-    if not erased:
-        return [], set()
-    g = _graph(conn)
-
-    def reach(start: int, edges: dict[int, set[int]]) -> set[int]:
-        out, seen, todo = set(), {start}, [start]
-        while todo:
-            for m in edges.get(todo.pop(), set()):
-                if m in seen or m not in g.nodes:
-                    continue
-                seen.add(m)
-                if m in erased:
-                    todo.append(m)
-                else:
-                    out.add(m)
-        return out
-
-    bridges: set[tuple[int, int]] = set()
-    refs: set[int] = set()
-    for x in erased:
-        if x not in g.nodes:
-            continue
-        later = reach(x, g.succ)
-        refs.update(n for n in later if x in g.pred.get(n, set()))
-        bridges.update((p, n) for p in reach(x, g.pred) for n in later)
-    return sorted(bridges), refs
-
-
 def _bridge(store: Store, conn: Connection, bridges: list[tuple[int, int]],
             refs: set[int]) -> None:
     """Keep a chain whole after erasing its members: a link (source ``erasure``, ids only)
     from the memory before the gap to the one after, so ``chain`` shows both sides and marks
     the gap; a ``supersedes`` reference naming an erased memory is cleared."""
-    from store.governance.chains import link
-
     if refs:
         conn.execute(update(Memory).where(in_json(col(Memory.id), _ids(refs)))
                      .values(supersedes_ref=None))
@@ -161,7 +124,7 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
                     conn.execute(update(t).where(in_json(t.c.rowid, _ids(rows - gone)))
                                  .values({column: None}))
             step("pointers")
-            bridges, refs = _chain_bridges(conn, c.delete.get("memory", set()))
+            bridges, refs = erasure_bridges(conn, c.delete.get("memory", set()))
             _scrub(conn, c, c.delete, step)
             for table in children_first(c.tables):
                 doomed = c.delete.get(table)
