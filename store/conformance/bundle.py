@@ -70,10 +70,27 @@ def load_bundle(root: Path | None = None) -> Bundle:
         manifest = json.loads(raw)
     except (OSError, ValueError) as exc:
         raise BundleError(f"{mpath}: cannot read the manifest: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{mpath}: the manifest is not a JSON object")
     for key in ("contract", "version", "files"):
         if key not in manifest:
             raise BundleError(f"{mpath}: the manifest has no {key!r}")
-    listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+    if not isinstance(manifest["files"], list):
+        raise BundleError(f"{mpath}: 'files' must be a list")
+    listed: dict[str, str] = {}
+    for i, f in enumerate(manifest["files"]):
+        if not isinstance(f, dict) or not isinstance(f.get("path"), str) \
+                or not isinstance(f.get("sha256"), str):
+            raise BundleError(f"{mpath}: files[{i}] needs a 'path' and a 'sha256' (strings)")
+        rel = f["path"]
+        # only a case file of this bundle: cases/<name>.json, no other directory, no '..'
+        parts = rel.split("/")
+        if len(parts) != 2 or parts[0] != "cases" or not parts[1].endswith(".json") \
+                or parts[1] in (".json", "..json") or parts[1].startswith(".") or "\\" in rel:
+            raise BundleError(f"{mpath}: files[{i}]: {rel!r} is not a path cases/<name>.json")
+        if rel in listed:
+            raise BundleError(f"{mpath}: files[{i}]: {rel!r} listed twice")
+        listed[rel] = f["sha256"]
     on_disk = {str(p.relative_to(root)) for p in (root / "cases").glob("*.json")}
     extra = sorted(on_disk - set(listed))
     if extra:

@@ -126,6 +126,14 @@ def _tool_result_as_request() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _harness_as_typed() -> Iterator[None]:
+    from store.governance import detect
+
+    with mock.patch.object(detect, "_HARNESS", detect.re.compile(r"(?!x)x")):
+        yield
+
+
+@contextlib.contextmanager
 def _tool_text_authority() -> Iterator[None]:
     from store.recall import terms
 
@@ -153,6 +161,14 @@ def _index_rows_kept() -> Iterator[None]:
     from store.core import vec
 
     with mock.patch.object(vec, "delete_chunks_index", lambda conn, rows: None):
+        yield
+
+
+@contextlib.contextmanager
+def _chain_bridge_dropped() -> Iterator[None]:
+    from store.privacy import apply
+
+    with mock.patch.object(apply, "_bridge", lambda store, conn, bridges, refs: None):
         yield
 
 
@@ -206,12 +222,18 @@ MUTANTS = (
     Mutant("tool-result-as-request", "poisoning_resistance",
            "the consolidation pass reads tool results and assistant turns as the person's "
            "requests", _tool_result_as_request),
+    Mutant("harness-as-typed", "poisoning_resistance",
+           "harness text in a user line (a system reminder) is read as the person's typing",
+           _harness_as_typed),
     Mutant("tool-text-authority", "poisoning_resistance",
            "a tool result gets the authority of an approved memory", _tool_text_authority),
     Mutant("vector-cache-kept", "deletion_closure",
            "a warm process keeps its in-memory vectors after an erasure", _vector_cache_kept),
     Mutant("index-rows-kept", "deletion_closure",
            "an erasure leaves the erased chunks' vector and FTS rows", _index_rows_kept),
+    Mutant("chain-bridge-dropped", "deletion_closure",
+           "erasing a chain member splits the chain silently and leaves the erased memory's "
+           "name in its successor's supersedes reference", _chain_bridge_dropped),
     Mutant("budget-ignored", "termination_and_audit",
            "recall injects every candidate above the floor, past its item budgets",
            _budget_ignored),

@@ -175,6 +175,30 @@ def _settings(folder: Path, values: dict[str, Any]) -> Settings:
                          path=folder / "no-config.toml")
 
 
+# Each check's keys: (what it selects by, what it asserts: at least one of them must be given;
+# an empty second set: the check always asserts). A key outside both is refused, so a typo
+# cannot turn a check into one that asserts nothing.
+CHECK_KEYS: dict[str, tuple[set[str], set[str]]] = {
+    "items": ({"recall"}, {"include", "exclude", "count", "first"}),
+    "decision": ({"recall", "source"}, {"decision", "masked", "reason_has", "terms"}),
+    "term_order": ({"recall", "high", "low", "term"}, set()),
+    "not_candidate": ({"recall", "source"}, set()),
+    "candidate": ({"recall", "source"}, set()),
+    "chain": ({"of", "ids", "erased_between", "integrity"}, set()),
+    "absent": ({"where", "text", "also"}, set()),
+    "present": ({"where", "text"}, set()),
+    "memory": ({"source"}, {"exists", "fields"}),
+    "proposal": ({"proposal"}, {"status", "decided_by", "op", "type", "origin"}),
+    "count": ({"what"}, {"equals", "max", "min"}),
+    "erasure": ({"erase", "probes", "rows_at_least"}, set()),
+    "budget": ({"recall", "decisions", "min_candidates"}, set()),
+    "provenance": ({"sources", "person_text_counts"}, set()),
+    "same_view": ({"recalls"}, set()),
+    "entry": ({"source"}, {"fields"}),
+    "audit": ({"action", "actor"}, set()),
+}
+
+
 class _Play:
     def __init__(self, case: dict[str, Any], tmp: Path) -> None:
         self.case = case
@@ -184,6 +208,7 @@ class _Play:
         self.results: dict[str, Any] = {}
         self.views: dict[str, str] = {}
         self.store: Any = None
+        self.erased_chunks: dict[str, set[int]] = {}  # erase op → chunk ids it removed
         self.needle = ""  # the text an ``absent`` / ``present`` check is probing for
         self.channel = case.get("channel", "private")
         self.principal = case.get("principal", "dana")
@@ -340,11 +365,20 @@ class _Play:
                                         actor=a.get("actor"))
         self.results[as_ or "consolidate"] = report
 
+    def _chunk_ids(self) -> set[int]:
+        from store.core.models import Chunk
+
+        with self.store.read() as conn:
+            return {int(i) for i in conn.execute(select(Chunk.id)).scalars()}
+
     def _op_erase(self, a: dict[str, Any], as_: str | None) -> None:
+        before = self._chunk_ids()
         result = self.store.erase(**a["scope"], actor=a.get("actor", self.principal),
                                   reason=a.get("reason", "conformance"),
                                   delete_exports=bool(a.get("delete_exports", False)))
         self.results[as_ or "erase"] = result
+        # the chunks this erasure removed, for the runner's own ``index`` probe
+        self.erased_chunks[as_ or "erase"] = before - self._chunk_ids()
 
     def _op_redact(self, a: dict[str, Any], as_: str | None) -> None:
         result = self.store.redact(**a["scope"], actor=a.get("actor", self.principal),
@@ -391,8 +425,16 @@ class _Play:
     def check(self, c: dict[str, Any]) -> None:
         kind = c.get("check")
         fn = getattr(self, f"_check_{kind}", None)
-        if fn is None:
+        if fn is None or kind not in CHECK_KEYS:
             raise CaseFailure(f"unknown check {kind!r}")
+        allowed, asserting = CHECK_KEYS[kind]
+        unknown = sorted(set(c) - {"check"} - allowed - asserting)
+        if unknown:
+            raise CaseFailure(f"check {kind}: unknown key {unknown[0]!r} (it takes "
+                              f"{', '.join(sorted(allowed | asserting))})")
+        if asserting and not asserting & set(c):
+            raise CaseFailure(f"check {kind} asserts nothing: give one of "
+                              f"{', '.join(sorted(asserting))}")
         fn(self.ref({k: v for k, v in c.items() if k != "check"}))
 
     def _recall(self, name: str) -> Any:
@@ -525,6 +567,15 @@ class _Play:
             return out
         if kind == "cache":
             return [(where, "\n".join(self._cache_texts(name)))]
+        if kind == "index":
+            return [(where, "\n".join(self._index_texts(name)))]
+        if kind == "chain":  # the operator's view of a supersession chain, as `chain --json`
+            links = self.store.chain(int(self.ref("@memory:" + name)))
+            return [(where, json.dumps([ln.to_json() | {"name": ln.name} for ln in links],
+                                       ensure_ascii=False))]
+        if kind == "integrity":
+            return [(where, json.dumps([p.to_json() for p in self.store.integrity()],
+                                       ensure_ascii=False))]
         if kind == "store":
             return [(where, "\n".join(
                 [e.content for s in self.store.sessions() for e in self.store.entries(s.id)]
@@ -549,6 +600,54 @@ class _Play:
                 out.append(text if text is not None else
                            f"vector of erased chunk {cid} kept ({needle})")
         return out
+
+    def _index_texts(self, name: str) -> list[str]:
+        """The runner's own look at the search indexes after erase ``name``, independent of the
+        store's verification: the vec0 table and the FTS5 index queried directly (by rowid for
+        every chunk the erasure removed, and FTS ``MATCH`` of the probed text as a phrase). A
+        row found names the probed text, so ``absent`` fails on it."""
+        from sqlalchemy import text as sql
+
+        if name not in self.erased_chunks:
+            raise CaseFailure(f"index:{name}: no erase {name!r} ran")
+        gone = self.erased_chunks[name]
+        needle = self.needle
+        out = []
+        phrase = '"' + needle.replace('"', '""') + '"'
+        with self.store.read() as conn:
+            vec_rows = {int(r) for r in conn.execute(sql("SELECT rowid FROM chunk_vec")).scalars()}
+            fts_hits = {int(r) for r in conn.execute(
+                sql("SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH :q"), {"q": phrase}
+            ).scalars()}
+            live = {int(i) for i in conn.execute(sql("SELECT id FROM chunk")).scalars()}
+        for cid in sorted(vec_rows & gone):
+            out.append(f"vec0 row of erased chunk {cid} kept ({needle})")
+        for cid in sorted(fts_hits - live):
+            out.append(f"FTS row {cid} of no stored chunk matches the erased text ({needle})")
+        for cid in sorted(fts_hits & live):
+            out.append(f"FTS row {cid} of a stored chunk matches ({needle})")
+        return out
+
+    def _check_chain(self, a: dict[str, Any]) -> None:
+        """The supersession chain of ``of``, oldest first, is exactly ``ids``; ``erased_between``
+        names the memories whose link in bridges an erased member (none other does); with
+        ``integrity`` the store's integrity report is exactly that list of kinds."""
+        links = self.store.chain(int(a["of"]))
+        got = [ln.id for ln in links]
+        if got != list(a["ids"]):
+            raise CaseFailure(f"chain of {self.name_of('memory', a['of'])}: "
+                              f"{[self.name_of('memory', i) for i in got]}, expected "
+                              f"{[self.name_of('memory', i) for i in a['ids']]}")
+        if "erased_between" in a:
+            marked = [ln.id for ln in links if ln.erased_between]
+            if marked != list(a["erased_between"]):
+                raise CaseFailure(f"chain marks an erased gap before "
+                                  f"{[self.name_of('memory', i) for i in marked]}, expected "
+                                  f"{[self.name_of('memory', i) for i in a['erased_between']]}")
+        if "integrity" in a:
+            kinds = sorted(p.kind for p in self.store.integrity())
+            if kinds != sorted(a["integrity"]):
+                raise CaseFailure(f"integrity reports {kinds}, expected {a['integrity']}")
 
     def _check_absent(self, a: dict[str, Any]) -> None:
         self.needle = a["text"]
@@ -804,6 +903,17 @@ class _Play:
             return out
         if kind == "items":
             return [self.name_of(i.source_type, i.source_id) for i in self._recall(arg).items]
+        if kind == "counts":  # what the store holds: traces, proposals, memories, tombstones
+            return {"traces": len(self.store.traces(None)),
+                    "proposals": len(self.store.proposals(None)),
+                    "memories": len(self.store.memories()),
+                    "tombstones": len(self.store.tombstones())}
+        if kind == "queue":  # every proposal in the store, oldest first: op, type, status
+            return [[p.op, p.type, p.status] for p in
+                    sorted(self.store.proposals(None), key=lambda p: int(p.id))]
+        if kind == "chain":  # the chain of memory ``arg``: names and erased-gap marks
+            return [[self.name_of("memory", ln.id), ln.status, ln.erased_between]
+                    for ln in self.store.chain(int(self.ref("@memory:" + arg)))]
         if kind == "residue":
             text = expected["text"]
             places = {}

@@ -123,17 +123,54 @@ def fts_query(query: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))
 
 
-def fts_search(conn: Connection, query: str, limit: int) -> list[tuple[int, float]]:
-    """(chunk id, BM25 relevance ≥ 0, higher is better) for the best ``limit`` FTS matches."""
+SENSITIVITIES = ("public", "private", "secret")
+
+
+def _levels(levels: tuple[str, ...]) -> str:
+    bad = [lv for lv in levels if lv not in SENSITIVITIES]
+    if bad:
+        raise ValueError(f"unknown sensitivity {bad[0]!r}")
+    return ", ".join(f"'{lv}'" for lv in levels)
+
+
+def fts_search(conn: Connection, query: str, limit: int, deny: tuple[str, ...] = (),
+               denied: bool = False) -> list[tuple[int, float]]:
+    """(chunk id, BM25 relevance ≥ 0, higher is better) for the best ``limit`` FTS matches.
+
+    ``deny``: sensitivities left out inside the query (the channel rule applied where the
+    rows are found, so held-back records never take the ``limit``); ``denied=True`` gives
+    only those instead (the few the operator's trace shows masked)."""
     match = fts_query(query)
     if match is None:
         return []
+    if not deny:
+        rows = conn.execute(
+            text("SELECT rowid, bm25(chunk_fts) AS score FROM chunk_fts WHERE chunk_fts MATCH "
+                 ":m ORDER BY score LIMIT :n"),
+            {"m": match, "n": int(limit)},
+        ).all()
+        return [(int(r[0]), -float(r[1])) for r in rows]
     rows = conn.execute(
-        text("SELECT rowid, bm25(chunk_fts) AS score FROM chunk_fts WHERE chunk_fts MATCH :m "
-             "ORDER BY score LIMIT :n"),
+        text("SELECT chunk_fts.rowid, bm25(chunk_fts) AS score FROM chunk_fts "
+             "JOIN chunk c ON c.id = chunk_fts.rowid "
+             "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+             "LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id "
+             "WHERE chunk_fts MATCH :m AND COALESCE(e.sensitivity, m.sensitivity, 'public') "
+             f"{'' if denied else 'NOT '}IN ({_levels(deny)}) ORDER BY score LIMIT :n"),
         {"m": match, "n": int(limit)},
     ).all()
     return [(int(r[0]), -float(r[1])) for r in rows]
+
+
+def chunk_sensitivities(conn: Connection, ids: list[int] | None = None) -> dict[int, str]:
+    """chunk id → its source's sensitivity (entry or memory; ``public`` when unset)."""
+    where = "" if ids is None else \
+        f"WHERE c.id IN ({', '.join(str(int(i)) for i in ids)})" if ids else "WHERE 0"
+    rows = conn.exec_driver_sql(
+        "SELECT c.id, COALESCE(e.sensitivity, m.sensitivity, 'public') FROM chunk c "
+        "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+        f"LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id {where}").all()
+    return {int(r[0]): str(r[1]) for r in rows}
 
 
 def index_counts(conn: Connection) -> tuple[int, int]:
@@ -143,15 +180,26 @@ def index_counts(conn: Connection) -> tuple[int, int]:
     return int(vectors), int(fts)
 
 
-def waiting_search(conn: Connection, query: str, limit: int) -> list[tuple[int, float]]:
+def waiting_search(conn: Connection, query: str, limit: int, deny: tuple[str, ...] = (),
+                   denied: bool = False) -> list[tuple[int, float]]:
     """(entry id, BM25 relevance ≥ 0) of entries waiting for embedding that match ``query``
-    (``embed_queue_fts``, filled by the queue's triggers), best first."""
+    (``embed_queue_fts``, filled by the queue's triggers), best first; ``deny`` / ``denied``
+    as in ``fts_search``."""
     match = fts_query(query)
     if match is None:
         return []
+    if not deny:
+        rows = conn.execute(
+            text("SELECT rowid, bm25(embed_queue_fts) AS score FROM embed_queue_fts WHERE "
+                 "embed_queue_fts MATCH :m ORDER BY score LIMIT :n"),
+            {"m": match, "n": int(limit)},
+        ).all()
+        return [(int(r[0]), -float(r[1])) for r in rows]
     rows = conn.execute(
-        text("SELECT rowid, bm25(embed_queue_fts) AS score FROM embed_queue_fts WHERE "
-             "embed_queue_fts MATCH :m ORDER BY score LIMIT :n"),
+        text("SELECT embed_queue_fts.rowid, bm25(embed_queue_fts) AS score FROM embed_queue_fts "
+             "JOIN entry e ON e.id = embed_queue_fts.rowid WHERE embed_queue_fts MATCH :m AND "
+             f"COALESCE(e.sensitivity, 'public') {'' if denied else 'NOT '}IN "
+             f"({_levels(deny)}) ORDER BY score LIMIT :n"),
         {"m": match, "n": int(limit)},
     ).all()
     return [(int(r[0]), -float(r[1])) for r in rows]

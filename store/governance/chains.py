@@ -196,8 +196,43 @@ def chain(store: Store, memory_id: int) -> list[ChainLink]:
                                                                       else None)
         out.append(ChainLink(n, m.name, m.status, m.valid_from, m.valid_to, tuple(preds), by,
                              proposal, tuple(succs), depth[n],
-                             into[0].ts if into else None))
+                             into[0].ts if into else None,
+                             any(ln.source == "erasure" for ln in into)))
     return out
+
+
+def erasure_bridges(conn: Connection, erased: set[int]
+                   ) -> tuple[list[tuple[int, int]], set[int]]:
+    """The supersession links an erasure must keep a chain whole by: for every erased memory,
+    each nearest surviving predecessor → each nearest surviving successor (walking through
+    erased members). Also the surviving memories whose ``supersedes_ref`` named an erased one
+    (the erased memory's name or file name: its text must not stay there)."""
+    if not erased:
+        return [], set()
+    g = _graph(conn)
+
+    def reach(start: int, edges: dict[int, set[int]]) -> set[int]:
+        out, seen, todo = set(), {start}, [start]
+        while todo:
+            for m in edges.get(todo.pop(), set()):
+                if m in seen or m not in g.nodes:
+                    continue
+                seen.add(m)
+                if m in erased:
+                    todo.append(m)
+                else:
+                    out.add(m)
+        return out
+
+    bridges: set[tuple[int, int]] = set()
+    refs: set[int] = set()
+    for x in erased:
+        if x not in g.nodes:
+            continue
+        later = reach(x, g.succ)
+        refs.update(n for n in later if x in g.pred.get(n, set()))
+        bridges.update((p, n) for p in reach(x, g.pred) for n in later)
+    return sorted(bridges), refs
 
 
 def _cycles(g: _Graph) -> list[list[int]]:

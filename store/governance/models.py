@@ -99,6 +99,7 @@ class SupersessionLink(Who, table=True):
     __table_args__ = (
         UniqueConstraint("old_id", "new_id"),
         Index("supersession_link_by_new", "new_id"),
+        {"sqlite_autoincrement": True},  # ids never reused (migration 15)
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -273,12 +273,16 @@ class ChainLink:
     successors: tuple[int, ...] = ()
     depth: int = 0  # generations after the oldest memory of the chain
     link_ts: str | None = None
+    # a link into this memory bridges memories erased between (``erase`` keeps the chain
+    # whole with a link of source ``erasure``: ids only, nothing of what was erased)
+    erased_between: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "valid_from": self.valid_from,
                 "valid_to": self.valid_to, "supersedes": list(self.supersedes),
                 "superseded_by": self.superseded_by, "successors": list(self.successors),
-                "fork": len(self.successors) > 1, "proposal_id": self.proposal_id}
+                "fork": len(self.successors) > 1, "proposal_id": self.proposal_id,
+                "erased_between": self.erased_between}
 
 
 @dataclass(frozen=True)

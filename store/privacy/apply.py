@@ -31,6 +31,7 @@ from store.core.models import Entry, Memory
 from store.core.index import Prepared, Source, drop_chunks_of, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import token_estimate
+from store.governance.chains import erasure_bridges, link
 from store.privacy.closure import Closure
 from store.privacy.models import Tombstone
 from store.privacy.tables import children_first, in_json, rel, rowid
@@ -128,6 +129,18 @@ def _scrub(conn: Connection, c: Closure, skip: dict[str, set[int]], step: Step) 
         step(f"scrub {table}")
 
 
+def _bridge(store: Store, conn: Connection, bridges: list[tuple[int, int]],
+            refs: set[int]) -> None:
+    """Keep a chain whole after erasing its members: a link (source ``erasure``, ids only)
+    from the memory before the gap to the one after, so ``chain`` shows both sides and marks
+    the gap; a ``supersedes`` reference naming an erased memory is cleared."""
+    if refs:
+        conn.execute(update(Memory).where(in_json(col(Memory.id), _ids(refs)))
+                     .values(supersedes_ref=None))
+    for old, new in bridges:
+        link(conn, store, old, new, source="erasure", retire=False, allow_fork=True)
+
+
 def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | None = None,
           step: Step | None = None) -> int:
     """Delete the closure in one transaction; returns the tombstone id."""
@@ -145,6 +158,7 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
                     conn.execute(update(t).where(in_json(t.c.rowid, _ids(rows - gone)))
                                  .values({column: None}))
             step("pointers")
+            bridges, refs = erasure_bridges(conn, c.delete.get("memory", set()))
             _scrub(conn, c, c.delete, step)
             for table in children_first(c.tables):
                 doomed = c.delete.get(table)
@@ -153,6 +167,7 @@ def erase(store: Store, c: Closure, *, actor: str | None = None, reason: str | N
                 t = rel(table)
                 conn.execute(delete(t).where(in_json(t.c.rowid, _ids(doomed))))
                 step(f"delete {table}")
+            _bridge(store, conn, bridges, refs)
             tombstone_id = _finish(store, conn, c, who, reason)
             step("tombstone")
     except IntegrityError as exc:

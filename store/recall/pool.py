@@ -85,6 +85,12 @@ class VectorCache:
     def __init__(self) -> None:
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, 384), dtype=np.float32)
+        # each chunk's source sensitivity (index into vec.SENSITIVITIES), so a KNN with the
+        # channel rule skips the chunks it denies. A change of sensitivity (mark, an applied
+        # proposal) leaves an audit event, which reloads the copy; the rule itself is still
+        # applied to every candidate from the store (``_sources``): a stale mask could only
+        # leave an allowed chunk to the FTS search, never serve a denied one.
+        self.sens = np.zeros(0, dtype=np.int8)
         self.stamp: tuple[int, int, int] | None = None
         self.model: str | None = None
         self.lock = threading.Lock()
@@ -116,9 +122,11 @@ class VectorCache:
                     if v is not None:
                         new.append((int(r[0]), v))
                 if new:
-                    self.ids = np.concatenate([self.ids, np.array([i for i, _ in new],
-                                                                  dtype=np.int64)])
+                    added = [i for i, _ in new]
+                    self.ids = np.concatenate([self.ids, np.array(added, dtype=np.int64)])
                     self.matrix = np.vstack([self.matrix, np.stack([v for _, v in new])])
+                    self.sens = np.concatenate([self.sens, _codes(
+                        vec.chunk_sensitivities(conn, added), added)])
                 self.stamp = stamp
                 return
         ids, matrix = vec.all_vectors(conn)
@@ -129,16 +137,29 @@ class VectorCache:
         order = np.argsort(ids, kind="stable")
         self.ids = ids[order]
         self.matrix = np.ascontiguousarray(matrix[order], dtype=np.float32)
+        self.sens = _codes(vec.chunk_sensitivities(conn), [int(i) for i in self.ids])
         self.stamp, self.model = stamp, model
         self.reloads += 1
 
-    def knn(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def knn(self, qvec: np.ndarray, k: int, deny: tuple[str, ...] = (),
+            denied: bool = False) -> list[tuple[int, float]]:
+        """The ``k`` nearest chunks; ``deny``: chunks of those sensitivities are skipped (the
+        channel rule inside the search), ``denied=True``: only they are searched."""
         if not len(self.ids):
             return []
         # einsum runs one SIMD loop: steadier than a multi-threaded BLAS gemv on 2 busy cores
         sims = np.einsum("ij,j->i", self.matrix, qvec.astype(np.float32))
         # near-ties (identical texts; last-bit noise from the SIMD path) rank by chunk id
         keyed = np.round(sims.astype(np.float64), 6)
+        if deny:
+            out = np.isin(self.sens, [vec.SENSITIVITIES.index(lv) for lv in deny])
+            if not denied:
+                out = ~out
+            keep = int(out.sum())
+            if not keep:
+                return []
+            keyed[~out] = -np.inf
+            k = min(k, keep)
         k = min(k, len(sims))
         kth = -np.partition(-keyed, k - 1)[k - 1]
         top = np.flatnonzero(keyed >= kth)  # the k best and everything tied with the k-th
@@ -150,6 +171,11 @@ class VectorCache:
         if j < len(self.ids) and self.ids[j] == chunk_id:
             return self.matrix[j]
         return None
+
+
+def _codes(levels: dict[int, str], ids: list[int]) -> np.ndarray:
+    return np.array([vec.SENSITIVITIES.index(levels.get(i, "public")) for i in ids],
+                    dtype=np.int8)
 
 
 _CACHES: weakref.WeakKeyDictionary[Store, VectorCache] = weakref.WeakKeyDictionary()
@@ -324,11 +350,28 @@ def pool(store: Store, conn: Connection, query: str,
     with cache.lock:
         if warm:
             cache.sync(conn, model)
+        # the channel rule inside the searches: the sensitivities it denies are left out of
+        # the FTS queries and the warm KNN, so held-back records are never fetched in place of
+        # allowed ones; the best ``size`` of them are fetched apart, for the operator's trace
+        # (masked). The cold KNN (vec0) cannot filter: there the rankings are read deeper.
+        deny = tuple(lv for lv in vec.SENSITIVITIES if channel_denies(lv, channel)) \
+            if channel is not None else ()
+        held: tuple[list[tuple[int, float]], ...] | None = None
         while True:
-            fts = vec.fts_search(conn, lexical, fetch)
-            waiting = vec.waiting_search(conn, lexical, fetch)
+            fts = vec.fts_search(conn, lexical, fetch, deny)
+            waiting = vec.waiting_search(conn, lexical, fetch, deny)
             q = vector_of_query()
-            knn = cache.knn(q, fetch) if warm else vec.knn(conn, q, fetch)
+            knn = cache.knn(q, fetch, deny) if warm else vec.knn(conn, q, fetch)
+            exhausted = len(knn) < fetch and len(fts) < fetch and len(waiting) < fetch
+            if deny:
+                if held is None:
+                    n = max(1, size)
+                    held = (vec.fts_search(conn, lexical, n, deny, denied=True),
+                            vec.waiting_search(conn, lexical, n, deny, denied=True),
+                            cache.knn(q, n, deny, denied=True) if warm else [])
+                fts = sorted(fts + held[0], key=lambda h: -h[1])
+                waiting = sorted(waiting + held[1], key=lambda h: -h[1])
+                knn = sorted(knn + held[2], key=lambda h: (-round(h[1], 6), h[0]))
             denied: set[int] = set()
             source_of = _sources(conn, sorted({c for c, _ in knn} | {c for c, _ in fts}), live,
                                  channel, denied)
@@ -338,7 +381,6 @@ def pool(store: Store, conn: Connection, query: str,
                                               denied))
             taken, sources, full = _interleave(knn, fts, source_of, size,
                                                ([(-e, s) for e, s in waiting],), denied)
-            exhausted = len(knn) < fetch and len(fts) < fetch and len(waiting) < fetch
             if full or exhausted or fetch >= FETCH_CEILING * max(1, size):
                 break
             fetch *= 2

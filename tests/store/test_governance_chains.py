@@ -220,7 +220,8 @@ def test_cli_json_shapes(store: Store, tmp_path: Path, capsys: pytest.CaptureFix
     code, doc, _ = _cli(capsys, "chain", str(new_id), *st, "--json")
     assert list(doc) == ["chain"] and [c["id"] for c in doc["chain"]] == [ids["Tax"], new_id]
     assert set(doc["chain"][0]) == {"id", "status", "valid_from", "valid_to", "supersedes",
-                                    "superseded_by", "successors", "fork", "proposal_id"}
+                                    "superseded_by", "successors", "fork", "proposal_id",
+                                    "erased_between"}
     assert doc["chain"][1]["proposal_id"] == pid and doc["chain"][0]["superseded_by"] == new_id
     code, doc, _ = _cli(capsys, "memory", str(ids["Vault"]), *st, "--json")
     assert doc["body"] is None and "secret/staging" not in json.dumps(doc)
