@@ -2,8 +2,9 @@
 
 Each conversation is imported into a scratch store of its own (never the user's): one session
 per LoCoMo session, dated by its ``session_N_date_time``, one transcript entry per turn with
-its speaker. Every labelled question of categories 1–4 (single-hop, multi-hop, temporal,
-open-domain; category 5, adversarial, has no answer in the conversation) is then asked through
+its speaker. Every labelled question of categories 1–4 (in locomo10.json's numbering: 1
+multi-hop, 2 temporal, 3 open-domain, 4 single-hop — the mapping the LoCoMo evaluations use;
+category 5, adversarial, has no answer in the conversation) is then asked through
 the real ``Store.recall`` and the trace's candidates, in rank order, are compared with the
 question's evidence turns: a question is *found at k* when any of its evidence turns is among
 the first k candidates. The report gives R@1/5/10/20 per conversation and overall, and the
@@ -174,7 +175,39 @@ def load(path: Path) -> list[dict[str, Any]]:
                 or not isinstance(conv.get("qa"), list) or not conv.get("sample_id"):
             raise LocomoError(f"{path}: item {i} is not a LoCoMo conversation (needs "
                               "sample_id, conversation and qa)")
+        cid = str(conv["sample_id"])
+        if not _sessions(conv):
+            raise LocomoError(f"{path}: conversation {cid} has no session_N turns")
+        for j, qa in enumerate(conv["qa"]):
+            problem = _qa_problem(qa)
+            if problem:
+                raise LocomoError(f"{path}: conversation {cid}, qa {j}: {problem}")
     return data
+
+
+def _qa_problem(qa: Any) -> str | None:
+    """Why a qa item cannot be asked as LoCoMo writes them, or None."""
+    if not isinstance(qa, dict):
+        return f"a JSON {type(qa).__name__}, not an object"
+    cat = qa.get("category")
+    if isinstance(cat, bool) or not isinstance(cat, int):
+        return f"category must be a whole number, got {cat!r}"[:200]
+    if cat not in CATEGORIES:
+        return None  # adversarial (5) or another category: not asked
+    if not isinstance(qa.get("question"), str) or not qa["question"].strip():
+        return "an empty question"
+    ev = qa.get("evidence")
+    if not isinstance(ev, list) or not all(isinstance(e, str) for e in ev):
+        return f"evidence must be a list of turn ids (D1:3), got {ev!r}"[:200]
+    return None
+
+
+def evidence_ids(evidence: Iterable[str]) -> tuple[str, ...]:
+    """Turn ids as LoCoMo writes them, a few written as one string (``D8:6; D9:17``)."""
+    out: list[str] = []
+    for item in evidence:
+        out.extend(p.strip() for p in str(item).split(";") if p.strip())
+    return tuple(out)
 
 
 def _sessions(conv: dict[str, Any]) -> list[tuple[int, str | None, list[dict[str, Any]]]]:
@@ -236,7 +269,7 @@ def questions(conv: dict[str, Any], limit: int | None = None) -> list[Question]:
         if cat not in CATEGORIES or not qa.get("question") or not ev:
             continue
         out.append(Question(str(conv["sample_id"]), str(qa["question"]), int(cat),
-                            tuple(str(e).strip() for e in ev)))
+                            evidence_ids(ev)))
     return out[:limit] if limit else out
 
 
@@ -269,9 +302,10 @@ def run(path: Path, conversations: Sequence[str] | None = None,
     model = ""
     cfg: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="lca-locomo-", dir=workdir) as tmp:
-        for conv in data:
+        for position, conv in enumerate(data):
             cid = str(conv["sample_id"])
-            store = Store(Path(tmp) / f"{cid}.db", settings or Settings.load(),
+            # named by position, never by the file's id (which could name a path anywhere)
+            store = Store(Path(tmp) / f"conversation-{position}.db", settings or Settings.load(),
                           embedder=embedder, writer="lca-tui eval")
             try:
                 t0 = time.perf_counter()
@@ -291,4 +325,6 @@ def run(path: Path, conversations: Sequence[str] | None = None,
                 results.append(result)
             finally:
                 store.close()
+    if not any(r.asked for r in results):
+        raise LocomoError(f"{path}: no question of categories 1-4 with evidence to ask")
     return LocomoReport(str(path), model, cfg, results, started)

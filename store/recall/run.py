@@ -174,7 +174,9 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     (their cosine to the query, their lexical score if the FTS search found them). An answer
     is often the turn after the question it answers, or the one before a turn that names the
     topic; S is never lowered, and memories have no neighbours. A neighbour the channel rule
-    holds back lends no support (it never enters the ranking, even through another entry).
+    holds back lends no support (it never enters the ranking, even through another entry); a
+    neighbour whose vector another embedder made lends its lexical part only, as the pool
+    treats it.
     Measured on LoCoMo's five tuning conversations (``lca-tui eval locomo``, docs/locomo.md):
     R@10 0.743 → 0.771."""
     mu = float(cfg.get("adjacent_weight") or 0.0)
@@ -191,7 +193,7 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     # index: 595 ms for 100 keys at 50,000 chunks; a Core tuple IN, +22 ms a recall); 0.22 ms
     rows = conn.exec_driver_sql(
         f"WITH k(s, a, q) AS (VALUES {marks}) "
-        "SELECT e.session_id, e.agent, e.seq, c.id, e.sensitivity "
+        "SELECT e.session_id, e.agent, e.seq, c.id, e.sensitivity, c.model "
         "FROM k CROSS JOIN entry e CROSS JOIN chunk c "
         "WHERE e.session_id = k.s AND e.agent = k.a AND e.seq = k.q "
         "AND c.source_type = 'entry' AND c.source_id = e.id",
@@ -202,12 +204,13 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     vectors = cache_for(store)
     w = float(cfg["cos_weight"])
     own: dict[tuple[str, str, int], float] = {}
-    for sid, agent, seq, chunk, sensitivity in rows:
+    model = store.embedder.name
+    for sid, agent, seq, chunk, sensitivity, chunk_model in rows:
         if channel is not None and rt.channel_denies(sensitivity or "public", channel):
             continue
         cid = int(chunk or 0)
         v = vectors.vector(cid)
-        if v is None:
+        if v is None and chunk_model == model:  # another embedder's vector is not comparable
             v = vec.vector_of(conn, cid)
         s = rt.similarity(None if v is None else float(v @ q), lex_of.get(cid, 0.0), w)
         key = (str(sid), str(agent), int(seq or 0))

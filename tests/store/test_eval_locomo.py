@@ -62,6 +62,9 @@ def test_run_imports_each_conversation_and_asks_through_recall(tmp_path: Path) -
     assert (first.sessions, first.turns, len(first.asked)) == (2, 9, 5)
     # nine turns: every one is a candidate, so every question is found within 20
     assert report.recall_at(20) == 1.0
+    # and each question's first evidence turn at the rank the fallback embedder gives it
+    assert [a.first_rank for c in report.conversations for a in c.asked] == [3, 2, 1, 2, 1, 1]
+    assert report.recall_at(1) == pytest.approx(3 / 6)
     assert all(a.latency_ms > 0 for a in report.asked)
     assert 0.0 <= report.recall_at(1) <= report.recall_at(5) <= report.recall_at(10)
     # the scratch stores are gone: nothing is left beside the work folder
@@ -147,3 +150,66 @@ def test_a_held_back_neighbour_lends_no_support(store: Store) -> None:
                                             ).trace.candidates}
     assert cands[1].adj is None
     assert cands[0].decision == "policy_filtered"
+
+
+def test_a_conversation_id_never_names_a_path(tmp_path: Path) -> None:
+    """The scratch stores are named by position: an id like ``../x`` or an absolute path
+    writes nothing outside the temporary folder, and never the user's store."""
+    data = json.loads(MINI.read_text(encoding="utf-8"))[1:]
+    target = tmp_path / "userstore"
+    data[0]["sample_id"] = str(target)
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    report = locomo.run(path, workdir=work)
+    assert [c.id for c in report.conversations] == [str(target)]
+    assert not (tmp_path / "userstore.db").exists() and list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"question": "  "}, "qa 0: an empty question"),
+    ({"evidence": "D1:1"}, "qa 0: evidence must be a list of turn ids"),
+    ({"category": "4"}, "qa 0: category must be a whole number"),
+    ({"category": True}, "qa 0: category must be a whole number"),
+])
+def test_a_malformed_question_is_named(tmp_path: Path, change: dict[str, object],
+                                       expected: str) -> None:
+    data = json.loads(MINI.read_text(encoding="utf-8"))[1:]
+    data[0]["qa"][0].update(change)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    got = _cli("eval", "locomo", str(path))
+    assert got.returncode == 2 and "conversation mini-2, " + expected in got.stderr
+    assert "Traceback" not in got.stderr
+
+
+def test_a_conversation_without_turns_is_refused(tmp_path: Path) -> None:
+    data = json.loads(MINI.read_text(encoding="utf-8"))[1:]
+    data[0]["conversation"] = {}
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(locomo.LocomoError, match="conversation mini-2 has no session_N turns"):
+        locomo.run(path)
+
+
+def test_evidence_written_as_one_string_is_split() -> None:
+    assert locomo.evidence_ids(["D8:6; D9:17", " D1:2 "]) == ("D8:6", "D9:17", "D1:2")
+
+
+def test_a_neighbour_of_another_embedder_lends_no_cosine(store: Store) -> None:
+    """A neighbour whose vector another embedder made is not comparable: it lends its
+    lexical part only (as the pool treats such a chunk), never its cosine."""
+    _dialogue(store)
+    query = "which database did the team pick for billing"
+    with store.write() as conn:
+        conn.exec_driver_sql("UPDATE chunk SET model = 'another-model' WHERE source_id = ("
+                             "SELECT id FROM entry WHERE seq = 1)")
+    store.drop_vector_cache()
+    cands = {c.seq: c for c in store.recall(query).trace.candidates}
+    w = 0.7
+    if 1 in cands:
+        assert cands[1].cos is None
+        assert cands[2].adj == pytest.approx((1 - w) * (cands[1].lex or 0.0), abs=1e-5)
+    else:  # the neighbour found by no search: its lexical part is 0
+        assert cands[2].adj in (None, 0.0)
