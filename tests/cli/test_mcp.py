@@ -476,3 +476,74 @@ def test_a_store_that_cannot_be_used_is_one_clear_error(tmp_path: Path) -> None:
             backend.run(("mcp:test", "1"), list_memories_tool, None, None, None)
     finally:
         backend.close()
+
+
+@pytest.fixture
+def hidden_store(mcp_store: dict[str, Any]) -> dict[str, Any]:
+    """``mcp_store`` with a whole session secret (and the shortest prefix that names it
+    alone) and one entry of the visible session secret."""
+    with open_store(mcp_store["path"]) as s:
+        ids = [i.id for i in s.sessions()]
+        assert len(ids) >= 2
+        hidden = next(i for i in ids if i != mcp_store["session"])
+        s.mark("secret", session=hidden)
+        prefix = next(hidden[:n] for n in range(1, len(hidden) + 1)
+                      if not any(o.startswith(hidden[:n]) for o in ids if o != hidden))
+        entry = next(e for e in s.entries(mcp_store["session"]) if e.seq == 3)
+        s.mark("secret", entry=entry.id)
+    return dict(mcp_store, hidden=hidden, prefix=prefix, hidden_seq=3)
+
+
+async def _stdio(fx: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "lca_tui.cli", "mcp", "--store", str(fx["path"])], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=CLIENT,
+                                 read_timeout_seconds=CALL_TIMEOUT) as cs:
+            await asyncio.wait_for(cs.initialize(), timeout=120)
+            return [await _call(cs, name, args) for name, args in calls]
+
+
+async def test_hidden_records_leave_no_trace(hidden_store: dict[str, Any]) -> None:
+    """The review of issue 26: a hidden session's id, a hidden entry behind session+seq, a
+    hidden memory behind a check's result, hidden hits behind search scores, and an id out
+    of SQLite's range."""
+    fx = hidden_store
+    never = "zzzz-no-such-session"
+    secret_body = f"{SECRET_TEXT}; the linter never sees it."
+    results = await _stdio(fx, [
+        ("context_status", {"session": fx["prefix"]}),
+        ("context_status", {"session": never}),
+        ("propose_memory", {"op": "add", "type": "feedback", "content": "Pin the linter.",
+                            "evidence": [{"session": fx["session"],
+                                          "seq": fx["hidden_seq"]}]}),
+        ("propose_memory", {"op": "add", "type": "feedback", "content": "Pin the linter.",
+                            "evidence": [{"session": fx["session"], "seq": 99999}]}),
+        ("propose_memory", {"op": "add", "type": "feedback", "content": "Pin the linter.",
+                            "evidence": [{"session": fx["session"], "seq": 2}]}),
+        ("propose_memory", {"op": "add", "type": "reference", "content": secret_body,
+                            "metadata": {"name": "guess"}}),
+        ("search", {"query": "zebra-banana-42 linter", "mode": "fts", "limit": 5}),
+        ("get_memory", {"id": 10**23}),
+    ])
+    texts = [_texts(r) for r in results]
+    hidden_status, missing_status = texts[0], texts[1]
+    assert results[0].isError and results[1].isError
+    assert fx["hidden"] not in hidden_status
+    assert hidden_status.replace(fx["prefix"], "S") == missing_status.replace(never, "S")
+    # a secret seq of a visible session answers as a seq that does not exist
+    assert results[2].isError and results[3].isError, texts[2]
+    assert texts[2].replace(f"seq {fx['hidden_seq']}", "seq N") == \
+        texts[3].replace("seq 99999", "seq N")
+    assert _payload(results[4])["status"] == "pending"  # a visible seq is fine
+    # the exact text of the secret memory: the duplicate check as if it did not exist
+    guess = {c["kind"]: c for c in _payload(results[5])["checks"]}
+    assert guess["duplicate"]["result"] == "pass", guess["duplicate"]
+    assert str(fx["ids"]["secret"]) not in json.dumps(guess["duplicate"])
+    # the secret memory matches the query best; the visible hits are scored without it
+    hits = _payload(results[6])["hits"]
+    assert hits and f"memory:{fx['ids']['secret']}" not in [h["pointer"] for h in hits]
+    assert max(h["score"] for h in hits) == 1.0
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert results[7].isError and "a memory id must be a whole number from 0 to" in texts[7]
+    _no_secret([t.replace("zebra-banana-42 linter", "(the query)") for t in texts], fx)
