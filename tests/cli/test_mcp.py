@@ -504,46 +504,63 @@ async def _stdio(fx: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]) ->
             return [await _call(cs, name, args) for name, args in calls]
 
 
-async def test_hidden_records_leave_no_trace(hidden_store: dict[str, Any]) -> None:
-    """The review of issue 26: a hidden session's id, a hidden entry behind session+seq, a
-    hidden memory behind a check's result, hidden hits behind search scores, and an id out
-    of SQLite's range."""
+PIN = {"op": "add", "type": "feedback", "content": "Pin the linter's version."}
+
+
+async def test_context_status_names_no_hidden_session(hidden_store: dict[str, Any]) -> None:
+    """A one-character prefix of a secret session answers with the caller's string, as a
+    session that does not exist does: its full id never leaves."""
+    fx, never = hidden_store, "zzzz-no-such-session"
+    hidden, missing = await _stdio(fx, [("context_status", {"session": fx["prefix"]}),
+                                        ("context_status", {"session": never})])
+    assert hidden.isError and missing.isError
+    assert fx["hidden"] not in _texts(hidden)
+    assert _texts(hidden).replace(fx["prefix"], "S") == _texts(missing).replace(never, "S")
+
+
+async def test_evidence_seq_of_a_hidden_entry_is_as_missing(
+        hidden_store: dict[str, Any]) -> None:
+    """Evidence {session, seq} pointing at a secret entry of a visible session answers as a
+    seq that does not exist (no check result may confirm guesses of its text)."""
     fx = hidden_store
-    never = "zzzz-no-such-session"
-    secret_body = f"{SECRET_TEXT}; the linter never sees it."
-    results = await _stdio(fx, [
-        ("context_status", {"session": fx["prefix"]}),
-        ("context_status", {"session": never}),
-        ("propose_memory", {"op": "add", "type": "feedback", "content": "Pin the linter.",
-                            "evidence": [{"session": fx["session"],
-                                          "seq": fx["hidden_seq"]}]}),
-        ("propose_memory", {"op": "add", "type": "feedback", "content": "Pin the linter.",
-                            "evidence": [{"session": fx["session"], "seq": 99999}]}),
-        ("propose_memory", {"op": "add", "type": "feedback", "content": "Pin the linter.",
-                            "evidence": [{"session": fx["session"], "seq": 2}]}),
-        ("propose_memory", {"op": "add", "type": "reference", "content": secret_body,
-                            "metadata": {"name": "guess"}}),
-        ("search", {"query": "zebra-banana-42 linter", "mode": "fts", "limit": 5}),
-        ("get_memory", {"id": 10**23}),
-    ])
-    texts = [_texts(r) for r in results]
-    hidden_status, missing_status = texts[0], texts[1]
-    assert results[0].isError and results[1].isError
-    assert fx["hidden"] not in hidden_status
-    assert hidden_status.replace(fx["prefix"], "S") == missing_status.replace(never, "S")
-    # a secret seq of a visible session answers as a seq that does not exist
-    assert results[2].isError and results[3].isError, texts[2]
-    assert texts[2].replace(f"seq {fx['hidden_seq']}", "seq N") == \
-        texts[3].replace("seq 99999", "seq N")
-    assert _payload(results[4])["status"] == "pending"  # a visible seq is fine
-    # the exact text of the secret memory: the duplicate check as if it did not exist
-    guess = {c["kind"]: c for c in _payload(results[5])["checks"]}
-    assert guess["duplicate"]["result"] == "pass", guess["duplicate"]
-    assert str(fx["ids"]["secret"]) not in json.dumps(guess["duplicate"])
-    # the secret memory matches the query best; the visible hits are scored without it
-    hits = _payload(results[6])["hits"]
+    hidden, missing, shown = await _stdio(fx, [
+        ("propose_memory", dict(PIN, evidence=[{"session": fx["session"],
+                                                "seq": fx["hidden_seq"]}])),
+        ("propose_memory", dict(PIN, evidence=[{"session": fx["session"], "seq": 99999}])),
+        ("propose_memory", dict(PIN, evidence=[{"session": fx["session"], "seq": 2}]))])
+    assert hidden.isError and missing.isError, _texts(hidden)
+    assert _texts(hidden).replace(f"seq {fx['hidden_seq']}", "seq N") == \
+        _texts(missing).replace("seq 99999", "seq N")
+    assert _payload(shown)["status"] == "pending"  # a visible seq is evidence as before
+
+
+async def test_duplicate_check_ignores_a_hidden_memory(hidden_store: dict[str, Any]) -> None:
+    """The secret memory's exact text proposed: the duplicate check goes as if that memory
+    did not exist (pass), and names it nowhere."""
+    fx = hidden_store
+    (guess,) = await _stdio(fx, [("propose_memory", {
+        "op": "add", "type": "reference", "content": f"{SECRET_TEXT}; the linter never sees it.",
+        "metadata": {"name": "guess"}})])
+    checks = {c["kind"]: c for c in _payload(guess)["checks"]}
+    assert checks["duplicate"]["result"] == "pass", checks["duplicate"]
+    assert f"memory {fx['ids']['secret']}" not in json.dumps(checks)
+    _no_secret([json.dumps(checks)], fx)
+
+
+async def test_search_scores_ignore_hidden_hits(hidden_store: dict[str, Any]) -> None:
+    """The secret memory matches the query best; the visible hits are scored as if it did
+    not exist (the best visible one scores 1.0 by words), highest first."""
+    fx = hidden_store
+    (found,) = await _stdio(fx, [("search", {"query": "zebra-banana-42 linter", "mode": "fts",
+                                             "limit": 5})])
+    hits = _payload(found)["hits"]
     assert hits and f"memory:{fx['ids']['secret']}" not in [h["pointer"] for h in hits]
     assert max(h["score"] for h in hits) == 1.0
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
-    assert results[7].isError and "a memory id must be a whole number from 0 to" in texts[7]
-    _no_secret([t.replace("zebra-banana-42 linter", "(the query)") for t in texts], fx)
+
+
+async def test_an_id_out_of_range_is_a_clear_error(hidden_store: dict[str, Any]) -> None:
+    (memory,) = await _stdio(hidden_store, [("get_memory", {"id": 10**23})])
+    assert memory.isError
+    assert "a memory id must be a whole number from 0 to 9223372036854775807" in \
+        _texts(memory), _texts(memory)
