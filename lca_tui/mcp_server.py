@@ -34,7 +34,7 @@ CHANNELS = ("private", "shared", "public")  # widest first
 _STRICT = {c: i for i, c in enumerate(CHANNELS)}
 SNIPPET = 240
 ENTRY_CHARS = 4000
-SEARCH_CAP = 20000  # the most hits one search asks the store for while filling `limit`
+SEARCH_CAP = 2000  # the most hits one search asks the store for while filling `limit`
 ALLOWED_OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine")
 
 
