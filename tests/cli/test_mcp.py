@@ -190,8 +190,9 @@ async def _drive(cs: ClientSession, fx: dict[str, Any], seen: list[str]) -> dict
     await bad("context_status", {"session": "no-such-session"}, "no session")
 
     health = await good("health", {})
-    ranks = {"fail": 2, "unknown": 1, "warn": 1, "ok": 0}
-    order = [ranks[s["status"]] for s in health["signals"]]
+    from store import SIGNAL_RANK  # the store's own order (its "n/a" ranks with "ok")
+
+    order = [SIGNAL_RANK[s["status"]] for s in health["signals"]]
     assert order == sorted(order, reverse=True) and len(order) > 5
     await bad("health", {"verbose": {"deep": [1]}}, "verbose")  # an unknown argument
     return {"proposal_id": proposed["proposal_id"], "trace_id": recalled["trace_id"]}
