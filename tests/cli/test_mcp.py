@@ -565,3 +565,19 @@ async def test_an_id_out_of_range_is_a_clear_error(hidden_store: dict[str, Any])
     assert memory.isError
     assert "a memory id must be a whole number from 0 to 9223372036854775807" in \
         _texts(memory), _texts(memory)
+
+
+async def test_search_fills_its_limit_past_hidden_hits(mcp_store: dict[str, Any]) -> None:
+    """Five secret memories outrank the one public match of the query: a search for one hit
+    still returns the public one (the store is asked again for more), scored 1.0 by words."""
+    with open_store(mcp_store["path"]) as s:
+        for word in ("alpha", "beta", "gamma", "delta", "omega"):
+            _add(s, f"quasar quasar quasar {word}", f"hidden-quasar-{word}", "secret",
+                 "reference")
+        public = _add(s, "One note mentions a quasar among many other words about the "
+                         "telescope, the night and the weather.", "quasar-note")
+    (found,) = await _stdio(mcp_store, [("search", {"query": "quasar", "mode": "fts",
+                                                     "limit": 1})])
+    hits = _payload(found)["hits"]
+    assert [h["pointer"] for h in hits] == [f"memory:{public}"], hits
+    assert hits[0]["score"] == 1.0
