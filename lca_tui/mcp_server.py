@@ -34,6 +34,7 @@ CHANNELS = ("private", "shared", "public")  # widest first
 _STRICT = {c: i for i, c in enumerate(CHANNELS)}
 SNIPPET = 240
 ENTRY_CHARS = 4000
+SEARCH_CAP = 2000  # the most hits one search asks the store for while filling `limit`
 ALLOWED_OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine")
 
 
@@ -100,8 +101,6 @@ class Backend:
     def run(self, writer: tuple[str, str], fn: Any, *args: Any, **kwargs: Any) -> Any:
         """``fn(self, store, *args)`` with the client's writer, one call at a time; the
         store's own errors become ``ToolFailure`` (one line)."""
-        from sqlalchemy.exc import DBAPIError
-
         from store import StoreError
         from store import SettingsError
 
@@ -114,8 +113,6 @@ class Backend:
                 raise
             except (StoreError, SettingsError, ValueError, LookupError) as exc:
                 raise ToolFailure(str(exc).strip() or type(exc).__name__) from None
-            except DBAPIError as exc:
-                raise ToolFailure(f"the store could not be used: {exc.orig}") from None
             except OSError as exc:
                 where = f" ({exc.filename})" if exc.filename else ""
                 raise ToolFailure(f"{exc.strerror or exc}{where}") from None
@@ -167,9 +164,19 @@ def _not_found_session(session_id: str) -> ToolFailure:
     return ToolFailure(f"no session {session_id!r}: `lca-tui sessions` lists them")
 
 
+ID_MAX = 2**63 - 1  # SQLite's largest integer: no row has a larger id
+
+
+def _in_range(ident: Any, what: str) -> int:
+    if isinstance(ident, bool) or not isinstance(ident, int) or not 0 <= ident <= ID_MAX:
+        raise ToolFailure(f"{what} must be a whole number from 0 to {ID_MAX}, got {ident!r}")
+    return ident
+
+
 def _visible_memory(store: Store, memory_id: int, channel: str) -> Any:
     from store import NotFound
 
+    _in_range(memory_id, "a memory id")
     try:
         memory = store.memory(int(memory_id))
     except NotFound:
@@ -182,6 +189,7 @@ def _visible_memory(store: Store, memory_id: int, channel: str) -> Any:
 def _visible_entry(store: Store, entry_id: int, channel: str) -> Any:
     from store import NotFound
 
+    _in_range(entry_id, "an entry id")
     try:
         entry = store.entry(int(entry_id))
     except NotFound:
@@ -254,18 +262,32 @@ def search_tool(backend: Backend, store: Store, query: str, mode: str,
                 limit: int) -> dict[str, Any]:
     if not isinstance(limit, int) or not 1 <= limit <= 100:
         raise ToolFailure(f"limit must be a whole number from 1 to 100, got {limit!r}")
+    from store import SEARCH_COS_WEIGHT as COS_WEIGHT  # hybrid: w·cos + (1−w)·lex
+
     channel = backend.channel
-    hits = store.search(query, limit=min(limit * 4, 400), mode=mode)
+    want = limit * 4
+    while True:  # oversample until `limit` visible hits or the store has no more
+        hits = store.search(query, limit=want, mode=mode)
+        shown = [h for h in hits if not h.masked and (
+            channel != "public" or visible(_sensitivity(store, h.source_type, h.source_id),
+                                           channel))]
+        if len(shown) >= limit or len(hits) < want or want >= SEARCH_CAP:
+            break
+        want = min(want * 4, SEARCH_CAP)
+    # scores as if the hidden hits did not exist: lex relative to the best visible one
+    best_lex = max((h.lex or 0.0 for h in shown), default=0.0)
+    rescored = []
+    for h in shown:
+        lex = (h.lex or 0.0) / best_lex if best_lex > 0 else 0.0
+        score = (lex if mode == "fts" else h.score if mode == "semantic"
+                 else COS_WEIGHT * (h.cos or 0.0) + (1 - COS_WEIGHT) * lex)
+        rescored.append((round(score, 6), h))
+    rescored.sort(key=lambda t: -t[0])
     out = []
-    for h in hits:
-        if h.masked:
-            continue
-        if channel == "public" and not visible(_sensitivity(store, h.source_type,
-                                                            h.source_id), channel):
-            continue
+    for score, h in rescored:
         row: dict[str, Any] = {"pointer": f"{h.source_type}:{h.source_id}",
                                "source_type": h.source_type, "source_id": h.source_id,
-                               "score": h.score, "snippet": snippet(h.text)}
+                               "score": score, "snippet": snippet(h.text)}
         if h.source_type == "memory":
             row["name"] = h.memory_name
         else:
@@ -335,7 +357,12 @@ def propose_tool(backend: Backend, store: Store, op: str, content: str | None,
         if isinstance(pointer, dict) and pointer.get("entry") is not None:
             _visible_entry(store, pointer["entry"], channel)
         if isinstance(pointer, dict) and pointer.get("session") is not None:
-            _visible_entries(store, str(pointer["session"]), channel)
+            given = str(pointer["session"])
+            _, seen = _visible_entries(store, given, channel)
+            seq = pointer.get("seq")
+            if seq is not None and not any(e.seq == seq for e in seen):
+                # a hidden entry answers exactly as one that does not exist
+                raise ToolFailure(f"no entry at seq {seq!r} of session {given!r}")
     doc: dict[str, Any] = {"op": op, "proposer": store.writer}
     for key, value in (("content", content), ("type", type), ("metadata", metadata),
                        ("evidence", evidence), ("rationale", rationale)):
@@ -349,10 +376,10 @@ def propose_tool(backend: Backend, store: Store, op: str, content: str | None,
     applied = status == "applied"
     checks = []
     for c in info.checks:
-        row: dict[str, Any] = {"kind": c.kind, "result": c.result}
         if _evidence_seen(store, c.evidence, channel):
-            row["detail"] = c.detail
-        checks.append(row)
+            checks.append({"kind": c.kind, "result": c.result, "detail": c.detail})
+        else:  # as the check would have gone without the records this channel may not see
+            checks.append(_check_without_hidden(store, c, channel))
     if applied:
         told = ("applied at once: governance.auto_apply allows this kind of change; the "
                 "memory is live for the next recall")
@@ -368,15 +395,65 @@ def propose_tool(backend: Backend, store: Store, op: str, content: str | None,
     return out
 
 
+def _evidence_ids(evidence: dict[str, Any]) -> list[int]:
+    ids = [int(row["memory_id"]) for key in ("matches", "conflicts", "same_text")
+           for row in evidence.get(key) or []
+           if isinstance(row, dict) and row.get("memory_id") is not None]
+    ids += [int(i) for i in evidence.get("not_comparable") or [] if isinstance(i, int)]
+    if evidence.get("memory_id") is not None:
+        ids.append(int(evidence["memory_id"]))
+    return ids
+
+
 def _evidence_seen(store: Store, evidence: dict[str, Any], channel: str) -> bool:
-    """False when a check's evidence names a memory the channel may not see (its detail
-    line may then quote its name)."""
-    for key in ("matches", "conflicts"):
-        for row in evidence.get(key) or []:
-            if isinstance(row, dict) and row.get("memory_id") is not None \
-                    and not _seen_id(store, int(row["memory_id"]), channel):
-                return False
-    return True
+    """False when a check's evidence names a memory the channel may not see (its result
+    and detail line may then betray it)."""
+    return all(_seen_id(store, i, channel) for i in _evidence_ids(evidence))
+
+
+def _check_without_hidden(store: Store, check: Any, channel: str) -> dict[str, Any]:
+    """A duplicate or contradiction check's result and detail recomputed from the evidence
+    rows this channel may see, as if the hidden memories did not exist (any other kind of
+    check naming a hidden memory keeps its result, without its detail)."""
+    ev = check.evidence
+
+    def seen(rows: list[Any]) -> list[dict[str, Any]]:
+        return [r for r in rows or [] if isinstance(r, dict) and r.get("memory_id")
+                is not None and _seen_id(store, int(r["memory_id"]), channel)]
+
+    if check.kind == "duplicate":
+        threshold = float(ev.get("threshold") or 0.0)
+        near = seen(ev.get("matches"))
+        same = seen(ev.get("same_text"))
+        dupes = [m for m in near if float(m.get("cos") or -1) >= threshold]
+        if same or dupes:
+            top = same[0] if same else dupes[0]
+            how = "same text" if same else f"cos {float(top['cos']):.2f}"
+            return {"kind": "duplicate", "result": "warn",
+                    "detail": f"near-duplicate of memory {top['memory_id']} "
+                              f"'{top.get('name')}' ({how})"}
+        blind = [i for i in ev.get("not_comparable") or [] if _seen_id(store, int(i), channel)]
+        best = (f" (nearest: memory {near[0]['memory_id']}, cos {float(near[0]['cos']):.2f})"
+                if near else "")
+        if blind:
+            return {"kind": "duplicate", "result": "warn",
+                    "detail": f"{len(blind)} memories embedded by another model or not at all "
+                              f"were compared by exact text only; none is the same "
+                              f"text{best}"}
+        return {"kind": "duplicate", "result": "pass",
+                "detail": f"no active memory at cos ≥ {threshold:.2f} or with the same "
+                          f"text{best}"}
+    if check.kind == "contradiction":
+        left = seen(ev.get("conflicts"))
+        heuristic = "heuristic (negation, number, date, 'X is Y' values), not a verdict"
+        if not left:
+            return {"kind": "contradiction", "result": "pass",
+                    "detail": f"no conflicting active memory found — {heuristic}"}
+        top = left[0]
+        return {"kind": "contradiction", "result": check.result,
+                "detail": f"may contradict memory {top['memory_id']} '{top.get('name')}' — "
+                          f"{heuristic}"}
+    return {"kind": check.kind, "result": check.result}
 
 
 def report_use_tool(backend: Backend, store: Store, trace_id: int, item: str,
@@ -410,14 +487,9 @@ def report_use_tool(backend: Backend, store: Store, trace_id: int, item: str,
 
 
 def context_status_tool(backend: Backend, store: Store, session: str | None) -> dict[str, Any]:
-    from store import NotFound
-
     if session:
-        try:
-            sid = store.session(session).id
-        except NotFound:
-            raise _not_found_session(session) from None
-        _visible_entries(store, sid, backend.channel)
+        # the caller's own string in every error: a hidden session's full id never leaves
+        sid = _visible_entries(store, session, backend.channel)[0].id
     else:
         sid = None
         for info in store.sessions(limit=50):  # the newest this channel may see

@@ -177,6 +177,7 @@ PUBLIC: dict[str, str] = {
     "mcp_config": "store.harness.mcp_config:",
     "statusline_render": "store.health.statusline:render",
     "SIGNAL_RANK": "store.health.records:RANK",
+    "SEARCH_COS_WEIGHT": "store.core.search:COS_WEIGHT",
     "clean_actor": "store.core.actor:clean", "set_process_actor": "store.core.actor",
     "loading_line": "store.governance.records",
 }

@@ -190,8 +190,9 @@ async def _drive(cs: ClientSession, fx: dict[str, Any], seen: list[str]) -> dict
     await bad("context_status", {"session": "no-such-session"}, "no session")
 
     health = await good("health", {})
-    ranks = {"fail": 2, "unknown": 1, "warn": 1, "ok": 0}
-    order = [ranks[s["status"]] for s in health["signals"]]
+    from store import SIGNAL_RANK  # the store's own order (its "n/a" ranks with "ok")
+
+    order = [SIGNAL_RANK[s["status"]] for s in health["signals"]]
     assert order == sorted(order, reverse=True) and len(order) > 5
     await bad("health", {"verbose": {"deep": [1]}}, "verbose")  # an unknown argument
     return {"proposal_id": proposed["proposal_id"], "trace_id": recalled["trace_id"]}
@@ -476,3 +477,107 @@ def test_a_store_that_cannot_be_used_is_one_clear_error(tmp_path: Path) -> None:
             backend.run(("mcp:test", "1"), list_memories_tool, None, None, None)
     finally:
         backend.close()
+
+
+@pytest.fixture
+def hidden_store(mcp_store: dict[str, Any]) -> dict[str, Any]:
+    """``mcp_store`` with a whole session secret (and the shortest prefix that names it
+    alone) and one entry of the visible session secret."""
+    with open_store(mcp_store["path"]) as s:
+        ids = [i.id for i in s.sessions()]
+        assert len(ids) >= 2
+        hidden = next(i for i in ids if i != mcp_store["session"])
+        s.mark("secret", session=hidden)
+        prefix = next(hidden[:n] for n in range(1, len(hidden) + 1)
+                      if not any(o.startswith(hidden[:n]) for o in ids if o != hidden))
+        entry = next(e for e in s.entries(mcp_store["session"]) if e.seq == 3)
+        s.mark("secret", entry=entry.id)
+    return dict(mcp_store, hidden=hidden, prefix=prefix, hidden_seq=3)
+
+
+async def _stdio(fx: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "lca_tui.cli", "mcp", "--store", str(fx["path"])], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=CLIENT,
+                                 read_timeout_seconds=CALL_TIMEOUT) as cs:
+            await asyncio.wait_for(cs.initialize(), timeout=120)
+            return [await _call(cs, name, args) for name, args in calls]
+
+
+PIN = {"op": "add", "type": "feedback", "content": "Pin the linter's version."}
+
+
+async def test_context_status_names_no_hidden_session(hidden_store: dict[str, Any]) -> None:
+    """A one-character prefix of a secret session answers with the caller's string, as a
+    session that does not exist does: its full id never leaves."""
+    fx, never = hidden_store, "zzzz-no-such-session"
+    hidden, missing = await _stdio(fx, [("context_status", {"session": fx["prefix"]}),
+                                        ("context_status", {"session": never})])
+    assert hidden.isError and missing.isError
+    assert fx["hidden"] not in _texts(hidden)
+    assert _texts(hidden).replace(fx["prefix"], "S") == _texts(missing).replace(never, "S")
+
+
+async def test_evidence_seq_of_a_hidden_entry_is_as_missing(
+        hidden_store: dict[str, Any]) -> None:
+    """Evidence {session, seq} pointing at a secret entry of a visible session answers as a
+    seq that does not exist (no check result may confirm guesses of its text)."""
+    fx = hidden_store
+    hidden, missing, shown = await _stdio(fx, [
+        ("propose_memory", dict(PIN, evidence=[{"session": fx["session"],
+                                                "seq": fx["hidden_seq"]}])),
+        ("propose_memory", dict(PIN, evidence=[{"session": fx["session"], "seq": 99999}])),
+        ("propose_memory", dict(PIN, evidence=[{"session": fx["session"], "seq": 2}]))])
+    assert hidden.isError and missing.isError, _texts(hidden)
+    assert _texts(hidden).replace(f"seq {fx['hidden_seq']}", "seq N") == \
+        _texts(missing).replace("seq 99999", "seq N")
+    assert _payload(shown)["status"] == "pending"  # a visible seq is evidence as before
+
+
+async def test_duplicate_check_ignores_a_hidden_memory(hidden_store: dict[str, Any]) -> None:
+    """The secret memory's exact text proposed: the duplicate check goes as if that memory
+    did not exist (pass), and names it nowhere."""
+    fx = hidden_store
+    (guess,) = await _stdio(fx, [("propose_memory", {
+        "op": "add", "type": "reference", "content": f"{SECRET_TEXT}; the linter never sees it.",
+        "metadata": {"name": "guess"}})])
+    checks = {c["kind"]: c for c in _payload(guess)["checks"]}
+    assert checks["duplicate"]["result"] == "pass", checks["duplicate"]
+    assert f"memory {fx['ids']['secret']}" not in json.dumps(checks)
+    _no_secret([json.dumps(checks)], fx)
+
+
+async def test_search_scores_ignore_hidden_hits(hidden_store: dict[str, Any]) -> None:
+    """The secret memory matches the query best; the visible hits are scored as if it did
+    not exist (the best visible one scores 1.0 by words), highest first."""
+    fx = hidden_store
+    (found,) = await _stdio(fx, [("search", {"query": "zebra-banana-42 linter", "mode": "fts",
+                                             "limit": 5})])
+    hits = _payload(found)["hits"]
+    assert hits and f"memory:{fx['ids']['secret']}" not in [h["pointer"] for h in hits]
+    assert max(h["score"] for h in hits) == 1.0
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+async def test_an_id_out_of_range_is_a_clear_error(hidden_store: dict[str, Any]) -> None:
+    (memory,) = await _stdio(hidden_store, [("get_memory", {"id": 10**23})])
+    assert memory.isError
+    assert "a memory id must be a whole number from 0 to 9223372036854775807" in \
+        _texts(memory), _texts(memory)
+
+
+async def test_search_fills_its_limit_past_hidden_hits(mcp_store: dict[str, Any]) -> None:
+    """Five secret memories outrank the one public match of the query: a search for one hit
+    still returns the public one (the store is asked again for more), scored 1.0 by words."""
+    with open_store(mcp_store["path"]) as s:
+        for word in ("alpha", "beta", "gamma", "delta", "omega"):
+            _add(s, f"quasar quasar quasar {word}", f"hidden-quasar-{word}", "secret",
+                 "reference")
+        public = _add(s, "One note mentions a quasar among many other words about the "
+                         "telescope, the night and the weather.", "quasar-note")
+    (found,) = await _stdio(mcp_store, [("search", {"query": "quasar", "mode": "fts",
+                                                     "limit": 1})])
+    hits = _payload(found)["hits"]
+    assert [h["pointer"] for h in hits] == [f"memory:{public}"], hits
+    assert hits[0]["score"] == 1.0
