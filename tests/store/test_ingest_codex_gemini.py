@@ -191,6 +191,9 @@ def test_detection_never_confuses_formats() -> None:
         assert detect_file(path) == "mindstone", path
     # Qwen Code's lines look like Claude Code's (uuid, sessionId, type) but are not
     assert detect_file(OTHER / "qwen-code-session.jsonl") is None
+    # ... even when its first lines are housekeeping (type system, subtype ui_telemetry) that
+    # no line of parts[] has shown to be Qwen Code's yet
+    assert detect_file(OTHER / "qwen-code-telemetry-first.jsonl") is None
 
 
 def test_qwen_and_unknown_files_are_reported_by_what_they_are(store: Store) -> None:
@@ -198,6 +201,7 @@ def test_qwen_and_unknown_files_are_reported_by_what_they_are(store: Store) -> N
     reasons = {Path(e.path).name: e.reason for e in report.errors}
     assert reasons["qwen-code-session.jsonl"].startswith("a Qwen Code session")
     assert "not read as Claude Code" in reasons["qwen-code-session.jsonl"]
+    assert reasons["qwen-code-telemetry-first.jsonl"].startswith("a Qwen Code session")
     assert "its first keys: {event, at, tool}" in reasons["unknown-tool.jsonl"]
     assert report.entries_added == 0
 
