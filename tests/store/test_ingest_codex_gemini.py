@@ -167,6 +167,25 @@ def test_gemini_chats_json_rewritten_adds_only_the_new_message(store: Store,
     assert store.session(CHAT_ID).title == "Fixed the flaky upload test"
 
 
+def test_a_chats_file_short_of_the_header_keys_names_what_it_lacks(store: Store,
+                                                                   tmp_path: Path) -> None:
+    chats = tmp_path / "tmp" / "abc" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-1.json").write_text(json.dumps(
+        {"sessionId": "s-1", "messages": [], "title": "x"}), encoding="utf-8")
+    (chats / "session-2.json").write_text(json.dumps({"startTime": "2026-01-01"}),
+                                          encoding="utf-8")
+    report = store.ingest([chats])
+    reasons = {Path(e.path).name: e.reason for e in report.errors}
+    assert reasons["session-1.json"] == (
+        "not a Gemini CLI chats file (none of lastUpdated, projectHash, startTime; it has: "
+        "messages, sessionId, title): not imported")
+    assert reasons["session-2.json"] == (
+        "not a Gemini CLI chats file (no sessionId (a string); no messages[]; it has: "
+        "startTime): not imported")
+    assert report.entries_added == 0
+
+
 def test_gemini_jsonl_header_messages_and_set(store: Store) -> None:
     report = store.ingest([GEMINI / "session-2026-04-29T21-39-b7d3e4f5.jsonl"])
     assert report.errors == []
