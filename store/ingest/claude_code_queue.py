@@ -73,14 +73,17 @@ class QueuedPrompts:
                                    else None, line, offset))
         return True
 
-    def arrived(self, session_id: str, text: str) -> None:
+    def arrived(self, session_id: str, text: str) -> int:
         """A later user line or queued_command of ``session_id`` says ``text``: the prompts
         it is (the whole prompt, or its slash command) are not stored from their enqueue
         line."""
-        if self.pending and text:
-            said_as = _forms(text)
-            self.pending = [q for q in self.pending
-                            if q.session_id != session_id or _normal(q.text) not in said_as]
+        if not (self.pending and text):
+            return 0
+        said_as = _forms(text)
+        waiting = len(self.pending)
+        self.pending = [q for q in self.pending
+                        if q.session_id != session_id or _normal(q.text) not in said_as]
+        return waiting - len(self.pending)
 
     def read_prefix(self, path: Path, end: int) -> None:
         """An import resumed at byte ``end``: the prompts enqueued before it and not arrived

@@ -40,6 +40,8 @@ def test_enqueued_prompts_are_stored_once(store: Store) -> None:
     # a queued bash notification is the harness's
     assert [k for k, c in said if c.startswith("<bash-notification>")] == ["system"]
     assert len(said) == 7
+    # 8 queue-operation lines: the 2 enqueue lines stored as entries are not also skips
+    assert report.skipped_by_type["queue-operation"] == 6
     assert store.ingest([QUEUE]).entries_added == 0
 
 
