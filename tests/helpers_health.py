@@ -66,12 +66,15 @@ def ids(signal: Any) -> set[Any]:
 
 def consistent(result: ScanResult) -> None:
     """What ``--json`` promises: a signal graded by thresholds has the status the thresholds
-    give its value; one graded by rule has no thresholds."""
+    give its value; one graded by rule has no thresholds. ``n/a`` (docs/health.md: nothing to
+    judge) has no value: the thresholds it shows are the ones that would grade one."""
     from store.health.registry import grade
 
     for sig in result.to_json()["signals"]:
         warn, fail = sig["thresholds"]["warn"], sig["thresholds"]["fail"]
-        if sig["graded_by"] == "thresholds":
+        if sig["status"] == "n/a":
+            assert sig["value"] is None, sig["name"]
+        elif sig["graded_by"] == "thresholds":
             assert grade(sig["value"], warn, fail) == sig["status"], sig["name"]
         else:
             assert (warn, fail) == (None, None), sig["name"]

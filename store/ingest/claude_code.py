@@ -238,10 +238,13 @@ class ClaudeCodeImporter(LineImporter):
                 kind, obj = str(inner["type"]), inner
         if not self._queue.prefix_read and self.start.offset > 0:
             self._queue.read_prefix(path, self.start.offset)
-        if kind == "queue-operation":
-            self._queue.enqueue(obj, line_no, offset)
-        elif kind in ("user", "attachment") and isinstance(obj.get("sessionId"), str):
-            self._queue.arrived(obj["sessionId"], said(obj))
+        if kind == "queue-operation" and self._queue.enqueue(obj, line_no, offset):
+            # its prompt is stored from this line at the end of the file, or its words
+            # arrive later (counted as a skip then): not a skip now, nor counted twice
+            return None, []
+        if kind in ("user", "attachment") and isinstance(obj.get("sessionId"), str):
+            for _ in range(self._queue.arrived(obj["sessionId"], said(obj))):
+                ctx.skip("queue-operation")  # the enqueue line its words made redundant
         obj, dropped = _checked(ctx, path, line_no, obj)
         outcome = self._convert(ctx, path, line_no, offset, kind, obj)
         if dropped and isinstance(outcome, tuple):

@@ -9,9 +9,11 @@ or ``dequeue`` line that follows has none). Rules:
 - an enqueued prompt is a ``user`` entry (a queued ``<bash-notification>`` or
   ``<task-notification>`` is ``system``: the harness's, not the person's), keyed by its line's
   byte offset, timed by it;
-- unless the same words arrive later in the file as a ``user`` line (their text contains them:
-  a queued slash command arrives as ``<command-name>/mcp</command-name>``) or a
-  ``queued_command`` attachment of the same session: then the later line is the one stored;
+- unless the same words arrive later in the file as a ``user`` line or a ``queued_command``
+  attachment of the same session — the whole prompt, whitespace normalised, never a part of a
+  longer one ("yes" does not arrive in "why did yesterday's deploy fail?"); a queued slash
+  command arrives as ``<command-name>/mcp</command-name>`` with its ``<command-args>`` —:
+  then the later line is the one stored;
 - whether they arrive is known only once the file has been read, so the enqueued prompts still
   waiting are written after its last line — by a normal import. A deferred import (a hook, on a
   live session) leaves them waiting: the next import reads them back from the lines already
@@ -21,6 +23,7 @@ or ``dequeue`` line that follows has none). Rules:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,12 +73,17 @@ class QueuedPrompts:
                                    else None, line, offset))
         return True
 
-    def arrived(self, session_id: str, text: str) -> None:
+    def arrived(self, session_id: str, text: str) -> int:
         """A later user line or queued_command of ``session_id`` says ``text``: the prompts
-        it contains are not stored from their enqueue line."""
-        if self.pending and text:
-            self.pending = [q for q in self.pending
-                            if q.session_id != session_id or q.text not in text]
+        it is (the whole prompt, or its slash command) are not stored from their enqueue
+        line."""
+        if not (self.pending and text):
+            return 0
+        said_as = _forms(text)
+        waiting = len(self.pending)
+        self.pending = [q for q in self.pending
+                        if q.session_id != session_id or _normal(q.text) not in said_as]
+        return waiting - len(self.pending)
 
     def read_prefix(self, path: Path, end: int) -> None:
         """An import resumed at byte ``end``: the prompts enqueued before it and not arrived
@@ -128,6 +136,27 @@ class QueuedPrompts:
                                  source=str(path) if main else None)
             write_batch(ctx, path, session, entries)
         self.pending.clear()
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def _forms(text: str) -> set[str]:
+    """What a later line says, as an enqueued prompt would have been typed: its whole text
+    (whitespace normalised) and, for a slash command, ``/name args``."""
+    forms = {_normal(text)}
+    command = _COMMAND.search(text)
+    if command:
+        name = _normal(command.group(1))
+        name = name if name.startswith("/") else f"/{name}"
+        args = _ARGS.search(text)
+        forms.add(_normal(f"{name} {args.group(1) if args else ''}"))
+    return forms
 
 
 def said(obj: dict[str, Any]) -> str:

@@ -62,6 +62,18 @@ def looks_like(obj: dict[str, Any]) -> bool:
         isinstance(obj.get("$set"), dict) and len(obj) == 1)
 
 
+def _not_chat(doc: Any) -> str:
+    """What a document lacks to be a chats file, and the keys it has."""
+    if not isinstance(doc, dict):
+        return f"a JSON {fields.kind(doc)}, not an object"
+    missing = [name for name, ok in (
+        ("no sessionId (a string)", isinstance(doc.get("sessionId"), str)),
+        ("no messages[]", isinstance(doc.get("messages"), list)),
+        ("none of " + ", ".join(sorted(HEADER_KEYS)), bool(HEADER_KEYS & set(doc)))) if not ok]
+    keys = ", ".join(str(k) for k in sorted(doc, key=str)[:8]) or "no keys"
+    return f"{'; '.join(missing)}; it has: {keys}"
+
+
 def looks_like_chat(obj: Any) -> bool:
     """A Gemini CLI chats JSON document."""
     return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and isinstance(
@@ -316,9 +328,8 @@ def import_chat_file(ctx: ImportContext, path: Path) -> bool:
         return True
     if not looks_like_chat(doc):
         if path.parent.name == "chats":
-            keys = ", ".join(sorted(doc)[:8]) if isinstance(doc, dict) else fields.kind(doc)
-            report.error(str(path), None, "not a Gemini CLI chats file (no sessionId and "
-                         f"messages[]; it has: {keys}): not imported")
+            report.error(str(path), None, f"not a Gemini CLI chats file ({_not_chat(doc)})"
+                         ": not imported")
             return True
         return False
     with store.read() as conn:

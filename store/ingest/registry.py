@@ -56,7 +56,10 @@ def formats() -> list[str]:
 def detect_file(path: Path) -> str | None:
     """The format of a line-oriented file from its first parseable JSON objects (a line that
     cannot be read, nested too deeply among them, is passed over here and reported by the
-    import)."""
+    import). A refused format (Qwen Code) anywhere among the first ``DETECT_LINES`` wins over
+    what an earlier line looks like: Qwen Code's housekeeping lines (``type: system``,
+    ``subtype: ui_telemetry``) look like Claude Code's before its first ``message.parts[]``."""
+    found: str | None = None
     with path.open("rb") as fh:
         for _, raw in zip(range(DETECT_LINES), fh, strict=False):
             try:
@@ -66,7 +69,7 @@ def detect_file(path: Path) -> str | None:
             if isinstance(obj, dict):
                 if refused_format(obj):
                     return None  # a format of its own lca-tui does not read (Qwen Code)
-                for name, (looks_like, _) in FILE_FORMATS.items():
-                    if looks_like(obj):
-                        return name
-    return None
+                if found is None:
+                    found = next((name for name, (looks_like, _) in FILE_FORMATS.items()
+                                  if looks_like(obj)), None)
+    return found

@@ -40,6 +40,8 @@ def test_enqueued_prompts_are_stored_once(store: Store) -> None:
     # a queued bash notification is the harness's
     assert [k for k, c in said if c.startswith("<bash-notification>")] == ["system"]
     assert len(said) == 7
+    # 8 queue-operation lines: the 2 enqueue lines stored as entries are not also skips
+    assert report.skipped_by_type["queue-operation"] == 6
     assert store.ingest([QUEUE]).entries_added == 0
 
 
@@ -56,6 +58,44 @@ def test_a_hook_import_mid_queue_does_not_store_the_prompt_twice(store: Store,
     said = _said(store)
     assert said.count(("user", "and add a test")) == 1
     assert said.count(("user", "also keep the old endpoint working")) == 1
+    assert len(said) == 7
+
+
+def test_a_queued_prompt_is_not_dropped_by_a_later_prompt_that_merely_contains_it(
+        store: Store, tmp_path: Path) -> None:
+    sid = "9c0d1e2f-3333-4444-8555-b66667777888"
+
+    def user(n: int, content: str) -> dict[str, object]:
+        return {"parentUuid": None, "isSidechain": False, "userType": "external",
+                "cwd": "/srv/app", "sessionId": sid, "version": "2.0.76", "type": "user",
+                "message": {"role": "user", "content": content},
+                "uuid": f"u000000{n}-0000-4000-8000-00000000000{n}",
+                "timestamp": f"2025-12-20T10:00:0{n}.000Z"}
+
+    def enqueue(n: int, content: str) -> dict[str, object]:
+        return {"type": "queue-operation", "operation": "enqueue", "sessionId": sid,
+                "timestamp": f"2025-12-20T10:00:0{n}.500Z", "content": content}
+
+    lines = [user(1, "Refactor the upload handler."),
+             enqueue(1, "yes"),                    # its letters are in line 2's words only
+             enqueue(1, "fix  the\nflaky test"),   # arrives with other whitespace
+             enqueue(1, "/mcp"),                   # arrives as the command form
+             enqueue(1, "/review src"),            # a command whose args differ: not it
+             user(2, "why did yesterday's deploy fail?"),
+             user(3, "fix the flaky test"),
+             user(4, "<command-name>/mcp</command-name>\n<command-message>mcp"
+                     "</command-message>\n<command-args></command-args>"),
+             user(5, "<command-name>/review</command-name>\n<command-message>review"
+                     "</command-message>\n<command-args>tests</command-args>")]
+    path = tmp_path / f"{sid}.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    assert store.ingest([path]).errors == []
+    said = [(e.kind, e.content) for e in store.entries(sid)]
+    assert said.count(("user", "yes")) == 1
+    assert said.count(("user", "/review src")) == 1
+    assert said.count(("user", "fix the flaky test")) == 1
+    assert not [c for _, c in said if c.startswith("fix  the")]
+    assert ("user", "/mcp") not in said
     assert len(said) == 7
 
 

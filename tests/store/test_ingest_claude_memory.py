@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from helpers_health import consistent, scan
-from store import Store
+from store import RecordRef, Store
 
 HOME = Path(__file__).resolve().parents[1] / "data" / "home-fixture"
 CLAUDE_SIGNALS = ("claude_index_cut", "claude_imports", "claude_rule_paths",
@@ -255,7 +255,7 @@ def test_the_memory_detail_says_where_and_how_it_loads(store: Store, tmp_path: P
     # to the memory
     sig = scan(store).signal("claude_index_cut")
     (view,) = store.health_rows(list(sig.offending))
-    assert view.target == ("memories", by_name["MEMORY.md (auto: -srv-app)"])
+    assert view.ref == RecordRef("memory", by_name["MEMORY.md (auto: -srv-app)"])
     assert sig.offending[0].note.startswith(f"{(memory / 'MEMORY.md').resolve()}:201:")
 
 

@@ -167,6 +167,25 @@ def test_gemini_chats_json_rewritten_adds_only_the_new_message(store: Store,
     assert store.session(CHAT_ID).title == "Fixed the flaky upload test"
 
 
+def test_a_chats_file_short_of_the_header_keys_names_what_it_lacks(store: Store,
+                                                                   tmp_path: Path) -> None:
+    chats = tmp_path / "tmp" / "abc" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-1.json").write_text(json.dumps(
+        {"sessionId": "s-1", "messages": [], "title": "x"}), encoding="utf-8")
+    (chats / "session-2.json").write_text(json.dumps({"startTime": "2026-01-01"}),
+                                          encoding="utf-8")
+    report = store.ingest([chats])
+    reasons = {Path(e.path).name: e.reason for e in report.errors}
+    assert reasons["session-1.json"] == (
+        "not a Gemini CLI chats file (none of lastUpdated, projectHash, startTime; it has: "
+        "messages, sessionId, title): not imported")
+    assert reasons["session-2.json"] == (
+        "not a Gemini CLI chats file (no sessionId (a string); no messages[]; it has: "
+        "startTime): not imported")
+    assert report.entries_added == 0
+
+
 def test_gemini_jsonl_header_messages_and_set(store: Store) -> None:
     report = store.ingest([GEMINI / "session-2026-04-29T21-39-b7d3e4f5.jsonl"])
     assert report.errors == []
@@ -191,6 +210,9 @@ def test_detection_never_confuses_formats() -> None:
         assert detect_file(path) == "mindstone", path
     # Qwen Code's lines look like Claude Code's (uuid, sessionId, type) but are not
     assert detect_file(OTHER / "qwen-code-session.jsonl") is None
+    # ... even when its first lines are housekeeping (type system, subtype ui_telemetry) that
+    # no line of parts[] has shown to be Qwen Code's yet
+    assert detect_file(OTHER / "qwen-code-telemetry-first.jsonl") is None
 
 
 def test_qwen_and_unknown_files_are_reported_by_what_they_are(store: Store) -> None:
@@ -198,6 +220,7 @@ def test_qwen_and_unknown_files_are_reported_by_what_they_are(store: Store) -> N
     reasons = {Path(e.path).name: e.reason for e in report.errors}
     assert reasons["qwen-code-session.jsonl"].startswith("a Qwen Code session")
     assert "not read as Claude Code" in reasons["qwen-code-session.jsonl"]
+    assert reasons["qwen-code-telemetry-first.jsonl"].startswith("a Qwen Code session")
     assert "its first keys: {event, at, tool}" in reasons["unknown-tool.jsonl"]
     assert report.entries_added == 0
 
@@ -230,11 +253,15 @@ def _count_codex(path: Path) -> Counter[str]:
             info = payload.get("info")
             usage = (info or {}).get("last_token_usage") or (info or {}).get(
                 "total_token_usage") or ({"input_tokens": info.get("prompt")}
-                                         if isinstance(info, dict) else None)
+                                         if isinstance(info, dict) and "prompt" in info
+                                         else None)
             if ptype == "token_count" and usage and usage.get("input_tokens"):
                 c["snapshots"] += 1
             if ptype == "turn.completed" and (payload.get("usage") or {}).get("input_tokens"):
                 c["snapshots"] += 1
+            # an ``event`` entry per token figure (a rate-limit update has none)
+            c["event"] += (ptype == "token_count" and isinstance(usage, dict)) or (
+                ptype == "turn.completed" and isinstance(payload.get("usage"), dict))
         elif kind == "compacted":
             c["compaction"] += 1
         elif kind in ("response_item", "request_item", "message", "function_call",
@@ -318,9 +345,11 @@ def test_real_files_match_an_independent_count(store: Store, sub: str) -> None:
         expected = _count_codex(path) if sub == "codex" else _count_gemini(path)
         got = _stored(store, path)
         for kind in ("user", "assistant", "tool_call", "tool_result", "compaction",
-                     "reasoning", "snapshots"):
-            if sub == "codex" and kind == "reasoning":
-                continue  # reasoning is often encrypted only: not counted here
+                     "reasoning", "snapshots", "event", "system"):
+            if sub == "codex" and kind in ("reasoning", "system"):
+                continue  # reasoning is often encrypted only; Codex's own messages: not here
+            if sub == "gemini" and kind == "event":
+                continue  # Gemini writes no usage-only lines
             assert got[kind] == expected[kind], (path.name, kind, got, expected)
         assert store.ingest([path]).entries_added == 0
 
