@@ -29,6 +29,7 @@ from tests.helpers_gov import _propose
 
 POINTS = 20  # kill points per operation (a seeded sample when it has more)
 SEED = 23
+ON = {faults.SWITCH_ENV: "1"}  # the test-only switch: fault points are live only with it
 SECRET = "The deploy key lives at /home/zed/keys/deploy.pem on the build box."
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -98,7 +99,7 @@ def _points(s: Scenario, tmp: Path) -> list[str]:
     log = tmp / "points.log"
     log.unlink(missing_ok=True)
     s.restore()
-    assert _in_child(s, {faults.LOG_ENV: str(log)}) == 0
+    assert _in_child(s, {faults.LOG_ENV: str(log), **ON}) == 0
     return [line.split("\t", 1)[1] for line in log.read_text().splitlines()]
 
 
@@ -158,7 +159,7 @@ def _kill_suite(s: Scenario, tmp: Path) -> dict[str, int]:
     outcomes = {"killed": 0}
     for n in chosen:
         s.restore()
-        status = _in_child(s, {faults.KILL_ENV: str(n)})
+        status = _in_child(s, {faults.KILL_ENV: str(n), **ON})
         assert status == faults.KILL_STATUS, f"point {n} ({points[n - 1]}) did not kill"
         outcomes["killed"] += 1
         with s.open() as store:  # the next writer settles what the kill left
@@ -266,7 +267,7 @@ def test_a_kill_before_the_verification_is_finished_by_approve(tmp_path: Path) -
     s, pid = _approve_scenario(tmp_path)
     points = _points(s, tmp_path)
     s.restore()  # the last commit is the verification's: killed there, the apply stands
-    assert _in_child(s, {faults.KILL_ENV: str(len(points))}) == faults.KILL_STATUS
+    assert _in_child(s, {faults.KILL_ENV: str(len(points)), **ON}) == faults.KILL_STATUS
     with s.open() as store:
         info = store.proposal(pid)
         assert info.status == "applied" and info.verified is None
@@ -280,7 +281,7 @@ def test_a_kill_after_placing_files_then_reject_leaves_no_file_behind(tmp_path: 
     points = _points(s, tmp_path)
     placed = max(i for i, p in enumerate(points, start=1) if p.startswith("placed "))
     s.restore()
-    assert _in_child(s, {faults.KILL_ENV: str(placed)}) == faults.KILL_STATUS
+    assert _in_child(s, {faults.KILL_ENV: str(placed), **ON}) == faults.KILL_STATUS
     assert len(list(s.folder.glob("*.md"))) == 2  # the directory ran ahead of the store
     with s.open() as store:
         store.reject(pid, "not now")
@@ -303,3 +304,15 @@ def test_a_stale_tmp_file_is_cleaned_on_the_next_write_and_never_imported(
         store.approve(pid)
     assert not stale.exists()
     _agree(s)
+
+
+def test_the_fault_variables_alone_never_kill_nor_log(tmp_path: Path) -> None:
+    s, pid = _approve_scenario(tmp_path)
+    log = tmp_path / "points.log"
+    s.restore()  # a stray LCA_TUI_KILL_AT / LCA_TUI_POINTS_LOG without the switch: no effect
+    assert _in_child(s, {faults.KILL_ENV: "1", faults.LOG_ENV: str(log)}) == 0
+    assert not log.exists()
+    with s.open() as store:
+        assert store.proposal(pid).status == "applied"
+    s.restore()  # with the switch the same variables kill at the first point
+    assert _in_child(s, {faults.KILL_ENV: "1", **ON}) == faults.KILL_STATUS
