@@ -147,16 +147,35 @@ def _agree(s: Scenario, outside: dict[str, bytes] | None = None) -> None:
         store.close()
 
 
-def _kill_suite(s: Scenario, tmp: Path) -> dict[str, int]:
+FILE_STEPS = ("placed ", "removed ")
+
+
+def _windows(points: list[str]) -> list[int]:
+    """The points (numbered from 1) where the directory and the store part ways, always killed
+    besides the seeded sample: from the first file step (``placed …``, ``removed …``) to the
+    first ``commit`` after the last one, and the ``commit`` right before the first file step
+    (an erasure's, whose files go after it)."""
+    steps = [i for i, p in enumerate(points, start=1) if p.startswith(FILE_STEPS)]
+    if not steps:
+        return []
+    start, end = steps[0], steps[-1]
+    if start > 1 and points[start - 2] == "commit":
+        start -= 1
+    end = next((i for i in range(end, len(points) + 1) if points[i - 1] == "commit"), end)
+    return list(range(start, end + 1))
+
+
+def _kill_suite(s: Scenario, tmp: Path) -> dict[str, Any]:
     points = _points(s, tmp)
     assert len(points) >= 20, points
     s.restore()
     assert _in_child(s, {}) == 0
     _agree(s)
     final = _state(s)
-    chosen = sorted(random.Random(SEED).sample(range(1, len(points) + 1),
-                                               min(POINTS, len(points))))
-    outcomes = {"killed": 0}
+    chosen = sorted(set(random.Random(SEED).sample(range(1, len(points) + 1),
+                                                   min(POINTS, len(points))))
+                    | set(_windows(points)))
+    outcomes: dict[str, Any] = {"killed": 0, "points": chosen, "labels": points}
     for n in chosen:
         s.restore()
         status = _in_child(s, {faults.KILL_ENV: str(n), **ON})
@@ -201,7 +220,12 @@ def test_approve_with_a_bound_directory_survives_a_kill_anywhere(tmp_path: Path)
         assert store.proposal(pid).status == "applied" and store.proposal(pid).verified
 
     s = _freeze(db, folder, settings, lambda st: st.approve(pid), again)
-    assert _kill_suite(s, tmp_path)["killed"] >= 20
+    done = _kill_suite(s, tmp_path)
+    assert done["killed"] >= 20
+    labels = done["labels"]  # every point between the files placed and the commit was killed
+    first = next(i for i, p in enumerate(labels, start=1) if p.startswith("placed "))
+    commit = next(i for i in range(first, len(labels) + 1) if labels[i - 1] == "commit")
+    assert set(range(first, commit + 1)) <= set(done["points"]), (first, commit)
 
 
 def test_erase_of_a_memory_with_a_file_survives_a_kill_anywhere(tmp_path: Path) -> None:
@@ -219,7 +243,12 @@ def test_erase_of_a_memory_with_a_file_survives_a_kill_anywhere(tmp_path: Path) 
         assert not any("deploy.pem" in p.read_text() for p in folder.iterdir())
 
     s = _freeze(db, folder, settings, lambda st: st.erase(memory=mid), again)
-    assert _kill_suite(s, tmp_path)["killed"] >= 20
+    done = _kill_suite(s, tmp_path)
+    assert done["killed"] >= 20
+    labels = done["labels"]  # the erasure's commit and its file removal were both killed
+    removed = [i for i, p in enumerate(labels, start=1) if p.startswith("removed ")]
+    assert removed and labels[removed[0] - 2] == "commit", labels
+    assert {removed[0] - 1, *removed} <= set(done["points"]), removed
 
 
 def test_redact_of_a_memory_with_a_file_survives_a_kill_anywhere(tmp_path: Path) -> None:
