@@ -126,7 +126,8 @@ def probe(c: Closure) -> tuple[bool, str]:
             holding.append(name)
     parts = [f"{len(c.files)} files of the closure "
              f"({sum(1 for d in c.files.values() if d is None)} deleted, "
-             f"{sum(1 for d in c.files.values() if d is not None)} rewritten): "
+             f"{sum(1 for d in c.files.values() if d is not None)} rewritten"
+             f"{f', {len(c.renamed)} of them a rename' if c.renamed else ''}): "
              f"{len(left)} still present, {len(stale)} not rewritten; "
              f"{read} files read, {len(holding)} hold it"
              + (f" ({', '.join(holding[:5])}{' …' if len(holding) > 5 else ''})"

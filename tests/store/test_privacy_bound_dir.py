@@ -234,6 +234,7 @@ def test_redact_renames_a_bound_file_whose_name_holds_the_text(tmp_path: Path) -
         result = store.redact(match="Pangolin")
         assert result.verification.passed, [p.to_json() for p in result.verification.probes]
         assert not path.exists()
+        assert "1 of them a rename" in _probes(result)["memory-dir"].detail
         (new,) = list(folder.glob("*.md"))
         assert "pangolin" not in new.name.lower() and "Pangolin" not in new.read_text()
         assert store.memory(mid).source_file == str(new)
