@@ -264,11 +264,19 @@ def _new_name(conn: Connection, c: Closure, m: Memory, folder: Path,
     or ``<type>_redacted.md`` when that name would still hold the text."""
     from store.governance import files
 
-    new = files.path_for(conn, Memory(name=m.name, type=m.type), folder, taken)
+    def named(name: str, kind: str | None) -> Path:
+        saved = (m.source_file, m.name, m.type)
+        m.source_file, m.name, m.type = None, name, kind  # a new file's name, not its own
+        try:
+            return files.path_for(conn, m, folder, taken)
+        finally:
+            m.source_file, m.name, m.type = saved
+
+    new = named(m.name, m.type)
     if _names_it(c, new.name):
-        new = files.path_for(conn, Memory(name="redacted", type=m.type), folder, taken)
+        new = named("redacted", m.type)
     if _names_it(c, new.name):  # the type itself holds it
-        new = files.path_for(conn, Memory(name="redacted", type="memory"), folder, taken)
+        new = named("redacted", "memory")
     return new
 
 
