@@ -202,11 +202,17 @@ def verify_tombstones(args: argparse.Namespace) -> int:
     wanted = None if args.verify is True else int(args.verify)
     with store_from(args) as store:
         done = store.verify_tombstones(wanted)
+        failed = [] if done else [r.id for r in store.tombstones() if r.verified is False]
     if args.json:
-        print_json({"verified": [{"tombstone_id": tid, **v.to_json()} for tid, v in done]})
+        print_json({"verified": [{"tombstone_id": tid, **v.to_json()} for tid, v in done],
+                    "failed_earlier": failed})
     else:
         out = console()
-        if not done:
+        if not done and failed:
+            out.print(f"no tombstone waits for its verification; {len(failed)} FAILED it "
+                      f"({', '.join(map(str, failed))}): `lca-tui tombstones --verify ID` "
+                      "runs one's probes again")
+        elif not done:
             out.print("every tombstone is verified; nothing to do")
         for tid, v in done:
             t = table("probe", "result", "detail", title=f"verification of tombstone {tid}")
@@ -214,7 +220,7 @@ def verify_tombstones(args: argparse.Namespace) -> int:
                 t.add_row(p.name, "pass" if p.passed else "FAIL", Text(visible(p.detail)))
             out.print(t)
             out.print(f"tombstone {tid}: verification {'passed' if v.passed else 'FAILED'}")
-    return 0 if all(v.passed for _, v in done) else 1
+    return 0 if all(v.passed for _, v in done) and not failed else 1
 
 
 def list_tombstones(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""Named fault points, for the kill-test suite (off unless its environment variables are set).
+"""Named fault points, for the kill-test suite (off unless its environment variables are set,
+together with the test-only switch ``LCA_TUI_FAULTS=1``).
 
 A fault point is a named place in a write: every SQL statement a write transaction runs
 (``sql <verb> <table>``), every commit (``commit``), and every step of a file journal's play
@@ -8,6 +9,10 @@ learns the sequence an operation goes through; with ``LCA_TUI_KILL_AT=N`` the pr
 ``os._exit(KILL_STATUS)`` — no cleanup, no flush, as ``kill -9`` does — on reaching the Nth
 point. The sequence of a given operation on a given store is the same on every run, so a kill
 point is named by its number and its name, and every run is the same.
+
+Neither variable does anything alone: fault points are live only while ``LCA_TUI_FAULTS=1``
+is set too, which only the kill tests set, so a stray ``LCA_TUI_KILL_AT`` in a production
+environment can never end a write half done.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from sqlalchemy import Engine, event
 
 KILL_ENV = "LCA_TUI_KILL_AT"
 LOG_ENV = "LCA_TUI_POINTS_LOG"
+SWITCH_ENV = "LCA_TUI_FAULTS"
 KILL_STATUS = 86
 _VERB = re.compile(r"^\s*(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)"
                    r"\s+[\"`]?(\w+)", re.IGNORECASE)
@@ -26,7 +32,9 @@ _count = 0
 
 
 def enabled() -> bool:
-    return bool(os.environ.get(KILL_ENV) or os.environ.get(LOG_ENV))
+    """Fault points are live: the test-only switch is on and a kill point or a log is set."""
+    return os.environ.get(SWITCH_ENV) == "1" and bool(
+        os.environ.get(KILL_ENV) or os.environ.get(LOG_ENV))
 
 
 def point(name: str) -> None:

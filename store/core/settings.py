@@ -95,7 +95,8 @@ SPECS: list[Spec] = [
     Spec("recall.item_chars", 800, "Characters of each injected item at most."),
     Spec("recall.pool", 50, "Candidate pool: at most this many sources, taken from the vector "
          "KNN and FTS5 BM25 rankings in turn (best cosine, best BM25, next cosine, ...), "
-         "skipping chunks already taken; several chunks of one source count once."),
+         "skipping chunks already taken; several chunks of one source count once.",
+         minimum=1, maximum=10000),
     Spec("recall.vector_cache", True, "Keep an in-memory copy of the vectors for KNN (a warm "
          "process: the app, `lca-tui serve`); off, KNN scans sqlite-vec instead, cheaper for "
          "a process that answers one recall (a hook run without the daemon turns it off)."),
@@ -224,11 +225,14 @@ def _coerce(spec: Spec, value: Any, where: str) -> Any:
                 raise ValueError(value)  # TOML's inf, -inf, nan, 1e400
             result = int(value)
             if not -(2**63) <= result < 2**63:
-                raise ValueError(value)
+                raise SettingsError(f"{where}: {spec.name} must be int, got {value!r}: out "
+                                    "of range (a 64-bit integer)")
         elif kind is float:
             result = float(value)
         else:
             result = str(value)
+    except SettingsError:
+        raise
     except (TypeError, ValueError, OverflowError) as exc:
         raise SettingsError(
             f"{where}: {spec.name} must be {kind.__name__}, got {value!r}") from exc

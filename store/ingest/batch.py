@@ -114,14 +114,19 @@ def _dir_format(ctx: ImportContext, folder: Path, fmt: str | None
     return None
 
 
-def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) -> None:
+def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path],
+          fence: Path | None = None) -> None:
     """Import a folder: its own layout if it has one, its line files, then its sub-folders
-    (symlinked ones too, each real folder once). Only regular files are ever opened."""
+    (symlinked ones too, each real folder once). Only regular files are ever opened. Inside
+    a memory directory (the bound one or any other), ``fence`` is its real path: a sub-folder
+    whose real path lies outside it is reported, never followed."""
     real = folder.resolve()
     if real in seen:
         return
     seen.add(real)
     found = _dir_format(ctx, folder, fmt)
+    if found is not None and found[0] == "memory-dir" and fence is None:
+        fence = real
     partial = partial_export_problem(folder) if found is None else None
     if partial:
         ctx.report.error(str(folder), None, partial)
@@ -138,8 +143,12 @@ def _walk(ctx: ImportContext, folder: Path, fmt: str | None, seen: set[Path]) ->
             if why is not None:
                 ctx.skipped_dirs[why] += 1
                 continue
+            if fence is not None and not child.resolve().is_relative_to(fence):
+                ctx.report.error(str(child), None, "a link out of the memory directory "
+                                 f"{fence}: not followed")
+                continue
             _guarded(ctx, child, _walk, ctx, child, fmt if fmt in FILE_FORMATS else None,
-                     seen)
+                     seen, fence)
 
 
 def _visit(ctx: ImportContext, child: Path, fmt: str | None) -> None:

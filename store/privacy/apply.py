@@ -87,6 +87,10 @@ def _journal_files(store: Store, conn: Connection, c: Closure) -> None:
         return
     from store.governance.file_guard import FILE_HASH_KEY, sha256_bytes
 
+    for old, new in c.renamed.items():  # a name that held the text: the memory's new file
+        renamed = memories.find(conn, source_file=old)
+        if renamed is not None and renamed.id is not None:
+            memories.update(conn, store, renamed.id, {"source_file": new}, index=False)
     for path, data in c.files.items():
         if data is None:
             continue

@@ -35,6 +35,12 @@ def holds(data: str, c: Closure, matcher: Matcher | None, texts: list[str]) -> b
     return any(t in data for t in texts)
 
 
+def name_holds(name: str, matcher: Matcher) -> bool:
+    """Whether a file name holds a text scope's text, as written or as a slug writes it
+    (``-`` and ``_`` for spaces)."""
+    return matcher.holds(name) or matcher.holds(name.replace("-", " ").replace("_", " "))
+
+
 def repository(folder: Path) -> Path | None:
     """The git work tree holding ``folder``, or None."""
     for p in (folder, *folder.parents):
@@ -106,6 +112,7 @@ def probe(c: Closure) -> tuple[bool, str]:
         names = sorted(os.listdir(folder))
     except OSError as exc:
         return False, f"{folder} cannot be read: {exc.strerror}"
+    named = [n for n in names if matcher is not None and name_holds(n, matcher)]
     for name in names:
         entry = folder / name
         if entry.is_symlink() or not entry.is_file():
@@ -119,16 +126,19 @@ def probe(c: Closure) -> tuple[bool, str]:
             holding.append(name)
     parts = [f"{len(c.files)} files of the closure "
              f"({sum(1 for d in c.files.values() if d is None)} deleted, "
-             f"{sum(1 for d in c.files.values() if d is not None)} rewritten): "
+             f"{sum(1 for d in c.files.values() if d is not None)} rewritten"
+             f"{f', {len(c.renamed)} of them a rename' if c.renamed else ''}): "
              f"{len(left)} still present, {len(stale)} not rewritten; "
              f"{read} files read, {len(holding)} hold it"
              + (f" ({', '.join(holding[:5])}{' …' if len(holding) > 5 else ''})"
-                if holding else "")]
+                if holding else "")
+             + (f"; {len(named)} named by it (not named here: the name holds the text)"
+                if named else "")]
     outside = links_out(folder)
     if outside:
         parts.append(f"{len(outside)} links out of the directory not followed: "
                      + ", ".join(outside[:5]))
-    ok = not left and not stale and not holding
+    ok = not left and not stale and not holding and not named
     repo = repository(folder)
     if repo is not None:
         needles = [c.scope.value] if c.scope.kind == "match" else (

@@ -216,9 +216,16 @@ def bound_files(store: Store, conn: Connection, c: Closure) -> None:
             prints += file_prints(path)
         if c.action == "erase" or path.is_symlink():
             c.files[str(path)] = None
+            continue
+        m = _redacted_memory(conn, int(memory_id), c.scrub["memory"][int(row)])
+        data = _redacted_file(conn, m, folder)
+        if _names_it(c, path.name):  # the name holds the text too: the file is renamed
+            new = _new_name(conn, c, m, folder, {Path(p) for p in c.files})
+            c.files[str(path)] = None
+            c.files[str(new)] = data
+            c.renamed[str(path)] = str(new)
         else:
-            c.files[str(path)] = _redacted_file(conn, int(memory_id),
-                                                c.scrub["memory"][int(row)], folder)
+            c.files[str(path)] = data
     c.fingerprints.setdefault("memory", [])
     c.fingerprints["memory"] += [p for p in prints if p not in c.fingerprints["memory"]]
 
@@ -243,15 +250,50 @@ def file_prints(path: Path) -> list[str]:
     return out
 
 
-def _redacted_file(conn: Connection, memory_id: int, values: dict[str, object],
-                   folder: Path) -> str:
-    """The file of memory ``memory_id`` as it reads after the redaction."""
-    from store.core import memories as memory_rows
+def _names_it(c: Closure, name: str) -> bool:
+    """Whether a file name holds the redacted text (a text scope's matcher; ``-`` and ``_``
+    read as spaces too, as a slug writes them)."""
+    from store.privacy.bound_dir import name_holds
+
+    return c.scope.is_text and name_holds(name, Matcher(c.scope))
+
+
+def _new_name(conn: Connection, c: Closure, m: Memory, folder: Path,
+              taken: set[Path]) -> Path:
+    """The redacted memory's new file: named from its redacted name the way a new file is,
+    or ``<type>_redacted.md`` when that name would still hold the text."""
     from store.governance import files
+
+    def named(name: str, kind: str | None) -> Path:
+        saved = (m.source_file, m.name, m.type)
+        m.source_file, m.name, m.type = None, name, kind  # a new file's name, not its own
+        try:
+            return files.path_for(conn, m, folder, taken)
+        finally:
+            m.source_file, m.name, m.type = saved
+
+    new = named(m.name, m.type)
+    if _names_it(c, new.name):
+        new = named("redacted", m.type)
+    if _names_it(c, new.name):  # the type itself holds it
+        new = named("redacted", "memory")
+    return new
+
+
+def _redacted_memory(conn: Connection, memory_id: int, values: dict[str, object]) -> Memory:
+    """Memory ``memory_id`` as it reads after the redaction (not stored)."""
+    from store.core import memories as memory_rows
 
     m = memory_rows.get(conn, memory_id)
     assert m is not None
     for name, value in values.items():
         setattr(m, name, value)
+    return m
+
+
+def _redacted_file(conn: Connection, m: Memory, folder: Path) -> str:
+    """The file of the redacted memory ``m``."""
+    from store.governance import files
+
     fm = files.front_matter(m, files.supersedes_ref(conn, m, folder), files.kept_keys(m))
     return files.render(fm, m.body)

@@ -54,6 +54,7 @@ class Closure:
     session_id: str | None = None
     # bound memory directory: file path → its new text (None: deleted), and the folder
     files: dict[str, str | None] = field(default_factory=dict)
+    renamed: dict[str, str] = field(default_factory=dict)  # a redacted file: old → new path
     bound_dir: str | None = None
     journal: str | None = None  # the file journal the change committed (store.core.filejournal)
 

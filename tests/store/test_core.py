@@ -177,3 +177,13 @@ def test_cli_json_contracts(tmp_path: Path) -> None:
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr == (f"lca-tui: {tmp_path / 'nope'}: no such file or directory; "
                               "nothing was imported\n")
+
+
+def test_an_int_setting_out_of_range_says_so_and_recall_pool_is_bounded() -> None:
+    with pytest.raises(SettingsError, match=r"must be int, got '9{20}': out of range"):
+        Settings.load({"recall.pool": "9" * 20})
+    with pytest.raises(SettingsError, match="recall.pool must be at most 10000"):
+        Settings.load({"recall.pool": "99999999999"})
+    with pytest.raises(SettingsError, match="recall.pool must be at least 1"):
+        Settings.load({"recall.pool": "0"})
+    assert Settings.load({"recall.pool": "10000"})["recall.pool"] == 10000

@@ -29,6 +29,7 @@ from tests.helpers_gov import _propose
 
 POINTS = 20  # kill points per operation (a seeded sample when it has more)
 SEED = 23
+ON = {faults.SWITCH_ENV: "1"}  # the test-only switch: fault points are live only with it
 SECRET = "The deploy key lives at /home/zed/keys/deploy.pem on the build box."
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -98,7 +99,7 @@ def _points(s: Scenario, tmp: Path) -> list[str]:
     log = tmp / "points.log"
     log.unlink(missing_ok=True)
     s.restore()
-    assert _in_child(s, {faults.LOG_ENV: str(log)}) == 0
+    assert _in_child(s, {faults.LOG_ENV: str(log), **ON}) == 0
     return [line.split("\t", 1)[1] for line in log.read_text().splitlines()]
 
 
@@ -146,19 +147,38 @@ def _agree(s: Scenario, outside: dict[str, bytes] | None = None) -> None:
         store.close()
 
 
-def _kill_suite(s: Scenario, tmp: Path) -> dict[str, int]:
+FILE_STEPS = ("placed ", "removed ")
+
+
+def _windows(points: list[str]) -> list[int]:
+    """The points (numbered from 1) where the directory and the store part ways, always killed
+    besides the seeded sample: from the first file step (``placed …``, ``removed …``) to the
+    first ``commit`` after the last one, and the ``commit`` right before the first file step
+    (an erasure's, whose files go after it)."""
+    steps = [i for i, p in enumerate(points, start=1) if p.startswith(FILE_STEPS)]
+    if not steps:
+        return []
+    start, end = steps[0], steps[-1]
+    if start > 1 and points[start - 2] == "commit":
+        start -= 1
+    end = next((i for i in range(end, len(points) + 1) if points[i - 1] == "commit"), end)
+    return list(range(start, end + 1))
+
+
+def _kill_suite(s: Scenario, tmp: Path) -> dict[str, Any]:
     points = _points(s, tmp)
     assert len(points) >= 20, points
     s.restore()
     assert _in_child(s, {}) == 0
     _agree(s)
     final = _state(s)
-    chosen = sorted(random.Random(SEED).sample(range(1, len(points) + 1),
-                                               min(POINTS, len(points))))
-    outcomes = {"killed": 0}
+    chosen = sorted(set(random.Random(SEED).sample(range(1, len(points) + 1),
+                                                   min(POINTS, len(points))))
+                    | set(_windows(points)))
+    outcomes: dict[str, Any] = {"killed": 0, "points": chosen, "labels": points}
     for n in chosen:
         s.restore()
-        status = _in_child(s, {faults.KILL_ENV: str(n)})
+        status = _in_child(s, {faults.KILL_ENV: str(n), **ON})
         assert status == faults.KILL_STATUS, f"point {n} ({points[n - 1]}) did not kill"
         outcomes["killed"] += 1
         with s.open() as store:  # the next writer settles what the kill left
@@ -200,7 +220,12 @@ def test_approve_with_a_bound_directory_survives_a_kill_anywhere(tmp_path: Path)
         assert store.proposal(pid).status == "applied" and store.proposal(pid).verified
 
     s = _freeze(db, folder, settings, lambda st: st.approve(pid), again)
-    assert _kill_suite(s, tmp_path)["killed"] >= 20
+    done = _kill_suite(s, tmp_path)
+    assert done["killed"] >= 20
+    labels = done["labels"]  # every point between the files placed and the commit was killed
+    first = next(i for i, p in enumerate(labels, start=1) if p.startswith("placed "))
+    commit = next(i for i in range(first, len(labels) + 1) if labels[i - 1] == "commit")
+    assert set(range(first, commit + 1)) <= set(done["points"]), (first, commit)
 
 
 def test_erase_of_a_memory_with_a_file_survives_a_kill_anywhere(tmp_path: Path) -> None:
@@ -218,7 +243,12 @@ def test_erase_of_a_memory_with_a_file_survives_a_kill_anywhere(tmp_path: Path) 
         assert not any("deploy.pem" in p.read_text() for p in folder.iterdir())
 
     s = _freeze(db, folder, settings, lambda st: st.erase(memory=mid), again)
-    assert _kill_suite(s, tmp_path)["killed"] >= 20
+    done = _kill_suite(s, tmp_path)
+    assert done["killed"] >= 20
+    labels = done["labels"]  # the erasure's commit and its file removal were both killed
+    removed = [i for i, p in enumerate(labels, start=1) if p.startswith("removed ")]
+    assert removed and labels[removed[0] - 2] == "commit", labels
+    assert {removed[0] - 1, *removed} <= set(done["points"]), removed
 
 
 def test_redact_of_a_memory_with_a_file_survives_a_kill_anywhere(tmp_path: Path) -> None:
@@ -266,7 +296,7 @@ def test_a_kill_before_the_verification_is_finished_by_approve(tmp_path: Path) -
     s, pid = _approve_scenario(tmp_path)
     points = _points(s, tmp_path)
     s.restore()  # the last commit is the verification's: killed there, the apply stands
-    assert _in_child(s, {faults.KILL_ENV: str(len(points))}) == faults.KILL_STATUS
+    assert _in_child(s, {faults.KILL_ENV: str(len(points)), **ON}) == faults.KILL_STATUS
     with s.open() as store:
         info = store.proposal(pid)
         assert info.status == "applied" and info.verified is None
@@ -280,7 +310,7 @@ def test_a_kill_after_placing_files_then_reject_leaves_no_file_behind(tmp_path: 
     points = _points(s, tmp_path)
     placed = max(i for i, p in enumerate(points, start=1) if p.startswith("placed "))
     s.restore()
-    assert _in_child(s, {faults.KILL_ENV: str(placed)}) == faults.KILL_STATUS
+    assert _in_child(s, {faults.KILL_ENV: str(placed), **ON}) == faults.KILL_STATUS
     assert len(list(s.folder.glob("*.md"))) == 2  # the directory ran ahead of the store
     with s.open() as store:
         store.reject(pid, "not now")
@@ -303,3 +333,15 @@ def test_a_stale_tmp_file_is_cleaned_on_the_next_write_and_never_imported(
         store.approve(pid)
     assert not stale.exists()
     _agree(s)
+
+
+def test_the_fault_variables_alone_never_kill_nor_log(tmp_path: Path) -> None:
+    s, pid = _approve_scenario(tmp_path)
+    log = tmp_path / "points.log"
+    s.restore()  # a stray LCA_TUI_KILL_AT / LCA_TUI_POINTS_LOG without the switch: no effect
+    assert _in_child(s, {faults.KILL_ENV: "1", faults.LOG_ENV: str(log)}) == 0
+    assert not log.exists()
+    with s.open() as store:
+        assert store.proposal(pid).status == "applied"
+    s.restore()  # with the switch the same variables kill at the first point
+    assert _in_child(s, {faults.KILL_ENV: "1", **ON}) == faults.KILL_STATUS

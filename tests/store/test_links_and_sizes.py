@@ -95,3 +95,25 @@ def test_export_force_does_not_write_through_a_transcripts_link(tmp_path: Path) 
         with pytest.raises(ExportError, match="symlink"):
             store.export(out, force=True)
     assert os.listdir(elsewhere) == []
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_a_symlinked_sub_folder_out_of_a_memory_directory_is_reported_not_followed(
+        tmp_path: Path, bound: bool) -> None:
+    folder = tmp_path / "mem"
+    folder.mkdir()
+    (folder / "ok.md").write_text("---\nname: ok\ntype: feedback\n---\n\nRun pytest -x.\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "MEMORY.md").write_text("- [o](o.md)\n")
+    (outside / "o.md").write_text("---\nname: o\ntype: feedback\n---\n\nroot:x:0:0:root\n")
+    (folder / "sub").symlink_to(outside)
+    inner = folder / "inner"  # a real sub-folder inside stays imported
+    inner.mkdir()
+    (inner / "MEMORY.md").write_text("- [i](i.md)\n")
+    (inner / "i.md").write_text("---\nname: i\ntype: feedback\n---\n\nUse uv.\n")
+    settings = {"memory.dir": str(folder)} if bound else {}
+    with make_store(tmp_path / "s.db", **settings) as store:
+        report = store.ingest([folder], fmt=None if bound else "memory-dir")
+        assert sorted(m.name for m in store.memories()) == ["i", "ok"]
+        assert any(e.path.endswith("sub") and "link out" in e.reason for e in report.errors)

@@ -222,3 +222,57 @@ def test_redacting_a_memory_by_id_rewrites_its_proposals_and_file(tmp_path: Path
         assert b"deploy.pem" not in _store_bytes(store)
     finally:
         store.close()
+
+
+def test_redact_renames_a_bound_file_whose_name_holds_the_text(tmp_path: Path) -> None:
+    store, folder = _bound(tmp_path)
+    try:
+        mid = _add(store, "The Pangolin ledger is reconciled every Friday.",
+                   name="Pangolin ledger")
+        (path,) = list(folder.glob("*.md"))
+        assert "pangolin" in path.name
+        result = store.redact(match="Pangolin")
+        assert result.verification.passed, [p.to_json() for p in result.verification.probes]
+        assert not path.exists()
+        assert "1 of them a rename" in _probes(result)["memory-dir"].detail
+        (new,) = list(folder.glob("*.md"))
+        assert "pangolin" not in new.name.lower() and "Pangolin" not in new.read_text()
+        assert store.memory(mid).source_file == str(new)
+        before = len(store.proposals())
+        report = store.ingest([folder])  # the renamed file is the memory's own: nothing new
+        assert report.memories_added == 0 and len(store.proposals()) == before
+        (( _, again),) = store.verify_tombstones(result.tombstone_id)
+        assert again.passed, [p.to_json() for p in again.probes]  # raw bytes: no old path
+    finally:
+        store.close()
+
+
+def test_the_memory_dir_probe_fails_on_a_file_name_holding_the_text(tmp_path: Path) -> None:
+    store, folder = _bound(tmp_path)
+    try:
+        _add(store, "Backups run nightly at two.", name="Backups")
+        (folder / "notes_pangolin.md").write_text("---\nname: notes\n---\n\nNothing here.\n")
+        result = store.redact(match="Pangolin")
+        probe = _probes(result)["memory-dir"]
+        assert not probe.passed and "1 named by it" in probe.detail, probe.detail
+        assert "pangolin" not in probe.detail.lower()  # the name holds the text: never shown
+    finally:
+        store.close()
+
+
+def test_tombstones_verify_never_calls_a_failed_tombstone_verified(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    store, folder = _bound(tmp_path)
+    try:
+        _add(store, "The Pangolin ledger is reconciled on Fridays.", name="Ledger")
+        (folder / "notes.md").write_text("---\nname: notes\n---\n\nPangolin notes.\n")
+        assert not store.redact(match="Pangolin").verification.passed  # notes.md holds it
+    finally:
+        store.close()
+    capsys.readouterr()
+    code = main(["tombstones", "--store", str(store.path), "--verify"])
+    out = capsys.readouterr().out
+    assert code == 1 and "every tombstone is verified" not in out
+    assert "1 FAILED it (1)" in " ".join(out.split()), out
