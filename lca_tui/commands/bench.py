@@ -199,11 +199,11 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         out["hook_daemon_importing_ms"] = percentiles(importing)
         out["hook_runs"] = runs
         out["statusline_command"] = status_cmd
-        out["statusline_cold_ms"] = harness_bench.percentiles(status_cold)
-        out["statusline_daemon_ms"] = harness_bench.percentiles(status_warm)
-        out["mcp_recall_cold_ms"] = {**harness_bench.percentiles(mcp_cold[1]),
+        out["statusline_cold_ms"] = percentiles(status_cold)
+        out["statusline_daemon_ms"] = percentiles(status_warm)
+        out["mcp_recall_cold_ms"] = {**percentiles(mcp_cold[1]),
                                      "first": round(mcp_cold[0], 1), "via": mcp_cold[2]}
-        out["mcp_recall_daemon_ms"] = {**harness_bench.percentiles(mcp_warm[1]),
+        out["mcp_recall_daemon_ms"] = {**percentiles(mcp_warm[1]),
                                        "first": round(mcp_warm[0], 1), "via": mcp_warm[2]}
     if args.session:
         out["session_import"] = harness_bench.session_import(

@@ -13,8 +13,9 @@ from store.health.records import RANK
 if TYPE_CHECKING:
     from store.facade import Store as Store
 
-# worst first; "unknown" is shown before "warn" (RANK ranks them the same)
-_ORDER = {"fail": 0, "unknown": 1, "warn": 2, "ok": 3}
+# worst first; "unknown" is shown before "warn" (RANK ranks them the same); "n/a" (nothing to
+# judge) after "ok"
+_ORDER = {"fail": 0, "unknown": 1, "warn": 2, "ok": 3, "n/a": 4}
 
 
 def pressure(store: Store, session_id: str | None) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from store.governance.views import audit_events
 from tests.conftest import make_store
 from tests.helpers_recall import add_entries, import_memories
 from tests.helpers_shell import FIXED_NOW, rendered_text, wait_until
+from tests.helpers_shell import load_count, load_log
 
 ACCOUNT = pwd.getpwuid(os.getuid()).pw_name
 
@@ -135,9 +136,9 @@ async def test_reveal_asks_audits_and_hides_again_on_leaving(store: Store,
           "sensitivity": "secret"})])
     secret = next(iter(ids.values()))
     app = make_app(store=store, now=FIXED_NOW, mode="memories")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen)
-                         and app.screen.loads >= 1, what="memories")
+                         and load_count(app.screen) >= 1, what="memories")
         screen = app.screen
         screen.open_memory(secret)
         await wait_until(pilot, lambda: screen.detail is not None

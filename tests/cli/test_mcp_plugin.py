@@ -198,7 +198,8 @@ def test_statusline_in_process(cc_path: Path) -> None:
     assert line.startswith("lca ctx ") and "% of checkpoint" in line
     assert " · 1 pending · health " in line
     status, name = line.rsplit(" · health ", 1)[1].split(" ")
-    rank = {"ok": 0, "warn": 1, "unknown": 1, "fail": 2}
+    from store import SIGNAL_RANK as rank
+
     assert statuses[name] == status != "ok"  # the latest stored scan's
     assert rank[status] == max(rank[v] for v in statuses.values())  # the worst
 

@@ -265,7 +265,7 @@ def test_migration_14_gives_prune_entry_ids_from_its_rowids(tmp_path: Path) -> N
                                      "VALUES (?, 1, ?, NULL)", (rowid, ref))
             before = conn.exec_driver_sql("SELECT rowid, prune_id, ref, entry_id FROM "
                                           "prune_entry ORDER BY rowid").all()
-        assert migrate(engine) == [14]
+        assert migrate(engine, target=14) == [14]
         with engine.connect() as conn:
             after = conn.exec_driver_sql("SELECT id, prune_id, ref, entry_id FROM prune_entry "
                                          "ORDER BY id").all()
