@@ -68,7 +68,14 @@ if TYPE_CHECKING:
     )
     from store.core.embed import load_embedder
     from store.core.timeutil import local_time, now_iso, parse_iso, when
-    from store.core.vocab import SENSITIVITIES, Progress, Sensitivity, percentiles, plural
+    from store.core.vocab import (
+        FORMAT_NAMES,
+        SENSITIVITIES,
+        Progress,
+        Sensitivity,
+        percentiles,
+        plural,
+    )
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
     from store.demo import build_demo
@@ -101,7 +108,6 @@ if TYPE_CHECKING:
         TrendPoint,
     )
     from store.health.registry import spec as signal_spec
-    from store.ingest import formats
     from store.ingest.base import file_problem
     from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo
     from store.privacy.closure import Closure
@@ -150,14 +156,14 @@ PUBLIC: dict[str, str] = {
     "parse_iso": "store.core.timeutil", "local_time": "store.core.timeutil",
     "when": "store.core.timeutil", "plural": "store.core.vocab",
     "percentiles": "store.core.vocab", "Sensitivity": "store.core.vocab",
-    "SENSITIVITIES": "store.core.vocab", "Progress": "store.core.vocab",
+    "SENSITIVITIES": "store.core.vocab", "FORMAT_NAMES": "store.core.vocab", "Progress": "store.core.vocab",
     "CODE_VERSION": "store.core.version",
     "agent_label": "store.core.records", "helper_role": "store.core.records",
     "resolve_agent": "store.core.base",
     "SECRET_ENTRY_MASK": "store.core.search", "MEMORY_MASK": "store.governance.records:MASK",
     "TRACE_MASK": "store.recall.traces:MASK", "NEEDS_CONTENT": "store.governance.proposals",
     "STAGES": "store.privacy.api", "SCOPE_KINDS": "store.privacy.scope",
-    "signal_spec": "store.health.registry:spec", "formats": "store.ingest",
+    "signal_spec": "store.health.registry:spec",
     "file_problem": "store.ingest.base",
     # settings and where things live
     "Settings": "store.core.settings", "config_path": "store.core.settings",

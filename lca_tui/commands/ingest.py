@@ -23,7 +23,7 @@ from store import plural, when
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
-    from store import formats
+    from store import FORMAT_NAMES
 
     p = sub.add_parser("ingest", parents=parents, help="import files or directories",
                        description="Import Claude Code sessions, memory directories and the "
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        "(file, line, field, reason) is stored with the import: `ingest "
                        "--problems` shows the last import's again.")
     p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--format", choices=formats(), help="force a format instead of detecting it")
+    p.add_argument("--format", choices=FORMAT_NAMES, help="force a format instead of detecting it")
     p.add_argument("--problems", nargs="?", const=0, type=sql_int, metavar="RUN",
                    help="show the problems of the last import (or of import RUN) instead of "
                    "importing")

@@ -12,6 +12,12 @@ Sensitivity = Literal["public", "private", "secret"]
 recalled in private channels only, ``secret`` is never shown or recalled."""
 SENSITIVITIES: tuple[Sensitivity, ...] = ("public", "private", "secret")
 
+FORMAT_NAMES: tuple[str, ...] = ("codex", "gemini", "claude-code", "mindstone", "lca-export",
+                                 "acp", "acp-journal", "claude-memory", "memory-dir")
+"""The input formats ``lca-tui ingest --format`` accepts, named without importing the importers
+(building the command line must stay lean); ``store.ingest.formats()`` is the registry itself,
+and a test holds the two equal."""
+
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: how far a long operation is (the CLI and the app draw it)."""
 
