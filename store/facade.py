@@ -30,8 +30,9 @@ Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
 Health
     ``health()`` a scan of every signal (stored, for trends); ``health_trends()``,
-    ``health_rows(rows)``; ``health_fix_plan(fix)`` / ``health_fix(fix)`` and
-    ``compact_duplicates(dry_run)`` the safe fixes, previewed first.
+    ``health_rows(rows)``; ``health_fix_plan(fix)`` / ``health_fix(fix, previewed=plan)``
+    and ``compact_duplicates(dry_run)`` the safe fixes, previewed first (given the plan, a
+    fix acts on what it listed still needing it, and says what moved: ``store.core.plan``).
 Privacy
     ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
     ``redact(scope)`` then verify; ``tombstones()``; ``verify_tombstones(id?)`` finishes an

@@ -14,7 +14,8 @@ Each runs in one write transaction (a crash leaves the store as it was); embeddi
 before the write lock is taken. Given the plan its preview showed, a fix acts on the targets
 that preview listed and no other — the store may move between the confirmation and the write:
 a target that no longer needs the fix is left, one that appeared since waits for the next
-preview, and the report says how many of each.
+preview, and the report says how many of each (``store.core.plan.narrow``: the preview
+mechanism privacy uses too, for an action made of independent parts).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from sqlmodel import col
 
 from store.core import vec
 from store.core.errors import StoreError
+from store.core.plan import Narrowed, narrow
+from store.core.plan import moved as moved_lines
 from store.core.index import Source, drop_chunks_of, tool_heads
 from store.core.models import Chunk, EmbedQueue, Entry, Memory
 from store.health.records import FixPlan, FixReport
@@ -83,14 +86,14 @@ class _Compaction:
 
 
 def _only(c: _Compaction, previewed: dict[int, int], conn: Connection
-          ) -> tuple[_Compaction, int, int]:
+          ) -> tuple[_Compaction, Narrowed[tuple[int, int]]]:
     """The compaction restricted to what the preview listed (a removed row kept for the same
-    row as then); with how many previewed rows are no longer duplicates of that row and how
-    many duplicates appeared since (left for the next preview)."""
-    removed = {o: k for o, k in c.removed.items() if previewed.get(o) == k}
-    gone, new = len(previewed) - len(removed), len(c.removed) - len(removed)
-    if not (gone or new):
-        return c, 0, 0
+    row as then), with what moved since: previewed rows no longer duplicates of that row, and
+    duplicates that appeared since (left for the next preview)."""
+    moved = narrow(previewed.items(), c.removed.items())
+    if moved.unchanged:
+        return c, moved
+    removed = dict(moved.items)
     per_writer = Counter(c.writers[o] for o in removed)
     _drop_map(conn)
     if removed:
@@ -101,7 +104,7 @@ def _only(c: _Compaction, previewed: dict[int, int], conn: Connection
     neighbours = int(conn.execute(select(func.count()).select_from(Chunk).where(
         CH.nn_chunk_id.in_(olds), CH.id.not_in(olds))).scalar_one()) if olds else 0
     return (_Compaction(removed, len(set(removed.values())), dict(per_writer), candidates,
-                        neighbours, {o: c.writers[o] for o in removed}), gone, new)
+                        neighbours, {o: c.writers[o] for o in removed}), moved)
 
 
 def _plan_compaction(conn: Connection, model: str) -> _Compaction:
@@ -216,12 +219,12 @@ def compact_duplicates(store: Store, dry_run: bool = False,
         return FixReport("compact-duplicates", _compaction_counts(plan, total),
                          _compaction_lines(plan, total), True, plan.per_writer,
                          dict(plan.removed))
-    gone = new = 0
+    moved: Narrowed[tuple[int, int]] = Narrowed([])
     with store.write() as conn:
         total = int(conn.execute(select(func.count()).select_from(Chunk)).scalar_one())
         plan = _plan_compaction(conn, model)
         if previewed is not None:
-            plan, gone, new = _only(plan, previewed, conn)
+            plan, moved = _only(plan, previewed, conn)
         _tick(progress, "plan", 1, 1)
         if plan.removed:
             cands, nn = _repoint(conn)
@@ -239,21 +242,10 @@ def compact_duplicates(store: Store, dry_run: bool = False,
                  f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"]
     else:
         lines = _compaction_lines(plan, total)
-    lines += _moved(gone, new, "row")
-    counts = {**_compaction_counts(plan, total), "previewed_gone": gone, "new_since_preview": new}
+    lines += moved.lines("row")
+    counts = {**_compaction_counts(plan, total), "previewed_gone": moved.gone,
+              "new_since_preview": moved.new}
     return FixReport("compact-duplicates", counts, lines, False, plan.per_writer)
-
-
-def _moved(gone: int, new: int, what: str) -> list[str]:
-    """What changed between the preview and the fix (said, never acted on silently)."""
-    out = []
-    if gone:
-        out.append(f"{gone:,} previewed {what}{'s' if gone != 1 else ''} changed or no longer "
-                   "needed it since the preview: left as they are")
-    if new:
-        out.append(f"{new:,} {what}{'s' if new != 1 else ''} needing it appeared since the "
-                   "preview: left for the next one")
-    return out
 
 
 def _compaction_counts(c: _Compaction, total: int) -> dict[str, int]:
@@ -391,12 +383,9 @@ def _narrowed(target: _Rebuild, previewed: tuple[Any, Any] | None) -> tuple[_Reb
     targets no longer need the fix and how many appeared since."""
     if previewed is None:
         return target, 0, 0
-    sources, drop = set(previewed[0]), set(previewed[1])
-    now_sources = [s for s in target.sources if s in sources]
-    now_drop = [c for c in target.drop if c in drop]
-    gone = len(sources) + len(drop) - len(now_sources) - len(now_drop)
-    new = len(target.sources) + len(target.drop) - len(now_sources) - len(now_drop)
-    return _Rebuild(now_sources, now_drop, target.why), gone, new
+    sources, drop = narrow(previewed[0], target.sources), narrow(previewed[1], target.drop)
+    return (_Rebuild(sources.items, drop.items, target.why), sources.gone + drop.gone,
+            sources.new + drop.new)
 
 
 def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
@@ -467,7 +456,7 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
                     counts)
     lines = [f"{'re-embedded' if fix == 'reembed' else 'indexed'} {len(sources):,} sources: "
              f"{made:,} chunks written, {failed:,} failed; {len(target.drop):,} orphan chunks "
-             "dropped"] + _moved(gone, appeared, "target")
+             "dropped"] + moved_lines(gone, appeared, "target")
     counts.update(previewed_gone=gone, new_since_preview=appeared)
     return FixReport(fix, counts, lines, False)
 

@@ -1,14 +1,15 @@
 """Preview, then act on exactly what the preview listed (``store.core.plan``): an erasure or
 redaction handed its confirmed closure lists again when it acts and refuses, changing nothing,
 when the store no longer holds exactly those records — the same for the CLI (``lca-tui erase``
-passes the closure it printed) and the Privacy screen."""
+passes the closure it printed) and the Privacy screen. A health fix (an action by parts) handed
+its plan acts on the listed targets that still need it and says what moved (``narrow``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from store import NewEntry, NewSession, PlanStale, Store
-from store.core.plan import confirm_unchanged, digest
+from store.core.plan import confirm_unchanged, digest, narrow
 
 
 def _session(store: Store, n: int, word: str, start: int = 0) -> None:
@@ -23,6 +24,18 @@ def test_the_digest_is_of_the_listing_not_its_order() -> None:
     confirm_unchanged("a", "a")
     with pytest.raises(PlanStale, match="preview again"):
         confirm_unchanged("a", "b")
+
+
+def test_narrowing_keeps_only_what_was_listed_and_counts_the_rest() -> None:
+    previewed = {10: 1, 11: 1, 12: 2}.items()  # removed row -> the row kept in its place
+    now = {12: 2, 11: 3, 13: 1}.items()  # 10 went, 11 is now kept for another row, 13 is new
+    moved = narrow(previewed, now)
+    assert moved.items == [(12, 2)] and (moved.gone, moved.new) == (2, 2)
+    assert moved.lines("row") == [
+        "2 previewed rows changed or no longer needed it since the preview: left as they are",
+        "2 rows needing it appeared since the preview: left for the next one"]
+    same = narrow([("entry", 2), ("entry", 1)], [("entry", 1), ("entry", 2)])
+    assert same.unchanged and same.items == [("entry", 1), ("entry", 2)] and same.lines("x") == []
 
 
 def test_an_erasure_refuses_when_the_store_moved_since_its_preview(store: Store) -> None:
