@@ -93,8 +93,29 @@ if TYPE_CHECKING:
         ProposalInfo,
         ProposalSummary,
     )
-    from store.harness import bench as hook_bench
-    from store.harness import settings_file as hook_settings
+    from store.evals.locomo import CATEGORY_NAMES as LOCOMO_CATEGORIES
+    from store.evals.locomo import KS as LOCOMO_KS
+    from store.evals.locomo import run as run_locomo
+    from store.harness.bench import embed_throughput as bench_embed_throughput
+    from store.harness.bench import hook_latency as bench_hook_latency
+    from store.harness.bench import load as bench_load
+    from store.harness.bench import mixed_texts as bench_mixed_texts
+    from store.harness.bench import session_import as bench_session_import
+    from store.harness.bench import statusline_latency as bench_statusline_latency
+    from store.harness.bench import wait_embedded as bench_wait_embedded
+    from store.harness.mcp_config import ConfigFileError as McpConfigError
+    from store.harness.mcp_config import apply as apply_mcp_plan
+    from store.harness.mcp_config import config_path as mcp_config_path
+    from store.harness.mcp_config import plan_install as plan_mcp_install
+    from store.harness.mcp_config import plan_uninstall as plan_mcp_uninstall
+    from store.harness.mcp_config import server_entry as mcp_server_entry
+    from store.harness.settings_file import SettingsFileError as HookSettingsError
+    from store.harness.settings_file import apply as apply_hooks_plan
+    from store.harness.settings_file import plan_install as plan_hooks_install
+    from store.harness.settings_file import plan_uninstall as plan_hooks_uninstall
+    from store.harness.settings_file import plugin_enabled as hooks_plugin_enabled
+    from store.harness.settings_file import settings_path as hooks_settings_path
+    from store.harness.settings_file import status as hooks_status
     from store.harness.daemon import AlreadyRunning
     from store.harness.daemon import serve as serve_daemon
     from store.harness.failures import hook_failures, log_failure, logged_failures
@@ -116,8 +137,9 @@ if TYPE_CHECKING:
     from store.recall.traces import MASK as TRACE_MASK
     from store.recall.traces import Candidate, Trace
 
-# Public name -> "module" (the same name there) or "module:name" (another name there, or
-# ":" alone for the module itself).
+# Public name -> "module" (the same name there) or "module:name" (another name there). A
+# module itself is never a public name: outside ``store/`` only functions, classes and values
+# are reachable (``tests/project/test_import_graph.py``).
 PUBLIC: dict[str, str] = {
     # the facade
     "Store": "store.facade", "open_store": "store.facade",
@@ -174,14 +196,35 @@ PUBLIC: dict[str, str] = {
     "handle_hook": "store.harness.hook:handle", "serve_daemon": "store.harness.daemon:serve",
     "hook_failures": "store.harness.failures", "log_failure": "store.harness.failures",
     "logged_failures": "store.harness.failures",
-    "hook_settings": "store.harness.settings_file:", "hook_bench": "store.harness.bench:",
+    # Claude Code's settings file (``hooks install``) and MCP clients' config (``mcp install``)
+    "hooks_settings_path": "store.harness.settings_file:settings_path",
+    "plan_hooks_install": "store.harness.settings_file:plan_install",
+    "plan_hooks_uninstall": "store.harness.settings_file:plan_uninstall",
+    "apply_hooks_plan": "store.harness.settings_file:apply",
+    "hooks_plugin_enabled": "store.harness.settings_file:plugin_enabled",
+    "hooks_status": "store.harness.settings_file:status",
+    "HookSettingsError": "store.harness.settings_file:SettingsFileError",
+    "mcp_config_path": "store.harness.mcp_config:config_path",
+    "mcp_server_entry": "store.harness.mcp_config:server_entry",
+    "plan_mcp_install": "store.harness.mcp_config:plan_install",
+    "plan_mcp_uninstall": "store.harness.mcp_config:plan_uninstall",
+    "apply_mcp_plan": "store.harness.mcp_config:apply",
+    "McpConfigError": "store.harness.mcp_config:ConfigFileError",
+    # the hook path's benchmarks (``bench``)
+    "bench_load": "store.harness.bench:load",
+    "bench_mixed_texts": "store.harness.bench:mixed_texts",
+    "bench_embed_throughput": "store.harness.bench:embed_throughput",
+    "bench_hook_latency": "store.harness.bench:hook_latency",
+    "bench_statusline_latency": "store.harness.bench:statusline_latency",
+    "bench_wait_embedded": "store.harness.bench:wait_embedded",
+    "bench_session_import": "store.harness.bench:session_import",
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
     "build_demo": "store.demo",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
-    "locomo": "store.evals.locomo:",
-    "mcp_config": "store.harness.mcp_config:",
+    "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",
+    "LOCOMO_CATEGORIES": "store.evals.locomo:CATEGORY_NAMES",
     "statusline_render": "store.health.statusline:render",
     "SIGNAL_RANK": "store.health.records:RANK",
     "SEARCH_COS_WEIGHT": "store.core.search:COS_WEIGHT",
@@ -199,6 +242,6 @@ def __getattr__(name: str) -> Any:
     module, _, attr = where.partition(":")
     # __import__ rather than importlib: this package's own import adds nothing to a lean path
     held: Any = __import__(module, fromlist=["_"])
-    value = held if where.endswith(":") else getattr(held, attr or name)
+    value = getattr(held, attr or name)
     globals()[name] = value
     return value

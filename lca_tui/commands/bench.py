@@ -47,8 +47,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run_bench_cmd(args: argparse.Namespace) -> int:
-    from store import run_bench
-    from store import hook_bench as harness_bench
+    from store import bench_load, run_bench
 
     if getattr(args, "store", None):
         raise ValueError("bench always builds its own synthetic store and never touches "
@@ -74,11 +73,11 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
         keep.mkdir(parents=True, exist_ok=True)
     folder = keep or Path(tempfile.mkdtemp(prefix="lca-bench-"))
     try:
-        load_before = harness_bench.load()
+        load_before = bench_load()
         result = run_bench(args.chunks, args.queries, args.sample, args.embedder,
                            progress=progress, keep=folder)
         harness = _harness_figures(args, folder, progress)
-        harness["load_average"] = {"before": load_before, "after": harness_bench.load()}
+        harness["load_average"] = {"before": load_before, "after": bench_load()}
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -127,15 +126,26 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
     optional real-session import (``store.harness.bench``)."""
     import random
 
-    from store import TOPICS, load_embedder, percentiles, synthetic_query, synthetic_text
-    from store import hook_bench as harness_bench
+    from store import (
+        TOPICS,
+        bench_embed_throughput,
+        bench_hook_latency,
+        bench_mixed_texts,
+        bench_session_import,
+        bench_statusline_latency,
+        bench_wait_embedded,
+        load_embedder,
+        percentiles,
+        synthetic_query,
+        synthetic_text,
+    )
 
     out: dict[str, Any] = {}
-    texts = harness_bench.mixed_texts(random.Random(5), synthetic_text, list(TOPICS), 400)
+    texts = bench_mixed_texts(random.Random(5), synthetic_text, list(TOPICS), 400)
     grouped = load_embedder(args.embedder)
     padded = load_embedder(args.embedder, batch_size=32, batch_tokens=10**9)
     out["embedding"] = {"model": grouped.name, "degraded": bool(grouped.degraded),
-                        **harness_bench.embed_throughput(grouped, padded, texts)}
+                        **bench_embed_throughput(grouped, padded, texts)}
     if args.hook_runs:
         from lca_tui.commands.hooks import runner
         from store.harness import paths
@@ -159,14 +169,14 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         sample = lambda rng: synthetic_text(rng, rng.choice(list(TOPICS)))  # noqa: E731
         runs = args.hook_runs
         try:
-            cold = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs,
-                                              folder, {**env, "LCA_NO_DAEMON": "1"}, seed=11,
-                                              progress=progress, label="hook, cold",
-                                              stop_first=True)
+            cold = bench_hook_latency(store, hook, sample, synthetic_query, runs,
+                                      folder, {**env, "LCA_NO_DAEMON": "1"}, seed=11,
+                                      progress=progress, label="hook, cold",
+                                      stop_first=True)
             no_daemon = {**env, "LCA_NO_DAEMON": "1"}
             status_cmd = statusline_command(str(store))  # what `statusline --command` prints
-            status_cold = harness_bench.statusline_latency(store, status_cmd, runs, no_daemon,
-                                                           _bench_session(folder))
+            status_cold = bench_statusline_latency(store, status_cmd, runs, no_daemon,
+                                                   _bench_session(folder))
             mcp_cold = mcp_recall_latency(store, cli, synthetic_query, runs, no_daemon)
             serve = subprocess.run([*cli, "--store", str(store), "serve", "--json"],
                                    env=env, capture_output=True, timeout=300)
@@ -175,18 +185,18 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
             try:
                 def typing() -> None:  # the user types the next prompt: ~1 s at least
                     time.sleep(TYPING_S)
-                    harness_bench.wait_embedded(sock)
+                    bench_wait_embedded(sock)
 
-                warm = harness_bench.hook_latency(
+                warm = bench_hook_latency(
                     store, hook, sample, synthetic_query, runs, folder, env, seed=12,
                     progress=progress, label="hook, daemon", stop_first=True, settle=typing)
-                importing = harness_bench.hook_latency(
+                importing = bench_hook_latency(
                     store, hook, sample, synthetic_query, runs, folder, env, seed=13,
                     progress=progress, label="hook, daemon, importing",
-                    settle=lambda: harness_bench.wait_embedded(sock))
-                harness_bench.wait_embedded(sock)
-                status_warm = harness_bench.statusline_latency(store, status_cmd, runs, env,
-                                                               _bench_session(folder))
+                    settle=lambda: bench_wait_embedded(sock))
+                bench_wait_embedded(sock)
+                status_warm = bench_statusline_latency(store, status_cmd, runs, env,
+                                                       _bench_session(folder))
                 mcp_warm = mcp_recall_latency(store, cli, synthetic_query, runs, env)
             finally:
                 subprocess.run([*cli, "--store", str(store), "serve", "--stop"],
@@ -206,7 +216,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         out["mcp_recall_daemon_ms"] = {**percentiles(mcp_warm[1]),
                                        "first": round(mcp_warm[0], 1), "via": mcp_warm[2]}
     if args.session:
-        out["session_import"] = harness_bench.session_import(
+        out["session_import"] = bench_session_import(
             Path(args.session), folder, args.embedder, progress)
     return out
 

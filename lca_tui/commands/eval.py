@@ -32,13 +32,13 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from store import locomo
+    from store import LOCOMO_CATEGORIES, LOCOMO_KS, run_locomo
 
     if args.per_conversation is not None and args.per_conversation < 1:
         return fail("--per-conversation must be at least 1")
     ids = [c.strip() for c in (args.conversations or "").split(",") if c.strip()] or None
     with progress_on_stderr("eval") as progress:
-        report = locomo.run(args.file, ids, args.per_conversation,
+        report = run_locomo(args.file, ids, args.per_conversation,
                             settings=settings_from(args),
                             progress=lambda conv, i, n: progress(f"{conv} questions", i, n))
     if args.json:
@@ -48,17 +48,17 @@ def run(args: argparse.Namespace) -> int:
     out.print(f"LoCoMo evidence recall, {len(report.asked):,} questions "
               f"(model {report.model}, {report.started})", markup=False, style="bold")
     t = Listing(col("conversation", whole=True), col("questions", whole=True, right=True),
-                *(col(f"R@{k}", whole=True, right=True) for k in locomo.KS))
+                *(col(f"R@{k}", whole=True, right=True) for k in LOCOMO_KS))
     for c in report.conversations:
-        t.add_row(c.id, f"{len(c.asked):,}", *(f"{c.recall_at(k):.3f}" for k in locomo.KS))
+        t.add_row(c.id, f"{len(c.asked):,}", *(f"{c.recall_at(k):.3f}" for k in LOCOMO_KS))
     t.add_row("all", f"{len(report.asked):,}", *(f"{report.recall_at(k):.3f}"
-                                                 for k in locomo.KS))
+                                                 for k in LOCOMO_KS))
     t.print(out)
     cats = Listing(col("category", whole=True), col("questions", whole=True, right=True),
-                   *(col(f"R@{k}", whole=True, right=True) for k in locomo.KS))
+                   *(col(f"R@{k}", whole=True, right=True) for k in LOCOMO_KS))
     for cat, row in report.by_category().items():
-        cats.add_row(locomo.CATEGORY_NAMES[cat], f"{int(row['questions']):,}",
-                     *(f"{row[f'R@{k}']:.3f}" for k in locomo.KS))
+        cats.add_row(LOCOMO_CATEGORIES[cat], f"{int(row['questions']):,}",
+                     *(f"{row[f'R@{k}']:.3f}" for k in LOCOMO_KS))
     cats.print(out)
     lat = report.latency()
     out.print(f"recall latency (trace): p50 {lat['p50']:.1f} ms · p95 {lat['p95']:.1f} ms · "

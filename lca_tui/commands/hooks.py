@@ -50,24 +50,31 @@ def runner() -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     from store.harness import paths
-    from store import hook_settings as sf
+    from store import (
+        HookSettingsError,
+        apply_hooks_plan,
+        hooks_plugin_enabled,
+        hooks_settings_path,
+        plan_hooks_install,
+        plan_hooks_uninstall,
+    )
 
     if args.project is not None and not Path(args.project).expanduser().is_dir():
         raise ValueError(f"the project folder {args.project} does not exist (or is not a "
                          "folder): give an existing project's folder; nothing was written")
-    path = sf.settings_path(args.project, args.user)
+    path = hooks_settings_path(args.project, args.user)
     if args.verb == "status":
         return _status(args, path)
     try:
         if args.verb == "install":
-            plan = sf.plan_install(path, paths.resolve_store(getattr(args, "store", None)),
+            plan = plan_hooks_install(path, paths.resolve_store(getattr(args, "store", None)),
                                    runner())
         else:
-            plan = sf.plan_uninstall(path)
-    except sf.SettingsFileError as exc:
+            plan = plan_hooks_uninstall(path)
+    except HookSettingsError as exc:
         raise ValueError(str(exc)) from exc
-    written = [] if args.dry_run else sf.apply(plan)
-    plugin = sf.plugin_enabled(args.project) if args.verb == "install" else []
+    written = [] if args.dry_run else apply_hooks_plan(plan)
+    plugin = hooks_plugin_enabled(args.project) if args.verb == "install" else []
     if args.json:
         print_json({**plan.to_json(), "dry_run": args.dry_run,
                     "written": [str(p) for p in written],
@@ -129,10 +136,10 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
 
 def _status(args: argparse.Namespace, path: Any) -> int:
     from store.harness import paths
-    from store import hook_settings as sf
+    from store import hooks_status
     from store.harness.client import describe
 
-    wired = sf.status(path)
+    wired = hooks_status(path)
     store_path = paths.resolve_store(getattr(args, "store", None))
     daemon = _daemon_state(store_path)
     part = _store_part(args, store_path)

@@ -108,16 +108,23 @@ def run_server(args: argparse.Namespace) -> int:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from store import mcp_config as mc
+    from store import (
+        McpConfigError,
+        apply_mcp_plan,
+        mcp_config_path,
+        mcp_server_entry,
+        plan_mcp_install,
+        plan_mcp_uninstall,
+    )
 
     try:
-        path = mc.config_path(args.client, args.project)
-        entry = mc.server_entry(args.client, getattr(args, "store", None), args.channel)
-        plan = (mc.plan_install(path, args.client, entry) if args.verb == "install"
-                else mc.plan_uninstall(path, args.client))
-    except mc.ConfigFileError as exc:
+        path = mcp_config_path(args.client, args.project)
+        entry = mcp_server_entry(args.client, getattr(args, "store", None), args.channel)
+        plan = (plan_mcp_install(path, args.client, entry) if args.verb == "install"
+                else plan_mcp_uninstall(path, args.client))
+    except McpConfigError as exc:
         raise ValueError(str(exc)) from exc
-    written = [] if args.dry_run else mc.apply(plan)
+    written = [] if args.dry_run else apply_mcp_plan(plan)
     if args.json:
         print_json({**plan.to_json(), "dry_run": args.dry_run,
                     "written": [str(p) for p in written]})

@@ -358,6 +358,18 @@ def test_every_public_name_of_the_store_resolves() -> None:
         assert getattr(store, name) is not None, name
 
 
+def test_no_public_name_of_the_store_is_a_module() -> None:
+    """Outside ``store/``, only ``Store``, its errors, record types, functions and values are
+    reachable: a whole module behind a public name would be a second, untyped door."""
+    import types
+
+    import store
+
+    modules = sorted(name for name in store.PUBLIC
+                     if isinstance(getattr(store, name), types.ModuleType))
+    assert modules == []
+
+
 def test_no_private_textual_module_is_imported() -> None:
     assert textual_private_imports(ROOT) == []
 
