@@ -1,5 +1,13 @@
 """Shared fixtures. Every test runs with its own store, config and XDG folders under tmp_path,
-and with the deterministic fallback embedder unless it asks for the real model."""
+and with the deterministic fallback embedder unless it asks for the real model.
+
+Determinism is injected where a test holds the store: ``make_store`` (and the ``store`` /
+``cc_store`` fixtures built on it) hands the store its embedder (``StoreBase(embedder=…)``),
+and the clock goes in by argument (``now=`` to recall, scans and the app, ``timer=`` to
+``open_store`` for a recall's latency). ``$LCA_EMBEDDER=fallback`` stays set for every test
+for one reason: it is the CLI's documented interface, and a command run through
+``lca_tui.cli.main`` or in a subprocess, or the app opened on a path, opens its own store from
+the environment as a user's would."""
 
 from __future__ import annotations
 
@@ -11,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from store import Store, open_store
+from store import Store, load_embedder, open_store
 from store.core.settings import Settings
 
 # ``run_app``'s value: ``run_app(*make_app_args, size=, ready=, settle=, **make_app_kwargs)``,
@@ -49,8 +57,16 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     time.tzset()
 
 
+REAL_BACKENDS = ("model", "auto")
+
+
 def make_store(path: Path, **overrides: object) -> Store:
-    return open_store(path, Settings.load(dict(overrides)))
+    """The store at ``path`` with ``overrides`` as settings, given the deterministic fallback
+    embedder (whatever ``$LCA_EMBEDDER`` says) unless the overrides ask for the real one
+    (``**{"embed.backend": "model"}`` or ``"auto"``: then the settings choose it)."""
+    settings = Settings.load(dict(overrides))
+    real = overrides.get("embed.backend") in REAL_BACKENDS
+    return open_store(path, settings, embedder=None if real else load_embedder("fallback"))
 
 
 @pytest.fixture

@@ -199,9 +199,9 @@ def test_other_embedders_vectors_are_flagged_and_ignored(tmp_path: Path) -> None
 
 
 @needs_shared_data
-def test_reindex_refuses_to_replace_model_vectors_with_fallback(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reindex_refuses_to_replace_model_vectors_with_fallback(tmp_path: Path) -> None:
     from store.core.embed import HashEmbedder
+    from store.core.settings import Settings
 
     class Real(HashEmbedder):
         name = "all-MiniLM-L6-v2-int8"
@@ -210,8 +210,8 @@ def test_reindex_refuses_to_replace_model_vectors_with_fallback(
     s = Store(tmp_path / "r.db", embedder=Real())
     s.ingest([CLAUDE_CODE / "short.jsonl"])
     s.close()
-    monkeypatch.setenv("LCA_EMBEDDER", "auto")
-    broken = Store(tmp_path / "r.db", embedder=HashEmbedder("model could not load: test"))
+    auto = Settings.load({"embed.backend": "auto"})  # given, not set in the environment
+    broken = Store(tmp_path / "r.db", auto, embedder=HashEmbedder("model could not load: test"))
     with pytest.raises(StoreError, match=r"would replace 10 chunks made by the real model"):
         broken.reindex()
     broken.close()

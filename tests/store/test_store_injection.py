@@ -41,3 +41,18 @@ def test_the_given_embedder_is_used_whatever_the_settings_say(tmp_path: Path) ->
         assert store.embedder is given
         add_entries(store, "s1", [("user", "deploy the service with helm")])
         assert recall(store, "deploy with helm", now=NOW).trace.degraded
+
+
+def test_the_tests_stores_are_given_their_embedder_not_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make_store`` (and the ``store`` fixture) injects the fallback embedder: with
+    ``$LCA_EMBEDDER`` gone, such a store is deterministic still, and holds its embedder before
+    any use; a test asking for the real model is given none (its settings choose)."""
+    from tests.conftest import make_store
+
+    monkeypatch.delenv("LCA_EMBEDDER")
+    with make_store(tmp_path / "given.db") as store:
+        assert store.embedder_loaded and isinstance(store.embedder, HashEmbedder)
+        assert store.settings.source("embed.backend") == "default"
+    with make_store(tmp_path / "real.db", **{"embed.backend": "model"}) as store:
+        assert not store.embedder_loaded
