@@ -1,5 +1,5 @@
 """lca-tui's MCP server in a client's configuration: install and uninstall, with the care
-``settings_file`` takes with Claude Code's ``settings.json`` (and its helpers).
+``settings_file`` takes with Claude Code's ``settings.json`` (both through ``config_file``).
 
 - JSON clients hold ``{"mcpServers": {NAME: {"command", "args", ...}}}``: Claude Code
   (``~/.claude.json``, or a project's ``.mcp.json``), Claude Desktop
@@ -24,11 +24,19 @@ import copy
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from store.harness.settings_file import dump, executable, sidecar, target_of, write_atomic
+from store.harness.config_file import (
+    FilePlan,
+    dump,
+    read_regular,
+    same_json,
+    sidecar,
+    write_plan,
+)
+from store.harness.settings_file import executable
 
 NAME = "lca-tui"
 JSON_CLIENTS = ("claude-code", "claude-desktop", "cursor", "gemini")
@@ -94,19 +102,11 @@ def server_entry(client: str, store: str | None, channel: str = "private",
 
 
 @dataclass
-class Plan:
-    """What an install or uninstall will do to one file."""
+class Plan(FilePlan):
+    """What an install or uninstall will do to a client's configuration file."""
 
-    path: Path
     client: str
-    action: str
-    before: bytes | None
     after: bytes | None  # the file's new bytes (None: unchanged)
-    changes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changes)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": str(self.path), "client": self.client, "action": self.action,
@@ -114,11 +114,7 @@ class Plan:
 
 
 def _read(path: Path) -> bytes | None:
-    if not path.exists():
-        return None
-    if not path.is_file():
-        raise ConfigFileError(f"{path} is not a regular file")
-    return path.read_bytes()
+    return read_regular(path, ConfigFileError)
 
 
 def _json(path: Path, raw: bytes | None) -> dict[str, Any]:
@@ -184,7 +180,7 @@ def plan_install(path: Path, client: str, entry: dict[str, Any]) -> Plan:
         block = _toml_block(entry)
         ours = _toml_ours(text)
         if ours is not None and text[ours[0]:ours[1]] == block:
-            return Plan(path, client, "install", before, None)
+            return Plan(path, "install", before, client, None)
         if ours is not None:
             new = text[:ours[0]] + block + text[ours[1]:]
             change = f"[mcp_servers.{NAME}]: updated to {entry['command']} {entry['args']}"
@@ -193,42 +189,42 @@ def plan_install(path: Path, client: str, entry: dict[str, Any]) -> Plan:
                                                                else "\n\n")
             new = text + sep + block
             change = f"[mcp_servers.{NAME}]: added {entry['command']} {entry['args']}"
-        return Plan(path, client, "install", before, new.encode("utf-8"), [change])
+        return Plan(path, "install", before, client, new.encode("utf-8"), changes=[change])
     data = _json(path, before)
     new_data = copy.deepcopy(data)
     servers = new_data.setdefault("mcpServers", {})
     old = servers.get(NAME)
     if old == entry:
-        return Plan(path, client, "install", before, None)
+        return Plan(path, "install", before, client, None)
     servers[NAME] = entry
     change = (f"mcpServers.{NAME}: {'updated' if old is not None else 'added'} "
               f"{entry['command']} {' '.join(entry['args'])}")
-    return Plan(path, client, "install", before, dump(new_data), [change])
+    return Plan(path, "install", before, client, dump(new_data), changes=[change])
 
 
 def plan_uninstall(path: Path, client: str) -> Plan:
     before = _read(path)
     if before is None:
-        return Plan(path, client, "uninstall", None, None)
+        return Plan(path, "uninstall", None, client, None)
     if client == "codex":
         text = before.decode("utf-8", "strict")
         ours = _toml_ours(text)
         if ours is None:
-            return Plan(path, client, "uninstall", before, None)
+            return Plan(path, "uninstall", before, client, None)
         new = text[:ours[0]] + text[ours[1]:]
-        return Plan(path, client, "uninstall", before, new.encode("utf-8"),
-                    [f"[mcp_servers.{NAME}]: removed"])
+        return Plan(path, "uninstall", before, client, new.encode("utf-8"),
+                    changes=[f"[mcp_servers.{NAME}]: removed"])
     data = _json(path, before)
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or NAME not in servers:
-        return Plan(path, client, "uninstall", before, None)
+        return Plan(path, "uninstall", before, client, None)
     new_data = copy.deepcopy(data)
     del new_data["mcpServers"][NAME]
     pristine = _pristine(path, client)
     if not new_data["mcpServers"] and (pristine is None or "mcpServers" not in pristine):
         del new_data["mcpServers"]  # the install added the table
-    return Plan(path, client, "uninstall", before, dump(new_data),
-                [f"mcpServers.{NAME}: removed"])
+    return Plan(path, "uninstall", before, client, dump(new_data),
+                changes=[f"mcpServers.{NAME}: removed"])
 
 
 def _pristine(path: Path, client: str) -> dict[str, Any] | None:
@@ -241,10 +237,7 @@ def _pristine(path: Path, client: str) -> dict[str, Any] | None:
 def _same(client: str, a: bytes, b: bytes) -> bool:
     if client == "codex":  # install's blank line before its block goes with the block
         return a == b or a.rstrip(b"\n") == b.rstrip(b"\n")
-    try:
-        return json.loads(a.decode("utf-8") or "{}") == json.loads(b.decode("utf-8") or "{}")
-    except (UnicodeDecodeError, ValueError):
-        return False
+    return same_json(a, b)
 
 
 def _holds_ours(client: str, raw: bytes | None) -> bool:
@@ -264,40 +257,8 @@ def apply(plan: Plan) -> list[Path]:
     """Carry out ``plan`` (nothing when it changes nothing); returns the files written."""
     if not plan.changed or plan.after is None:
         return []
-    path = plan.path
-    mode = path.stat().st_mode & 0o7777 if plan.before is not None else 0o600
-    written: list[Path] = []
-    backup, orig, absent = sidecar(path, "bak"), sidecar(path, "orig"), sidecar(path, "absent")
-    ours_now = _holds_ours(plan.client, plan.before)
-    if plan.before is not None and not (ours_now and backup.exists()):
-        write_atomic(backup, plan.before, 0o600)
-        written.append(backup)
-    if plan.action == "install":
-        if not ours_now and not orig.exists() and not absent.exists():
-            if plan.before is None:
-                write_atomic(absent, b"", 0o600)
-                written.append(absent)
-            else:
-                write_atomic(orig, plan.before, 0o600)
-                written.append(orig)
-        if plan.before is None:
-            target_of(path).parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, plan.after, mode)
-        written.append(path)
-        return written
-    restored = False
-    if orig.exists() and _same(plan.client, orig.read_bytes(), plan.after):
-        write_atomic(path, orig.read_bytes(), mode)
-        restored = True
-    elif absent.exists() and _same(plan.client, b"", plan.after):
-        target_of(path).unlink()
-        restored = True
-    if not restored:
-        write_atomic(path, plan.after, mode)
-    written.append(path)
-    orig.unlink(missing_ok=True)
-    absent.unlink(missing_ok=True)
-    return written
+    return write_plan(plan, plan.after, _holds_ours(plan.client, plan.before),
+                      lambda a, b: _same(plan.client, a, b), new_mode=0o600, make_parents=True)
 
 
 def status(client: str, path: Path) -> dict[str, Any]:

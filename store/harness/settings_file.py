@@ -16,6 +16,7 @@ entry is left exactly as it is.
   finds nothing of ours, the file's exact bytes are kept
   (``settings.json.lca-tui.orig``, or ``.lca-tui.absent`` when there was no file): an uninstall
   that leaves the same JSON restores those bytes, so install + uninstall is byte-identical.
+  That care is ``config_file``'s, shared with ``mcp_config``.
 
 Standard library only.
 """
@@ -27,10 +28,18 @@ import json
 import os
 import shlex
 import sys
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from store.harness.config_file import (
+    FilePlan,
+    dump,
+    read_regular,
+    same_json,
+    sidecar,
+    write_plan,
+)
 
 # event → Claude Code's timeout for our command, seconds. UserPromptSubmit and Stop only store
 # what is new (and recall); PreCompact and SessionEnd embed and checkpoint.
@@ -104,18 +113,10 @@ def _hook_event(command: str) -> str | None:
 
 
 @dataclass
-class Plan:
-    """What an install or uninstall will do to one file."""
+class Plan(FilePlan):
+    """What an install or uninstall will do to ``settings.json``."""
 
-    path: Path
-    action: str
-    before: bytes | None  # the file's bytes now (None: no file)
     data: dict[str, Any]  # the JSON it will hold
-    changes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changes)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": str(self.path), "action": self.action, "changes": self.changes,
@@ -123,11 +124,9 @@ class Plan:
 
 
 def _load(path: Path) -> tuple[bytes | None, dict[str, Any]]:
-    if not path.exists():
+    raw = read_regular(path, SettingsFileError)
+    if raw is None:
         return None, {}
-    if not path.is_file():
-        raise SettingsFileError(f"{path} is not a regular file")
-    raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except (UnicodeDecodeError, ValueError) as exc:
@@ -187,7 +186,7 @@ def _pristine(path: Path) -> dict[str, Any] | None:
     """The file as it was before lca-tui's install touched it (the ``.orig`` kept then), or
     None when there is no such record (or it cannot be read)."""
     try:
-        raw = _sidecar(path, "orig").read_bytes()
+        raw = sidecar(path, "orig").read_bytes()
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except (OSError, UnicodeDecodeError, ValueError):
         return None
@@ -226,86 +225,12 @@ def plan_uninstall(path: Path) -> Plan:
     return plan
 
 
-def _sidecar(path: Path, suffix: str) -> Path:
-    return path.with_name(f"{path.name}.lca-tui.{suffix}")
-
-
-def _target(path: Path) -> Path:
-    """Where writing ``path`` must go: the file a symlink points to (the link is kept, as
-    a user who keeps settings.json in a dotfiles repository linked into place expects)."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
-def _write_atomic(path: Path, payload: bytes, mode: int | None) -> None:
-    """Write ``payload`` to ``path`` (through a symlink, to its target) atomically. Only
-    the file's own folder is created (``.claude``), never a tree of folders."""
-    path = _target(path)
-    path.parent.mkdir(exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _dump(data: dict[str, Any]) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
 def apply(plan: Plan) -> list[Path]:
     """Carry out ``plan`` (nothing when it changes nothing); returns the files written."""
     if not plan.changed:
         return []
-    path = plan.path
-    mode = path.stat().st_mode & 0o7777 if plan.before is not None else None
-    written: list[Path] = []
-    backup = _sidecar(path, "bak")
-    holds_ours = plan.before is not None and _holds_ours(_load(path)[1])
-    # The backup first. It keeps the user's own file: a file holding nothing of ours is
-    # backed up; one holding ours (an uninstall, an update) is only when no backup exists,
-    # so the backup made before the install is never replaced by our own version.
-    if plan.before is not None and not (holds_ours and backup.exists()):
-        _write_atomic(backup, plan.before, 0o600)
-        written.append(backup)
-    orig, absent = _sidecar(path, "orig"), _sidecar(path, "absent")
-    if plan.action == "install":
-        pristine = plan.before is None or not _holds_ours(_load(path)[1])
-        if pristine and not orig.exists() and not absent.exists():
-            if plan.before is None:
-                _write_atomic(absent, b"", 0o600)
-                written.append(absent)
-            else:
-                _write_atomic(orig, plan.before, 0o600)
-                written.append(orig)
-        _write_atomic(path, _dump(plan.data), mode)
-        written.append(path)
-        return written
-    restored = False
-    if orig.exists():
-        raw = orig.read_bytes()
-        try:
-            same = json.loads(raw.decode("utf-8") or "{}") == plan.data
-        except (UnicodeDecodeError, ValueError):
-            same = False
-        if same:
-            _write_atomic(path, raw, mode)
-            restored = True
-    elif absent.exists() and plan.data == {}:
-        _target(path).unlink()
-        restored = True
-    if not restored:
-        _write_atomic(path, _dump(plan.data), mode)
-    written.append(path)
-    orig.unlink(missing_ok=True)
-    absent.unlink(missing_ok=True)
-    return written
+    ours_now = plan.before is not None and _holds_ours(_load(plan.path)[1])
+    return write_plan(plan, dump(plan.data), ours_now, same_json)
 
 
 def status(path: Path) -> dict[str, Any]:
@@ -323,14 +248,6 @@ def status(path: Path) -> dict[str, Any]:
     missing = [e for e in EVENTS if e not in events]
     return {"path": str(path), "exists": path.exists(), "events": events, "missing": missing,
             "installed": not missing}
-
-
-# The careful write, shared with ``mcp_config`` (another client's configuration file, the same
-# care): a sidecar's name, the target of a symlink, an atomic write, the JSON layout.
-sidecar = _sidecar
-target_of = _target
-write_atomic = _write_atomic
-dump = _dump
 
 
 def plugin_enabled(project: str | Path | None = None) -> list[Path]:
