@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich import box
 from rich.cells import cell_len
@@ -104,6 +104,32 @@ def print_json(data: Any) -> None:
     """One JSON document on stdout (strict JSON: a non-finite number is printed as null)."""
     sys.stdout.write(json.dumps(_finite(data), indent=2, ensure_ascii=False, default=str,
                                 allow_nan=False) + "\n")
+
+
+class FilePlan(Protocol):
+    """A plan of ``hooks install`` / ``mcp install`` (or uninstall) for one file."""
+
+    @property
+    def changed(self) -> bool: ...
+
+    changes: list[str]
+
+
+def print_file_plan(plan: FilePlan, path: Path, written: list[Path], dry_run: bool,
+                    nothing: str) -> None:
+    """What an install or uninstall did to one client file (or, ``dry_run``, would do);
+    ``nothing``: what the file holds when there is nothing to change."""
+    out = console()
+    if not plan.changed:
+        out.print(f"{path}: nothing to change ({nothing})", markup=False)
+        return
+    for change in plan.changes:
+        out.print(f"{'would ' if dry_run else ''}{change}", markup=False)
+    if dry_run:
+        out.print(f"dry run: {path} not changed", markup=False)
+    else:
+        backup = next((p for p in written if p.name.endswith(".lca-tui.bak")), None)
+        out.print(f"wrote {path}" + (f" (backup {backup})" if backup else ""), markup=False)
 
 
 def settings_from(args: argparse.Namespace) -> Any:

@@ -7,7 +7,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from lca_tui.output import (
+    add_json_flag,
+    console,
+    print_file_plan,
+    print_json,
+    store_from,
+    table,
+)
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -68,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.verb == "install":
             plan = plan_hooks_install(path, paths.resolve_store(getattr(args, "store", None)),
-                                   runner())
+                                      runner())
         else:
             plan = plan_hooks_uninstall(path)
     except HookSettingsError as exc:
@@ -84,18 +91,9 @@ def run(args: argparse.Namespace) -> int:
     for where in plugin:
         out.print(f"note: the lca-tui plugin is enabled in {where}; its hooks stand aside while "
                   "these are installed (they never both run)", markup=False, soft_wrap=True)
-    if not plan.changed:
-        out.print(f"{path}: nothing to change ("
-                  + ("lca-tui's hooks are installed" if args.verb == "install"
-                     else "no lca-tui hooks") + ")", markup=False)
-        return 0
-    for change in plan.changes:
-        out.print(f"{'would ' if args.dry_run else ''}{change}", markup=False)
-    if args.dry_run:
-        out.print(f"dry run: {path} not changed", markup=False)
-    else:
-        backup = next((p for p in written if p.name.endswith(".lca-tui.bak")), None)
-        out.print(f"wrote {path}" + (f" (backup {backup})" if backup else ""), markup=False)
+    print_file_plan(plan, path, written, args.dry_run,
+                    "lca-tui's hooks are installed" if args.verb == "install"
+                    else "no lca-tui hooks")
     return 0
 
 

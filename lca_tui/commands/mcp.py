@@ -9,7 +9,7 @@ import ipaddress
 import sys
 
 
-from lca_tui.output import add_json_flag, console, print_json
+from lca_tui.output import add_json_flag, print_file_plan, print_json
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "codex", "gemini")
 
@@ -129,19 +129,9 @@ def run_install(args: argparse.Namespace) -> int:
         print_json({**plan.to_json(), "dry_run": args.dry_run,
                     "written": [str(p) for p in written]})
         return 0
-    out = console()
-    if not plan.changed:
-        out.print(f"{path}: nothing to change (" + (
-            "lca-tui's MCP server is configured" if args.verb == "install"
-            else "no lca-tui MCP server") + ")", markup=False)
-        return 0
-    for change in plan.changes:
-        out.print(f"{'would ' if args.dry_run else ''}{change}", markup=False)
-    if args.dry_run:
-        out.print(f"dry run: {path} not changed", markup=False)
-    else:
-        backup = next((p for p in written if p.name.endswith(".lca-tui.bak")), None)
-        out.print(f"wrote {path}" + (f" (backup {backup})" if backup else ""), markup=False)
+    print_file_plan(plan, path, written, args.dry_run,
+                    "lca-tui's MCP server is configured" if args.verb == "install"
+                    else "no lca-tui MCP server")
     return 0
 
 
