@@ -173,30 +173,29 @@ def _in_range(ident: Any, what: str) -> int:
     return ident
 
 
-def _visible_memory(store: Store, memory_id: int, channel: str) -> Any:
+def _visible(store: Store, kind: str, ident: int, channel: str) -> Any:
+    """The memory or entry ``ident`` when the channel may see it; one the channel may not see
+    answers as one that does not exist (its id is not to be confirmed)."""
     from store import NotFound
 
-    _in_range(memory_id, "a memory id")
+    memory = kind == "memory"
+    _in_range(ident, "a memory id" if memory else "an entry id")
+    missing = _not_found_memory if memory else _not_found_entry
     try:
-        memory = store.memory(int(memory_id))
+        row = store.memory(int(ident)) if memory else store.entry(int(ident))
     except NotFound:
-        raise _not_found_memory(memory_id) from None
-    if not visible(memory.sensitivity, channel):
-        raise _not_found_memory(memory_id)
-    return memory
+        raise missing(ident) from None
+    if not visible(row.sensitivity, channel):
+        raise missing(ident)
+    return row
+
+
+def _visible_memory(store: Store, memory_id: int, channel: str) -> Any:
+    return _visible(store, "memory", memory_id, channel)
 
 
 def _visible_entry(store: Store, entry_id: int, channel: str) -> Any:
-    from store import NotFound
-
-    _in_range(entry_id, "an entry id")
-    try:
-        entry = store.entry(int(entry_id))
-    except NotFound:
-        raise _not_found_entry(entry_id) from None
-    if not visible(entry.sensitivity, channel):
-        raise _not_found_entry(entry_id)
-    return entry
+    return _visible(store, "entry", entry_id, channel)
 
 
 def _visible_entries(store: Store, session: str, channel: str) -> tuple[Any, list[Any]]:

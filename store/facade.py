@@ -310,24 +310,26 @@ class Store(StoreBase):
               reason: str | None = None, after_tombstone: int | None = None) -> PrivacyResult:
         """Erase a scope and everything derived from it, then verify; a ``PrivacyResult``.
         ``after_tombstone``: it erases what that tombstone's failed verification found."""
-        from store.privacy.api import run
-
-        return run(self, self.scope(session=session, entry=entry, memory=memory, match=match,
-                                    regex=regex), "erase",
-                   delete_exports=delete_exports, actor=actor, reason=reason,
-                   after_tombstone=after_tombstone)
+        return self._privacy_change("erase", self.scope(
+            session=session, entry=entry, memory=memory, match=match, regex=regex),
+            delete_exports, actor, reason, after_tombstone)
 
     def redact(self, *, session: str | None = None, entry: int | None = None,
                memory: int | None = None, match: str | None = None, regex: str | None = None,
                delete_exports: bool = False, actor: str | None = None,
               reason: str | None = None, after_tombstone: int | None = None) -> PrivacyResult:
         """Replace a scope with ``[REDACTED]`` in place, rebuild its index, then verify."""
+        return self._privacy_change("redact", self.scope(
+            session=session, entry=entry, memory=memory, match=match, regex=regex),
+            delete_exports, actor, reason, after_tombstone)
+
+    def _privacy_change(self, action: str, scope: Scope, delete_exports: bool,
+                        actor: str | None, reason: str | None,
+                        after_tombstone: int | None) -> PrivacyResult:
         from store.privacy.api import run
 
-        return run(self, self.scope(session=session, entry=entry, memory=memory, match=match,
-                                    regex=regex), "redact",
-                   delete_exports=delete_exports, actor=actor, reason=reason,
-                   after_tombstone=after_tombstone)
+        return run(self, scope, action, delete_exports=delete_exports, actor=actor,
+                   reason=reason, after_tombstone=after_tombstone)
 
     # The same two with a ``Scope`` (``store.scope(...)``): the closure, and the change.
     privacy_closure = operation("store.privacy.api:preview",
