@@ -572,72 +572,74 @@ def build_server(backend: Backend, host: str = "127.0.0.1", port: int = 8000) ->
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
-    def hints(name: str, title: str) -> ToolAnnotations:
-        return ToolAnnotations(title=title, openWorldHint=False, **TOOLS[name])
+    def tool(name: str, title: str, description: str) -> Any:
+        """Register the function below as the tool ``name``: its title, its description and
+        its hints (read-only, destructive, idempotent: ``TOOLS``)."""
+        return server.tool(name=name, description=description, annotations=ToolAnnotations(
+            title=title, openWorldHint=False, **TOOLS[name]))
 
-    @server.tool(name="recall", annotations=hints("recall", "Recall from the store"),
-                 description=(
-                     "Recall what the store knows about `query` (a question or the task at "
-                     "hand): the items to inject, each with a pointer (memory:ID or "
-                     "entry:ID), a score and its text, and the trace_id of the recall (its "
-                     "trace is stored). `role` / `project` sharpen the cue; `channel` may "
-                     "narrow this client's channel (private → shared → public), never widen "
-                     "it."))
+    @tool("recall", "Recall from the store",
+          description=(
+              "Recall what the store knows about `query` (a question or the task at "
+              "hand): the items to inject, each with a pointer (memory:ID or "
+              "entry:ID), a score and its text, and the trace_id of the recall (its "
+              "trace is stored). `role` / `project` sharpen the cue; `channel` may "
+              "narrow this client's channel (private → shared → public), never widen "
+              "it."))
     async def recall(query: str, role: str | None = None, project: str | None = None,
                      channel: str | None = None, ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, recall_tool, query, role, project, channel)
 
-    @server.tool(name="search", annotations=hints("search", "Search the store"),
-                 description=(
-                     "A cheap index first: ids, scores and short snippets of transcript "
-                     "entries and memories matching `query`. `mode`: hybrid (default), fts "
-                     "(words) or semantic (meaning); `limit` 1-100 (default 10). Fetch the "
-                     "full records with get_memory(id) or get_entries(session, seq)."))
+    @tool("search", "Search the store",
+          description=(
+              "A cheap index first: ids, scores and short snippets of transcript "
+              "entries and memories matching `query`. `mode`: hybrid (default), fts "
+              "(words) or semantic (meaning); `limit` 1-100 (default 10). Fetch the "
+              "full records with get_memory(id) or get_entries(session, seq)."))
     async def search(query: str, mode: str = "hybrid", limit: int = 10,
                      ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, search_tool, query, mode, limit)
 
-    @server.tool(name="get_entries", annotations=hints("get_entries", "Read a transcript"),
-                 description=(
-                     "Entries of one stored session (its id, or a unique prefix), in order: "
-                     "with `seq`, those within `around` positions of it (default 5); at most "
-                     "`limit` (default 50, up to 500); `more` says whether some were left "
-                     "out. Each entry's content is cut at 4,000 characters."))
+    @tool("get_entries", "Read a transcript",
+          description=(
+              "Entries of one stored session (its id, or a unique prefix), in order: "
+              "with `seq`, those within `around` positions of it (default 5); at most "
+              "`limit` (default 50, up to 500); `more` says whether some were left "
+              "out. Each entry's content is cut at 4,000 characters."))
     async def get_entries(session: str, seq: int | None = None, around: int = 5,
                           limit: int = 50, ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, get_entries_tool, session, seq, around, limit)
 
-    @server.tool(name="get_memory", annotations=hints("get_memory", "Read a memory"),
-                 description="One memory in full (body, type, status, tags, provenance "
-                             "figures) by its id, as search, recall or list_memories gave it.")
+    @tool("get_memory", "Read a memory",
+          description="One memory in full (body, type, status, tags, provenance "
+                      "figures) by its id, as search, recall or list_memories gave it.")
     async def get_memory(id: int, ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, get_memory_tool, id)
 
-    @server.tool(name="list_memories", annotations=hints("list_memories", "List memories"),
-                 description=(
-                     "Memories by type and name (id, name, type, status, description, tags), "
-                     "optionally only one `type` (e.g. feedback, project, reference, user), "
-                     "`status` (active, superseded, expired, quarantined) or `tag`."))
+    @tool("list_memories", "List memories",
+          description=(
+              "Memories by type and name (id, name, type, status, description, tags), "
+              "optionally only one `type` (e.g. feedback, project, reference, user), "
+              "`status` (active, superseded, expired, quarantined) or `tag`."))
     async def list_memories(type: str | None = None, status: str | None = None,
                             tag: str | None = None,
                             ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, list_memories_tool, type, status, tag)
 
-    @server.tool(name="propose_memory",
-                 annotations=hints("propose_memory", "Propose a memory change"),
-                 description=(
-                     "Propose a change to the user's memories; it is checked (duplicates, "
-                     "contradictions, support in the evidence, budget) and then either "
-                     "applied at once, where the store's policy (governance.auto_apply) "
-                     "allows that kind of change, or left pending until a person approves "
-                     "it — the result's `status` and `message` say which. `op`: add, "
-                     "reinforce, revise, supersede, merge, noop or quarantine; `content`: "
-                     "the memory's text (add, revise, supersede, merge); `type`: e.g. "
-                     "feedback, project, reference, user; `target`: the memory id(s) "
-                     "changed (reinforce, revise, supersede, quarantine: one; merge: two or "
-                     "more); `metadata`: name, description, tags, projects, role, critical, "
-                     "sensitivity, ...; `evidence`: pointers such as {\"entry\": 812} or "
-                     "{\"session\": \"<id>\", \"seq\": 14}; `rationale`: why."))
+    @tool("propose_memory", "Propose a memory change",
+          description=(
+              "Propose a change to the user's memories; it is checked (duplicates, "
+              "contradictions, support in the evidence, budget) and then either "
+              "applied at once, where the store's policy (governance.auto_apply) "
+              "allows that kind of change, or left pending until a person approves "
+              "it — the result's `status` and `message` say which. `op`: add, "
+              "reinforce, revise, supersede, merge, noop or quarantine; `content`: "
+              "the memory's text (add, revise, supersede, merge); `type`: e.g. "
+              "feedback, project, reference, user; `target`: the memory id(s) "
+              "changed (reinforce, revise, supersede, quarantine: one; merge: two or "
+              "more); `metadata`: name, description, tags, projects, role, critical, "
+              "sensitivity, ...; `evidence`: pointers such as {\"entry\": 812} or "
+              "{\"session\": \"<id>\", \"seq\": 14}; `rationale`: why."))
     async def propose_memory(op: str, content: str | None = None, type: str | None = None,
                              metadata: dict[str, Any] | None = None,
                              evidence: list[dict[str, Any]] | None = None,
@@ -648,33 +650,32 @@ def build_server(backend: Backend, host: str = "127.0.0.1", port: int = 8000) ->
         return await call(ctx, propose_tool, op, content, type, metadata, evidence,
                           rationale, targets)
 
-    @server.tool(name="report_use", annotations=hints("report_use", "Report a recalled item"),
-                 description=(
-                     "Tell the store that an item a recall injected was `used` (it helped) "
-                     "or `prevented` a mistake: `trace_id` from recall, `item` its pointer "
-                     "(memory:ID / entry:ID) or rank. Later recalls weigh it more; "
-                     "reporting the same item twice counts once."))
+    @tool("report_use", "Report a recalled item",
+          description=(
+              "Tell the store that an item a recall injected was `used` (it helped) "
+              "or `prevented` a mistake: `trace_id` from recall, `item` its pointer "
+              "(memory:ID / entry:ID) or rank. Later recalls weigh it more; "
+              "reporting the same item twice counts once."))
     async def report_use(trace_id: int, item: str, kind: str = "used",
                          ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, report_use_tool, trace_id, item, kind)
 
-    @server.tool(name="context_status",
-                 annotations=hints("context_status", "Context pressure"),
-                 description=(
-                     "How full the live context window is (the latest recorded snapshot of "
-                     "`session`, default the most recent session) against the checkpoint "
-                     "and auto-compact thresholds: `state` is below, over checkpoint or over "
-                     "auto-compact. Over checkpoint: write down what must survive now."))
+    @tool("context_status", "Context pressure",
+          description=(
+              "How full the live context window is (the latest recorded snapshot of "
+              "`session`, default the most recent session) against the checkpoint "
+              "and auto-compact thresholds: `state` is below, over checkpoint or over "
+              "auto-compact. Over checkpoint: write down what must survive now."))
     async def context_status(session: str | None = None,
                              ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, context_status_tool, session)
 
-    @server.tool(name="health", annotations=hints("health", "Store health"),
-                 description=(
-                     "Each health signal of the store (what silently stopped working: "
-                     "duplicate index rows, stale writers, index lag, ...) with its status "
-                     "(fail, warn, unknown, ok), worst first, and the fix a person can run. "
-                     "Nothing is changed."))
+    @tool("health", "Store health",
+          description=(
+              "Each health signal of the store (what silently stopped working: "
+              "duplicate index rows, stale writers, index lag, ...) with its status "
+              "(fail, warn, unknown, ok), worst first, and the fix a person can run. "
+              "Nothing is changed."))
     async def health(ctx: Context | None = None) -> dict[str, Any]:
         return await call(ctx, health_tool)
 
