@@ -12,7 +12,10 @@ from store import Store
 
 
 def _open(path: Path) -> Store:
-    return Store(path)
+    """The store at ``path`` with the deterministic embedder given to it (``make_store``)."""
+    from tests.conftest import make_store
+
+    return make_store(path)
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
