@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.pool import NullPool, QueuePool
+from sqlalchemy.pool import QueuePool
 
 from store.core.errors import StoreError
 from store.core.location import mask_url
@@ -95,10 +95,12 @@ def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
     ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts)."""
     from pgvector.psycopg import register_vector
 
-    pooling: dict[str, Any] = ({"poolclass": NullPool} if keep <= 0 else
-                               {"poolclass": QueuePool, "pool_size": keep,
-                                "max_overflow": 32, "pool_timeout": 60})
-    engine = create_engine(driver_url(url), hide_parameters=True, **pooling)
+    # A server connection costs far more than a file's (a login, pgvector's type looked up,
+    # ef_search set): even a short-lived process keeps two between its transactions (they
+    # close when it exits); ``keep`` raises that for a warm process (the daemon).
+    engine = create_engine(driver_url(url), hide_parameters=True, poolclass=QueuePool,
+                           pool_size=max(2, keep), max_overflow=32, pool_timeout=60,
+                           pool_pre_ping=True)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
