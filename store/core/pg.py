@@ -453,3 +453,60 @@ def foreign_key_check(conn: Connection) -> list[tuple[Any, ...]]:
     """Dangling references: none can exist, the server enforces every foreign key at
     commit (SQLite checks them only when asked)."""
     return []
+
+
+# -- erasure on a server -----------------------------------------------------------------------
+def vacuum_full(engine: Engine, tables: Sequence[str]) -> list[tuple[str, float]]:
+    """``VACUUM FULL`` of each table (its TOAST table and indexes are rebuilt with it): the
+    freed tuples' bytes, which plain VACUUM leaves in place, are not copied to the new
+    files. Each takes an ACCESS EXCLUSIVE lock on its table while it runs (readers and
+    writers of that table wait). (table, milliseconds) each."""
+    import time
+
+    out = []
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for name in tables:
+            started = time.perf_counter()
+            conn.exec_driver_sql(f'VACUUM FULL "{name}"')
+            out.append((name, round((time.perf_counter() - started) * 1000.0, 1)))
+        try:  # write the rebuilt pages out now (needs pg_checkpoint or superuser)
+            conn.exec_driver_sql("CHECKPOINT")
+        except Exception:  # noqa: BLE001 - a right this role lacks: the files are flushed later
+            pass
+    return out
+
+
+def table_files(conn: Connection, tables: Sequence[str]) -> tuple[list[str], str | None]:
+    """The files of ``tables`` on the server's disk (heap, TOAST, every index, all
+    segments), when its data directory can be read by this process (a local server);
+    else ([], why not)."""
+    import os
+
+    try:
+        data = str(conn.exec_driver_sql("SHOW data_directory").scalar_one())
+    except Exception as exc:  # noqa: BLE001 - a role without pg_read_all_settings
+        return [], f"the server does not tell this role its data directory ({_one_line(exc)})"
+    if not os.access(data, os.R_OK | os.X_OK):
+        return [], f"the server's data directory {data} is not readable here (another machine?)"
+    rows = conn.execute(text(
+        "SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.oid IN ("
+        "SELECT t.oid FROM pg_class t WHERE t.relname = ANY(:names) AND t.relnamespace = "
+        "current_schema()::regnamespace "
+        "UNION SELECT t.reltoastrelid FROM pg_class t WHERE t.relname = ANY(:names) AND "
+        "t.reltoastrelid <> 0 "
+        "UNION SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+        "WHERE t.relname = ANY(:names) "
+        "UNION SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+        "JOIN pg_class h ON h.reltoastrelid = t.oid WHERE h.relname = ANY(:names))"),
+        {"names": list(tables)}).all()
+    files: list[str] = []
+    for (rel,) in rows:
+        if rel is None:
+            continue
+        base = os.path.join(data, str(rel))
+        for suffix in ("", *(f".{i}" for i in range(1, 1000))):
+            if not os.path.exists(base + suffix):
+                break
+            files.append(base + suffix)
+    return files, None
