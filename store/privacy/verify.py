@@ -626,8 +626,8 @@ def _raw_probe_server(store: Store, c: Closure, needles: list[bytes], tokens: se
     parts = []
     if rebuilt:
         total = sum(ms for _, ms in rebuilt)
-        parts.append(f"VACUUM FULL of {plural(len(rebuilt), 'table')} in {total:,.0f} ms (each held an "
-                     "ACCESS EXCLUSIVE lock on its table meanwhile): "
+        parts.append(f"VACUUM FULL of {plural(len(rebuilt), 'table')} in {total:,.0f} ms "
+                     "(each held an ACCESS EXCLUSIVE lock on its table meanwhile): "
                      + ", ".join(f"{t} {ms:,.0f} ms" for t, ms in rebuilt))
     files, why = server_files(store.engine, touched)
     n = len(needles) + len(tokens - set(needles))
