@@ -142,6 +142,11 @@ COMPAT_DDL = (
     "AS $$ SELECT x IS JSON $$",
     "CREATE OR REPLACE FUNCTION json_extract(x text, p text) RETURNS text LANGUAGE sql "
     "IMMUTABLE AS $$ SELECT jsonb_path_query_first(x::jsonb, p::jsonpath) #>> '{}' $$",
+    "CREATE OR REPLACE FUNCTION json_type(x text, p text) RETURNS text LANGUAGE sql "
+    "IMMUTABLE AS $$ SELECT CASE jsonb_typeof(v) WHEN 'boolean' THEN v::text WHEN 'string' "
+    "THEN 'text' WHEN 'number' THEN CASE WHEN v::text ~ '^-?[0-9]+$' THEN 'integer' ELSE "
+    "'real' END ELSE jsonb_typeof(v) END FROM jsonb_path_query_first(x::jsonb, p::jsonpath) "
+    "AS v $$",
     "CREATE OR REPLACE FUNCTION json_each(x text) RETURNS TABLE(value text) LANGUAGE sql "
     "IMMUTABLE AS $$ SELECT jsonb_array_elements_text(x::jsonb) $$",
     "CREATE OR REPLACE FUNCTION lca_int_eq_text(a bigint, b text) RETURNS boolean "
