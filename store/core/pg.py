@@ -147,6 +147,14 @@ COMPAT_DDL = (
     "THEN 'text' WHEN 'number' THEN CASE WHEN v::text ~ '^-?[0-9]+$' THEN 'integer' ELSE "
     "'real' END ELSE jsonb_typeof(v) END FROM jsonb_path_query_first(x::jsonb, p::jsonpath) "
     "AS v $$",
+    "CREATE OR REPLACE FUNCTION typeof(x anyelement) RETURNS text LANGUAGE sql IMMUTABLE AS "
+    "$$ SELECT CASE WHEN x IS NULL THEN 'null' WHEN pg_typeof(x) IN ('smallint'::regtype, "
+    "'integer'::regtype, 'bigint'::regtype) THEN 'integer' WHEN pg_typeof(x) IN "
+    "('real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN 'real' WHEN "
+    "pg_typeof(x) = 'bytea'::regtype THEN 'blob' ELSE 'text' END $$",
+    "CREATE OR REPLACE FUNCTION julianday(x text) RETURNS double precision LANGUAGE plpgsql "
+    "IMMUTABLE AS $$ BEGIN RETURN extract(epoch FROM x::timestamptz) / 86400.0 + 2440587.5; "
+    "EXCEPTION WHEN others THEN RETURN NULL; END $$",
     "CREATE OR REPLACE FUNCTION json_each(x text) RETURNS TABLE(value text) LANGUAGE sql "
     "IMMUTABLE AS $$ SELECT jsonb_array_elements_text(x::jsonb) $$",
     "CREATE OR REPLACE FUNCTION lca_int_eq_text(a bigint, b text) RETURNS boolean "
