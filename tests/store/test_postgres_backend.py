@@ -379,3 +379,75 @@ def test_the_app_sees_another_process_commit(pg_url: str) -> None:
     finally:
         watcher.close()
         other.close()
+
+
+# -- migrations ---------------------------------------------------------------------------------
+def test_a_later_migration_runs_its_postgres_statements_and_one_without_refuses(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.core import migrations
+    from store.core.migrations import Migration
+
+    open_store(pg_url, _settings()).close()
+    known = migrations.known_migrations()
+    later = Migration(known[-1].version + 1, "pg_test", ("SELECT 1",),
+                      postgres=("CREATE TABLE pg_test_marker (id integer)",))
+    monkeypatch.setattr(migrations, "known_migrations", lambda: [*known, later])
+    open_store(pg_url, _settings()).close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT to_regclass('pg_test_marker') IS NOT NULL").fetchone()[0]
+        assert conn.execute("SELECT MAX(version) FROM schema_migration").fetchone()[0] == \
+            later.version
+    sqlite_only = Migration(later.version + 1, "sqlite_only", ("PRAGMA user_version = 1",))
+    monkeypatch.setattr(migrations, "known_migrations", lambda: [*known, later, sqlite_only])
+    with pytest.raises(StoreError, match="no PostgreSQL statements"):
+        open_store(pg_url, _settings())
+
+
+# -- erasure on a server ------------------------------------------------------------------------
+def _seeded(pg_url: str):  # type: ignore[no-untyped-def]
+    s = open_store(pg_url, _settings())
+    s.append_entries(NewSession(id="mail", format="harness"), [
+        NewEntry(kind="user", content="write to zoltan.quaxby@example.org about the invoice",
+                 source_key="m1"),
+        NewEntry(kind="user", content="the invoice is due on Friday", source_key="m2")])
+    return s
+
+
+def test_erase_on_a_server_rebuilds_the_tables_and_searches_their_files(pg_url: str) -> None:
+    s = _seeded(pg_url)
+    try:
+        from store import Scope
+
+        result = s.privacy_run(Scope("match", "zoltan.quaxby@example.org"), "erase")
+        probes = {p.name: p for p in result.verification.probes}
+        raw = probes["raw-bytes"]
+        assert "WAL, its replicas and its backups keep the erased bytes" in raw.detail
+        assert "VACUUM FULL of" in raw.detail and "ACCESS EXCLUSIVE" in raw.detail
+        if raw.detail.startswith("NOT RUN"):  # a server whose files this user cannot read
+            assert not raw.passed
+        else:
+            assert raw.passed, raw.detail
+            assert "found in" in raw.detail and " 0 found" in raw.detail
+        assert all(p.passed for n, p in probes.items() if n != "raw-bytes"), probes
+        assert [h.text for h in s.search("invoice", mode="fts")] == \
+            ["the invoice is due on Friday"]
+    finally:
+        s.close()
+
+
+def test_a_raw_probe_that_cannot_read_the_servers_files_is_not_run_and_not_passed(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store import Scope
+    from store.core import pg
+
+    monkeypatch.setattr(pg, "table_files", lambda conn, tables: (
+        [], "the server's data directory /srv/pg is not readable here (another machine?)"))
+    s = _seeded(pg_url)
+    try:
+        result = s.privacy_run(Scope("match", "zoltan.quaxby@example.org"), "erase")
+        raw = {p.name: p for p in result.verification.probes}["raw-bytes"]
+        assert raw.detail.startswith("NOT RUN: the server's data directory /srv/pg")
+        assert not raw.passed and not result.verification.passed
+        assert "keep the erased bytes until they rotate out" in raw.detail
+    finally:
+        s.close()
