@@ -267,7 +267,7 @@ def test_hnsw_top_10_matches_exact_search(pg_url: str) -> None:
                 size=12)), source_key=f"k{i}") for i in range(2000)])
         overlaps = []
         with s.read() as conn:
-            for i in range(40):
+            for _ in range(40):
                 q = rng.standard_normal(384).astype(np.float32)
                 q /= np.linalg.norm(q)
                 approx = [c for c, _ in pg.knn(conn, q, 10)]
@@ -311,7 +311,7 @@ def test_two_writer_processes_append_every_entry_once(pg_url: str) -> None:
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for me in ("1", "2")]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-2000:]
     own = {me: int(out.strip()) for me, (out, _) in zip(("1", "2"), outs, strict=True)}
     with psycopg.connect(pg_url) as conn:
