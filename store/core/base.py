@@ -128,6 +128,11 @@ class StoreBase:
                 str(location), int(self.settings["store.keep_connections"]),
                 int(self.settings["store.pg_ef_search"]))
         else:
+            if "postgres" in str(location) and ":/" in str(location):
+                # a URL that went through a path (its "//" collapsed): never a file named so
+                raise StoreError(f"{db.mask_url(str(location))} looks like a PostgreSQL URL "
+                                 "made into a file path; name the server as "
+                                 "postgresql://user@host:port/db")
             self.path = Path(location).expanduser()
             db.ensure_file(self.path)
             # Refuse a newer store before the first connection switches it to WAL: a store in
