@@ -203,7 +203,7 @@ class Indexer:
             ids, sims = found
             best_ref[:], best_sim[:] = ids, sims
             has[:] = True
-        elif n < _BULK:
+        elif n < _BULK or vec.indexed_knn(conn):
             for i in range(n):
                 hit = vec.knn(conn, vectors[i], 1)
                 if hit:

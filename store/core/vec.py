@@ -109,6 +109,12 @@ def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]
     return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
 
+def indexed_knn(conn: Connection) -> bool:
+    """Does an index answer nearest-neighbour queries (the server's HNSW), so that many
+    queries cost less than reading every vector into this process? (sqlite-vec scans.)"""
+    return on_server(conn)
+
+
 def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
     """Every stored vector: (chunk ids, matrix). For bulk nearest-neighbour work."""
     if on_server(conn):

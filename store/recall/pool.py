@@ -344,7 +344,8 @@ def pool(store: Store, conn: Connection, query: str,
     vector_of_query = qvec if callable(qvec) else (lambda: qvec)
     cache = cache_for(store)
     model = store.embedder.name
-    warm = bool(store.settings.get("recall.vector_cache", True))
+    # on a server the HNSW index answers: no process copies every vector
+    warm = bool(store.settings.get("recall.vector_cache", True)) and not store.on_server
     lexical = query
     fetch = max(1, size) * 2
     with cache.lock:
