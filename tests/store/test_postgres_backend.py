@@ -451,3 +451,25 @@ def test_a_raw_probe_that_cannot_read_the_servers_files_is_not_run_and_not_passe
         assert "keep the erased bytes until they rotate out" in raw.detail
     finally:
         s.close()
+
+
+def test_without_the_rebuild_the_raw_probe_finds_the_bytes(pg_url: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe can fail: with VACUUM FULL skipped, the deleted rows' bytes are still in the
+    table files (flushed there by a CHECKPOINT before the erasure), and it says so."""
+    from store import Scope
+    from store.core import db
+
+    s = _seeded(pg_url)
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+            data_dir = conn.execute("SHOW data_directory").fetchone()[0]
+        if not os.access(data_dir, os.R_OK | os.X_OK):
+            pytest.skip("the server's data directory is not readable here")
+        monkeypatch.setattr(db, "scrub_server", lambda engine, tables: [])
+        result = s.privacy_run(Scope("match", "zoltan.quaxby@example.org"), "erase")
+        raw = {p.name: p for p in result.verification.probes}["raw-bytes"]
+        assert not raw.passed and " 0 found" not in raw.detail, raw.detail
+    finally:
+        s.close()
