@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -128,7 +129,7 @@ class StoreBase:
                 str(location), int(self.settings["store.keep_connections"]),
                 int(self.settings["store.pg_ef_search"]))
         else:
-            if "postgres" in str(location) and ":/" in str(location):
+            if re.search(r"postgres(ql)?(\+psycopg)?:/", str(location), re.IGNORECASE):
                 # a URL that went through a path (its "//" collapsed): never a file named so
                 raise StoreError(f"{db.mask_url(str(location))} looks like a PostgreSQL URL "
                                  "made into a file path; name the server as "
