@@ -135,6 +135,11 @@ class StoreBase:
                                  "made into a file path; name the server as "
                                  "postgresql://user@host:port/db")
             self.path = Path(location).expanduser()
+            if self.path.suffix == ".pg" and self.path.parent.name == "postgresql":
+                # this machine's folder for a server store's own files, never a store file
+                raise StoreError(f"{self.path} is where this machine keeps a server store's "
+                                 "own files, not a store: name the server by its "
+                                 "postgresql:// URL")
             db.ensure_file(self.path)
             # Refuse a newer store before the first connection switches it to WAL: a store in
             # rollback-journal mode would otherwise have its header changed by the refusal.

@@ -473,3 +473,18 @@ def test_without_the_rebuild_the_raw_probe_finds_the_bytes(pg_url: str,
         assert not raw.passed and " 0 found" not in raw.detail, raw.detail
     finally:
         s.close()
+
+
+def test_a_mangled_url_or_the_local_folder_is_never_opened_as_a_file(tmp_path: Path) -> None:
+    """A URL that went through a path (its // collapsed) and this machine's folder of a
+    server store are refused in one line: neither becomes a new SQLite file."""
+    from store import local_anchor
+
+    mangled = tmp_path / "postgresql:" / "agent@db" / "lca"
+    with pytest.raises(StoreError, match="looks like a PostgreSQL URL"):
+        open_store(str(mangled), _settings())
+    anchor = local_anchor("postgresql://agent@db.example/lca")
+    anchor.parent.mkdir(parents=True, exist_ok=True)
+    with pytest.raises(StoreError, match="server store's own files"):
+        open_store(anchor, _settings())
+    assert not anchor.exists() and not mangled.exists()
