@@ -206,7 +206,8 @@ class StoreScreen(Screen[None]):
 
     def _show_status(self) -> None:
         """The header: the store's name, that this screen follows it, when it last changed."""
-        parts = [visible(self.lca.store.path.name), "following"]
+        parts = [visible(self.lca.store.url if self.lca.store.url is not None
+                         else self.lca.store.path.name), "following"]
         if self._store_changed is not None:
             parts.append(f"changed {ago(self._store_changed, self.lca.now())}")
         self.sub_title = " · ".join(parts)

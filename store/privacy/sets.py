@@ -15,6 +15,7 @@ from sqlmodel import col
 
 from store.privacy.content import content_columns, is_json_meta
 from store.privacy.scope import Matcher, Scope
+from store.core import pragmas
 from store.core.models import ImportPosition
 from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, in_json, rel, rowid
 
@@ -44,6 +45,8 @@ class Closure:
     nullify: dict[str, dict[str, set[int]]] = field(default_factory=dict)
     cleared: dict[str, int] = field(default_factory=dict)  # SET NULL pointers SQLite clears
     review: dict[int, str] = field(default_factory=dict)
+    # on a server, after the change: (table, ms) of each VACUUM FULL (the raw probe says it)
+    rebuilt: list[tuple[str, float]] = field(default_factory=list)
     rebuild: dict[str, set[int]] = field(default_factory=dict)
     chunk_rows: list[tuple[int, str, bool]] = field(default_factory=list)  # id, text, has vector
     exports: list[ExportHit] = field(default_factory=list)
@@ -152,8 +155,11 @@ def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
     """table → rowid → the content columns holding the scope's text, for every table but
     ``skip`` (or only those in ``only``). Content only: identifiers, kinds, times, hashes,
     paths the store read and writers are never matched (``store.privacy.content``). A read:
-    the matcher runs inside SQLite, rows that do not match never leave."""
-    register_matcher(conn, matcher)
+    the matcher runs inside SQLite, rows that do not match never leave. On a server, where no
+    Python function runs inside the database, rows with content are read and matched here."""
+    inside = pragmas.python_functions(conn)
+    if inside:
+        register_matcher(conn, matcher)
     found: dict[str, dict[int, list[str]]] = {}
     for name, info in sorted(tables.items()):
         if name in skip or (only is not None and name not in only):
@@ -162,8 +168,9 @@ def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
         if not cols:
             continue
         t = rel(name, *cols)
-        rows = conn.execute(select(t.c.rowid, *(t.c[c] for c in cols))
-                            .where(holds_clause(name, t, cols))).all()
+        rows = conn.execute(select(t.c.rowid, *(t.c[c] for c in cols)).where(
+            holds_clause(name, t, cols) if inside
+            else or_(*(t.c[c].is_not(None) for c in cols)))).all()
         for r in rows:
             hit = [c for c, v in zip(cols, r[1:], strict=True)
                    if matcher.holds_in(name, c, v)]

@@ -25,6 +25,7 @@ from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
 from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
 from store.core.timeutil import to_iso
+from store.core import pragmas
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -187,7 +188,8 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     keys = {(c.session_id, c.agent or "main", int(c.seq) + d)
             for c in owners for d in (-1, 1) if c.seq is not None}
     ordered = sorted(keys)
-    marks = ", ".join("(?, ?, ?)" for _ in ordered)
+    mark = pragmas.placeholder(conn)
+    marks = ", ".join(f"({mark}, {mark}, {mark})" for _ in ordered)
     # raw SQL: recall hot path, the neighbours looked up key by key through entry_by_session:
     # CROSS JOIN keeps the keys the outer loop (SQLite's planner otherwise scans the chunk
     # index: 595 ms for 100 keys at 50,000 chunks; a Core tuple IN, +22 ms a recall); 0.22 ms
@@ -205,13 +207,16 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     w = float(cfg["cos_weight"])
     own: dict[tuple[str, str, int], float] = {}
     model = store.embedder.name
+    # the neighbours' vectors the warm copy lacks, read at once (one round trip on a server)
+    fetched = vec.vectors_of(conn, [int(r[3] or 0) for r in rows if r[5] == model
+                                    and vectors.vector(int(r[3] or 0)) is None])
     for sid, agent, seq, chunk, sensitivity, chunk_model in rows:
         if channel is not None and rt.channel_denies(sensitivity or "public", channel):
             continue
         cid = int(chunk or 0)
         v = vectors.vector(cid)
         if v is None and chunk_model == model:  # another embedder's vector is not comparable
-            v = vec.vector_of(conn, cid)
+            v = fetched.get(cid)
         s = rt.similarity(None if v is None else float(v @ q), lex_of.get(cid, 0.0), w)
         key = (str(sid), str(agent), int(seq or 0))
         own[key] = max(own.get(key, 0.0), s)
@@ -353,8 +358,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
             waited[0] += (clock() - begun) * 1000.0
             return vector
     with store.read() as conn:
-        # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
-        conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
+        pragmas.mmap(conn, 268435456)  # connection control on the recall hot path
         pool = _pool(store, conn, query, query_vector, cfg, live, channel)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
         # scores rounded before the tie-break: the in-memory product and vec0 (and BLAS
@@ -377,7 +381,11 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     latency = (clock() - started) * 1000.0
     if qvec is not None:  # as if embedded here: its whole time, less the wait counted above
         latency += qvec.result()[1] - waited[0]
-    trace = Trace(None, to_iso(now), query, role, project, channel, historical, cfg,
+    # on a server the trace says what ranked it (a file's is sqlite-vec + FTS5 BM25)
+    recorded = cfg if not store.on_server else {
+        **cfg, "ranked_by": f"pgvector hnsw ef_search={store.settings['store.pg_ef_search']} "
+                            "+ tsvector ts_rank_cd"}
+    trace = Trace(None, to_iso(now), query, role, project, channel, historical, recorded,
                   round(latency, 3), embedder.name, bool(embedder.degraded),
                   rerun_of=rerun_of, considered=len(scored), injected=len(items),
                   candidates=[c for c, _ in scored])
