@@ -407,8 +407,8 @@ class PrivacyScreen(StoreScreen):
         failed = [p.name for p in r.verification.probes if not p.passed]
         self._verdict(f"{r.action} of {r.scope_kind} scope: " + (
             "verified, every probe passed" if r.verification.passed else
-            f"verification FAILED ({', '.join(failed) or 'see the probes'}): the "
-            "Verification tab (v) says what remains"), ok=r.verification.passed)
+            f"verification FAILED ({', '.join(failed) or 'see the probes'}) · v shows the "
+            "probes"), ok=r.verification.passed)
         self.closure = None
         self.refresh_bindings()
         self.reload()
