@@ -231,18 +231,6 @@ def test_snapshot_privacy_confirmation_scrolls(snap_compare: Any, demo_path: Pat
 
 
 # -- the scope select, the tree's excerpts, the verdict in the screen ---------------------------
-def _tree_text(tree: Tree) -> str:
-    lines = [str(tree.root.label)]
-
-    def walk(node: Any) -> None:
-        for child in node.children:
-            lines.append(str(child.label))
-            walk(child)
-
-    walk(tree.root)
-    return "\n".join(lines)
-
-
 async def test_the_tree_follows_the_scope_select(demo_path: Path) -> None:
     """After a preview, changing the select from match to entry (what ↓ on it did) no longer
     leaves the tree describing the old scope while e fails: the plan is dropped, the tree says
