@@ -351,6 +351,17 @@ class StoreScreen(Screen[None]):
                 event.input.display = False
             event.input.table.focus()
 
+    @on(FilterTable.FilterCleared)
+    def _filter_cleared(self, event: FilterTable.FilterCleared) -> None:
+        """Esc in a table with a kept filter: the filter's line goes too, and titles follow."""
+        event.stop()
+        for field in self.query(FilterInput):
+            if field.table is event.table:
+                field.value = ""
+                field.display = False
+        self.post_message(FilterChanged(event.table))
+        self.refresh_bindings()
+
     @on(FilterChanged)
     def _retitle(self, event: FilterChanged) -> None:
         self.filter_changed(event.table)

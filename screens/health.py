@@ -33,6 +33,10 @@ TREND = 8
 """Scans shown in a signal's trend (the table fits 80 columns with it)."""
 """Seconds between scans set off by store changes (a harness writing every second must not
 keep a core busy with scans); s scans at once."""
+DETAIL_MIN = 6
+"""Lines the signal's pane keeps below the list (its border, its first line, the keys that act
+on it, the start of its explanation): the list takes the rest, up to all its rows."""
+LIST_MIN = 5
 
 
 def _short(value: float | None) -> str:
@@ -59,20 +63,20 @@ def detail_text(sig: SignalResult) -> Text:
                 Text(sig.display)])
     out.append("   ")
     out.append(sig.rule, style="dim")
+    keys = []
+    if sig.offending_total:
+        keys.append(f"enter: {plural(sig.offending_total, 'offending row')}")
+    if sig.fix:
+        keys.append(f"f: fix ({sig.fix})")
+    if keys:  # second: a short terminal gives the detail few lines
+        out.append("\n")
+        out.append(" · ".join(keys), style="italic")
     out.append("\n")
     out.append(safe_text(sig.explanation))
     for line in _figures(sig.detail):
         out.append("\n")
         line.stylize("dim")
         out.append(line)
-    keys = []
-    if sig.offending_total:
-        keys.append(f"enter: {plural(sig.offending_total, 'offending row')}")
-    if sig.fix:
-        keys.append(f"f: fix ({sig.fix})")
-    if keys:
-        out.append("\n")
-        out.append("   ".join(keys), style="italic")
     return out
 
 
@@ -193,6 +197,17 @@ class HealthScreen(StoreScreen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
+        self._fit_list()
+
+    def _fit_list(self) -> None:
+        """Size the list to the screen: every signal when there is room, else as many as
+        leave the signal's pane ``DETAIL_MIN`` lines (the list scrolls)."""
+        table = self.query_one("#health-signals", DataTable)
+        room = self.size.height - 2  # the header and the footer
+        if self.query_one("#health-progress").display:
+            room -= 1
+        wanted = max(table.row_count, 1) + 3  # the column labels and the border
+        table.styles.height = max(LIST_MIN, min(wanted, room - DETAIL_MIN))
 
     def on_mount(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
@@ -255,6 +270,7 @@ class HealthScreen(StoreScreen):
                               key=s.name)
             if keep is not None and keep in table.rows:
                 table.move_cursor(row=table.get_row_index(keep), animate=False)
+        self._fit_list()
         self._select(keep if keep in table.rows else (
             data.scan.signals[0].name if data.scan.signals else None))
         if self.drilled is not None:
@@ -347,9 +363,11 @@ class HealthScreen(StoreScreen):
 
     # -- fixes ---------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "fix":
+        if action == "fix":  # not shown for a signal without a fix; off while one runs
             sig = self._current()
-            return None if self.fixing or sig is None or sig.fix is None else True
+            if sig is None or sig.fix is None:
+                return False
+            return None if self.fixing else True
         if action == "back":
             return self.drilled is not None
         return True
@@ -384,6 +402,7 @@ class HealthScreen(StoreScreen):
         bar = self.query_one("#health-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
+        self._fit_list()
         self.refresh_bindings()
         self._apply(plan)
 
@@ -411,6 +430,7 @@ class HealthScreen(StoreScreen):
     def _end_fix(self) -> None:
         self.fixing = False
         self.query_one("#health-progress").display = False
+        self._fit_list()
         self.refresh_bindings()
 
     def show_error(self, group: str, error: BaseException | None) -> None:

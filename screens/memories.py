@@ -345,11 +345,12 @@ class MemoriesScreen(StoreScreen):
 
     # -- actions -------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # a key that cannot act on the selected memory is not shown
         if action == "reveal":
-            return (self.detail is not None and self.detail.row.masked) or None
+            return self.detail is not None and self.detail.row.masked
         if action == "open_proposal":
-            return (self.detail is not None and bool(self.detail.proposals
-                                                     or self._link_proposal())) or None
+            return self.detail is not None and bool(self.detail.proposals
+                                                    or self._link_proposal())
         return super().check_action(action, parameters)
 
     def selected_id(self) -> str | None:
@@ -412,6 +413,10 @@ class MemoriesScreen(StoreScreen):
                         "not a transcript entry", markup=False, timeout=4)
             return
         self.post_message(OpenRecord(RecordRef("session", ev.session_id, ev.seq)))
+
+    @on(Tree.NodeHighlighted, "#memory-chain")
+    def _chain_moved(self) -> None:
+        self.refresh_bindings()  # p follows the link under the cursor
 
     @on(Tree.NodeSelected, "#memory-chain")
     def _chain_selected(self, event: Tree.NodeSelected[int]) -> None:

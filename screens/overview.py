@@ -82,6 +82,20 @@ def store_text(stats: Stats) -> Text:
     return out
 
 
+def context_value(s: Series | None) -> Text:
+    """How full the latest session's window is, in a few cells: ``14.8 % of 200,000``, or
+    the threshold it is past."""
+    if s is None or s.latest is None:
+        return Text("no snapshots", style="dim")
+    used, window = s.latest.used_tokens, s.window_tokens
+    pct = 100.0 * used / window if window else 0.0
+    if used >= s.auto_compact_threshold:
+        return Text(f"{pct:.0f} %: auto-compact", style="bold")
+    if used >= s.checkpoint_threshold:
+        return Text(f"{pct:.0f} %: checkpoint due", style="bold")
+    return Text(f"{pct:.1f} % of {window:,}")
+
+
 def records_text(stats: Stats) -> Text:
     out = Text(end="")
     out.append(_line("sessions", f"{stats.sessions:,}"))
@@ -179,7 +193,8 @@ class OverviewScreen(StoreScreen):
         "how many health signals fail or warn, and which; enter on it (or 6) opens the "
         "Health screen. Context pressure: "
         "the latest session's gauge (how old its latest snapshot is when it is not live); "
-        "enter on it opens the Context screen.\n\n"
+        "enter on it opens the Context screen; on a terminal under 32 rows, where the panel is "
+        "below the fold, the Store pane says how full that window is (context).\n\n"
         "On a small terminal the panes scroll: tab moves between the sessions and the "
         "pressure panel, up and down scroll, b hides the store and embedder panes, z fills "
         "the screen with the focused pane.\n\n"
@@ -236,8 +251,25 @@ class OverviewScreen(StoreScreen):
             if not (narrow and key in NARROW_LEFT_OUT):
                 table.add_column(label, key=key, width=width)
 
+    _data: OverviewData | None = None
+
+    def _show_store(self) -> None:
+        """The Store pane; below 32 rows (the pressure panel off screen) with the latest
+        window's fill in its spare line."""
+        if self._data is None:
+            return
+        text = store_text(self._data.stats)
+        if self.has_class("-short"):
+            text.append("\n")
+            text.append(_line("context", context_value(self._data.pressure)))
+            text.rstrip()
+        self.query_one("#overview-store", Static).update(text)
+
     def on_resize(self, event: Resize) -> None:
+        short = self.has_class("-short")
         super().on_resize(event)
+        if short != self.has_class("-short"):
+            self._show_store()
         narrow = event.size.width < NARROW_TABLE
         if narrow != getattr(self, "_narrow_sessions", narrow):
             self._session_columns(narrow)
@@ -253,7 +285,6 @@ class OverviewScreen(StoreScreen):
 
     def show_data(self, data: OverviewData) -> None:
         stats = data.stats
-        self.query_one("#overview-store", Static).update(store_text(stats))
         self.query_one("#overview-records", Static).update(records_text(stats))
         self.query_one("#overview-consolidation", Static).update(
             pass_line(data.consolidation, self.lca.now()))
@@ -264,6 +295,8 @@ class OverviewScreen(StoreScreen):
         self.query_one("#embedder-detail", Static).update(embedder_text(stats, data.daemon))
         self._show_sessions(data.latest, stats.sessions)
         self.query_one(PressureSummary).show(data.pressure, self.lca.now())
+        self._data = data
+        self._show_store()
         self._load_health()
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False)

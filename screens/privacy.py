@@ -118,7 +118,10 @@ class PrivacyScreen(StoreScreen):
         "holds or points at it, by table with counts (entries, chunks with their vectors and "
         "FTS rows, memories derived from them, evidence, traces and candidates, context "
         "snapshots, handoffs, import positions, and the exports the store wrote that hold "
-        "it) — is shown as a tree. Nothing changes yet.\n\n"
+        "it) — is shown as a tree, each entry and memory with an excerpt of its text (around "
+        "the match for a text scope). Nothing changes yet. Changing the kind in the box "
+        "previews again (or the tree says why the value does not fit); c puts the cursor in "
+        "the tree.\n\n"
         "e erases it all (one transaction, deleted content overwritten, then the WAL "
         "truncated and the file vacuumed where needed); r redacts instead (the text becomes "
         "[REDACTED] in place, entries keep their place, the index is rebuilt). Either asks "
@@ -126,7 +129,8 @@ class PrivacyScreen(StoreScreen):
         "runs in the background with a progress bar; then the Verification tab shows every "
         "probe: rows, FTS, a substring scan of every text column, semantic (no chunk within "
         "0.98 cosine of a removed one), traces, exports and the raw bytes of the database "
-        "and its WAL. An erasure that could not truncate the WAL fails there and says so.\n\n"
+        "and its WAL. An erasure that could not truncate the WAL fails there and says so. The "
+        "verdict stays in a line above the tabs, naming the probes that failed.\n\n"
         "The Tombstones tab lists what erasures and redactions left (scope kind, counts, "
         "time, actor; never content); enter on one shows its stored verification."
     )
@@ -152,6 +156,8 @@ class PrivacyScreen(StoreScreen):
         self.delete_exports = False
         self.busy = False
         self.runs = 0
+        self._tree_scope = False
+        """The tree shows a scope (its closure, or why it has none): the select follows."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -160,6 +166,7 @@ class PrivacyScreen(StoreScreen):
                 yield Select([(k, k) for k in SCOPE_KINDS], value="match", allow_blank=False,
                              id="privacy-kind", compact=True)
                 yield Input(placeholder=PLACEHOLDER["match"], id="privacy-input")
+            yield Static("", id="privacy-verdict", markup=False)
             with TabbedContent(id="privacy-tabs", initial="closure"):
                 with TabPane("Closure", id="closure"):
                     yield Tree(Text("Press / and type what names the records, then enter.",
@@ -187,6 +194,7 @@ class PrivacyScreen(StoreScreen):
                                   ("actor", "actor", 10), ("counts", "counts", 60)):
             table.add_column(label, key=key, width=width)
         self.query_one("#privacy-progress").display = False
+        self.query_one("#privacy-verdict").display = False
         self.query_one("#privacy-tree", Tree).show_root = True
 
     # -- loading: the tombstones ------------------------------------------------------------
@@ -210,7 +218,31 @@ class PrivacyScreen(StoreScreen):
     # -- scope and preview -------------------------------------------------------------------
     @on(Select.Changed, "#privacy-kind")
     def _kind_changed(self, event: Select.Changed) -> None:
-        self.query_one("#privacy-input", Input).placeholder = PLACEHOLDER[str(event.value)]
+        """Another kind of scope: the tree and the plan follow it — what was previewed no
+        longer applies, so the new scope is previewed (or the tree says why it cannot be)."""
+        field = self.query_one("#privacy-input", Input)
+        field.placeholder = PLACEHOLDER[str(event.value)]
+        c = self.closure
+        if not self._tree_scope or (c is not None and c.scope.kind == str(event.value)):
+            return  # nothing previewed yet, or the preview is of this kind already
+        self.closure = None
+        self.refresh_bindings()
+        scope = self._scope()
+        if scope is not None:
+            self._start_preview(scope, c.action if c is not None else "erase", confirm=False)
+
+    def _show_problem(self, text: str) -> None:
+        """A scope that cannot be previewed: the tree says so (not only the status line), and
+        nothing stays planned."""
+        self.closure = None
+        self._tree_scope = True
+        tree = self.query_one("#privacy-tree", Tree)
+        tree.clear()
+        tree.root.set_label(Text(f"nothing to erase or redact: {visible(text)}",
+                                 style="bold"))
+        self.query_one(TabbedContent).active = "closure"
+        self._status(text)
+        self.refresh_bindings()
 
     def _scope(self) -> Scope | None:
         kind = str(self.query_one("#privacy-kind", Select).value)
@@ -218,7 +250,7 @@ class PrivacyScreen(StoreScreen):
         try:
             return Scope(kind, value)
         except ScopeError as exc:
-            self._status(str(exc))
+            self._show_problem(str(exc))
             return None
 
     @on(Input.Submitted, "#privacy-input")
@@ -257,9 +289,10 @@ class PrivacyScreen(StoreScreen):
 
     @on(PrivacyProblem)
     def _problem(self, message: PrivacyProblem) -> None:
-        self._status(message.text)
+        self._show_problem(message.text)
 
     def _show_closure(self, c: Closure) -> None:
+        self._tree_scope = True
         tree = self.query_one("#privacy-tree", Tree)
         tree.clear()
         tree.root.set_label(closure_tree_label(c))
@@ -371,6 +404,11 @@ class PrivacyScreen(StoreScreen):
                           r.verification.passed, r.exports_deleted)
         verdict = "every probe passed" if r.verification.passed else "verification FAILED"
         self._status(f"{r.action} done: {verdict}")
+        failed = [p.name for p in r.verification.probes if not p.passed]
+        self._verdict(f"{r.action} of {r.scope_kind} scope: " + (
+            "verified, every probe passed" if r.verification.passed else
+            f"verification FAILED ({', '.join(failed) or 'see the probes'}) · v shows the "
+            "probes"), ok=r.verification.passed)
         self.closure = None
         self.refresh_bindings()
         self.reload()
@@ -412,12 +450,23 @@ class PrivacyScreen(StoreScreen):
         self.query_one("#privacy-tree", Tree).focus()
 
     def action_tab(self, tab: str) -> None:
+        """Show a tab and put the cursor in it (c: the tree, one key from anywhere)."""
         self.query_one(TabbedContent).active = tab
+        target = {"closure": "#privacy-tree", "verification": "#privacy-report",
+                  "tombstones": "#privacy-tombstones"}[tab]
+        self.query_one(target).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "change":
             return None if self.busy else True
         return True
+
+    def _verdict(self, text: str, ok: bool) -> None:
+        """The last run's verdict, above the tabs: it stays whichever tab is shown."""
+        line = self.query_one("#privacy-verdict", Static)
+        line.update(Text(visible(text), end=""))
+        line.set_class(not ok, "-failed")
+        line.display = True
 
     def _status(self, text: str) -> None:
         self.query_one("#privacy-status", Static).update(Text(visible(text), end=""))
@@ -427,4 +476,7 @@ class PrivacyScreen(StoreScreen):
             self.busy = False
             self.query_one("#privacy-progress").display = False
             self._status(f"failed: {error}")
+            if group == "privacy-run":
+                self._verdict(f"the run FAILED before its verification: "
+                              f"{type(error).__name__}: {error}", ok=False)
             self.refresh_bindings()

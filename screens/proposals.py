@@ -87,9 +87,11 @@ class PassDone(Message):
 
 def order(rows: list[ProposalSummary]) -> list[ProposalSummary]:
     """The queue: pending first, oldest first (the order they came in), then the decided,
-    newest first."""
+    the latest decision first — so the proposal just decided stays next to the pending ones,
+    and the rows in view around it are those still to decide."""
     pending = sorted((r for r in rows if r.status == "pending"), key=lambda r: (r.created, r.id))
-    done = [r for r in rows if r.status != "pending"]
+    done = sorted((r for r in rows if r.status != "pending"),
+                  key=lambda r: (r.decided or r.created, r.id), reverse=True)
     return pending + done
 
 
@@ -118,7 +120,8 @@ class ProposalsScreen(StoreScreen):
         "(API or a harness approval event), a memory file changed outside the gate, the "
         "proposer command or `lca-tui propose` — with the checks the store ran on it.\n\n"
         "The queue (top): pending proposals first, in the order they came, then the decided "
-        "ones, newest first: id, status, operation and memory type, where it came from "
+        "ones, the latest decision first (so the one just decided stays beside those still "
+        "to decide): id, status, operation and memory type, where it came from "
         "(pass, harness, event, file, proposer, cli), the target memory, the checks that did "
         "not pass (✗ failed, ! warned: dup duplicate, contra contradiction, support source "
         "support, budget critical budget, risk procedure/identity, verifier), and its age. "
@@ -324,8 +327,11 @@ class ProposalsScreen(StoreScreen):
 
     # -- the detail ----------------------------------------------------------------------
     def _show_detail(self, detail: ProposalDetail | None) -> None:
+        before = self.detail.info.id if self.detail is not None else None
         self.detail = detail
         pane = self.query_one("#proposal-detail", VerticalScroll)
+        if detail is None or detail.info.id != before:  # another proposal: from its top
+            pane.scroll_home(animate=False, immediate=True)
         head = self.query_one("#pd-head", Static)
         sections = pane.query(".pd-title, #pd-candidate, #pd-diff, #pd-checks, #pd-evidence, "
                               "#pd-options, #pd-outcome")
@@ -371,21 +377,24 @@ class ProposalsScreen(StoreScreen):
 
     # -- deciding ------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # a key that cannot act on the shown proposal is not shown; while a decision or a
+        # pass runs, the decide keys are shown but off
         info = self.detail.info if self.detail is not None else None
         decidable = info is not None and info.status in DECIDABLE and \
-            info.summary.op is not None and self._busy is None
+            info.summary.op is not None
+        busy = None if self._busy is not None else True
         if action in ("approve", "reject"):
-            return decidable or None
+            return decidable and busy
         if action in ("edit", "edit_external"):
             editable = decidable and info is not None and info.summary.op in NEEDS_CONTENT \
                 and not info.masked and info.status == "pending"
             if action == "edit_external":
-                return (editable and bool(_editor())) or None
-            return editable or None
+                return (editable and bool(_editor()) and busy) or None  # E is not in the footer
+            return editable and busy
         if action == "consolidate":
             return self._busy is None or None
         if action == "next":
-            return any(r.status == "pending" for r in self.rows) or None
+            return any(r.status == "pending" for r in self.rows)
         return super().check_action(action, parameters)
 
     def _memory_dir(self) -> str | None:

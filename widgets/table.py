@@ -23,6 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.events import Resize
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, CellType, RowKey
 
@@ -46,7 +47,20 @@ class FilterTable(DataTable[Any]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("g", "scroll_top", "Top", show=False),
         Binding("G", "scroll_bottom", "Bottom", show=False),
+        Binding("escape", "clear_filter", "Clear filter", id="table-clear-filter",
+                tooltip="Show every row again (the filter kept with enter)"),
     ]
+
+    class FilterCleared(Message):
+        """Esc cleared the table's kept filter (the screen hides the filter's line)."""
+
+        def __init__(self, table: FilterTable) -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> FilterTable:
+            return self.table
 
     def __init__(self, *, filter_columns: Sequence[str] = (), filter_label: str = "rows",
                  stretch: str | None = None, stretch_min: int = 16,
@@ -157,6 +171,17 @@ class FilterTable(DataTable[Any]):
             self.move_cursor(row=self.get_row_index(keep), animate=False)
         elif self.row_count:
             self.move_cursor(row=0, animate=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc is a key of the table only while a filter is kept: otherwise it is not shown
+        and goes to the screen (restore a zoomed pane, back to a list)."""
+        if action == "clear_filter":
+            return bool(self.filter_text)
+        return super().check_action(action, parameters)
+
+    def action_clear_filter(self) -> None:
+        self.set_filter("")
+        self.post_message(self.FilterCleared(self))
 
     # -- the stretching column -------------------------------------------------------------------
     def on_resize(self, event: Resize) -> None:

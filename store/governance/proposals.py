@@ -627,7 +627,8 @@ def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
                             c.revision) for c in checks]
     return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
                            tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
-                           tuple(checks), row.proposer, row.kind, row.external_id)
+                           tuple(checks), row.proposer, row.kind, row.external_id,
+                           row.decided_at)
 
 
 def list_proposals(store: Store, status: str | None = None, limit: int | None = None

@@ -140,6 +140,8 @@ class ProposalSummary:
     proposer: str | None = None
     kind: str | None = None  # a harness's own kind (content-less event history)
     external_id: str | None = None
+    decided: str | None = None
+    """When it was approved, rejected or failed (None while pending)."""
 
     @property
     def target(self) -> int | None:

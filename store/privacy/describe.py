@@ -139,9 +139,26 @@ def _file_holds(path: Path, matcher: Matcher) -> bool:
         return False
 
 
+EXCERPT = 60
+"""Characters of an entry's or memory's text a preview label quotes."""
+
+
+def excerpt(text: str | None, matcher: Matcher | None) -> str:
+    """What goes, in a few words: around the first match for a text scope, else the text's
+    start; on one line, cut to about ``EXCERPT`` characters."""
+    if not text:
+        return ""
+    found = matcher.pattern.search(text) if matcher is not None else None
+    start = 0 if found is None else max(0, found.start() - EXCERPT // 3)
+    piece = " ".join(text[start:start + EXCERPT].split())
+    return ("…" if start else "") + piece + ("…" if start + EXCERPT < len(text) else "")
+
+
 def labels(conn: Connection, c: Closure) -> None:
-    """A few readable rows per table for the preview tree (ids, kinds, names; no text
-    excerpt: the preview names records, it does not show them again)."""
+    """A few readable rows per table for the preview tree: ids, kinds, names, and for an
+    entry or a memory an excerpt of what goes (around the match for a text scope; none for
+    a secret one)."""
+    matcher = Matcher(c.scope) if c.scope.is_text else None
     touched: dict[str, set[int]] = {t: set(r) for t, r in c.delete.items()}
     for t, rows in c.scrub.items():
         touched.setdefault(t, set()).update(rows)
@@ -149,16 +166,18 @@ def labels(conn: Connection, c: Closure) -> None:
         first = sorted(rowids)[:LABELS_PER_TABLE]
         if table == "entry":
             query = (select(Entry.session_id, Entry.seq, Entry.kind, Entry.agent)
-                     .add_columns(col(Entry.sensitivity))
+                     .add_columns(col(Entry.sensitivity), col(Entry.content))
                      .where(in_json(rowid(Entry), ids_json(first)))
                      .order_by(col(Entry.session_id), col(Entry.seq)))
             out = [f"{r[0][:8]}#{r[1]} {r[2]}" + (f" · {r[3]}" if r[3] != "main" else "")
                    + (f" · {r[4]}" if r[4] != "public" else "")
+                   + (f' "{excerpt(r[5], matcher)}"' if r[4] != "secret" and r[5] else "")
                    for r in conn.execute(query).all()]
         elif table == "memory":
-            out = [f"memory {r[0]} · {r[1] if r[2] != 'secret' else '[secret]'}"
+            out = [f"memory {r[0]} · " + (f'{r[1]} "{excerpt(r[3], matcher)}"'
+                                          if r[2] != "secret" else "[secret]")
                    for r in conn.execute(
-                       select(Memory.id, Memory.name, Memory.sensitivity)
+                       select(Memory.id, Memory.name, Memory.sensitivity, Memory.body)
                        .where(in_json(rowid(Memory), ids_json(first)))
                        .order_by(col(Memory.id))).all()]
         elif table == "session":

@@ -59,3 +59,31 @@ async def test_slash_filters_traces_by_query(demo_path: Path) -> None:
         assert _rows(table, "query") == ["where are the staging credentials"]
         await pilot.press("escape")
         assert table.row_count == 4
+
+
+async def test_esc_in_the_table_clears_a_kept_filter(demo_path: Path) -> None:
+    """A filter kept with enter: the footer offers esc in the table, and esc shows every row
+    again and hides the filter's line (esc there did nothing and said nothing); without a
+    filter esc is not the table's key."""
+    from textual.widgets._footer import FooterKey
+
+    app = _app(demo_path, "transcript")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        await _loaded(pilot)
+        screen = app.screen
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
+        table = screen.query_one("#entries", FilterTable)
+        table.focus()
+        everything = table.row_count
+        assert not table.check_action("clear_filter", ())
+        await pilot.press("slash", *"tool_call", "enter")
+        await pilot.pause()
+        assert app.focused is table and table.row_count < everything
+        assert "Clear filter" in {k.description for k in screen.query(FooterKey)}
+        await pilot.press("escape")
+        await pilot.pause()
+        assert table.row_count == everything and not table.filter_text
+        field = screen.query_one("#entries-filter")
+        assert not field.display and field.value == ""
+        assert not screen.query_one("#lists").border_subtitle
+        assert "Clear filter" not in {k.description for k in screen.query(FooterKey)}

@@ -483,3 +483,112 @@ async def test_memory_filter_reads_the_whole_text_and_no_match_clears_the_detail
         await pilot.press("escape")
         await wait_until(pilot, lambda: table.row_count > 1, what="filter cleared")
         await wait_until(pilot, lambda: screen.detail is not None, what="a memory again")
+
+
+# -- Proposals and Memories: the queue in view, the keys that act ----------------------------
+def _row_in_view(table: DataTable) -> bool:
+    """The cursor's row is inside the table's visible rows (below the column labels)."""
+    shown = table.scrollable_content_region.height - 1
+    return table.scroll_y <= table.cursor_row < table.scroll_y + shown
+
+
+async def test_a_decision_keeps_its_row_next_to_the_pending_ones_at_80x24(
+        gov: tuple[Store, dict[str, Any]]) -> None:
+    """At 80x24, with more decided proposals than rows in view, the proposal just rejected
+    sits right after the pending ones (decided ones: latest decision first), the cursor on it
+    and in view, pending rows in view above it (it went down among the decided, ordered by
+    creation, and every row in view was a decided one)."""
+    store, ids = gov
+    for i in range(6):  # decided proposals made after the pending ones
+        later = store.propose({"op": "add", "type": "feedback", "content": f"Note {i}.",
+                               "metadata": {"name": f"note {i}"}}, origin="cli",
+                               auto_apply=False)
+        store.reject(later.id, "not needed")
+    pid = ids["pending"]["duplicate"]
+    app = make_app(store=store, now=FIXED_NOW, mode="proposals")
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
+        screen = await _queue(pilot, app)
+        await _select(pilot, screen, pid)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), what="modal")
+        app.screen.query_one(Input).value = "a duplicate"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.decisions >= 1, what="rejection")
+        table = screen.query_one("#proposal-queue", DataTable)
+        await wait_until(pilot, lambda: "rej" in str(table.get_row(str(pid))[1]),
+                         what="queue updated")
+        await pilot.pause()
+        await pilot.pause()
+        pending = sum(1 for r in screen.rows if r.status == "pending")
+        assert table.get_row_index(str(pid)) == pending  # first of the decided
+        assert table.cursor_row == pending and _row_in_view(table)
+        shown = table.scrollable_content_region.height - 1
+        in_view = [table.coordinate_to_cell_key((i, 0)).row_key.value
+                   for i in range(int(table.scroll_y), min(int(table.scroll_y) + shown,
+                                                           table.row_count))]
+        statuses = [store.proposal(int(k)).status for k in in_view]
+        assert statuses.count("pending") >= shown - 1, statuses
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
+async def test_next_shows_the_next_proposal_from_its_top(gov: tuple[Store, dict[str, Any]],
+                                                         size: tuple[int, int]) -> None:
+    """n after scrolling a proposal's detail down shows the next one from its first line
+    (it kept the old detail's scroll offset)."""
+    store, _ = gov
+    first, second = (store.propose({
+        "op": "add", "type": "reference", "content": f"Inventory {name}.\n" + "".join(
+            f"- item {i} of the {name} inventory\n" for i in range(80)),
+        "metadata": {"name": f"Inventory {name}"}}, origin="cli", auto_apply=False).id
+        for name in ("one", "two"))  # two long candidates, one after the other
+    app = make_app(store=store, now=FIXED_NOW, mode="proposals")
+    async with app.run_test(message_hook=load_log(app), size=size) as pilot:
+        screen = await _queue(pilot, app)
+        await _select(pilot, screen, first)
+        pane = screen.query_one("#proposal-detail")
+        await pilot.pause()
+        pane.scroll_to(y=12, animate=False, immediate=True)
+        await pilot.pause()
+        assert pane.scroll_y == 12
+        loads = load_count(screen, "detail")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: load_count(screen, "detail") > loads
+                         and screen.detail.info.id == second, what="the next proposal")
+        await pilot.pause()
+        assert pane.max_scroll_y > 12 and pane.scroll_y == 0
+
+
+async def test_decide_keys_are_not_shown_on_a_decided_proposal(
+        gov: tuple[Store, dict[str, Any]]) -> None:
+    """a / r / e are in the footer for a pending proposal and gone for a decided one (they
+    were listed there and did nothing)."""
+    from textual.widgets._footer import FooterKey
+
+    store, ids = gov
+    decided = next(r.id for r in store.proposals() if r.status == "applied")
+    app = make_app(store=store, now=FIXED_NOW, mode="proposals")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = await _queue(pilot, app)
+        await _select(pilot, screen, ids["pending"]["inference"])
+        await pilot.pause()
+        assert {"a", "r", "e"} <= {k.key for k in screen.query(FooterKey)}
+        await _select(pilot, screen, decided)
+        await pilot.pause()
+        assert not {"a", "r", "e"} & {k.key for k in screen.query(FooterKey)}
+        assert not {"a", "r", "e"} & set(screen.active_bindings)
+
+
+async def test_p_is_shown_only_for_a_memory_a_proposal_made(
+        gov: tuple[Store, dict[str, Any]]) -> None:
+    """p (open the proposal) is in the footer for a memory a proposal made, and not for one
+    read from a file that no proposal touched (it did nothing there)."""
+    store, ids = gov
+    app = make_app(store=store, now=FIXED_NOW, mode="memories")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = await _memories(pilot, app, ids["merged"])
+        await pilot.pause()
+        assert "p" in screen.active_bindings
+        screen = await _memories(pilot, app, ids["ids"]["Release process"])
+        assert not screen.detail.proposals
+        await pilot.pause()
+        assert "p" not in screen.active_bindings

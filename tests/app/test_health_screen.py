@@ -189,3 +189,61 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
         assert "(enter: open)" in rendered_text(overview.query_one("#overview-health"))
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "health", what="Health")
+
+
+# -- the layout at 80x24 and 160x50, and the keys that act -------------------------------------
+def _footer_keys(screen: Any) -> set[str]:
+    """The keys the footer shows (hidden keys are not there; disabled ones would be)."""
+    from textual.widgets._footer import FooterKey
+
+    return {k.key for k in screen.query(FooterKey)}
+
+
+async def test_the_list_holds_every_signal_when_the_screen_has_room(demo_path: Path) -> None:
+    """At 160x50 every signal is in view (hook_failures was hidden by a fixed height, half
+    the screen empty); at 80x24 the list leaves the signal's pane its first lines."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(message_hook=load_log(app), size=(160, 50)) as pilot:
+        screen = await _loaded(pilot)
+        table = screen.query_one("#health-signals", DataTable)
+        assert table.row_count > 15
+        assert table.max_scroll_y == 0, "every signal row fits"
+        assert "hook_failures" in rendered_text(table)
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
+        screen = await _loaded(pilot)
+        detail = screen.query_one("#health-detail")
+        assert detail.outer_size.height >= 6
+        assert detail.region.bottom <= 23, "the pane ends above the footer"
+
+
+async def test_the_selected_signal_shows_what_enter_and_f_do_at_80x24(demo_path: Path
+                                                                        ) -> None:
+    """The selected signal's pane shows "enter: N offending rows · f: fix" on a 24-line
+    terminal (it had two lines, and the keys came after the explanation)."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
+        screen = await _loaded(pilot)
+        pane = screen.query_one("#health-detail")
+        lines = rendered_text(screen.query_one("#health-detail-text")).splitlines()
+        shown = "\n".join(lines[:pane.scrollable_content_region.height])  # what is in view
+        assert re.search(r"enter: 605 offending rows · f: fix \(compact-duplicates\)",
+                         shown), shown
+
+
+async def test_f_is_not_shown_for_a_signal_without_a_fix(demo_path: Path) -> None:
+    """f is in the footer for a signal with a fix, and gone for one without (it did nothing
+    and said nothing there)."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="health")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = await _loaded(pilot)
+        assert screen.result is not None
+        assert "f" in _footer_keys(screen)
+        table = screen.query_one("#health-signals", DataTable)
+        no_fix = next(s.name for s in screen.result.signals if s.fix is None)
+        table.move_cursor(row=table.get_row_index(no_fix))
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.selected == no_fix
+        assert "f" not in _footer_keys(screen)
+        assert "f" not in screen.active_bindings

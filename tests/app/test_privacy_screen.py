@@ -228,3 +228,75 @@ def test_snapshot_privacy_confirmation_scrolls(snap_compare: Any, demo_path: Pat
         assert box.bottom <= size[1] and box.height == 3  # the input is on screen, whole
 
     assert snap_compare(watch(app), terminal_size=size, run_before=run_before)
+
+
+# -- the scope select, the tree's excerpts, the verdict in the screen ---------------------------
+async def test_the_tree_follows_the_scope_select(demo_path: Path) -> None:
+    """After a preview, changing the select from match to entry (what ↓ on it did) no longer
+    leaves the tree describing the old scope while e fails: the plan is dropped, the tree says
+    why the new scope cannot be previewed, and e does nothing but say so; back to match, the
+    tree previews it again."""
+    from textual.widgets import Select
+
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
+        screen = await _preview(pilot, EMAIL)
+        tree = screen.query_one("#privacy-tree", Tree)
+        assert "erasing match" in str(tree.root.label) and screen.closure is not None
+        select = screen.query_one("#privacy-kind", Select)
+        select.value = "entry"
+        await _settled(pilot)
+        assert screen.closure is None
+        assert "numeric id" in str(tree.root.label) and not tree.root.children
+        await pilot.press("e")
+        await _settled(pilot)
+        assert not isinstance(app.screen, ConfirmWord) and screen.runs == 0
+        assert "numeric id" in str(tree.root.label)
+        loads = load_count(screen, "preview")
+        select.value = "match"
+        await wait_until(pilot, lambda: load_count(screen, "preview") > loads,
+                         what="the preview again")
+        await _settled(pilot)
+        assert "erasing match" in str(tree.root.label) and screen.closure is not None
+        assert app.store.search(EMAIL, mode="fts")  # nothing was erased
+
+
+async def test_the_tree_quotes_what_goes(demo_path: Path) -> None:
+    """The preview names each entry and memory with an excerpt of its text around the match
+    (it named them by id only), and c puts the cursor in the tree from the input."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = await _preview(pilot, EMAIL)
+        tree = screen.query_one("#privacy-tree", Tree)
+        entries = next(n for n in tree.root.children if str(n.label).startswith("entry "))
+        quoted = [str(leaf.label) for leaf in entries.children]
+        assert quoted and all(EMAIL in q and '"' in q for q in quoted), quoted
+        screen.query_one("#privacy-input", Input).focus()
+        await pilot.press("escape", "c")
+        await pilot.pause()
+        assert app.focused is tree
+
+
+async def test_a_failed_verification_is_shown_in_the_screen(demo_path: Path,
+                                                           tmp_path: Path) -> None:
+    """A redaction whose proof fails (an export file still holds the text, kept) shows its
+    verdict on the screen above the tabs, naming the failed probe — not only in the status
+    line — and it stays when another tab is shown."""
+    app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
+    async with app.run_test(message_hook=load_log(app), size=(80, 24)) as pilot:
+        app.store.export(tmp_path / "out")
+        screen = await _preview(pilot, EMAIL)
+        assert screen.closure is not None and screen.closure.exports
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
+        await pilot.press(*"redact", "enter")
+        await wait_until(pilot, lambda: screen.runs >= 1, timeout=60, what="redaction")
+        await _settled(pilot)
+        assert screen.result is not None and not screen.result.verification.passed
+        verdict = screen.query_one("#privacy-verdict")
+        assert verdict.display and verdict.region.height >= 1
+        shown = str(verdict.render())
+        assert "verification FAILED" in shown and "exports" in shown, shown
+        await pilot.press("t")
+        await pilot.pause()
+        assert verdict.display and "FAILED" in str(verdict.render())

@@ -448,3 +448,23 @@ async def test_overview_shows_zero_recall_traces(tmp_path: Path, run_app: RunApp
             assert "proposals" not in text
     finally:
         store.close()
+
+
+async def test_overview_shows_the_pressure_at_80x24(demo_path: Path, run_app: RunApp) -> None:
+    """At 80x24 the context-pressure panel is below the fold: the Store pane says how full the
+    latest window is, in view without scrolling (the panel was off screen, its figure
+    nowhere); at 120x40 the panel shows and the Store pane does not repeat it."""
+    async with run_app(demo_path, size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        await pilot.pause()
+        key = pilot.app.store.latest_series_key()
+        series = pilot.app.store.series(key.session_id, key.agent)
+        pct = 100.0 * series.latest.used_tokens / series.window_tokens
+        pane = screen.query_one("#overview-store")
+        assert pane.region.bottom <= 23
+        text = rendered_text(pane)
+        assert f"context       {pct:.1f} % of {series.window_tokens:,}" in text, text
+    async with run_app(demo_path, size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        await pilot.pause()
+        assert "context" not in rendered_text(screen.query_one("#overview-store"))
