@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from sqlalchemy import Connection, func, insert, update
+from sqlalchemy import Connection, delete, func, insert, update
 from sqlmodel import col, select
 
-from store.core.models import SecretFinding
+from store.core.models import SecretFinding, StoreMeta
 from store.core.timeutil import now_iso
 
 
@@ -88,3 +88,19 @@ def kinds_of(conn: Connection, source_type: str, source_id: int) -> dict[str, in
     for k, n in rows:
         out[str(k)] = out.get(str(k), 0) + int(n)
     return out
+
+
+UNSCANNED = ("secrets.unscanned_entries_through", "secrets.unscanned_memories_through")
+
+
+def unscanned(conn: Connection) -> dict[str, int]:
+    """``entry`` / ``memory`` → the highest id written before the detector existed and never
+    scanned (migration 17's ``store_meta`` keys); empty once ``scan-secrets`` ran."""
+    rows = conn.execute(select(StoreMeta.key, StoreMeta.value).where(
+        col(StoreMeta.key).in_(UNSCANNED))).all()
+    return {("entry" if "entries" in str(k) else "memory"): int(v) for k, v in rows}
+
+
+def mark_scanned(conn: Connection) -> None:
+    """Everything written before the detector existed has been scanned."""
+    conn.execute(delete(StoreMeta).where(col(StoreMeta.key).in_(UNSCANNED)))

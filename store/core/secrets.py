@@ -74,9 +74,11 @@ _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
 _PIECE = 4000
 _OVERLAP = 200
 _WINDOW = 120  # characters either side of a secret-sounding name the keyword rules read
-_CACHE_CHARS = 200_000
+# Texts up to this long keep their findings in a cache (8,192 texts), so the write path, the
+# indexer's masking and ``embed_new`` detect an entry once; a longer one is detected again.
+_CACHE_CHARS = 20_000
 # Every name of detect-secrets' keyword deny list holds one of these.
-_KEYWORD_HINTS = ("key", "pass", "pwd", "secret", "contrase")  # texts longer than this are not kept in the detection cache
+_KEYWORD_HINTS = ("key", "pass", "pwd", "secret", "contrase")
 
 
 @dataclass(frozen=True)
@@ -319,6 +321,6 @@ def _merged(found: list[Finding]) -> tuple[Finding, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def _detect_cached(detector: Detector, text: str) -> tuple[Finding, ...]:
     return _detect(detector, text)

@@ -213,7 +213,8 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
         if report.entries_secret:
             report.notes.append(f"{plural(report.entries_secret, 'entry', 'entries')} held a "
                                 "secret (a key, a token, a password): stored secret, masked, "
-                                "never injected; `lca-tui scan-secrets --list` names the kinds found")
+                                "never injected; `lca-tui scan-secrets --list` names the "
+                                "kinds found")
         if report.private_spans:
             report.notes.append(f"{plural(report.private_spans, '<private> span')} stored "
                                 "redacted")
