@@ -39,6 +39,20 @@ def dismissed(conn: Connection, source_type: str, ids: Iterable[int]) -> set[int
     return out
 
 
+def found_secret(conn: Connection, source_type: str, ids: Iterable[int]) -> set[int]:
+    """The records among ``ids`` holding a caught secret: open findings other than a
+    ``<private>`` span (whose text is already redacted)."""
+    ids = list(ids)
+    out: set[int] = set()
+    for i in range(0, len(ids), 500):
+        out.update(int(r) for r in conn.execute(select(SecretFinding.source_id).where(
+            col(SecretFinding.source_type) == source_type,
+            col(SecretFinding.source_id).in_(ids[i:i + 500]),
+            col(SecretFinding.dismissed_at).is_(None),
+            col(SecretFinding.kind) != "private-span")).scalars())
+    return out
+
+
 def recorded(conn: Connection, source_type: str, ids: Iterable[int]) -> set[int]:
     """The records among ``ids`` that already have findings (dismissed or not)."""
     ids = list(ids)

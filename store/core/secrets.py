@@ -62,6 +62,7 @@ KINDS: tuple[str, ...] = (*_PLUGINS.values(), "email", "phone")
 """Every kind a finding may record (``private-span`` is recorded for redacted spans)."""
 PRIVATE_SPAN = "private-span"
 
+_PLACEHOLDER = re.compile(r"\[secret: [a-z-]+\]")
 # A private key block: from its header to its footer (or the end of the text when cut off).
 _KEY_BLOCK = re.compile(
     r"(?:-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d)"
@@ -97,12 +98,14 @@ class Detector:
     email: bool = False
     phone: bool = False
     phone_region: str | None = None
+    secrets: bool = True  # off only where a setting says so (the demo's fixed story)
 
     @classmethod
     def from_settings(cls, settings: Any) -> Detector:
         region = str(settings["privacy.phone_region"] or "").strip().upper() or None
         return cls(bool(settings["privacy.detect_email"]),
-                   bool(settings["privacy.detect_phone"]), region)
+                   bool(settings["privacy.detect_phone"]), region,
+                   bool(settings["privacy.detect_secrets"]))
 
     def detect(self, text: str) -> tuple[Finding, ...]:
         """Every finding in ``text``, in order, spans not overlapping."""
@@ -251,10 +254,11 @@ def _spans_of(value: str, line: str, offset: int) -> Iterator[tuple[int, int]]:
 
 
 def _regex_spans(kind: str, plugin: Any, line: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, value) of each match of a provider plugin's own patterns: the value
-    group when the pattern has one of 8 or more characters, else the whole match (GitHub's
-    pattern captures only its ``ghp`` prefix). A JWT runs on over its signature, which the
-    plugin's lazy pattern leaves out, and must decode (the plugin's own check)."""
+    """(start, end, value) of each match of a provider plugin's own patterns: the span of
+    the value group when the pattern has one of 8 or more characters, else of the whole
+    match (GitHub's pattern captures only its ``ghp`` prefix); the value is the group's. A
+    JWT runs on over its signature, which the plugin's lazy pattern leaves out, and must
+    decode (the plugin's own check)."""
     for regex in plugin.denylist:
         for m in regex.finditer(line):
             g = m.lastindex
@@ -264,14 +268,14 @@ def _regex_spans(kind: str, plugin: Any, line: str) -> Iterator[tuple[int, int, 
                     b += 1
                 if not plugin.is_formally_valid(line[a:m.end(0)]):
                     continue
-            yield a, b, line[a:b]
+            yield a, b, (m.group(g) if g else m.group(0)) or ""
 
 
 def _detect(detector: Detector, text: str) -> tuple[Finding, ...]:
     found: list[Finding] = []
     key_blocks = False
     groups = _keyword_groups()
-    for offset, line in _lines(text):
+    for offset, line in _lines(text) if detector.secrets else ():
         for kind, plugin in _plugins():
             if kind == "private-key":
                 if any(r.search(line) for r in plugin.denylist):
@@ -300,6 +304,9 @@ def _detect(detector: Detector, text: str) -> tuple[Finding, ...]:
         for m in phonenumbers.PhoneNumberMatcher(text, detector.phone_region,
                                                  leniency=phonenumbers.Leniency.VALID):
             personal.append(Finding("phone", m.start, m.end))
+    if "[secret: " in text:  # masking is idempotent: a placeholder is never a value
+        marks = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]
+        found = [f for f in found if not any(f.start < b and a < f.end for a, b in marks)]
     secret = _merged(found)
     # a secret's span wins over an e-mail or phone pattern overlapping it (a password URL's
     # ``pass@host`` is not an address)

@@ -190,6 +190,11 @@ SPECS: list[Spec] = [
     Spec("governance.verifier_timeout_s", 20.0,
          "Seconds the verifier may take; past it, it is stopped and its check is a warn."),
     # -- secrets caught at capture (issue 30) ----------------------------------------------
+    Spec("privacy.detect_secrets", True,
+         "Run the secrets detector on every entry and memory written (keys, tokens, private "
+         "keys, JWTs, passwords in URLs, KEY=value lines): a hit is stored `secret`, masked, "
+         "never injected, indexed with placeholders. Off only for a store whose content is "
+         "a fixed story (the demo turns it off for its own import)."),
     Spec("privacy.detect_email", False,
          "Also treat an e-mail address in an entry or a memory as a secret found at capture "
          "(the record is stored `secret`, its index holds `[secret: email]`). Off by default: "
