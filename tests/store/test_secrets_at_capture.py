@@ -277,3 +277,26 @@ def test_the_real_transcripts_raise_no_secret_warning(cc_store: Store) -> None:
     assert CLAUDE_CODE.is_dir()
     signal = scan(cc_store).signal("secrets_found")
     assert signal.status == "ok"
+
+
+def test_a_proposal_holding_a_secret_is_a_secret_candidate(store: Store) -> None:
+    """A write proposed through the gate: the candidate is secret (masked in the queue),
+    and the memory it lands as is secret with its index masked."""
+    info = store.propose({"op": "add", "type": "reference", "content":
+                          f"The CI deploys with aws_access_key_id = {AWS} (rotate monthly).",
+                          "rationale": "seen in the deploy logs"}, auto_apply=False)
+    shown = store.proposal(info.id)
+    assert shown.masked and AWS not in (shown.content or "")
+    with store.read() as conn:
+        meta = json.loads(conn.execute(text("SELECT meta FROM proposal WHERE id = :i"),
+                                       {"i": info.id}).scalar_one())
+    assert meta["sensitivity"] == "secret"
+    done = store.approve(info.id, actor="dana")
+    assert done.memory_id is not None
+    with store.read() as conn:
+        level = conn.execute(text("SELECT sensitivity FROM memory WHERE id = :m"),
+                             {"m": done.memory_id}).scalar_one()
+        chunks = " ".join(r[0] for r in conn.execute(text(
+            "SELECT text FROM chunk WHERE source_type = 'memory' AND source_id = :m"),
+            {"m": done.memory_id}))
+    assert level == "secret" and AWS not in chunks and "[secret: aws-key]" in chunks
