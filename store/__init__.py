@@ -133,6 +133,8 @@ if TYPE_CHECKING:
     from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo
     from store.privacy.closure import Closure
     from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
+    from store.privacy.secrets_scan import FindingInfo, SecretScanReport
+    from store.core.secrets import KINDS as SECRET_KINDS
     from store.recall.run import Move
     from store.recall.traces import MASK as TRACE_MASK
     from store.recall.traces import Candidate, Trace
@@ -168,6 +170,8 @@ PUBLIC: dict[str, str] = {
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
+    "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
+    "SECRET_KINDS": "store.core.secrets:KINDS",
     "Move": "store.recall.run", "Candidate": "store.recall.traces",
     "Trace": "store.recall.traces",
     # shared vocabulary

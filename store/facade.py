@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     from store.privacy import api as privacy_api
     from store.privacy import exports as privacy_exports
     from store.privacy import recover as privacy_recover
+    from store.privacy import secrets_scan
     from store.privacy.api import PrivacyResult
     from store.privacy.closure import Closure
     from store.privacy.scope import Scope
@@ -337,6 +338,14 @@ class Store(StoreBase):
     privacy_run = operation("store.privacy.api:run", privacy_api.run if TYPE_CHECKING else None)
     privacy_mark = operation("store.privacy.api:mark",
                              privacy_api.mark if TYPE_CHECKING else None)
+    # A false positive of the secrets detector: back from secret, findings dismissed, audited.
+    unmark_detected = operation("store.privacy.api:unmark_detected",
+                                privacy_api.unmark_detected if TYPE_CHECKING else None)
+    # The detector over a store imported before it existed; what it found so far.
+    scan_secrets = operation("store.privacy.secrets_scan:scan",
+                             secrets_scan.scan if TYPE_CHECKING else None)
+    secret_findings = operation("store.privacy.secrets_scan:findings",
+                                secrets_scan.findings if TYPE_CHECKING else None)
     # Tombstones with no stored verification (an erasure interrupted after its commit); one
     # line naming them and the command that finishes them (None when there are none).
     unverified_tombstones = operation("store.privacy.recover:unverified",

@@ -30,6 +30,7 @@ from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
 from store.core.migrations import current_version, migrate, refuse_newer
+from store.core.secrets import Detector
 from store.core.records import (
     BLOCK_PREFIX,
     EmbedderInfo,
@@ -274,7 +275,12 @@ class StoreBase:
         return Indexer(self.load_embedder(progress), self.settings["embed.max_tokens"],
                        self.settings["embed.batch_size"], name, version,
                        self.settings["embed.tool_head_tokens"], progress,
-                       self.neighbour_finder)
+                       self.neighbour_finder, self.detector())
+
+    def detector(self) -> Detector:
+        """The secrets detector every entry and memory written goes through (its opt-in
+        e-mail and phone detection from the ``privacy.detect_*`` settings)."""
+        return Detector.from_settings(self.settings)
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, conn: Connection, action: str, target_kind: str | None = None,
@@ -474,7 +480,8 @@ class StoreBase:
         with self.write() as conn:
             upsert_session(conn, session, self.writer, self.writer_version)
             result = write_entries(conn, session.id, entries, indexer, self.writer,
-                                   self.writer_version, prepared, defer=defer)
+                                   self.writer_version, prepared, defer=defer,
+                                   detector=self.detector())
         return result.entry_ids
 
     def hook_runs(self, limit: int = 10) -> list[HookRunInfo]:

@@ -19,6 +19,7 @@ from store.core import pragmas, vec
 from store.core.chunker import model_view, split
 from store.core.embed import Embedder
 from store.core.models import Chunk
+from store.core.secrets import DEFAULT, Detector
 from store.core.timeutil import now_iso
 from store.core.vocab import Progress
 
@@ -124,8 +125,12 @@ class Indexer:
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
                  writer: str, writer_version: str, head_tokens: int = 0,
                  progress: Progress | None = None,
-                 finder: NeighbourFinder | None = None) -> None:
+                 finder: NeighbourFinder | None = None,
+                 detector: Detector | None = None) -> None:
         self.embedder = embedder
+        # every text indexed goes through it: chunks, vectors and FTS rows hold placeholders
+        # where it found a secret (``store.core.secrets``), never the value
+        self.detector = detector or DEFAULT
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
         self.writer = writer
@@ -156,7 +161,8 @@ class Indexer:
         ``progress(done, total)`` is told of the chunks embedded after each group."""
         spans: list[tuple[str, _Pending]] = []
         dummy = Source("entry", 0, "", "")
-        for key, body in texts.items():
+        for key, raw in texts.items():
+            body = self.detector.mask(raw)
             for start, end, tokens, lexical in self._spans(body, key in head_only):
                 spans.append((key, _Pending(dummy, start, end, tokens, body[start:end],
                                             lexical=lexical)))
@@ -249,10 +255,9 @@ class Indexer:
                 pending.extend(_Pending(source, r.start, r.end, r.tokens, r.body, r.vector,
                                         r.error, r.lexical) for r in ready)
                 continue
-            for start, end, tokens, lexical in self._spans(source.text,
-                                                           source.kind in TOOL_KINDS):
-                p = _Pending(source, start, end, tokens, source.text[start:end],
-                             lexical=lexical)
+            body = self.detector.mask(source.text)
+            for start, end, tokens, lexical in self._spans(body, source.kind in TOOL_KINDS):
+                p = _Pending(source, start, end, tokens, body[start:end], lexical=lexical)
                 pending.append(p)
                 missing.append(p)
         if not pending:

@@ -302,6 +302,8 @@ class IngestReport:
     chunks_failed: int = 0
     entries_waiting: int = 0  # stored without embedding (a deferred import), queued
     erased_earlier: int = 0  # entries and memories an erasure fingerprint kept out
+    entries_secret: int = 0  # new entries the secrets detector stored ``secret``
+    private_spans: int = 0  # ``<private>…</private>`` spans stored redacted
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)

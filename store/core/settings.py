@@ -197,6 +197,22 @@ SPECS: list[Spec] = [
          "{\"result\": \"pass|warn|fail\", \"detail\": \"...\"}. Empty: none."),
     Spec("governance.verifier_timeout_s", 20.0,
          "Seconds the verifier may take; past it, it is stopped and its check is a warn."),
+    # -- secrets caught at capture (issue 30) ----------------------------------------------
+    Spec("privacy.detect_secrets", True,
+         "Run the secrets detector on every entry and memory written (keys, tokens, private "
+         "keys, JWTs, passwords in URLs, KEY=value lines): a hit is stored `secret`, masked, "
+         "never injected, indexed with placeholders. Off only for a store whose content is "
+         "a fixed story (the demo turns it off for its own import)."),
+    Spec("privacy.detect_email", False,
+         "Also treat an e-mail address in an entry or a memory as a secret found at capture "
+         "(the record is stored `secret`, its index holds `[secret: email]`). Off by default: "
+         "transcripts are full of commit authors and package maintainers."),
+    Spec("privacy.detect_phone", False,
+         "Also treat a phone number (Google's `phonenumbers`, valid numbers only) as a secret "
+         "found at capture. Off by default."),
+    Spec("privacy.phone_region", "",
+         "The region (ISO 3166 code, e.g. `GB`) whose national phone numbers "
+         "`privacy.detect_phone` recognises; empty: international (+…) numbers only."),
 ]
 
 SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}

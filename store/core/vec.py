@@ -62,6 +62,16 @@ def insert_fts(conn: Connection, rows: list[tuple[int, str]]) -> None:
                      [{"id": cid, "t": body} for cid, body in rows])
 
 
+def mask_queue_fts(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """Rewrite queued entries' ``embed_queue_fts`` rows (migration 12's trigger copied the
+    stored text) with the text given: a secret entry's, its values replaced by placeholders."""
+    if rows:
+        conn.execute(text("DELETE FROM embed_queue_fts WHERE rowid = :id"),
+                     [{"id": i} for i, _ in rows])
+        conn.execute(text("INSERT INTO embed_queue_fts (rowid, text) VALUES (:id, :t)"),
+                     [{"id": i, "t": body} for i, body in rows])
+
+
 # Above this many rows, FTS rows are deleted plainly and the index merged ('optimize')
 # instead of secure-deleting each: erasing a 1,118-chunk session took 1.0 s one by one and
 # 0.07 s merged (merging rewrites the index without the deleted rows; the pages it frees are

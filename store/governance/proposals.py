@@ -353,6 +353,12 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
     inherited = max((t["sensitivity"] for t in targets), key=lambda s: rank.get(s, 2),
                     default="public")
     sensitivity = new.metadata.get("sensitivity") or inherited
+    if store.detector().detect("\n".join(str(v) for v in (
+            content, new.metadata.get("name"), new.metadata.get("description"),
+            new.metadata.get("invariant")) if v)):
+        # the secrets detector found a key, a token, a password: the candidate is secret
+        # (masked in the queue and its checks), as the memory it would write will be
+        sensitivity = new.metadata["sensitivity"] = "secret"
     name = _name_of(new, targets)
     if sensitivity == "secret" and not new.metadata.get("name") and (
             not targets or new.op in ("add", "merge")):

@@ -38,6 +38,7 @@ SIGNAL_MODULES: list[str] = [
     "store.health.signals_writers",
     "store.health.signals_claude",
     "store.harness.signals",
+    "store.health.signals_secrets",
 ]
 
 

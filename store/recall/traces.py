@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, insert
 from sqlmodel import col, select
 
+from store.core.secrets import DEFAULT
 from store.core.db import orm
 from store.core.errors import NotFound
 from store.core.models import Entry, Memory
@@ -137,8 +138,8 @@ def insert_trace(conn: Connection, trace: Trace, writer: str, version: str) -> i
     """Write a trace and its candidates; masked candidates get no excerpt and no label."""
     now = now_iso()
     who = {"writer": writer, "writer_version": version, "created_at": now}
-    row = TraceRow(
-        ts=trace.ts, query=trace.query, role=trace.role, project=trace.project,
+    row = TraceRow(  # a query holding a secret is kept with placeholders for the values
+        ts=trace.ts, query=DEFAULT.mask(trace.query), role=trace.role, project=trace.project,
         channel=trace.channel, historical=int(trace.historical),
         settings=json.dumps(trace.settings, sort_keys=True), latency_ms=trace.latency_ms,
         model=trace.model, degraded=int(trace.degraded), origin=trace.origin,
