@@ -40,6 +40,7 @@ class TourReady(Message):
 
     step: TourStep | None
     refused: str | None = None
+    token: int = 0
 
 
 def _table_row(screen: Screen[Any], selector: str, key: str) -> bool:
@@ -132,6 +133,7 @@ class TourGuide:
         self._timer: Timer | None = None
         self._panel: TourPanel | None = None
         self._tries = 0
+        self._token = 0
 
     # -- what the keys do ------------------------------------------------------------------
     def toggle(self) -> None:
@@ -162,30 +164,33 @@ class TourGuide:
 
     def go(self, index: int | None) -> None:
         """Compute step ``index`` (None: where the tour was left) in a worker, then show it."""
-        self.app.run_worker(lambda: self._compute(index), thread=True, exclusive=True,
+        self._token += 1
+        token = self._token
+        self.app.run_worker(lambda: self._compute(index, token), thread=True, exclusive=True,
                             group="tour", exit_on_error=False)
 
     # -- in the worker -----------------------------------------------------------------------
-    def _compute(self, index: int | None) -> None:
+    def _compute(self, index: int | None, token: int) -> None:
         store = self.app.store
         refused = demo_refusal(store)
         if refused is not None:
-            self.app.post_message(TourReady(None, refused))
+            self.app.post_message(TourReady(None, refused, token))
             return
         if index is None:
             index = tour_position(store)
-        step = tour_step(store, index, self.app.now())
-        remember_tour_position(store, step.index)
-        self.app.post_message(TourReady(step))
+        self.app.post_message(TourReady(tour_step(store, index, self.app.now()), token=token))
 
     # -- on the main thread ------------------------------------------------------------------
     async def show(self, message: TourReady) -> None:
+        if message.token != self._token:
+            return  # a step asked for before the latest ] or [ (a thread runs to its end)
         if message.step is None:
             self.app.notify(f"The tour runs on the demo store only: {message.refused}. "
                             "`lca-tui demo --tour` builds one and opens it on the tour.",
                             markup=False, severity="warning", timeout=8)
             return
         step = message.step
+        remember_tour_position(self.app.store, step.index)  # a few bytes beside the store
         self.leave()
         self.active, self.index, self.step = True, step.index, step
         await self.app.switch_mode(step.mode)
@@ -196,6 +201,7 @@ class TourGuide:
         self._panel = TourPanel(step.heading, step.text, id="tour-panel")
         await screen.mount(self._panel)
         self._tries = 0
+        self._token = 0
         self._timer = screen.set_interval(PLACE_EVERY, self._place)
 
     def _place(self) -> None:

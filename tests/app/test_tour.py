@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
+from textual.worker import WorkerCancelled
 
 from lca_tui.app import LcaApp, make_app
 from screens.tour import cursor_region
@@ -29,7 +30,12 @@ MODES = ("overview", "context", "recall", "proposals", "memories", "health", "pr
 async def _placed(pilot: Pilot[Any], count: int) -> TourPanel:
     app: LcaApp = pilot.app  # type: ignore[assignment]
     await wait_until(pilot, lambda: app.tour.placed >= count, what=f"tour step {count} placed")
-    await settled(pilot)
+    for _ in range(10):  # a screen's exclusive worker replaced by the next is cancelled
+        try:
+            await settled(pilot)
+            break
+        except WorkerCancelled:
+            await pilot.pause(0.1)
     return app.screen.query_one(TourPanel)
 
 
