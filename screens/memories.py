@@ -309,7 +309,8 @@ class MemoriesScreen(StoreScreen):
             tree.clear()
             return
         pane.border_title = f"Memory #{detail.row.id} · {detail.row.status}"
-        self.query_one("#md-head", Static).update(head_text(detail))
+        self.query_one("#md-head", Static).update(head_text(detail,
+                                                            self.lca.store.path.parent))
         issues = problems_text(detail, self._error())
         problems.display = issues is not None
         if issues is not None:

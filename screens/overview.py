@@ -311,6 +311,7 @@ class OverviewScreen(StoreScreen):
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         self._latest = (sessions, total)
         table = self.query_one("#overview-sessions", DataTable)
+        keep = table.cursor_key() if isinstance(table, FilterTable) else None
         table.clear()
         now = self.lca.now()
         keys = [str(k.value) for k in table.columns]
@@ -320,6 +321,8 @@ class OverviewScreen(StoreScreen):
                      "entries": number(s.entries), "agents": cell(agents_mark(s)),
                      "format": cell(s.format), "project": cell(s.project or "-")}
             table.add_row(*(cells[k] for k in keys), key=s.id)
+        if keep is not None and keep in table.rows:  # a live reload keeps the cursor's row
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
         self.query_one("#overview-latest").border_title = (
             f"Latest sessions ({len(sessions)} of {total:,})" if sessions
             else "Latest sessions")

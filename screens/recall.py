@@ -268,6 +268,8 @@ class RecallScreen(StoreScreen):
 
     # -- a trace -----------------------------------------------------------------------------
     def _show_trace(self, trace: Trace) -> None:
+        same = self.trace is not None and self.trace.id == trace.id
+        keep = self.highlighted_candidate() if same else None  # a reload keeps the cursor
         self.trace, self.trace_id = trace, trace.id
         showing_moves = self.moves_for == trace.id
         cue = [f"{k} {v}" for k, v in (("role", trace.role), ("project", trace.project))
@@ -316,7 +318,9 @@ class RecallScreen(StoreScreen):
                 cells["moved"] = cell(self._moved(c))
             cells["reason"] = cell(c.reason, style="dim")
             table.add_row(*(cells[k] for k in self._candidate_keys), key=str(c.rank))
-        if trace.candidates:
+        if keep is not None and str(keep.rank) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(keep.rank)), animate=False)
+        elif trace.candidates:
             self._show_candidate(trace.candidates[0])
 
     @staticmethod

@@ -78,7 +78,8 @@ if TYPE_CHECKING:
     )
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
-    from store.demo import build_demo
+    from store.demo import build_demo, demo_refusal
+    from store.demo.tour import TourStep, remember_tour_position, tour_position, tour_step
     from store.facade import Store, open_store
     from store.governance.proposals import NEEDS_CONTENT, ProposalError
     from store.governance.records import MASK as MEMORY_MASK
@@ -226,7 +227,9 @@ PUBLIC: dict[str, str] = {
     "bench_session_import": "store.harness.bench:session_import",
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
-    "build_demo": "store.demo",
+    "build_demo": "store.demo", "demo_refusal": "store.demo",
+    "TourStep": "store.demo.tour", "tour_step": "store.demo.tour",
+    "tour_position": "store.demo.tour", "remember_tour_position": "store.demo.tour",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",
