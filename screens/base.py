@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
+from textual.app import ScreenStackError
 from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.message import Message
@@ -186,7 +187,11 @@ class StoreScreen(Screen[None]):
 
     # -- following the store ---------------------------------------------------------------
     def _tick(self) -> None:
-        if self.app.screen is not self or self._load_pending:
+        try:
+            current = self.app.screen is self
+        except ScreenStackError:  # the app is closing: its screens are gone
+            return
+        if not current or self._load_pending:
             return
         self._check_version()
 
