@@ -112,11 +112,11 @@ def checks_cell(summary: ProposalSummary, styles: dict[str, Style]) -> Text:
 
 
 def op_label(summary: ProposalSummary) -> str:
-    return summary.op or f"({summary.kind or 'event'})"
+    return summary.shown_op or f"({summary.kind or 'event'})"
 
 
 def target_label(summary: ProposalSummary) -> str:
-    return ", ".join(f"#{t}" for t in summary.targets) or "-"
+    return ", ".join(f"#{t}" for t in summary.shown_targets) or "-"
 
 
 # -- the detail ---------------------------------------------------------------------------

@@ -97,20 +97,49 @@ def _gist(body: str) -> str:
 
 
 def _interval(valid_from: str | None, valid_to: str | None) -> str:
-    return f"{(valid_from or '…')[:10]} → {(valid_to or 'now')[:10]}"
+    """``2026-11-10 → 2026-12-01``: local dates, as the app shows them."""
+    from store import when
+
+    return f"{when(valid_from)[:10] if valid_from else '…'} → " \
+        f"{when(valid_to)[:10] if valid_to else 'now'}"
+
+
+def chain_lines(links: list, mark: int | None = None) -> list[str]:
+    """The chain as text, oldest first, a successor indented under the memory it replaced.
+    A merge gives a memory several predecessors, but only one of them can stand right above
+    it: each other one says where it went (``→ merged into 17``), and the merge names all
+    it merged, so no memory reads as an unconnected root."""
+    lines = []
+    for i, c in enumerate(links):
+        pad = "  " * c.depth
+        preds = list(c.supersedes)
+        came = ""
+        if c.proposal_id or len(preds) > 1:
+            how = [f"proposal {c.proposal_id}"] if c.proposal_id else []
+            if len(preds) > 1:
+                how.append("merges " + ", ".join(map(str, preds)))
+            came = f" ({'; '.join(how)})"
+        fork = f"  FORK: superseded by {', '.join(map(str, c.successors))}" \
+            if len(c.successors) > 1 else ""
+        went = ""
+        if len(c.successors) == 1:
+            (succ,) = c.successors
+            nxt = links[i + 1] if i + 1 < len(links) else None
+            if nxt is None or nxt.id != succ or nxt.depth != c.depth + 1:
+                merged = next((x for x in links if x.id == succ and len(x.supersedes) > 1),
+                              None)
+                went = f"  → {'merged into' if merged else 'superseded by'} {succ}"
+        here = "  ←" if c.id == mark else ""
+        lines.append(f"{pad}{'└ ' if c.depth else ''}memory {c.id} [{c.status}] "
+                     f"{_interval(c.valid_from, c.valid_to)}  {one_line(c.name, 50)}{came}"
+                     f"{fork}{went}{here}")
+    return lines
 
 
 def print_chain(links: list, mark: int | None = None) -> None:
     out = console()
-    for c in links:
-        pad = "  " * c.depth
-        came = f" (proposal {c.proposal_id})" if c.proposal_id else ""
-        fork = f"  FORK: superseded by {', '.join(map(str, c.successors))}" \
-            if len(c.successors) > 1 else ""
-        here = "  ←" if c.id == mark else ""
-        out.print(f"{pad}{'└ ' if c.depth else ''}memory {c.id} [{c.status}] "
-                  f"{_interval(c.valid_from, c.valid_to)}  {one_line(c.name, 50)}{came}"
-                  f"{fork}{here}", markup=False)
+    for line in chain_lines(links, mark):
+        out.print(line, markup=False)
 
 
 def run_memory(args: argparse.Namespace) -> int:

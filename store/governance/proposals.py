@@ -614,8 +614,8 @@ def _secret(row: Proposal) -> bool:
     return _loads(row.meta, {}).get("sensitivity") == "secret"
 
 
-def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
-             ) -> ProposalSummary:
+def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None,
+             applied: tuple[str, tuple[int, ...]] | None = None) -> ProposalSummary:
     """The queue row; a secret candidate's checks are scrubbed and its name withheld unless
     the proposer named it."""
     assert row.id is not None
@@ -625,9 +625,41 @@ def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
         name = _loads(row.meta, {}).get("name") or "[secret]"
         checks = [CheckInfo(c.kind, c.result, c.detail, _scrub(c.evidence), c.suggestion,
                             c.revision) for c in checks]
+    as_op, to = applied or (None, ())
     return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
                            tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
-                           tuple(checks), row.proposer, row.kind, row.external_id)
+                           tuple(checks), row.proposer, row.kind, row.external_id, as_op, to)
+
+
+def _applied_as(conn: Connection, rows: list[Proposal]
+                ) -> dict[int, tuple[str, tuple[int, ...]]]:
+    """For each applied proposal approved as another operation (``--as reinforce`` or
+    ``--as supersede``): that operation and the memories it was applied to — the memory a
+    reinforce counted, the memories a supersede replaced."""
+    applied = {r.id: r for r in rows if r.id is not None and r.status == "applied"}
+    if not applied:
+        return {}
+    with orm(conn) as s:
+        decided = s.exec(select(ProposalDecision.proposal_id, ProposalDecision.as_op).where(
+            col(ProposalDecision.proposal_id).in_(list(applied)),
+            ProposalDecision.decision == "applied",
+            col(ProposalDecision.as_op).in_(["reinforce", "supersede"]))).all()
+        links = s.exec(select(SupersessionLink.proposal_id, SupersessionLink.old_id).where(
+            col(SupersessionLink.proposal_id).in_([pid for pid, _ in decided]))).all()
+    replaced: dict[int, list[int]] = {}
+    for pid, old in links:
+        if pid is not None:
+            replaced.setdefault(pid, []).append(old)
+    out: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for pid, as_op in decided:
+        row = applied[pid]
+        to: tuple[int, ...]
+        if as_op == "reinforce":
+            to = (row.memory_id,) if row.memory_id is not None else ()
+        else:
+            to = tuple(sorted(replaced.get(pid, [])))
+        out[pid] = (str(as_op), to)
+    return out
 
 
 def list_proposals(store: Store, status: str | None = None, limit: int | None = None
@@ -644,7 +676,8 @@ def list_proposals(store: Store, status: str | None = None, limit: int | None = 
                 query = query.limit(limit)
             rows = list(s.exec(query).all())
         checks = _checks_of(conn, [r.id for r in rows if r.id is not None])
-    return [_summary(r, checks[r.id or 0]) for r in rows]
+        applied = _applied_as(conn, rows)
+    return [_summary(r, checks[r.id or 0], applied=applied.get(r.id or 0)) for r in rows]
 
 
 def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
@@ -672,9 +705,10 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
                                             p.get("span") else None, p.get("file"),
                                             p.get("note"), session_id, seq))
         targets = _targets_now(conn, row)
+        applied = _applied_as(conn, [row]).get(proposal_id)
     meta = _loads(row.meta, {})
     masked = meta.get("sensitivity") == "secret" or any(t.masked for t in targets)
-    summary = _summary(row, checks, masked)
+    summary = _summary(row, checks, masked, applied)
     return ProposalInfo(
         summary=summary, content=MASK if masked and row.content is not None else row.content,
         metadata=meta, rationale=row.rationale, evidence=tuple(evidence),
