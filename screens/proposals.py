@@ -488,7 +488,8 @@ class ProposalsScreen(StoreScreen):
             elif action == "reject":
                 store.reject(proposal_id, arg)
             else:
-                store.edit_proposal(proposal_id, {"content": arg.content}, reason=arg.reason)
+                info = store.proposal(proposal_id)
+                store.edit_proposal(proposal_id, arg.changes(info), reason=arg.reason)
             detail = load_detail(store, proposal_id)
         except (ProposalError, StoreError, ValueError, OSError) as exc:
             self.post_message(Decided(action, proposal_id, error=str(exc)))

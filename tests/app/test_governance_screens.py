@@ -200,6 +200,32 @@ async def test_edit_in_place_keeps_history_and_checks_again(
         assert _audit(store, "proposal_edited")
 
 
+async def test_edit_in_place_renames_the_proposal(gov: tuple[Store, dict[str, Any]]) -> None:
+    """e edits the name as well as the text: a text whose first sentence went does not keep
+    a name made of it; the approved memory carries the new name."""
+    store, ids = gov
+    pid = ids["pending"]["inference"]
+    before = store.proposal(pid)
+    app = make_app(store=store, now=FIXED_NOW, mode="proposals")
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
+        screen = await _queue(pilot, app)
+        await _select(pilot, screen, pid)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditModal), what="editor")
+        name = app.screen.query_one("#edit-name", Input)
+        assert name.value == before.summary.name
+        name.value = "Short imperative commits"
+        app.screen.query_one("#edit-text").text = \
+            "Commit messages stay short, one line in the imperative mood."
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.decisions >= 1, what="edit")
+    info = store.proposal(pid)
+    assert info.revision == 1 and info.summary.name == "Short imperative commits"
+    assert info.edits[0].after["metadata"]["name"] == "Short imperative commits"
+    done = store.approve(pid)
+    assert store.memory(done.memory_id).name == "Short imperative commits"
+
+
 async def test_external_editor_key_needs_a_terminal(gov: tuple[Store, dict[str, Any]],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """E is offered when $EDITOR is set; where the app cannot hand the terminal over (a
