@@ -56,7 +56,7 @@ from store.governance.records import (
     ProposalSummary,
     TargetInfo,
 )
-from store.core.vocab import SENSITIVITIES
+from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -470,12 +470,16 @@ def recheck(store: Store, proposal_id: int, *, actor: str | None = None) -> Prop
     return get_proposal(store, proposal_id)
 
 
-def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
+def recheck_pending(store: Store, *, actor: str | None = None,
+                    progress: Progress | None = None) -> list[int]:
     """Run the checks of every pending proposal again (``recheck``), after writes made
     outside the gate (the demo's seeded memories, an import); the ids whose results changed.
     A proposal its targets' state now refuses is left as it is: approval says why."""
     changed = []
-    for p in list_proposals(store, "pending"):
+    pending = list_proposals(store, "pending")
+    for i, p in enumerate(pending):
+        if progress:
+            progress("checking the pending proposals again", i, len(pending))
         if p.op is None:
             continue
         try:
@@ -485,6 +489,8 @@ def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
         if after.revision != 0 and [(c.kind, c.result, c.detail) for c in after.summary.checks] \
                 != [(c.kind, c.result, c.detail) for c in p.checks]:
             changed.append(p.id)
+    if progress:
+        progress("checking the pending proposals again", len(pending), len(pending))
     return changed
 
 

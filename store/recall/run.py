@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 
 from store.recall import terms as rt
 from store.core import vec
+from store.core.vocab import Progress
 from store.core.records import agent_label
 from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
@@ -476,7 +477,15 @@ DEMO_QUERIES = (
 
 
 def seed_demo_traces(store: Store, queries: tuple[tuple[str, str | None, str | None], ...]
-                     = DEMO_QUERIES, now: datetime | None = None) -> list[int]:
-    """Run a few real recalls so a freshly built demo store has traces to show."""
-    return [int(recall(store, q, role, project, now=now).trace_id or 0)
-            for q, role, project in queries]
+                     = DEMO_QUERIES, now: datetime | None = None,
+                     progress: Progress | None = None) -> list[int]:
+    """Run a few real recalls so a freshly built demo store has traces to show (``progress``
+    hears ``("recalls for the Recall screen", done, total)``)."""
+    out = []
+    for i, (q, role, project) in enumerate(queries):
+        if progress:
+            progress("recalls for the Recall screen", i, len(queries))
+        out.append(int(recall(store, q, role, project, now=now).trace_id or 0))
+    if progress:
+        progress("recalls for the Recall screen", len(queries), len(queries))
+    return out
