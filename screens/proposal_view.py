@@ -127,7 +127,7 @@ def head_text(info: ProposalInfo, now: datetime) -> Text:
                 Text(s.status.upper() if s.status in ("failed", "rejected") else s.status,
                      style="bold" if s.status != "applied" else ""),
                 f"from {ORIGIN_SAYS.get(s.origin, s.origin)}",
-                f"{when(s.created)} UTC ({ago(s.created, now)})"])
+                f"{when(s.created)} ({ago(s.created, now)})"])
     out.append("\n")
     out.append(safe_text(s.name or "(no name)", style="bold"))
     if s.proposer:

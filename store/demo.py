@@ -247,7 +247,7 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         from store.recall.run import seed_demo_traces
 
         # a few real recalls, so Recall has traces to show
-        seed_demo_traces(store, now=now, progress=progress)
+        seed_demo_traces(store, now=story_end, progress=progress)  # within the story
         from store.health.incidents import seed_demo
 
         # one stored instance of each Appendix D incident

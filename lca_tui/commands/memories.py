@@ -10,7 +10,7 @@ from rich.table import Table
 
 from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
                              store_from)
-from store import one_line, visible
+from store import one_line, visible, when
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
 WITHHELD = "[secret: text withheld]"
@@ -175,7 +175,7 @@ def run_memory(args: argparse.Namespace) -> int:
                                                      e.entry_id else ""),
                   markup=False, style="dim")
     for f in d.flags:
-        state = f"resolved {f.resolved_at}" if f.resolved_at else "unresolved"
+        state = f"resolved {when(f.resolved_at)}" if f.resolved_at else "unresolved"
         out.print(f"flag: {f.kind} with memory {f.other_id} ({state}; proposal "
                   f"{f.proposal_id}): {one_line(f.reason or '')}", markup=False,
                   style="yellow")
