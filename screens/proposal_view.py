@@ -163,7 +163,9 @@ def outcome_text(info: ProposalInfo, styles: dict[str, Style]) -> Text | None:
         if d.reason:
             out.append(safe_text(f" — {one_line(d.reason, 200)}", style="dim"))
         out.append("\n")
-    if info.status_reason and info.status in ("failed", "rejected"):
+    said = {d.reason for d in info.decisions if d.decision == info.status}
+    if info.status_reason and info.status in ("failed", "rejected") \
+            and info.status_reason not in said:  # a rejection's reason is said once
         out.append(f"{info.status}: ", style=styles["fail"])
         out.append(safe_text(info.status_reason))
         out.append("\n")

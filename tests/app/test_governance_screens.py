@@ -509,3 +509,17 @@ async def test_memory_filter_reads_the_whole_text_and_no_match_clears_the_detail
         await pilot.press("escape")
         await wait_until(pilot, lambda: table.row_count > 1, what="filter cleared")
         await wait_until(pilot, lambda: screen.detail is not None, what="a memory again")
+
+
+def test_a_rejection_reason_is_said_once(gov: tuple[Store, dict[str, Any]]) -> None:
+    """The outcome printed the reason on the decision line and again as `rejected: …`."""
+    from rich.style import Style
+
+    from screens.proposal_view import outcome_text
+
+    store, ids = gov
+    pid = ids["pending"]["inference"]
+    store.reject(pid, "never said: no GPG signing")
+    styles = {k: Style() for k in ("pass", "warn", "fail")}
+    plain = outcome_text(store.proposal(pid), styles).plain
+    assert plain.count("never said: no GPG signing") == 1 and "rejected" in plain
