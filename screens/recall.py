@@ -18,7 +18,7 @@ from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
 from store import TRACE_MASK as MASK
-from store import Candidate, Move, RecordRef, Trace, visible
+from store import Candidate, Move, RecordRef, Trace, moves_line, visible
 from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
@@ -440,13 +440,8 @@ class RecallScreen(StoreScreen):
         if message.moves is not None:
             self.moves = {m.pointer: m for m in message.moves}
             self.moves_for = message.trace.id
-            moved = [m for m in message.moves if m.changed]
-            self.moved_note = (
-                f"re-run of trace {message.trace.rerun_of}: "
-                + (f"{plural(len(moved), 'candidate')} moved" if moved else
-                   "nothing moved — every candidate kept its rank and decision"
-                   + (" (equal scores aside)" if any(m.tie_only for m in message.moves)
-                      else "")))
+            self.moved_note = (f"re-run of trace {message.trace.rerun_of}: "
+                               + moves_line(message.moves))
             self.notify(self.moved_note, markup=False)
         fresh = message.trace.id not in {t.id for t in self.traces}
         self._show_trace(message.trace)

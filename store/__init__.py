@@ -112,7 +112,7 @@ if TYPE_CHECKING:
     from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo
     from store.privacy.closure import Closure
     from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
-    from store.recall.run import Move
+    from store.recall.run import Move, moves_line
     from store.recall.traces import MASK as TRACE_MASK
     from store.recall.traces import Candidate, Trace
 
@@ -146,7 +146,8 @@ PUBLIC: dict[str, str] = {
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
-    "Move": "store.recall.run", "Candidate": "store.recall.traces",
+    "Move": "store.recall.run", "moves_line": "store.recall.run",
+    "Candidate": "store.recall.traces",
     "Trace": "store.recall.traces",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",

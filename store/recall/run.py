@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 
 from store.recall import terms as rt
 from store.core import vec
-from store.core.vocab import Progress
+from store.core.vocab import Progress, plural
 from store.core.records import agent_label
 from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
@@ -447,6 +447,27 @@ def compare(old: Trace, new: Trace) -> list[Move]:
                           a.decision if a else None, b.decision if b else None,
                           a.score if a else None, b.score if b else None, tie_only))
     return moves
+
+
+def moves_line(moves: list[Move], trace_id: int | None = None) -> str:
+    """What a re-run changed, each count within its trace: ``3 of 50 candidates moved; 5
+    new, 5 dropped out``. A re-run lists the sources of both traces, so a plain count of
+    changed moves can pass the trace's size (``55 candidates moved`` in one of 50)."""
+    both = [m for m in moves if m.old_rank is not None and m.new_rank is not None]
+    new = sum(1 for m in moves if m.old_rank is None)
+    gone = sum(1 for m in moves if m.new_rank is None)
+    moved = sum(1 for m in both if m.changed)
+    since = f" since trace {trace_id}" if trace_id is not None else ""
+    if not (moved or new or gone):
+        return (f"nothing moved{since}: every candidate kept its rank and decision"
+                + (" (equal scores aside)" if any(m.tie_only for m in moves) else ""))
+    total = len(both) + gone  # the old trace's candidates
+    parts = [f"{moved} of {plural(total, 'candidate')} moved{since}"]
+    if new:
+        parts.append(f"{new} new")
+    if gone:
+        parts.append(f"{gone} dropped out")
+    return "; ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0]
 
 
 def _same_score(x: float | None, y: float | None) -> bool:
