@@ -18,7 +18,7 @@ from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
 from store import TRACE_MASK as MASK
-from store import Candidate, Move, RecordRef, Trace, moves_line, visible
+from store import Candidate, Move, RecordRef, Trace, moves_line, term_text, visible
 from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
@@ -60,12 +60,8 @@ def candidate_columns(room: int, with_moves: bool) -> list[tuple[Any, str, int]]
 
 
 def _term(value: float | None) -> str:
-    """A term in four cells: ``.55``, ``-.05``, ``1.0``."""
-    if value is None:
-        return ""
-    if value >= 1 or value <= -1:
-        return f"{value:.1f}"
-    return f"{value:.2f}".replace("0.", ".", 1)
+    """A term in four cells: ``.55``, ``-.05``, ``1.00`` (``store.term_text``, as the CLI)."""
+    return term_text(value)
 
 
 def harness_line(c: Candidate) -> str:

@@ -114,7 +114,7 @@ if TYPE_CHECKING:
     from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
     from store.recall.run import Move, moves_line
     from store.recall.traces import MASK as TRACE_MASK
-    from store.recall.traces import Candidate, Trace
+    from store.recall.traces import Candidate, Trace, term_text
 
 # Public name -> "module" (the same name there) or "module:name" (another name there, or
 # ":" alone for the module itself).
@@ -148,7 +148,7 @@ PUBLIC: dict[str, str] = {
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
     "Move": "store.recall.run", "moves_line": "store.recall.run",
     "Candidate": "store.recall.traces",
-    "Trace": "store.recall.traces",
+    "Trace": "store.recall.traces", "term_text": "store.recall.traces",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
     "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",

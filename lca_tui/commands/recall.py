@@ -77,7 +77,7 @@ def _harness_figures(figures: dict[str, Any]) -> str:
 
 def _print_candidates(candidates: list[Any]) -> None:
     """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
-    from store import TRACE_MASK as MASK
+    from store import TRACE_MASK as MASK, term_text
 
     out = console()
     for c in candidates:
@@ -86,7 +86,7 @@ def _print_candidates(candidates: list[Any]) -> None:
             out.print(f"#{c.rank:<3} {c.decision:<15} {_harness_figures(c.harness)}",
                       markup=False, style="bold")
         else:
-            nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
+            nums = " ".join(f"{k} {term_text(t.get(k)) or '-'}" for k in "ETAQK")
             out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
                       f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
                       f"{_fmt(c.lex) or '-'}{_adjacent(c)})  {nums}", markup=False,

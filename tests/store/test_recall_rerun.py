@@ -43,3 +43,13 @@ def test_a_rerun_counts_moves_within_the_trace() -> None:
     same = [Move("entry 1", 1, 2, "injected", "injected", 0.5, 0.5, tie_only=True)]
     assert moves_line(same) == ("nothing moved: every candidate kept its rank and decision "
                                 "(equal scores aside)")
+
+
+def test_a_term_has_one_format_in_the_app_and_the_cli() -> None:
+    """T was `1.0` in the app's table and `1.00` in `lca-tui trace`: both use term_text."""
+    from screens.recall import _term
+    from store import term_text
+
+    assert [_term(v) for v in (1.0, 0.55, -0.05, 0.0, None)] == \
+        [term_text(v) for v in (1.0, 0.55, -0.05, 0.0, None)] == \
+        ["1.00", ".55", "-.05", ".00", ""]
