@@ -189,3 +189,20 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
         assert "(enter: open)" in rendered_text(overview.query_one("#overview-health"))
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.current_mode == "health", what="Health")
+
+
+def test_a_sparkline_does_not_magnify_noise() -> None:
+    """Min–max scaling drew `█▁` for 57.1 % then 57.0 %; the scale's range is floored, so
+    a tenth of a point is one height, and a real change still spans the scale."""
+    from store import TrendPoint
+    from widgets.health_trend import sparkline
+
+    def points(*values: float | None) -> list[TrendPoint]:
+        return [TrendPoint(i, f"2026-12-01T0{i}:00:00Z", "ok", v) for i, v in enumerate(values)]
+
+    from widgets.health_trend import BARS
+
+    noise = sparkline(points(57.1, 57.0))
+    assert abs(BARS.index(noise[0]) - BARS.index(noise[1])) <= 1, noise
+    assert sparkline(points(0.0, 50.0, 100.0)) == "▁▅█"
+    assert sparkline(points(3.0, None, 3.0)) == "█·█"
