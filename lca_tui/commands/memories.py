@@ -197,6 +197,16 @@ def run_chain(args: argparse.Namespace) -> int:
     return 0
 
 
+AUDIT_IDS = 5  # ids an audit line names before it counts the rest (`--json` keeps all)
+
+
+def _some_ids(ids: list) -> str:
+    """``1, 2, 3, 4, 5 … (600 in all)``: an event over 600 chunks is one readable line."""
+    if len(ids) <= AUDIT_IDS + 1:
+        return ", ".join(map(str, ids))
+    return f"{', '.join(map(str, ids[:AUDIT_IDS]))} … ({len(ids):,} in all; --json lists them)"
+
+
 def run_audit(args: argparse.Namespace) -> int:
     if args.limit < 1:
         return fail(f"--limit must be 1 or more (got {args.limit})")
@@ -215,7 +225,7 @@ def run_audit(args: argparse.Namespace) -> int:
                 col("actor", drop=3, min_width=10), col("action", whole=True),
                 col("target", drop=2, min_width=12), col("counts", drop=1, min_width=24))
     for r in rows:
-        ids = ", ".join(str(i) for i in r.target_ids if i is not None)
+        ids = _some_ids([i for i in r.target_ids if i is not None])
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         t.add_row(str(r.id), when(r.ts, with_seconds=True), one_line(r.actor, 30), r.action,
                   f"{r.target_kind or ''} {ids}".strip(), counts)
