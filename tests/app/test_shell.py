@@ -448,3 +448,14 @@ async def test_overview_shows_zero_recall_traces(tmp_path: Path, run_app: RunApp
             assert "proposals" not in text
     finally:
         store.close()
+
+
+async def test_overview_enter_opens_health_first(demo_path: Path, run_app: RunApp) -> None:
+    """docs/app.md: the Overview's health line, enter opens Health — enter right after the
+    Overview opens went to the sessions table instead."""
+    async with run_app(demo_path) as pilot:
+        app = pilot.app
+        await wait_until(pilot, lambda: app.focused is not None, what="a focus")
+        assert app.focused is not None and app.focused.id == "overview-health"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "health", what="Health")
