@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.text import Text
 from textual.color import Color
 from textual_plotext import PlotextPlot
 
@@ -129,6 +130,23 @@ class PressureChart(PlotextPlot):
         if plot <= 0:
             return 0.0
         return (max(2, len(self.data.used)) - 1) / plot
+
+    def legend(self) -> Text:
+        """What the lines and marks mean, in their colours: the chart's key (its border's
+        subtitle), so a mark is never a guess."""
+        def hexed(variable: str) -> str:
+            r, g, b = self._rgb(variable)
+            return f"#{r:02x}{g:02x}{b:02x}"
+
+        out = Text(end="")
+        for i, (mark, what, variable) in enumerate((
+                ("─", "checkpoint threshold", "warning"), ("─", "auto-compact", "error"),
+                ("│", "compaction", "error"), ("│", "checkpoint", "success"))):
+            if i:
+                out.append(" · ", style="dim")
+            out.append(mark, style=f"bold {hexed(variable)}")
+            out.append(f" {what}")
+        return out
 
     def _rgb(self, variable: str) -> tuple[int, int, int]:
         value = self.app.theme_variables.get(variable) or "#888888"
