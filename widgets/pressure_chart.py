@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rich.text import Text
 from textual.color import Color
 from textual_plotext import PlotextPlot
 
@@ -131,22 +130,16 @@ class PressureChart(PlotextPlot):
             return 0.0
         return (max(2, len(self.data.used)) - 1) / plot
 
-    def legend(self) -> Text:
-        """What the lines and marks mean, in their colours: the chart's key (its border's
-        subtitle), so a mark is never a guess."""
+    def legend(self) -> str:
+        """What the lines and marks mean, in their colours (markup for the panel's border
+        subtitle; no store text in it), so a mark is never a guess."""
         def hexed(variable: str) -> str:
             r, g, b = self._rgb(variable)
             return f"#{r:02x}{g:02x}{b:02x}"
 
-        out = Text(end="")
-        for i, (mark, what, variable) in enumerate((
-                ("─", "checkpoint threshold", "warning"), ("─", "auto-compact", "error"),
-                ("│", "compaction", "error"), ("│", "checkpoint", "success"))):
-            if i:
-                out.append(" · ", style="dim")
-            out.append(mark, style=f"bold {hexed(variable)}")
-            out.append(f" {what}")
-        return out
+        return " · ".join(f"[bold {hexed(variable)}]{mark}[/] {what}" for mark, what, variable in (
+            ("─", "checkpoint threshold", "warning"), ("─", "auto-compact", "error"),
+            ("│", "compaction", "error"), ("│", "checkpoint", "success")))
 
     def _rgb(self, variable: str) -> tuple[int, int, int]:
         value = self.app.theme_variables.get(variable) or "#888888"

@@ -288,4 +288,5 @@ async def test_the_chart_says_what_its_marks_mean(store: Store, run_app: RunApp)
         for what in ("checkpoint threshold", "auto-compact", "compaction", "checkpoint"):
             assert what in legend, legend
         r, g, b = screen.query_one(PressureChart)._rgb("success")
-        assert f"rgb({r},{g},{b}) bold]│" in legend or f"#{r:02x}{g:02x}{b:02x}]│" in legend
+        assert f"[bold #{r:02x}{g:02x}{b:02x}]│[/bold #{r:02x}{g:02x}{b:02x}] checkpoint" \
+            in legend, legend
