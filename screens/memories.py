@@ -146,6 +146,10 @@ class MemoriesScreen(StoreScreen):
         if not narrow:
             cols.append(("tags", "tags", 16))
         cols.append(("name — text", "text", TEXT_MIN))
+        if not narrow:  # room to spare (160 columns): tags whole (`schema, ledger`), not `schema,…`
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols)
+            cols = [(label, key, width + (min(16, max(0, spare // 3)) if key == "tags" else 0))
+                    for label, key, width in cols]
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
         table.fit_stretch()

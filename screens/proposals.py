@@ -217,6 +217,11 @@ class ProposalsScreen(StoreScreen):
             ("checks", "checks", 20 if not narrow else 17), ("age", "age", 6)]
         if not narrow:
             cols.append(("name", "name", 16))
+            # room to spare (160 columns): op and target whole — `add → reinforce feedback`,
+            # `#16, #6` — before the name stretches; at 100 they stay as they were
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols)
+            grow = {"op": min(6, max(0, spare)), "target": min(5, max(0, spare - 6))}
+            cols = [(label, key, width + grow.get(key, 0)) for label, key, width in cols]
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
         table.fit_stretch()

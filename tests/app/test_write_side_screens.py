@@ -34,3 +34,21 @@ def test_copy_says_what_it_copied(monkeypatch: Any) -> None:
     monkeypatch.setattr(LcaApp, "notify", lambda self, msg, **kw: said.append(msg))
     app.copy_id("13", "proposal")
     assert said == ["copied proposal id 13 to the clipboard"]
+
+
+async def test_room_to_spare_at_160x50_keeps_targets_and_tags_whole(demo_path: Any,
+                                                                    run_app: Any) -> None:
+    """At 160x50 the queue cut the merge's targets to `#16,…` and Memories its tags to
+    `schema,…`, with half a screen to spare; both show whole now."""
+    from textual.widgets import DataTable
+
+    async with run_app(demo_path, mode="proposals", size=(160, 50)) as pilot:
+        table = pilot.app.screen.query_one("#proposal-queue", DataTable)
+        merge = next(r for r in pilot.app.screen.rows if r.op == "merge")
+        shown = table.columns["target"].width  # type: ignore[index]
+        assert shown >= len(", ".join(f"#{t}" for t in merge.targets)), shown
+    async with run_app(demo_path, mode="memories", size=(160, 50)) as pilot:
+        table = pilot.app.screen.query_one("#memory-table", DataTable)
+        tags = next(", ".join(r.tags) for r in pilot.app.screen.rows
+                    if r.name == "Ledger schema")
+        assert table.columns["tags"].width >= len(tags), tags  # type: ignore[index]
