@@ -310,6 +310,8 @@ class ContextScreen(StoreScreen):
                 self.notify("None of the entries this prune let go is in the store.",
                             markup=False)
 
+    COPY_WHAT = "session"
+
     def selected_id(self) -> str | None:
         """The series' session id (a picker row, or the series shown)."""
         table = self.query_one("#context-series", FilterTable)

@@ -482,6 +482,11 @@ class RecallScreen(StoreScreen):
             self.notify(f"{visible(c.pointer)} is not in this store (a harness's own item).",
                         markup=False)
 
+    def copy_what(self, value: str) -> str:
+        if self.focused is not self.query_one("#recall-candidates"):
+            return "trace"
+        return super().copy_what(value)
+
     def selected_id(self) -> str | None:
         """The trace's id, or the candidate's source (session id + seq, or memory id)."""
         if self.focused is self.query_one("#recall-candidates"):

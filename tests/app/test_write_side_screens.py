@@ -52,3 +52,28 @@ async def test_room_to_spare_at_160x50_keeps_targets_and_tags_whole(demo_path: A
         tags = next(", ".join(r.tags) for r in pilot.app.screen.rows
                     if r.name == "Ledger schema")
         assert table.columns["tags"].width >= len(tags), tags  # type: ignore[index]
+
+
+async def test_y_on_recall_and_transcript_says_what_it_copied(demo_path: Any,
+                                                              run_app: Any) -> None:
+    """`y` on Recall said "copied id 13": it names a trace, a session, an entry."""
+    async with run_app(demo_path, mode="recall") as pilot:
+        screen = pilot.app.screen
+        value = screen.selected_id()
+        assert value is not None and screen.copy_what(value) == "trace"
+    async with run_app(demo_path, mode="transcript") as pilot:
+        screen = pilot.app.screen
+        assert screen.copy_what("5ccec58f-0e70") == "session"
+        assert screen.copy_what("5ccec58f-0e70#12") == "entry"
+
+
+def test_copy_of_a_named_value_is_not_called_an_id(monkeypatch: Any) -> None:
+    from lca_tui.app import LcaApp
+
+    said: list[str] = []
+    app = LcaApp.__new__(LcaApp)
+    monkeypatch.setattr(LcaApp, "copy_to_clipboard", lambda self, v: None)
+    monkeypatch.setattr(LcaApp, "notify", lambda self, msg, **kw: said.append(msg))
+    app.copy_id("memory 8")
+    app.copy_id("13", "trace")
+    assert said == ["copied memory 8 to the clipboard", "copied trace id 13 to the clipboard"]
