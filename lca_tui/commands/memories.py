@@ -179,6 +179,9 @@ def run_memory(args: argparse.Namespace) -> int:
         out.print(f"flag: {f.kind} with memory {f.other_id} ({state}; proposal "
                   f"{f.proposal_id}): {one_line(f.reason or '')}", markup=False,
                   style="yellow")
+    if d.proposals:
+        out.print("proposals that made or touched it: " + ", ".join(map(str, d.proposals)),
+                  markup=False, style="dim")
     if len(d.chain) > 1:
         out.print("supersession chain:", markup=False, style="bold")
         print_chain(list(d.chain), r.id)

@@ -308,7 +308,7 @@ def test_chain_text_shows_a_merged_memory_under_its_merge(
 
 
 def test_a_memory_lists_the_proposals_that_superseded_or_flagged_it(
-        store: Store, tmp_path: Path) -> None:
+        store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An add approved `--as supersede` links the old memory without naming it a target; one
     approved `--as keep-both` flags it: both are proposals that touched it."""
     ids = _port_store(store, tmp_path)
@@ -326,6 +326,10 @@ def test_a_memory_lists_the_proposals_that_superseded_or_flagged_it(
     done = approve(store, info.id, "supersede", "the port moved again")
     assert store.memory(old).superseded_by_id == done.memory_id
     assert done.id in store.memory_detail(old).proposals
+    code, out, _ = _cli(capsys, "memory", str(old), "--store", str(store.path))
+    assert code == 0 and "proposals that made or touched it: " in out
+    listed = out.split("proposals that made or touched it: ")[1].splitlines()[0]
+    assert str(done.id) in listed.split(", "), listed
     assert kept.id in store.memory_detail(ids["Local dev database"]).proposals
     assert store.memory_detail(ids["Tax"]).proposals == ()
 
