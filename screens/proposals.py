@@ -53,6 +53,7 @@ from widgets.fmt import ago
 from widgets.safe import cell
 from widgets.table import FilterTable
 
+NAME_ROOM = 24  # the name keeps 16 + this many cells before op and target grow (160 columns)
 DECIDABLE = ("pending", "failed")
 STATUS_SHORT = {"pending": "pend", "approved": "appr", "applied": "done", "rejected": "rej",
                 "failed": "FAIL"}
@@ -219,7 +220,7 @@ class ProposalsScreen(StoreScreen):
             cols.append(("name", "name", 16))
             # room to spare (160 columns): op and target whole — `add → reinforce feedback`,
             # `#16, #6` — before the name stretches; at 100 they stay as they were
-            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols)
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols) - NAME_ROOM
             grow = {"op": min(6, max(0, spare)), "target": min(5, max(0, spare - 6))}
             cols = [(label, key, width + grow.get(key, 0)) for label, key, width in cols]
         for label, key, width in cols:

@@ -137,7 +137,7 @@ class PressureChart(PlotextPlot):
             r, g, b = self._rgb(variable)
             return f"#{r:02x}{g:02x}{b:02x}"
 
-        return " · ".join(f"[bold {hexed(variable)}]{mark}[/] {what}" for mark, what, variable in (
+        return "  ".join(f"[bold {hexed(variable)}]{mark}[/] {what}" for mark, what, variable in (
             ("─", "checkpoint threshold", "warning"), ("─", "auto-compact", "error"),
             ("│", "compaction", "error"), ("│", "checkpoint", "success")))
 
