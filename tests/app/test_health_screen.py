@@ -180,6 +180,10 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         overview = app.screen
         await wait_until(pilot, lambda: load_count(overview, "health") >= 1, what="the health line")
+        # the line has the focus when the Overview opens (docs/app.md: enter opens Health);
+        # with the focus elsewhere its hint names 6
+        overview.query_one("#overview-sessions").focus()
+        await pilot.pause()
         line = rendered_text(overview.query_one("#overview-health"))
         assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
         # the hint names the key that opens Health from where the focus is
