@@ -117,8 +117,9 @@ class LcaApp(App[None]):
         ("copied proposal id 13 to the clipboard", not "copied 13")."""
         self.copy_to_clipboard(value)
         self.copied = value
-        name = f"{what} id" if what else "id"
-        self.notify(f"copied {name} {visible(value)} to the clipboard", markup=False, timeout=3)
+        shown = visible(value)
+        said = f"{what} id {shown}" if what else shown if " " in value else f"id {shown}"
+        self.notify(f"copied {said} to the clipboard", markup=False, timeout=3)
 
     def follow_erasures(self) -> bool:
         """When an erasure or redaction happened (in any process) since the last look, drop

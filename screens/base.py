@@ -297,7 +297,15 @@ class StoreScreen(Screen[None]):
         if not value:
             self.notify("Nothing selected to copy here.", severity="warning")
             return
-        self.lca.copy_id(value, getattr(self, "COPY_WHAT", ""))
+        self.lca.copy_id(value, self.copy_what(value))
+
+    def copy_what(self, value: str) -> str:
+        """What ``y`` copied, for its message ("copied trace id 13", not "copied 13")."""
+        if value.startswith("memory "):
+            return ""  # the value says it
+        if "#" in value:
+            return "entry"
+        return getattr(self, "COPY_WHAT", "")
 
     def action_top(self) -> None:
         self._jump(top=True)

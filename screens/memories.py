@@ -35,6 +35,7 @@ from widgets.table import FilterTable
 
 TEXT_MIN = 16
 TEXT_WIDTH = 200  # cells are cut again to the stretching column's width
+TEXT_ROOM = 40  # the text keeps 16 + this many cells before the tags grow (160 columns)
 
 
 @dataclass
@@ -146,6 +147,10 @@ class MemoriesScreen(StoreScreen):
         if not narrow:
             cols.append(("tags", "tags", 16))
         cols.append(("name — text", "text", TEXT_MIN))
+        if not narrow:  # room to spare (160 columns): tags whole (`schema, ledger`), not `schema,…`
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols) - TEXT_ROOM
+            cols = [(label, key, width + (min(16, max(0, spare)) if key == "tags" else 0))
+                    for label, key, width in cols]
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
         table.fit_stretch()

@@ -53,6 +53,7 @@ from widgets.fmt import ago
 from widgets.safe import cell
 from widgets.table import FilterTable
 
+NAME_ROOM = 24  # the name keeps 16 + this many cells before op and target grow (160 columns)
 DECIDABLE = ("pending", "failed")
 STATUS_SHORT = {"pending": "pend", "approved": "appr", "applied": "done", "rejected": "rej",
                 "failed": "FAIL"}
@@ -220,6 +221,11 @@ class ProposalsScreen(StoreScreen):
             ("checks", "checks", 20 if not narrow else 17), ("age", "age", 6)]
         if not narrow:
             cols.append(("name", "name", 16))
+            # room to spare (160 columns): op and target whole — `add → reinforce feedback`,
+            # `#16, #6` — before the name stretches; at 100 they stay as they were
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols) - NAME_ROOM
+            grow = {"op": min(6, max(0, spare)), "target": min(5, max(0, spare - 6))}
+            cols = [(label, key, width + grow.get(key, 0)) for label, key, width in cols]
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
         table.fit_stretch()
@@ -497,7 +503,8 @@ class ProposalsScreen(StoreScreen):
             elif action == "reject":
                 store.reject(proposal_id, arg)
             else:
-                store.edit_proposal(proposal_id, {"content": arg.content}, reason=arg.reason)
+                info = store.proposal(proposal_id)
+                store.edit_proposal(proposal_id, arg.changes(info), reason=arg.reason)
             detail = load_detail(store, proposal_id)
         except (ProposalError, StoreError, ValueError, OSError) as exc:
             self.post_message(Decided(action, proposal_id, error=str(exc)))

@@ -136,9 +136,9 @@ if TYPE_CHECKING:
     from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
     from store.privacy.secrets_scan import FindingInfo, SecretScanReport
     from store.core.secrets import KINDS as SECRET_KINDS
-    from store.recall.run import Move
+    from store.recall.run import Move, moves_line
     from store.recall.traces import MASK as TRACE_MASK
-    from store.recall.traces import Candidate, Trace
+    from store.recall.traces import Candidate, Trace, term_text
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
 # module itself is never a public name: outside ``store/`` only functions, classes and values
@@ -173,8 +173,9 @@ PUBLIC: dict[str, str] = {
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
     "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
     "SECRET_KINDS": "store.core.secrets:KINDS",
-    "Move": "store.recall.run", "Candidate": "store.recall.traces",
-    "Trace": "store.recall.traces",
+    "Move": "store.recall.run", "moves_line": "store.recall.run",
+    "Candidate": "store.recall.traces",
+    "Trace": "store.recall.traces", "term_text": "store.recall.traces",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
     "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",

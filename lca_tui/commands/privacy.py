@@ -24,7 +24,7 @@ from lca_tui.output import (
     store_from,
     table,
 )
-from store import visible
+from store import visible, when
 
 if TYPE_CHECKING:
     from store import Scope
@@ -243,7 +243,8 @@ def list_tombstones(args: argparse.Namespace) -> int:
     for r in rows:
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         verified = "-" if r.verified is None else ("yes" if r.verified else "FAILED")
-        t.add_row(*(Text(visible(str(v))) for v in (r.id, r.ts, r.action, r.scope_kind, counts,
+        t.add_row(*(Text(visible(str(v))) for v in (r.id, when(r.ts, with_seconds=True),
+                                                      r.action, r.scope_kind, counts,
                                                       r.actor, verified)))
     console().print(t)
     if note:

@@ -113,8 +113,8 @@ def print_proposal(info: Any) -> None:
     """A proposal for a person: what it would write, the checks, what approval needs."""
     out = console()
     s = info.summary
-    targets = ", ".join(f"memory {t}" for t in s.targets) or "-"
-    out.print(f"proposal {s.id}  {s.op or s.kind or '?'} {s.type or ''}  [{s.status}]  "
+    targets = ", ".join(f"memory {t}" for t in s.shown_targets) or "-"
+    out.print(f"proposal {s.id}  {s.shown_op or s.kind or '?'} {s.type or ''}  [{s.status}]  "
               f"origin {s.origin}  target {targets}", markup=False, style="bold")
     out.print(f"created {when(s.created, with_seconds=True)}"
               + (f" by {s.proposer}" if s.proposer else "")
@@ -189,8 +189,8 @@ def run_proposals(args: argparse.Namespace) -> int:
                 col("created", whole=True), col("name", drop=2, min_width=16),
                 col("checks", drop=1, min_width=20))
     for r in rows:
-        t.add_row(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status,
-                  r.origin, ",".join(map(str, r.targets)), when(r.created),
+        t.add_row(str(r.id), r.shown_op or f"({r.kind or 'event'})", r.type or "", r.status,
+                  r.origin, ",".join(map(str, r.shown_targets)), when(r.created),
                   one_line(r.name or "", 60), _checks_line(r.checks))
     t.print()
     return 0

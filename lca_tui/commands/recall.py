@@ -77,7 +77,7 @@ def _harness_figures(figures: dict[str, Any]) -> str:
 
 def _print_candidates(candidates: list[Any]) -> None:
     """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
-    from store import TRACE_MASK as MASK
+    from store import TRACE_MASK as MASK, term_text
 
     out = console()
     for c in candidates:
@@ -86,7 +86,7 @@ def _print_candidates(candidates: list[Any]) -> None:
             out.print(f"#{c.rank:<3} {c.decision:<15} {_harness_figures(c.harness)}",
                       markup=False, style="bold")
         else:
-            nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
+            nums = " ".join(f"{k} {term_text(t.get(k)) or '-'}" for k in "ETAQK")
             out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
                       f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
                       f"{_fmt(c.lex) or '-'}{_adjacent(c)})  {nums}", markup=False,
@@ -232,17 +232,15 @@ def run_trace(args: argparse.Namespace) -> int:
         print_json({"trace": result.to_json(), "moves": [vars(m) for m in moves]})
         return 0
     _print_trace(result.trace)
+    from store import moves_line
+
     moved = [m for m in moves if m.changed]
     if not moved:
-        console().print(f"nothing moved since trace {args.trace_id}: every candidate kept its "
-                        "rank and decision" + (" (equal scores aside)" if any(
-                            m.tie_only for m in moves) else ""), markup=False, soft_wrap=True)
+        console().print(moves_line(moves, args.trace_id), markup=False, soft_wrap=True)
         return 0
     t = Listing(col("source", whole=True), col("rank before", whole=True, right=True),
                 col("rank now", whole=True, right=True), col("decision before", whole=True),
-                col("decision now", whole=True),
-                title=f"what moved since trace {args.trace_id} "
-                f"({plural(len(moved), 'candidate')})")
+                col("decision now", whole=True), title=moves_line(moves, args.trace_id))
     for m in moved:
         t.add_row(m.pointer, str(m.old_rank or "-"), str(m.new_rank or "-"),
                   m.old_decision or "-", m.new_decision or "-")

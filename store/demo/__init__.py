@@ -324,21 +324,25 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         report = store.ingest(inputs, progress=progress)
         # the story: Dana marked the transcript lines holding her e-mail private, as her
         # contact memory is (a public recall never injects them; issue 12)
+        if progress:
+            progress("marking Dana's e-mail private in the transcripts", 0, 0)
         store.mark("private", match=PRIVATE_IN_TRANSCRIPTS)
         from store.governance.replay import replay_proposals
 
-        replay_proposals(store, data_dir / PROPOSALS)
+        replay_proposals(store, data_dir / PROPOSALS, progress=progress)
         from store.recall.run import seed_demo_traces
 
-        seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show
+        # a few real recalls, so Recall has traces to show
+        seed_demo_traces(store, now=story_end, progress=progress)  # within the story
         from store.health.incidents import seed_demo
 
-        seed_demo(store, data_dir, story_end)  # one stored instance of each Appendix D incident
+        # one stored instance of each Appendix D incident
+        seed_demo(store, data_dir, story_end, progress=progress)
         from store.governance.proposals import recheck_pending
 
         # the incidents add critical memories after the proposals were checked: the pending
         # ones are checked again so their budget figures are the store's
-        recheck_pending(store, actor="lca-tui demo")
+        recheck_pending(store, actor="lca-tui demo", progress=progress)
         _mark(store, data_dir)
         if not store.on_server:
             with store.read() as conn:

@@ -38,6 +38,7 @@ import numpy as np
 from sqlalchemy import Connection, func
 from sqlmodel import col
 
+from store.core.vocab import plural
 from store.core import vec
 from store.core.db import columns
 from store.core.models import Chunk, Entry, Memory
@@ -215,7 +216,8 @@ class Checker:
             if blind:
                 return CheckInfo(
                     "duplicate", "warn",
-                    f"compared against {len(mems) - len(blind)} of {len(mems)} memories by "
+                    f"compared against {len(mems) - len(blind)} of "
+                    f"{plural(len(mems), 'memory', 'memories')} by "
                     f"meaning: {len(blind)} embedded by another model (not "
                     f"{self.store.embedder.name}) or not at all were compared by exact text "
                     f"only; none is the same text{best} — `lca-tui reindex` embeds them again",
@@ -372,7 +374,8 @@ class Checker:
         evidence = {"sentences": marked, "min_overlap": min_overlap, "min_cos": min_cos,
                     "sentences_total": len(every)}
         if len(every) > len(sents):
-            evidence["note"] = f"the first {len(sents)} of {len(every)} sentences were traced"
+            evidence["note"] = (f"the first {len(sents)} of {plural(len(every), 'sentence')} "
+                                "were traced")
         if not cand.evidence:
             return CheckInfo("source_support", "warn",
                              f"no evidence given: {_every(len(sents), 'sentence')} marked as "

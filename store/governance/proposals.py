@@ -56,7 +56,7 @@ from store.governance.records import (
     ProposalSummary,
     TargetInfo,
 )
-from store.core.vocab import SENSITIVITIES
+from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -476,12 +476,16 @@ def recheck(store: Store, proposal_id: int, *, actor: str | None = None) -> Prop
     return get_proposal(store, proposal_id)
 
 
-def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
+def recheck_pending(store: Store, *, actor: str | None = None,
+                    progress: Progress | None = None) -> list[int]:
     """Run the checks of every pending proposal again (``recheck``), after writes made
     outside the gate (the demo's seeded memories, an import); the ids whose results changed.
     A proposal its targets' state now refuses is left as it is: approval says why."""
     changed = []
-    for p in list_proposals(store, "pending"):
+    pending = list_proposals(store, "pending")
+    for i, p in enumerate(pending):
+        if progress:
+            progress("checking the pending proposals again", i, len(pending))
         if p.op is None:
             continue
         try:
@@ -491,6 +495,8 @@ def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
         if after.revision != 0 and [(c.kind, c.result, c.detail) for c in after.summary.checks] \
                 != [(c.kind, c.result, c.detail) for c in p.checks]:
             changed.append(p.id)
+    if progress:
+        progress("checking the pending proposals again", len(pending), len(pending))
     return changed
 
 
@@ -620,8 +626,8 @@ def _secret(row: Proposal) -> bool:
     return _loads(row.meta, {}).get("sensitivity") == "secret"
 
 
-def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
-             ) -> ProposalSummary:
+def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None,
+             applied: tuple[str, tuple[int, ...]] | None = None) -> ProposalSummary:
     """The queue row; a secret candidate's checks are scrubbed and its name withheld unless
     the proposer named it."""
     assert row.id is not None
@@ -631,10 +637,42 @@ def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
         name = _loads(row.meta, {}).get("name") or "[secret]"
         checks = [CheckInfo(c.kind, c.result, c.detail, _scrub(c.evidence), c.suggestion,
                             c.revision) for c in checks]
+    as_op, to = applied or (None, ())
     return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
                            tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
                            tuple(checks), row.proposer, row.kind, row.external_id,
-                           row.decided_at)
+                           row.decided_at, as_op, to)
+
+
+def _applied_as(conn: Connection, rows: list[Proposal]
+                ) -> dict[int, tuple[str, tuple[int, ...]]]:
+    """For each applied proposal approved as another operation (``--as reinforce`` or
+    ``--as supersede``): that operation and the memories it was applied to — the memory a
+    reinforce counted, the memories a supersede replaced."""
+    applied = {r.id: r for r in rows if r.id is not None and r.status == "applied"}
+    if not applied:
+        return {}
+    with orm(conn) as s:
+        decided = s.exec(select(ProposalDecision.proposal_id, ProposalDecision.as_op).where(
+            col(ProposalDecision.proposal_id).in_(list(applied)),
+            ProposalDecision.decision == "applied",
+            col(ProposalDecision.as_op).in_(["reinforce", "supersede"]))).all()
+        links = s.exec(select(SupersessionLink.proposal_id, SupersessionLink.old_id).where(
+            col(SupersessionLink.proposal_id).in_([pid for pid, _ in decided]))).all()
+    replaced: dict[int, list[int]] = {}
+    for pid, old in links:
+        if pid is not None:
+            replaced.setdefault(pid, []).append(old)
+    out: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for pid, as_op in decided:
+        row = applied[pid]
+        to: tuple[int, ...]
+        if as_op == "reinforce":
+            to = (row.memory_id,) if row.memory_id is not None else ()
+        else:
+            to = tuple(sorted(replaced.get(pid, [])))
+        out[pid] = (str(as_op), to)
+    return out
 
 
 def list_proposals(store: Store, status: str | None = None, limit: int | None = None
@@ -651,7 +689,8 @@ def list_proposals(store: Store, status: str | None = None, limit: int | None = 
                 query = query.limit(limit)
             rows = list(s.exec(query).all())
         checks = _checks_of(conn, [r.id for r in rows if r.id is not None])
-    return [_summary(r, checks[r.id or 0]) for r in rows]
+        applied = _applied_as(conn, rows)
+    return [_summary(r, checks[r.id or 0], applied=applied.get(r.id or 0)) for r in rows]
 
 
 def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
@@ -679,9 +718,10 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
                                             p.get("span") else None, p.get("file"),
                                             p.get("note"), session_id, seq))
         targets = _targets_now(conn, row)
+        applied = _applied_as(conn, [row]).get(proposal_id)
     meta = _loads(row.meta, {})
     masked = meta.get("sensitivity") == "secret" or any(t.masked for t in targets)
-    summary = _summary(row, checks, masked)
+    summary = _summary(row, checks, masked, applied)
     return ProposalInfo(
         summary=summary, content=MASK if masked and row.content is not None else row.content,
         metadata=meta, rationale=row.rationale, evidence=tuple(evidence),

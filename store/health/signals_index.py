@@ -312,7 +312,7 @@ def embedding_failures(ctx: ScanContext) -> SignalResult:
                  for s in ("failed", "truncated")}
     writers = sorted({w for _, w in by})
     if n:
-        explanation = (f"{by_status['failed']:,} chunks failed to embed and "
+        explanation = (f"{plural(by_status['failed'], 'chunk')} failed to embed and "
                        f"{by_status['truncated']:,} were truncated (written by "
                        f"{', '.join(writers)}): their text is missing from semantic recall")
     else:

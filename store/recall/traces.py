@@ -134,6 +134,15 @@ class Trace:
                 "candidates": [c.to_json() for c in self.candidates]}
 
 
+def term_text(value: float | None) -> str:
+    """A score term (S E T A Q K) as the app and the CLI both show it: two decimals, the
+    leading zero dropped (``.55``, ``1.00``, ``-.05``); empty when there is none."""
+    if value is None:
+        return ""
+    text = f"{value:.2f}"
+    return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
+
+
 def insert_trace(conn: Connection, trace: Trace, writer: str, version: str) -> int:
     """Write a trace and its candidates; masked candidates get no excerpt and no label."""
     now = now_iso()
