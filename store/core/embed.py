@@ -250,6 +250,23 @@ class HashEmbedder:
         return out
 
 
+def model_would_load() -> bool:
+    """Whether ``ModelEmbedder()`` would find everything it loads, without loading it: the
+    model file (its sha256 checked, as a load checks it), the tokenizer file, and the
+    ``onnxruntime`` and ``tokenizers`` packages installed. What reports the embedder in use
+    (``stats``, the health signals) asks this instead of paying the model's load (~0.5 s); a
+    ``False`` sends it to the real load, which says exactly why it degrades."""
+    import importlib.util
+
+    try:
+        model_file()
+    except Exception:  # noqa: BLE001 — any failure is the real load's to report
+        return False
+    return (asset_path("model", "tokenizer.json").is_file()
+            and all(importlib.util.find_spec(m) is not None
+                    for m in ("onnxruntime", "tokenizers")))
+
+
 def load_embedder(backend: str = "auto", threads: int = 0, batch_size: int = 64,
                   batch_tokens: int = 2048) -> Embedder:
     """The embedder the settings ask for; ``auto`` degrades to the fallback, loudly."""
