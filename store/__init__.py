@@ -113,8 +113,8 @@ if TYPE_CHECKING:
     from store.privacy.closure import Closure
     from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
     from store.recall.run import Move
-    from store.recall.traces import MASK as TRACE_MASK
-    from store.recall.traces import Candidate, Trace
+    from store.recall.records import MASK as TRACE_MASK
+    from store.recall.records import Candidate, Trace, trace_from_dict
 
 # Public name -> "module" (the same name there) or "module:name" (another name there, or
 # ":" alone for the module itself).
@@ -146,8 +146,8 @@ PUBLIC: dict[str, str] = {
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
-    "Move": "store.recall.run", "Candidate": "store.recall.traces",
-    "Trace": "store.recall.traces",
+    "Move": "store.recall.run", "Candidate": "store.recall.records",
+    "Trace": "store.recall.records", "trace_from_dict": "store.recall.records",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
     "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",
@@ -162,7 +162,7 @@ PUBLIC: dict[str, str] = {
     "agent_label": "store.core.records", "helper_role": "store.core.records",
     "resolve_agent": "store.core.base",
     "SECRET_ENTRY_MASK": "store.core.search", "MEMORY_MASK": "store.governance.records:MASK",
-    "TRACE_MASK": "store.recall.traces:MASK", "NEEDS_CONTENT": "store.governance.proposals",
+    "TRACE_MASK": "store.recall.records:MASK", "NEEDS_CONTENT": "store.governance.proposals",
     "STAGES": "store.privacy.api", "SCOPE_KINDS": "store.privacy.scope",
     "signal_spec": "store.health.registry:spec",
     "file_problem": "store.ingest.base",

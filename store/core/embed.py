@@ -24,11 +24,12 @@ import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from store.core.assets import asset_path
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +165,8 @@ class ModelEmbedder:
         self._pad_id = tok.token_to_id("[PAD]") or 0
 
     def _run(self, encodings: list[Any]) -> np.ndarray:
+        import numpy as np
+
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -184,6 +187,8 @@ class ModelEmbedder:
     def embed(self, texts: list[str], progress: EmbedProgress | None = None) -> np.ndarray:
         """Unit vectors for ``texts``, in order; batches grouped by token length, ``threads``
         of them running at once."""
+        import numpy as np
+
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
@@ -227,6 +232,8 @@ class HashEmbedder:
         self.reason = reason
 
     def _one(self, text: str) -> np.ndarray:
+        import numpy as np
+
         vec = np.zeros(DIM, dtype=np.float32)
         words = [w.lower() for w in _WORD.findall(text)]
         features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
@@ -242,6 +249,8 @@ class HashEmbedder:
         return vec / norm
 
     def embed(self, texts: list[str], progress: EmbedProgress | None = None) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         out = np.stack([self._one(t) for t in texts])

@@ -117,14 +117,39 @@ def test_a_commands_help_imports_its_module_only(command: str) -> None:
                                  "store.recall", "store.privacy")) for m in loaded)
 
 
-def test_stats_imports_neither_the_model_nor_the_app(tmp_path: Path) -> None:
-    """`lca-tui stats` on a real store: the store (SQLAlchemy) is loaded, the embedding model,
-    the app and pandas are not — the embedder it reports is probed, not loaded."""
+@pytest.mark.parametrize("command", ["stats", "sessions", "proposals", "memories", "audit"])
+def test_reads_import_neither_the_model_nor_numpy_nor_the_app(tmp_path: Path,
+                                                              command: str) -> None:
+    """`lca-tui stats` (and the other listings) on a real store: the store (SQLAlchemy) is
+    loaded; the embedding model, NumPy, pandas and the app are not — the embedder `stats`
+    reports is probed, not loaded, and the sqlite-vec extension is loaded by its path."""
     from tests.conftest import make_store
 
     make_store(tmp_path / "s.db").close()
-    code, loaded = _loaded("stats", "--store", str(tmp_path / "s.db"))
+    code, loaded = _loaded(command, "--store", str(tmp_path / "s.db"))
     assert code == 0
     assert "sqlalchemy" in _tops(loaded)
-    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas")) == set()
-    assert _commands_imported(loaded) == {"stats"}
+    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy")) == set()
+    assert _commands_imported(loaded) == {COMMANDS[command][0]}
+
+
+def test_the_vector_extension_is_sqlite_vecs_own() -> None:
+    import sqlite_vec
+
+    from store.core.db import vec_extension
+
+    assert vec_extension() == sqlite_vec.loadable_path()
+
+
+def test_stats_reports_the_model_it_would_load(tmp_path: Path) -> None:
+    """The embedder line of `stats` is the same whether the model was loaded or probed."""
+    from tests.conftest import make_store
+
+    s = make_store(tmp_path / "s.db", **{"embed.backend": "auto"})
+    try:
+        probed = s.stats().embedder
+        assert not s.embedder_loaded
+        s.load_embedder()
+        assert s.stats().embedder == probed
+    finally:
+        s.close()
