@@ -21,9 +21,13 @@ def overrides(args: argparse.Namespace) -> list[str]:
             *(getattr(args, "overrides", None) or [])]
 
 
-def ask(args: argparse.Namespace, message: dict[str, Any],
-        timeout: float = 60.0) -> dict[str, Any] | None:
-    """The daemon's reply to ``message`` for the store ``args`` names, or None (work here)."""
+def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0,
+        replayable: bool = True) -> dict[str, Any] | None:
+    """The daemon's reply to ``message`` for the store ``args`` names, or None (work here).
+
+    ``replayable=False`` (a write such as ``approve``): once the daemon acknowledged the
+    request, a lost answer is an error (``StoreError``), never a second try in this process —
+    the write may have been done."""
     from store.harness import client, paths
 
     try:
@@ -32,6 +36,13 @@ def ask(args: argparse.Namespace, message: dict[str, Any],
             **message, "store": str(store), "set": overrides(args),
             "read_only": bool(getattr(args, "read_only", False))},
             timeout=timeout, ack_timeout=2.0)
-    except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
+    except (client.NotRunning, client.NoAck, paths.UnsafeDirectory):
         return None
+    except client.DaemonError as exc:
+        if replayable:
+            return None
+        from store import StoreError
+
+        raise StoreError(f"the daemon took the request on but its answer was lost ({exc}): "
+                         "see `lca-tui proposal ID` for what it did") from exc
     return reply if reply.get("ok") else None

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from store.core.location import default_store_path
     from store.core.plan import PlanStale
+    from store.core.records import rebuild as rebuild_record
     from store.core.records import (
         EntryInfo,
         RecordKind,
@@ -130,6 +131,7 @@ PUBLIC: dict[str, str] = {
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types
     "EntryInfo": "store.core.records", "SearchHit": "store.core.records",
+    "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
     "RecordKind": "store.core.records",

@@ -151,7 +151,7 @@ class Daemon:
         self.store: Store | None = None
         self.server: _Server | None = None
         self.started = time.time()
-        self.counts = {"requests": 0, "hooks": 0, "recalls": 0, "searches": 0,
+        self.counts = {"requests": 0, "hooks": 0, "recalls": 0, "searches": 0, "approvals": 0,
                        "embedded_entries": 0, "embedded_chunks": 0, "errors": 0,
                        "caught_up_entries": 0}
         self.last_error: str | None = None
@@ -326,7 +326,7 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
-        if op in ("status", "hook", "recall", "search", "statusline") and \
+        if op in ("status", "hook", "recall", "search", "approve", "statusline") and \
                 not self._still_serving():
             # the client works in-process (where a store at that path is opened, migrated)
             return {"ok": False, "error": "store gone", "detail": self.last_error}
@@ -336,14 +336,16 @@ class Daemon:
             if op == "stop":
                 self.stop()
                 return {"ok": True, "stopping": True}
-            if op in ("hook", "recall", "search"):  # recorded as the person behind it
+            if op in ("hook", "recall", "search", "approve"):  # as the person behind it
                 from store.core.actor import acting_as
 
-                if message.get("read_only") and op == "recall":  # it writes a trace
-                    return {"ok": False, "error": "read-only: a recall writes its trace"}
+                if message.get("read_only") and op in ("recall", "approve"):  # they write
+                    return {"ok": False, "error": f"read-only: {op} writes"}
                 with acting_as(message.get("actor"), message.get("account")):
                     if op == "hook":
                         return self._hook(message)
+                    if op == "approve":
+                        return self._approve(message)
                     return self._recall(message) if op == "recall" else self._search(message)
             if op == "statusline":
                 return self._statusline(message)
@@ -508,6 +510,24 @@ class Daemon:
             return None
         typed = Settings.load(pairs)  # a bad value: SettingsError, the reply's error
         return {name[len(prefix):]: typed[name] for name in pairs}
+
+    def _approve(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``lca-tui approve`` answered warm: its verify step embeds with the loaded model.
+        The decision is recorded as the caller's (``dispatch`` runs it ``acting_as`` the
+        request's person); any ``--set`` runs it in the caller's process instead."""
+        from store.governance.apply import approve
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        if self._overrides(message, "\0") != {}:  # no --set applies per request here
+            return {"ok": False, "error": "a --set the daemon cannot apply per request"}
+        self.counts["approvals"] += 1
+        with self._busy():
+            info = approve(self.store, int(message["proposal_id"]), message.get("as"),
+                           message.get("reason"))
+        self.wake.set()  # a memory was written: its chunk may wait for embedding
+        return {"ok": True, "info": asdict(info)}
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         """``lca-tui search`` answered warm (model and vectors loaded): the hits as records."""

@@ -19,6 +19,15 @@ from tests.conftest import CLAUDE_CODE
 from tests.helpers_harness import runtime_dir, serving  # noqa: F401
 
 
+@pytest.fixture(autouse=True)
+def _no_actor_left() -> Iterator[None]:
+    """`--actor` given to `main` here names the person for the rest of this process: reset."""
+    from store import set_process_actor
+
+    yield
+    set_process_actor(None)
+
+
 @pytest.fixture
 def daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:  # noqa: F811
     with serving(tmp_path / "store.db", **{"embed.backend": "fallback"}) as d:
@@ -109,3 +118,70 @@ def test_a_read_only_request_is_not_recalled_by_the_daemon(daemon: Daemon) -> No
     assert reply["ok"] is False
     reply = client.request(sock, dict(base, set=["recall.pool=nonsense"]))
     assert reply["ok"] is False and "recall.pool" in reply["error"]
+
+
+def _pending(daemon: Daemon, content: str) -> int:
+    from tests.helpers_gov import _propose
+
+    assert daemon.store is not None
+    return int(_propose(daemon.store, {"op": "add", "type": "feedback", "content": content,
+                                       "metadata": {"name": content[:20]}}).id)
+
+
+def test_approve_through_the_daemon_records_the_callers_actor(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon approves (its model warm for the verify step) as the person who ran the
+    command — `--actor` here, never the daemon's own LCA_ACTOR — and the command prints what
+    it prints in-process; a `--set` runs it in-process, with the same outcome."""
+    st = ["--store", str(daemon.store_path)]
+    monkeypatch.setenv("LCA_ACTOR", "the-daemons-own")  # the daemon runs in this process
+    warm_id = _pending(daemon, "Always run the linter before pushing a branch.")
+    cold_id = _pending(daemon, "Keep release notes in the CHANGELOG file.")
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        doc = _json(capsys, "--actor", "alice", "approve", str(warm_id), *st, "--json")
+    assert daemon.counts["approvals"] == 1
+    assert isinstance(doc, dict) and doc["status"] == "applied" and doc["verified"] is True
+    assert daemon.store is not None
+    info = daemon.store.proposal(warm_id)
+    assert info.actor == "alice" and info.decisions[-1].actor == "alice"
+    cold = _json(capsys, "--actor", "bob", "approve", str(cold_id), *st,
+                 "--set", "embed.batch_size=8", "--json")
+    assert daemon.counts["approvals"] == 1  # a --set: in this process
+    assert isinstance(cold, dict) and cold["status"] == "applied" and cold["verified"] is True
+    assert set(cold) == set(doc)
+    assert daemon.store.proposal(cold_id).actor == "bob"
+    # the text output through the daemon is the in-process one
+    third = _pending(daemon, "Prefer small focused commits over large ones.")
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        capsys.readouterr()
+        assert main(["--actor", "alice", "approve", str(third), *st]) == 0
+        warm_text = capsys.readouterr().out
+    import lca_tui.commands.proposals as cmd
+
+    capsys.readouterr()
+    cmd.print_proposal(daemon.store.proposal(third))
+    assert warm_text == capsys.readouterr().out
+
+
+def test_approve_of_what_is_not_pending_fails_the_same_way(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    st = ["--store", str(daemon.store_path)]
+    pid = _pending(daemon, "Document every public function in the module.")
+    assert main(["approve", str(pid), *st, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["approve", str(pid), *st]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lca-tui:") and str(pid) in err and "Traceback" not in err
+
+
+def test_a_read_only_approve_is_not_done_by_the_daemon(daemon: Daemon) -> None:
+    pid = _pending(daemon, "Name branches after the issue they fix.")
+    sock = paths.socket_path(daemon.store_path)
+    reply = client.request(sock, {"op": "approve", "store": str(daemon.store_path),
+                                  "proposal_id": pid, "read_only": True})
+    assert reply["ok"] is False and "read-only" in reply["error"]
+    assert daemon.counts["approvals"] == 0
+    assert daemon.store is not None and daemon.store.proposal(pid).status == "pending"
