@@ -134,6 +134,7 @@ CLI_TARGETS = {"--help": 150, "CMD --help": 150, "stats": 400, "sessions": 400,
                "proposals": 400, "memories": 400, "audit": 400, "health --no-save": 400,
                "search, no daemon": None, "recall, no daemon": 800,
                "search, daemon": 150, "recall, daemon": 150,
+               "approve, no daemon": 1200, "approve, daemon": 300,
                "hook UserPromptSubmit, cold": 450, "hook UserPromptSubmit, daemon": 30}
 
 
@@ -193,6 +194,8 @@ def run_cli_bench(args: argparse.Namespace) -> int:
         finally:
             subprocess.run([*cli, *st, "serve", "--stop"], env=env, capture_output=True,
                            timeout=60)
+        results += _cli_approve_rows(folder, cli, base, env, args.runs, progress,
+                                     args.embedder)
         hook = _cli_hook_rows(store, cli, folder, env, args.runs, progress)
         results += hook
     finally:
@@ -207,6 +210,48 @@ def run_cli_bench(args: argparse.Namespace) -> int:
         return 0
     _print_cli_rows(doc)
     return 0
+
+
+def _cli_approve_rows(folder: Path, cli: list[str], base: list[str], env: dict[str, str],
+                      runs: int, progress: Any, embedder: str) -> list[dict[str, Any]]:
+    """``approve`` without and with the daemon, on a store of the bench's own (never the
+    store timed above: an approve there would write into its bound memory directory): before
+    each timed run a new proposal is submitted (untimed, not applied), then approved."""
+    import random
+
+    from store import TOPICS, Settings, open_store, synthetic_text
+    from store import hook_bench as harness_bench
+
+    topics = list(TOPICS)
+    path = folder / "approve.db"
+    settings = Settings.load({"embed.backend": embedder})
+    open_store(path, settings).close()
+    made = iter(range(10**6))
+
+    def propose(_label: str) -> list[str]:
+        n = next(made)
+        s = open_store(path, settings)
+        try:
+            text = synthetic_text(random.Random(n), topics[n % len(topics)])  # no duplicate
+            info = s.propose({"op": "add", "type": "feedback", "content": text,
+                              "metadata": {"name": f"bench rule {n}"}}, auto_apply=False)
+        finally:
+            s.close()
+        return [*cli, "approve", str(info.id), "--store", str(path)]
+
+    rows = harness_bench.time_rows([("approve, no daemon", [])], base, runs, env,
+                                   before=propose, progress=progress)
+    serve = subprocess.run([*cli, "--store", str(path), "serve", "--json"], env=env,
+                           capture_output=True, timeout=300)
+    if serve.returncode != 0:
+        raise ValueError(f"the daemon did not start: {serve.stderr[-300:]!r}")
+    try:
+        rows += harness_bench.time_rows([("approve, daemon", [])], base, runs, env,
+                                        before=propose, progress=progress)
+    finally:
+        subprocess.run([*cli, "--store", str(path), "serve", "--stop"], env=env,
+                       capture_output=True, timeout=60)
+    return rows
 
 
 def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str], runs: int,

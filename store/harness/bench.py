@@ -242,20 +242,20 @@ def time_process(command: list[str], env: dict[str, str], stdin: bytes | None = 
 
 
 def time_rows(rows: list[tuple[str, list[str]]], baseline: list[str], runs: int,
-              env: dict[str, str], before: Callable[[str], None] | None = None,
+              env: dict[str, str], before: Callable[[str], list[str] | None] | None = None,
               progress: Progress | None = None) -> list[dict[str, Any]]:
     """Each row's command run ``runs`` times as a whole process, each run followed by a run of
     ``baseline`` (``python -c pass``) so that both see the same load; per row the wall and
     CPU p50 / p95 in ms, the baseline's beside them, and the exit codes seen.
-    ``before(label)`` runs (untimed) before each timed run (a fresh copy of a store)."""
+    ``before(label)`` runs (untimed) before each timed run (a proposal to approve, say); a
+    list it returns is the command to time this once (the new proposal's id in it)."""
     from store.core.vocab import percentiles
 
     out = []
     for i, (label, command) in enumerate(rows):
         walls, cpus, base_walls, base_cpus, codes = [], [], [], [], set()
         for _ in range(runs):
-            if before:
-                before(label)
+            command = (before(label) if before else None) or command
             wall, cpu, code = time_process(command, env)
             walls.append(wall * 1000)
             cpus.append(cpu * 1000)
