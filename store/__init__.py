@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from store.core.location import default_store_path, is_url, local_anchor, mask_url
     from store.core.plan import PlanStale
+    from store.core.records import rebuild as rebuild_record
     from store.core.records import (
         EntryInfo,
         RecordKind,
@@ -137,8 +138,9 @@ if TYPE_CHECKING:
     from store.privacy.secrets_scan import FindingInfo, SecretScanReport
     from store.core.secrets import KINDS as SECRET_KINDS
     from store.recall.run import Move, moves_line
-    from store.recall.traces import MASK as TRACE_MASK
-    from store.recall.traces import Candidate, Trace, term_text
+    from store.recall.records import MASK as TRACE_MASK
+    from store.recall.records import Candidate, Trace, trace_from_dict
+    from store.recall.traces import term_text
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
 # module itself is never a public name: outside ``store/`` only functions, classes and values
@@ -155,6 +157,7 @@ PUBLIC: dict[str, str] = {
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types
     "EntryInfo": "store.core.records", "SearchHit": "store.core.records",
+    "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
     "RecordKind": "store.core.records",
@@ -174,8 +177,8 @@ PUBLIC: dict[str, str] = {
     "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
     "SECRET_KINDS": "store.core.secrets:KINDS",
     "Move": "store.recall.run", "moves_line": "store.recall.run",
-    "Candidate": "store.recall.traces",
-    "Trace": "store.recall.traces", "term_text": "store.recall.traces",
+    "Candidate": "store.recall.records", "term_text": "store.recall.traces",
+    "Trace": "store.recall.records", "trace_from_dict": "store.recall.records",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
     "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",
@@ -190,7 +193,7 @@ PUBLIC: dict[str, str] = {
     "agent_label": "store.core.records", "helper_role": "store.core.records",
     "resolve_agent": "store.core.base",
     "SECRET_ENTRY_MASK": "store.core.search", "MEMORY_MASK": "store.governance.records:MASK",
-    "TRACE_MASK": "store.recall.traces:MASK", "NEEDS_CONTENT": "store.governance.proposals",
+    "TRACE_MASK": "store.recall.records:MASK", "NEEDS_CONTENT": "store.governance.proposals",
     "STAGES": "store.privacy.api", "SCOPE_KINDS": "store.privacy.scope",
     "signal_spec": "store.health.registry:spec",
     "file_problem": "store.ingest.base",

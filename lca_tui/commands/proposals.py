@@ -207,8 +207,17 @@ def run_proposal(args: argparse.Namespace) -> int:
 
 
 def run_approve(args: argparse.Namespace) -> int:
-    with store_from(args) as store:
-        info = store.approve(args.proposal_id, args.as_, args.reason)
+    from lca_tui.warm import ask
+
+    answered = ask(args, {"op": "approve", "proposal_id": args.proposal_id, "as": args.as_,
+                          "reason": args.reason}, replayable=False)
+    if answered is not None:  # the daemon approved (its model warm for the verify step)
+        from store import ProposalInfo, rebuild_record
+
+        info = rebuild_record(ProposalInfo, answered["info"])
+    else:
+        with store_from(args) as store:
+            info = store.approve(args.proposal_id, args.as_, args.reason)
     if args.json:
         print_json(info.to_json())
     else:

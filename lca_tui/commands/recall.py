@@ -122,23 +122,13 @@ def _print_trace(trace: Any) -> None:
 
 
 def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The recall as ``lca-tui serve`` answers it (warm: model and vectors loaded), or None
-    when no daemon serves this store (or settings are overridden for this run)."""
-    from store.harness import client, paths
+    """The recall as ``lca-tui serve`` answers it (warm: model and vectors loaded), with its
+    trace, or None when no daemon serves this store (or it cannot apply this run's --set)."""
+    from lca_tui.warm import ask
 
-    if getattr(args, "overrides_top", None) or getattr(args, "overrides", None):
-        return None
-    try:
-        store = paths.resolve_store(getattr(args, "store", None))
-        reply = client.request(paths.socket_path(store), {
-            "op": "recall", "store": str(store), "query": args.query, "role": args.role,
-            "project": args.project, "channel": args.channel,
-            "historical": args.historical}, timeout=60.0, ack_timeout=2.0)
-    except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
-        return None
-    if not reply.get("ok"):
-        return None  # in this process, where a bad query gets its own clear error
-    return dict(reply["result"])
+    return ask(args, {"op": "recall", "query": args.query, "role": args.role,
+                      "project": args.project, "channel": args.channel,
+                      "historical": args.historical, "with_trace": not args.json})
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -174,11 +164,12 @@ def run_recall(args: argparse.Namespace) -> int:
     answered = _through_daemon(args)
     if answered is not None:
         if args.json:
-            print_json(answered)
+            print_json(answered["result"])
             return 0
-        items = [argparse.Namespace(**i) for i in answered["items"]]
-        with store_from(args) as store:
-            trace = store.trace(int(answered["trace_id"]))
+        from store import trace_from_dict
+
+        items = [argparse.Namespace(**i) for i in answered["result"]["items"]]
+        trace = trace_from_dict(answered["trace"])
     else:
         with store_from(args) as store:
             result = store.recall(args.query, args.role, args.project, args.channel,

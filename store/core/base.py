@@ -24,7 +24,7 @@ from store.core import db
 from store.core.db import orm
 from store.core import vec
 from store.core.actor import resolve as resolve_actor
-from store.core.embed import Embedder, load_embedder
+from store.core.embed import DIM, MODEL_NAME, Embedder, load_embedder, model_would_load
 from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
@@ -264,7 +264,14 @@ class StoreBase:
         return self.embedder
 
     def embedder_info(self) -> EmbedderInfo:
-        e = self.embedder
+        """The embedder in use, without loading the model when it would load: a report
+        (``stats``, health) costs no model load; the vectors are the loaded model's."""
+        with self._embedder_lock:
+            e = self._embedder
+        if e is None:
+            if self.settings["embed.backend"] != "fallback" and model_would_load():
+                return EmbedderInfo(MODEL_NAME, DIM, False, None)
+            e = self.embedder  # the fallback (cheap), or the load that says why it fails
         return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
 
     def indexer(self, progress: Progress | None = None,

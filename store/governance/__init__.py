@@ -38,18 +38,43 @@ governance module imports ``store.ingest``. Never ``store.facade``.
 
 from __future__ import annotations
 
-from store.governance.apply import approve, reject, submit
-from store.governance.policy import approval_options, auto_apply_allowed
-from store.governance.chains import chain, integrity, problems_of
-from store.governance.proposals import (
-    NewProposal,
-    ProposalError,
-    edit,
-    get_proposal,
-    list_proposals,
-    parse_proposal,
-)
-from store.governance.views import audit_events, list_memories, memory_detail
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.governance.apply import approve, reject, submit
+    from store.governance.chains import chain, integrity, problems_of
+    from store.governance.policy import approval_options, auto_apply_allowed
+    from store.governance.proposals import (
+        NewProposal,
+        ProposalError,
+        edit,
+        get_proposal,
+        list_proposals,
+        parse_proposal,
+    )
+    from store.governance.views import audit_events, list_memories, memory_detail
+
+# name → the module defining it, imported on first use: listing memories (``views``) costs
+# ``views`` and what it imports, not the checks (NumPy) and the apply path
+_WHERE = {
+    "approve": "apply", "reject": "apply", "submit": "apply",
+    "chain": "chains", "integrity": "chains", "problems_of": "chains",
+    "approval_options": "policy", "auto_apply_allowed": "policy",
+    "NewProposal": "proposals", "ProposalError": "proposals", "edit": "proposals",
+    "get_proposal": "proposals", "list_proposals": "proposals", "parse_proposal": "proposals",
+    "audit_events": "views", "list_memories": "views", "memory_detail": "views",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "NewProposal", "ProposalError", "approval_options", "approve", "audit_events",

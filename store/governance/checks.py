@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Connection, func
 from sqlmodel import col
 
@@ -46,6 +45,7 @@ from store.governance import text as tx
 from store.governance.records import MASK, PERSON_ONLY_TYPES, CheckInfo
 
 if TYPE_CHECKING:
+    import numpy as np
     from store.core.base import StoreBase as Store
 
 NEW_MEMORY_OPS = ("add", "revise", "supersede", "merge")
@@ -155,6 +155,8 @@ class Checker:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Vectors for ``texts``, each text embedded once per run (checks share sentences)."""
+        import numpy as np
+
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if missing:
             for t, v in zip(missing, self.store.embedder.embed(missing), strict=True):
