@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     )
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
+    from store.copy import CopyReport, copy_store
     from store.demo import build_demo
     from store.facade import Store, open_store
     from store.governance.proposals import NEEDS_CONTENT, ProposalError
@@ -178,6 +179,7 @@ PUBLIC: dict[str, str] = {
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
     "build_demo": "store.demo",
+    "copy_store": "store.copy", "CopyReport": "store.copy",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "locomo": "store.evals.locomo:",

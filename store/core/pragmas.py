@@ -65,3 +65,21 @@ def begin(conn: Connection, immediate: bool) -> None:
 def busy_timeout(conn: Connection, ms: int) -> None:
     """How long SQLite waits for a lock before it answers "busy" (0: not at all)."""
     conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(ms)}")
+
+
+def set_sequence(conn: Connection, table: str, value: int) -> None:
+    """Make ``value`` the highest id ever given in the ``AUTOINCREMENT`` table ``table`` (a
+    copied store keeps its source's: an id erased there is not given again)."""
+    if value <= 0:
+        return
+    updated = conn.execute(text("UPDATE sqlite_sequence SET seq = :s WHERE name = :t"),
+                           {"s": int(value), "t": table}).rowcount
+    if not updated:
+        conn.execute(text("INSERT INTO sqlite_sequence (name, seq) VALUES (:t, :s)"),
+                     {"s": int(value), "t": table})
+
+
+def defer_foreign_keys(conn: Connection) -> None:
+    """Check foreign keys at this transaction's commit, not row by row (a bulk copy whose
+    rows point at rows of the same table copied later)."""
+    conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
