@@ -5,6 +5,7 @@ connections, reads records, searches and appends entries. Every capability takes
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlean
-from sqlalchemy import Connection, Engine, column, distinct, func, inspect, table
+from sqlalchemy import Connection, Engine, column, func, inspect, table
 from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlmodel import SQLModel, col, select
 
@@ -109,24 +110,38 @@ class StoreBase:
                  embedder: Embedder | None = None, writer: str | None = None,
                  writer_version: str | None = None,
                  timer: Callable[[], float] | None = None) -> None:
-        self.path = Path(path).expanduser() if path else db.default_store_path()
         self.settings = settings or Settings.load()
         self.writer = writer or str(self.settings["store.writer"])
         self.writer_version = writer_version_for(self.writer, writer_version)
-        db.ensure_file(self.path)
-        # Refuse a newer store before the first connection switches it to WAL: a store in
-        # rollback-journal mode would otherwise have its header changed by the refusal.
-        refuse_newer(db.schema_version_of(self.path))
-        self.engine: Engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"],
-                                             int(self.settings["store.keep_connections"]))
+        location = str(path) if path else db.default_location()
+        if not path and not db.is_url(location) and "LCA_STORE" not in os.environ \
+                and str(self.settings["store.url"]).strip():
+            location = str(self.settings["store.url"]).strip()
+        self.url: str | None = None
+        self.engine: Engine
+        """The server's URL (``postgresql://``, password masked) when the store is on
+        PostgreSQL; None for a file. ``path`` is then this machine's folder for the store's
+        local files (undo journals, the daemon's socket)."""
+        if db.is_url(location):
+            self.engine, self.path, self.url = db.open_server(
+                str(location), int(self.settings["store.keep_connections"]),
+                int(self.settings["store.pg_ef_search"]))
+        else:
+            self.path = Path(location).expanduser()
+            db.ensure_file(self.path)
+            # Refuse a newer store before the first connection switches it to WAL: a store in
+            # rollback-journal mode would otherwise have its header changed by the refusal.
+            refuse_newer(db.schema_version_of(self.path))
+            self.engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"],
+                                         int(self.settings["store.keep_connections"]))
         try:
             migrate(self.engine)
         except DatabaseError as exc:
             self.engine.dispose()
             if "locked" in str(exc.orig) or "busy" in str(exc.orig):
                 raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
-            raise StoreError(f"{self.path} cannot be opened as an lca-tui store: {exc.orig}"
-                             ) from exc
+            raise StoreError(f"{self.location} cannot be opened as an lca-tui store: "
+                             f"{' '.join(str(exc.orig).split())}") from exc
         self._embedder = embedder
         self.timer: Callable[[], float] = timer or time.perf_counter
         """What measures a recall's latency, in seconds (a fixed one in snapshot tests)."""
@@ -138,6 +153,16 @@ class StoreBase:
         # Set by a warm process that keeps the vectors in memory (the daemon): new chunks'
         # nearest neighbours from that copy instead of a vec0 scan per chunk.
         self.neighbour_finder: NeighbourFinder | None = None
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as shown to people: its file, or its URL (password masked)."""
+        return self.url if self.url is not None else str(self.path)
+
+    @property
+    def on_server(self) -> bool:
+        """Is the store on a PostgreSQL server (shared by machines) rather than a file?"""
+        return self.url is not None
 
     # -- connections ---------------------------------------------------------------------
     @contextmanager
@@ -179,6 +204,16 @@ class StoreBase:
         """Changes whenever another connection commits: a cheap "did anything change?"."""
         with self._watch_lock:
             if self._closed:  # a closed store no longer changes
+                return self._last_version
+            if self.url is not None:  # a server: its commit counter, one cheap query
+                if self._watch is None:
+                    self._watch = self.engine.connect().execution_options(
+                        isolation_level="AUTOCOMMIT")
+                try:
+                    self._last_version = db.change_counter(self._watch)
+                except DatabaseError:
+                    self._watch.close()
+                    self._watch = None
                 return self._last_version
             if self._watch is None:
                 self._watch = sqlean.connect(f"{self.path.resolve().as_uri()}?mode=rw",
@@ -285,8 +320,9 @@ class StoreBase:
                 chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1),
                 blocks_skipped_by_design=blocks["by-design"],
                 blocks_skipped_unknown=blocks["unknown"])
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
-                   if p.exists())
+            backend, server_version, vector_version = db.backend_versions(conn)
+            size = db.server_size(conn) if self.on_server else sum(
+                p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         info = (self.embedder_info() if with_embedder
                 else EmbedderInfo("not loaded", 384, False, None))
         foreign = {m: n for m, n in chunk_model.items() if m != info.model}
@@ -296,12 +332,14 @@ class StoreBase:
                     "semantic search ignores them until `lca-tui reindex`")
             info = EmbedderInfo(info.model, info.dim, True,
                                 f"{info.reason}; {note}" if info.reason else note)
-        return Stats(path=str(self.path), size_bytes=size, embedder=info, **stats_args)
+        return Stats(path=self.location, size_bytes=size, embedder=info, backend=backend,
+                     server_version=server_version, vector_version=vector_version,
+                     **stats_args)
 
     def sessions(self, limit: int | None = None) -> list[SessionInfo]:
         """Every session, latest first, with its entry count and agents."""
         query = (select(SessionRow, func.count(col(Entry.id)),
-                        func.group_concat(distinct(col(Entry.agent))))
+                        func.aggregate_strings(col(Entry.agent), ","))
                  .outerjoin(Entry, col(Entry.session_id) == SessionRow.id)
                  .group_by(col(SessionRow.id))
                  .order_by(func.coalesce(SessionRow.ended_at, SessionRow.started_at).desc(),

@@ -1,8 +1,10 @@
-"""The SQLite file: an extension-capable driver, sqlite-vec, WAL, owner-only permissions.
+"""The SQLite file: an extension-capable driver, sqlite-vec, WAL, owner-only permissions; or
+a PostgreSQL server with pgvector (``store.core.pg``), named by a ``postgresql://`` URL.
 
 The stdlib ``sqlite3`` here cannot load extensions, so the engine is built on ``sqlean``
 (SQLite 3.50 with ``enable_load_extension``) and sqlite-vec is loaded on every new connection.
-This module and ``store/vec.py`` are the only places that know the backend is SQLite.
+This module, ``store/core/vec.py``, ``pragmas.py`` and ``pg.py`` are the only places that know
+which backend a store is on.
 """
 
 from __future__ import annotations
@@ -27,8 +29,60 @@ from sqlmodel import Session, col
 from store.core import faults, pragmas
 from store.core.errors import StoreError, StoreLocked
 from store.core.location import default_folder as default_folder  # re-exported
+from store.core.location import default_location as default_location  # re-exported
 from store.core.location import default_store_path as default_store_path  # re-exported
+from store.core.location import is_url as is_url  # re-exported
+from store.core.location import local_anchor, mask_url
 from store.core.location import not_a_folder
+
+
+def on_server(engine: Engine) -> bool:
+    """Is ``engine`` on a PostgreSQL server (else a SQLite file)?"""
+    return engine.dialect.name == "postgresql"
+
+
+def open_server(url: str, keep: int, ef_search: int) -> tuple[Engine, Path, str]:
+    """(engine, this machine's folder for the store's local files, the URL to show) for a
+    store on a PostgreSQL server; a one-line ``StoreError`` when it cannot be reached, refuses
+    the login or has no pgvector."""
+    from store.core import pg
+
+    pg.check_server(url)
+    anchor = local_anchor(url)
+    try:
+        anchor.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise StoreError(f"cannot create {anchor.parent} (this machine's files of the store "
+                         f"{mask_url(url)}): {exc.strerror or exc}") from exc
+    engine = pg.make_engine(url, keep, ef_search)
+    faults.install(engine)
+    return engine, anchor, mask_url(url)
+
+
+def change_counter(conn: Connection) -> int:
+    """A cheap "did anything change?" on a server (see ``pg.commit_counter``)."""
+    from store.core import pg
+
+    return pg.commit_counter(conn)
+
+
+def backend_versions(conn: Connection) -> tuple[str, str, str | None]:
+    """(backend, its version, the vector extension's version)."""
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        server, vector = pg.server_versions(conn)
+        return "postgresql", server, vector
+    from store.core import vec
+
+    return "sqlite", str(sqlean.sqlite_version), vec.version(conn)
+
+
+def server_size(conn: Connection) -> int:
+    """The database's size on the server, in bytes."""
+    from store.core import pg
+
+    return pg.size_bytes(conn)
 
 
 
@@ -188,6 +242,8 @@ def yield_to_writers(engine: Engine, limit: float = 2.0) -> None:
     the lock, so it gets it now — without this it polls the lock and the long work, taking
     it again at once, starves it for its whole run. At most ``limit`` seconds (a waiter's
     own transaction is short); a mark left by a process that died is removed."""
+    if on_server(engine):
+        return  # no store-wide lock on a server: nobody waits for one
     folder = _waiting_dir(engine)
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:

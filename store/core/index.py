@@ -262,17 +262,17 @@ class Indexer:
         matrix = (np.stack(vectors_in).astype(np.float32) if vectors_in
                   else np.zeros((0, 384), dtype=np.float32))
         found = iter(neighbours if neighbours is not None else self._neighbours(conn, matrix))
-        # above every id ever given (sqlite_sequence): an erased chunk's id is never reused
+        # above every id ever given: an erased chunk's id is never reused, and concurrent
+        # writers on a server never pick the same
         top = conn.execute(select(func.max(col(Chunk.id)))).scalar() or 0
-        next_id = max(int(top), pragmas.sequence(conn, "chunk")) + 1
+        new_ids = iter(pragmas.new_ids(conn, "chunk", len(pending), int(top)))
         batch_ids: list[int] = []
         created = now_iso()
         rows = []
         vectors: list[tuple[int, np.ndarray]] = []
         fts_rows: list[tuple[int, str]] = []
         for p in pending:
-            cid = next_id
-            next_id += 1
+            cid = next(new_ids)
             ok = p.vector is not None or p.lexical
             nn_id: int | None = None
             nn_sim: float | None = None

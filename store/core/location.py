@@ -38,3 +38,59 @@ def not_a_folder(path: Path) -> str | None:
         return None
     return (f"cannot use {path}: {blocker} is a file, not a folder, so nothing can be created "
             "under it; name a store file in a folder (--store or $LCA_STORE)")
+
+
+# -- a store on a PostgreSQL server ------------------------------------------------------------
+URL_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
+
+def is_url(location: object) -> bool:
+    """Does ``location`` name a PostgreSQL server (``postgresql://...``) rather than a file?"""
+    return isinstance(location, str) and location.strip().lower().startswith(URL_SCHEMES)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (user, host, port, database and options
+    kept): how a URL is shown in stats, errors, logs and traces. A URL without a password
+    is shown as it is; its password comes from PGPASSWORD, ~/.pgpass or a service file."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        creds, host = netloc.rsplit("@", 1)
+        if ":" in creds:
+            creds = creds.split(":", 1)[0] + ":***"
+        netloc = f"{creds}@{host}"
+    query = "&".join("password=***" if q.lower().startswith("password=") else q
+                     for q in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def default_location() -> str | Path:
+    """``$LCA_STORE`` (a path, or a ``postgresql://`` URL kept as it is), else the
+    ``store.url`` setting is read by the caller, else the default file."""
+    explicit = os.environ.get("LCA_STORE")
+    if explicit and is_url(explicit):
+        return explicit.strip()
+    return default_store_path()
+
+
+def local_anchor(url: str) -> Path:
+    """Where this machine keeps its own files for a store on a server (undo journals, the
+    daemon's socket, hook failure logs): ``<default folder>/postgresql/<host>-<port>-<db>``,
+    a name made from the masked URL, so no password reaches a file name."""
+    import hashlib
+    import re
+    from urllib.parse import urlsplit
+
+    masked = mask_url(url)
+    parts = urlsplit(masked)
+    host = parts.hostname or "local"
+    db = parts.path.lstrip("/") or "postgres"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{host}-{parts.port or 5432}-{db}")[:80]
+    digest = hashlib.sha256(masked.encode()).hexdigest()[:8]
+    return default_folder() / "postgresql" / f"{name}-{digest}.pg"

@@ -56,6 +56,19 @@ def sequence(conn: Connection, table: str) -> int:
     return int(row[0]) if row is not None else 0
 
 
+def new_ids(conn: Connection, table: str, n: int, highest: int) -> list[int]:
+    """``n`` ids for new rows of ``table`` that no row ever had: on SQLite the next ones above
+    ``highest`` (the largest id now) and ``sqlite_sequence`` (the caller holds the write
+    lock); on a server, from the table's own sequence (no lock: concurrent writers get
+    different ones)."""
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.reserve_ids(conn, table, n)
+    start = max(int(highest), sequence(conn, table)) + 1
+    return list(range(start, start + n))
+
+
 def begin(conn: Connection, immediate: bool) -> None:
     """``BEGIN IMMEDIATE`` for a write (the lock taken up front, never mid-way), else
     ``BEGIN``."""

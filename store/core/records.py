@@ -216,6 +216,11 @@ class Stats:
     chunks_lexical_only: int = 0  # windows past a long tool entry's head: FTS, no vector
     blocks_skipped_by_design: dict[str, int] = field(default_factory=dict)
     blocks_skipped_unknown: dict[str, int] = field(default_factory=dict)
+    # Where the store lives: "sqlite" (a file; ``server_version`` is SQLite's, ``vector_version``
+    # sqlite-vec's) or "postgresql" (a server; ``path`` is its URL, password masked).
+    backend: str = "sqlite"
+    server_version: str | None = None
+    vector_version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,6 +234,9 @@ class Stats:
             "embedder": {"model": self.embedder.model, "dim": self.embedder.dim,
                          "degraded": self.embedder.degraded},
             "path": self.path,
+            "backend": self.backend,
+            "server_version": self.server_version,
+            "vector_version": self.vector_version,
             "size_bytes": self.size_bytes,
             "schema_version": self.schema_version,
             "memories_by_status": self.memories_by_status,

@@ -64,6 +64,14 @@ SPECS: list[Spec] = [
          "Connections a process keeps open between transactions. 0: each transaction opens "
          "its own (a short-lived command). `lca-tui serve` keeps 4: opening one costs about a "
          "millisecond (sqlite-vec loaded, pragmas set), and a hook runs a dozen transactions."),
+    Spec("store.url", "",
+         "A store on a PostgreSQL server with pgvector, `postgresql://user@host:port/db` "
+         "(used when neither --store nor $LCA_STORE names one). Leave the password out: "
+         "libpq reads PGPASSWORD, ~/.pgpass or a service file (`?service=name`)."),
+    Spec("store.pg_ef_search", 100, minimum=10, maximum=1000, doc=
+         "On PostgreSQL: hnsw.ef_search, the candidates the HNSW index visits for a vector "
+         "query (more: closer to exact search, slower). Recall asks for its pool of 50 "
+         "nearest; at 100 their top 10 matched exact search's (docs/postgres.md)."),
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),

@@ -1,5 +1,7 @@
-"""Every sqlite-vec and FTS5 statement lives here, so a second backend (PostgreSQL with
-pgvector and its text search) replaces this module and ``db.py``, not the rest of the store."""
+"""Every vector and full-text statement lives here: sqlite-vec and FTS5 on a SQLite file, and
+beside them (``store.core.pg``) pgvector's HNSW index and PostgreSQL's own text search on a
+server. Each function asks the connection which backend it is on; nothing else in the store
+needs to know."""
 
 from __future__ import annotations
 
@@ -8,6 +10,18 @@ import re
 import numpy as np
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
+
+from store.core import pg
+
+
+def on_server(conn: Connection) -> bool:
+    """Is ``conn`` a PostgreSQL connection (else a SQLite file)?"""
+    return conn.dialect.name == "postgresql"
+
+
+def backend(conn: Connection) -> str:
+    """What ranks the search: ``sqlite-vec+fts5`` or ``pgvector+tsvector``."""
+    return "pgvector+tsvector" if on_server(conn) else "sqlite-vec+fts5"
 
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset("""
@@ -26,17 +40,23 @@ def from_blob(blob: bytes) -> np.ndarray:
 
 
 def insert_vector(conn: Connection, chunk_id: int, vector: np.ndarray) -> None:
+    if on_server(conn):
+        return pg.insert_vectors(conn, [(chunk_id, vector)])
     conn.execute(text("INSERT INTO chunk_vec (rowid, embedding) VALUES (:id, :v)"),
                  {"id": chunk_id, "v": to_blob(vector)})
 
 
 def insert_vectors(conn: Connection, rows: list[tuple[int, np.ndarray]]) -> None:
+    if on_server(conn):
+        return pg.insert_vectors(conn, rows)
     if rows:
         conn.execute(text("INSERT INTO chunk_vec (rowid, embedding) VALUES (:id, :v)"),
                      [{"id": cid, "v": to_blob(vec)} for cid, vec in rows])
 
 
 def insert_fts(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    if on_server(conn):
+        return  # the chunk's generated tsvector column indexes it
     if rows:
         conn.execute(text("INSERT INTO chunk_fts (rowid, text) VALUES (:id, :t)"),
                      [{"id": cid, "t": body} for cid, body in rows])
@@ -53,6 +73,8 @@ def delete_chunks_index(conn: Connection, rows: list[tuple[int, str]]) -> None:
     """Remove chunks' vectors and FTS rows (FTS5 external content needs the old text)."""
     if not rows:
         return
+    if on_server(conn):
+        return pg.delete_vectors(conn, [cid for cid, _ in rows])
     if len(rows) > _MERGE_OVER:
         conn.exec_driver_sql("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 0)")
         conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :id"),
@@ -69,12 +91,16 @@ def delete_chunks_index(conn: Connection, rows: list[tuple[int, str]]) -> None:
 
 def clear_index(conn: Connection) -> None:
     """Drop every vector and FTS row (``reindex`` rebuilds them)."""
+    if on_server(conn):
+        return pg.clear_vectors(conn)
     conn.exec_driver_sql("DELETE FROM chunk_vec")
     conn.exec_driver_sql("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')")
 
 
 def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     """(chunk id, cosine similarity) of the ``k`` nearest vectors, nearest first."""
+    if on_server(conn):
+        return pg.knn(conn, vector, k)
     rows = conn.execute(
         text("SELECT rowid, distance FROM chunk_vec WHERE embedding MATCH :q AND k = :k "
              "ORDER BY distance"),
@@ -85,6 +111,8 @@ def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]
 
 def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
     """Every stored vector: (chunk ids, matrix). For bulk nearest-neighbour work."""
+    if on_server(conn):
+        return pg.all_vectors(conn)
     rows = conn.exec_driver_sql("SELECT rowid, embedding FROM chunk_vec").all()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
@@ -95,6 +123,8 @@ def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
 
 def vectors_of(conn: Connection, chunk_ids: list[int]) -> dict[int, np.ndarray]:
     """chunk id → vector for those of ``chunk_ids`` that have one (many: one scan)."""
+    if on_server(conn):
+        return pg.vectors_of(conn, chunk_ids)
     if len(chunk_ids) <= _MERGE_OVER:
         found = {cid: vector_of(conn, cid) for cid in chunk_ids}
         return {cid: v for cid, v in found.items() if v is not None}
@@ -104,9 +134,19 @@ def vectors_of(conn: Connection, chunk_ids: list[int]) -> dict[int, np.ndarray]:
 
 
 def vector_of(conn: Connection, chunk_id: int) -> np.ndarray | None:
+    if on_server(conn):
+        return pg.vector_of(conn, chunk_id)
     row = conn.execute(text("SELECT embedding FROM chunk_vec WHERE rowid = :id"),
                        {"id": chunk_id}).first()
     return from_blob(row[0]) if row else None
+
+
+def query_words(query: str) -> list[str]:
+    """The words of ``query`` to match, stop words dropped (all kept when nothing else is
+    left), each once."""
+    every = _FTS_WORD.findall(query)
+    words = [w for w in every if w.lower() not in STOP_WORDS] or every
+    return list(dict.fromkeys(words))
 
 
 def fts_query(query: str) -> str | None:
@@ -140,6 +180,10 @@ def fts_search(conn: Connection, query: str, limit: int, deny: tuple[str, ...] =
     ``deny``: sensitivities left out inside the query (the channel rule applied where the
     rows are found, so held-back records never take the ``limit``); ``denied=True`` gives
     only those instead (the few the operator's trace shows masked)."""
+    if on_server(conn):
+        words = query_words(query)
+        return pg.fts_search(conn, words, limit, _levels(deny) if deny else None,
+                             denied) if words else []
     match = fts_query(query)
     if match is None:
         return []
@@ -165,7 +209,7 @@ def fts_search(conn: Connection, query: str, limit: int, deny: tuple[str, ...] =
 def chunk_sensitivities(conn: Connection, ids: list[int] | None = None) -> dict[int, str]:
     """chunk id → its source's sensitivity (entry or memory; ``public`` when unset)."""
     where = "" if ids is None else \
-        f"WHERE c.id IN ({', '.join(str(int(i)) for i in ids)})" if ids else "WHERE 0"
+        f"WHERE c.id IN ({', '.join(str(int(i)) for i in ids)})" if ids else "WHERE 1 = 0"
     rows = conn.exec_driver_sql(
         "SELECT c.id, COALESCE(e.sensitivity, m.sensitivity, 'public') FROM chunk c "
         "LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
@@ -175,6 +219,8 @@ def chunk_sensitivities(conn: Connection, ids: list[int] | None = None) -> dict[
 
 def index_counts(conn: Connection) -> tuple[int, int]:
     """(vectors, FTS rows) currently indexed."""
+    if on_server(conn):
+        return pg.index_counts(conn)
     vectors = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_vec").scalar_one()
     fts = conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_fts_docsize").scalar_one()
     return int(vectors), int(fts)
@@ -185,6 +231,10 @@ def waiting_search(conn: Connection, query: str, limit: int, deny: tuple[str, ..
     """(entry id, BM25 relevance ≥ 0) of entries waiting for embedding that match ``query``
     (``embed_queue_fts``, filled by the queue's triggers), best first; ``deny`` / ``denied``
     as in ``fts_search``."""
+    if on_server(conn):
+        words = query_words(query)
+        return pg.waiting_search(conn, words, limit, _levels(deny) if deny else None,
+                                 denied) if words else []
     match = fts_query(query)
     if match is None:
         return []
@@ -209,7 +259,10 @@ def waiting_search(conn: Connection, query: str, limit: int, deny: tuple[str, ..
 
 def ensure_secure_delete(conn: Connection) -> None:
     """FTS5 ``secure-delete``: a deleted row's terms are removed from the index pages, not
-    only marked deleted (migration 1 sets it; an erasure asserts it again)."""
+    only marked deleted (migration 1 sets it; an erasure asserts it again). On a server the
+    text search lives in the chunk row: deleting the row deletes it."""
+    if on_server(conn):
+        return
     conn.exec_driver_sql("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 1)")
 
 
@@ -217,6 +270,8 @@ def fts_phrase(conn: Connection, words: list[str], limit: int = 50) -> list[int]
     """Chunk ids whose FTS row matches ``words`` as one phrase (a privacy probe)."""
     if not words:
         return []
+    if on_server(conn):
+        return pg.fts_phrase(conn, words, limit)
     phrase = '"' + " ".join(w.replace('"', '""') for w in words) + '"'
     rows = conn.execute(text("SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH :m LIMIT :n"),
                         {"m": phrase, "n": int(limit)}).all()
@@ -227,6 +282,8 @@ def fts_indexed(conn: Connection, chunk_ids: list[int]) -> list[int]:
     """Which of ``chunk_ids`` still have a row in the FTS index (its docsize table)."""
     if not chunk_ids:
         return []
+    if on_server(conn):
+        return sorted(pg.indexed(conn, chunk_ids)[1])
     rows = conn.execute(text("SELECT id FROM chunk_fts_docsize WHERE id IN (SELECT value FROM "
                              "json_each(:i))"), {"i": "[" + ",".join(map(str, chunk_ids)) + "]"})
     return [int(r[0]) for r in rows]
@@ -234,18 +291,25 @@ def fts_indexed(conn: Connection, chunk_ids: list[int]) -> list[int]:
 
 def vectors_present(conn: Connection, chunk_ids: list[int]) -> list[int]:
     """Which of ``chunk_ids`` still have a vector."""
+    if on_server(conn):
+        return sorted(pg.indexed(conn, chunk_ids)[0])
     return [cid for cid in chunk_ids if vector_of(conn, cid) is not None]
 
 
 def fts_terms(conn: Connection) -> set[str]:
     """Every term in the FTS index (porter stems of what remains indexed)."""
+    if on_server(conn):
+        return pg.fts_terms(conn)
     conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_fts_vocab USING "
                          "fts5vocab(main, chunk_fts, row)")
     return {str(r[0]) for r in conn.exec_driver_sql("SELECT term FROM temp.lca_fts_vocab")}
 
 
 def version(conn: Connection) -> str | None:
-    """sqlite-vec's version on this connection, or None when the extension is not loaded."""
+    """sqlite-vec's (or pgvector's) version on this connection, or None when the extension is
+    not loaded."""
+    if on_server(conn):
+        return pg.version(conn)
     try:
         return str(conn.exec_driver_sql("SELECT vec_version()").scalar_one())
     except DBAPIError:
@@ -256,6 +320,8 @@ def delete_chunks_bulk(conn: Connection, rows: list[tuple[int, str]]) -> None:
     """``delete_chunks_index`` for many chunks at once (one executemany per table)."""
     if not rows:
         return
+    if on_server(conn):
+        return pg.delete_vectors(conn, [c for c, _ in rows])
     conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :id"), [{"id": c} for c, _ in rows])
     conn.execute(text("INSERT INTO chunk_fts (chunk_fts, rowid, text) VALUES ('delete', :id, "
                       ":t)"), [{"id": c, "t": body} for c, body in rows])
@@ -266,6 +332,8 @@ def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]
     indexes?"""
     if not chunk_ids:
         return set(), set()
+    if on_server(conn):
+        return pg.indexed(conn, chunk_ids)
     marks = ", ".join(str(int(i)) for i in chunk_ids)
     vectors = {int(r[0]) for r in conn.exec_driver_sql(
         f"SELECT rowid FROM chunk_vec WHERE rowid IN ({marks})").all()}
@@ -277,6 +345,8 @@ def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]
 def index_orphans(conn: Connection) -> tuple[int, int]:
     """(vectors, FTS rows) whose chunk is gone: what an erasure must never leave behind (the
     check an interrupted erasure's verification runs, knowing no chunk ids)."""
+    if on_server(conn):
+        return pg.index_orphans(conn)
     vectors = int(conn.exec_driver_sql(
         "SELECT COUNT(*) FROM chunk_vec WHERE rowid NOT IN (SELECT id FROM chunk)").scalar_one())
     fts = int(conn.exec_driver_sql(
@@ -288,6 +358,8 @@ def index_orphans(conn: Connection) -> tuple[int, int]:
 def fts_stems(conn: Connection, words: list[str]) -> set[str]:
     """The FTS terms (porter stems, as ``chunk_fts`` indexes) of ``words``: a temporary FTS
     table tokenises them, nothing reaches the database file."""
+    if on_server(conn):
+        return pg.fts_stems(conn, words)
     conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem USING "
                          "fts5(w, tokenize='porter unicode61')")
     conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lca_stem_vocab USING "

@@ -4,6 +4,13 @@ Each module ``mNNNN_<name>.py`` here defines ``VERSION`` (its number), ``NAME`` 
 ``STATEMENTS`` (SQL run in order, in one transaction). A migration is frozen once released:
 later capabilities add a new module instead of editing an old one. A store whose schema is
 newer than every migration known here is refused.
+
+On a PostgreSQL server a new store is not built by replaying these: the SQLModel classes are
+the schema (``create_all``, plus ``store.core.pg.EXTRA_DDL``), stamped with every migration
+known at that time. Every later migration runs on both backends: its module defines
+``POSTGRES_STATEMENTS`` too (what it does there — possibly nothing, ``[]``, when its SQL only
+concerns SQLite's own objects); a migration without them cannot be applied to a server store
+and says so instead of running SQLite's SQL there.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from types import ModuleType
 from sqlalchemy import Connection, Engine, text
 
 from store.core.db import write
-from store.core.errors import StoreTooNew
+from store.core.errors import StoreError, StoreTooNew
 from store.core.timeutil import now_iso
 from store.core.version import CODE_VERSION
 
@@ -29,11 +36,15 @@ class Migration:
     # A table rebuild (drop and rename) runs with foreign keys off, or the DROP would
     # cascade into the children; ``PRAGMA foreign_key_check`` must pass before it commits.
     foreign_keys_off: bool = False
+    # What it runs on PostgreSQL (None: not written for a server; see the module docstring).
+    postgres: tuple[str, ...] | None = None
 
 
 def _load(module: ModuleType) -> Migration:
+    on_pg = getattr(module, "POSTGRES_STATEMENTS", None)
     return Migration(int(module.VERSION), str(module.NAME), tuple(module.STATEMENTS),
-                     bool(getattr(module, "FOREIGN_KEYS_OFF", False)))
+                     bool(getattr(module, "FOREIGN_KEYS_OFF", False)),
+                     None if on_pg is None else tuple(on_pg))
 
 
 def known_migrations() -> list[Migration]:
@@ -50,6 +61,10 @@ def known_migrations() -> list[Migration]:
 
 
 def current_version(conn: Connection) -> int:
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.current_version(conn)
     exists = conn.exec_driver_sql(
         "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migration'"
     ).first()
@@ -60,6 +75,10 @@ def current_version(conn: Connection) -> int:
 
 
 def _applied(conn: Connection) -> set[int]:
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.applied(conn)
     if current_version(conn) == 0:
         return set()
     return {int(r[0]) for r in conn.exec_driver_sql("SELECT version FROM schema_migration")}
@@ -73,6 +92,8 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
     """
     migrations = known_migrations()
     newest = migrations[-1].version if migrations else 0
+    if engine.dialect.name == "postgresql":
+        return _migrate_server(engine, migrations, newest, target)
     with engine.connect() as conn:
         have = current_version(conn)
         done = _applied(conn)
@@ -97,6 +118,44 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
                 " applied_at TEXT NOT NULL, code_version TEXT NOT NULL)"
             )
             for statement in migration.statements:
+                conn.exec_driver_sql(statement)
+            conn.execute(
+                text("INSERT INTO schema_migration VALUES (:v, :n, :t, :c)"),
+                {"v": migration.version, "n": migration.name, "t": now_iso(), "c": CODE_VERSION},
+            )
+        applied.append(migration.version)
+    return applied
+
+
+def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
+                    target: int | None) -> list[int]:
+    """On PostgreSQL: create a new store at the current version (the SQLModel classes,
+    stamped), else apply each later migration's ``POSTGRES_STATEMENTS``, one transaction each,
+    under an advisory lock (processes opening one store at once apply each once)."""
+    from sqlmodel import SQLModel
+
+    from store.core import pg
+    from store.core.migrations import _models  # noqa: F401  (registers every table)
+
+    stamp = [(m.version, m.name) for m in migrations
+             if target is None or m.version <= target]
+    with engine.begin() as conn:
+        if pg.create_schema(conn, SQLModel.metadata, stamp, now_iso(), CODE_VERSION):
+            return [v for v, _ in stamp]
+    applied: list[int] = []
+    for migration in migrations:
+        if target is not None and migration.version > target:
+            continue
+        with engine.begin() as conn:
+            pg.lock_schema(conn)
+            _refuse_newer(pg.current_version(conn), newest)
+            if migration.version in pg.applied(conn):
+                continue
+            if migration.postgres is None:
+                raise StoreError(f"migration {migration.version} ({migration.name}) has no "
+                                 "PostgreSQL statements: this lca-tui cannot upgrade a store on "
+                                 "a server past it")
+            for statement in migration.postgres:
                 conn.exec_driver_sql(statement)
             conn.execute(
                 text("INSERT INTO schema_migration VALUES (:v, :n, :t, :c)"),

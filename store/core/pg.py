@@ -1,0 +1,354 @@
+"""The store on a PostgreSQL server with pgvector: the counterpart of ``db.py`` (the engine),
+``vec.py`` (sqlite-vec and FTS5) and ``pragmas.py`` (SQLite's own statements) for that backend.
+
+``vec``, ``pragmas`` and ``db`` dispatch here when a connection's dialect is ``postgresql``;
+nothing else in ``store/`` knows which backend it is on. Like those modules this one holds raw
+SQL by design (``tests/project/test_raw_sql.py``).
+
+The schema: the SQLModel classes (``SQLModel.metadata.create_all``), stamped at the current
+schema version, plus what no class describes —
+
+- ``chunk_vec (chunk_id bigint primary key, embedding vector(384))`` with an HNSW index
+  (``vector_cosine_ops``); recall asks that index (``ORDER BY embedding <=> :q LIMIT k``), with
+  ``hnsw.ef_search`` set on every connection (``store.pg_ef_search``);
+- ``chunk.tsv``, a generated ``tsvector`` column (``to_tsvector('english', text)``) with a GIN
+  index: lexical search is ``websearch_to_tsquery`` ranked by ``ts_rank_cd``; entries waiting
+  for embedding are matched through the same expression over their text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.pool import NullPool, QueuePool
+
+from store.core.errors import StoreError
+from store.core.location import mask_url
+
+DIM = 384
+TS_CONFIG = "english"
+SCHEMA_LOCK = 0x1CA_7001  # advisory lock: one process creates the schema, others wait
+
+
+# -- opening -----------------------------------------------------------------------------------
+def driver_url(url: str) -> str:
+    """SQLAlchemy's URL for psycopg 3 (``postgresql+psycopg://``)."""
+    rest = url.split("://", 1)[1]
+    return f"postgresql+psycopg://{rest}"
+
+
+def _libpq_url(url: str) -> str:
+    return "postgresql://" + url.split("://", 1)[1]
+
+
+def _one_line(exc: BaseException) -> str:
+    """The server's or libpq's reason on one line, with no password in it."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    reason = lines[0] if lines else type(exc).__name__
+    reason = re.sub(r"password=\S+", "password=***", reason)
+    return reason.removeprefix("connection failed: ")
+
+
+def check_server(url: str) -> tuple[str, str]:
+    """Connect once, make sure the ``vector`` extension is there (creating it when this role
+    may); (server version, pgvector version). A clear one-line ``StoreError`` otherwise."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreError("a store on PostgreSQL needs its drivers: pip install "
+                         "'lca-tui[postgres]' (psycopg and pgvector)") from exc
+    masked = mask_url(url)
+    try:
+        conn = psycopg.connect(_libpq_url(url), autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to the store {masked}: {_one_line(exc)}") from exc
+    try:
+        server = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
+        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                           ).fetchone()
+        if row is None:
+            available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = "
+                                     "'vector'").fetchone()
+            if available is None:
+                raise StoreError(f"the server of {masked} (PostgreSQL {server}) has no pgvector:"
+                                 " install the `vector` extension there (the pgvector/pgvector "
+                                 "image has it), then try again")
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:
+                raise StoreError(f"the database of {masked} lacks the `vector` extension and "
+                                 f"this role cannot create it ({_one_line(exc)}): ask its owner "
+                                 "to run CREATE EXTENSION vector") from exc
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                               ).fetchone()
+        return server, str(row[0])  # type: ignore[index]
+    finally:
+        conn.close()
+
+
+def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
+    """An engine on the server: psycopg 3, pgvector's type registered on every connection,
+    ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts)."""
+    from pgvector.psycopg import register_vector
+
+    pooling: dict[str, Any] = ({"poolclass": NullPool} if keep <= 0 else
+                               {"poolclass": QueuePool, "pool_size": keep,
+                                "max_overflow": 32, "pool_timeout": 60})
+    engine = create_engine(driver_url(url), hide_parameters=True, **pooling)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        register_vector(dbapi_conn)
+        autocommit = dbapi_conn.autocommit
+        dbapi_conn.autocommit = True
+        with dbapi_conn.cursor() as cur:
+            cur.execute(f"SET hnsw.ef_search = {int(ef_search)}")
+        dbapi_conn.autocommit = autocommit
+
+    return engine
+
+
+def server_versions(conn: Connection) -> tuple[str, str | None]:
+    """(PostgreSQL's version, pgvector's version or None)."""
+    server = str(conn.exec_driver_sql("SHOW server_version").scalar_one())
+    ext = conn.exec_driver_sql("SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                               ).scalar()
+    return server, None if ext is None else str(ext)
+
+
+# -- schema ------------------------------------------------------------------------------------
+EXTRA_DDL = (
+    f"CREATE TABLE IF NOT EXISTS chunk_vec (chunk_id BIGINT PRIMARY KEY, "
+    f"embedding vector({DIM}) NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS chunk_vec_hnsw ON chunk_vec USING hnsw "
+    "(embedding vector_cosine_ops)",
+    f"ALTER TABLE chunk ADD COLUMN IF NOT EXISTS tsv tsvector GENERATED ALWAYS AS "
+    f"(to_tsvector('{TS_CONFIG}', text)) STORED",
+    "CREATE INDEX IF NOT EXISTS chunk_tsv ON chunk USING gin (tsv)",
+)
+
+
+def schema_exists(conn: Connection) -> bool:
+    return conn.exec_driver_sql("SELECT to_regclass('schema_migration') IS NOT NULL"
+                                ).scalar_one() is True
+
+
+def current_version(conn: Connection) -> int:
+    if not schema_exists(conn):
+        return 0
+    return int(conn.exec_driver_sql("SELECT COALESCE(MAX(version), 0) FROM schema_migration")
+               .scalar_one())
+
+
+def applied(conn: Connection) -> set[int]:
+    if not schema_exists(conn):
+        return set()
+    return {int(r[0]) for r in conn.exec_driver_sql("SELECT version FROM schema_migration")}
+
+
+def lock_schema(conn: Connection) -> None:
+    """Serialise schema work between processes opening one new store at once (held to the
+    end of the transaction)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
+
+
+def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, str]],
+                  applied_at: str, code_version: str) -> bool:
+    """Create every table of ``metadata`` and the vector/text-search objects, and record
+    ``stamp`` (every known migration) as applied; False when the schema was there already.
+    Runs in the caller's transaction, under ``lock_schema``."""
+    lock_schema(conn)
+    if schema_exists(conn):
+        return False
+    metadata.create_all(conn)
+    for statement in EXTRA_DDL:
+        conn.exec_driver_sql(statement)
+    conn.execute(text("INSERT INTO schema_migration (version, name, applied_at, code_version) "
+                      "VALUES (:v, :n, :t, :c)"),
+                 [{"v": v, "n": n, "t": applied_at, "c": code_version} for v, n in stamp])
+    return True
+
+
+# -- vectors -----------------------------------------------------------------------------------
+def _vec(vector: np.ndarray) -> np.ndarray:
+    return np.asarray(vector, dtype=np.float32)
+
+
+def insert_vectors(conn: Connection, rows: list[tuple[int, np.ndarray]]) -> None:
+    if rows:
+        conn.execute(text("INSERT INTO chunk_vec (chunk_id, embedding) VALUES (:id, :v)"),
+                     [{"id": cid, "v": _vec(v)} for cid, v in rows])
+
+
+def delete_vectors(conn: Connection, chunk_ids: list[int]) -> None:
+    if chunk_ids:
+        conn.execute(text("DELETE FROM chunk_vec WHERE chunk_id = ANY(:ids)"),
+                     {"ids": [int(i) for i in chunk_ids]})
+
+
+def clear_vectors(conn: Connection) -> None:
+    conn.exec_driver_sql("DELETE FROM chunk_vec")
+
+
+def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The server's HNSW index: (chunk id, cosine similarity), nearest first."""
+    rows = conn.execute(text("SELECT chunk_id, embedding <=> :q AS d FROM chunk_vec "
+                             "ORDER BY embedding <=> :q LIMIT :k"),
+                        {"q": _vec(vector), "k": int(k)}).all()
+    return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
+
+
+def exact_knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The same ranking by a full scan (the index switched off for this transaction): what
+    HNSW is measured against."""
+    conn.exec_driver_sql("SET LOCAL enable_indexscan = off")
+    try:
+        return knn(conn, vector, k)
+    finally:
+        conn.exec_driver_sql("SET LOCAL enable_indexscan = on")
+
+
+def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
+    rows = conn.exec_driver_sql("SELECT chunk_id, embedding FROM chunk_vec").all()
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    return ids, np.stack([np.asarray(r[1], dtype=np.float32) for r in rows])
+
+
+def vectors_of(conn: Connection, chunk_ids: list[int]) -> dict[int, np.ndarray]:
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(text("SELECT chunk_id, embedding FROM chunk_vec WHERE chunk_id = "
+                             "ANY(:ids)"), {"ids": [int(i) for i in chunk_ids]}).all()
+    return {int(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
+
+
+def vector_of(conn: Connection, chunk_id: int) -> np.ndarray | None:
+    return vectors_of(conn, [chunk_id]).get(int(chunk_id))
+
+
+# -- text search -------------------------------------------------------------------------------
+def ts_query(words: list[str]) -> str:
+    """A ``websearch_to_tsquery`` input: the words joined with ``or`` (each quoted, so no
+    word is read as an operator)."""
+    return " or ".join('"' + w.replace('"', " ") + '"' for w in words)
+
+
+def _sensitivity_filter(levels: str, denied: bool, entry_only: bool = False) -> str:
+    expr = ("COALESCE(e.sensitivity, 'public')" if entry_only
+            else "COALESCE(e.sensitivity, m.sensitivity, 'public')")
+    return f" AND {expr} {'' if denied else 'NOT '}IN ({levels})"
+
+
+def fts_search(conn: Connection, words: list[str], limit: int, levels: str | None,
+               denied: bool) -> list[tuple[int, float]]:
+    """(chunk id, ts_rank_cd ≥ 0, higher is better) of the best ``limit`` matches."""
+    where = ""
+    joins = ""
+    if levels is not None:
+        joins = ("LEFT JOIN entry e ON c.source_type = 'entry' AND e.id = c.source_id "
+                 "LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id ")
+        where = _sensitivity_filter(levels, denied)
+    rows = conn.execute(
+        text(f"SELECT c.id, ts_rank_cd(c.tsv, q) AS score FROM chunk c {joins}"
+             f"CROSS JOIN websearch_to_tsquery('{TS_CONFIG}', :m) q WHERE c.tsv @@ q{where} "
+             "ORDER BY score DESC, c.id LIMIT :n"),
+        {"m": ts_query(words), "n": int(limit)}).all()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def waiting_search(conn: Connection, words: list[str], limit: int, levels: str | None,
+                   denied: bool) -> list[tuple[int, float]]:
+    """(entry id, ts_rank_cd) of entries waiting for embedding that match (their text is
+    matched as it is: the queue is short-lived and small)."""
+    where = _sensitivity_filter(levels, denied, entry_only=True) if levels is not None else ""
+    rows = conn.execute(
+        text(f"SELECT e.id, ts_rank_cd(to_tsvector('{TS_CONFIG}', e.content), q) AS score "
+             f"FROM embed_queue w JOIN entry e ON e.id = w.entry_id CROSS JOIN "
+             f"websearch_to_tsquery('{TS_CONFIG}', :m) q WHERE to_tsvector('{TS_CONFIG}', "
+             f"e.content) @@ q{where} ORDER BY score DESC, e.id LIMIT :n"),
+        {"m": ts_query(words), "n": int(limit)}).all()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def fts_phrase(conn: Connection, words: list[str], limit: int) -> list[int]:
+    rows = conn.execute(
+        text(f"SELECT id FROM chunk WHERE tsv @@ phraseto_tsquery('{TS_CONFIG}', :p) "
+             "LIMIT :n"), {"p": " ".join(words), "n": int(limit)}).all()
+    return [int(r[0]) for r in rows]
+
+
+def fts_terms(conn: Connection) -> set[str]:
+    return {str(r[0]) for r in conn.exec_driver_sql(
+        "SELECT word FROM ts_stat('SELECT tsv FROM chunk')").all()}
+
+
+def fts_stems(conn: Connection, words: list[str]) -> set[str]:
+    if not words:
+        return set()
+    rows = conn.execute(text(f"SELECT unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', "
+                             ":w)))"), {"w": " ".join(words)}).all()
+    return {str(r[0]) for r in rows}
+
+
+def index_counts(conn: Connection) -> tuple[int, int]:
+    vectors = int(conn.exec_driver_sql("SELECT COUNT(*) FROM chunk_vec").scalar_one())
+    fts = int(conn.exec_driver_sql("SELECT COUNT(*) FROM chunk WHERE tsv IS NOT NULL")
+              .scalar_one())
+    return vectors, fts
+
+
+def indexed(conn: Connection, chunk_ids: list[int]) -> tuple[set[int], set[int]]:
+    ids = [int(i) for i in chunk_ids]
+    vectors = {int(r[0]) for r in conn.execute(text(
+        "SELECT chunk_id FROM chunk_vec WHERE chunk_id = ANY(:ids)"), {"ids": ids}).all()}
+    fts = {int(r[0]) for r in conn.execute(text(
+        "SELECT id FROM chunk WHERE tsv IS NOT NULL AND id = ANY(:ids)"), {"ids": ids}).all()}
+    return vectors, fts
+
+
+def index_orphans(conn: Connection) -> tuple[int, int]:
+    """(vectors whose chunk is gone, 0): text search lives in the chunk row itself, so no
+    lexical row can outlive its chunk."""
+    vectors = int(conn.exec_driver_sql(
+        "SELECT COUNT(*) FROM chunk_vec v WHERE NOT EXISTS (SELECT 1 FROM chunk c WHERE "
+        "c.id = v.chunk_id)").scalar_one())
+    return vectors, 0
+
+
+def version(conn: Connection) -> str | None:
+    return server_versions(conn)[1]
+
+
+# -- what pragmas.py says for SQLite -----------------------------------------------------------
+def reserve_ids(conn: Connection, table: str, n: int) -> list[int]:
+    """``n`` new ids of ``table`` from its own sequence: concurrent writers never pick the
+    same, and an erased id is never given again."""
+    if n <= 0:
+        return []
+    rows = conn.execute(text("SELECT nextval(pg_get_serial_sequence(:t, 'id')) FROM "
+                             "generate_series(1, :n)"), {"t": table, "n": int(n)}).all()
+    return [int(r[0]) for r in rows]
+
+
+def commit_counter(conn: Connection) -> int:
+    """A number that grows whenever a transaction that wrote anything commits (or aborts)
+    anywhere on the server: the snapshot's xmax (one past the latest completed transaction
+    id). One cheap query, no trigger and no table: the app's "did anything change?"."""
+    return int(conn.exec_driver_sql("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+                                    ).scalar_one())
+
+
+def begin(conn: Connection) -> None:
+    """A write on PostgreSQL takes no store-wide lock: READ COMMITTED, rows locked as they are
+    written, unique constraints and ``ON CONFLICT`` keep concurrent writers apart."""
+    conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+
+
+def size_bytes(conn: Connection) -> int:
+    return int(conn.exec_driver_sql("SELECT pg_database_size(current_database())").scalar_one())
