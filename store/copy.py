@@ -225,30 +225,58 @@ def copy_store(source: StoreBase, target: StoreBase, progress: Progress | None =
     report = progress or (lambda _label, _done, _total: None)
     with source.read() as s:
         totals = {tb.name: _row_count(s, tb) for tb in every}
-        sequences = {tb.name: pragmas.sequence(s, tb.name) for tb in every
-                     if tb.dialect_options["sqlite"].get("autoincrement")}
+        counted = [tb for tb in every if _counter(tb)]
+        highs = {tb.name: max(pragmas.high_water(s, tb.name),
+                              int(s.execute(select(func.max(tb.c.id))).scalar() or 0))
+                 for tb in counted}
         grand = sum(totals.values())
         done = 0
         with target.write() as t:
-            pragmas.defer_foreign_keys(t)
             for name in BOOKKEEPING:  # the target's own schema rows give way to the source's
                 t.execute(SQLModel.metadata.tables[name].delete())
             for tb in every:
                 report(f"copying {tb.name}", done, grand)
-                order = list(tb.primary_key.columns)
-                result = s.execution_options(yield_per=BATCH).execute(
-                    select(tb).order_by(*order))
-                for part in result.partitions():
-                    t.execute(tb.insert(), [dict(r._mapping) for r in part])
-                    done += len(part)
-                    report(f"copying {tb.name}", done, grand)
-            for name, high in sequences.items():
-                pragmas.set_sequence(t, name, high)
+                done = _copy_table(s, t, tb, done, grand, report)
+            for tb in counted:
+                pragmas.set_high_water(t, tb.name, highs[tb.name],
+                                       bool(tb.dialect_options["sqlite"].get("autoincrement")))
             _copy_index(s, t, report)
     result_report = CopyReport(source_label, target_label)
     result_report.checks = verify(source, target, every, report)
     result_report.seconds = time.perf_counter() - started
     return result_report
+
+
+def _counter(tb: Table) -> bool:
+    """Does ``tb`` number its rows (one integer primary key ``id``)?"""
+    pk = list(tb.primary_key.columns)
+    return len(pk) == 1 and pk[0].name == "id" and isinstance(pk[0].type, Integer)
+
+
+def _copy_table(s: Connection, t: Connection, tb: Table, done: int, grand: int,
+                report: Progress) -> int:
+    """Copy one table in batches, ids kept. A column pointing at a row of the same table
+    (a memory's ``superseded_by_id``, a trace's ``rerun_of``) may name a later row: it is
+    written empty first and set once every row of the table is in, so no foreign key is
+    ever checked against a row not copied yet, on either backend."""
+    own = [fk.parent.name for fk in tb.foreign_keys if fk.column.table is tb]
+    later: list[dict[str, object]] = []
+    result = s.execution_options(yield_per=BATCH).execute(
+        select(tb).order_by(*tb.primary_key.columns))
+    for part in result.partitions():
+        rows = [dict(r._mapping) for r in part]
+        for row in rows:
+            pointers = {c: row[c] for c in own if row[c] is not None}
+            if pointers:
+                later.append({"key": row["id"], **pointers})
+                row.update(dict.fromkeys(pointers))
+        t.execute(tb.insert(), rows)
+        done += len(rows)
+        report(f"copying {tb.name}", done, grand)
+    for pointers in later:
+        key = pointers.pop("key")
+        t.execute(tb.update().where(tb.c.id == key).values(**pointers))
+    return done
 
 
 def _copy_index(s: Connection, t: Connection, report: Progress) -> None:
@@ -263,8 +291,8 @@ def _copy_index(s: Connection, t: Connection, report: Progress) -> None:
     fts_ids = sorted(vec.fts_indexed(s, _chunk_ids(s)))
     for start in range(0, len(fts_ids), BATCH):
         part = fts_ids[start:start + BATCH]
-        texts = dict(s.execute(select(chunk.c.id, chunk.c.text).where(chunk.c.id.in_(part)))
-                     .tuples().all())
+        texts = {int(r[0]): str(r[1]) for r in s.execute(
+            select(chunk.c.id, chunk.c.text).where(chunk.c.id.in_(part)))}
         vec.insert_fts(t, [(cid, texts[cid]) for cid in part])
         report("rebuilding the lexical index", min(len(fts_ids), start + BATCH), len(fts_ids))
 

@@ -110,8 +110,15 @@ class PgStores:
         self.urls.clear()
 
 
-_PG: PgStores | None = None  # set while a [postgres] test runs
-_PG_UNUSED: list[str] = []  # [postgres] tests that opened no PostgreSQL store
+# The [postgres] test running now (its databases), and those that opened no PostgreSQL store;
+# held in ``tests.pg_server``, as this module is imported twice (``conftest`` by pytest and
+# ``tests.conftest`` by the tests that import ``make_store``).
+_UNUSED: list[str] = pg_server.unused
+
+
+def _active() -> PgStores | None:
+    held: PgStores | None = pg_server.active
+    return held
 
 
 @pytest.fixture(scope="session")
@@ -125,6 +132,10 @@ def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.PgServer]
         if PG_REQUIRED:
             pytest.fail(str(exc))
         pytest.skip(str(exc))
+    # templates are built outside any test: the stores they open keep their local files
+    # (a server store's folder under XDG_DATA_HOME) here, not in the user's home
+    server.env = {var: str(tmp_path_factory.mktemp("pg-env") / var.lower()) for var in
+                  ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")}
     yield server
     server.stop()
 
@@ -150,34 +161,34 @@ def pg_schema(pg: pg_server.PgServer) -> str:
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """Which backend this test's stores are on: ``sqlite`` unless parametrised (store
     behaviour tests) to ``postgres``."""
-    global _PG
     name: str = getattr(request, "param", "sqlite")
     if name != "postgres":
         yield name
         return
     stores = PgStores(request.getfixturevalue("pg"), request.getfixturevalue("pg_schema"))
-    _PG = stores
+    pg_server.active = stores
     try:
         yield name
     finally:
-        _PG = None
+        pg_server.active = None
         if not stores.urls:
-            _PG_UNUSED.append(request.node.nodeid)
+            _UNUSED.append(request.node.nodeid)
         stores.drop_all()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _PG_UNUSED:
+    if _UNUSED:
         terminalreporter.write_line(
-            f"{len(_PG_UNUSED)} [postgres] test(s) opened no PostgreSQL store through "
+            f"{len(_UNUSED)} [postgres] test(s) opened no PostgreSQL store through "
             "make_store / store / cc_store (they ran on SQLite or on no store), e.g. "
-            + ", ".join(_PG_UNUSED[:5]))
+            + ", ".join(_UNUSED[:5]))
 
 
 def store_target(path: Path) -> Path | str:
     """What a test's store at ``path`` is opened on: the path, or (a [postgres] test) the
     URL of the database cloned for that path."""
-    return _PG.url_for(path) if _PG is not None else path
+    held = _active()
+    return held.url_for(path) if held is not None else path
 
 
 def make_store(path: Path, **overrides: object) -> Store:
@@ -211,9 +222,12 @@ def cc_pg_template(pg: pg_server.PgServer, pg_schema: str) -> str:
     def build(url: str) -> None:
         s = open_store(url, Settings.load(FALLBACK_EMBEDDER))
         try:
-            s.ingest([CLAUDE_CODE])
+            report = s.ingest([CLAUDE_CODE])
         finally:
             s.close()
+        if report.errors:  # a template that silently lacks data would pass tests vacuously
+            raise RuntimeError(f"the Claude Code import into PostgreSQL failed: "
+                               f"{report.errors[0].reason}")
 
     if not CLAUDE_CODE.is_dir():
         pytest.skip(NO_SHARED_DATA)
@@ -224,8 +238,9 @@ def cc_pg_template(pg: pg_server.PgServer, pg_schema: str) -> str:
 def cc_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """A private copy of the Claude Code store (on the test's backend)."""
     path = tmp_path / "cc.db"
-    if _PG is not None:
-        _PG.url_for(path, template=request.getfixturevalue("cc_pg_template"))
+    held = _active()
+    if held is not None:
+        held.url_for(path, template=request.getfixturevalue("cc_pg_template"))
     else:
         shutil.copyfile(request.getfixturevalue("cc_store_template"), path)
     s = make_store(path)

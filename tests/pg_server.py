@@ -24,12 +24,15 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 BACKENDS = ("sqlite", "postgres")
 URL_ENV = "LCA_TEST_PG_URL"
 BACKENDS_ENV = "LCA_TEST_BACKENDS"
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
+active: Any = None  # the running [postgres] test's databases (``tests.conftest.PgStores``)
+unused: list[str] = []  # [postgres] tests that opened no PostgreSQL store
 
 
 class BackendsError(ValueError):
@@ -77,6 +80,7 @@ class PgServer:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _templates: dict[str, str] = field(default_factory=dict)
     _made: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # set while a template is built
 
     @property
     def prefix(self) -> str:
@@ -114,11 +118,19 @@ class PgServer:
 
         with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
         try:
             build(url)
         except BaseException:
             self.drop(name)
             raise
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         with self._lock:
             self._templates[key] = name
         return name
