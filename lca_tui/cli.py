@@ -24,10 +24,11 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
     The command's copies default to SUPPRESS so that they never overwrite what was given
     before the command; ``--set`` values from both places are merged (``output.settings_from``).
     """
-    parser.add_argument("--store", metavar="PATH",
+    parser.add_argument("--store", metavar="PATH|URL",
                         default=None if top else argparse.SUPPRESS,
-                        help="the store file (default: $LCA_STORE, else "
-                             "~/.local/share/lca-tui/store.db)")
+                        help="the store file, or a PostgreSQL server with pgvector "
+                             "(postgresql://user@host:port/db) (default: $LCA_STORE, else "
+                             "the store.url setting, else ~/.local/share/lca-tui/store.db)")
     parser.add_argument("--actor", metavar="NAME", default=None if top else argparse.SUPPRESS,
                         help="the person recorded on decisions, audit events and tombstones "
                         "(default: $LCA_ACTOR, the identity.name setting, else your OS "

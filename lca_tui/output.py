@@ -122,10 +122,28 @@ def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
     return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
 
 
-def store_path(args: argparse.Namespace) -> Path:
-    """The store file the command names: ``--store``, else ``$LCA_STORE`` or the default."""
-    from store import default_store_path
+def store_url(args: argparse.Namespace) -> str | None:
+    """The PostgreSQL server the command names (``--store``, ``$LCA_STORE``, the ``store.url``
+    setting), or None for a store file."""
+    import os
 
+    from store import is_url
+
+    given = getattr(args, "store", None) or os.environ.get("LCA_STORE")
+    if given:
+        return str(given) if is_url(given) else None
+    url = str(settings_from(args)["store.url"]).strip()
+    return url or None
+
+
+def store_path(args: argparse.Namespace) -> Path:
+    """The store file the command names: ``--store``, else ``$LCA_STORE`` or the default; for a
+    store on a server, this machine's folder for its local files (``store.local_anchor``)."""
+    from store import default_store_path, local_anchor
+
+    url = store_url(args)
+    if url is not None:
+        return local_anchor(url)
     given = getattr(args, "store", None)
     return Path(given).expanduser() if given else default_store_path()
 
@@ -135,6 +153,8 @@ def require_store(args: argparse.Namespace, what: str, hint: str = "") -> None:
     repairs one: opening would create an empty store at a mistyped path and report on it."""
     from store import StoreError
 
+    if store_url(args) is not None:
+        return  # a server: opening it says whether it is there
     path = store_path(args)
     if not path.exists():  # a folder or an unreadable file: opening says what is wrong
         raise StoreError(f"no store at {path}: {what} reads an existing store (check --store "

@@ -75,6 +75,9 @@ def store_text(stats: Stats) -> Text:
     out.append(_line("path", safe_text(stats.path)))
     out.append(_line("size", size(stats.size_bytes)))
     out.append(_line("schema", f"version {stats.schema_version}"))
+    if stats.backend == "postgresql":  # a file is the default; a server is named
+        out.append(_line("backend", f"PostgreSQL {stats.server_version}, pgvector "
+                                    f"{stats.vector_version or 'missing'}"))
     out.rstrip()
     return out
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
         StoreTooNew,
         StoreUnavailable,
     )
-    from store.core.location import default_store_path
+    from store.core.location import default_store_path, is_url, local_anchor, mask_url
     from store.core.plan import PlanStale
     from store.core.records import (
         EntryInfo,
@@ -170,6 +170,8 @@ PUBLIC: dict[str, str] = {
     # settings and where things live
     "Settings": "store.core.settings", "config_path": "store.core.settings",
     "parse_assignment": "store.core.settings", "default_store_path": "store.core.location",
+    "is_url": "store.core.location", "mask_url": "store.core.location",
+    "local_anchor": "store.core.location",
     "asset_path": "store.core.assets",
     # the clients on top of the facade: hooks, the daemon, benchmarks, the demo
     "handle_hook": "store.harness.hook:handle", "serve_daemon": "store.harness.daemon:serve",

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from store.core.assets import asset_path
 from store.core.db import default_folder
-from store.core.location import not_a_folder
+from store.core.location import is_url, local_anchor, mask_url, not_a_folder
 from store.core.errors import StoreError
 from store.core.records import IngestReport
 from store.core.settings import Settings
@@ -50,7 +50,7 @@ class DemoError(StoreError):
 
 @dataclass
 class DemoResult:
-    path: Path
+    path: Path | str  # a file, or a server's URL
     data_dir: Path
     shift: timedelta
     story_end: datetime
@@ -58,7 +58,8 @@ class DemoResult:
     report: IngestReport
 
     def to_json(self) -> dict[str, object]:
-        return {"path": str(self.path), "data_dir": str(self.data_dir),
+        return {"path": mask_url(self.path) if isinstance(self.path, str) else str(self.path),
+                "data_dir": str(self.data_dir),
                 "shift_seconds": int(self.shift.total_seconds()),
                 "story_end": self.story_end.isoformat().replace("+00:00", "Z"),
                 "timestamps_shifted": self.timestamps_shifted, "ingest": self.report.to_json()}
@@ -140,6 +141,23 @@ def _data_dir(path: Path) -> Path:
     return path.with_name(path.name + ".demo-data")
 
 
+def check_server_target(url: str) -> None:
+    """Refuse a database on a server that holds records already: the demo never writes into
+    a non-empty store."""
+    from store.facade import open_store
+
+    store = open_store(url, Settings.load({"embed.backend": "fallback"}))
+    try:
+        stats = store.stats(with_embedder=False)
+    finally:
+        store.close()
+    if stats.sessions or stats.entries or stats.memories:
+        raise DemoError(
+            f"{mask_url(url)} already holds a store ({stats.sessions} sessions, {stats.entries} "
+            f"entries, {stats.memories} memories): the demo never writes into a non-empty "
+            "store; name an empty database")
+
+
 def check_target(path: Path) -> None:
     """Refuse ``$LCA_STORE`` and any file that is not an empty store: the demo never writes
     over records."""
@@ -217,9 +235,15 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
     """Build the demo store at ``path`` (default: a fresh file, see ``default_demo_path``).
     ``timer`` is the store's (``StoreBase``): it measures the seeded recalls' latency."""
     now = now or datetime.now(UTC)
-    store_path = Path(path).expanduser() if path else default_demo_path(now)
-    check_target(store_path)
-    data_dir = _data_dir(store_path)
+    store_path: Path | str
+    if is_url(path):
+        store_path = str(path)
+        check_server_target(store_path)
+        data_dir = _data_dir(local_anchor(store_path))
+    else:
+        store_path = Path(path).expanduser() if path else default_demo_path(now)
+        check_target(store_path)
+        data_dir = _data_dir(store_path)
     if data_dir.exists():
         raise DemoError(f"{data_dir} already exists: the demo keeps its shifted data files "
                         "there; remove it or pick another --store path")
@@ -253,9 +277,10 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         # the incidents add critical memories after the proposals were checked: the pending
         # ones are checked again so their budget figures are the store's
         recheck_pending(store, actor="lca-tui demo")
-        with store.read() as conn:
-            # raw SQL: PRAGMA wal_checkpoint, connection control
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        if not store.on_server:
+            with store.read() as conn:
+                # raw SQL: PRAGMA wal_checkpoint, connection control
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
     return DemoResult(store_path, data_dir, shift, story_end, shifted, report)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lca_tui.output import add_json_flag, console, print_json, progress_on_stderr, settings_from
-from store import visible
+from store import is_url, mask_url, visible
 from store import plural, when
 
 
@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     r = result.report
     out = console()
-    out.print(f"demo store: {visible(str(result.path))}", markup=False, soft_wrap=True)
+    # a server's URL is shown with its password masked
+    shown = visible(mask_url(str(result.path)) if is_url(result.path) else str(result.path))
+    out.print(f"demo store: {shown}", markup=False, soft_wrap=True)
     out.print(f"data files: {visible(str(result.data_dir))} "
               f"({plural(result.timestamps_shifted, 'timestamp')} moved by "
               f"{plural(result.shift.days, 'day')}; the story ends "
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         problems_table(r.errors, f"{plural(len(r.errors), 'problem')} the demo data holds on "
                        "purpose").print(out)
     if args.no_open:
-        out.print(f"open it with: lca-tui --store {visible(str(result.path))}", markup=False,
+        out.print(f"open it with: lca-tui --store {shown}", markup=False,
                   soft_wrap=True)
         return 0
     from lca_tui.commands.app import run_app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.text import Text
 
@@ -16,6 +17,15 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(func=run)
 
 
+def backend_line(stats: Any) -> str:
+    """Which backend holds the store, with its versions."""
+    if stats.backend == "postgresql":
+        return (f"backend: PostgreSQL {stats.server_version}, pgvector "
+                f"{stats.vector_version or 'missing'}")
+    return (f"backend: SQLite {stats.server_version}, sqlite-vec "
+            f"{stats.vector_version or 'not loaded'}")
+
+
 def run(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         stats = store.stats()
@@ -26,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     # the path on a line of its own, never wrapped: it must stay copyable
     out.print(f"{visible(stats.path)} ({stats.size_bytes:,} bytes, schema "
               f"{stats.schema_version})", markup=False, soft_wrap=True, style="bold")
+    out.print(backend_line(stats), markup=False, soft_wrap=True)
     t = Listing(col("record", whole=True), col("count", whole=True, right=True))
     t.add_row("sessions", f"{stats.sessions:,}")
     t.add_row("entries", f"{stats.entries:,}")

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, func, insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col, select
 
 from store.context import validate as v
@@ -39,6 +38,7 @@ from store.core.models import Checkpoint, Entry
 from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
 from store.core.writes import NewSession, upsert_session
+from store.core.db import upsert
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -120,19 +120,19 @@ def insert_snapshot(conn: Connection, who: Who, *, session_id: str, agent: str, 
     gets the next ``revision`` (m0005), so that a live reader sees the change."""
     if event not in EVENTS:
         raise ValueError(f"event must be one of {', '.join(EVENTS)}, got {event!r}")
-    new = sqlite_insert(SnapshotRow).values(_stamped(
+    new = upsert(conn, SnapshotRow).values(_stamped(
         who, session_id=session_id, agent=agent, ts=ts, window_tokens=window_tokens,
         used_tokens=used_tokens, segments=segments, checkpoint_threshold=checkpoint_threshold,
         auto_compact_threshold=auto_compact_threshold, event=event,
         source_entry_id=source_entry_id, message_id=message_id))
     next_revision = select(func.coalesce(func.max(col(SnapshotRow.revision)), 0) + 1)
-    upsert = new.on_conflict_do_update(
+    statement = new.on_conflict_do_update(
         index_elements=["session_id", "agent", "message_id"],
         set_={"used_tokens": new.excluded.used_tokens,
               "window_tokens": new.excluded.window_tokens,
               "segments": new.excluded.segments,
               "revision": next_revision.scalar_subquery()})
-    snapshot_id = conn.execute(upsert.returning(col(SnapshotRow.id))).scalar_one()
+    snapshot_id = conn.execute(statement.returning(col(SnapshotRow.id))).scalar_one()
     assert snapshot_id is not None
     return snapshot_id
 

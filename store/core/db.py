@@ -59,6 +59,29 @@ def open_server(url: str, keep: int, ef_search: int) -> tuple[Engine, Path, str]
     return engine, anchor, mask_url(url)
 
 
+def upsert(conn: Connection, model: Any) -> Any:
+    """``INSERT`` into ``model``'s table with ``on_conflict_do_update`` / ``_do_nothing`` and
+    ``.excluded``, in the connection's own dialect (SQLite's and PostgreSQL's read the same)."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(model)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(model)
+
+
+def insert_ignore(conn: Connection, model: Any) -> Any:
+    """``INSERT`` that skips a row a unique key already holds: SQLite's ``INSERT OR
+    IGNORE``, PostgreSQL's ``ON CONFLICT DO NOTHING`` (under concurrent writers too: the
+    server's unique index decides, no lock is taken first)."""
+    if conn.dialect.name == "postgresql":
+        return upsert(conn, model).on_conflict_do_nothing()
+    from sqlalchemy import insert
+
+    return insert(model).prefix_with("OR IGNORE")
+
+
 def change_counter(conn: Connection) -> int:
     """A cheap "did anything change?" on a server (see ``pg.commit_counter``)."""
     from store.core import pg

@@ -23,6 +23,7 @@ from sqlmodel import col, select
 
 from store.core.models import ErasureFingerprint, StoreMeta
 from store.core.timeutil import now_iso
+from store.core.db import insert_ignore
 
 KEY_NAME = "privacy.erasure_key"
 KINDS = ("entry", "memory", "trace")
@@ -88,7 +89,7 @@ def record(conn: Connection, kind: str, values: Iterable[str], tombstone_id: int
     count = select(func.count()).select_from(ErasureFingerprint)
     before = int(conn.execute(count).scalar_one())
     # a fingerprint already recorded (an earlier erasure of the same content) stays as it is
-    conn.execute(insert(ErasureFingerprint).prefix_with("OR IGNORE"), rows)
+    conn.execute(insert_ignore(conn, ErasureFingerprint), rows)
     after = int(conn.execute(count).scalar_one())
     return after - before
 

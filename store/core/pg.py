@@ -132,6 +132,46 @@ EXTRA_DDL = (
 )
 
 
+# SQLite's JSON functions as the store's queries call them (json_each's ``value``,
+# json_extract with a ``$.key`` path, json_valid), so those queries run unchanged on a server;
+# and ``=`` between an integer column and a JSON item's text (json_each yields text).
+COMPAT_DDL = (
+    "CREATE OR REPLACE FUNCTION json_valid(x text) RETURNS boolean LANGUAGE sql IMMUTABLE "
+    "AS $$ SELECT x IS JSON $$",
+    "CREATE OR REPLACE FUNCTION json_extract(x text, p text) RETURNS text LANGUAGE sql "
+    "IMMUTABLE AS $$ SELECT jsonb_path_query_first(x::jsonb, p::jsonpath) #>> '{}' $$",
+    "CREATE OR REPLACE FUNCTION json_each(x text) RETURNS TABLE(value text) LANGUAGE sql "
+    "IMMUTABLE AS $$ SELECT jsonb_array_elements_text(x::jsonb) $$",
+    "CREATE OR REPLACE FUNCTION lca_int_eq_text(a bigint, b text) RETURNS boolean "
+    "LANGUAGE sql IMMUTABLE AS $$ SELECT a::text = b $$",
+    "CREATE OR REPLACE FUNCTION lca_text_eq_int(a text, b bigint) RETURNS boolean "
+    "LANGUAGE sql IMMUTABLE AS $$ SELECT a = b::text $$",
+    "CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = text, FUNCTION = lca_int_eq_text)",
+    "CREATE OPERATOR = (LEFTARG = text, RIGHTARG = bigint, FUNCTION = lca_text_eq_int)",
+)
+
+
+def rowid_ddl(metadata: Any) -> list[str]:
+    """A ``rowid`` column on every table, as SQLite has (the privacy code addresses rows by
+    it): the integer primary key itself where there is one (a stored copy of ``id``), else
+    an identity column; indexed either way."""
+    out = []
+    for name, table in sorted(metadata.tables.items()):
+        pk = list(table.primary_key.columns)
+        if len(pk) == 1 and pk[0].name == "id" and pk[0].type.python_type is int:
+            out.append(f'ALTER TABLE "{name}" ADD COLUMN rowid bigint GENERATED ALWAYS AS '
+                       "(id) STORED")
+        else:
+            out.append(f'ALTER TABLE "{name}" ADD COLUMN rowid bigint GENERATED ALWAYS AS '
+                       "IDENTITY")
+        out.append(f'CREATE UNIQUE INDEX "{name}_rowid" ON "{name}" (rowid)')
+    return out
+
+
+HIDDEN_COLUMNS = ("rowid", "tsv")  # columns no model declares (``rowid_ddl``, ``EXTRA_DDL``)
+INDEX_TABLES = ("chunk_vec",)  # what SQLite keeps in virtual tables
+
+
 def schema_exists(conn: Connection) -> bool:
     return conn.exec_driver_sql("SELECT to_regclass('schema_migration') IS NOT NULL"
                                 ).scalar_one() is True
@@ -165,7 +205,7 @@ def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, st
     if schema_exists(conn):
         return False
     metadata.create_all(conn)
-    for statement in EXTRA_DDL:
+    for statement in (*rowid_ddl(metadata), *EXTRA_DDL, *COMPAT_DDL):
         conn.exec_driver_sql(statement)
     conn.execute(text("INSERT INTO schema_migration (version, name, applied_at, code_version) "
                       "VALUES (:v, :n, :t, :c)"),
@@ -176,6 +216,13 @@ def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, st
 # -- vectors -----------------------------------------------------------------------------------
 def _vec(vector: np.ndarray) -> np.ndarray:
     return np.asarray(vector, dtype=np.float32)
+
+
+def _arr(value: Any) -> np.ndarray:
+    """A stored vector as float32 (pgvector's loader gives its ``Vector``)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
 
 
 def insert_vectors(conn: Connection, rows: list[tuple[int, np.ndarray]]) -> None:
@@ -217,7 +264,7 @@ def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    return ids, np.stack([np.asarray(r[1], dtype=np.float32) for r in rows])
+    return ids, np.stack([_arr(r[1]) for r in rows])
 
 
 def vectors_of(conn: Connection, chunk_ids: list[int]) -> dict[int, np.ndarray]:
@@ -225,7 +272,7 @@ def vectors_of(conn: Connection, chunk_ids: list[int]) -> dict[int, np.ndarray]:
         return {}
     rows = conn.execute(text("SELECT chunk_id, embedding FROM chunk_vec WHERE chunk_id = "
                              "ANY(:ids)"), {"ids": [int(i) for i in chunk_ids]}).all()
-    return {int(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
+    return {int(r[0]): _arr(r[1]) for r in rows}
 
 
 def vector_of(conn: Connection, chunk_id: int) -> np.ndarray | None:
@@ -352,3 +399,55 @@ def begin(conn: Connection) -> None:
 
 def size_bytes(conn: Connection) -> int:
     return int(conn.exec_driver_sql("SELECT pg_database_size(current_database())").scalar_one())
+
+
+# -- the server's catalogue, as pragmas.py reads SQLite's --------------------------------------
+def schema_tables(conn: Connection) -> list[tuple[str, str | None]]:
+    """(name, None) of every table of the store's schema; the vector table is listed as
+    SQLite lists its virtual tables (``CREATE VIRTUAL TABLE ...``), so callers skip it."""
+    rows = conn.exec_driver_sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+        "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name").all()
+    return [(str(r[0]), "CREATE VIRTUAL TABLE -- pgvector" if r[0] in INDEX_TABLES else None)
+            for r in rows]
+
+
+def table_info(conn: Connection, table: str) -> list[tuple[Any, ...]]:
+    """(position, name, type, not null, default, primary-key position) per column, as
+    ``PRAGMA table_info`` gives them (the hidden ``rowid`` / ``tsv`` left out)."""
+    rows = conn.execute(text(
+        "SELECT c.ordinal_position, c.column_name, upper(c.data_type), c.is_nullable = 'NO', "
+        "c.column_default, COALESCE(k.ordinal_position, 0) "
+        "FROM information_schema.columns c LEFT JOIN (SELECT kcu.column_name, "
+        "kcu.ordinal_position FROM information_schema.table_constraints tc JOIN "
+        "information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name "
+        "AND kcu.table_schema = tc.table_schema WHERE tc.table_schema = current_schema() AND "
+        "tc.table_name = :t AND tc.constraint_type = 'PRIMARY KEY') k ON k.column_name = "
+        "c.column_name WHERE c.table_schema = current_schema() AND c.table_name = :t "
+        "ORDER BY c.ordinal_position"), {"t": table}).all()
+    return [tuple(r) for r in rows if r[1] not in HIDDEN_COLUMNS]
+
+
+def foreign_key_list(conn: Connection, table: str) -> list[tuple[Any, ...]]:
+    """(id, seq, parent, column, parent column, on update, on delete, match) per foreign key
+    column, as ``PRAGMA foreign_key_list`` gives them."""
+    rows = conn.execute(text(
+        "SELECT con.oid, k.n, pt.relname, a.attname, pa.attname, "
+        "CASE con.confupdtype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN "
+        "'SET DEFAULT' WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END, "
+        "CASE con.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN "
+        "'SET DEFAULT' WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END, 'NONE' "
+        "FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid "
+        "JOIN pg_class pt ON pt.oid = con.confrelid "
+        "CROSS JOIN LATERAL unnest(con.conkey, con.confkey) WITH ORDINALITY AS k(c, pc, n) "
+        "JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.c "
+        "JOIN pg_attribute pa ON pa.attrelid = con.confrelid AND pa.attnum = k.pc "
+        "WHERE con.contype = 'f' AND t.relname = :t AND t.relnamespace = "
+        "current_schema()::regnamespace ORDER BY con.oid, k.n"), {"t": table}).all()
+    return [tuple(r) for r in rows]
+
+
+def foreign_key_check(conn: Connection) -> list[tuple[Any, ...]]:
+    """Dangling references: none can exist, the server enforces every foreign key at
+    commit (SQLite checks them only when asked)."""
+    return []

@@ -22,6 +22,10 @@ def quoted(name: str) -> str:
 
 def schema_tables(conn: Connection) -> list[tuple[str, str | None]]:
     """(name, CREATE statement) of every table in the database file, by name."""
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.schema_tables(conn)
     rows = conn.exec_driver_sql(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
     return [(str(r[0]), r[1]) for r in rows]
@@ -29,22 +33,36 @@ def schema_tables(conn: Connection) -> list[tuple[str, str | None]]:
 
 def table_info(conn: Connection, table: str) -> Sequence[Any]:  # rows of any width
     """``PRAGMA table_info``: (cid, name, type, notnull, default, pk) per column."""
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.table_info(conn, table)
     return conn.exec_driver_sql(f"PRAGMA table_info({quoted(table)})").all()
 
 
 def foreign_key_list(conn: Connection, table: str) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_list``: (id, seq, parent, column, parent column, on update,
     on delete, match) per foreign key column."""
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.foreign_key_list(conn, table)
     return conn.exec_driver_sql(f"PRAGMA foreign_key_list({quoted(table)})").all()
 
 
 def foreign_key_check(conn: Connection) -> Sequence[Any]:  # rows of any width
     """``PRAGMA foreign_key_check``: one row per reference to a missing parent row."""
+    if conn.dialect.name == "postgresql":
+        from store.core import pg
+
+        return pg.foreign_key_check(conn)
     return conn.exec_driver_sql("PRAGMA foreign_key_check").all()
 
 
 def freelist_count(conn: Connection) -> int:
     """Free pages in the database file (where deleted bytes could linger; 0 after VACUUM)."""
+    if conn.dialect.name == "postgresql":
+        return 0  # no free-page list on a server: VACUUM FULL rewrites a table whole
     return int(conn.exec_driver_sql("PRAGMA freelist_count").scalar_one())
 
 
@@ -67,6 +85,25 @@ def new_ids(conn: Connection, table: str, n: int, highest: int) -> list[int]:
         return pg.reserve_ids(conn, table, n)
     start = max(int(highest), sequence(conn, table)) + 1
     return list(range(start, start + n))
+
+
+def placeholder(conn: Connection) -> str:
+    """The driver's positional parameter mark for ``exec_driver_sql``: ``?`` (sqlean), ``%s``
+    (psycopg)."""
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
+def mmap(conn: Connection, size: int) -> None:
+    """Let SQLite read the file through a memory map of up to ``size`` bytes (the recall hot
+    path); a server reads its own pages."""
+    if conn.dialect.name != "postgresql":
+        conn.exec_driver_sql(f"PRAGMA mmap_size = {int(size)}")
+
+
+def python_functions(conn: Connection) -> bool:
+    """Can this connection call Python functions registered on it (SQLite's
+    ``create_function``)? Not on a server: a caller matches rows in Python instead."""
+    return conn.dialect.name != "postgresql"
 
 
 def begin(conn: Connection, immediate: bool) -> None:

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, delete, insert, update
+from sqlalchemy import Connection, delete, update
 from sqlmodel import col, select
 
 from store.core.db import columns, orm
@@ -46,6 +46,7 @@ from store.export.verify import folder_problem
 from store.export.wire import dumps_line, loads_json, wire_line
 from store.export.wire_format import file_name_for
 from store.core.timeutil import now_iso
+from store.core.db import insert_ignore
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -332,7 +333,7 @@ def _record(store: Store, out_dir: Path, ts: str, scope: dict[str, Any], files: 
             s.flush()
         assert record.id is not None
         if held:  # one executemany through Core: an export can hold every entry of the store
-            conn.execute(insert(ExportItem).prefix_with("OR IGNORE"), [
+            conn.execute(insert_ignore(conn, ExportItem), [
                 {"export_id": record.id, "item_type": t, "item_id": i, "file": f,
                  "writer": store.writer, "writer_version": store.writer_version,
                  "created_at": ts} for t, i, f in held])

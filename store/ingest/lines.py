@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy import Connection, func
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
 
 from store.core.db import columns
 from store.core.models import ImportPosition
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
+from store.core.db import upsert
 
 
 MAX_LINE_BYTES = 32 << 20
@@ -58,7 +58,7 @@ def save_position(conn: Connection, path: Path, fmt: str, source_key: str | None
     values = {"byte_offset": pos.offset, "line_count": pos.lines,
               "fingerprint": pos.fingerprint, "size": size, "updated_at": now, "writer": writer,
               "writer_version": version}
-    insert = sqlite_insert(ImportPosition).values(
+    insert = upsert(conn, ImportPosition).values(
         path=storable(str(path)), source_key=source_key, format=fmt, created_at=now, **values)
     conn.execute(insert.on_conflict_do_update(index_elements=["path"], set_={
         **values, "source_key": func.coalesce(insert.excluded.source_key,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection
 from sqlalchemy.exc import StatementError
 
 from store.core import memories
@@ -30,6 +30,7 @@ from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
 from store.core.vocab import SENSITIVITIES
+from store.core.db import insert_ignore
 
 FORMAT = "memory-dir"
 LOADER_KEYS = ("name", "description", "type", "tags", "projects", "hits", "prevented",
@@ -365,7 +366,7 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             continue
 
         key = sha256_text(f"{path.resolve()}|{ts}|{head['kind']}")
-        inserted = conn.execute(insert(Checkpoint).prefix_with("OR IGNORE").values(
+        inserted = conn.execute(insert_ignore(conn, Checkpoint).values(
             ts=ts, trigger=head["kind"].lower() + "-archive", status="ok",
             chunks_embedded=_log_number(fields, "transcript chunks vectorized",
                                         "chunks vectorized"),

@@ -15,6 +15,7 @@ from sqlmodel import col
 
 from store.privacy.content import content_columns, is_json_meta
 from store.privacy.scope import Matcher, Scope
+from store.core import pragmas
 from store.core.models import ImportPosition
 from store.privacy.tables import BOOKKEEPING, TableInfo, dbapi, in_json, rel, rowid
 
@@ -152,8 +153,11 @@ def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
     """table → rowid → the content columns holding the scope's text, for every table but
     ``skip`` (or only those in ``only``). Content only: identifiers, kinds, times, hashes,
     paths the store read and writers are never matched (``store.privacy.content``). A read:
-    the matcher runs inside SQLite, rows that do not match never leave."""
-    register_matcher(conn, matcher)
+    the matcher runs inside SQLite, rows that do not match never leave. On a server, where no
+    Python function runs inside the database, rows with content are read and matched here."""
+    inside = pragmas.python_functions(conn)
+    if inside:
+        register_matcher(conn, matcher)
     found: dict[str, dict[int, list[str]]] = {}
     for name, info in sorted(tables.items()):
         if name in skip or (only is not None and name not in only):
@@ -162,8 +166,9 @@ def scan(conn: Connection, tables: dict[str, TableInfo], matcher: Matcher,
         if not cols:
             continue
         t = rel(name, *cols)
-        rows = conn.execute(select(t.c.rowid, *(t.c[c] for c in cols))
-                            .where(holds_clause(name, t, cols))).all()
+        rows = conn.execute(select(t.c.rowid, *(t.c[c] for c in cols)).where(
+            holds_clause(name, t, cols) if inside
+            else or_(*(t.c[c].is_not(None) for c in cols)))).all()
         for r in rows:
             hit = [c for c, v in zip(cols, r[1:], strict=True)
                    if matcher.holds_in(name, c, v)]

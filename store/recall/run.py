@@ -25,6 +25,7 @@ from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
 from store.recall.traces import EXCERPT_CHARS, Candidate, Item, Trace, get_trace, insert_trace
 from store.core.timeutil import to_iso
+from store.core import pragmas
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -187,7 +188,8 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     keys = {(c.session_id, c.agent or "main", int(c.seq) + d)
             for c in owners for d in (-1, 1) if c.seq is not None}
     ordered = sorted(keys)
-    marks = ", ".join("(?, ?, ?)" for _ in ordered)
+    mark = pragmas.placeholder(conn)
+    marks = ", ".join(f"({mark}, {mark}, {mark})" for _ in ordered)
     # raw SQL: recall hot path, the neighbours looked up key by key through entry_by_session:
     # CROSS JOIN keeps the keys the outer loop (SQLite's planner otherwise scans the chunk
     # index: 595 ms for 100 keys at 50,000 chunks; a Core tuple IN, +22 ms a recall); 0.22 ms
@@ -353,8 +355,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
             waited[0] += (clock() - begun) * 1000.0
             return vector
     with store.read() as conn:
-        # raw SQL: PRAGMA mmap_size, connection control on the recall hot path
-        conn.exec_driver_sql("PRAGMA mmap_size = 268435456")
+        pragmas.mmap(conn, 268435456)  # connection control on the recall hot path
         pool = _pool(store, conn, query, query_vector, cfg, live, channel)
         scored = [(_score(c, cfg, role, project, channel, historical, now), c) for c in pool]
         # scores rounded before the tie-break: the in-memory product and vec0 (and BLAS

@@ -25,6 +25,7 @@ from store.recall.models import RecallCandidate as CandidateRow
 from store.recall.models import RecallFeedback as FeedbackRow
 from store.recall.models import RecallTrace as TraceRow
 from store.core.timeutil import now_iso
+from store.core.db import insert_ignore
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -272,7 +273,7 @@ def add_feedback(conn: Connection, trace_id: int, candidate_id: int, kind: str, 
                  who: tuple[str, str, str]) -> bool:
     """Record ``kind`` feedback on a candidate once; a repeat, or a row the schema refuses
     (an unknown kind from a restored export), is ignored. True if added."""
-    added = conn.execute(insert(FeedbackRow).prefix_with("OR IGNORE").values(
+    added = conn.execute(insert_ignore(conn, FeedbackRow).values(
         trace_id=trace_id, candidate_id=candidate_id, kind=kind, ts=ts, writer=who[0],
         writer_version=who[1], created_at=who[2])).rowcount
     return bool(added)
