@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
     from store.copy import CopyReport, copy_store
+    from store.harness.backends_bench import run_side_by_side
     from store.demo import build_demo
     from store.facade import Store, open_store
     from store.governance.proposals import NEEDS_CONTENT, ProposalError
@@ -182,6 +183,7 @@ PUBLIC: dict[str, str] = {
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
     "build_demo": "store.demo",
     "copy_store": "store.copy", "CopyReport": "store.copy",
+    "run_side_by_side": "store.harness.backends_bench",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "locomo": "store.evals.locomo:",
