@@ -125,7 +125,7 @@ def _claude_compaction(conn: Connection, row: Any, meta: dict[str, Any],
             col(CompactionRow.summary_entry_id) == col(Entry.id))
         summary = conn.execute(select(Entry.id).where(
             Entry.session_id == session_id, Entry.agent == agent, Entry.kind == "compaction",
-            col(Entry.seq) > seq, func.json_extract(col(Entry.meta), "$.summary").is_(True),
+            col(Entry.seq) > seq, func.json_type(col(Entry.meta), "$.summary") == "true",
             ~taken.exists()).order_by(col(Entry.seq)).limit(1)).scalar()
         insert_compaction(conn, WRITER, session_id=session_id, agent=agent, ts=row[4],
                           pre_tokens=_int(meta.get("preTokens")),

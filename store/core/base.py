@@ -122,6 +122,7 @@ class StoreBase:
         """The server's URL (``postgresql://``, password masked) when the store is on
         PostgreSQL; None for a file. ``path`` is then this machine's folder for the store's
         local files (undo journals, the daemon's socket)."""
+        self._opened_as = location  # how to open it again (a URL keeps its password here)
         if db.is_url(location):
             self.engine, self.path, self.url = db.open_server(
                 str(location), int(self.settings["store.keep_connections"]),
@@ -158,6 +159,12 @@ class StoreBase:
     def location(self) -> str:
         """Where the store is, as shown to people: its file, or its URL (password masked)."""
         return self.url if self.url is not None else str(self.path)
+
+    @property
+    def opened_as(self) -> str | Path:
+        """What opens this store again in this process (another writer on it): the file, or
+        the server's URL as given (never shown: it may hold a password)."""
+        return self._opened_as if self.url is not None else self.path
 
     @property
     def on_server(self) -> bool:

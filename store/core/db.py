@@ -101,6 +101,23 @@ def backend_versions(conn: Connection) -> tuple[str, str, str | None]:
     return "sqlite", str(sqlean.sqlite_version), vec.version(conn)
 
 
+def scrub_server(engine: Engine, tables: list[str]) -> list[tuple[str, float]]:
+    """After an erasure on a server: rebuild the touched tables (``pg.vacuum_full``)."""
+    from store.core import pg
+
+    return pg.vacuum_full(engine, tables)
+
+
+def server_files(engine: Engine, tables: list[str]) -> tuple[list[Path], str | None]:
+    """The touched tables' files, when this process can read the server's data directory
+    (``pg.table_files``); else ([], why not)."""
+    from store.core import pg
+
+    with engine.connect() as conn:
+        files, why = pg.table_files(conn, tables)
+    return [Path(f) for f in files], why
+
+
 def server_size(conn: Connection) -> int:
     """The database's size on the server, in bytes."""
     from store.core import pg

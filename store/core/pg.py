@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.pool import NullPool, QueuePool
+from sqlalchemy.pool import QueuePool
 
 from store.core.errors import StoreError
 from store.core.location import mask_url
@@ -95,10 +95,12 @@ def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
     ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts)."""
     from pgvector.psycopg import register_vector
 
-    pooling: dict[str, Any] = ({"poolclass": NullPool} if keep <= 0 else
-                               {"poolclass": QueuePool, "pool_size": keep,
-                                "max_overflow": 32, "pool_timeout": 60})
-    engine = create_engine(driver_url(url), hide_parameters=True, **pooling)
+    # A server connection costs far more than a file's (a login, pgvector's type looked up,
+    # ef_search set): even a short-lived process keeps two between its transactions (they
+    # close when it exits); ``keep`` raises that for a warm process (the daemon).
+    engine = create_engine(driver_url(url), hide_parameters=True, poolclass=QueuePool,
+                           pool_size=max(2, keep), max_overflow=32, pool_timeout=60,
+                           pool_pre_ping=True)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
@@ -140,6 +142,11 @@ COMPAT_DDL = (
     "AS $$ SELECT x IS JSON $$",
     "CREATE OR REPLACE FUNCTION json_extract(x text, p text) RETURNS text LANGUAGE sql "
     "IMMUTABLE AS $$ SELECT jsonb_path_query_first(x::jsonb, p::jsonpath) #>> '{}' $$",
+    "CREATE OR REPLACE FUNCTION json_type(x text, p text) RETURNS text LANGUAGE sql "
+    "IMMUTABLE AS $$ SELECT CASE jsonb_typeof(v) WHEN 'boolean' THEN v::text WHEN 'string' "
+    "THEN 'text' WHEN 'number' THEN CASE WHEN v::text ~ '^-?[0-9]+$' THEN 'integer' ELSE "
+    "'real' END ELSE jsonb_typeof(v) END FROM jsonb_path_query_first(x::jsonb, p::jsonpath) "
+    "AS v $$",
     "CREATE OR REPLACE FUNCTION json_each(x text) RETURNS TABLE(value text) LANGUAGE sql "
     "IMMUTABLE AS $$ SELECT jsonb_array_elements_text(x::jsonb) $$",
     "CREATE OR REPLACE FUNCTION lca_int_eq_text(a bigint, b text) RETURNS boolean "
@@ -458,3 +465,60 @@ def foreign_key_check(conn: Connection) -> list[tuple[Any, ...]]:
     """Dangling references: none can exist, the server enforces every foreign key at
     commit (SQLite checks them only when asked)."""
     return []
+
+
+# -- erasure on a server -----------------------------------------------------------------------
+def vacuum_full(engine: Engine, tables: Sequence[str]) -> list[tuple[str, float]]:
+    """``VACUUM FULL`` of each table (its TOAST table and indexes are rebuilt with it): the
+    freed tuples' bytes, which plain VACUUM leaves in place, are not copied to the new
+    files. Each takes an ACCESS EXCLUSIVE lock on its table while it runs (readers and
+    writers of that table wait). (table, milliseconds) each."""
+    import time
+
+    out = []
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for name in tables:
+            started = time.perf_counter()
+            conn.exec_driver_sql(f'VACUUM FULL "{name}"')
+            out.append((name, round((time.perf_counter() - started) * 1000.0, 1)))
+        try:  # write the rebuilt pages out now (needs pg_checkpoint or superuser)
+            conn.exec_driver_sql("CHECKPOINT")
+        except Exception:  # noqa: BLE001 - a right this role lacks: the files are flushed later
+            pass
+    return out
+
+
+def table_files(conn: Connection, tables: Sequence[str]) -> tuple[list[str], str | None]:
+    """The files of ``tables`` on the server's disk (heap, TOAST, every index, all
+    segments), when its data directory can be read by this process (a local server);
+    else ([], why not)."""
+    import os
+
+    try:
+        data = str(conn.exec_driver_sql("SHOW data_directory").scalar_one())
+    except Exception as exc:  # noqa: BLE001 - a role without pg_read_all_settings
+        return [], f"the server does not tell this role its data directory ({_one_line(exc)})"
+    if not os.access(data, os.R_OK | os.X_OK):
+        return [], f"the server's data directory {data} is not readable here (another machine?)"
+    rows = conn.execute(text(
+        "SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.oid IN ("
+        "SELECT t.oid FROM pg_class t WHERE t.relname = ANY(:names) AND t.relnamespace = "
+        "current_schema()::regnamespace "
+        "UNION SELECT t.reltoastrelid FROM pg_class t WHERE t.relname = ANY(:names) AND "
+        "t.reltoastrelid <> 0 "
+        "UNION SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+        "WHERE t.relname = ANY(:names) "
+        "UNION SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+        "JOIN pg_class h ON h.reltoastrelid = t.oid WHERE h.relname = ANY(:names))"),
+        {"names": list(tables)}).all()
+    files: list[str] = []
+    for (rel,) in rows:
+        if rel is None:
+            continue
+        base = os.path.join(data, str(rel))
+        for suffix in ("", *(f".{i}" for i in range(1, 1000))):
+            if not os.path.exists(base + suffix):
+                break
+            files.append(base + suffix)
+    return files, None

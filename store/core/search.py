@@ -40,11 +40,9 @@ def candidates(conn: Connection, query: str, qvec: np.ndarray | None, pool: int,
     cos: dict[int, float] = {}
     if qvec is not None:
         cos.update(vec.knn(conn, qvec, pool))
-        for cid in lex:
-            if cid not in cos:
-                v = vec.vector_of(conn, cid)
-                if v is not None:
-                    cos[cid] = float(v @ qvec)
+        missing = vec.vectors_of(conn, [cid for cid in lex if cid not in cos])
+        for cid, v in missing.items():
+            cos[cid] = float(v @ qvec)
     if model is not None and cos:
         same = set(conn.execute(select(Chunk.id).where(
             col(Chunk.id).in_(list(cos)), Chunk.model == model)).scalars())

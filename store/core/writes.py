@@ -28,6 +28,7 @@ from store.core.models import EmbedQueue, Entry
 from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
 from store.core.vocab import SENSITIVITIES
+from store.core.db import insert_ignore
 
 KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
          "checkpoint", "event")
@@ -182,18 +183,27 @@ class WriteResult:
 
 
 def upsert_session(conn: Connection, session: NewSession, writer: str, version: str) -> bool:
-    """Insert the session, or widen its time range; True when it is new."""
+    """Insert the session, or widen its time range; True when it is new.
+
+    The session's row is locked until the caller's transaction ends (FOR UPDATE; on SQLite
+    the write lock already holds the store): writers appending to one session on a server
+    take turns here, so each reads the session's last ``seq`` and its stored idempotency
+    keys after the other's commit. Two writers creating one new session at once: the
+    insert skips a row that is there already (unique key), then both lock it."""
     with orm(conn) as s:
-        row = s.get(SessionRow, session.id)
+        row = s.get(SessionRow, session.id, with_for_update=True)
         if row is None:
-            s.add(SessionRow(
+            added = conn.execute(insert_ignore(conn, SessionRow).values(
                 id=session.id, agent=session.agent, surface=session.surface,
                 project=session.project, title=session.title, started_at=session.started_at,
                 ended_at=session.ended_at, source=session.source, format=session.format,
                 meta=meta_json(session.meta) or "{}", writer=writer, writer_version=version,
-                created_at=now_iso()))
-            s.flush()
-            return True
+                created_at=now_iso())).rowcount
+            if added:
+                s.get(SessionRow, session.id, with_for_update=True)
+                return True
+            row = s.get(SessionRow, session.id, with_for_update=True, populate_existing=True)
+            assert row is not None
         row.started_at = min(filter(None, [row.started_at, session.started_at]), default=None)
         row.ended_at = max(filter(None, [row.ended_at, session.ended_at]), default=None)
         row.project = row.project if row.project is not None else session.project

@@ -262,9 +262,11 @@ def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = N
 # -- inside the transaction --------------------------------------------------------------
 def _still(conn: Connection, proposal_id: int, status: str, revision: int) -> None:
     """Under the write lock: the proposal is as it was read (another process may have
-    decided or edited it in between), else nothing is written."""
+    decided or edited it in between), else nothing is written. The row is locked (FOR
+    UPDATE; SQLite's write lock already is one): on a server, a second approval at the same
+    moment waits here, then reads the proposal applied and writes nothing."""
     with orm(conn) as s:
-        row = s.get(Proposal, proposal_id)
+        row = s.get(Proposal, proposal_id, with_for_update=True, populate_existing=True)
     if row is None or row.status != status or row.revision != revision:
         now = "gone" if row is None else f"{row.status}, revision {row.revision}"
         raise ProposalError(f"proposal {proposal_id} changed while it was being decided "

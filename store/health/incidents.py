@@ -116,7 +116,7 @@ def oversized_failures(store: Store, sources: list[Source], max_chars: int = 200
 
 def stale_hook(store: Store, writer: tuple[str, str] = STALE_HOOK) -> Store:
     """The store as a stale hook deployment opens it: same file, its own writer and version."""
-    return StoreBase(store.path, store.settings, embedder=store.embedder, writer=writer[0],
+    return StoreBase(store.opened_as, store.settings, embedder=store.embedder, writer=writer[0],
                      writer_version=writer[1])
 
 

@@ -117,11 +117,20 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
     if tombstone_id is not None:  # what is left can be deleted later, by tombstone
         exports.remember(store, tombstone_id, left)
     tick("checkpoint", 2, len(STAGES))
-    wal_ok, wal_left = checkpoint_truncate(store.engine)
+    if store.on_server:
+        # a server: the touched tables rebuilt (VACUUM FULL: their files rewritten without
+        # the freed tuples); its WAL is the server's (the raw probe says what it keeps)
+        from store.core.db import scrub_server
+
+        touched = sorted({*c.delete, *c.scrub} & set(c.tables)) + ["chunk_vec"]
+        c.rebuilt = scrub_server(store.engine, touched)
+        wal_ok, wal_left = True, 0
+    else:
+        wal_ok, wal_left = checkpoint_truncate(store.engine)
     tick("verify", 3, len(STAGES))
     verification, rem = run_probes(store, c, wal_ok, wal_left, tombstone_id=tombstone_id)
     raw = verification.probes[-1]
-    if not raw.passed and wal_ok:  # bytes left in free space of the file: rebuild it
+    if not raw.passed and wal_ok and not store.on_server:  # bytes left in free space
         vacuum(store.engine)
         wal_ok, wal_left = checkpoint_truncate(store.engine)
         verification.probes[-1] = raw_probe(store, c, rem, wal_ok, wal_left, vacuumed=True)

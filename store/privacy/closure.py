@@ -281,9 +281,12 @@ def governance_copies(conn: Connection, c: Closure) -> bool:
     def holds(value: object) -> int:
         return int(isinstance(value, str) and any(t in value for t in raw_texts))
 
+    from store.core import pragmas
     from store.privacy.tables import dbapi
 
-    dbapi(conn).create_function("lca_holds_copy", 1, holds, deterministic=True)
+    inside = pragmas.python_functions(conn)
+    if inside:
+        dbapi(conn).create_function("lca_holds_copy", 1, holds, deterministic=True)
     for name in COPY_TABLES:
         info = c.tables.get(name)
         if info is None:
@@ -292,7 +295,9 @@ def governance_copies(conn: Connection, c: Closure) -> bool:
         if not cols:
             continue
         t = rel(name, *cols)
-        clause = or_(*(func.lca_holds_copy(t.c[x]) for x in cols))
+        # on a server: the same substring test in SQL (LIKE is case-sensitive there)
+        clause = or_(*(func.lca_holds_copy(t.c[x]) for x in cols)) if inside else or_(
+            *(t.c[x].contains(v, autoescape=True) for x in cols for v in raw_texts))
         rows = {int(r[0]) for r in conn.execute(select(t.c.rowid).where(clause)).all()}
         changed |= add_rows(c.delete, name, rows - c.delete.get(name, set()))
     return changed
@@ -315,9 +320,14 @@ def redact_copies(conn: Connection, c: Closure) -> None:
         return
     forms.sort(key=len, reverse=True)
     found = tuple(forms)
-    dbapi(conn).create_function(
-        "lca_holds_copy", 1,
-        lambda v: int(isinstance(v, str) and any(f in v for f in found)), deterministic=True)
+    from store.core import pragmas
+
+    inside = pragmas.python_functions(conn)
+    if inside:
+        dbapi(conn).create_function(
+            "lca_holds_copy", 1,
+            lambda v: int(isinstance(v, str) and any(f in v for f in found)),
+            deterministic=True)
     for name in COPY_TABLES:
         info = c.tables.get(name)
         if info is None:
@@ -327,7 +337,9 @@ def redact_copies(conn: Connection, c: Closure) -> None:
             continue
         handle = rel(name, *cols)
         for r in conn.execute(select(handle.c.rowid, *(handle.c[x] for x in cols)).where(
-                or_(*(func.lca_holds_copy(handle.c[x]) for x in cols)))).all():
+                or_(*(func.lca_holds_copy(handle.c[x]) for x in cols)) if inside else or_(
+                    *(handle.c[x].contains(f, autoescape=True) for x in cols
+                      for f in found)))).all():
             changed: dict[str, str] = {}
             for col_name, value in zip(cols, r[1:], strict=True):
                 if isinstance(value, str) and any(f in value for f in found):

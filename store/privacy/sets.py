@@ -45,6 +45,8 @@ class Closure:
     nullify: dict[str, dict[str, set[int]]] = field(default_factory=dict)
     cleared: dict[str, int] = field(default_factory=dict)  # SET NULL pointers SQLite clears
     review: dict[int, str] = field(default_factory=dict)
+    # on a server, after the change: (table, ms) of each VACUUM FULL (the raw probe says it)
+    rebuilt: list[tuple[str, float]] = field(default_factory=list)
     rebuild: dict[str, set[int]] = field(default_factory=dict)
     chunk_rows: list[tuple[int, str, bool]] = field(default_factory=list)  # id, text, has vector
     exports: list[ExportHit] = field(default_factory=list)

@@ -101,6 +101,8 @@ class Remaining:
 def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
                     candidates: list[str]) -> Remaining:
     """One pass over every text column of every relational table (and the schema)."""
+    if not pragmas.python_functions(conn):
+        return _scan_remaining_here(conn, matcher, candidates)
     out = Remaining()
     wanted = set(candidates)
     raw = dbapi(conn)
@@ -146,6 +148,52 @@ def _scan_remaining(conn: Connection, c: Closure, matcher: Matcher | None,
         terms = vec.fts_terms(conn)
         left = [w for w in candidates if w not in out.words and w not in terms]
         if matcher is not None:  # few words: also drop those inside an indexed term
+            left = [w for w in left if not any(w in t for t in terms)]
+        out.distinctive = left
+    return out
+
+
+def _scan_remaining_here(conn: Connection, matcher: Matcher | None,
+                         candidates: list[str]) -> Remaining:
+    """``_scan_remaining`` on a server, where no Python function runs inside the database:
+    every text column of every table is read here, row by row, and tested the same way."""
+    out = Remaining()
+    wanted = set(candidates)
+
+    def seen(value: Any) -> None:
+        if not (isinstance(value, str) and value):
+            return
+        if matcher is not None:
+            low = value.lower()
+            out.words.update(w for w in wanted - out.words if w in low)
+        else:
+            out.words.update(wanted.intersection(w.lower() for w in _WORD.findall(value)))
+
+    for name, info in sorted(relational_tables(conn).items()):
+        cols = info.text_columns
+        if not cols:
+            continue
+        content = set(content_columns(info)) if matcher is not None else set()
+        meta = set(metadata_columns(info)) if matcher is not None else set()
+        holding = flagged = 0
+        t = rel(name, *cols)
+        for row in conn.execute(select(*(t.c[c] for c in cols))
+                                .execution_options(yield_per=2000)):
+            values = dict(zip(cols, row, strict=True))
+            if matcher is not None:
+                holding += any(matcher.holds_in(name, c, values[c]) for c in content)
+                flagged += any(matcher.holds(values[c]) for c in meta)
+            if wanted:
+                for v in row:
+                    seen(v)
+        if holding:
+            out.holding[name] = holding
+        if flagged:
+            out.metadata[name] = flagged
+    if wanted:
+        terms = vec.fts_terms(conn)
+        left = [w for w in candidates if w not in out.words and w not in terms]
+        if matcher is not None:
             left = [w for w in left if not any(w in t for t in terms)]
         out.distinctive = left
     return out
@@ -484,11 +532,19 @@ def _own_strings(store: Store, c: Closure) -> tuple[list[str], int]:
         return 0
 
     with store.read() as conn:
-        dbapi(conn).create_function("lca_kept", 1, seen)
+        inside = pragmas.python_functions(conn)
+        if inside:
+            dbapi(conn).create_function("lca_kept", 1, seen)
         for name, info in sorted(relational_tables(conn).items()):
             if not info.text_columns:
                 continue
             t = rel(name, *info.text_columns)
+            if not inside:  # a server: the values read here, tested the same way
+                for row in conn.execute(select(*(t.c[x] for x in info.text_columns))
+                                        .execution_options(yield_per=2000)):
+                    for v in row:
+                        seen(v)
+                continue
             conn.execute(select(func.count()).select_from(t).where(
                 or_(*(func.lca_kept(t.c[x]) for x in info.text_columns)))).scalar_one()
     return [t for t in own if t not in kept], len(kept)
@@ -529,6 +585,8 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
               vacuumed: bool) -> Probe:
     own, kept = ([], 0) if c.scope.is_text else _own_strings(store, c)
     needles, tokens = raw_needles(c, rem, own)
+    if store.on_server:
+        return _raw_probe_server(store, c, needles, tokens, kept)
     db = store.path
     wal = Path(f"{db}-wal")
     in_db = scan_bytes(db, needles, tokens)
@@ -550,6 +608,45 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
         parts.append("metadata columns hold it (see substring): those bytes stay")
     return Probe("raw-bytes", wal_ok and not in_db and not in_wal and not nothing,
                  "; ".join(parts))
+
+
+SERVER_COPIES = ("the server's WAL, its replicas and its backups keep the erased bytes until "
+                 "they rotate out: not searched, not erased by this")
+
+
+def _raw_probe_server(store: Store, c: Closure, needles: list[bytes], tokens: set[bytes],
+                      kept: int) -> Probe:
+    """The raw-bytes probe on a server: over the files of every touched table (heap, TOAST,
+    indexes) when this process can read the server's data directory; otherwise not run, and
+    then never reported as passed."""
+    from store.core.db import server_files
+
+    touched = sorted({*c.delete, *c.scrub} & set(c.tables)) + ["chunk_vec"]
+    rebuilt = c.rebuilt
+    parts = []
+    if rebuilt:
+        total = sum(ms for _, ms in rebuilt)
+        parts.append(f"VACUUM FULL of {plural(len(rebuilt), 'table')} in {total:,.0f} ms "
+                     "(each held an ACCESS EXCLUSIVE lock on its table meanwhile): "
+                     + ", ".join(f"{t} {ms:,.0f} ms" for t, ms in rebuilt))
+    files, why = server_files(store.engine, touched)
+    n = len(needles) + len(tokens - set(needles))
+    nothing = n == 0 and any(t.strip() for t in c.texts)
+    if why is not None:
+        parts.insert(0, f"NOT RUN: {why}; the rows are deleted and the tables rebuilt, but no "
+                        "byte of the server's files was searched")
+        parts.append(SERVER_COPIES)
+        return Probe("raw-bytes", False, "; ".join(parts))
+    found = sum(scan_bytes(f, needles, tokens) for f in files)
+    parts.insert(0, f"{n} strings searched: {found} found in {plural(len(files), 'file')} of "
+                    f"{plural(len(touched), 'table')} (heap, TOAST, indexes) on the server's disk")
+    if kept:
+        parts.append(f"{kept} of the erased texts are still held verbatim by records outside "
+                     "the scope, so not searched")
+    if nothing:
+        parts.append("nothing to search for: no proof that the bytes are gone")
+    parts.append(SERVER_COPIES)
+    return Probe("raw-bytes", not found and not nothing and bool(files), "; ".join(parts))
 
 
 def run_probes(store: Store, c: Closure, wal_ok: bool, wal_left: int,

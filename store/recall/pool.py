@@ -389,6 +389,9 @@ def pool(store: Store, conn: Connection, query: str,
         waiting_lex = {e: (s / best if best > 0 else 0.0) for e, s in waiting}
         cos = dict(knn)
         out = Pool(sources=sources, lex_of=lex)
+        # the vectors of lexical-only finds, read at once (one round trip on a server)
+        fetched = {} if warm else vec.vectors_of(conn, [
+            cid for cid in taken if cid > 0 and cid not in cos and source_of[cid][1] == model])
         for cid in taken:
             if cid < 0:
                 out.waiting[-cid] = waiting_lex.get(-cid, 0.0)
@@ -398,7 +401,7 @@ def pool(store: Store, conn: Connection, query: str,
                 if chunk_model != model:
                     out.foreign[cid] = chunk_model
                 else:
-                    v = cache.vector(cid) if warm else vec.vector_of(conn, cid)
+                    v = cache.vector(cid) if warm else fetched.get(cid)
                     if v is not None:
                         cos[cid] = float(v @ q)
             out.found[cid] = (cos.get(cid), lex.get(cid, 0.0))

@@ -207,13 +207,16 @@ def _adjacent_support(store: Store, conn: Connection, cands: list[_Cand],
     w = float(cfg["cos_weight"])
     own: dict[tuple[str, str, int], float] = {}
     model = store.embedder.name
+    # the neighbours' vectors the warm copy lacks, read at once (one round trip on a server)
+    fetched = vec.vectors_of(conn, [int(r[3] or 0) for r in rows if r[5] == model
+                                    and vectors.vector(int(r[3] or 0)) is None])
     for sid, agent, seq, chunk, sensitivity, chunk_model in rows:
         if channel is not None and rt.channel_denies(sensitivity or "public", channel):
             continue
         cid = int(chunk or 0)
         v = vectors.vector(cid)
         if v is None and chunk_model == model:  # another embedder's vector is not comparable
-            v = vec.vector_of(conn, cid)
+            v = fetched.get(cid)
         s = rt.similarity(None if v is None else float(v @ q), lex_of.get(cid, 0.0), w)
         key = (str(sid), str(agent), int(seq or 0))
         own[key] = max(own.get(key, 0.0), s)
@@ -378,7 +381,11 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     latency = (clock() - started) * 1000.0
     if qvec is not None:  # as if embedded here: its whole time, less the wait counted above
         latency += qvec.result()[1] - waited[0]
-    trace = Trace(None, to_iso(now), query, role, project, channel, historical, cfg,
+    # on a server the trace says what ranked it (a file's is sqlite-vec + FTS5 BM25)
+    recorded = cfg if not store.on_server else {
+        **cfg, "ranked_by": f"pgvector hnsw ef_search={store.settings['store.pg_ef_search']} "
+                            "+ tsvector ts_rank_cd"}
+    trace = Trace(None, to_iso(now), query, role, project, channel, historical, recorded,
                   round(latency, 3), embedder.name, bool(embedder.degraded),
                   rerun_of=rerun_of, considered=len(scored), injected=len(items),
                   candidates=[c for c, _ in scored])
