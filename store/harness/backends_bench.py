@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, func, select
+from sqlmodel import col
 
 from store.bench import KINDS, TOPICS, rng_noise, synthetic_query, synthetic_text
 from store.core import vec
@@ -118,8 +119,8 @@ class _HeldVectors:
 
 def _new_chunks(store: Any, after: int) -> tuple[np.ndarray, np.ndarray]:
     with store.read() as conn:
-        ids = [int(i) for i in conn.execute(select(Chunk.id).where(Chunk.id > after)
-                                            .order_by(Chunk.id)).scalars()]
+        ids = [int(i) for i in conn.execute(select(col(Chunk.id)).where(col(Chunk.id) > after)
+                                            .order_by(col(Chunk.id))).scalars()]
         found = vec.vectors_of(conn, ids)
     kept = [i for i in ids if i in found]
     if not kept:
@@ -216,10 +217,10 @@ def _two_writers(store: Any, target: str, figures: BackendFigures, n: int, embed
         raise StoreError(f"a writer failed on {figures.store}: {errors[0]}")
     start, end = min(r[1] for r in results), max(r[2] for r in results)
     with store.read() as conn:
-        rows = conn.execute(select(Entry.session_id, Entry.source_offset)
-                            .where(Entry.session_id.in_(names))).all()  # type: ignore[attr-defined]
+        rows = conn.execute(select(col(Entry.session_id), col(Entry.source_offset))
+                            .where(col(Entry.session_id).in_(names))).all()
         chunks = int(conn.execute(select(func.count()).select_from(Chunk)
-                                  .where(Chunk.id > before)).scalar_one())
+                                  .where(col(Chunk.id) > before)).scalar_one())
     seen: dict[tuple[str, int], int] = {}
     for sid, offset in rows:
         seen[(sid, offset)] = seen.get((sid, offset), 0) + 1
@@ -237,7 +238,7 @@ def _two_writers(store: Any, target: str, figures: BackendFigures, n: int, embed
 def _erase(store: Any, figures: BackendFigures, session_id: str) -> None:
     with store.read() as conn:
         figures.erase_entries = int(conn.execute(select(func.count()).select_from(Entry).where(
-            Entry.session_id == session_id)).scalar_one())
+            col(Entry.session_id) == session_id)).scalar_one())
     t0 = time.perf_counter()
     try:
         result = store.erase(session=session_id, reason="bench: erase with verification")
@@ -261,9 +262,6 @@ def _one_backend(target: str, shown: str, sizes: list[int], queries: int, sample
     try:
         with store.read() as conn:
             figures = BackendFigures(vec.backend(conn), shown)
-            if int(conn.execute(select(func.count()).select_from(Entry)).scalar_one()):
-                raise StoreError(f"{shown} already holds entries: bench --store builds its "
-                                 "synthetic store in an empty database")
         held = _HeldVectors()
         store.neighbour_finder = held
         rng = random.Random(seed)
@@ -315,6 +313,20 @@ def _one_backend(target: str, shown: str, sizes: list[int], queries: int, sample
         store.close()
 
 
+def _refuse_non_empty(target: str, shown: str, embedder: str) -> None:
+    from store.core.settings import Settings
+    from store.facade import open_store
+
+    store = open_store(target, Settings.load({"embed.backend": embedder}))
+    try:
+        with store.read() as conn:
+            if int(conn.execute(select(func.count()).select_from(Entry)).scalar_one()):
+                raise StoreError(f"{shown} already holds entries: bench --store builds its "
+                                 "synthetic store in an empty database")
+    finally:
+        store.close()
+
+
 def run_side_by_side(url: str, shown: str, sizes: list[int] | None = None, queries: int = 60,
                      sample: int = 2000, embedder: str = "model", writer_entries: int = 200,
                      seed: int = 7, progress: Progress | None = None,
@@ -324,6 +336,7 @@ def run_side_by_side(url: str, shown: str, sizes: list[int] | None = None, queri
     sizes = sorted(set(sizes or SIZES))
     if not sizes or sizes[0] < sample:
         raise ValueError(f"every size must be at least the sample ({sample:,} chunks)")
+    _refuse_non_empty(url, shown, embedder)  # before the SQLite half takes its minutes
     made = folder is None
     where = Path(tempfile.mkdtemp(prefix="lca-bench-")) if folder is None else folder
     try:
