@@ -6,7 +6,9 @@ current)."""
 COMMANDS: dict[str, tuple[str, str]] = {
     'bench': ('bench',
         'build a synthetic store and print latency and storage figures (it '
-        'always builds its own store: --store is refused, --keep DIR keeps it)'),
+        'always builds its own store, --keep DIR keeps it; --store '
+        'postgresql://… builds it on that empty database and a SQLite file, '
+        'side by side)'),
     'calibrate': ('bench',
         'distribution of S on this store, to choose the similarity floor'),
     'conformance': ('conformance',
@@ -104,6 +106,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'statusline': ('statusline',
         "one line for Claude Code's status line: context pressure, pending "
         'proposals, worst health signal (never fails)'),
+    'store': ('store_copy',
+        'move a store: `store copy`'),
     'stress': ('stress',
         'run the store under concurrent load and print its figures (it builds '
         'its own scratch store: --store is refused)'),

@@ -19,8 +19,9 @@ from lca_tui.output import sql_int, add_json_flag, console, err_console, print_j
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", parents=parents,
                        help="build a synthetic store and print latency and storage figures "
-                       "(it always builds its own store: --store is refused, --keep DIR "
-                       "keeps it)")
+                       "(it always builds its own store, --keep DIR keeps it; --store "
+                       "postgresql://… builds it on that empty database and a SQLite file, "
+                       "side by side)")
     p.add_argument("--chunks", type=sql_int, default=50_000, help="store size (default 50,000)")
     p.add_argument("--queries", type=sql_int, default=60, help="recalls to time (at least 50)")
     p.add_argument("--sample", type=sql_int, default=2000,
@@ -46,6 +47,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                    "store (the file is copied; it is never written)")
     p.add_argument("--runs", type=sql_int, default=10, metavar="N",
                    help="with --cli: timed runs of each row (default 10)")
+    p.add_argument("--sizes", metavar="N,N", default="50000,200000",
+                   help="with --store URL: the store sizes measured, in chunks (default "
+                   "50000,200000; the store grows from one to the next)")
+    p.add_argument("--writer-entries", type=sql_int, default=200, metavar="N",
+                   help="with --store URL: entries each of the two concurrent writers appends "
+                   "(default 200; 0 skips)")
     add_json_flag(p)
     p.set_defaults(func=run_bench_cmd)
 
@@ -61,6 +68,8 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
 
     if args.cli:
         return run_cli_bench(args)
+    if getattr(args, "store", None) and "://" in args.store:
+        return run_side_by_side_cmd(args)
     if getattr(args, "store", None):
         raise ValueError("bench always builds its own synthetic store and never touches "
                          "another: --store is not accepted (use --keep DIR to build it in DIR "
@@ -326,6 +335,76 @@ def _print_cli_rows(doc: dict[str, Any]) -> None:
         t.add_row(r["row"], "-" if target is None else f"≤ {target}", pair(r["wall_ms"]),
                   pair(r["cpu_ms"]), base, meets)
     t.print(out)
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"--sizes {text!r}: give chunk counts separated by commas, e.g. "
+                         "50000,200000") from None
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--sizes {text!r}: every size must be a positive chunk count")
+    return sizes
+
+
+def run_side_by_side_cmd(args: argparse.Namespace) -> int:
+    """``bench --store URL``: the same synthetic store on SQLite and on the server."""
+    from store import run_side_by_side
+
+    from lca_tui.commands.store_copy import shown
+
+    if args.queries < 50:
+        raise ValueError("--queries must be at least 50 for meaningful percentiles")
+    if args.writer_entries < 0:
+        raise ValueError("--writer-entries must be 0 or more")
+    sizes = _sizes(args.sizes)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if not args.json and (done == total or done % max(1, total // 10) == 0):
+            err_console.print(f"{stage}: {done:,}/{total:,}", markup=False)
+
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    result = run_side_by_side(args.store, shown(args.store), sizes, args.queries,
+                              min(args.sample, min(sizes)), args.embedder,
+                              args.writer_entries, progress=progress, folder=keep)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    out = console()
+    a, b = result.backends
+    out.print(f"the same synthetic store on both backends ({result.method}); embedder "
+              f"{result.embedder}; {result.queries} recall queries per size", markup=False)
+    rows: list[tuple[str, str, str]] = []
+    for sa, sb in zip(a.sizes, b.sizes):
+        rows.append((f"recall p50 / p95 at {sa.chunks:,} chunks",
+                     f"{sa.recall_ms['p50']} / {sa.recall_ms['p95']} ms",
+                     f"{sb.recall_ms['p50']} / {sb.recall_ms['p95']} ms"))
+        rows.append((f"build up to {sa.chunks:,} chunks", f"{sa.build_s} s", f"{sb.build_s} s"))
+    if a.writers:
+        rows.append((f"ingest, 2 writers × {a.writer_entries} entries",
+                     f"{a.ingest_entries_per_s} entries/s", f"{b.ingest_entries_per_s} entries/s"))
+        rows.append(("every entry found once",
+                     *(("yes" if f.entries_found_once else
+                        f"NO ({f.entries_missing} missing, {f.entries_doubled} doubled)")
+                       for f in (a, b))))
+    def erased(f: Any) -> str:
+        if f.erase_error:
+            return f"FAILED: {f.erase_error}"
+        if not f.erase_entries:
+            return "not run"
+        verdict = "verified" if f.erase_passed else f"NOT verified ({', '.join(f.probes_failed)})"
+        return f"{f.erase_ms:,.0f} ms, {verdict}, {f.probes_passed} probes passed"
+    if a.erase_entries or b.erase_entries or a.erase_error or b.erase_error:
+        rows.append((f"erase one session ({a.erase_entries:,} entries) + verification",
+                     erased(a), erased(b)))
+    from lca_tui.output import Listing, col
+
+    listing = Listing(col("figure"), col(a.backend, whole=True), col(b.backend, whole=True))
+    for row in rows:
+        listing.add_row(*row)
+    listing.print(out)
+    return 0 if all(f.entries_found_once or not f.writers for f in (a, b)) else 1
 
 
 # Seconds between the end of an answer and the next prompt in the bench's warm flow: the

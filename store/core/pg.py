@@ -280,6 +280,13 @@ def exact_knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, f
         conn.exec_driver_sql("SET LOCAL enable_indexscan = on")
 
 
+def _array(value: Any) -> np.ndarray:
+    """A vector as the driver loaded it (pgvector 0.5: a ``Vector``; 0.4: an array) as
+    float32."""
+    held = value.to_numpy() if hasattr(value, "to_numpy") else value
+    return np.asarray(held, dtype=np.float32)
+
+
 def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
     import numpy as np
 
