@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from store.governance import consolidate as gov_consolidate
     from store.governance import feedback as gov_feedback
     from store.governance import proposals as gov_proposals
+    from store.governance import sweep as gov_sweep
     from store.governance import views as gov_views
     from store.governance.consolidate import ConsolidationReport
     from store.governance.records import ProposalInfo
@@ -271,6 +272,13 @@ class Store(StoreBase):
         report = ingest(self, [folder], fmt="memory-dir", record=False)
         return [f"{e.path}{':' + str(e.line) if e.line else ''}: {e.reason}"
                 for e in report.errors]
+
+    # The near-duplicate sweep alone: one ``merge`` proposal per group of active memories
+    # that say the same thing (``consolidate`` runs it as a step); and the groups themselves.
+    sweep_duplicates = operation("store.governance.sweep:sweep",
+                                 gov_sweep.sweep if TYPE_CHECKING else None)
+    duplicate_groups = operation("store.governance.sweep:find_groups",
+                                 gov_sweep.find_groups if TYPE_CHECKING else None)
 
     # The latest consolidation pass (a ``PassSummary``), or None when none has run.
     last_consolidation = operation("store.governance.consolidate:latest_pass",

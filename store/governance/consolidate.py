@@ -2,8 +2,9 @@
 session's last pass becomes pending proposals — never memories directly.
 
 Sources: explicit requests and corrections in user turns and compaction summaries
-(``detect``), memories a harness reported as used (``reinforce``), and an optional external
-proposer command (``proposer``). Every proposal carries ``origin`` ``consolidation`` and an
+(``detect``), memories a harness reported as used (``reinforce``), an optional external
+proposer command (``proposer``), and the near-duplicate sweep (``sweep``: one ``merge`` per
+group of active memories that say the same thing). Every proposal carries ``origin`` ``consolidation`` and an
 idempotency key naming what it came from, so a second pass over the same entries adds
 nothing; it is also de-duplicated against the memories, against pending *and rejected*
 proposals, and within the pass, by normalised text — a candidate quoted inside an active
@@ -296,6 +297,7 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
             report.proposals_added += 1
             report.by_kind[kind] += 1
             report.proposal_ids.append(pid)
+    _sweep_step(store, report, actor)
     if refused:  # garbage from the proposer is the proposer's failure, not a silent skip
         n = report.proposer.get("proposals", len(refused))
         why = (f"{len(refused)} of {n} proposal{'s' if n != 1 else ''} from the proposer "
@@ -315,6 +317,19 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
         report.checkpoint_ids.append(store_checkpoint(
             store, None, 0, 0, elapsed, status="partial" if proposer_failed else "ok"))
     return report
+
+
+def _sweep_step(store: Store, report: ConsolidationReport, actor: str | None) -> None:
+    """The near-duplicate sweep as a step of the pass: its merges count under ``sweep``."""
+    from store.governance.sweep import sweep
+
+    done = sweep(store, actor=actor)
+    report.by_kind["sweep"] = done.proposals_added
+    report.proposals_added += done.proposals_added
+    report.proposal_ids += done.proposal_ids
+    if done.skipped:
+        report.skipped["sweep_proposed_before"] = done.skipped
+    report.errors += done.errors
 
 
 def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: str,
