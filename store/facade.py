@@ -275,8 +275,8 @@ class Store(StoreBase):
 
     # The near-duplicate sweep alone: one ``merge`` proposal per group of active memories
     # that say the same thing (``consolidate`` runs it as a step); and the groups themselves.
-    sweep_duplicates = operation("store.governance.sweep:sweep",
-                                 gov_sweep.sweep if TYPE_CHECKING else None)
+    sweep_duplicates = operation("store.governance.sweep:sweep_duplicates",
+                                 gov_sweep.sweep_duplicates if TYPE_CHECKING else None)
     duplicate_groups = operation("store.governance.sweep:find_groups",
                                  gov_sweep.find_groups if TYPE_CHECKING else None)
 

@@ -19,7 +19,7 @@ supersession links and memory flags. Public API (plain dataclasses from ``record
     problems_of(store, memory_id) -> list[IntegrityProblem]
     audit_events(store, limit=50, action=None) -> list[AuditInfo]
     find_groups(store, conn=None) -> list[DuplicateGroup]      # near-duplicate memories
-    sweep(store, *, actor=None) -> SweepReport                 # one merge proposal a group
+    sweep_duplicates(store, *, actor=None) -> SweepReport      # one merge proposal a group
 
 Modules: ``proposals`` (parse, store, edit, read), ``checks`` + ``text`` + ``verifier`` (the
 six checks), ``policy`` (approval options, auto-apply), ``apply`` (approve / reject / apply),
@@ -51,12 +51,12 @@ from store.governance.proposals import (
     list_proposals,
     parse_proposal,
 )
-from store.governance.sweep import find_groups, sweep
+from store.governance.sweep import find_groups, sweep_duplicates
 from store.governance.views import audit_events, list_memories, memory_detail
 
 __all__ = [
     "NewProposal", "ProposalError", "approval_options", "approve", "audit_events",
     "auto_apply_allowed", "chain", "edit", "find_groups", "get_proposal", "integrity",
     "list_memories", "list_proposals", "memory_detail", "parse_proposal", "problems_of",
-    "reject", "submit", "sweep",
+    "reject", "submit", "sweep_duplicates",
 ]

@@ -40,7 +40,6 @@ from store.core import vec
 from store.core.db import columns
 from store.core.models import Chunk, Evidence, Memory
 from store.governance import text as tx
-from store.governance.consolidate import normalise
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -113,7 +112,7 @@ def _load(conn: Connection, model: str) -> list[_Mem]:
         if (r[8] or "public") == "secret":
             continue
         body = r[3] or ""
-        norm = normalise(body)
+        norm = tx.normalise(body)
         if not norm:
             continue
         sents = [s.text for s in tx.sentences(body, min_words=2)] or [body.strip()]
@@ -313,7 +312,7 @@ class SweepReport:
                 "errors": self.errors}
 
 
-def sweep(store: Store, *, actor: str | None = None) -> SweepReport:
+def sweep_duplicates(store: Store, *, actor: str | None = None) -> SweepReport:
     """File one ``merge`` proposal per group of near-duplicate memories not proposed
     before; the gate checks each and only the auto-apply policy may apply one."""
     from sqlmodel import select

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from store import Store
-from store.governance import approve, find_groups, get_proposal, sweep
+from store.governance import approve, find_groups, get_proposal
+from store.governance import sweep_duplicates as sweep
 from store.health.scan import scan
 
 from tests.conftest import needs_shared_data
