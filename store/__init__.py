@@ -163,6 +163,8 @@ PUBLIC: dict[str, str] = {
     "MemoryDetail": "store.governance.records", "MemoryRow": "store.governance.records",
     "PassSummary": "store.governance.records", "ProposalInfo": "store.governance.records",
     "ProposalSummary": "store.governance.records",
+    "MemoryVersion": "store.governance.history", "DuplicateGroup": "store.governance.sweep",
+    "SweepReport": "store.governance.sweep",
     "FixPlan": "store.health.records", "FixReport": "store.health.records",
     "RowView": "store.health.records", "ScanResult": "store.health.records",
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",

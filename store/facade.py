@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from store.governance import chains as gov_chains
     from store.governance import consolidate as gov_consolidate
     from store.governance import feedback as gov_feedback
+    from store.governance import history as gov_history
     from store.governance import proposals as gov_proposals
     from store.governance import sweep as gov_sweep
     from store.governance import views as gov_views
@@ -419,6 +420,15 @@ class Store(StoreBase):
                       gov_chains.chain if TYPE_CHECKING else None)
     integrity = operation("store.governance.chains:integrity",
                           gov_chains.integrity if TYPE_CHECKING else None)
+    # Every version of a memory's chain (who, when, the diff; erased ones as erased); a
+    # proposal bringing one back (a supersede of the current memory, checked by the gate);
+    # the same proposal for the latest approval (``undo``).
+    memory_history = operation("store.governance.history:memory_history",
+                               gov_history.memory_history if TYPE_CHECKING else None)
+    revert_memory = operation("store.governance.history:revert",
+                              gov_history.revert if TYPE_CHECKING else None)
+    undo_last_approval = operation("store.governance.history:undo",
+                                   gov_history.undo if TYPE_CHECKING else None)
     # Settle what killed writes left: file journals of the bound directory, applies never
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.

@@ -318,7 +318,8 @@ def _sweep_step(store: Store, report: ConsolidationReport, actor: str | None) ->
     from store.governance.sweep import sweep_duplicates
 
     done = sweep_duplicates(store, actor=actor)
-    report.by_kind["sweep"] = done.proposals_added
+    if done.groups:  # like every source, listed when it found something
+        report.by_kind["sweep"] = done.proposals_added
     report.proposals_added += done.proposals_added
     report.proposal_ids += done.proposal_ids
     if done.skipped:
