@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from store.governance import consolidate as gov_consolidate
     from store.governance import feedback as gov_feedback
     from store.governance import history as gov_history
+    from store.governance import retention as gov_retention
     from store.governance import proposals as gov_proposals
     from store.governance import sweep as gov_sweep
     from store.governance import views as gov_views
@@ -429,6 +430,12 @@ class Store(StoreBase):
                               gov_history.revert if TYPE_CHECKING else None)
     undo_last_approval = operation("store.governance.history:undo",
                                    gov_history.undo if TYPE_CHECKING else None)
+    # Retention: the memories past ``memory.retention_days.<type>``, and the pass that files
+    # an ``expire`` proposal for each.
+    expiry_due = operation("store.governance.retention:due",
+                           gov_retention.due if TYPE_CHECKING else None)
+    expire_pass = operation("store.governance.retention:expire_pass",
+                            gov_retention.expire_pass if TYPE_CHECKING else None)
     # Settle what killed writes left: file journals of the bound directory, applies never
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.

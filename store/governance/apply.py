@@ -208,6 +208,8 @@ def finish_verification(store: Store, proposal_id: int) -> ProposalInfo:
         expect["status"] = "active"
     elif plan.op == "quarantine":
         expect["status"] = "quarantined"
+    elif plan.op == "expire":
+        expect["status"] = "expired"
     folder = usable_bound_dir(store)
     paths = []
     if folder is not None:
@@ -405,9 +407,12 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     elif op == "quarantine":
         memories.set_status(conn, store, target, "quarantined", valid_to=base.valid_to)
         expect.update(status="quarantined")
+    elif op == "expire":  # kept for its history; recalled only by a --historical recall
+        memories.set_status(conn, store, target, "expired", valid_to=now)
+        expect.update(status="expired")
     else:
         raise ProposalError(f"unknown operation {op!r}")
-    files.stage_memory(conn, store, target, new_file=op != "quarantine")
+    files.stage_memory(conn, store, target, new_file=op not in ("quarantine", "expire"))
     _index(conn, store, [target])
     return target
 
