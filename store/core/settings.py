@@ -166,8 +166,8 @@ SPECS: list[Spec] = [
          "The bound memory directory (MindStone layout): applied writes are also written there "
          "as Markdown files, atomically, hits and prevented included. Empty: none bound."),
     *(Spec(f"memory.retention_days.{t}", 0,
-           f"Days an active memory of type {t!r} is kept after it was last written or "
-           "applied before the retention pass (`lca-tui expire`) proposes expiring it; 0: "
+           f"Days an active memory of type {t!r} is kept after it became valid or was "
+           "last applied before the retention pass (`lca-tui expire`) proposes expiring it; 0: "
            "kept for ever. Critical and evergreen memories never expire.",
            minimum=0, maximum=365_000)
       for t in RETENTION_TYPES),
