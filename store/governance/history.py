@@ -212,14 +212,23 @@ def last_approval(store: Store) -> Proposal | None:
             .order_by(col(Proposal.decided_at).desc(), col(Proposal.id).desc())).first()
 
 
-def undo(store: Store, *, actor: str | None = None) -> ProposalInfo:
-    """File the proposal that undoes the latest approval (``revert`` to the version before
-    it; an ``add``: ``quarantine`` of the memory it made). ``ProposalError`` when there is
-    nothing to undo, or the memory moved on since."""
+def undo(store: Store, proposal_id: int | None = None, *,
+         actor: str | None = None) -> ProposalInfo:
+    """File the proposal that undoes the latest approval — or approval ``proposal_id`` (the
+    app's, just made) — as a ``revert`` to the version before it (an ``add``: ``quarantine``
+    of the memory it made). ``ProposalError`` when there is nothing to undo, or the memory
+    moved on since."""
     from store.governance.apply import submit
     from store.governance.proposals import NewProposal, ProposalError
 
-    p = last_approval(store)
+    if proposal_id is None:
+        p = last_approval(store)
+    else:
+        with store.read() as conn, orm(conn) as s:
+            p = s.get(Proposal, proposal_id)
+        if p is None or p.status != "applied":
+            raise ProposalError(f"proposal {proposal_id} is not an applied approval: nothing "
+                                "to undo")
     if p is None or p.memory_id is None:
         raise ProposalError("no approval to undo: no applied proposal wrote a memory")
     mid = int(p.memory_id)
