@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from store.core.db import orm
-from store.core.models import Memory
+from store.core.models import AuditEvent, Memory
 from store.governance.models import Proposal, SupersessionLink
 
 if TYPE_CHECKING:
@@ -80,12 +80,11 @@ def _diff(before: str | None, after: str | None, a: int, b: int) -> str | None:
 
 
 def _tombstone_near(store: Store, ts: str) -> tuple[str | None, str | None]:
-    """(when, who) of the erasure whose tombstone was written with the bridging link."""
-    from store.privacy.models import Tombstone
-
+    """(when, who) of the erasure that wrote the bridging link: its audit event (action
+    ``erase``, naming the tombstone), written in the same transaction."""
     with store.read() as conn, orm(conn) as s:
-        rows = s.exec(select(Tombstone.ts, Tombstone.actor).where(
-            col(Tombstone.action) == "erase")).all()
+        rows = s.exec(select(AuditEvent.ts, AuditEvent.actor).where(
+            AuditEvent.action == "erase", AuditEvent.target_kind == "tombstone")).all()
     if not rows:
         return None, None
     when, who = min(rows, key=lambda r: abs(_seconds(r[0]) - _seconds(ts)))
