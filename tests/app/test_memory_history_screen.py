@@ -75,15 +75,15 @@ async def test_u_offers_undo_of_an_approval_for_a_few_minutes(store: Store) -> N
         for pid in (first.id, second.id):
             loads = load_count(screen, "detail")
             screen.open_proposal(pid)
-            await wait_until(pilot, lambda: screen.detail is not None
-                             and screen.detail.info.id == pid
-                             and load_count(screen, "detail") > loads, what=f"proposal {pid}")
+            await wait_until(pilot, lambda p=pid, n=loads: screen.detail is not None
+                             and screen.detail.info.id == p
+                             and load_count(screen, "detail") > n, what=f"proposal {pid}")
             decided = screen.decisions
             await pilot.press("a")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal),
                              what="confirm")
             await pilot.press("y")
-            await wait_until(pilot, lambda: screen.decisions > decided, what="approval")
+            await wait_until(pilot, lambda d=decided: screen.decisions > d, what="approval")
         made = store.proposal(second.id).memory_id
         t[0] += UNDO_MINUTES * 60 - 1
         assert screen.check_action("undo", ()) is True
