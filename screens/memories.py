@@ -91,6 +91,7 @@ class MemoriesScreen(StoreScreen):
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
         Binding("p", "open_proposal", "Proposal", id="memories-proposal"),
+        Binding("h", "history", "History", id="memories-history"),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -423,6 +424,48 @@ class MemoriesScreen(StoreScreen):
     @on(Tree.NodeHighlighted, "#memory-chain")
     def _chain_moved(self) -> None:
         self.refresh_bindings()  # p follows the link under the cursor
+
+    def action_history(self) -> None:
+        """Every version of the memory's chain; a version picked files its revert proposal."""
+        from screens.memory_history import HistoryModal
+        from screens.proposal_modals import ConfirmModal
+
+        if self.detail is None:
+            return
+        mid = self.detail.row.id
+        try:
+            versions = self.lca.store.memory_history(mid)
+        except NotFound:
+            return
+        current = next((v for v in versions if v.current), None)
+
+        def picked(version: int | None) -> None:
+            if version is None:
+                return
+            target = f"memory {current.memory_id}" if current else "the current memory"
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._revert(mid, version)
+
+            self.app.push_screen(ConfirmModal(
+                f"Revert to version {version}?",
+                f"Files a proposal superseding {target} with the text of version {version}. "
+                "It is pending on screen 4 (Proposals), checked like any other; nothing "
+                "changes until it is approved."), confirmed)
+
+        self.app.push_screen(HistoryModal(mid, versions), picked)
+
+    def _revert(self, memory_id: int, version: int) -> None:
+        from store import ProposalError
+
+        try:
+            info = self.lca.store.revert_memory(memory_id, version)
+        except (ProposalError, NotFound) as exc:
+            self.notify(str(exc), severity="warning", markup=False, timeout=6)
+            return
+        self.notify(f"proposal {info.id} filed ({info.status}): review it on screen 4",
+                    markup=False, timeout=6)
 
     @on(Tree.NodeSelected, "#memory-chain")
     def _chain_selected(self, event: Tree.NodeSelected[int]) -> None:

@@ -69,6 +69,9 @@ def approval_effect(info: ProposalInfo, option: ApprovalOption,
     elif s.op == "quarantine":
         what = (f"{targets[:1].upper()}{targets[1:]} becomes quarantined: it stays in the "
                 "store but is never recalled.")
+    elif s.op == "expire":
+        what = (f"{targets[:1].upper()}{targets[1:]} becomes expired (valid until now): it "
+                "is kept, with its history, and recalled only by a --historical recall.")
     else:
         what = "Writes nothing: the proposal is marked applied."
     if memory_dir and s.op != "noop":

@@ -84,7 +84,10 @@ if TYPE_CHECKING:
     from store.governance import chains as gov_chains
     from store.governance import consolidate as gov_consolidate
     from store.governance import feedback as gov_feedback
+    from store.governance import history as gov_history
+    from store.governance import retention as gov_retention
     from store.governance import proposals as gov_proposals
+    from store.governance import sweep as gov_sweep
     from store.governance import views as gov_views
     from store.governance.consolidate import ConsolidationReport
     from store.governance.records import ProposalInfo
@@ -273,6 +276,13 @@ class Store(StoreBase):
         return [f"{e.path}{':' + str(e.line) if e.line else ''}: {e.reason}"
                 for e in report.errors]
 
+    # The near-duplicate sweep alone: one ``merge`` proposal per group of active memories
+    # that say the same thing (``consolidate`` runs it as a step); and the groups themselves.
+    sweep_duplicates = operation("store.governance.sweep:sweep_duplicates",
+                                 gov_sweep.sweep_duplicates if TYPE_CHECKING else None)
+    duplicate_groups = operation("store.governance.sweep:find_groups",
+                                 gov_sweep.find_groups if TYPE_CHECKING else None)
+
     # The latest consolidation pass (a ``PassSummary``), or None when none has run.
     last_consolidation = operation("store.governance.consolidate:latest_pass",
                                    gov_consolidate.latest_pass if TYPE_CHECKING else None)
@@ -420,6 +430,21 @@ class Store(StoreBase):
                       gov_chains.chain if TYPE_CHECKING else None)
     integrity = operation("store.governance.chains:integrity",
                           gov_chains.integrity if TYPE_CHECKING else None)
+    # Every version of a memory's chain (who, when, the diff; erased ones as erased); a
+    # proposal bringing one back (a supersede of the current memory, checked by the gate);
+    # the same proposal for the latest approval (``undo``).
+    memory_history = operation("store.governance.history:memory_history",
+                               gov_history.memory_history if TYPE_CHECKING else None)
+    revert_memory = operation("store.governance.history:revert",
+                              gov_history.revert if TYPE_CHECKING else None)
+    undo_last_approval = operation("store.governance.history:undo",
+                                   gov_history.undo if TYPE_CHECKING else None)
+    # Retention: the memories past ``memory.retention_days.<type>``, and the pass that files
+    # an ``expire`` proposal for each.
+    expiry_due = operation("store.governance.retention:due",
+                           gov_retention.due if TYPE_CHECKING else None)
+    expire_pass = operation("store.governance.retention:expire_pass",
+                            gov_retention.expire_pass if TYPE_CHECKING else None)
     # Settle what killed writes left: file journals of the bound directory, applies never
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.

@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         'build the demo store and open the app on it'),
     'eval': ('eval',
         'measure recall on a public benchmark (scratch stores only)'),
+    'expire': ('expire',
+        'propose expiring the memories past memory.retention_days.<type>'),
     'export': ('export',
         'write a scope as MindStone NDJSON + a JSON manifest'),
     'exports': ('export',
@@ -33,6 +35,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'compact-duplicates': ('health',
         'keep one index row per source and span, re-point every reference, '
         'record an audit event'),
+    'history': ('history',
+        'every version of a memory: who, when, the diff'),
+    'revert': ('history',
+        'propose bringing back a version of a memory (the gate decides)'),
+    'undo': ('history',
+        'propose undoing the latest approval (a revert to the version before '
+        'it; an add is quarantined)'),
     'hook': ('hook',
         'run a Claude Code hook event (its hook JSON on stdin)'),
     'hooks': ('hooks',

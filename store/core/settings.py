@@ -34,6 +34,11 @@ class Spec:
         return type(self.default) if self.default is not None else str
 
 
+RETENTION_TYPES = ("user", "feedback", "project", "reference", "procedure", "identity",
+                   "handoff")
+"""The memory types with a ``memory.retention_days.<type>`` setting (another type never
+expires)."""
+
 SPECS: list[Spec] = [
     Spec("embed.backend", "auto",
          "Embedder: 'auto' loads the local all-MiniLM-L6-v2 int8 model and falls back to the "
@@ -168,6 +173,12 @@ SPECS: list[Spec] = [
     Spec("memory.dir", "",
          "The bound memory directory (MindStone layout): applied writes are also written there "
          "as Markdown files, atomically, hits and prevented included. Empty: none bound."),
+    *(Spec(f"memory.retention_days.{t}", 0,
+           f"Days an active memory of type {t!r} is kept after it became valid or was "
+           "last applied before the retention pass (`lca-tui expire`) proposes expiring it; 0: "
+           "kept for ever. Critical and evergreen memories never expire.",
+           minimum=0, maximum=365_000)
+      for t in RETENTION_TYPES),
     Spec("governance.duplicate_cos", 0.92,
          "A proposal whose text is at least this cosine to an active memory is a duplicate: "
          "approving it offers `reinforce` of that memory instead."),

@@ -18,6 +18,8 @@ supersession links and memory flags. Public API (plain dataclasses from ``record
     integrity(store) -> list[IntegrityProblem]                 # the Health screen calls it
     problems_of(store, memory_id) -> list[IntegrityProblem]
     audit_events(store, limit=50, action=None) -> list[AuditInfo]
+    find_groups(store, conn=None) -> list[DuplicateGroup]      # near-duplicate memories
+    sweep_duplicates(store, *, actor=None) -> SweepReport      # one merge proposal a group
 
 Modules: ``proposals`` (parse, store, edit, read), ``checks`` + ``text`` + ``verifier`` (the
 six checks), ``policy`` (approval options, auto-apply), ``apply`` (approve / reject / apply),
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
         list_proposals,
         parse_proposal,
     )
+    from store.governance.sweep import find_groups, sweep_duplicates
     from store.governance.views import audit_events, list_memories, memory_detail
 
 # name → the module defining it, imported on first use: listing memories (``views``) costs
@@ -62,6 +65,7 @@ _WHERE = {
     "approval_options": "policy", "auto_apply_allowed": "policy",
     "NewProposal": "proposals", "ProposalError": "proposals", "edit": "proposals",
     "get_proposal": "proposals", "list_proposals": "proposals", "parse_proposal": "proposals",
+    "find_groups": "sweep", "sweep_duplicates": "sweep",
     "audit_events": "views", "list_memories": "views", "memory_detail": "views",
 }
 
@@ -78,6 +82,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "NewProposal", "ProposalError", "approval_options", "approve", "audit_events",
-    "auto_apply_allowed", "chain", "edit", "get_proposal", "integrity", "list_memories",
-    "list_proposals", "memory_detail", "parse_proposal", "problems_of", "reject", "submit",
+    "auto_apply_allowed", "chain", "edit", "find_groups", "get_proposal", "integrity",
+    "list_memories", "list_proposals", "memory_detail", "parse_proposal", "problems_of",
+    "reject", "submit", "sweep_duplicates",
 ]

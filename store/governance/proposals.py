@@ -69,7 +69,7 @@ METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list
 when a harness reported them (recall feedback), so applying it does not count them again."""
 EDITABLE = ("op", "type", "targets", "content", "metadata", "rationale", "evidence")
 NEEDS_CONTENT = ("add", "revise", "supersede", "merge")
-ONE_TARGET = ("reinforce", "revise", "supersede", "quarantine")
+ONE_TARGET = ("reinforce", "revise", "supersede", "quarantine", "expire")
 
 
 class ProposalError(ValueError):
@@ -281,7 +281,8 @@ def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]
             col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body),
             col(Memory.critical), col(Memory.invariant), col(Memory.status),
             col(Memory.sensitivity), col(Memory.content_hash), col(Memory.tags),
-            col(Memory.projects), col(Memory.description), col(Memory.superseded_by_id))
+            col(Memory.projects), col(Memory.description), col(Memory.superseded_by_id),
+            col(Memory.evergreen))
             .where(col(Memory.id) == mid)).first()
         if r is None:
             raise ProposalError(f"target: no memory {mid} (`lca-tui memories` lists them)")
@@ -294,7 +295,7 @@ def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]
                      "sensitivity": r[7], "content_hash": r[8], "tags": json.loads(r[9] or
                                                                                    "[]"),
                      "projects": json.loads(r[10] or "[]"), "description": r[11],
-                     "successors": succ})
+                     "successors": succ, "evergreen": bool(r[13])})
     return rows
 
 
@@ -315,6 +316,13 @@ def refuse_target_state(op: str, targets: list[dict[str, Any]]) -> None:
             raise ProposalError(
                 f"target: memory {t['id']} is already superseded by {latest}; a {op} of it "
                 f"would fork the chain — supersede {succ[-1]} instead")
+        if op == "expire" and t["status"] != "active":
+            raise ProposalError(f"target: memory {t['id']} is {t['status']}, not active: "
+                                "only an active memory expires")
+        if op == "expire" and (t.get("critical") or t.get("evergreen")):
+            kind = "critical" if t.get("critical") else "evergreen"
+            raise ProposalError(f"target: memory {t['id']} is {kind}: a {kind} memory never "
+                                "expires")
         if op == "reinforce" and t["status"] not in LIVE:
             hint = (f"; reinforce its successor {succ[-1]} instead" if succ else "")
             raise ProposalError(f"target: memory {t['id']} is {t['status']}, not active: a "

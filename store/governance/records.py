@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine")
+OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine", "expire")
 ORIGINS = ("api", "cli", "file", "consolidation", "proposer", "mindstone-event")
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
 CHECK_KINDS = ("duplicate", "contradiction", "source_support", "budget", "procedure_risk",
