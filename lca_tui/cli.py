@@ -33,6 +33,11 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
                         help="the person recorded on decisions, audit events and tombstones "
                         "(default: $LCA_ACTOR, the identity.name setting, else your OS "
                         "account)")
+    parser.add_argument("--read-only", action="store_true",
+                        default=False if top else argparse.SUPPRESS,
+                        help="open the store with every writing action refused (approve, "
+                        "erase, fixes, ...): nothing is written, not even a recall's trace "
+                        "(the store.read_only setting)")
     parser.add_argument("--set", dest="overrides_top" if top else "overrides",
                         action="append", default=[] if top else argparse.SUPPRESS,
                         metavar="NAME=VALUE", help="override a setting for this run "

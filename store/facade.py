@@ -64,14 +64,25 @@ parsed (``propose``, ``record``), a callback (``consolidate``). Every return typ
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    NoReturn,
+    ParamSpec,
+    TypeVar,
+    overload,
+)
 
 from store.core.base import Progress, StoreBase
 from store.core.derive import register_deriver
+from store.core.errors import ReadOnly
 from store.core.records import IngestReport
 from store.core.settings import Settings
 
@@ -120,11 +131,14 @@ class operation(Generic[P, R]):  # noqa: N801 - used like a decorator, named lik
     ``target`` is ``"module:function"``, imported on each call's first look-up (so a module
     patched in a test is the one called); ``typed`` is the same function, given only to the
     type checker (``module.function if TYPE_CHECKING else None``), whose signature becomes the
-    method's."""
+    method's. ``refuses`` names what a writing operation does ("approving a proposal"): on a
+    store opened read-only the method raises ``ReadOnly`` with it, before anything runs."""
 
     def __init__(self, target: str,
-                 typed: Callable[Concatenate[StoreBase, P], R] | None = None) -> None:
+                 typed: Callable[Concatenate[StoreBase, P], R] | None = None,
+                 refuses: str | None = None) -> None:
         self.target = target
+        self.refuses = refuses
         self.module, _, self.function = target.partition(":")
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -142,7 +156,13 @@ class operation(Generic[P, R]):  # noqa: N801 - used like a decorator, named lik
     def __get__(self, obj: StoreBase | None, owner: type) -> Any:
         if obj is None:
             return self
+        if self.refuses is not None and obj.read_only:
+            return functools.partial(_refused, self.refuses)
         return types.MethodType(self.resolve(), obj)
+
+
+def _refused(action: str, *_args: object, **_kwargs: object) -> NoReturn:
+    raise ReadOnly(action)
 
 
 class Store(StoreBase):
@@ -156,6 +176,7 @@ class Store(StoreBase):
         once, embedded later (``embed_waiting``)."""
         from store.ingest import ingest
 
+        self.refuse_if_read_only("importing")
         return ingest(self, [Path(p) for p in paths], fmt, progress, defer)
 
     # Ingest batches, newest first (``RunInfo``: status, counts, problems); one batch (the
@@ -165,7 +186,8 @@ class Store(StoreBase):
     import_run = operation("store.ingest.runs:run", ingest_runs.run if TYPE_CHECKING else None)
     # Rebuild chunks, vectors, FTS rows and every derived record.
     reindex = operation("store.ingest.reindex:reindex",
-                        ingest_reindex.reindex if TYPE_CHECKING else None)
+                        ingest_reindex.reindex if TYPE_CHECKING else None,
+        refuses="reindexing")
 
     # -- recall ------------------------------------------------------------------------
     def recall(self, query: str, role: str | None = None, project: str | None = None,
@@ -194,7 +216,8 @@ class Store(StoreBase):
     rerun = operation("store.recall.run:rerun", recall_run.rerun if TYPE_CHECKING else None)
     # Report that a recalled item was ``used`` or ``prevented`` a mistake.
     feedback = operation("store.governance.feedback:feedback",
-                         gov_feedback.feedback if TYPE_CHECKING else None)
+                         gov_feedback.feedback if TYPE_CHECKING else None,
+        refuses="recording feedback on a recall")
     # Recall traces, newest first, without candidates; one trace with every candidate.
     traces = operation("store.recall.traces:list_traces",
                        recall_traces.list_traces if TYPE_CHECKING else None)
@@ -256,6 +279,7 @@ class Store(StoreBase):
         become proposals, counted under ``file``."""
         from store.governance.consolidate import consolidate
 
+        self.refuse_if_read_only("consolidating")
         return consolidate(self, session, use_proposer=use_proposer, actor=actor,
                            scan_files=self._scan_bound_dir)
 
@@ -328,15 +352,18 @@ class Store(StoreBase):
                         after_tombstone: int | None) -> PrivacyResult:
         from store.privacy.api import run
 
+        self.refuse_if_read_only("erasing" if action == "erase" else "redacting")
         return run(self, scope, action, delete_exports=delete_exports, actor=actor,
                    reason=reason, after_tombstone=after_tombstone)
 
     # The same two with a ``Scope`` (``store.scope(...)``): the closure, and the change.
     privacy_closure = operation("store.privacy.api:preview",
                                 privacy_api.preview if TYPE_CHECKING else None)
+    # (a read-only store refuses it in ``run``, naming erasing or redacting)
     privacy_run = operation("store.privacy.api:run", privacy_api.run if TYPE_CHECKING else None)
     privacy_mark = operation("store.privacy.api:mark",
-                             privacy_api.mark if TYPE_CHECKING else None)
+                             privacy_api.mark if TYPE_CHECKING else None,
+        refuses="marking sensitivity")
     # Tombstones with no stored verification (an erasure interrupted after its commit); one
     # line naming them and the command that finishes them (None when there are none).
     unverified_tombstones = operation("store.privacy.recover:unverified",
@@ -345,7 +372,8 @@ class Store(StoreBase):
                                    privacy_recover.warning if TYPE_CHECKING else None)
     # Finish interrupted erasures: checkpoint, VACUUM, the probes that need no erased text.
     verify_tombstones = operation("store.privacy.recover:verify",
-                                  privacy_recover.verify if TYPE_CHECKING else None)
+                                  privacy_recover.verify if TYPE_CHECKING else None,
+        refuses="verifying tombstones (it records the result)")
     # What erasures and redactions left: scope kind, counts, time, actor; no content.
     tombstones = operation("store.privacy.api:tombstones",
                            privacy_api.tombstones if TYPE_CHECKING else None)
@@ -355,7 +383,8 @@ class Store(StoreBase):
     # Delete the export files an earlier erasure left on its tombstone's list.
     delete_erased_exports = operation(
         "store.privacy.exports:delete_for_tombstone",
-        privacy_exports.delete_for_tombstone if TYPE_CHECKING else None)
+        privacy_exports.delete_for_tombstone if TYPE_CHECKING else None,
+        refuses="deleting erased exports")
 
     def status_summary(self, session_id: str | None = None) -> dict[str, object]:
         """What a status line shows: the session's context pressure against its thresholds,
@@ -370,6 +399,7 @@ class Store(StoreBase):
         """Set the sensitivity (public, private, secret) of a scope's entries / memories."""
         from store.privacy.api import mark
 
+        self.refuse_if_read_only(f"marking as {level}")
         return mark(self, self.scope(session=session, entry=entry, memory=memory, match=match,
                                      regex=regex), level)
 
@@ -382,6 +412,7 @@ class Store(StoreBase):
         names where the document came from in an error."""
         from store.governance import NewProposal, parse_proposal, submit
 
+        self.refuse_if_read_only("submitting a proposal")
         new = proposal if isinstance(proposal, NewProposal) \
             else parse_proposal(dict(proposal) if isinstance(proposal, Mapping) else proposal,
                                 origin, source)
@@ -393,13 +424,16 @@ class Store(StoreBase):
                          gov_proposals.get_proposal if TYPE_CHECKING else None)
     # Change a pending proposal (kept in its edit history); its checks run again.
     edit_proposal = operation("store.governance.proposals:edit",
-                              gov_proposals.edit if TYPE_CHECKING else None)
+                              gov_proposals.edit if TYPE_CHECKING else None,
+        refuses="editing a proposal")
     # Approve (``as_``: reinforce / supersede / keep-both), apply in one transaction, verify;
     # reject (the reason is required).
     approve = operation("store.governance.apply:approve",
-                        gov_apply.approve if TYPE_CHECKING else None)
+                        gov_apply.approve if TYPE_CHECKING else None,
+        refuses="approving a proposal")
     reject = operation("store.governance.apply:reject",
-                       gov_apply.reject if TYPE_CHECKING else None)
+                       gov_apply.reject if TYPE_CHECKING else None,
+        refuses="rejecting a proposal")
     list_memories = operation("store.governance.views:list_memories",
                               gov_views.list_memories if TYPE_CHECKING else None)
     memory_detail = operation("store.governance.views:memory_detail",
@@ -415,7 +449,8 @@ class Store(StoreBase):
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.
     finish_interrupted = operation("store.governance.apply:finish_interrupted",
-                                   gov_apply.finish_interrupted if TYPE_CHECKING else None)
+                                   gov_apply.finish_interrupted if TYPE_CHECKING else None,
+        refuses="finishing an interrupted approval")
 
     # -- health ------------------------------------------------------------------------
     # Measure every signal (a ``ScanResult``, stored as ``save`` says); this process's latest
@@ -431,20 +466,24 @@ class Store(StoreBase):
     health_fix_plan = operation("store.health.fixes:plan",
                                 health_fixes.plan if TYPE_CHECKING else None)
     health_fix = operation("store.health.fixes:apply",
-                           health_fixes.apply if TYPE_CHECKING else None)
+                           health_fixes.apply if TYPE_CHECKING else None,
+        refuses="applying a health fix")
     compact_duplicates = operation("store.health.fixes:compact_duplicates",
-                                   health_fixes.compact_duplicates if TYPE_CHECKING else None)
+                                   health_fixes.compact_duplicates if TYPE_CHECKING else None,
+        refuses="compacting duplicates")
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None, *,
                embedder: Embedder | None = None, writer: str | None = None,
                writer_version: str | None = None,
-               timer: Callable[[], float] | None = None) -> Store:
+               timer: Callable[[], float] | None = None,
+               read_only: bool | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``path`` or the default one.
 
     ``writer`` / ``writer_version`` name the program writing; rows record them. ``timer``
     measures a recall's latency (default ``time.perf_counter``; a test passes a fixed one).
+    ``read_only`` (default: the ``store.read_only`` setting): every write refused.
     """
     return Store(path, settings, embedder=embedder, writer=writer,
-                 writer_version=writer_version, timer=timer)
+                 writer_version=writer_version, timer=timer, read_only=read_only)
 

@@ -72,6 +72,10 @@ SPECS: list[Spec] = [
          "On PostgreSQL: hnsw.ef_search, the candidates the HNSW index visits for a vector "
          "query (more: closer to exact search, slower). Recall asks for its pool of 50 "
          "nearest; at 100 their top 10 matched exact search's (docs/postgres.md)."),
+    Spec("store.read_only", False,
+         "Open the store with every writing action refused (`--read-only`): the file is "
+         "opened read-only, recalls keep no trace, health scans are not stored, an older "
+         "store is not migrated (refused)."),
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),
