@@ -69,7 +69,8 @@ class LcaApp(App[None]):
                                      else store.settings["app.refresh_seconds"])
         # The Header shows titles as Content (no markup read), but the file name is data: an
         # escape sequence in it must not reach the terminal.
-        self.sub_title = visible(store.url if store.url is not None else store.path.name)
+        self.sub_title = visible(store.url if store.url is not None else store.path.name) \
+            + (" (read-only)" if store.read_only else "")
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:

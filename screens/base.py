@@ -32,7 +32,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
-from store import visible
+from store import ReadOnly, visible
 from widgets.fmt import ago
 from widgets.table import FilterTable
 
@@ -132,6 +132,14 @@ class StoreScreen(Screen[None]):
     @property
     def lca(self) -> LcaApp:
         return self.app  # type: ignore[return-value]
+
+    def refused_read_only(self, action: str) -> bool:
+        """On a store opened read-only: say (one line) that ``action`` ("approving a
+        proposal") is refused, and return True; the caller then does nothing."""
+        if not self.lca.store.read_only:
+            return False
+        self.notify(str(ReadOnly(action)), severity="error", markup=False, timeout=6)
+        return True
 
     # -- to implement --------------------------------------------------------------------
     def load_data(self) -> Any:

@@ -363,6 +363,8 @@ class HealthScreen(StoreScreen):
         sig = self._current()
         if sig is None or sig.fix is None or self.fixing:
             return
+        if self.refused_read_only("applying a health fix"):
+            return
         self._plan(sig.fix)
 
     @work(thread=True, exclusive=True, group="fix-plan", exit_on_error=False)

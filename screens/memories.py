@@ -363,6 +363,9 @@ class MemoriesScreen(StoreScreen):
             del self.revealed[mid]
             self._show_detail(self.detail)
             return
+        if self.refused_read_only("revealing a secret memory (a reveal is recorded in the "
+                                  "audit log)"):
+            return
         from screens.proposal_modals import ConfirmModal
 
         def answered(yes: bool | None) -> None:

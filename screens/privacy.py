@@ -290,6 +290,8 @@ class PrivacyScreen(StoreScreen):
 
     # -- erase / redact ----------------------------------------------------------------------
     def action_change(self, action: str) -> None:
+        if self.refused_read_only("erasing" if action == "erase" else "redacting"):
+            return
         scope = self._scope()
         if scope is None:
             return

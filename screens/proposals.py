@@ -392,7 +392,7 @@ class ProposalsScreen(StoreScreen):
         return str(self.lca.store.settings["memory.dir"] or "").strip() or None
 
     def action_approve(self) -> None:
-        if self.detail is None:
+        if self.detail is None or self.refused_read_only("approving a proposal"):
             return
         info = self.detail.info
         allowed = [o for o in info.options if o.allowed]
@@ -420,7 +420,7 @@ class ProposalsScreen(StoreScreen):
         self.app.push_screen(ApproveModal(info, self._memory_dir()), chosen)
 
     def action_reject(self) -> None:
-        if self.detail is None:
+        if self.detail is None or self.refused_read_only("rejecting a proposal"):
             return
         info = self.detail.info
 
@@ -435,7 +435,7 @@ class ProposalsScreen(StoreScreen):
             "later consolidation pass will not propose the same text again."), given)
 
     def action_edit(self) -> None:
-        if self.detail is None:
+        if self.detail is None or self.refused_read_only("editing a proposal"):
             return
         info = self.detail.info
 
@@ -448,6 +448,8 @@ class ProposalsScreen(StoreScreen):
     def action_edit_external(self) -> None:
         """Edit the candidate's text in $VISUAL / $EDITOR (the app is suspended meanwhile)."""
         if self.detail is None or self.detail.info.content is None:
+            return
+        if self.refused_read_only("editing a proposal"):
             return
         info = self.detail.info
         editor = _editor()
@@ -565,6 +567,8 @@ class ProposalsScreen(StoreScreen):
 
     # -- the consolidation pass ----------------------------------------------------------
     def action_consolidate(self) -> None:
+        if self.refused_read_only("consolidating"):
+            return
         self._busy = "pass"
         self.refresh_bindings()
         self.query_one("#proposal-queue", DataTable).border_subtitle = \
