@@ -25,7 +25,7 @@ from lca_tui.palette import StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_for
-from store import RecordRef, Settings, Store, asset_path, open_store, visible
+from store import RecordRef, Settings, SettingsError, Store, asset_path, open_store, visible
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -75,6 +75,10 @@ class LcaApp(App[None]):
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
             self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
+        from lca_tui.keymap import THEMES, keymap_from
+
+        self.set_keymap(keymap_from(store.settings))
+        self.theme = THEMES[str(store.settings["app.theme"])]
 
     # -- what screens use ----------------------------------------------------------------
     def now(self) -> datetime:
@@ -175,4 +179,10 @@ def make_app(store_path: Path | str | None = None, settings: Settings | None = N
     owns = store is None
     if store is None:
         store = open_store(store_path, settings)
-    return LcaApp(store, now=now, owns_store=owns, mode=mode, refresh_seconds=refresh_seconds)
+    try:
+        return LcaApp(store, now=now, owns_store=owns, mode=mode,
+                      refresh_seconds=refresh_seconds)
+    except SettingsError:  # a [keys] entry no binding has: the store opened here is closed
+        if owns:
+            store.close()
+        raise

@@ -38,6 +38,9 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
                         help="open the store with every writing action refused (approve, "
                         "erase, fixes, ...): nothing is written, not even a recall's trace "
                         "(the store.read_only setting)")
+    parser.add_argument("--theme", choices=("dark", "light"),
+                        default=None if top else argparse.SUPPRESS,
+                        help="the app's colours (the app.theme setting; default dark)")
     parser.add_argument("--set", dest="overrides_top" if top else "overrides",
                         action="append", default=[] if top else argparse.SUPPRESS,
                         metavar="NAME=VALUE", help="override a setting for this run "
@@ -105,7 +108,7 @@ def _command_word(words: list[str]) -> str | None:
     """The command named in ``words`` (the first word that is no option or option value)."""
     i = 0
     while i < len(words):
-        if words[i] in ("--store", "--set", "--actor"):
+        if words[i] in ("--store", "--set", "--actor", "--theme"):
             i += 2
         elif words[i].startswith("-"):
             i += 1

@@ -44,8 +44,8 @@ class FilterTable(DataTable[Any]):
     """A row-cursor table whose rows can be filtered (``set_filter``) without being reloaded."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("g", "scroll_top", "Top", show=False),
-        Binding("G", "scroll_bottom", "Bottom", show=False),
+        Binding("g", "scroll_top", "Top", show=False, id="top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="bottom"),
     ]
 
     def __init__(self, *, filter_columns: Sequence[str] = (), filter_label: str = "rows",

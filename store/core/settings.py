@@ -80,6 +80,8 @@ SPECS: list[Spec] = [
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),
     # -- app ---------------------------------------------------------------------------------
+    Spec("app.theme", "dark", "The app's colours: dark or light (`lca-tui --theme`).",
+         choices=("dark", "light")),
     Spec("app.refresh_seconds", 1.0, "How often an open screen checks the store for changes "
          "written by another process (a cheap PRAGMA data_version), and reloads if any."),
     # -- recall (LCA §5): R = αS + βE + γT + δA + εQ − λK ---------------------------------
@@ -204,6 +206,8 @@ SPECS: list[Spec] = [
 ]
 
 SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}
+KEYS_PREFIX = "keys."
+"""Names under it remap the app's key bindings by id (``[keys]`` in config.toml)."""
 
 
 def config_path() -> Path:
@@ -289,9 +293,12 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 class Settings:
     """The settings in force, each with the place its value came from."""
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], sources: dict[str, str],
+                 keys: dict[str, tuple[str, str]] | None = None) -> None:
         self._values = values
         self._sources = sources
+        self._keys: dict[str, tuple[str, str]] = dict(keys or {})
+        """The app's keymap: binding id -> (keys, where it was set) (``[keys]`` table)."""
 
     @classmethod
     def defaults(cls) -> Settings:
@@ -320,6 +327,13 @@ class Settings:
         return settings
 
     def _set(self, name: str, value: Any, source: str) -> None:
+        if name.startswith(KEYS_PREFIX):  # `[keys]` quit = "ctrl+q": a key binding remapped
+            binding = name[len(KEYS_PREFIX):]
+            if not isinstance(value, str) or not value.strip() or not binding:
+                raise SettingsError(f"{source}: {name} must name the key(s) as a string, "
+                                    f"e.g. \"ctrl+q\" or \"f2,ctrl+a\" (got {value!r})")
+            self._keys[binding] = (value.strip(), source)
+            return
         spec = SPEC_BY_NAME.get(name)
         if spec is None:
             raise SettingsError(f"{source}: unknown setting {name!r} (see `lca-tui config`)")
@@ -327,7 +341,7 @@ class Settings:
         self._sources[name] = source
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "command line") -> Settings:
-        copy = Settings(dict(self._values), dict(self._sources))
+        copy = Settings(dict(self._values), dict(self._sources), self._keys)
         for name, value in overrides.items():
             copy._set(name, value, source)
         _check_order(copy)
@@ -346,6 +360,14 @@ class Settings:
         """The settings under ``prefix.`` as a plain dict keyed by the last name part."""
         head = prefix + "."
         return {k[len(head):]: v for k, v in self._values.items() if k.startswith(head)}
+
+    def keymap(self) -> dict[str, str]:
+        """The key bindings remapped by the settings: binding id -> keys (Textual's keymap)."""
+        return {binding: keys for binding, (keys, _) in self._keys.items()}
+
+    def key_source(self, binding: str) -> str:
+        """Where the key of ``binding`` was remapped (the file, or the command line)."""
+        return self._keys[binding][1]
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
