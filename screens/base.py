@@ -21,6 +21,7 @@ panes smaller there, and a side pane starts hidden at ``-short`` / ``-narrow`` w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
@@ -32,7 +33,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
-from store import ReadOnly, visible
+from store import ReadOnly, plural, visible
 from widgets.fmt import ago
 from widgets.table import FilterTable
 
@@ -95,6 +96,8 @@ class StoreScreen(Screen[None]):
         Binding("y", "copy_id", "Copy id", show=False, id="copy-id"),
         Binding("g", "top", "Top", show=False, id="top"),
         Binding("G", "bottom", "Bottom", show=False, id="bottom"),
+        Binding("x", "export_csv", "Export CSV", show=False, id="export-csv",
+                tooltip="Write every row of the table (as filtered) to a CSV file"),
     ]
 
     @dataclass
@@ -128,6 +131,8 @@ class StoreScreen(Screen[None]):
         self._load_pending = False
         self._store_changed: str | None = None
         self._side: bool | None = None  # None: as the size says
+        self.last_export: Path | None = None
+        """The CSV file ``x`` wrote last (None before the first)."""
 
     @property
     def lca(self) -> LcaApp:
@@ -294,6 +299,33 @@ class StoreScreen(Screen[None]):
                 return node
             node = node.parent
         return widget
+
+    def export_table(self) -> DataTable[Any] | None:
+        """The table ``x`` exports: the focused one, else the first one shown."""
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            return focused
+        return next((t for t in self.query(DataTable) if t.display), None)
+
+    def action_export_csv(self, table_id: str | None = None) -> None:
+        """Write every row of the table (``table_id``, else ``export_table``) as filtered to
+        a CSV file in ``app.export_dir`` (default: the current folder), and say where."""
+        from widgets.table_export import write_csv
+
+        table = (self.query_one(f"#{table_id}", DataTable) if table_id
+                 else self.export_table())
+        if table is None:
+            self.notify("No table on this screen to export.", severity="warning")
+            return
+        folder = Path(str(self.lca.store.settings["app.export_dir"]).strip() or ".")
+        try:
+            path, rows = write_csv(table, folder, table.id or "table")
+        except OSError as exc:
+            self.notify(f"cannot export to {folder}: {exc.strerror or exc}",
+                        severity="error", markup=False)
+            return
+        self.last_export = path
+        self.notify(f"exported {plural(rows, 'row')} of {table.id} to {path}", markup=False)
 
     def action_copy_id(self) -> None:
         value = self.selected_id()

@@ -82,6 +82,8 @@ SPECS: list[Spec] = [
     # -- app ---------------------------------------------------------------------------------
     Spec("app.theme", "dark", "The app's colours: dark or light (`lca-tui --theme`).",
          choices=("dark", "light")),
+    Spec("app.export_dir", "", "Where the app's `x` (Export CSV) writes a table's rows "
+         "(empty: the current folder)."),
     Spec("app.refresh_seconds", 1.0, "How often an open screen checks the store for changes "
          "written by another process (a cheap PRAGMA data_version), and reloads if any."),
     # -- recall (LCA §5): R = αS + βE + γT + δA + εQ − λK ---------------------------------
