@@ -21,7 +21,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
-from lca_tui.palette import StoreCommands, screen_commands
+from lca_tui.palette import ScreenActions, StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_for
@@ -49,7 +49,7 @@ class LcaApp(App[None]):
 
     TITLE = "lca-tui"
     CSS_PATH = str(asset_path("app.tcss"))
-    COMMANDS = App.COMMANDS | {StoreCommands}
+    COMMANDS = App.COMMANDS | {StoreCommands, ScreenActions}
     BINDINGS: ClassVar[list[BindingType]] = [
         *_mode_bindings(),
         Binding("question_mark", "help", "Help", id="help"),

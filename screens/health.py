@@ -153,6 +153,7 @@ class HealthScreen(StoreScreen):
         "again."
     )
     AUTO_FOCUS = "#health-signals"
+    WRITES: ClassVar[frozenset[str]] = frozenset({"fix"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "scan", "Scan now", id="health-scan"),
         Binding("f", "fix", "Fix", id="health-fix"),

@@ -86,6 +86,7 @@ class MemoriesScreen(StoreScreen):
     SIDE_NAME = "Evidence and chain"
     OPENS: ClassVar[frozenset[str]] = frozenset({"memory"})
     COPY_WHAT = "memory"  # y says what it copied
+    WRITES: ClassVar[frozenset[str]] = frozenset({"reveal"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),

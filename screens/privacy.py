@@ -131,6 +131,7 @@ class PrivacyScreen(StoreScreen):
         "time, actor; never content); enter on one shows its stored verification."
     )
     AUTO_FOCUS = "#privacy-tree"
+    WRITES: ClassVar[frozenset[str]] = frozenset({"change"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "change('erase')", "Erase", id="privacy-erase"),
         Binding("r", "change('redact')", "Redact", id="privacy-redact"),

@@ -143,6 +143,8 @@ class ProposalsScreen(StoreScreen):
     SIDE_NAME = "Queue"
     OPENS: ClassVar[frozenset[str]] = frozenset({"proposal"})
     COPY_WHAT = "proposal"  # y says what it copied
+    WRITES: ClassVar[frozenset[str]] = frozenset(
+        {"approve", "reject", "edit", "edit_external", "consolidate"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="proposals-approve"),
         Binding("r", "reject", "Reject", id="proposals-reject"),
