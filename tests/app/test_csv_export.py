@@ -99,3 +99,45 @@ async def test_the_export_is_as_filtered_and_not_only_what_is_on_screen(
         filtered = _read(await _export(pilot, table))
         assert len(filtered) == kept
         assert filtered.values.tolist() == rows_of(table)[1]
+
+
+def _same(path: Path, table: DataTable[Any]) -> None:
+    headers, rows = rows_of(table)
+    back = _read(path)
+    assert list(back.columns) == headers and back.values.tolist() == rows and len(rows) > 0
+
+
+async def test_search_hits_export(demo_path: Path, tmp_path: Path) -> None:
+    """Transcript's search results (``#hits``), shown only after a search."""
+    app = make_app(demo_path, Settings.load({"app.export_dir": str(tmp_path)}), now=FIXED_NOW,
+                   mode="transcript")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
+        await pilot.press("s")
+        await pilot.press("ctrl+t")
+        await pilot.press(*"psycopg", "enter")
+        await wait_until(pilot, lambda: screen.searches >= 1, what="search")
+        table = screen.query_one("#hits", DataTable)
+        await wait_until(pilot, lambda: table.row_count > 0, what="hits")
+        _same(await _export(pilot, table), table)
+
+
+async def test_health_offending_rows_export(demo_path: Path, tmp_path: Path) -> None:
+    """Health's offending rows (``#health-rows``), shown when a signal is drilled into."""
+    app = make_app(demo_path, Settings.load({"app.export_dir": str(tmp_path)}), now=FIXED_NOW,
+                   mode="health")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: load_count(screen) >= 1, what="the first scan")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        signals = screen.query_one("#health-signals", DataTable)
+        signals.move_cursor(row=signals.get_row_index("duplicate_ratio"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: load_count(screen, "rows") >= 1, what="the rows")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = screen.query_one("#health-rows", DataTable)
+        await wait_until(pilot, lambda: table.row_count > 0, what="offending rows")
+        _same(await _export(pilot, table), table)
