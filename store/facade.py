@@ -234,15 +234,20 @@ class Store(StoreBase):
     # Each records one row and returns its id; bad input raises ``ValueError`` naming the
     # field, and nothing is written (see ``store.context.api``).
     record_snapshot = operation("store.context.api:record_snapshot",
-                                context_api.record_snapshot if TYPE_CHECKING else None)
+                                context_api.record_snapshot if TYPE_CHECKING else None,
+        refuses="recording a context snapshot")
     record_prune = operation("store.context.api:record_prune",
-                             context_api.record_prune if TYPE_CHECKING else None)
+                             context_api.record_prune if TYPE_CHECKING else None,
+        refuses="recording a prune event")
     record_compaction = operation("store.context.api:record_compaction",
-                                  context_api.record_compaction if TYPE_CHECKING else None)
+                                  context_api.record_compaction if TYPE_CHECKING else None,
+        refuses="recording a compaction")
     record_handoff = operation("store.context.api:record_handoff",
-                               context_api.record_handoff if TYPE_CHECKING else None)
+                               context_api.record_handoff if TYPE_CHECKING else None,
+        refuses="recording a handoff")
     record_checkpoint = operation("store.context.api:record_checkpoint",
-                                  context_api.record_checkpoint if TYPE_CHECKING else None)
+                                  context_api.record_checkpoint if TYPE_CHECKING else None,
+        refuses="recording a checkpoint")
 
     def record(self, doc: Mapping[str, object]) -> tuple[str, int, str | None]:
         """Validate and record one context record document (``{"kind": "snapshot" |
@@ -303,7 +308,8 @@ class Store(StoreBase):
     # -- export ------------------------------------------------------------------------
     # Write sessions and memories as MindStone-Agent NDJSON plus a manifest; list exports.
     export = operation("store.export.writer:export",
-                       export_writer.export if TYPE_CHECKING else None)
+                       export_writer.export if TYPE_CHECKING else None,
+        refuses="exporting")
     exports = operation("store.export.writer:exports",
                         export_writer.exports if TYPE_CHECKING else None)
 
@@ -373,7 +379,7 @@ class Store(StoreBase):
     # Finish interrupted erasures: checkpoint, VACUUM, the probes that need no erased text.
     verify_tombstones = operation("store.privacy.recover:verify",
                                   privacy_recover.verify if TYPE_CHECKING else None,
-        refuses="verifying tombstones (it records the result)")
+        refuses="verifying tombstones")
     # What erasures and redactions left: scope kind, counts, time, actor; no content.
     tombstones = operation("store.privacy.api:tombstones",
                            privacy_api.tombstones if TYPE_CHECKING else None)
