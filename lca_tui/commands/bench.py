@@ -102,9 +102,13 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
     out.print(f"embedder: {r.model}{' DEGRADED' if r.degraded else ''}", markup=False)
     out.print(f"recall latency over {r.queries} queries (query embedding and trace write "
               f"included): p50 {r.recall_ms['p50']} ms, p95 {r.recall_ms['p95']} ms, max "
-              f"{r.recall_ms['max']} ms  (target p95 ≤ 50 ms)", markup=False)
-    out.print(f"  measured warm (store open, model loaded, vectors in memory); the first recall "
-              f"after opening the store took {r.first_recall_ms} ms (it loads the vectors)",
+              f"{r.recall_ms['max']} ms; CPU p50 {(r.recall_cpu_ms or {}).get('p50')} ms, "
+              f"p95 {(r.recall_cpu_ms or {}).get('p95')} ms  (target p95 ≤ 10 ms at 50,000 "
+              "chunks)", markup=False)
+    out.print(f"  measured warm (store open as `serve` opens it, 4 connections kept, model "
+              f"loaded, vectors in memory); the first recall "
+              f"after opening the store took {r.first_recall_ms} ms, CPU "
+              f"{r.first_recall_cpu_ms} ms (it loads the vectors; target ≤ 200 ms)",
               markup=False)
     out.print(f"  of which query embedding: p50 {r.embed_query_ms['p50']} ms, p95 "
               f"{r.embed_query_ms['p95']} ms; items injected per recall: {r.injected_mean}",
@@ -189,8 +193,8 @@ def run_app_bench_cmd(args: argparse.Namespace) -> int:
                   f"{r['opens']} opens, each a process; ms from process start):",
                   markup=False)
         for label, key, target, cpu in (
-                ("first paint", "first_paint_ms", t["first_paint"], None),
-                ("data on screen", "data_ms", t["data"], None),
+                ("first paint", "first_paint_ms", t["first_paint"], "first_paint_cpu_ms"),
+                ("data on screen", "data_ms", t["data"], "data_cpu_ms"),
                 ("screen switch (revisit)", "switch_ms", t["switch_p95"], "switch"),
                 ("screen switch (first visit, painted)", "switch_first_visit_ms", None,
                  "switch_first"),
@@ -201,7 +205,7 @@ def run_app_bench_cmd(args: argparse.Namespace) -> int:
             p = r[key]
             line = f"  {label}: p50 {p['p50']} ms, p95 {p['p95']} ms"
             if cpu is not None:
-                c = _cpu(r, cpu)
+                c = r[cpu] if cpu in r else _cpu(r, cpu)
                 line += f" (CPU p50 {c['p50']} ms, p95 {c['p95']} ms)"
             if target is not None:
                 bound = "p95" if key not in ("first_paint_ms", "data_ms") else "p50"

@@ -21,6 +21,7 @@ def test_the_drive_times_every_screen_and_key_on_the_demo_store(demo_path: Path)
     t0 = time.time()
     r = asyncio.run(_drive(str(demo_path), t0, (120, 40), cycles=1))
     assert 0 < r["first_paint_ms"] <= r["data_ms"] <= (time.time() - t0) * 1000
+    assert 0 < r["first_paint_cpu_ms"] <= r["data_cpu_ms"]
     others = {spec.mode for spec in SCREENS} - {"overview"}
     assert set(r["switch_first_visit_ms"]) == others == set(r["switch_first_data_ms"])
     assert all(v > 0 for v in r["switch_first_visit_ms"].values())
