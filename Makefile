@@ -1,5 +1,5 @@
-# Everything a newcomer needs: `make demo` opens the app on a demo store, `make test` lints
-# (ruff, mypy) and runs the tests. Both install into .venv first when needed (Python 3.11+ and
+# Everything a newcomer needs: `make demo` opens the app on a demo store's guided tour,
+# `make test` lints (ruff, mypy) and runs the tests. Both install into .venv first when needed (Python 3.11+ and
 # network access to PyPI).
 PYTHON ?= python3
 VENV ?= .venv
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/lca-tui demo
+	$(BIN)/lca-tui demo --tour
 
 # ruff's rule set and its reasons are in pyproject.toml ([tool.ruff.lint]); mypy checks store/.
 lint: install

@@ -25,6 +25,7 @@ from lca_tui.palette import StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_for
+from screens.tour import TourGuide, TourReady
 from store import RecordRef, Settings, Store, asset_path, open_store, visible
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
@@ -54,11 +55,21 @@ class LcaApp(App[None]):
         *_mode_bindings(),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
+        # the guided tour of the demo store (screens/tour.py); shown in its own panel
+        Binding("t", "tour", "Tour", show=False, id="tour",
+                tooltip="The guided tour of the demo store: leave it, or resume it"),
+        Binding("right_square_bracket", "tour_move(1)", "Next step", show=False,
+                id="tour-next"),
+        Binding("left_square_bracket", "tour_move(-1)", "Step back", show=False,
+                id="tour-back"),
     ]
 
     def __init__(self, store: Store, *, now: datetime | None = None, owns_store: bool = True,
-                 mode: str = "overview", refresh_seconds: float | None = None) -> None:
+                 mode: str = "overview", refresh_seconds: float | None = None,
+                 tour: bool = False) -> None:
         super().__init__()
+        self.tour = TourGuide(self)
+        self._start_tour = tour
         self.store = store
         self._frozen_now = now
         self._owns_store = owns_store
@@ -106,8 +117,9 @@ class LcaApp(App[None]):
         ("copied proposal id 13 to the clipboard", not "copied 13")."""
         self.copy_to_clipboard(value)
         self.copied = value
-        name = f"{what} id" if what else "id"
-        self.notify(f"copied {name} {visible(value)} to the clipboard", markup=False, timeout=3)
+        shown = visible(value)
+        said = f"{what} id {shown}" if what else shown if " " in value else f"id {shown}"
+        self.notify(f"copied {said} to the clipboard", markup=False, timeout=3)
 
     def follow_erasures(self) -> bool:
         """When an erasure or redaction happened (in any process) since the last look, drop
@@ -144,6 +156,8 @@ class LcaApp(App[None]):
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.switch_mode(self._start_mode)
+        if self._start_tour:
+            self.tour.go(0)
 
     def on_unmount(self) -> None:
         if self._owns_store:
@@ -161,17 +175,35 @@ class LcaApp(App[None]):
             return
         self.push_screen(HelpScreen(self.screen))
 
+    def action_tour(self) -> None:
+        """Leave the guided tour, or start it where it was left (the demo store only)."""
+        self.tour.toggle()
+
+    def action_tour_move(self, delta: int) -> None:
+        self.tour.move(delta)
+
+    @on(TourReady)
+    async def _tour_ready(self, message: TourReady) -> None:
+        await self.tour.show(message)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Switching mode under a modal would strand the modal on the old mode's stack.
-        return not (action in ("switch_mode", "help") and isinstance(self.screen, ModalScreen))
+        if action in ("switch_mode", "help", "tour") and isinstance(self.screen, ModalScreen):
+            return False
+        if action == "tour_move":
+            return self.tour.active
+        return True
 
 
 def make_app(store_path: Path | str | None = None, settings: Settings | None = None,
              now: datetime | None = None, *, store: Store | None = None,
-             mode: str = "overview", refresh_seconds: float | None = None) -> LcaApp:
+             mode: str = "overview", refresh_seconds: float | None = None,
+             tour: bool = False) -> LcaApp:
     """The app on ``store`` (kept open by the caller) or on the store at ``store_path``
-    (default: ``$LCA_STORE`` / the XDG data folder), opened here and closed on exit."""
+    (default: ``$LCA_STORE`` / the XDG data folder), opened here and closed on exit; ``tour``
+    opens it on the guided tour's first step (the demo store only)."""
     owns = store is None
     if store is None:
         store = open_store(store_path, settings)
-    return LcaApp(store, now=now, owns_store=owns, mode=mode, refresh_seconds=refresh_seconds)
+    return LcaApp(store, now=now, owns_store=owns, mode=mode, refresh_seconds=refresh_seconds,
+                  tour=tour)

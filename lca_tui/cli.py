@@ -39,12 +39,14 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
                         "(repeatable; see `lca-tui config`)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, full: bool = False) -> argparse.ArgumentParser:
+    """The command line, lazily: only ``command``'s module is imported (and its parsers
+    built in full); every other command is a stub named with its one-line help from
+    ``lca_tui.commands._index``, which is all ``lca-tui --help`` shows of it. ``full``
+    imports and registers every command module (what the index is generated from)."""
     import argparse
-    import importlib
-    import pkgutil
 
-    from lca_tui import commands
+    from lca_tui.commands._index import COMMANDS
 
     parent = argparse.ArgumentParser(add_help=False)
     _add_common(parent, top=False)
@@ -53,11 +55,65 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect and govern the local continuity store of a long-running agent.")
     _add_common(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        importlib.import_module(f"{commands.__name__}.{info.name}").register(sub, [parent])
+    if full:
+        for module in command_modules():
+            before = set(sub.choices)
+            _register(module, sub, [parent])
+            for name in sub.choices.keys() - before:
+                sub.choices[name].set_defaults(command_module=module)
+        return parser
+    wanted = COMMANDS[command][0] if command in COMMANDS else None
+    for name, (module, help_text) in COMMANDS.items():
+        if module != wanted:
+            sub.add_parser(name, help=help_text, add_help=False)
+        elif name == next(n for n, (m, _) in COMMANDS.items() if m == wanted):
+            _register(module, sub, [parent])
     return parser
+
+
+def command_modules() -> list[str]:
+    """Every command module's name (``lca_tui/commands/*.py``, ``_`` ones aside), sorted."""
+    import pkgutil
+
+    from lca_tui import commands
+
+    return sorted(i.name for i in pkgutil.iter_modules(commands.__path__)
+                  if not i.name.startswith("_"))
+
+
+def _register(module: str, sub: argparse._SubParsersAction,
+              parents: list[argparse.ArgumentParser]) -> None:
+    import importlib
+
+    importlib.import_module(f"lca_tui.commands.{module}").register(sub, parents)
+
+
+def write_index() -> str:
+    """``lca_tui/commands/_index.py``'s text, generated from every module's parsers."""
+    import argparse
+
+    parser = build_parser(full=True)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {c.dest: c.help for c in sub._choices_actions}
+    rows = {name: (p.get_default("command_module"), helps.get(name))
+            for name, p in sub.choices.items()}
+    lines = []
+    for name, (module, help_text) in rows.items():
+        words, text = str(help_text).split(" "), ""
+        parts = []
+        for word in words:  # the help text cut into pieces that fit a 100-column line
+            if text and len(text) + len(word) > 70:
+                parts.append(text)
+                text = ""
+            text += word + " "
+        parts.append(text.rstrip(" "))
+        joined = "\n        ".join(repr(part) for part in parts)
+        lines.append(f"    {name!r}: ({module!r},\n        {joined}),")
+    return ('"""Every command: its module in ``lca_tui.commands`` and its one-line help, in the '
+            "order\n``lca-tui --help`` lists them. Generated — do not edit: after adding or "
+            "changing a command,\nrun ``python -m lca_tui.cli --write-index`` "
+            "(``tests/cli/test_lazy_cli.py`` checks it is\ncurrent).\"\"\"\n\n"
+            "COMMANDS: dict[str, tuple[str, str]] = {\n" + "\n".join(lines) + "\n}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lca_tui.commands.statusline import fast_main as status_main
 
         return status_main(words)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser = build_parser(_command_word(words))
+    args = parser.parse_args(words)
     if getattr(args, "store", None) == "":  # not a silent fall-back to the default store
         from lca_tui.output import fail
 
@@ -127,4 +183,10 @@ def fail_safe(func, args) -> int:  # type: ignore[no-untyped-def]
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--write-index"]:
+        from pathlib import Path
+
+        Path(__file__).with_name("commands").joinpath("_index.py").write_text(
+            write_index(), encoding="utf-8")
+        sys.exit(0)
     sys.exit(main())

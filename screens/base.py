@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
+from textual.app import ScreenStackError
 from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.message import Message
@@ -186,7 +187,11 @@ class StoreScreen(Screen[None]):
 
     # -- following the store ---------------------------------------------------------------
     def _tick(self) -> None:
-        if self.app.screen is not self or self._load_pending:
+        try:
+            current = self.app.screen is self
+        except ScreenStackError:  # the app is closing: its screens are gone
+            return
+        if not current or self._load_pending:
             return
         self._check_version()
 
@@ -292,7 +297,15 @@ class StoreScreen(Screen[None]):
         if not value:
             self.notify("Nothing selected to copy here.", severity="warning")
             return
-        self.lca.copy_id(value, getattr(self, "COPY_WHAT", ""))
+        self.lca.copy_id(value, self.copy_what(value))
+
+    def copy_what(self, value: str) -> str:
+        """What ``y`` copied, for its message ("copied trace id 13", not "copied 13")."""
+        if value.startswith("memory "):
+            return ""  # the value says it
+        if "#" in value:
+            return "entry"
+        return getattr(self, "COPY_WHAT", "")
 
     def action_top(self) -> None:
         self._jump(top=True)

@@ -134,6 +134,8 @@ class ContextScreen(StoreScreen):
         self.query_one("#context-gauge-panel").border_title = "Context window"
         self.query_one("#context-picker").border_title = "Sessions and agents"
         self.query_one("#context-chart-panel").border_title = "Used tokens by turn"
+        self.query_one("#context-chart-panel").border_subtitle = \
+            self.query_one("#context-chart", PressureChart).legend()
         self.query_one("#context-events-panel").border_title = "Compactions, prunes, handoffs"
         table = self.query_one("#context-series", DataTable)
         table.add_column("session", key="session", width=8)
@@ -307,6 +309,8 @@ class ContextScreen(StoreScreen):
             else:
                 self.notify("None of the entries this prune let go is in the store.",
                             markup=False)
+
+    COPY_WHAT = "session"
 
     def selected_id(self) -> str | None:
         """The series' session id (a picker row, or the series shown)."""

@@ -98,6 +98,9 @@ def _figures(detail: dict[str, Any]) -> list[Text]:
                     for k, v in value.items())))
         elif isinstance(value, bool) or value is None:
             continue
+        elif isinstance(value, list | tuple | set):  # never Python's `[]` / `['a', 'b']`
+            items = sorted(map(str, value)) if isinstance(value, set) else list(map(str, value))
+            flat.append(f"{label} {', '.join(items) if items else 'none'}")
         else:
             flat.append(f"{label} {value:,}" if isinstance(value, int) else f"{label} {value}")
     if flat:

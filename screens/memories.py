@@ -35,6 +35,7 @@ from widgets.table import FilterTable
 
 TEXT_MIN = 16
 TEXT_WIDTH = 200  # cells are cut again to the stretching column's width
+TEXT_ROOM = 40  # the text keeps 16 + this many cells before the tags grow (160 columns)
 
 
 @dataclass
@@ -90,6 +91,7 @@ class MemoriesScreen(StoreScreen):
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
         Binding("p", "open_proposal", "Proposal", id="memories-proposal"),
+        Binding("h", "history", "History", id="memories-history"),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -146,6 +148,10 @@ class MemoriesScreen(StoreScreen):
         if not narrow:
             cols.append(("tags", "tags", 16))
         cols.append(("name — text", "text", TEXT_MIN))
+        if not narrow:  # room to spare (160 columns): tags whole (`schema, ledger`), not `schema,…`
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols) - TEXT_ROOM
+            cols = [(label, key, width + (min(16, max(0, spare)) if key == "tags" else 0))
+                    for label, key, width in cols]
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
         table.fit_stretch()
@@ -309,7 +315,8 @@ class MemoriesScreen(StoreScreen):
             tree.clear()
             return
         pane.border_title = f"Memory #{detail.row.id} · {detail.row.status}"
-        self.query_one("#md-head", Static).update(head_text(detail))
+        self.query_one("#md-head", Static).update(head_text(detail,
+                                                            self.lca.store.path.parent))
         issues = problems_text(detail, self._error())
         problems.display = issues is not None
         if issues is not None:
@@ -417,6 +424,48 @@ class MemoriesScreen(StoreScreen):
     @on(Tree.NodeHighlighted, "#memory-chain")
     def _chain_moved(self) -> None:
         self.refresh_bindings()  # p follows the link under the cursor
+
+    def action_history(self) -> None:
+        """Every version of the memory's chain; a version picked files its revert proposal."""
+        from screens.memory_history import HistoryModal
+        from screens.proposal_modals import ConfirmModal
+
+        if self.detail is None:
+            return
+        mid = self.detail.row.id
+        try:
+            versions = self.lca.store.memory_history(mid)
+        except NotFound:
+            return
+        current = next((v for v in versions if v.current), None)
+
+        def picked(version: int | None) -> None:
+            if version is None:
+                return
+            target = f"memory {current.memory_id}" if current else "the current memory"
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._revert(mid, version)
+
+            self.app.push_screen(ConfirmModal(
+                f"Revert to version {version}?",
+                f"Files a proposal superseding {target} with the text of version {version}. "
+                "It is pending on screen 4 (Proposals), checked like any other; nothing "
+                "changes until it is approved."), confirmed)
+
+        self.app.push_screen(HistoryModal(mid, versions), picked)
+
+    def _revert(self, memory_id: int, version: int) -> None:
+        from store import ProposalError
+
+        try:
+            info = self.lca.store.revert_memory(memory_id, version)
+        except (ProposalError, NotFound) as exc:
+            self.notify(str(exc), severity="warning", markup=False, timeout=6)
+            return
+        self.notify(f"proposal {info.id} filed ({info.status}): review it on screen 4",
+                    markup=False, timeout=6)
 
     @on(Tree.NodeSelected, "#memory-chain")
     def _chain_selected(self, event: Tree.NodeSelected[int]) -> None:

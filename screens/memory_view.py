@@ -4,6 +4,7 @@ a table row, and one memory's metadata, load error, integrity problems, flags an
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.style import Style
@@ -43,7 +44,18 @@ def yes(flag: bool, word: str = "yes") -> str:
     return word if flag else ""
 
 
-def head_text(detail: MemoryDetail) -> Text:
+def shown_file(path: str, store_folder: Path | None) -> str:
+    """A memory's file as shown: relative to the store's folder when it lies there (the demo's
+    data, a memory directory kept beside the store), else as stored."""
+    if store_folder is not None:
+        try:
+            return f"{Path(path).relative_to(store_folder.resolve())} (in the store's folder)"
+        except ValueError:
+            pass
+    return path
+
+
+def head_text(detail: MemoryDetail, store_folder: Path | None = None) -> Text:
     r = detail.row
     out = Text(end="")
     out.append(f"#{r.id} ", style="bold")
@@ -72,7 +84,7 @@ def head_text(detail: MemoryDetail) -> Text:
         out.append(join(facts))
     if r.source_file:
         out.append("\n")
-        out.append(safe_text(f"file {r.source_file}", style="dim"))
+        out.append(safe_text(f"file {shown_file(r.source_file, store_folder)}", style="dim"))
     if detail.loading:
         out.append("\n")
         out.append(loading_text(detail.loading))

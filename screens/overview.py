@@ -195,14 +195,15 @@ class OverviewScreen(StoreScreen):
         "the latest session's gauge (how old its latest snapshot is when it is not live); "
         "enter on it opens the Context screen; on a terminal under 32 rows, where the panel is "
         "below the fold, the Store pane says how full that window is (context).\n\n"
-        "On a small terminal the panes scroll: tab moves between the sessions and the "
-        "pressure panel, up and down scroll, b hides the store and embedder panes, z fills "
-        "the screen with the focused pane.\n\n"
+        "The health line has the focus when the screen opens (enter opens Health); tab moves "
+        "to the sessions and the pressure panel. On a small terminal the panes scroll: up "
+        "and down scroll, b hides the store and embedder panes, z fills the screen with the "
+        "focused pane.\n\n"
         "Everything here follows the store: what a harness writes while the app is open "
         "appears within a second or so, without a restart; the header says when the store "
         "last changed."
     )
-    AUTO_FOCUS = "#overview-sessions"
+    AUTO_FOCUS = "#overview-health"  # enter opens Health first, as docs/app.md says
     SIDE_PANE = "#overview-top"
     SIDE_NAME = "Store panes"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -311,6 +312,7 @@ class OverviewScreen(StoreScreen):
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         self._latest = (sessions, total)
         table = self.query_one("#overview-sessions", DataTable)
+        keep = table.cursor_key() if isinstance(table, FilterTable) else None
         table.clear()
         now = self.lca.now()
         keys = [str(k.value) for k in table.columns]
@@ -320,6 +322,8 @@ class OverviewScreen(StoreScreen):
                      "entries": number(s.entries), "agents": cell(agents_mark(s)),
                      "format": cell(s.format), "project": cell(s.project or "-")}
             table.add_row(*(cells[k] for k in keys), key=s.id)
+        if keep is not None and keep in table.rows:  # a live reload keeps the cursor's row
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
         self.query_one("#overview-latest").border_title = (
             f"Latest sessions ({len(sessions)} of {total:,})" if sessions
             else "Latest sessions")

@@ -144,7 +144,7 @@ class PrivacyScreen(StoreScreen):
         Binding("c", "tab('closure')", "Closure", show=False, id="privacy-tab-closure"),
         Binding("v", "tab('verification')", "Verification", show=False,
                 id="privacy-tab-verification"),
-        Binding("t", "tab('tombstones')", "Tombstones", show=False,
+        Binding("T", "tab('tombstones')", "Tombstones", show=False,
                 id="privacy-tab-tombstones"),
     ]
 
@@ -255,6 +255,15 @@ class PrivacyScreen(StoreScreen):
 
     @on(Input.Submitted, "#privacy-input")
     def _submitted(self, event: Input.Submitted) -> None:
+        scope = self._scope()
+        if scope is not None:
+            self._start_preview(scope, "erase", confirm=False)
+
+    def preview_scope(self, kind: str, value: str) -> None:
+        """Fill in the scope (``kind`` of the kind box, ``value``) and show its closure, as
+        typing it and enter would (the guided tour's erase step)."""
+        self.query_one("#privacy-kind", Select).value = kind
+        self.query_one("#privacy-input", Input).value = value
         scope = self._scope()
         if scope is not None:
             self._start_preview(scope, "erase", confirm=False)

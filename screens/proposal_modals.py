@@ -69,6 +69,9 @@ def approval_effect(info: ProposalInfo, option: ApprovalOption,
     elif s.op == "quarantine":
         what = (f"{targets[:1].upper()}{targets[1:]} becomes quarantined: it stays in the "
                 "store but is never recalled.")
+    elif s.op == "expire":
+        what = (f"{targets[:1].upper()}{targets[1:]} becomes expired (valid until now): it "
+                "is kept, with its history, and recalled only by a --historical recall.")
     else:
         what = "Writes nothing: the proposal is marked applied."
     if memory_dir and s.op != "noop":
@@ -232,10 +235,22 @@ class ReasonModal(ModalScreen[str | None]):
 class EditResult:
     content: str
     reason: str | None
+    name: str | None = None  # a new name; None keeps the one it has
+
+    def changes(self, info: ProposalInfo) -> dict[str, object]:
+        """The fields ``Store.edit_proposal`` is given: the text, and the name if renamed."""
+        out: dict[str, object] = {}
+        if self.content != (info.content or ""):
+            out["content"] = self.content
+        if self.name is not None:
+            out["metadata"] = {"name": self.name}
+        return out
 
 
 class EditModal(ModalScreen[EditResult | None]):
-    """Edit a pending proposal's text in place; ctrl+s saves (checks run again), esc cancels."""
+    """Edit a pending proposal's name and text in place; ctrl+s saves (checks run again),
+    esc cancels. The name is the memory's name once approved: a text whose first sentence
+    was deleted should not keep a name made of it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="edit-save"),
@@ -255,6 +270,8 @@ class EditModal(ModalScreen[EditResult | None]):
                               "runs every check again; nothing is written to the memories "
                               "until it is approved.", end=""), classes="gov-body",
                          markup=False)
+            yield Input(s.name or "", placeholder="name (the memory's name once approved)",
+                        id="edit-name")
             yield TextArea(self.info.content or "", id="edit-text", soft_wrap=True,
                            show_line_numbers=False)
             yield Input(placeholder="why (optional, kept with the edit)", id="edit-reason")
@@ -272,12 +289,17 @@ class EditModal(ModalScreen[EditResult | None]):
         if not content.strip():
             self.query_one("#edit-error", Static).update("The text cannot be empty.")
             return
-        if content == (self.info.content or ""):
+        name = self.query_one("#edit-name", Input).value.strip()
+        if not name:
+            self.query_one("#edit-error", Static).update("The name cannot be empty.")
+            return
+        renamed = name if name != (self.info.summary.name or "") else None
+        if content == (self.info.content or "") and renamed is None:
             self.query_one("#edit-error", Static).update(
-                "Nothing changed: edit the text, or esc to cancel.")
+                "Nothing changed: edit the name or the text, or esc to cancel.")
             return
         reason = self.query_one("#edit-reason", Input).value.strip() or None
-        self.dismiss(EditResult(content, reason))
+        self.dismiss(EditResult(content, reason, renamed))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -112,11 +112,11 @@ def checks_cell(summary: ProposalSummary, styles: dict[str, Style]) -> Text:
 
 
 def op_label(summary: ProposalSummary) -> str:
-    return summary.op or f"({summary.kind or 'event'})"
+    return summary.shown_op or f"({summary.kind or 'event'})"
 
 
 def target_label(summary: ProposalSummary) -> str:
-    return ", ".join(f"#{t}" for t in summary.targets) or "-"
+    return ", ".join(f"#{t}" for t in summary.shown_targets) or "-"
 
 
 # -- the detail ---------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def head_text(info: ProposalInfo, now: datetime) -> Text:
                 Text(s.status.upper() if s.status in ("failed", "rejected") else s.status,
                      style="bold" if s.status != "applied" else ""),
                 f"from {ORIGIN_SAYS.get(s.origin, s.origin)}",
-                f"{when(s.created)} UTC ({ago(s.created, now)})"])
+                f"{when(s.created)} ({ago(s.created, now)})"])
     out.append("\n")
     out.append(safe_text(s.name or "(no name)", style="bold"))
     if s.proposer:
@@ -163,7 +163,9 @@ def outcome_text(info: ProposalInfo, styles: dict[str, Style]) -> Text | None:
         if d.reason:
             out.append(safe_text(f" — {one_line(d.reason, 200)}", style="dim"))
         out.append("\n")
-    if info.status_reason and info.status in ("failed", "rejected"):
+    said = {d.reason for d in info.decisions if d.decision == info.status}
+    if info.status_reason and info.status in ("failed", "rejected") \
+            and info.status_reason not in said:  # a rejection's reason is said once
         out.append(f"{info.status}: ", style=styles["fail"])
         out.append(safe_text(info.status_reason))
         out.append("\n")

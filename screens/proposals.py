@@ -7,6 +7,8 @@ import os
 import shlex
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -53,7 +55,10 @@ from widgets.fmt import ago
 from widgets.safe import cell
 from widgets.table import FilterTable
 
+NAME_ROOM = 24  # the name keeps 16 + this many cells before op and target grow (160 columns)
 DECIDABLE = ("pending", "failed")
+UNDO_MINUTES = 5  # how long after an approval made here ``u`` offers to undo it
+UNDOABLE = ("add", "revise", "supersede")  # a merge is reverted by version (`lca-tui revert`)
 STATUS_SHORT = {"pending": "pend", "approved": "appr", "applied": "done", "rejected": "rej",
                 "failed": "FAIL"}
 
@@ -157,6 +162,8 @@ class ProposalsScreen(StoreScreen):
         Binding("o", "open_source", "Source", show=False, id="proposals-source"),
         Binding("m", "open_memory", "Memory", show=False, id="proposals-memory"),
         Binding("b", "toggle_side", "Queue", id="side", tooltip="Hide or show the queue"),
+        Binding("u", "undo", "Undo", id="proposals-undo",
+                tooltip="Propose undoing the approval just made (for a few minutes)"),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -171,6 +178,8 @@ class ProposalsScreen(StoreScreen):
         self._token = 0
         self._narrow_cols: bool | None = None
         self._busy: str | None = None
+        self._undo: tuple[int, float] | None = None  # (approval, when) that u may undo
+        self.clock: Callable[[], float] = time.monotonic  # tests move it past the window
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -220,6 +229,11 @@ class ProposalsScreen(StoreScreen):
             ("checks", "checks", 20 if not narrow else 17), ("age", "age", 6)]
         if not narrow:
             cols.append(("name", "name", 16))
+            # room to spare (160 columns): op and target whole — `add → reinforce feedback`,
+            # `#16, #6` — before the name stretches; at 100 they stay as they were
+            spare = self.size.width - 4 - sum(w + 2 for _, _, w in cols) - NAME_ROOM
+            grow = {"op": min(6, max(0, spare)), "target": min(5, max(0, spare - 6))}
+            cols = [(label, key, width + grow.get(key, 0)) for label, key, width in cols]
         for label, key, width in cols:
             table.add_column(label, key=key, width=width)
         table.fit_stretch()
@@ -393,6 +407,8 @@ class ProposalsScreen(StoreScreen):
             return editable and busy
         if action == "consolidate":
             return self._busy is None or None
+        if action == "undo":  # offered only for a few minutes after this screen's approval
+            return self._busy is None and self._undoable() is not None
         if action == "next":
             return any(r.status == "pending" for r in self.rows)
         return super().check_action(action, parameters)
@@ -482,6 +498,33 @@ class ProposalsScreen(StoreScreen):
             return
         self._decide("edit", info.id, EditResult(text, f"edited in {editor}"))
 
+    def _undoable(self) -> int | None:
+        """The approval this screen made that ``u`` may still undo (None when none, or past
+        ``UNDO_MINUTES``)."""
+        if self._undo is None:
+            return None
+        pid, at = self._undo
+        return pid if self.clock() - at < UNDO_MINUTES * 60 else None
+
+    def action_undo(self) -> None:
+        pid = self._undoable()
+        if pid is None:
+            self.notify(f"Nothing to undo: undo is offered for {UNDO_MINUTES} minutes after "
+                        "an approval made here (`lca-tui undo` any time).", timeout=5)
+            self.refresh_bindings()
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._undo = None
+                self._decide("undo", pid, None)
+
+        self.app.push_screen(ConfirmModal(
+            f"Undo proposal {pid}?",
+            f"Files a proposal that brings back what proposal {pid} replaced (an add is "
+            "quarantined). It is pending in this queue, checked like any other; nothing "
+            "changes until it is approved."), confirmed)
+
     def _decide(self, action: str, proposal_id: int, arg: Any) -> None:
         """Run a decision in a worker; the decide keys are off until it finishes."""
         self._busy = action
@@ -496,8 +539,11 @@ class ProposalsScreen(StoreScreen):
                 store.approve(proposal_id, arg.as_op, arg.reason)
             elif action == "reject":
                 store.reject(proposal_id, arg)
+            elif action == "undo":
+                proposal_id = store.undo_last_approval(proposal_id).id
             else:
-                store.edit_proposal(proposal_id, {"content": arg.content}, reason=arg.reason)
+                info = store.proposal(proposal_id)
+                store.edit_proposal(proposal_id, arg.changes(info), reason=arg.reason)
             detail = load_detail(store, proposal_id)
         except (ProposalError, StoreError, ValueError, OSError) as exc:
             self.post_message(Decided(action, proposal_id, error=str(exc)))
@@ -521,10 +567,18 @@ class ProposalsScreen(StoreScreen):
                             severity="error", markup=False, timeout=10)
             else:
                 ok = "verified" if info.verified else "NOT verified (see the detail)"
-                self.notify(f"proposal {info.id} applied and {ok}", markup=False,
+                can_undo = info.memory_id is not None and info.summary.op in UNDOABLE
+                if can_undo:
+                    self._undo = (info.id, self.clock())
+                self.notify(f"proposal {info.id} applied and {ok}"
+                            + (f"; u proposes undoing it (for {UNDO_MINUTES} minutes)"
+                               if can_undo else ""), markup=False,
                             severity="information" if info.verified else "warning")
         elif message.action == "reject":
             self.notify(f"proposal {info.id} rejected", markup=False)
+        elif message.action == "undo":
+            self.notify(f"proposal {info.id} filed ({info.status}): it undoes the approval",
+                        markup=False)
         else:
             worst = info.summary.worst
             self.notify(f"proposal {info.id} edited (revision {info.revision}); checks ran "

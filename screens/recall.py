@@ -18,7 +18,7 @@ from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
 from store import TRACE_MASK as MASK
-from store import Candidate, Move, RecordRef, Trace, visible
+from store import Candidate, Move, RecordRef, Trace, moves_line, term_text, visible
 from widgets.footer import FitFooter
 from widgets.fmt import plural, when
 from widgets.safe import cell, join, safe_text
@@ -60,12 +60,8 @@ def candidate_columns(room: int, with_moves: bool) -> list[tuple[Any, str, int]]
 
 
 def _term(value: float | None) -> str:
-    """A term in four cells: ``.55``, ``-.05``, ``1.0``."""
-    if value is None:
-        return ""
-    if value >= 1 or value <= -1:
-        return f"{value:.1f}"
-    return f"{value:.2f}".replace("0.", ".", 1)
+    """A term in four cells: ``.55``, ``-.05``, ``1.00`` (``store.term_text``, as the CLI)."""
+    return term_text(value)
 
 
 def harness_line(c: Candidate) -> str:
@@ -268,6 +264,8 @@ class RecallScreen(StoreScreen):
 
     # -- a trace -----------------------------------------------------------------------------
     def _show_trace(self, trace: Trace) -> None:
+        same = self.trace is not None and self.trace.id == trace.id
+        keep = self.highlighted_candidate() if same else None  # a reload keeps the cursor
         self.trace, self.trace_id = trace, trace.id
         showing_moves = self.moves_for == trace.id
         cue = [f"{k} {v}" for k, v in (("role", trace.role), ("project", trace.project))
@@ -316,7 +314,9 @@ class RecallScreen(StoreScreen):
                 cells["moved"] = cell(self._moved(c))
             cells["reason"] = cell(c.reason, style="dim")
             table.add_row(*(cells[k] for k in self._candidate_keys), key=str(c.rank))
-        if trace.candidates:
+        if keep is not None and str(keep.rank) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(keep.rank)), animate=False)
+        elif trace.candidates:
             self._show_candidate(trace.candidates[0])
 
     @staticmethod
@@ -440,13 +440,8 @@ class RecallScreen(StoreScreen):
         if message.moves is not None:
             self.moves = {m.pointer: m for m in message.moves}
             self.moves_for = message.trace.id
-            moved = [m for m in message.moves if m.changed]
-            self.moved_note = (
-                f"re-run of trace {message.trace.rerun_of}: "
-                + (f"{plural(len(moved), 'candidate')} moved" if moved else
-                   "nothing moved — every candidate kept its rank and decision"
-                   + (" (equal scores aside)" if any(m.tie_only for m in message.moves)
-                      else "")))
+            self.moved_note = (f"re-run of trace {message.trace.rerun_of}: "
+                               + moves_line(message.moves))
             self.notify(self.moved_note, markup=False)
         fresh = message.trace.id not in {t.id for t in self.traces}
         self._show_trace(message.trace)
@@ -490,6 +485,11 @@ class RecallScreen(StoreScreen):
         else:
             self.notify(f"{visible(c.pointer)} is not in this store (a harness's own item).",
                         markup=False)
+
+    def copy_what(self, value: str) -> str:
+        if self.focused is not self.query_one("#recall-candidates"):
+            return "trace"
+        return super().copy_what(value)
 
     def selected_id(self) -> str | None:
         """The trace's id, or the candidate's source (session id + seq, or memory id)."""

@@ -307,6 +307,8 @@ class TranscriptScreen(StoreScreen):
                            (f" from agent {agent_label(self.agent)}." if self.agent
                             else "."))
 
+    COPY_WHAT = "session"  # y on a session row (an entry's `id#seq` says entry)
+
     def selected_id(self) -> str | None:
         """The session's id, or the entry's name (session id + seq), or the hit's source."""
         focused = self.focused

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from store.core.location import default_store_path, is_url, local_anchor, mask_url
     from store.core.plan import PlanStale
+    from store.core.records import rebuild as rebuild_record
     from store.core.records import (
         EntryInfo,
         RecordKind,
@@ -78,7 +79,10 @@ if TYPE_CHECKING:
     )
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
-    from store.demo import build_demo
+    from store.copy import CopyReport, copy_store
+    from store.harness.backends_bench import run_side_by_side
+    from store.demo import build_demo, demo_refusal
+    from store.demo.tour import TourStep, remember_tour_position, tour_position, tour_step
     from store.facade import Store, open_store
     from store.governance.proposals import NEEDS_CONTENT, ProposalError
     from store.governance.records import MASK as MEMORY_MASK
@@ -133,9 +137,12 @@ if TYPE_CHECKING:
     from store.privacy.api import STAGES, PrivacyResult, TombstoneInfo
     from store.privacy.closure import Closure
     from store.privacy.scope import SCOPE_KINDS, Scope, ScopeError
-    from store.recall.run import Move
-    from store.recall.traces import MASK as TRACE_MASK
-    from store.recall.traces import Candidate, Trace
+    from store.privacy.secrets_scan import FindingInfo, SecretScanReport
+    from store.core.secrets import KINDS as SECRET_KINDS
+    from store.recall.run import Move, moves_line
+    from store.recall.records import MASK as TRACE_MASK
+    from store.recall.records import Candidate, Trace, trace_from_dict
+    from store.recall.traces import term_text
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
 # module itself is never a public name: outside ``store/`` only functions, classes and values
@@ -152,6 +159,7 @@ PUBLIC: dict[str, str] = {
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types
     "EntryInfo": "store.core.records", "SearchHit": "store.core.records",
+    "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
     "RecordKind": "store.core.records",
@@ -163,13 +171,19 @@ PUBLIC: dict[str, str] = {
     "MemoryDetail": "store.governance.records", "MemoryRow": "store.governance.records",
     "PassSummary": "store.governance.records", "ProposalInfo": "store.governance.records",
     "ProposalSummary": "store.governance.records",
+    "MemoryVersion": "store.governance.history", "DuplicateGroup": "store.governance.sweep",
+    "SweepReport": "store.governance.sweep", "Expiry": "store.governance.retention",
+    "RetentionReport": "store.governance.retention",
     "FixPlan": "store.health.records", "FixReport": "store.health.records",
     "RowView": "store.health.records", "ScanResult": "store.health.records",
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
-    "Move": "store.recall.run", "Candidate": "store.recall.traces",
-    "Trace": "store.recall.traces",
+    "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
+    "SECRET_KINDS": "store.core.secrets:KINDS",
+    "Move": "store.recall.run", "moves_line": "store.recall.run",
+    "Candidate": "store.recall.records", "term_text": "store.recall.traces",
+    "Trace": "store.recall.records", "trace_from_dict": "store.recall.records",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
     "clip_words": "store.core.textsafe", "now_iso": "store.core.timeutil",
@@ -184,7 +198,7 @@ PUBLIC: dict[str, str] = {
     "agent_label": "store.core.records", "helper_role": "store.core.records",
     "resolve_agent": "store.core.base",
     "SECRET_ENTRY_MASK": "store.core.search", "MEMORY_MASK": "store.governance.records:MASK",
-    "TRACE_MASK": "store.recall.traces:MASK", "NEEDS_CONTENT": "store.governance.proposals",
+    "TRACE_MASK": "store.recall.records:MASK", "NEEDS_CONTENT": "store.governance.proposals",
     "STAGES": "store.privacy.api", "SCOPE_KINDS": "store.privacy.scope",
     "signal_spec": "store.health.registry:spec",
     "file_problem": "store.ingest.base",
@@ -222,7 +236,11 @@ PUBLIC: dict[str, str] = {
     "bench_session_import": "store.harness.bench:session_import",
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
-    "build_demo": "store.demo",
+    "build_demo": "store.demo", "demo_refusal": "store.demo",
+    "TourStep": "store.demo.tour", "tour_step": "store.demo.tour",
+    "tour_position": "store.demo.tour", "remember_tour_position": "store.demo.tour",
+    "copy_store": "store.copy", "CopyReport": "store.copy",
+    "run_side_by_side": "store.harness.backends_bench",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",

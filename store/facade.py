@@ -84,7 +84,10 @@ if TYPE_CHECKING:
     from store.governance import chains as gov_chains
     from store.governance import consolidate as gov_consolidate
     from store.governance import feedback as gov_feedback
+    from store.governance import history as gov_history
+    from store.governance import retention as gov_retention
     from store.governance import proposals as gov_proposals
+    from store.governance import sweep as gov_sweep
     from store.governance import views as gov_views
     from store.governance.consolidate import ConsolidationReport
     from store.governance.records import ProposalInfo
@@ -96,6 +99,7 @@ if TYPE_CHECKING:
     from store.privacy import api as privacy_api
     from store.privacy import exports as privacy_exports
     from store.privacy import recover as privacy_recover
+    from store.privacy import secrets_scan
     from store.privacy.api import PrivacyResult
     from store.privacy.closure import Closure
     from store.privacy.scope import Scope
@@ -272,6 +276,13 @@ class Store(StoreBase):
         return [f"{e.path}{':' + str(e.line) if e.line else ''}: {e.reason}"
                 for e in report.errors]
 
+    # The near-duplicate sweep alone: one ``merge`` proposal per group of active memories
+    # that say the same thing (``consolidate`` runs it as a step); and the groups themselves.
+    sweep_duplicates = operation("store.governance.sweep:sweep_duplicates",
+                                 gov_sweep.sweep_duplicates if TYPE_CHECKING else None)
+    duplicate_groups = operation("store.governance.sweep:find_groups",
+                                 gov_sweep.find_groups if TYPE_CHECKING else None)
+
     # The latest consolidation pass (a ``PassSummary``), or None when none has run.
     last_consolidation = operation("store.governance.consolidate:latest_pass",
                                    gov_consolidate.latest_pass if TYPE_CHECKING else None)
@@ -337,6 +348,14 @@ class Store(StoreBase):
     privacy_run = operation("store.privacy.api:run", privacy_api.run if TYPE_CHECKING else None)
     privacy_mark = operation("store.privacy.api:mark",
                              privacy_api.mark if TYPE_CHECKING else None)
+    # A false positive of the secrets detector: back from secret, findings dismissed, audited.
+    unmark_detected = operation("store.privacy.api:unmark_detected",
+                                privacy_api.unmark_detected if TYPE_CHECKING else None)
+    # The detector over a store imported before it existed; what it found so far.
+    scan_secrets = operation("store.privacy.secrets_scan:scan",
+                             secrets_scan.scan if TYPE_CHECKING else None)
+    secret_findings = operation("store.privacy.secrets_scan:findings",
+                                secrets_scan.findings if TYPE_CHECKING else None)
     # Tombstones with no stored verification (an erasure interrupted after its commit); one
     # line naming them and the command that finishes them (None when there are none).
     unverified_tombstones = operation("store.privacy.recover:unverified",
@@ -411,6 +430,21 @@ class Store(StoreBase):
                       gov_chains.chain if TYPE_CHECKING else None)
     integrity = operation("store.governance.chains:integrity",
                           gov_chains.integrity if TYPE_CHECKING else None)
+    # Every version of a memory's chain (who, when, the diff; erased ones as erased); a
+    # proposal bringing one back (a supersede of the current memory, checked by the gate);
+    # the same proposal for the latest approval (``undo``).
+    memory_history = operation("store.governance.history:memory_history",
+                               gov_history.memory_history if TYPE_CHECKING else None)
+    revert_memory = operation("store.governance.history:revert",
+                              gov_history.revert if TYPE_CHECKING else None)
+    undo_last_approval = operation("store.governance.history:undo",
+                                   gov_history.undo if TYPE_CHECKING else None)
+    # Retention: the memories past ``memory.retention_days.<type>``, and the pass that files
+    # an ``expire`` proposal for each.
+    expiry_due = operation("store.governance.retention:due",
+                           gov_retention.due if TYPE_CHECKING else None)
+    expire_pass = operation("store.governance.retention:expire_pass",
+                            gov_retention.expire_pass if TYPE_CHECKING else None)
     # Settle what killed writes left: file journals of the bound directory, applies never
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.

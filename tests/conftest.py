@@ -7,10 +7,19 @@ and the clock goes in by argument (``now=`` to recall, scans and the app, ``time
 ``open_store`` for a recall's latency). ``$LCA_EMBEDDER=fallback`` stays set for every test
 for one reason: it is the CLI's documented interface, and a command run through
 ``lca_tui.cli.main`` or in a subprocess, or the app opened on a path, opens its own store from
-the environment as a user's would."""
+the environment as a user's would.
+
+The store behaviour tests (``tests/store/test_{ingest,recall,governance,health,privacy,context,
+export,harness}*.py``, or any test marked ``both_backends``) run once per backend, ``[sqlite]``
+and ``[postgres]``: their ``store`` / ``cc_store`` fixtures and ``make_store(path)`` open a
+SQLite file, or a private PostgreSQL database cloned from a template (``tests/pg_server.py``:
+one server per run, ``LCA_TEST_PG_URL``, ``LCA_TEST_BACKENDS``). A test that is about SQLite
+itself (the file's bytes, its pragmas, kill points in its journal) is marked
+``sqlite_only("why")`` and runs on SQLite alone."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +30,7 @@ import pytest
 
 from store import Store, load_embedder, open_store
 from store.core.settings import Settings
+from tests import pg_server
 
 # ``run_app``'s value: ``run_app(*make_app_args, size=, ready=, settle=, **make_app_kwargs)``,
 # an async context manager yielding the Pilot.
@@ -57,6 +67,140 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     time.tzset()
 
 
+# -- the two backends ---------------------------------------------------------------------
+BEHAVIOUR_FILES = tuple(f"test_{c}" for c in (
+    "ingest", "recall", "governance", "health", "privacy", "context", "export", "harness"))
+"""The files of ``tests/store`` whose tests run on both backends (by name prefix)."""
+CHOSEN, PG_REQUIRED = pg_server.chosen_backends(os.environ.get(pg_server.BACKENDS_ENV))
+FALLBACK_EMBEDDER = {"embed.backend": "fallback"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "both_backends: run once on SQLite, once on PostgreSQL")
+    config.addinivalue_line("markers", "sqlite_only(reason): a test of SQLite itself, run on "
+                            "the SQLite backend only (the reason says why)")
+
+
+def runs_on_both(path: Path, marked: bool) -> bool:
+    """Whether the test at ``path`` is a store behaviour test (parametrised per backend)."""
+    return marked or (path.parent.name == "store" and path.parent.parent.name == "tests"
+                      and path.name.startswith(BEHAVIOUR_FILES))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    node = metafunc.definition
+    if not runs_on_both(Path(str(node.path)), node.get_closest_marker("both_backends") is not None):
+        return
+    only = node.get_closest_marker("sqlite_only")
+    if only is not None and not (only.args or only.kwargs.get("reason")):
+        raise pytest.UsageError(f"{node.nodeid}: sqlite_only needs its reason")
+    backends = [b for b in CHOSEN if only is None or b == "sqlite"]
+    metafunc.parametrize("backend", backends, indirect=True)
+
+
+class PgStores:
+    """One test's PostgreSQL databases: the store path a test names -> a database cloned for
+    it on first use (the same path again reopens the same database), all dropped after."""
+
+    def __init__(self, server: pg_server.PgServer, schema: str) -> None:
+        self.server, self.schema = server, schema
+        self.urls: dict[str, str] = {}
+
+    def url_for(self, path: Path | str, template: str | None = None) -> str:
+        key = str(path)
+        if key not in self.urls:
+            self.urls[key] = self.server.clone(template or self.schema)
+        return self.urls[key]
+
+    def drop_all(self) -> None:
+        for url in self.urls.values():
+            self.server.drop(url.split("?", 1)[0].rsplit("/", 1)[1])
+        self.urls.clear()
+
+
+# The [postgres] test running now (its databases), and those that opened no PostgreSQL store;
+# held in ``tests.pg_server``, as this module is imported twice (``conftest`` by pytest and
+# ``tests.conftest`` by the tests that import ``make_store``).
+_UNUSED: list[str] = pg_server.unused
+
+
+def _active() -> PgStores | None:
+    held: PgStores | None = pg_server.active
+    return held
+
+
+@pytest.fixture(scope="session")
+def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.PgServer]:
+    """The run's PostgreSQL server (started on first use, stopped at the end); the tests
+    that need it skip with the reason when none can be had, unless ``LCA_TEST_BACKENDS``
+    asked for postgres by name (then they fail)."""
+    try:
+        server = pg_server.start()
+    except RuntimeError as exc:
+        if PG_REQUIRED:
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    # templates are built outside any test: the stores they open keep their local files
+    # (a server store's folder under XDG_DATA_HOME) here, not in the user's home
+    server.env = {var: str(tmp_path_factory.mktemp("pg-env") / var.lower()) for var in
+                  ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")}
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_schema(pg: pg_server.PgServer) -> str:
+    """The template database at the current schema (a store opened on it once, closed)."""
+
+    def build(url: str) -> None:
+        open_store(url, Settings.load(FALLBACK_EMBEDDER)).close()
+
+    try:
+        return pg.template("schema", build)
+    except Exception as exc:  # noqa: BLE001 - the backend's refusal, shown as the reason
+        reason = ("the store does not open on PostgreSQL on this branch: "
+                  f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        if PG_REQUIRED:
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Which backend this test's stores are on: ``sqlite`` unless parametrised (store
+    behaviour tests) to ``postgres``."""
+    name: str = getattr(request, "param", "sqlite")
+    if name != "postgres":
+        yield name
+        return
+    stores = PgStores(request.getfixturevalue("pg"), request.getfixturevalue("pg_schema"))
+    pg_server.active = stores
+    try:
+        yield name
+    finally:
+        pg_server.active = None
+        if not stores.urls:
+            _UNUSED.append(request.node.nodeid)
+        stores.drop_all()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _UNUSED:
+        terminalreporter.write_line(
+            f"{len(_UNUSED)} [postgres] test(s) opened no PostgreSQL store through "
+            "make_store / store / cc_store (they ran on SQLite or on no store), e.g. "
+            + ", ".join(_UNUSED[:5]))
+
+
+def store_target(path: Path) -> Path | str:
+    """What a test's store at ``path`` is opened on: the path, or (a [postgres] test) the
+    URL of the database cloned for that path."""
+    held = _active()
+    return held.url_for(path) if held is not None else path
+
+
+
+
 REAL_BACKENDS = ("model", "auto")
 
 
@@ -66,12 +210,13 @@ def make_store(path: Path, **overrides: object) -> Store:
     (``**{"embed.backend": "model"}`` or ``"auto"``: then the settings choose it)."""
     settings = Settings.load(dict(overrides))
     real = overrides.get("embed.backend") in REAL_BACKENDS
-    return open_store(path, settings, embedder=None if real else load_embedder("fallback"))
+    return open_store(store_target(path), settings,
+                      embedder=None if real else load_embedder("fallback"))
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    """An empty store with the fallback embedder."""
+    """An empty store with the fallback embedder (on the test's backend)."""
     s = make_store(tmp_path / "store.db")
     yield s
     s.close()
@@ -89,11 +234,34 @@ def cc_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def cc_pg_template(pg: pg_server.PgServer, pg_schema: str) -> str:
+    """The Claude Code store on PostgreSQL: a template database, imported into once."""
+
+    def build(url: str) -> None:
+        s = open_store(url, Settings.load(FALLBACK_EMBEDDER))
+        try:
+            report = s.ingest([CLAUDE_CODE])
+        finally:
+            s.close()
+        if report.errors:  # a template that silently lacks data would pass tests vacuously
+            raise RuntimeError(f"the Claude Code import into PostgreSQL failed: "
+                               f"{report.errors[0].reason}")
+
+    if not CLAUDE_CODE.is_dir():
+        pytest.skip(NO_SHARED_DATA)
+    return pg.template("cc", build)
+
+
 @pytest.fixture
-def cc_store(cc_store_template: Path, tmp_path: Path) -> Iterator[Store]:
-    """A private copy of the Claude Code store."""
+def cc_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A private copy of the Claude Code store (on the test's backend)."""
     path = tmp_path / "cc.db"
-    shutil.copyfile(cc_store_template, path)
+    held = _active()
+    if held is not None:
+        held.url_for(path, template=request.getfixturevalue("cc_pg_template"))
+    else:
+        shutil.copyfile(request.getfixturevalue("cc_store_template"), path)
     s = make_store(path)
     yield s
     s.close()

@@ -19,9 +19,9 @@ def zone_name() -> str:
 
 
 def short_when(ts: str | None) -> str:
-    """``01-26 14:03:12`` (local time): for long lists where the year is clear."""
-    dt = local(ts)
-    return dt.strftime("%m-%d %H:%M:%S") if dt else "-"
+    """``2026-01-26 14:03:12`` (local time): the one format (``when``) with seconds, for
+    lists of events a second apart."""
+    return when(ts, with_seconds=True)
 
 
 def clock(ts: str | None) -> str:

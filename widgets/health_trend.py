@@ -11,21 +11,30 @@ from store import TrendPoint
 BARS = "▁▂▃▄▅▆▇█"
 
 
-def sparkline(points: list[TrendPoint], width: int = 10) -> str:
-    """The last ``width`` values as block characters (``·`` for a scan with no value)."""
+def sparkline(points: list[TrendPoint], width: int = 10, floor: float | None = None) -> str:
+    """The last ``width`` values as block characters (``·`` for a scan with no value).
+
+    The scale spans at least ``floor`` (default: a tenth of the largest magnitude shown), so
+    noise is not magnified: 57.1 % then 57.0 % draws two bars of about one height, not
+    ``█▁``. A change smaller than the floor sits in the middle of the scale."""
     tail = points[-width:]
     values = [p.value for p in tail if p.value is not None]
     if not values:
         return "·" * len(tail)
     low, high = min(values), max(values)
     span = high - low
+    if floor is None:
+        floor = 0.1 * max(abs(low), abs(high))
+    scale = max(span, floor)
+    base = low - (scale - span) / 2
     out = []
     for p in tail:
         if p.value is None:
             out.append("·")
+        elif span == 0:
+            out.append(BARS[len(BARS) - 1 if high > 0 else 0])
         else:
-            level = 0 if span == 0 else round((p.value - low) / span * (len(BARS) - 1))
-            out.append(BARS[level if span else (len(BARS) - 1 if high > 0 else 0)])
+            out.append(BARS[round((p.value - base) / scale * (len(BARS) - 1))])
     return "".join(out)
 
 

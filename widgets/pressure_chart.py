@@ -130,6 +130,17 @@ class PressureChart(PlotextPlot):
             return 0.0
         return (max(2, len(self.data.used)) - 1) / plot
 
+    def legend(self) -> str:
+        """What the lines and marks mean, in their colours (markup for the panel's border
+        subtitle; no store text in it), so a mark is never a guess."""
+        def hexed(variable: str) -> str:
+            r, g, b = self._rgb(variable)
+            return f"#{r:02x}{g:02x}{b:02x}"
+
+        return "  ".join(f"[bold {hexed(variable)}]{mark}[/] {what}" for mark, what, variable in (
+            ("─", "checkpoint threshold", "warning"), ("─", "auto-compact", "error"),
+            ("│", "compaction", "error"), ("│", "checkpoint", "success")))
+
     def _rgb(self, variable: str) -> tuple[int, int, int]:
         value = self.app.theme_variables.get(variable) or "#888888"
         r, g, b = Color.parse(value).rgb

@@ -19,13 +19,13 @@ def open_app(args: argparse.Namespace) -> int:
     return run_app(getattr(args, "store", None), args)
 
 
-def run_app(store_path: Path | str | None, args: argparse.Namespace) -> int:
+def run_app(store_path: Path | str | None, args: argparse.Namespace, tour: bool = False) -> int:
     """Run the app until it quits; shared by ``lca-tui`` and ``lca-tui demo``."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return fail("the app needs a terminal (stdin and stdout must be a TTY); the commands "
                     "in `lca-tui --help` work without one")
     from lca_tui.app import make_app
 
-    app = make_app(store_path, settings_from(args))
+    app = make_app(store_path, settings_from(args), tour=tour)
     app.run()
     return int(app.return_code or 0)

@@ -19,8 +19,9 @@ from lca_tui.output import sql_int, add_json_flag, console, err_console, print_j
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", parents=parents,
                        help="build a synthetic store and print latency and storage figures "
-                       "(it always builds its own store: --store is refused, --keep DIR "
-                       "keeps it)")
+                       "(it always builds its own store, --keep DIR keeps it; --store "
+                       "postgresql://… builds it on that empty database and a SQLite file, "
+                       "side by side)")
     p.add_argument("--chunks", type=sql_int, default=50_000, help="store size (default 50,000)")
     p.add_argument("--queries", type=sql_int, default=60, help="recalls to time (at least 50)")
     p.add_argument("--sample", type=sql_int, default=2000,
@@ -36,6 +37,22 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--session", metavar="JSONL",
                    help="also import this real Claude Code transcript (and its subagents/) "
                    "into a fresh store with the embedder, and time it")
+    p.add_argument("--cli", action="store_true",
+                   help="time the command line instead: each row of issue 28's table "
+                   "(--help, CMD --help, the listings, search and recall with and without "
+                   "the daemon, the hook cold and warm) as a whole process, beside "
+                   "`python -c pass` in the same run, on a copy of the demo store")
+    p.add_argument("--cli-store", metavar="PATH",
+                   help="with --cli: time on a copy of this store instead of a fresh demo "
+                   "store (the file is copied; it is never written)")
+    p.add_argument("--runs", type=sql_int, default=10, metavar="N",
+                   help="with --cli: timed runs of each row (default 10)")
+    p.add_argument("--sizes", metavar="N,N", default="50000,200000",
+                   help="with --store URL: the store sizes measured, in chunks (default "
+                   "50000,200000; the store grows from one to the next)")
+    p.add_argument("--writer-entries", type=sql_int, default=200, metavar="N",
+                   help="with --store URL: entries each of the two concurrent writers appends "
+                   "(default 200; 0 skips)")
     p.add_argument("--app", action="store_true",
                    help="time the app instead, driven headless on the demo store and the "
                    "bench store: first paint, data on screen, screen switch, cursor move, "
@@ -59,6 +76,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 def run_bench_cmd(args: argparse.Namespace) -> int:
     from store import bench_load, run_bench
 
+    if args.cli:
+        return run_cli_bench(args)
+    if args.app:
+        return run_app_bench_cmd(args)
+    if getattr(args, "store", None) and "://" in args.store:
+        return run_side_by_side_cmd(args)
     if getattr(args, "store", None):
         raise ValueError("bench always builds its own synthetic store and never touches "
                          "another: --store is not accepted (use --keep DIR to build it in DIR "
@@ -67,8 +90,6 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
         raise ValueError("--queries must be at least 50 for meaningful percentiles")
     if args.chunks < 1:
         raise ValueError("--chunks must be positive")
-    if args.app:
-        return run_app_bench_cmd(args)
 
     def progress(stage: str, done: int, total: int) -> None:
         if args.json:
@@ -130,6 +151,276 @@ def run_bench_cmd(args: argparse.Namespace) -> int:
                   f"status {r.health_status}", markup=False)
     _print_harness(harness)
     return 0
+
+
+# issue 28's targets for the command line on the demo store, in ms (wall, one process)
+CLI_TARGETS = {"--help": 150, "CMD --help": 150, "stats": 400, "sessions": 400,
+               "proposals": 400, "memories": 400, "audit": 400, "health --no-save": 400,
+               "search, no daemon": None, "recall, no daemon": 800,
+               "search, daemon": 150, "recall, daemon": 150,
+               "approve, no daemon": 1200, "approve, daemon": 300,
+               "hook UserPromptSubmit, cold": 450, "hook UserPromptSubmit, daemon": 30}
+
+
+def run_cli_bench(args: argparse.Namespace) -> int:
+    """``bench --cli``: every command-line row of issue 28 timed as a whole process."""
+
+    from store import build_demo
+    from store import hook_bench as harness_bench
+
+    if getattr(args, "store", None):
+        raise ValueError("bench --cli times on a copy: give the store as --cli-store PATH")
+    if args.runs < 2:
+        raise ValueError("--runs must be at least 2")
+    if args.cli_store and not Path(args.cli_store).is_file():
+        raise ValueError(f"--cli-store {args.cli_store}: no such store file")
+    folder = Path(tempfile.mkdtemp(prefix="lca-cli-bench-"))
+    runtime = Path(tempfile.mkdtemp(prefix="lcab-"))  # the daemon's socket: a short path
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), LCA_EMBEDDER=args.embedder)
+    env.pop("COLUMNS", None)
+    py = [sys.executable]
+    cli = [*py, "-m", "lca_tui.cli"]
+    progress = (None if args.json else
+                lambda stage, done, total: err_console.print(f"{stage}: {done}/{total}",
+                                                             markup=False))
+    load_before = harness_bench.load()
+    try:
+        store = folder / "store.db"
+        if args.cli_store:
+            for suffix in ("", "-wal"):
+                src = Path(f"{args.cli_store}{suffix}")
+                if src.exists():
+                    shutil.copyfile(src, f"{store}{suffix}")
+            which = f"a copy of {args.cli_store}"
+        else:
+            if progress:
+                progress("building the demo store", 0, 1)
+            build_demo(store)
+            which = "a fresh demo store"
+        st = ["--store", str(store)]
+        rows = [("--help", [*cli, "--help"]), ("CMD --help", [*cli, "stats", "--help"])]
+        rows += [(c, [*cli, c, *st]) for c in ("stats", "sessions", "proposals", "memories",
+                                               "audit")]
+        rows += [("health --no-save", [*cli, "health", "--no-save", *st])]
+        cold = [("search, no daemon", [*cli, "search", "postgres", *st]),
+                ("recall, no daemon", [*cli, "recall", "postgres", *st])]
+        base = [*py, "-c", "pass"]
+        results = harness_bench.time_rows(rows + cold, base, args.runs, env,
+                                          progress=progress)
+        serve = subprocess.run([*cli, *st, "serve", "--json"], env=env, capture_output=True,
+                               timeout=300)
+        if serve.returncode != 0:
+            raise ValueError(f"the daemon did not start: {serve.stderr[-300:]!r}")
+        try:
+            warm = [("search, daemon", [*cli, "search", "postgres", *st]),
+                    ("recall, daemon", [*cli, "recall", "postgres", *st])]
+            results += harness_bench.time_rows(warm, base, args.runs, env, progress=progress)
+        finally:
+            subprocess.run([*cli, *st, "serve", "--stop"], env=env, capture_output=True,
+                           timeout=60)
+        results += _cli_approve_rows(folder, cli, base, env, args.runs, progress,
+                                     args.embedder)
+        hook = _cli_hook_rows(store, cli, folder, env, args.runs, progress)
+        results += hook
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    for r in results:
+        r["target_ms"] = CLI_TARGETS.get(r["row"])
+    doc = {"store": which, "runs": args.runs, "rows": results,
+           "load_average": {"before": load_before, "after": harness_bench.load()}}
+    if args.json:
+        print_json(doc)
+        return 0
+    _print_cli_rows(doc)
+    return 0
+
+
+def _cli_approve_rows(folder: Path, cli: list[str], base: list[str], env: dict[str, str],
+                      runs: int, progress: Any, embedder: str) -> list[dict[str, Any]]:
+    """``approve`` without and with the daemon, on a store of the bench's own (never the
+    store timed above: an approve there would write into its bound memory directory): before
+    each timed run a new proposal is submitted (untimed, not applied), then approved."""
+    import random
+
+    from store import TOPICS, Settings, open_store, synthetic_text
+    from store import hook_bench as harness_bench
+
+    topics = list(TOPICS)
+    path = folder / "approve.db"
+    settings = Settings.load({"embed.backend": embedder})
+    open_store(path, settings).close()
+    made = iter(range(10**6))
+
+    def propose(_label: str) -> list[str]:
+        n = next(made)
+        s = open_store(path, settings)
+        try:
+            text = synthetic_text(random.Random(n), topics[n % len(topics)])  # no duplicate
+            info = s.propose({"op": "add", "type": "feedback", "content": text,
+                              "metadata": {"name": f"bench rule {n}"}}, auto_apply=False)
+        finally:
+            s.close()
+        return [*cli, "approve", str(info.id), "--store", str(path)]
+
+    rows = harness_bench.time_rows([("approve, no daemon", [])], base, runs, env,
+                                   before=propose, progress=progress)
+    serve = subprocess.run([*cli, "--store", str(path), "serve", "--json"], env=env,
+                           capture_output=True, timeout=300)
+    if serve.returncode != 0:
+        raise ValueError(f"the daemon did not start: {serve.stderr[-300:]!r}")
+    try:
+        rows += harness_bench.time_rows([("approve, daemon", [])], base, runs, env,
+                                        before=propose, progress=progress)
+    finally:
+        subprocess.run([*cli, "--store", str(path), "serve", "--stop"], env=env,
+                       capture_output=True, timeout=60)
+    return rows
+
+
+def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str], runs: int,
+                   progress: Any) -> list[dict[str, Any]]:
+    """The UserPromptSubmit hook end to end, cold and through the daemon, as ``bench``
+    times it (``store.harness.bench.hook_latency``), in the rows' shape (wall only: the
+    hook's process is timed from its start to its output)."""
+    from store import percentiles, synthetic_query, synthetic_text, TOPICS
+    from store import hook_bench as harness_bench
+    from store.harness import paths
+    from lca_tui.commands.hooks import runner
+
+    hook = runner() or cli
+    sample = lambda rng: synthetic_text(rng, rng.choice(list(TOPICS)))  # noqa: E731
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = env["XDG_RUNTIME_DIR"]
+    try:
+        sock = paths.socket_path(store.resolve())
+    finally:
+        if before is None:
+            os.environ.pop("XDG_RUNTIME_DIR")
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = before
+    cold = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs, folder,
+                                      {**env, "LCA_NO_DAEMON": "1"}, seed=11,
+                                      progress=progress, label="hook, cold", stop_first=True)
+    subprocess.run([*cli, "--store", str(store), "serve", "--json"], env=env,
+                   capture_output=True, timeout=300)
+    try:
+        def typing() -> None:
+            time.sleep(TYPING_S)
+            harness_bench.wait_embedded(sock)
+
+        warm = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs, folder,
+                                          env, seed=12, progress=progress,
+                                          label="hook, daemon", stop_first=True,
+                                          settle=typing)
+    finally:
+        subprocess.run([*cli, "--store", str(store), "serve", "--stop"], env=env,
+                       capture_output=True, timeout=60)
+    return [{"row": label, "command": [*hook, "hook", "UserPromptSubmit"], "runs": runs,
+             "wall_ms": percentiles(ms), "cpu_ms": None, "baseline_wall_ms": None,
+             "baseline_cpu_ms": None, "exit_codes": [0]}
+            for label, ms in (("hook UserPromptSubmit, cold", cold),
+                              ("hook UserPromptSubmit, daemon", warm))]
+
+
+def _print_cli_rows(doc: dict[str, Any]) -> None:
+    from lca_tui.output import Listing, col
+
+    out = console()
+    out.print(f"the command line, each row {doc['runs']} whole processes on {doc['store']}, "
+              "each run followed by `python -c pass` (its figures beside); ms, p50 / p95; "
+              f"load average before {doc['load_average']['before']}, after "
+              f"{doc['load_average']['after']}", markup=False, soft_wrap=True)
+    t = Listing(col("row", whole=True), col("target", whole=True, right=True),
+                col("wall", whole=True, right=True), col("CPU", whole=True, right=True),
+                col("python -c pass wall / CPU", whole=True, right=True),
+                col("meets (wall p50)", whole=True))
+
+    def pair(p: dict[str, float] | None) -> str:
+        return "-" if not p else f"{p['p50']:.0f} / {p['p95']:.0f}"
+
+    for r in doc["rows"]:
+        target = r["target_ms"]
+        meets = ("-" if target is None else
+                 "yes" if r["wall_ms"]["p50"] <= target else "NO")
+        if r["exit_codes"] != [0] and not (r["row"].startswith("health")
+                                           and set(r["exit_codes"]) <= {0, 1}):
+            meets += f" (exit {r['exit_codes']})"
+        base = ("-" if r["baseline_wall_ms"] is None else
+                f"{pair(r['baseline_wall_ms'])}  {pair(r['baseline_cpu_ms'])}")
+        t.add_row(r["row"], "-" if target is None else f"≤ {target}", pair(r["wall_ms"]),
+                  pair(r["cpu_ms"]), base, meets)
+    t.print(out)
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"--sizes {text!r}: give chunk counts separated by commas, e.g. "
+                         "50000,200000") from None
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--sizes {text!r}: every size must be a positive chunk count")
+    return sizes
+
+
+def run_side_by_side_cmd(args: argparse.Namespace) -> int:
+    """``bench --store URL``: the same synthetic store on SQLite and on the server."""
+    from store import run_side_by_side
+
+    from lca_tui.commands.store_copy import shown
+
+    if args.queries < 50:
+        raise ValueError("--queries must be at least 50 for meaningful percentiles")
+    if args.writer_entries < 0:
+        raise ValueError("--writer-entries must be 0 or more")
+    sizes = _sizes(args.sizes)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if not args.json and (done == total or done % max(1, total // 10) == 0):
+            err_console.print(f"{stage}: {done:,}/{total:,}", markup=False)
+
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    result = run_side_by_side(args.store, shown(args.store), sizes, args.queries,
+                              min(args.sample, min(sizes)), args.embedder,
+                              args.writer_entries, progress=progress, folder=keep)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    out = console()
+    a, b = result.backends
+    out.print(f"the same synthetic store on both backends ({result.method}); embedder "
+              f"{result.embedder}; {result.queries} recall queries per size", markup=False)
+    rows: list[tuple[str, str, str]] = []
+    for sa, sb in zip(a.sizes, b.sizes):
+        rows.append((f"recall p50 / p95 at {sa.chunks:,} chunks",
+                     f"{sa.recall_ms['p50']} / {sa.recall_ms['p95']} ms",
+                     f"{sb.recall_ms['p50']} / {sb.recall_ms['p95']} ms"))
+        rows.append((f"build up to {sa.chunks:,} chunks", f"{sa.build_s} s", f"{sb.build_s} s"))
+    if a.writers:
+        rows.append((f"ingest, 2 writers × {a.writer_entries} entries",
+                     f"{a.ingest_entries_per_s} entries/s", f"{b.ingest_entries_per_s} entries/s"))
+        rows.append(("every entry found once",
+                     *(("yes" if f.entries_found_once else
+                        f"NO ({f.entries_missing} missing, {f.entries_doubled} doubled)")
+                       for f in (a, b))))
+    def erased(f: Any) -> str:
+        if f.erase_error:
+            return f"FAILED: {f.erase_error}"
+        if not f.erase_entries:
+            return "not run"
+        verdict = "verified" if f.erase_passed else f"NOT verified ({', '.join(f.probes_failed)})"
+        return f"{f.erase_ms:,.0f} ms, {verdict}, {f.probes_passed} probes passed"
+    if a.erase_entries or b.erase_entries or a.erase_error or b.erase_error:
+        rows.append((f"erase one session ({a.erase_entries:,} entries) + verification",
+                     erased(a), erased(b)))
+    from lca_tui.output import Listing, col
+
+    listing = Listing(col("figure"), col(a.backend, whole=True), col(b.backend, whole=True))
+    for row in rows:
+        listing.add_row(*row)
+    listing.print(out)
+    return 0 if all(f.entries_found_once or not f.writers for f in (a, b)) else 1
 
 
 def run_app_bench_cmd(args: argparse.Namespace) -> int:

@@ -15,11 +15,40 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("session", nargs="?", help="one session (id or prefix); default: all")
     p.add_argument("--no-proposer", action="store_true",
                    help="do not run governance.proposer_command this time")
+    p.add_argument("--sweep", action="store_true",
+                   help="only the near-duplicate sweep: one merge proposal per group of "
+                        "active memories that say the same thing")
     add_json_flag(p)
     p.set_defaults(func=run)
 
 
+def run_sweep(args: argparse.Namespace) -> int:
+    if args.session is not None:
+        print("lca-tui consolidate: --sweep goes over every active memory: it takes no "
+              "session", file=sys.stderr)
+        return 2
+    with store_from(args) as store:
+        report = store.sweep_duplicates()
+    if args.json:
+        print_json(report.to_json())
+        return 1 if report.errors else 0
+    out = console()
+    n = report.proposals_added
+    out.print(f"{report.groups} group{'s' if report.groups != 1 else ''} of near-duplicate "
+              f"memories: {n} merge proposal{'s' if n != 1 else ''} added"
+              + (f", {report.skipped} proposed before" if report.skipped else ""),
+              markup=False, highlight=False)
+    for e in report.errors:
+        out.print(f"problem: {e}", markup=False, highlight=False)
+    if n:
+        out.print("review them with `lca-tui proposals` or on screen 4", markup=False,
+                  highlight=False)
+    return 1 if report.errors else 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.sweep:
+        return run_sweep(args)
     with store_from(args) as store:
         report = store.consolidate(args.session, use_proposer=not args.no_proposer)
     failed = bool(report.proposer.get("error"))

@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         "its own unless --store is given, never into $LCA_STORE, and never over a store that "
         "holds records.")
     p.add_argument("--no-open", action="store_true", help="build the store, do not open the app")
+    p.add_argument("--tour", action="store_true",
+                   help="open the app on the guided tour's first step (] next, [ back, t "
+                   "leaves and resumes; t starts it on any screen of the demo store)")
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -59,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
         problems_table(r.errors, f"{plural(len(r.errors), 'problem')} the demo data holds on "
                        "purpose").print(out)
     if args.no_open:
-        out.print(f"open it with: lca-tui --store {shown}", markup=False,
-                  soft_wrap=True)
+        out.print(f"open it with: lca-tui --store {shown} (t there starts the guided "
+                  "tour)", markup=False, soft_wrap=True)
         return 0
     from lca_tui.commands.app import run_app
 
-    return run_app(result.path, args)
+    return run_app(result.path, args, tour=args.tour)

@@ -134,7 +134,7 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
 
 def _status(args: argparse.Namespace, path: Any) -> int:
     from store.harness import paths
-    from store import hooks_status
+    from store import hooks_status, when
     from store.harness.client import describe
 
     wired = hooks_status(path)
@@ -172,12 +172,14 @@ def _status(args: argparse.Namespace, path: Any) -> int:
         t = table("id", "time", "event", "status", "via", "ms", "added", "injected", "error",
                   title="latest hook runs")
         for r in recent:
-            t.add_row(str(r["id"]), r["ts"], r["event"], r["status"], r["via"],
+            t.add_row(str(r["id"]), when(r["ts"], with_seconds=True), r["event"], r["status"],
+                      r["via"],
                       "" if r["duration_ms"] is None else f"{r['duration_ms']:.0f}",
                       str(r["entries_added"]), str(r["injected"]), r["error"] or "")
         out.print(t)
     elif signal.rows and part["error"]:
         for r in signal.rows[:10]:
-            out.print(f"  {str(r.get('ts') or '')[:19]} {r.get('event')} ({r.get('via')}): "
-                      f"{r.get('error') or ''}", markup=False)
+            stamp = when(r.get("ts"), with_seconds=True)
+            out.print(f"  {stamp} {r.get('event')} ({r.get('via')}): {r.get('error') or ''}",
+                      markup=False)
     return 1 if part["error"] else 0

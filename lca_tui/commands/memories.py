@@ -10,7 +10,7 @@ from rich.table import Table
 
 from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
                              store_from)
-from store import one_line, visible
+from store import one_line, visible, when
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
 WITHHELD = "[secret: text withheld]"
@@ -97,20 +97,49 @@ def _gist(body: str) -> str:
 
 
 def _interval(valid_from: str | None, valid_to: str | None) -> str:
-    return f"{(valid_from or '…')[:10]} → {(valid_to or 'now')[:10]}"
+    """``2026-11-10 → 2026-12-01``: local dates, as the app shows them."""
+    from store import when
+
+    return f"{when(valid_from)[:10] if valid_from else '…'} → " \
+        f"{when(valid_to)[:10] if valid_to else 'now'}"
+
+
+def chain_lines(links: list, mark: int | None = None) -> list[str]:
+    """The chain as text, oldest first, a successor indented under the memory it replaced.
+    A merge gives a memory several predecessors, but only one of them can stand right above
+    it: each other one says where it went (``→ merged into 17``), and the merge names all
+    it merged, so no memory reads as an unconnected root."""
+    lines = []
+    for i, c in enumerate(links):
+        pad = "  " * c.depth
+        preds = list(c.supersedes)
+        came = ""
+        if c.proposal_id or len(preds) > 1:
+            how = [f"proposal {c.proposal_id}"] if c.proposal_id else []
+            if len(preds) > 1:
+                how.append("merges " + ", ".join(map(str, preds)))
+            came = f" ({'; '.join(how)})"
+        fork = f"  FORK: superseded by {', '.join(map(str, c.successors))}" \
+            if len(c.successors) > 1 else ""
+        went = ""
+        if len(c.successors) == 1:
+            (succ,) = c.successors
+            nxt = links[i + 1] if i + 1 < len(links) else None
+            if nxt is None or nxt.id != succ or nxt.depth != c.depth + 1:
+                merged = next((x for x in links if x.id == succ and len(x.supersedes) > 1),
+                              None)
+                went = f"  → {'merged into' if merged else 'superseded by'} {succ}"
+        here = "  ←" if c.id == mark else ""
+        lines.append(f"{pad}{'└ ' if c.depth else ''}memory {c.id} [{c.status}] "
+                     f"{_interval(c.valid_from, c.valid_to)}  {one_line(c.name, 50)}{came}"
+                     f"{fork}{went}{here}")
+    return lines
 
 
 def print_chain(links: list, mark: int | None = None) -> None:
     out = console()
-    for c in links:
-        pad = "  " * c.depth
-        came = f" (proposal {c.proposal_id})" if c.proposal_id else ""
-        fork = f"  FORK: superseded by {', '.join(map(str, c.successors))}" \
-            if len(c.successors) > 1 else ""
-        here = "  ←" if c.id == mark else ""
-        out.print(f"{pad}{'└ ' if c.depth else ''}memory {c.id} [{c.status}] "
-                  f"{_interval(c.valid_from, c.valid_to)}  {one_line(c.name, 50)}{came}"
-                  f"{fork}{here}", markup=False)
+    for line in chain_lines(links, mark):
+        out.print(line, markup=False)
 
 
 def run_memory(args: argparse.Namespace) -> int:
@@ -146,10 +175,13 @@ def run_memory(args: argparse.Namespace) -> int:
                                                      e.entry_id else ""),
                   markup=False, style="dim")
     for f in d.flags:
-        state = f"resolved {f.resolved_at}" if f.resolved_at else "unresolved"
+        state = f"resolved {when(f.resolved_at)}" if f.resolved_at else "unresolved"
         out.print(f"flag: {f.kind} with memory {f.other_id} ({state}; proposal "
                   f"{f.proposal_id}): {one_line(f.reason or '')}", markup=False,
                   style="yellow")
+    if d.proposals:
+        out.print("proposals that made or touched it: " + ", ".join(map(str, d.proposals)),
+                  markup=False, style="dim")
     if len(d.chain) > 1:
         out.print("supersession chain:", markup=False, style="bold")
         print_chain(list(d.chain), r.id)
@@ -166,6 +198,16 @@ def run_chain(args: argparse.Namespace) -> int:
         return 0
     print_chain(links, args.memory_id)
     return 0
+
+
+AUDIT_IDS = 5  # ids an audit line names before it counts the rest (`--json` keeps all)
+
+
+def _some_ids(ids: list) -> str:
+    """``1, 2, 3, 4, 5 … (600 in all)``: an event over 600 chunks is one readable line."""
+    if len(ids) <= AUDIT_IDS + 1:
+        return ", ".join(map(str, ids))
+    return f"{', '.join(map(str, ids[:AUDIT_IDS]))} … ({len(ids):,} in all; --json lists them)"
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -186,7 +228,7 @@ def run_audit(args: argparse.Namespace) -> int:
                 col("actor", drop=3, min_width=10), col("action", whole=True),
                 col("target", drop=2, min_width=12), col("counts", drop=1, min_width=24))
     for r in rows:
-        ids = ", ".join(str(i) for i in r.target_ids if i is not None)
+        ids = _some_ids([i for i in r.target_ids if i is not None])
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         t.add_row(str(r.id), when(r.ts, with_seconds=True), one_line(r.actor, 30), r.action,
                   f"{r.target_kind or ''} {ids}".strip(), counts)

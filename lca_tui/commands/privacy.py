@@ -24,7 +24,7 @@ from lca_tui.output import (
     store_from,
     table,
 )
-from store import visible
+from store import visible, when
 
 if TYPE_CHECKING:
     from store import Scope
@@ -82,9 +82,16 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        description="Set the sensitivity of entries (and memories): private is "
                        "never injected into a public recall, secret is never injected and is "
                        "masked on every screen until revealed. --session also sets the "
-                       "session's default for entries written later.")
+                       "session's default for entries written later. --unmark-detected "
+                       "turns back what the secrets detector marked secret (a false "
+                       "positive): its findings are dismissed and the change audited.")
     _scope_args(p)
-    p.add_argument("--as", dest="level", required=True, choices=("public", "private", "secret"))
+    p.add_argument("--as", dest="level", choices=("public", "private", "secret"),
+                   help="the level to set (required unless --unmark-detected; with it, the "
+                   "level to return to: default an entry's session default, a memory public)")
+    p.add_argument("--unmark-detected", action="store_true",
+                   help="undo the secrets detector's marking of the scope's records (only "
+                   "the ones it marked); they are not marked again by a later scan")
     add_json_flag(p)
     p.set_defaults(func=run_mark)
 
@@ -236,7 +243,8 @@ def list_tombstones(args: argparse.Namespace) -> int:
     for r in rows:
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         verified = "-" if r.verified is None else ("yes" if r.verified else "FAILED")
-        t.add_row(*(Text(visible(str(v))) for v in (r.id, r.ts, r.action, r.scope_kind, counts,
+        t.add_row(*(Text(visible(str(v))) for v in (r.id, when(r.ts, with_seconds=True),
+                                                      r.action, r.scope_kind, counts,
                                                       r.actor, verified)))
     console().print(t)
     if note:
@@ -249,14 +257,24 @@ def _unverified_line(store: Any) -> str | None:
 
 
 def run_mark(args: argparse.Namespace) -> int:
+    if args.level is None and not args.unmark_detected:
+        return fail("mark needs --as LEVEL (public, private or secret), or --unmark-detected")
     scope = _scope(args)
     with store_from(args) as store:
         note_unverified(store)
-        counts = store.privacy_mark(scope, args.level)
+        if args.unmark_detected:
+            counts = store.unmark_detected(scope, args.level, getattr(args, "actor", None))
+        else:
+            counts = store.privacy_mark(scope, args.level)
     if args.json:
-        print_json({"level": args.level, "counts": counts})
+        print_json({"level": args.level, "counts": counts,
+                    "unmark_detected": bool(args.unmark_detected)})
         return 0
     plural = {"session": "sessions", "entry": "entries", "memory": "memories"}
+    if args.unmark_detected:
+        console().print("no longer secret (detector's findings dismissed): " + ", ".join(
+            f"{n} {k if n == 1 else plural[k]}" for k, n in counts.items()), markup=False)
+        return 0
     console().print(f"marked {args.level}: " + ", ".join(
         f"{n} {k if n == 1 else plural[k]}" for k, n in counts.items()), markup=False)
     return 0

@@ -113,8 +113,8 @@ def print_proposal(info: Any) -> None:
     """A proposal for a person: what it would write, the checks, what approval needs."""
     out = console()
     s = info.summary
-    targets = ", ".join(f"memory {t}" for t in s.targets) or "-"
-    out.print(f"proposal {s.id}  {s.op or s.kind or '?'} {s.type or ''}  [{s.status}]  "
+    targets = ", ".join(f"memory {t}" for t in s.shown_targets) or "-"
+    out.print(f"proposal {s.id}  {s.shown_op or s.kind or '?'} {s.type or ''}  [{s.status}]  "
               f"origin {s.origin}  target {targets}", markup=False, style="bold")
     out.print(f"created {when(s.created, with_seconds=True)}"
               + (f" by {s.proposer}" if s.proposer else "")
@@ -189,8 +189,8 @@ def run_proposals(args: argparse.Namespace) -> int:
                 col("created", whole=True), col("name", drop=2, min_width=16),
                 col("checks", drop=1, min_width=20))
     for r in rows:
-        t.add_row(str(r.id), r.op or f"({r.kind or 'event'})", r.type or "", r.status,
-                  r.origin, ",".join(map(str, r.targets)), when(r.created),
+        t.add_row(str(r.id), r.shown_op or f"({r.kind or 'event'})", r.type or "", r.status,
+                  r.origin, ",".join(map(str, r.shown_targets)), when(r.created),
                   one_line(r.name or "", 60), _checks_line(r.checks))
     t.print()
     return 0
@@ -207,8 +207,17 @@ def run_proposal(args: argparse.Namespace) -> int:
 
 
 def run_approve(args: argparse.Namespace) -> int:
-    with store_from(args) as store:
-        info = store.approve(args.proposal_id, args.as_, args.reason)
+    from lca_tui.warm import ask
+
+    answered = ask(args, {"op": "approve", "proposal_id": args.proposal_id, "as": args.as_,
+                          "reason": args.reason}, replayable=False)
+    if answered is not None:  # the daemon approved (its model warm for the verify step)
+        from store import ProposalInfo, rebuild_record
+
+        info = rebuild_record(ProposalInfo, answered["info"])
+    else:
+        with store_from(args) as store:
+            info = store.approve(args.proposal_id, args.as_, args.reason)
     if args.json:
         print_json(info.to_json())
     else:

@@ -77,7 +77,7 @@ def _harness_figures(figures: dict[str, Any]) -> str:
 
 def _print_candidates(candidates: list[Any]) -> None:
     """Two or three lines a candidate: numbers, source and excerpt, reason (80 columns)."""
-    from store import TRACE_MASK as MASK
+    from store import TRACE_MASK as MASK, term_text
 
     out = console()
     for c in candidates:
@@ -86,7 +86,7 @@ def _print_candidates(candidates: list[Any]) -> None:
             out.print(f"#{c.rank:<3} {c.decision:<15} {_harness_figures(c.harness)}",
                       markup=False, style="bold")
         else:
-            nums = " ".join(f"{k} {_fmt(t.get(k), 2) or '-'}" for k in "ETAQK")
+            nums = " ".join(f"{k} {term_text(t.get(k)) or '-'}" for k in "ETAQK")
             out.print(f"#{c.rank:<3} {c.decision:<15} score {_fmt(c.score) or '-':>6}  "
                       f"S {_fmt(t.get('S')) or '-'} (cos {_fmt(c.cos) or '-'} lex "
                       f"{_fmt(c.lex) or '-'}{_adjacent(c)})  {nums}", markup=False,
@@ -122,23 +122,13 @@ def _print_trace(trace: Any) -> None:
 
 
 def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The recall as ``lca-tui serve`` answers it (warm: model and vectors loaded), or None
-    when no daemon serves this store (or settings are overridden for this run)."""
-    from store.harness import client, paths
+    """The recall as ``lca-tui serve`` answers it (warm: model and vectors loaded), with its
+    trace, or None when no daemon serves this store (or it cannot apply this run's --set)."""
+    from lca_tui.warm import ask
 
-    if getattr(args, "overrides_top", None) or getattr(args, "overrides", None):
-        return None
-    try:
-        store = paths.resolve_store(getattr(args, "store", None))
-        reply = client.request(paths.socket_path(store), {
-            "op": "recall", "store": str(store), "query": args.query, "role": args.role,
-            "project": args.project, "channel": args.channel,
-            "historical": args.historical}, timeout=60.0, ack_timeout=2.0)
-    except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
-        return None
-    if not reply.get("ok"):
-        return None  # in this process, where a bad query gets its own clear error
-    return dict(reply["result"])
+    return ask(args, {"op": "recall", "query": args.query, "role": args.role,
+                      "project": args.project, "channel": args.channel,
+                      "historical": args.historical, "with_trace": not args.json})
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -174,11 +164,12 @@ def run_recall(args: argparse.Namespace) -> int:
     answered = _through_daemon(args)
     if answered is not None:
         if args.json:
-            print_json(answered)
+            print_json(answered["result"])
             return 0
-        items = [argparse.Namespace(**i) for i in answered["items"]]
-        with store_from(args) as store:
-            trace = store.trace(int(answered["trace_id"]))
+        from store import trace_from_dict
+
+        items = [argparse.Namespace(**i) for i in answered["result"]["items"]]
+        trace = trace_from_dict(answered["trace"])
     else:
         with store_from(args) as store:
             result = store.recall(args.query, args.role, args.project, args.channel,
@@ -232,17 +223,15 @@ def run_trace(args: argparse.Namespace) -> int:
         print_json({"trace": result.to_json(), "moves": [vars(m) for m in moves]})
         return 0
     _print_trace(result.trace)
+    from store import moves_line
+
     moved = [m for m in moves if m.changed]
     if not moved:
-        console().print(f"nothing moved since trace {args.trace_id}: every candidate kept its "
-                        "rank and decision" + (" (equal scores aside)" if any(
-                            m.tie_only for m in moves) else ""), markup=False, soft_wrap=True)
+        console().print(moves_line(moves, args.trace_id), markup=False, soft_wrap=True)
         return 0
     t = Listing(col("source", whole=True), col("rank before", whole=True, right=True),
                 col("rank now", whole=True, right=True), col("decision before", whole=True),
-                col("decision now", whole=True),
-                title=f"what moved since trace {args.trace_id} "
-                f"({plural(len(moved), 'candidate')})")
+                col("decision now", whole=True), title=moves_line(moves, args.trace_id))
     for m in moved:
         t.add_row(m.pointer, str(m.old_rank or "-"), str(m.new_rank or "-"),
                   m.old_decision or "-", m.new_decision or "-")

@@ -22,8 +22,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        help="start (or stop, or query) the warm daemon for the store",
                        description="A local daemon on a Unix socket in $XDG_RUNTIME_DIR that "
                        "keeps the store, its vectors and the embedding model open, embeds "
-                       "waiting entries in the background and answers `lca-tui hook` and "
-                       "`lca-tui recall`. Started in the background unless --foreground.")
+                       "waiting entries in the background and answers `lca-tui hook`, "
+                       "`lca-tui recall`, `lca-tui search` and `lca-tui approve` (as the "
+                       "person who runs them, with their --set where it applies per request; "
+                       "see docs/commands.md). Started in the background unless --foreground.")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--stop", action="store_true", help="stop the daemon")
     what.add_argument("--status", action="store_true", help="is it running, what is it doing")

@@ -100,9 +100,18 @@ def _verbatim(content: str) -> str:
 
 
 def search(args: argparse.Namespace) -> int:
-    with store_from(args) as store:
-        limit = args.limit or store.settings["search.limit"]
-        hits = store.search(args.text, limit, args.mode)
+    from lca_tui.warm import ask
+
+    answered = ask(args, {"op": "search", "query": args.text, "limit": args.limit,
+                          "mode": args.mode})
+    if answered is not None:  # the daemon's (warm) search: the same hits
+        from store import SearchHit
+
+        hits = [SearchHit(**h) for h in answered["hits"]]
+    else:
+        with store_from(args) as store:
+            limit = args.limit or store.settings["search.limit"]
+            hits = store.search(args.text, limit, args.mode)
     if args.json:
         print_json([h.to_json() for h in hits])
         return 0

@@ -24,12 +24,13 @@ from store.core import db
 from store.core.db import orm
 from store.core import vec
 from store.core.actor import resolve as resolve_actor
-from store.core.embed import Embedder, load_embedder
+from store.core.embed import DIM, MODEL_NAME, Embedder, load_embedder, model_would_load
 from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
 from store.core.migrations import current_version, migrate, refuse_newer
+from store.core.secrets import Detector
 from store.core.records import (
     BLOCK_PREFIX,
     EmbedderInfo,
@@ -263,7 +264,14 @@ class StoreBase:
         return self.embedder
 
     def embedder_info(self) -> EmbedderInfo:
-        e = self.embedder
+        """The embedder in use, without loading the model when it would load: a report
+        (``stats``, health) costs no model load; the vectors are the loaded model's."""
+        with self._embedder_lock:
+            e = self._embedder
+        if e is None:
+            if self.settings["embed.backend"] != "fallback" and model_would_load():
+                return EmbedderInfo(MODEL_NAME, DIM, False, None)
+            e = self.embedder  # the fallback (cheap), or the load that says why it fails
         return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
 
     def indexer(self, progress: Progress | None = None,
@@ -274,7 +282,12 @@ class StoreBase:
         return Indexer(self.load_embedder(progress), self.settings["embed.max_tokens"],
                        self.settings["embed.batch_size"], name, version,
                        self.settings["embed.tool_head_tokens"], progress,
-                       self.neighbour_finder)
+                       self.neighbour_finder, self.detector())
+
+    def detector(self) -> Detector:
+        """The secrets detector every entry and memory written goes through (its opt-in
+        e-mail and phone detection from the ``privacy.detect_*`` settings)."""
+        return Detector.from_settings(self.settings)
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, conn: Connection, action: str, target_kind: str | None = None,
@@ -474,7 +487,8 @@ class StoreBase:
         with self.write() as conn:
             upsert_session(conn, session, self.writer, self.writer_version)
             result = write_entries(conn, session.id, entries, indexer, self.writer,
-                                   self.writer_version, prepared, defer=defer)
+                                   self.writer_version, prepared, defer=defer,
+                                   detector=self.detector())
         return result.entry_ids
 
     def hook_runs(self, limit: int = 10) -> list[HookRunInfo]:

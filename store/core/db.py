@@ -9,6 +9,7 @@ which backend a store is on.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -18,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlean
-import sqlite_vec
 from sqlalchemy import Connection, Engine, Select, create_engine, event
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import OperationalError
@@ -126,6 +126,19 @@ def server_size(conn: Connection) -> int:
 
 
 
+@functools.cache
+def vec_extension() -> str:
+    """The sqlite-vec loadable extension's path, as ``sqlite_vec.loadable_path()`` gives it,
+    without importing ``sqlite_vec`` (which imports NumPy: 0.07 s a command that reads the
+    store has no use for)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the sqlite-vec package is not installed")
+    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+
+
 def ensure_file(path: Path) -> bool:
     """Create the store file with owner-only permissions; True if created.
 
@@ -219,7 +232,7 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0) -> Engin
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
         dbapi_conn.enable_load_extension(True)
-        sqlite_vec.load(dbapi_conn)
+        dbapi_conn.load_extension(vec_extension())
         dbapi_conn.enable_load_extension(False)
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

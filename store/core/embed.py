@@ -24,11 +24,12 @@ import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from store.core.assets import asset_path
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +165,8 @@ class ModelEmbedder:
         self._pad_id = tok.token_to_id("[PAD]") or 0
 
     def _run(self, encodings: list[Any]) -> np.ndarray:
+        import numpy as np
+
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -184,6 +187,8 @@ class ModelEmbedder:
     def embed(self, texts: list[str], progress: EmbedProgress | None = None) -> np.ndarray:
         """Unit vectors for ``texts``, in order; batches grouped by token length, ``threads``
         of them running at once."""
+        import numpy as np
+
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
@@ -227,6 +232,8 @@ class HashEmbedder:
         self.reason = reason
 
     def _one(self, text: str) -> np.ndarray:
+        import numpy as np
+
         vec = np.zeros(DIM, dtype=np.float32)
         words = [w.lower() for w in _WORD.findall(text)]
         features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
@@ -242,12 +249,31 @@ class HashEmbedder:
         return vec / norm
 
     def embed(self, texts: list[str], progress: EmbedProgress | None = None) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         out = np.stack([self._one(t) for t in texts])
         if progress:
             progress(len(texts), len(texts))
         return out
+
+
+def model_would_load() -> bool:
+    """Whether ``ModelEmbedder()`` would find everything it loads, without loading it: the
+    model file (its sha256 checked, as a load checks it), the tokenizer file, and the
+    ``onnxruntime`` and ``tokenizers`` packages installed. What reports the embedder in use
+    (``stats``, the health signals) asks this instead of paying the model's load (~0.5 s); a
+    ``False`` sends it to the real load, which says exactly why it degrades."""
+    import importlib.util
+
+    try:
+        model_file()
+    except Exception:  # noqa: BLE001 — any failure is the real load's to report
+        return False
+    return (asset_path("model", "tokenizer.json").is_file()
+            and all(importlib.util.find_spec(m) is not None
+                    for m in ("onnxruntime", "tokenizers")))
 
 
 def load_embedder(backend: str = "auto", threads: int = 0, batch_size: int = 64,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
 from sqlalchemy import Connection, delete, func, insert
 from sqlmodel import col, select
 
@@ -19,8 +19,12 @@ from store.core import pragmas, vec
 from store.core.chunker import model_view, split
 from store.core.embed import Embedder
 from store.core.models import Chunk
+from store.core.secrets import DEFAULT, Detector
 from store.core.timeutil import now_iso
 from store.core.vocab import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Below this many new vectors, nearest neighbours come from vec0 KNN; above, from the stored
 # matrix, compared in blocks so memory stays bounded.
@@ -36,7 +40,8 @@ TOOL_KINDS = frozenset({"tool_call", "tool_result"})
 # (connection, new vectors) → (for each: id of the most similar vector already indexed, its
 # similarity), or None to use the index itself: a warm process (the daemon) hands in its
 # in-memory copy, where ``vec0`` would scan the whole table once per new vector.
-NeighbourFinder = Callable[[Connection, np.ndarray], "tuple[np.ndarray, np.ndarray] | None"]
+NeighbourFinder = Callable[[Connection, "np.ndarray"],
+                           "tuple[np.ndarray, np.ndarray] | None"]
 
 
 def sha256_text(body: str) -> str:
@@ -98,6 +103,8 @@ def _earlier(vectors: np.ndarray, best_sim: np.ndarray, best_ref: np.ndarray,
              has: np.ndarray) -> None:
     """Improve each row's best match with the rows before it (ref ``-1 - j`` for row j),
     a block of rows at a time so memory stays bounded."""
+    import numpy as np
+
     n = len(vectors)
     for a in range(0, n, _BLOCK):
         block = vectors[a:a + _BLOCK]
@@ -124,8 +131,12 @@ class Indexer:
     def __init__(self, embedder: Embedder, max_tokens: int, batch_size: int,
                  writer: str, writer_version: str, head_tokens: int = 0,
                  progress: Progress | None = None,
-                 finder: NeighbourFinder | None = None) -> None:
+                 finder: NeighbourFinder | None = None,
+                 detector: Detector | None = None) -> None:
         self.embedder = embedder
+        # every text indexed goes through it: chunks, vectors and FTS rows hold placeholders
+        # where it found a secret (``store.core.secrets``), never the value
+        self.detector = detector or DEFAULT
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
         self.writer = writer
@@ -156,7 +167,8 @@ class Indexer:
         ``progress(done, total)`` is told of the chunks embedded after each group."""
         spans: list[tuple[str, _Pending]] = []
         dummy = Source("entry", 0, "", "")
-        for key, body in texts.items():
+        for key, raw in texts.items():
+            body = self.detector.mask(raw)
             for start, end, tokens, lexical in self._spans(body, key in head_only):
                 spans.append((key, _Pending(dummy, start, end, tokens, body[start:end],
                                             lexical=lexical)))
@@ -194,6 +206,8 @@ class Indexer:
                                                                              float | None]]:
         """For row i of ``vectors``: the most similar vector already indexed or earlier in
         ``vectors`` (as (index into the store, or -1-j for row j of the batch), similarity)."""
+        import numpy as np
+
         n = len(vectors)
         best_sim = np.full(n, -np.inf, dtype=np.float32)
         best_ref = np.full(n, 0, dtype=np.int64)
@@ -225,6 +239,8 @@ class Indexer:
     def neighbours_among(vectors: np.ndarray) -> list[tuple[int | None, float | None]]:
         """For row i: the most similar earlier row (its index, similarity), with no database:
         ``reindex`` computes every new chunk's neighbour this way before it takes the lock."""
+        import numpy as np
+
         n = len(vectors)
         best_sim = np.full(n, -np.inf, dtype=np.float32)
         best_ref = np.full(n, 0, dtype=np.int64)
@@ -240,6 +256,8 @@ class Indexer:
         here. Failures are recorded on the chunk, never raised. ``neighbours`` (one per chunk
         with a vector, in order: a stored chunk id, or ``-1 - j`` for the j-th such chunk of
         this call) skips the nearest-neighbour search, already done outside the lock."""
+        import numpy as np
+
         result = IndexResult()
         pending: list[_Pending] = []
         missing: list[_Pending] = []
@@ -249,10 +267,9 @@ class Indexer:
                 pending.extend(_Pending(source, r.start, r.end, r.tokens, r.body, r.vector,
                                         r.error, r.lexical) for r in ready)
                 continue
-            for start, end, tokens, lexical in self._spans(source.text,
-                                                           source.kind in TOOL_KINDS):
-                p = _Pending(source, start, end, tokens, source.text[start:end],
-                             lexical=lexical)
+            body = self.detector.mask(source.text)
+            for start, end, tokens, lexical in self._spans(body, source.kind in TOOL_KINDS):
+                p = _Pending(source, start, end, tokens, body[start:end], lexical=lexical)
                 pending.append(p)
                 missing.append(p)
         if not pending:

@@ -23,6 +23,8 @@ from sqlalchemy import Connection, or_
 from sqlmodel import col, select
 
 from store.core.db import orm
+from store.core.detected import dismissed, record
+from store.core.secrets import kinds
 from store.core.erasure import erased
 from store.core.index import Source, drop_chunks_of
 from store.core.models import Evidence, Memory
@@ -43,6 +45,8 @@ COLUMNS = frozenset(Memory.model_fields) - MANAGED
 # importer hashes the whole parsed file).
 HASHED = tuple(sorted(COLUMNS - {"source_file", "content_hash", "updated_at", "front_matter",
                                  "supersedes_ref", "loadable", "load_error"}))
+# A write that sets any of these runs the secrets detector (what ``index_text`` reads).
+CAUGHT = frozenset({"name", "description", "body", "invariant"})
 # Evidence identical in these is the same evidence (``add_evidence(..., once=True)``).
 _EVIDENCE_SAME = ("memory_id", "entry_id", "span_start", "span_end", "file_path", "note")
 
@@ -122,6 +126,28 @@ def reindex(conn: Connection, store: Store, memory: Memory) -> tuple[int, int]:
     return result.chunks, result.failed
 
 
+def _caught(conn: Connection, store: Store, memory: Memory) -> None:
+    """The secrets detector on a memory just written: a hit makes it ``secret`` (its name
+    masked too when the name holds the value) and records the kinds found, unless a person
+    dismissed its findings before (``mark --unmark-detected``). The content hash stays the
+    input's, so importing the same file again finds it unchanged."""
+    assert memory.id is not None
+    det = store.detector()
+    hits = det.detect(index_text(memory.name, memory.description, memory.body,
+                                 memory.invariant))
+    if not hits or memory.id in dismissed(conn, "memory", [memory.id]):
+        return
+    with orm(conn) as s:
+        row = s.get(Memory, memory.id)
+        assert row is not None
+        row.sensitivity = memory.sensitivity = "secret"
+        if det.detect(row.name):
+            row.name = memory.name = det.mask(row.name)
+        s.flush()
+    record(conn, "memory", {memory.id: kinds(hits)}, "write", store.writer,
+           store.writer_version)
+
+
 def create(conn: Connection, store: Store, fields: Mapping[str, Any], *,
            index: bool = True) -> MemoryWrite:
     """Insert a memory (``content_hash`` computed from ``fields`` when not given) and index
@@ -135,6 +161,7 @@ def create(conn: Connection, store: Store, fields: Mapping[str, Any], *,
         s.add(memory)
         s.flush()
     assert memory.id is not None
+    _caught(conn, store, memory)
     chunks, failed = reindex(conn, store, memory) if index else (0, 0)
     return MemoryWrite(memory.id, "created", chunks, failed)
 
@@ -155,6 +182,8 @@ def update(conn: Connection, store: Store, memory_id: int, fields: Mapping[str, 
         memory.updated_at = values.get("updated_at") or now_iso()
         memory.writer, memory.writer_version = store.writer, store.writer_version
         s.flush()
+    if CAUGHT & set(values):
+        _caught(conn, store, memory)
     chunks, failed = reindex(conn, store, memory) if index else (0, 0)
     return MemoryWrite(memory_id, "updated", chunks, failed)
 

@@ -177,6 +177,26 @@ class EmbedQueue(Who, table=True):
     queued_at: str
 
 
+class SecretFinding(Who, table=True):
+    """What the detector found in an entry or a memory: the kind and how many, never the
+    value (migration 17)."""
+
+    __tablename__ = "secret_finding"
+    __table_args__ = (Index("secret_finding_by_source", "source_type", "source_id"),
+                      Index("secret_finding_by_time", "found_at"),
+                      {"sqlite_autoincrement": True})
+
+    id: int | None = Field(default=None, primary_key=True)
+    source_type: str
+    source_id: int
+    kind: str
+    count: int = 1
+    via: str
+    found_at: str
+    dismissed_at: str | None = None
+    dismissed_by: str | None = None
+
+
 class Checkpoint(Who, table=True):
     __tablename__ = "checkpoint"
     __table_args__ = (Index("checkpoint_by_session_ts", "session_id", "ts"),)

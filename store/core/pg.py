@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.pool import QueuePool
 
 from store.core.errors import StoreError
 from store.core.location import mask_url
+
+if TYPE_CHECKING:  # NumPy is imported where vectors are used (a listing has no use for it)
+    import numpy as np
 
 DIM = 384
 TS_CONFIG = "english"
@@ -230,11 +232,15 @@ def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, st
 
 # -- vectors -----------------------------------------------------------------------------------
 def _vec(vector: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32)
 
 
 def _arr(value: Any) -> np.ndarray:
     """A stored vector as float32 (pgvector's loader gives its ``Vector``)."""
+    import numpy as np
+
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
     return np.asarray(value, dtype=np.float32)
@@ -274,7 +280,16 @@ def exact_knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, f
         conn.exec_driver_sql("SET LOCAL enable_indexscan = on")
 
 
+def _array(value: Any) -> np.ndarray:
+    """A vector as the driver loaded it (pgvector 0.5: a ``Vector``; 0.4: an array) as
+    float32."""
+    held = value.to_numpy() if hasattr(value, "to_numpy") else value
+    return np.asarray(held, dtype=np.float32)
+
+
 def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     rows = conn.exec_driver_sql("SELECT chunk_id, embedding FROM chunk_vec").all()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32)

@@ -115,3 +115,39 @@ def begin(conn: Connection, immediate: bool) -> None:
 def busy_timeout(conn: Connection, ms: int) -> None:
     """How long SQLite waits for a lock before it answers "busy" (0: not at all)."""
     conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(ms)}")
+
+
+
+def high_water(conn: Connection, table: str) -> int:
+    """The highest id ever given in ``table`` by its counter: ``sqlite_sequence`` on SQLite
+    (``AUTOINCREMENT`` tables), the table's sequence on PostgreSQL; 0 when it has none."""
+    if conn.dialect.name != "postgresql":
+        return sequence(conn, table)
+    # raw SQL: a serial column's sequence, named by the server
+    seq = conn.execute(text("SELECT pg_get_serial_sequence(:t, 'id')"), {"t": table}).scalar()
+    if seq is None:
+        return 0
+    # raw SQL: a sequence's state; its name comes from the server, quoted by it
+    last, called = conn.exec_driver_sql(f"SELECT last_value, is_called FROM {seq}").one()
+    return int(last) if called else 0
+
+
+def set_high_water(conn: Connection, table: str, value: int, autoincrement: bool) -> None:
+    """Make ``value`` the highest id ever given in ``table`` (a copied store keeps its
+    source's, so an id erased there is not given again): ``sqlite_sequence`` for an
+    ``AUTOINCREMENT`` table on SQLite (other tables take max(rowid) + 1 there anyway), the
+    table's sequence on PostgreSQL (rows copied with their ids do not advance it)."""
+    if conn.dialect.name == "postgresql":
+        seq = conn.execute(text("SELECT pg_get_serial_sequence(:t, 'id')"),
+                           {"t": table}).scalar()
+        if seq is not None:
+            conn.execute(text("SELECT setval(:s, :v, :called)"),
+                         {"s": seq, "v": max(1, int(value)), "called": value > 0})
+        return
+    if not autoincrement or value <= 0:
+        return
+    updated = conn.execute(text("UPDATE sqlite_sequence SET seq = :s WHERE name = :t"),
+                           {"s": int(value), "t": table}).rowcount
+    if not updated:
+        conn.execute(text("INSERT INTO sqlite_sequence (name, seq) VALUES (:t, :s)"),
+                     {"s": int(value), "t": table})

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from store.core.textsafe import storable
+
+_R = TypeVar("_R")
 
 if TYPE_CHECKING:
     from store.core.models import Entry, Memory
@@ -302,6 +304,8 @@ class IngestReport:
     chunks_failed: int = 0
     entries_waiting: int = 0  # stored without embedding (a deferred import), queued
     erased_earlier: int = 0  # entries and memories an erasure fingerprint kept out
+    entries_secret: int = 0  # new entries the secrets detector stored ``secret``
+    private_spans: int = 0  # ``<private>…</private>`` spans stored redacted
     errors: list[ImportIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     run_id: int | None = None  # the import run recorded in the store (``lca-tui imports``)
@@ -388,3 +392,32 @@ class HookRunInfo:
     entries_added: int
     injected: int
     error: str | None
+
+
+def rebuild(cls: type[_R], data: dict[str, Any]) -> _R:
+    """A record from ``dataclasses.asdict(record)`` (as the daemon sends it): nested records,
+    tuples and lists of records, and ``X | None`` fields rebuilt by the field types."""
+    import dataclasses
+    import sys
+    import types
+    import typing
+
+    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+
+    def value(kind: Any, raw: Any) -> Any:
+        if raw is None:
+            return None
+        origin = typing.get_origin(kind)
+        if origin in (typing.Union, types.UnionType):
+            kinds = [k for k in typing.get_args(kind) if k is not type(None)]
+            return value(kinds[0], raw) if len(kinds) == 1 else raw
+        if dataclasses.is_dataclass(kind) and isinstance(raw, dict):
+            return rebuild(kind, raw)  # type: ignore[arg-type]
+        if origin in (tuple, list) and isinstance(raw, (list, tuple)):
+            args = [a for a in typing.get_args(kind) if a is not Ellipsis]
+            items = [value(args[0], r) if args else r for r in raw]
+            return tuple(items) if origin is tuple else items
+        return raw
+
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    return cls(**{k: value(hints.get(k), v) for k, v in data.items() if k in names})

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Connection, and_, func
 from sqlmodel import col, select
 
@@ -18,6 +17,7 @@ from store.core.models import Chunk, Entry, Memory
 from store.core.records import SearchHit
 
 if TYPE_CHECKING:
+    import numpy as np
     from store.core.base import StoreBase as Store
 
 MODES = ("hybrid", "fts", "semantic")

@@ -34,6 +34,11 @@ class Spec:
         return type(self.default) if self.default is not None else str
 
 
+RETENTION_TYPES = ("user", "feedback", "project", "reference", "procedure", "identity",
+                   "handoff")
+"""The memory types with a ``memory.retention_days.<type>`` setting (another type never
+expires)."""
+
 SPECS: list[Spec] = [
     Spec("embed.backend", "auto",
          "Embedder: 'auto' loads the local all-MiniLM-L6-v2 int8 model and falls back to the "
@@ -168,6 +173,12 @@ SPECS: list[Spec] = [
     Spec("memory.dir", "",
          "The bound memory directory (MindStone layout): applied writes are also written there "
          "as Markdown files, atomically, hits and prevented included. Empty: none bound."),
+    *(Spec(f"memory.retention_days.{t}", 0,
+           f"Days an active memory of type {t!r} is kept after it became valid or was "
+           "last applied before the retention pass (`lca-tui expire`) proposes expiring it; 0: "
+           "kept for ever. Critical and evergreen memories never expire.",
+           minimum=0, maximum=365_000)
+      for t in RETENTION_TYPES),
     Spec("governance.duplicate_cos", 0.92,
          "A proposal whose text is at least this cosine to an active memory is a duplicate: "
          "approving it offers `reinforce` of that memory instead."),
@@ -197,6 +208,22 @@ SPECS: list[Spec] = [
          "{\"result\": \"pass|warn|fail\", \"detail\": \"...\"}. Empty: none."),
     Spec("governance.verifier_timeout_s", 20.0,
          "Seconds the verifier may take; past it, it is stopped and its check is a warn."),
+    # -- secrets caught at capture (issue 30) ----------------------------------------------
+    Spec("privacy.detect_secrets", True,
+         "Run the secrets detector on every entry and memory written (keys, tokens, private "
+         "keys, JWTs, passwords in URLs, KEY=value lines): a hit is stored `secret`, masked, "
+         "never injected, indexed with placeholders. Off only for a store whose content is "
+         "a fixed story (the demo turns it off for its own import)."),
+    Spec("privacy.detect_email", False,
+         "Also treat an e-mail address in an entry or a memory as a secret found at capture "
+         "(the record is stored `secret`, its index holds `[secret: email]`). Off by default: "
+         "transcripts are full of commit authors and package maintainers."),
+    Spec("privacy.detect_phone", False,
+         "Also treat a phone number (Google's `phonenumbers`, valid numbers only) as a secret "
+         "found at capture. Off by default."),
+    Spec("privacy.phone_region", "",
+         "The region (ISO 3166 code, e.g. `GB`) whose national phone numbers "
+         "`privacy.detect_phone` recognises; empty: international (+…) numbers only."),
 ]
 
 SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}

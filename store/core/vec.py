@@ -6,8 +6,8 @@ needs to know."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import numpy as np
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
@@ -23,6 +23,10 @@ def backend(conn: Connection) -> str:
     """What ranks the search: ``sqlite-vec+fts5`` or ``pgvector+tsvector``."""
     return "pgvector+tsvector" if on_server(conn) else "sqlite-vec+fts5"
 
+
+if TYPE_CHECKING:
+    import numpy as np
+
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset("""
 a an and are as at be but by did do does for from had has have how i if in into is it its me my
@@ -32,10 +36,14 @@ when where which who why will with would you your
 
 
 def to_blob(vector: np.ndarray) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
 def from_blob(blob: bytes) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(blob, dtype=np.float32)
 
 
@@ -60,6 +68,16 @@ def insert_fts(conn: Connection, rows: list[tuple[int, str]]) -> None:
     if rows:
         conn.execute(text("INSERT INTO chunk_fts (rowid, text) VALUES (:id, :t)"),
                      [{"id": cid, "t": body} for cid, body in rows])
+
+
+def mask_queue_fts(conn: Connection, rows: list[tuple[int, str]]) -> None:
+    """Rewrite queued entries' ``embed_queue_fts`` rows (migration 12's trigger copied the
+    stored text) with the text given: a secret entry's, its values replaced by placeholders."""
+    if rows:
+        conn.execute(text("DELETE FROM embed_queue_fts WHERE rowid = :id"),
+                     [{"id": i} for i, _ in rows])
+        conn.execute(text("INSERT INTO embed_queue_fts (rowid, text) VALUES (:id, :t)"),
+                     [{"id": i, "t": body} for i, body in rows])
 
 
 # Above this many rows, FTS rows are deleted plainly and the index merged ('optimize')
@@ -119,6 +137,8 @@ def all_vectors(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
     """Every stored vector: (chunk ids, matrix). For bulk nearest-neighbour work."""
     if on_server(conn):
         return pg.all_vectors(conn)
+    import numpy as np
+
     rows = conn.exec_driver_sql("SELECT rowid, embedding FROM chunk_vec").all()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)

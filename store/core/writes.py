@@ -23,6 +23,9 @@ from sqlmodel import col, select
 from store.core.db import orm
 from store.core.erasure import erased
 from store.core.index import TOOL_KINDS, Indexer, Prepared, Source, sha256_text
+from store.core.detected import record
+from store.core.secrets import DEFAULT, Detector, kinds, mask, redact_private
+from store.core.vec import mask_queue_fts
 from store.core.textsafe import storable
 from store.core.models import EmbedQueue, Entry
 from store.core.models import Session as SessionRow
@@ -138,6 +141,8 @@ class NewEntry:
     meta: dict[str, Any] = field(default_factory=dict)
     line_id: str | None = None  # the source line's stable id, when the format has one
     sensitivity: str | None = None  # None: the session's default
+    # ``<private>`` spans redacted from ``content`` as it was built (recorded on write)
+    private_spans: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -147,6 +152,9 @@ class NewEntry:
                              f"{', '.join(SENSITIVITIES)})")
         # Inputs are untrusted: ids of any JSON type are stored as text, content None as "".
         self.content = "" if self.content is None else _as_text(self.content)
+        # ``<private>…</private>`` is stored already redacted; the key's position is still
+        # the source line's (its id or offset), so a re-import finds the same entry
+        self.content, self.private_spans = redact_private(self.content)
         for name in ("ts", "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id",
                      "line_id", "agent", "source_path"):
             value = getattr(self, name)
@@ -180,6 +188,8 @@ class WriteResult:
     queued: int = 0  # stored without chunks, waiting for embedding
     errors: list[str] = field(default_factory=list)
     erased_earlier: int = 0  # entries refused: an erasure fingerprint names them
+    secret: list[int] = field(default_factory=list)  # new entries the detector marked secret
+    private_spans: int = 0  # ``<private>`` spans redacted in the new entries
 
 
 def upsert_session(conn: Connection, session: NewSession, writer: str, version: str) -> bool:
@@ -240,8 +250,13 @@ def drop_erased(conn: Connection, entries: list[NewEntry]) -> tuple[list[NewEntr
 def write_entries(conn: Connection, session_id: str, entries: list[NewEntry],
                   indexer: Indexer | None, writer: str, version: str,
                   prepared: dict[str, list[Prepared]] | None = None,
-                  defer: bool = False) -> WriteResult:
+                  defer: bool = False, detector: Detector | None = None) -> WriteResult:
     """Append the entries not already stored (by idempotency key), index them, derive.
+
+    Each new entry goes through the secrets detector (``store.core.secrets``; the
+    indexer's, else ``detector``, else the default): a hit stores it ``secret``, records the
+    kinds found (``secret_finding``), and its chunks, vectors and queued FTS row hold the
+    text with placeholders in place of the values.
 
     ``prepared`` holds chunks already embedded (``embed_new``), so that the embedding work is
     done before the caller took the write lock. With ``defer`` (no indexer needed) the new
@@ -257,8 +272,11 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry],
     created = now_iso()
     session_sensitivity = conn.execute(select(SessionRow.sensitivity).where(
         SessionRow.id == session_id)).scalar()  # the default of the session's entries
+    det = detector or (indexer.detector if indexer is not None else None) or DEFAULT
     sources: list[Source] = []
     seen: set[str] = set()
+    found: dict[int, dict[str, int]] = {}
+    masked: list[tuple[int, str]] = []
     for entry in entries:
         key = entry.key
         if key in have or key in seen:
@@ -266,6 +284,9 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry],
         seen.add(key)
         seq += 1
         content_hash = entry.content_hash
+        hits = det.detect(entry.content)
+        sensitivity = ("secret" if hits else
+                       entry.sensitivity or session_sensitivity or "public")
         new_id = conn.execute(_INSERT_ENTRY, {
             "session_id": session_id, "agent": entry.agent, "seq": seq, "ts": entry.ts,
             "kind": entry.kind, "content": entry.content, "content_hash": content_hash,
@@ -275,10 +296,18 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry],
             "parent_uuid": entry.parent_uuid, "message_id": entry.message_id,
             "tool_name": entry.tool_name, "tool_use_id": entry.tool_use_id,
             "meta": meta_json(entry.meta),
-            "sensitivity": entry.sensitivity or session_sensitivity or "public", "writer": writer,
+            "sensitivity": sensitivity, "writer": writer,
             "writer_version": version, "created_at": created}).scalar_one()
         assert new_id is not None
         result.entry_ids.append(new_id)
+        if hits or entry.private_spans:
+            found[new_id] = kinds(hits)
+            if entry.private_spans:
+                found[new_id]["private-span"] = entry.private_spans
+                result.private_spans += entry.private_spans
+        if hits:
+            result.secret.append(new_id)
+            masked.append((new_id, mask(entry.content, hits)))
         sources.append(Source("entry", new_id, entry.content, content_hash, entry.kind))
     times = [e.ts for e in entries if e.ts and e.key not in have]
     if times:  # the session spans its entries, whoever wrote them
@@ -290,9 +319,12 @@ def write_entries(conn: Connection, session_id: str, entries: list[NewEntry],
             ended_at=case((or_(col(SessionRow.ended_at).is_(None),
                                col(SessionRow.ended_at) < last), last),
                           else_=SessionRow.ended_at)))
+    if found:
+        record(conn, "entry", found, "write", writer, version, created)
     if defer:
         result.queued = queue_for_embedding(conn, [s.source_id for s in sources
                                                    if s.text.strip()], writer, version)
+        mask_queue_fts(conn, masked)  # the trigger copied the stored text
     else:
         if indexer is None:
             raise ValueError("write_entries needs an indexer unless it defers embedding")

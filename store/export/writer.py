@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,9 @@ from sqlalchemy import Connection, delete, update
 from sqlmodel import col, select
 
 from store.core.db import columns, orm
+from store.core.detected import found_secret
 from store.core.errors import NotFound, StoreError
+from store.core.index import sha256_text
 from store.core.models import Entry, Evidence
 from store.core.models import Memory as MemoryRow
 from store.core.models import Session as SessionRow
@@ -45,6 +48,7 @@ from store.export.extra import checkpoints, traces
 from store.export.verify import folder_problem
 from store.export.wire import dumps_line, loads_json, wire_line
 from store.export.wire_format import file_name_for
+from store.core.secrets import Detector
 from store.core.timeutil import now_iso
 from store.core.db import insert_ignore
 
@@ -207,15 +211,33 @@ def _scope_ids(conn: Connection, sessions: list[str] | None, memories: list[int]
     return sids, entry_ids, mids
 
 
-def _memories(conn: Connection, mids: list[int]) -> tuple[list[dict[str, Any]],
-                                                          list[dict[str, Any]]]:
+def _masked(conn: Connection, det: Detector, rows: Sequence[Any]) -> list[Any]:
+    """Entry rows (``_ENTRIES``) with a caught secret's values replaced by placeholders (and
+    the content hash of that text, which the importer checks): an export never holds them."""
+    caught = found_secret(conn, "entry", [int(r[0]) for r in rows])
+    out: list[Any] = []
+    for r in rows:
+        if int(r[0]) in caught:
+            text = det.mask(r[6])
+            r = (*r[:6], text, sha256_text(text), *r[8:])
+        out.append(r)
+    return out
+
+
+def _memories(conn: Connection, mids: list[int], det: Detector | None = None
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     with orm(conn) as s:
         rows = s.exec(select(MemoryRow).where(col(MemoryRow.id).in_(mids))
                       .order_by(col(MemoryRow.id))).all()
+    caught = found_secret(conn, "memory", mids)
     records, lineage = [], []
     for row in rows:
         mid = row.id
         record: dict[str, Any] = {"ref": mid, **{k: getattr(row, k) for k in _MEMORY_FIELDS}}
+        if det is not None and mid in caught:  # a caught secret's values never leave
+            for key in ("name", "description", "body", "invariant"):
+                if isinstance(record.get(key), str):
+                    record[key] = det.mask(record[key])
         for key in _JSON_LISTS:
             record[key] = loads_json(record.get(key)) or []
         record["supersedes"], record["superseded_by"] = row.supersedes_id, row.superseded_by_id
@@ -260,6 +282,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
     held: list[tuple[str, str, str | None]] = []
     manifest_sessions: list[dict[str, Any]] = []
     counts = {"sessions": 0, "entries": 0, "memories": 0, "evidence": 0}
+    det = store.detector()
     with store.read() as conn:
         sids, single, mids = _scope_ids(conn, resolved, memories)
         partial = sorted(set(conn.execute(select(Entry.session_id).where(
@@ -273,7 +296,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
             query = _ENTRIES.where(col(Entry.session_id) == sid)
             if sid not in sids:
                 query = query.where(col(Entry.id).in_(sorted(single)))
-            rows = conn.execute(query.order_by(col(Entry.seq))).all()
+            rows = _masked(conn, det, conn.execute(query.order_by(col(Entry.seq))).all())
             rel = f"{TRANSCRIPTS}/{file_name_for(sid)}"
             lines = [dumps_line(wire_line(session, r, i == 0)) for i, r in enumerate(rows)]
             if lines:
@@ -284,7 +307,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
             held.extend(("entry", str(r[0]), rel) for r in rows)
             counts["sessions"] += 1
             counts["entries"] += len(rows)
-        memory_records, lineage = _memories(conn, mids)
+        memory_records, lineage = _memories(conn, mids, det)
         evidence = _evidence(conn, mids)
         everything = scope.get("all") is True
         checkpoint_records = checkpoints(conn, None if everything else sids)

@@ -18,6 +18,8 @@ supersession links and memory flags. Public API (plain dataclasses from ``record
     integrity(store) -> list[IntegrityProblem]                 # the Health screen calls it
     problems_of(store, memory_id) -> list[IntegrityProblem]
     audit_events(store, limit=50, action=None) -> list[AuditInfo]
+    find_groups(store, conn=None) -> list[DuplicateGroup]      # near-duplicate memories
+    sweep_duplicates(store, *, actor=None) -> SweepReport      # one merge proposal a group
 
 Modules: ``proposals`` (parse, store, edit, read), ``checks`` + ``text`` + ``verifier`` (the
 six checks), ``policy`` (approval options, auto-apply), ``apply`` (approve / reject / apply),
@@ -38,21 +40,49 @@ governance module imports ``store.ingest``. Never ``store.facade``.
 
 from __future__ import annotations
 
-from store.governance.apply import approve, reject, submit
-from store.governance.policy import approval_options, auto_apply_allowed
-from store.governance.chains import chain, integrity, problems_of
-from store.governance.proposals import (
-    NewProposal,
-    ProposalError,
-    edit,
-    get_proposal,
-    list_proposals,
-    parse_proposal,
-)
-from store.governance.views import audit_events, list_memories, memory_detail
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.governance.apply import approve, reject, submit
+    from store.governance.chains import chain, integrity, problems_of
+    from store.governance.policy import approval_options, auto_apply_allowed
+    from store.governance.proposals import (
+        NewProposal,
+        ProposalError,
+        edit,
+        get_proposal,
+        list_proposals,
+        parse_proposal,
+    )
+    from store.governance.sweep import find_groups, sweep_duplicates
+    from store.governance.views import audit_events, list_memories, memory_detail
+
+# name → the module defining it, imported on first use: listing memories (``views``) costs
+# ``views`` and what it imports, not the checks (NumPy) and the apply path
+_WHERE = {
+    "approve": "apply", "reject": "apply", "submit": "apply",
+    "chain": "chains", "integrity": "chains", "problems_of": "chains",
+    "approval_options": "policy", "auto_apply_allowed": "policy",
+    "NewProposal": "proposals", "ProposalError": "proposals", "edit": "proposals",
+    "get_proposal": "proposals", "list_proposals": "proposals", "parse_proposal": "proposals",
+    "find_groups": "sweep", "sweep_duplicates": "sweep",
+    "audit_events": "views", "list_memories": "views", "memory_detail": "views",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "NewProposal", "ProposalError", "approval_options", "approve", "audit_events",
-    "auto_apply_allowed", "chain", "edit", "get_proposal", "integrity", "list_memories",
-    "list_proposals", "memory_detail", "parse_proposal", "problems_of", "reject", "submit",
+    "auto_apply_allowed", "chain", "edit", "find_groups", "get_proposal", "integrity",
+    "list_memories", "list_proposals", "memory_detail", "parse_proposal", "problems_of",
+    "reject", "submit", "sweep_duplicates",
 ]

@@ -208,6 +208,8 @@ def finish_verification(store: Store, proposal_id: int) -> ProposalInfo:
         expect["status"] = "active"
     elif plan.op == "quarantine":
         expect["status"] = "quarantined"
+    elif plan.op == "expire":
+        expect["status"] = "expired"
     folder = usable_bound_dir(store)
     paths = []
     if folder is not None:
@@ -377,6 +379,8 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
             memories.update(conn, store, memory_id,
                             {"name": secret_name(fields.get("type"), memory_id)}, index=False)
         _evidence(conn, store, memory_id, new, proposal_id)
+        if op == "merge":  # what the merged memories were used for carries over, summed
+            _sum_counters(conn, store, memory_id, new.targets)
         for old in new.targets:
             link(conn, store, old, memory_id, proposal_id=proposal_id, ts=now)
             _resolve_flags(conn, old, now)
@@ -405,11 +409,33 @@ def _apply(conn: Connection, store: Store, proposal_id: int, new: NewProposal,
     elif op == "quarantine":
         memories.set_status(conn, store, target, "quarantined", valid_to=base.valid_to)
         expect.update(status="quarantined")
+    elif op == "expire":  # kept for its history; recalled only by a --historical recall
+        memories.set_status(conn, store, target, "expired", valid_to=now)
+        expect.update(status="expired")
     else:
         raise ProposalError(f"unknown operation {op!r}")
-    files.stage_memory(conn, store, target, new_file=op != "quarantine")
+    files.stage_memory(conn, store, target, new_file=op not in ("quarantine", "expire"))
     _index(conn, store, [target])
     return target
+
+
+def _counter(value: object) -> int:
+    try:
+        return max(0, int(value or 0))  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        return 0  # SQLite keeps what it was given: 'lots' in hits counts as nothing
+
+
+def _sum_counters(conn: Connection, store: Store, memory_id: int,
+                  targets: tuple[int, ...]) -> None:
+    """A merge's memory gets the sum of its targets' ``hits`` and ``prevented`` and the
+    latest ``last_applied`` of them, read as the targets are when it is applied."""
+    olds = [m for m in (memories.get(conn, t) for t in targets) if m is not None]
+    applied = [m.last_applied for m in olds if m.last_applied]
+    memories.update(conn, store, memory_id,
+                    {"hits": sum(_counter(m.hits) for m in olds),
+                     "prevented": sum(_counter(m.prevented) for m in olds),
+                     "last_applied": max(applied) if applied else None}, index=False)
 
 
 def _index(conn: Connection, store: Store, memory_ids: list[int]) -> None:

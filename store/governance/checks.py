@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Connection, func
 from sqlmodel import col
 
+from store.core.vocab import plural
 from store.core import vec
 from store.core.db import columns
 from store.core.models import Chunk, Entry, Memory
@@ -45,6 +45,7 @@ from store.governance import text as tx
 from store.governance.records import MASK, PERSON_ONLY_TYPES, CheckInfo
 
 if TYPE_CHECKING:
+    import numpy as np
     from store.core.base import StoreBase as Store
 
 NEW_MEMORY_OPS = ("add", "revise", "supersede", "merge")
@@ -154,6 +155,8 @@ class Checker:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Vectors for ``texts``, each text embedded once per run (checks share sentences)."""
+        import numpy as np
+
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if missing:
             for t, v in zip(missing, self.store.embedder.embed(missing), strict=True):
@@ -215,7 +218,8 @@ class Checker:
             if blind:
                 return CheckInfo(
                     "duplicate", "warn",
-                    f"compared against {len(mems) - len(blind)} of {len(mems)} memories by "
+                    f"compared against {len(mems) - len(blind)} of "
+                    f"{plural(len(mems), 'memory', 'memories')} by "
                     f"meaning: {len(blind)} embedded by another model (not "
                     f"{self.store.embedder.name}) or not at all were compared by exact text "
                     f"only; none is the same text{best} — `lca-tui reindex` embeds them again",
@@ -372,7 +376,8 @@ class Checker:
         evidence = {"sentences": marked, "min_overlap": min_overlap, "min_cos": min_cos,
                     "sentences_total": len(every)}
         if len(every) > len(sents):
-            evidence["note"] = f"the first {len(sents)} of {len(every)} sentences were traced"
+            evidence["note"] = (f"the first {len(sents)} of {plural(len(every), 'sentence')} "
+                                "were traced")
         if not cand.evidence:
             return CheckInfo("source_support", "warn",
                              f"no evidence given: {_every(len(sents), 'sentence')} marked as "

@@ -1,26 +1,25 @@
 """The consolidation pass (LCA §4.6, §6.4; the "sleep" of seeds/003): what happened since a
 session's last pass becomes pending proposals — never memories directly.
 
-Sources: explicit requests and corrections in user turns and compaction summaries
-(``detect``), memories a harness reported as used (``reinforce``), and an optional external
-proposer command (``proposer``). Every proposal carries ``origin`` ``consolidation`` and an
-idempotency key naming what it came from, so a second pass over the same entries adds
-nothing; it is also de-duplicated against the memories, against pending *and rejected*
-proposals, and within the pass, by normalised text — a candidate quoted inside an active
-memory's text, or the text (or the span) of an active memory's own evidence, is already
-known. Each is checked like any other proposal
-and only the auto-apply policy may apply one. Each pass over a session records a checkpoint
-(trigger ``consolidation``) with the highest entry it covered; the next pass starts after it.
-Only a session with new entries gets one, and none when the proposer command failed (it
-sees those entries again next time); a pass that advances no session leaves one store-wide
-mark, so the Overview still knows when it ran.
+Sources: explicit requests and corrections in user turns and compaction summaries (``detect``),
+memories a harness reported as used (``reinforce``), an optional external proposer command
+(``proposer``), and the near-duplicate sweep (``sweep``: one ``merge`` per group of active
+memories that say the same thing). Every proposal carries ``origin`` ``consolidation`` and an
+idempotency key naming what it came from, so a second pass over the same entries adds nothing;
+it is also de-duplicated against the memories, against pending *and rejected* proposals, and
+within the pass, by normalised text — a candidate quoted inside an active memory's text, or the
+text (or the span) of an active memory's own evidence, is already known. Each is checked like
+any other proposal and only the auto-apply policy may apply one. Each pass over a session
+records a checkpoint (trigger ``consolidation``) with the highest entry it covered; the next
+pass starts after it. Only a session with new entries gets one, and none when the proposer
+command failed (it sees those entries again next time); a pass that advances no session leaves
+one store-wide mark, so the Overview still knows when it ran.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from store.core.db import orm
 from store.core.models import Checkpoint, Entry, Evidence, Memory
 from store.core.timeutil import parse_iso, to_iso
 from store.governance.detect import Found, scan
+from store.governance.text import normalise
 from store.governance.models import Proposal
 from store.governance.records import PassSummary
 
@@ -62,11 +62,6 @@ class ConsolidationReport:
                 "skipped": dict(self.skipped), "proposal_ids": self.proposal_ids,
                 "checkpoint_ids": self.checkpoint_ids, "sessions": self.sessions,
                 "proposer": dict(self.proposer), "errors": self.errors}
-
-
-def normalise(text: str | None) -> str:
-    """Text as compared for de-duplication: case, spacing and punctuation ignored."""
-    return " ".join(re.sub(r"[^\w\s]", " ", (text or "").lower()).split())
 
 
 def _key(*parts: object) -> str:
@@ -296,6 +291,7 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
             report.proposals_added += 1
             report.by_kind[kind] += 1
             report.proposal_ids.append(pid)
+    _sweep_step(store, report, actor)
     if refused:  # garbage from the proposer is the proposer's failure, not a silent skip
         n = report.proposer.get("proposals", len(refused))
         why = (f"{len(refused)} of {n} proposal{'s' if n != 1 else ''} from the proposer "
@@ -315,6 +311,20 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
         report.checkpoint_ids.append(store_checkpoint(
             store, None, 0, 0, elapsed, status="partial" if proposer_failed else "ok"))
     return report
+
+
+def _sweep_step(store: Store, report: ConsolidationReport, actor: str | None) -> None:
+    """The near-duplicate sweep as a step of the pass: its merges count under ``sweep``."""
+    from store.governance.sweep import sweep_duplicates
+
+    done = sweep_duplicates(store, actor=actor)
+    if done.groups:  # like every source, listed when it found something
+        report.by_kind["sweep"] = done.proposals_added
+    report.proposals_added += done.proposals_added
+    report.proposal_ids += done.proposal_ids
+    if done.skipped:
+        report.skipped["sweep_proposed_before"] = done.skipped
+    report.errors += done.errors
 
 
 def _submit_one(store: Store, report: ConsolidationReport, dedup: _Dedup, kind: str,

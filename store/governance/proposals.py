@@ -56,7 +56,7 @@ from store.governance.records import (
     ProposalSummary,
     TargetInfo,
 )
-from store.core.vocab import SENSITIVITIES
+from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -69,7 +69,7 @@ METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list
 when a harness reported them (recall feedback), so applying it does not count them again."""
 EDITABLE = ("op", "type", "targets", "content", "metadata", "rationale", "evidence")
 NEEDS_CONTENT = ("add", "revise", "supersede", "merge")
-ONE_TARGET = ("reinforce", "revise", "supersede", "quarantine")
+ONE_TARGET = ("reinforce", "revise", "supersede", "quarantine", "expire")
 
 
 class ProposalError(ValueError):
@@ -281,7 +281,8 @@ def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]
             col(Memory.id), col(Memory.name), col(Memory.type), col(Memory.body),
             col(Memory.critical), col(Memory.invariant), col(Memory.status),
             col(Memory.sensitivity), col(Memory.content_hash), col(Memory.tags),
-            col(Memory.projects), col(Memory.description), col(Memory.superseded_by_id))
+            col(Memory.projects), col(Memory.description), col(Memory.superseded_by_id),
+            col(Memory.evergreen))
             .where(col(Memory.id) == mid)).first()
         if r is None:
             raise ProposalError(f"target: no memory {mid} (`lca-tui memories` lists them)")
@@ -294,7 +295,7 @@ def _target_rows(conn: Connection, ids: tuple[int, ...]) -> list[dict[str, Any]]
                      "sensitivity": r[7], "content_hash": r[8], "tags": json.loads(r[9] or
                                                                                    "[]"),
                      "projects": json.loads(r[10] or "[]"), "description": r[11],
-                     "successors": succ})
+                     "successors": succ, "evergreen": bool(r[13])})
     return rows
 
 
@@ -315,6 +316,13 @@ def refuse_target_state(op: str, targets: list[dict[str, Any]]) -> None:
             raise ProposalError(
                 f"target: memory {t['id']} is already superseded by {latest}; a {op} of it "
                 f"would fork the chain — supersede {succ[-1]} instead")
+        if op == "expire" and t["status"] != "active":
+            raise ProposalError(f"target: memory {t['id']} is {t['status']}, not active: "
+                                "only an active memory expires")
+        if op == "expire" and (t.get("critical") or t.get("evergreen")):
+            kind = "critical" if t.get("critical") else "evergreen"
+            raise ProposalError(f"target: memory {t['id']} is {kind}: a {kind} memory never "
+                                "expires")
         if op == "reinforce" and t["status"] not in LIVE:
             hint = (f"; reinforce its successor {succ[-1]} instead" if succ else "")
             raise ProposalError(f"target: memory {t['id']} is {t['status']}, not active: a "
@@ -353,6 +361,12 @@ def candidate_for(store: Store, new: NewProposal) -> tuple[Candidate, list[dict[
     inherited = max((t["sensitivity"] for t in targets), key=lambda s: rank.get(s, 2),
                     default="public")
     sensitivity = new.metadata.get("sensitivity") or inherited
+    if store.detector().detect("\n".join(str(v) for v in (
+            content, new.metadata.get("name"), new.metadata.get("description"),
+            new.metadata.get("invariant")) if v)):
+        # the secrets detector found a key, a token, a password: the candidate is secret
+        # (masked in the queue and its checks), as the memory it would write will be
+        sensitivity = new.metadata["sensitivity"] = "secret"
     name = _name_of(new, targets)
     if sensitivity == "secret" and not new.metadata.get("name") and (
             not targets or new.op in ("add", "merge")):
@@ -470,12 +484,16 @@ def recheck(store: Store, proposal_id: int, *, actor: str | None = None) -> Prop
     return get_proposal(store, proposal_id)
 
 
-def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
+def recheck_pending(store: Store, *, actor: str | None = None,
+                    progress: Progress | None = None) -> list[int]:
     """Run the checks of every pending proposal again (``recheck``), after writes made
     outside the gate (the demo's seeded memories, an import); the ids whose results changed.
     A proposal its targets' state now refuses is left as it is: approval says why."""
     changed = []
-    for p in list_proposals(store, "pending"):
+    pending = list_proposals(store, "pending")
+    for i, p in enumerate(pending):
+        if progress:
+            progress("checking the pending proposals again", i, len(pending))
         if p.op is None:
             continue
         try:
@@ -485,6 +503,8 @@ def recheck_pending(store: Store, *, actor: str | None = None) -> list[int]:
         if after.revision != 0 and [(c.kind, c.result, c.detail) for c in after.summary.checks] \
                 != [(c.kind, c.result, c.detail) for c in p.checks]:
             changed.append(p.id)
+    if progress:
+        progress("checking the pending proposals again", len(pending), len(pending))
     return changed
 
 
@@ -614,8 +634,8 @@ def _secret(row: Proposal) -> bool:
     return _loads(row.meta, {}).get("sensitivity") == "secret"
 
 
-def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
-             ) -> ProposalSummary:
+def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None,
+             applied: tuple[str, tuple[int, ...]] | None = None) -> ProposalSummary:
     """The queue row; a secret candidate's checks are scrubbed and its name withheld unless
     the proposer named it."""
     assert row.id is not None
@@ -625,10 +645,42 @@ def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None
         name = _loads(row.meta, {}).get("name") or "[secret]"
         checks = [CheckInfo(c.kind, c.result, c.detail, _scrub(c.evidence), c.suggestion,
                             c.revision) for c in checks]
+    as_op, to = applied or (None, ())
     return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
                            tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
                            tuple(checks), row.proposer, row.kind, row.external_id,
-                           row.decided_at)
+                           row.decided_at, as_op, to)
+
+
+def _applied_as(conn: Connection, rows: list[Proposal]
+                ) -> dict[int, tuple[str, tuple[int, ...]]]:
+    """For each applied proposal approved as another operation (``--as reinforce`` or
+    ``--as supersede``): that operation and the memories it was applied to — the memory a
+    reinforce counted, the memories a supersede replaced."""
+    applied = {r.id: r for r in rows if r.id is not None and r.status == "applied"}
+    if not applied:
+        return {}
+    with orm(conn) as s:
+        decided = s.exec(select(ProposalDecision.proposal_id, ProposalDecision.as_op).where(
+            col(ProposalDecision.proposal_id).in_(list(applied)),
+            ProposalDecision.decision == "applied",
+            col(ProposalDecision.as_op).in_(["reinforce", "supersede"]))).all()
+        links = s.exec(select(SupersessionLink.proposal_id, SupersessionLink.old_id).where(
+            col(SupersessionLink.proposal_id).in_([pid for pid, _ in decided]))).all()
+    replaced: dict[int, list[int]] = {}
+    for pid, old in links:
+        if pid is not None:
+            replaced.setdefault(pid, []).append(old)
+    out: dict[int, tuple[str, tuple[int, ...]]] = {}
+    for pid, as_op in decided:
+        row = applied[pid]
+        to: tuple[int, ...]
+        if as_op == "reinforce":
+            to = (row.memory_id,) if row.memory_id is not None else ()
+        else:
+            to = tuple(sorted(replaced.get(pid, [])))
+        out[pid] = (str(as_op), to)
+    return out
 
 
 def list_proposals(store: Store, status: str | None = None, limit: int | None = None
@@ -645,7 +697,8 @@ def list_proposals(store: Store, status: str | None = None, limit: int | None = 
                 query = query.limit(limit)
             rows = list(s.exec(query).all())
         checks = _checks_of(conn, [r.id for r in rows if r.id is not None])
-    return [_summary(r, checks[r.id or 0]) for r in rows]
+        applied = _applied_as(conn, rows)
+    return [_summary(r, checks[r.id or 0], applied=applied.get(r.id or 0)) for r in rows]
 
 
 def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
@@ -673,9 +726,10 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
                                             p.get("span") else None, p.get("file"),
                                             p.get("note"), session_id, seq))
         targets = _targets_now(conn, row)
+        applied = _applied_as(conn, [row]).get(proposal_id)
     meta = _loads(row.meta, {})
     masked = meta.get("sensitivity") == "secret" or any(t.masked for t in targets)
-    summary = _summary(row, checks, masked)
+    summary = _summary(row, checks, masked, applied)
     return ProposalInfo(
         summary=summary, content=MASK if masked and row.content is not None else row.content,
         metadata=meta, rationale=row.rationale, evidence=tuple(evidence),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine")
+OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine", "expire")
 ORIGINS = ("api", "cli", "file", "consolidation", "proposer", "mindstone-event")
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
 CHECK_KINDS = ("duplicate", "contradiction", "source_support", "budget", "procedure_risk",
@@ -142,6 +142,20 @@ class ProposalSummary:
     external_id: str | None = None
     decided: str | None = None
     """When it was approved, rejected or failed (None while pending)."""
+    applied_as: str | None = None  # approved `--as reinforce` / `--as supersede`
+    applied_to: tuple[int, ...] = ()  # the memories that approval wrote to or replaced
+
+    @property
+    def shown_op(self) -> str | None:
+        """The operation as applied: ``add → reinforce`` for an add approved as reinforce."""
+        if self.applied_as and self.applied_as != self.op:
+            return f"{self.op} → {self.applied_as}"
+        return self.op
+
+    @property
+    def shown_targets(self) -> tuple[int, ...]:
+        """The memories it targeted, or those the approval applied it to."""
+        return self.targets or self.applied_to
 
     @property
     def target(self) -> int | None:

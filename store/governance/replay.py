@@ -27,6 +27,7 @@ from sqlmodel import col, select
 from store.core.db import orm
 from store.core.models import Memory
 from store.core.timeutil import normalise_iso
+from store.core.vocab import Progress
 from store.governance.apply import approve, reject, submit
 from store.governance.proposals import ProposalError, parse_proposal
 from store.governance.records import ProposalInfo
@@ -77,8 +78,10 @@ def replay_one(store: Store, path: Path, record: dict[str, Any]) -> ProposalInfo
     return info
 
 
-def replay_proposals(store: Store, folder: Path) -> list[ProposalInfo]:
-    """Replay every ``*.json`` history file in ``folder`` (none when it does not exist)."""
+def replay_proposals(store: Store, folder: Path, progress: Progress | None = None
+                     ) -> list[ProposalInfo]:
+    """Replay every ``*.json`` history file in ``folder`` (none when it does not exist);
+    ``progress`` hears ``("replaying proposals", done, total)``."""
     if not folder.is_dir():
         return []
     records = []
@@ -88,4 +91,11 @@ def replay_proposals(store: Store, folder: Path) -> list[ProposalInfo]:
         except ValueError as exc:
             raise ProposalError(f"{path.name}: not JSON ({exc})") from None
         records.append((_time(record.get("at"), path.name), path, record))
-    return [replay_one(store, path, record) for _, path, record in sorted(records)]
+    out = []
+    for i, (_, path, record) in enumerate(sorted(records)):
+        if progress:
+            progress("replaying proposals", i, len(records))
+        out.append(replay_one(store, path, record))
+    if progress:
+        progress("replaying proposals", len(records), len(records))
+    return out

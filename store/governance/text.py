@@ -57,6 +57,11 @@ def sentences(text: str, min_words: int = 3) -> list[Sentence]:
     return out
 
 
+def normalise(text: str | None) -> str:
+    """Text as compared for de-duplication: case, spacing and punctuation ignored."""
+    return " ".join(re.sub(r"[^\w\s]", " ", (text or "").lower()).split())
+
+
 def words(text: str) -> list[str]:
     """Lower-case words, stop words dropped, a plural ``s`` trimmed (``tests`` ~ ``test``)."""
     out = []

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import select
 
+from store.core.vocab import plural
 from store.core import vec
 from store.core.db import orm
 from store.core.models import Chunk, Memory
@@ -56,8 +57,8 @@ def verify(store: Store, op: str, memory_id: int | None, expect: dict[str, Any],
         failed = len(chunks) - len(ok_chunks)
         both = bool(ok_chunks) and set(ok_chunks) <= with_vec and set(ok_chunks) <= with_fts
         step("indexed", both and not failed,
-             f"{len(ok_chunks)} chunks, {len(with_vec)} with a vector, {len(with_fts)} in "
-             f"FTS{f', {failed} failed to embed' if failed else ''}")
+             f"{plural(len(ok_chunks), 'chunk')}, {len(with_vec)} with a vector, "
+             f"{len(with_fts)} in FTS{f', {failed} failed to embed' if failed else ''}")
         text = memories.index_text(m.name, m.description, m.body, m.invariant)
     qvec = store.embedder.embed([text])[0]
     with store.read() as conn:

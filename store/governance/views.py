@@ -12,7 +12,7 @@ from store.core.db import orm
 from store.core.errors import NotFound
 from store.core.models import AuditEvent, Entry, Evidence, Memory
 from store.governance.chains import chain, problems_of
-from store.governance.models import MemoryFlag, Proposal
+from store.governance.models import MemoryFlag, Proposal, SupersessionLink
 from store.governance.records import (
     AuditInfo,
     FlagInfo,
@@ -97,6 +97,9 @@ def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
                            .order_by(col(MemoryFlag.id))).all()
             proposals = s.exec(select(Proposal.id, Proposal.targets, Proposal.memory_id)
                                .order_by(col(Proposal.id))).all()
+            linked = set(s.exec(select(SupersessionLink.proposal_id).where(
+                (SupersessionLink.old_id == memory_id)
+                | (SupersessionLink.new_id == memory_id))).all())
             flagged = _flagged(s)
     evidence = []
     for ev, entry in ev_rows:
@@ -110,8 +113,12 @@ def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
         evidence.append(MemoryEvidence(ev.id, ev.entry_id, entry.session_id if entry else None,
                                        entry.seq if entry else None, span, ev.file_path,
                                        ev.note, excerpt))
+    # made it, named it as a target, superseded it (an approval `--as supersede` links the
+    # old memory without naming it a target) or flagged it (keep-both)
+    linked |= {f.proposal_id for f in flags}
     touched = tuple(int(pid or 0) for pid, targets, made in proposals
-                    if made == memory_id or memory_id in json.loads(targets or "[]"))
+                    if made == memory_id or memory_id in json.loads(targets or "[]")
+                    or pid in linked)
     return MemoryDetail(
         _row(m, memory_id in flagged), None if secret else m.body,
         None if secret else m.invariant, m.role, m.created, m.last_applied, m.load_error,

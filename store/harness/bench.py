@@ -10,6 +10,7 @@ never imports the application.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -211,3 +212,61 @@ def statusline_latency(store: Path, command: list[str], runs: int, env: dict[str
             raise RuntimeError(f"the status line failed: {done.stdout[-200:]!r} "
                                f"{done.stderr[-300:]!r}")
     return times
+
+
+def time_process(command: list[str], env: dict[str, str], stdin: bytes | None = None,
+                 timeout: float = 600.0) -> tuple[float, float, int]:
+    """One whole process: (wall seconds from start to exit, its CPU seconds — user + system,
+    its own and its children's, from ``wait4`` — and its exit code). Output is discarded."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE if stdin is not None
+                            else subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    if stdin is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin)
+        proc.stdin.close()
+    deadline = started + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.002)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, proc.returncode
+
+
+def time_rows(rows: list[tuple[str, list[str]]], baseline: list[str], runs: int,
+              env: dict[str, str], before: Callable[[str], list[str] | None] | None = None,
+              progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Each row's command run ``runs`` times as a whole process, each run followed by a run of
+    ``baseline`` (``python -c pass``) so that both see the same load; per row the wall and
+    CPU p50 / p95 in ms, the baseline's beside them, and the exit codes seen.
+    ``before(label)`` runs (untimed) before each timed run (a proposal to approve, say); a
+    list it returns is the command to time this once (the new proposal's id in it)."""
+    from store.core.vocab import percentiles
+
+    out = []
+    for i, (label, command) in enumerate(rows):
+        walls, cpus, base_walls, base_cpus, codes = [], [], [], [], set()
+        for _ in range(runs):
+            command = (before(label) if before else None) or command
+            wall, cpu, code = time_process(command, env)
+            walls.append(wall * 1000)
+            cpus.append(cpu * 1000)
+            codes.add(code)
+            bwall, bcpu, _ = time_process(baseline, env)
+            base_walls.append(bwall * 1000)
+            base_cpus.append(bcpu * 1000)
+        out.append({"row": label, "command": command, "runs": runs,
+                    "wall_ms": percentiles(walls), "cpu_ms": percentiles(cpus),
+                    "baseline_wall_ms": percentiles(base_walls),
+                    "baseline_cpu_ms": percentiles(base_cpus), "exit_codes": sorted(codes)})
+        if progress:
+            progress("timing the command line", i + 1, len(rows))
+    return out

@@ -31,6 +31,7 @@ import socketserver
 import struct
 import threading
 import time
+from dataclasses import asdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,8 +151,9 @@ class Daemon:
         self.store: Store | None = None
         self.server: _Server | None = None
         self.started = time.time()
-        self.counts = {"requests": 0, "hooks": 0, "recalls": 0, "embedded_entries": 0,
-                       "embedded_chunks": 0, "errors": 0, "caught_up_entries": 0}
+        self.counts = {"requests": 0, "hooks": 0, "recalls": 0, "searches": 0, "approvals": 0,
+                       "embedded_entries": 0, "embedded_chunks": 0, "errors": 0,
+                       "caught_up_entries": 0}
         self.last_error: str | None = None
         self._active = 0
         self._active_lock = threading.Lock()
@@ -324,7 +326,8 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
-        if op in ("status", "hook", "recall", "statusline") and not self._still_serving():
+        if op in ("status", "hook", "recall", "search", "approve", "statusline") and \
+                not self._still_serving():
             # the client works in-process (where a store at that path is opened, migrated)
             return {"ok": False, "error": "store gone", "detail": self.last_error}
         try:
@@ -333,11 +336,17 @@ class Daemon:
             if op == "stop":
                 self.stop()
                 return {"ok": True, "stopping": True}
-            if op in ("hook", "recall"):  # recorded as the person behind the command
+            if op in ("hook", "recall", "search", "approve"):  # as the person behind it
                 from store.core.actor import acting_as
 
+                if message.get("read_only") and op in ("recall", "approve"):  # they write
+                    return {"ok": False, "error": f"read-only: {op} writes"}
                 with acting_as(message.get("actor"), message.get("account")):
-                    return self._hook(message) if op == "hook" else self._recall(message)
+                    if op == "hook":
+                        return self._hook(message)
+                    if op == "approve":
+                        return self._approve(message)
+                    return self._recall(message) if op == "recall" else self._search(message)
             if op == "statusline":
                 return self._statusline(message)
             return {"ok": False, "error": f"unknown op {op!r}"}
@@ -468,16 +477,73 @@ class Daemon:
         if not self._same_store(message):
             return {"ok": False, "error": "wrong store"}
         assert self.store is not None
-        self.counts["recalls"] += 1
         writer = message.get("writer")
         who = ((str(writer), str(message.get("writer_version") or ""))
                if isinstance(writer, str) and writer else None)
+        overrides = self._overrides(message, "recall.")
+        if overrides is None:
+            return {"ok": False, "error": "a --set the daemon cannot apply per request"}
+        self.counts["recalls"] += 1
         with self._busy():
             result = recall(self.store, str(message.get("query") or ""),
                             message.get("role"), message.get("project"),
                             str(message.get("channel") or "private"),
-                            bool(message.get("historical")), writer=who)
-        return {"ok": True, "result": result.to_json()}
+                            bool(message.get("historical")), writer=who,
+                            overrides=overrides or None)
+        reply: dict[str, Any] = {"ok": True, "result": result.to_json()}
+        if message.get("with_trace"):  # what `lca-tui recall` prints, without opening the store
+            reply["trace"] = asdict(result.trace)
+        return reply
+
+    def _overrides(self, message: dict[str, Any], prefix: str) -> dict[str, Any] | None:
+        """The request's ``--set NAME=VALUE`` (the caller's, never this process's) as the
+        per-call overrides of an operation that reads only ``prefix`` settings per call,
+        typed as ``Settings`` types them; None when one names another setting (this store
+        was opened with this daemon's settings: the caller works in-process instead)."""
+        given = message.get("set") or []
+        if not isinstance(given, list) or not given:
+            return {}
+        from store.core.settings import Settings, parse_assignment
+
+        pairs = dict(parse_assignment(str(a)) for a in given)
+        if not all(name.startswith(prefix) for name in pairs):
+            return None
+        typed = Settings.load(pairs)  # a bad value: SettingsError, the reply's error
+        return {name[len(prefix):]: typed[name] for name in pairs}
+
+    def _approve(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``lca-tui approve`` answered warm: its verify step embeds with the loaded model.
+        The decision is recorded as the caller's (``dispatch`` runs it ``acting_as`` the
+        request's person); any ``--set`` runs it in the caller's process instead."""
+        from store.governance.apply import approve
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        if self._overrides(message, "\0") != {}:  # no --set applies per request here
+            return {"ok": False, "error": "a --set the daemon cannot apply per request"}
+        self.counts["approvals"] += 1
+        with self._busy():
+            info = approve(self.store, int(message["proposal_id"]), message.get("as"),
+                           message.get("reason"))
+        self.wake.set()  # a memory was written: its chunk may wait for embedding
+        return {"ok": True, "info": asdict(info)}
+
+    def _search(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``lca-tui search`` answered warm (model and vectors loaded): the hits as records."""
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        overrides = self._overrides(message, "search.")  # search reads search.limit only
+        if overrides is None:
+            return {"ok": False, "error": "a --set the daemon cannot apply per request"}
+        self.counts["searches"] += 1
+        limit = message.get("limit") or overrides.get("limit") or \
+            self.store.settings["search.limit"]
+        with self._busy():
+            hits = self.store.search(str(message.get("query") or ""), int(limit),
+                                     str(message.get("mode") or "hybrid"))
+        return {"ok": True, "hits": [h.to_json() for h in hits]}
 
     def _statusline(self, message: dict[str, Any]) -> dict[str, Any]:
         from store.health.statusline import render, summary

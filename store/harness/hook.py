@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from store.core.secrets import DEFAULT
 from store.harness.failures import log_failure
 
 if TYPE_CHECKING:
@@ -164,7 +165,9 @@ def prompt_cue(payload: dict[str, Any]) -> str | None:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
         return None
-    return cue(prompt)
+    # the secrets detector runs before the prompt becomes a query (embedded, and kept as
+    # the trace's query): a pasted key is searched for as ``[secret: aws-key]``
+    return cue(DEFAULT.mask(prompt))
 
 
 def embed_early(store: Store, payload: dict[str, Any]) -> Future[Any] | None:

@@ -366,7 +366,7 @@ def _rebuild_lines(fix: str, r: _Rebuild, held: dict[str, int], own: str) -> lis
                      "with their vectors and FTS rows, are deleted and replaced by one "
                      "set")
     if r.drop:
-        lines.append(f"drop {len(r.drop):,} chunks whose source no longer exists")
+        lines.append(f"drop {plural(len(r.drop), 'chunk')} whose source no longer exists")
     lines.append("re-point recall-trace candidates and nearest neighbours to the new chunk of "
                  "the same span where there is one; record an audit event")
     return lines
@@ -454,9 +454,10 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
         counts.update(chunks_written=made, chunks_failed=failed)
         store.audit(conn, fix, "source", [f"{t}:{i}" for t, i in target.sources][:1000],
                     counts)
-    lines = [f"{'re-embedded' if fix == 'reembed' else 'indexed'} {len(sources):,} sources: "
-             f"{made:,} chunks written, {failed:,} failed; {len(target.drop):,} orphan chunks "
-             "dropped"] + moved_lines(gone, appeared, "target")
+    lines = [f"{'re-embedded' if fix == 'reembed' else 'indexed'} "
+             f"{plural(len(sources), 'source')}: {plural(made, 'chunk')} written, {failed:,} "
+             f"failed; {plural(len(target.drop), 'orphan chunk')} dropped"]
+    lines += moved_lines(gone, appeared, "target")
     counts.update(previewed_gone=gone, new_since_preview=appeared)
     return FixReport(fix, counts, lines, False)
 

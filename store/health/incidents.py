@@ -37,6 +37,7 @@ from store.core.embed import Embedder
 from store.core.index import Indexer, Source
 from store.core.models import Chunk, Entry, Memory, Session
 from store.core.timeutil import parse_iso, to_iso
+from store.core.vocab import Progress
 from store.core.memories import index_text as memory_index_text
 
 if TYPE_CHECKING:
@@ -182,18 +183,26 @@ class DemoIncidents:
     snapshot_id: int
 
 
-def seed_demo(store: Store, data_dir: Path, story_end: datetime) -> DemoIncidents:
+def seed_demo(store: Store, data_dir: Path, story_end: datetime,
+              progress: Progress | None = None) -> DemoIncidents:
     """Every incident the demo tells: the critical files (imported like the rest of the
-    memory directory), then the stored rows."""
+    memory directory), then the stored rows. ``progress`` hears each step by name."""
     from store.ingest import ingest
 
     write_incident_files(data_dir, story_end)
+    if progress:
+        progress("incidents: importing their memory files", 0, 0)
     ingest(store, [data_dir / "memory"])
-    return seed_incidents(store, story_end)
+    return seed_incidents(store, story_end, progress=progress)
 
 
-def seed_incidents(store: Store, story_end: datetime, nights: int = 5) -> DemoIncidents:
+def seed_incidents(store: Store, story_end: datetime, nights: int = 5,
+                   progress: Progress | None = None) -> DemoIncidents:
     """The incidents that are stored rows rather than files, timed within the story."""
+    def step(label: str, done: int = 0, total: int = 0) -> None:
+        if progress:
+            progress(f"incidents: {label}", done, total)
+
     with store.read() as conn, orm(conn) as s:
         sessions = list(s.exec(select(Session).order_by(col(Session.ended_at))))
     latest = sessions[-1]
@@ -202,14 +211,17 @@ def seed_incidents(store: Store, story_end: datetime, nights: int = 5) -> DemoIn
     nightly = sources_of(store, latest.id)
     made = 0
     for night in range(nights, 0, -1):
+        step("a second writer re-indexing, night after night", nights - night, nights)
         when = (story_end - timedelta(days=night)).replace(hour=2, minute=10, second=0,
                                                            microsecond=0)
         made += len(reindex_again(store, nightly, NIGHTLY, when))
     # An old indexer over an embedder that rejects long inputs: the longest entries fail.
+    step("embeddings an old indexer failed")
     longest = sorted((src for src in sources_of(store, long_session.id, memories=False)
                       if len(src.text) > 2000), key=lambda src: -len(src.text))[:3]
     failed = oversized_failures(store, longest, max_chars=2000)
     # A stale hook's pre-compaction checkpoint: ok, 0 chunks, new entries there.
+    step("a stale hook's checkpoint and snapshot")
     end = parse_iso(latest.ended_at) or story_end
     start = parse_iso(latest.started_at) or end
     hook = stale_hook(store)

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 ORDER = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_budget",
          "checkpoint_noop", "compaction_without_checkpoint", "index_lag", "embedding_failures",
          "embedding_drift", "evidence_orphans", "threshold_order", "stale_writer",
-         "vector_support", "supersession_integrity", "stale_proposals", "hook_failures")
+         "vector_support", "supersession_integrity", "stale_proposals", "memory_duplicates",
+         "hook_failures")
 
 SIGNAL_MODULES: list[str] = [
     "store.health.signals_index",
@@ -38,6 +39,7 @@ SIGNAL_MODULES: list[str] = [
     "store.health.signals_writers",
     "store.health.signals_claude",
     "store.harness.signals",
+    "store.health.signals_secrets",
 ]
 
 

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from store.core.models import Entry, Evidence, Memory
 from store.core.timeutil import to_iso
 from store.health.records import Row, SignalResult
-from store.governance import integrity, list_proposals
+from store.governance import find_groups, integrity, list_proposals
 from store.core.vocab import plural
 from store.health.registry import ScanContext, columns, grade, result, signal
 from store.recall.terms import experiential
@@ -210,3 +210,24 @@ def stale_proposals(ctx: ScanContext) -> SignalResult:
                    f"no proposal pending longer than {days} days ({len(pending):,} pending)")
     return result(ctx, "stale_proposals", grade(n, 0, None), float(n), str(n), 0.0, None,
                   rule, explanation, rows, detail={"pending": len(pending)})
+
+
+@signal("memory_duplicates", "active memories that repeat another (the near-duplicate "
+        "sweep's groups; duplicate_ratio counts index rows)")
+def memory_duplicates(ctx: ScanContext) -> SignalResult:
+    rule = "warn on any active memory that repeats another"
+    if "memory" not in ctx.tables:
+        return result(ctx, "memory_duplicates", "n/a", None, "n/a", 0.0, None, rule,
+                      "this store has no memory table")
+    groups = find_groups(ctx.store, ctx.conn)
+    rows = [Row("memory", mid, f"repeats memory {g.keep}: {g.why.get(mid, 'the same thing')}")
+            for g in groups for mid in g.repeats]
+    n = len(rows)
+    explanation = (f"{plural(n, 'active memory', 'active memories')} repeat another, in "
+                   f"{plural(len(groups), 'group')}: each is injected as often as the one it "
+                   "repeats — `lca-tui consolidate --sweep` proposes one merge a group"
+                   if n else "no active memory repeats another (same text, one holding "
+                   "another, vectors at the duplicate similarity or the same evidence)")
+    return result(ctx, "memory_duplicates", grade(n, 0, None), float(n), str(n), 0.0, None,
+                  rule, explanation, rows,
+                  detail={"groups": [{"keep": g.keep, "members": g.members} for g in groups]})

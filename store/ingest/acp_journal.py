@@ -133,6 +133,8 @@ def import_journal_dir(ctx: ImportContext, folder: Path) -> None:
             result = write_entries(conn, session_id, entries, store.indexer(), store.writer,
                                    store.writer_version)
         report.entries_added += len(result.entry_ids)
+        report.entries_secret += len(result.secret)
+        report.private_spans += result.private_spans
         report.erased_earlier += result.erased_earlier
         report.chunks += result.chunks
         report.chunks_failed += result.chunks_failed

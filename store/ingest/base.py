@@ -18,6 +18,7 @@ from store.core.records import BLOCK_PREFIX, IngestReport
 from store.core.textsafe import storable
 from store.core.timeutil import now_iso
 from store.ingest.fields import FieldProblem, loads, non_finite
+from store.core.secrets import Detector
 from store.core.writes import (
     NewEntry,
     NewSession,
@@ -94,6 +95,14 @@ class ImportContext:
     # the folders named on the command line (any layout is taken there; below them, only
     # the memory-directory layouts ``walk_rules`` knows)
     roots: set[Path] = field(default_factory=set)
+    # the secrets detector entries go through (``Store.detector()``), set when first asked
+    _detector: Detector | None = None
+
+    @property
+    def detector(self) -> Detector:
+        if self._detector is None:
+            self._detector = self.store.detector()
+        return self._detector
 
     def tick(self, label: str, done: int, total: int) -> None:
         if self.progress:
@@ -379,8 +388,11 @@ class FileImport:
                 ctx.sessions_seen.add(sid)
             for sid, entries in pending.items():
                 result = write_entries(conn, sid, entries, indexer, store.writer,
-                                       store.writer_version, prepared, defer=ctx.defer)
+                                       store.writer_version, prepared, defer=ctx.defer,
+                                       detector=ctx.detector)
                 report.entries_added += len(result.entry_ids)
+                report.entries_secret += len(result.secret)
+                report.private_spans += result.private_spans
                 report.entries_waiting += result.queued
                 report.chunks += result.chunks
                 report.chunks_failed += result.chunks_failed

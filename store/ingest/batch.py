@@ -11,6 +11,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, SQLA
 
 from store.core.errors import NotFound, StoreError, StoreUnavailable
 from store.core.records import IngestReport
+from store.core.vocab import plural
 from store.ingest.base import ImportContext, file_problem
 from store.ingest.lca_export import partial_export_problem
 from store.ingest.memory_dir import import_memory_dir, is_bound_dir
@@ -209,6 +210,14 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
         if report.erased_earlier:
             report.notes.append(f"{report.erased_earlier} entries or memories were erased or "
                                 "redacted earlier and were not imported again (erased earlier)")
+        if report.entries_secret:
+            report.notes.append(f"{plural(report.entries_secret, 'entry', 'entries')} held a "
+                                "secret (a key, a token, a password): stored secret, masked, "
+                                "never injected; `lca-tui scan-secrets --list` names the "
+                                "kinds found")
+        if report.private_spans:
+            report.notes.append(f"{plural(report.private_spans, '<private> span')} stored "
+                                "redacted")
         if record:
             with store.write() as conn:
                 store.audit(conn, "ingest", "import", [report.run_id],
@@ -216,7 +225,9 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
                              "entries_added": report.entries_added,
                              "memories_added": report.memories_added,
                              "errors": len(report.errors),
-                             "erased_earlier": report.erased_earlier})
+                             "erased_earlier": report.erased_earlier,
+                             "entries_secret": report.entries_secret,
+                             "private_spans": report.private_spans})
     except BaseException as exc:
         failure = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
         raise

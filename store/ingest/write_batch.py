@@ -44,8 +44,10 @@ def write_into(ctx: ImportContext, conn: Connection, path: Path, session: NewSes
         report.sessions_added += 1
     ctx.sessions_seen.add(session.id)
     result = write_entries(conn, session.id, kept, indexer, store.writer, store.writer_version,
-                           prepared, defer=ctx.defer)
+                           prepared, defer=ctx.defer, detector=ctx.detector)
     report.entries_added += len(result.entry_ids)
+    report.entries_secret += len(result.secret)
+    report.private_spans += result.private_spans
     report.entries_waiting += result.queued
     report.chunks += result.chunks
     report.chunks_failed += result.chunks_failed

@@ -21,6 +21,7 @@ from sqlmodel import col, select
 
 from store.core import filejournal
 from store.core.db import checkpoint_truncate, orm, vacuum
+from store.core.actor import resolve as resolve_actor
 from store.core.models import Entry, Memory, Session
 from store.core.timeutil import now_iso
 from store.privacy import apply, exports
@@ -276,3 +277,58 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
                         .values(sensitivity=level)).rowcount or 0
         store.audit(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
     return counts
+
+
+def unmark_detected(store: Store, scope: Scope, level: str | None = None,
+                    actor: str | None = None) -> dict[str, int]:
+    """A false positive of the secrets detector: the entries and memories of ``scope`` it
+    marked ``secret`` go back to ``level`` (default: an entry its session's default, a
+    memory ``public``), their findings are stamped dismissed (a later ``scan-secrets`` or
+    re-write leaves them be) and the change is audited. Records the detector did not mark
+    are left as they are. Their index keeps the placeholders it was written with."""
+    from store.core.detected import dismiss
+
+    if level is not None and level not in SENSITIVITIES:
+        raise ScopeError(f"--as must be one of {', '.join(SENSITIVITIES)}, got {level!r}")
+    counts = {"entry": 0, "memory": 0}
+    changed: dict[str, list[int]] = {}
+    with store.write() as conn:
+        for table, ids in _scope_ids(store, conn, scope).items():
+            hit = dismiss(conn, table, ids, resolve_actor(actor, store.settings))
+            changed[table] = hit
+            if not hit:
+                continue
+            model = Entry if table == "entry" else Memory
+            if table == "entry" and level is None:
+                default = (select(Session.sensitivity).where(
+                    col(Session.id) == col(Entry.session_id)).scalar_subquery())
+                values: dict[str, Any] = {"sensitivity": default}
+            else:
+                values = {"sensitivity": level or "public"}
+            counts[table] = conn.execute(
+                update(model).where(in_json(rowid(model), json.dumps(hit)),
+                                    col(model.sensitivity) == "secret")
+                .values(**values)).rowcount or 0
+        store.audit(conn, "unmark-detected", scope.kind,
+                    [f"{t} {i}" for t, ids in changed.items() for i in ids], counts,
+                    actor=actor)
+    return counts
+
+
+def _scope_ids(store: Store, conn: Any, scope: Scope) -> dict[str, list[int]]:
+    """The entry and memory ids a scope names (a session: its entries)."""
+    if scope.kind == "session":
+        sid = store.session(scope.value).id
+        return {"entry": [int(i) for i in conn.execute(select(Entry.id).where(
+            col(Entry.session_id) == sid)).scalars()], "memory": []}
+    if scope.kind in ("entry", "memory"):
+        model = Entry if scope.kind == "entry" else Memory
+        if conn.execute(select(model.id).where(col(model.id) == int(scope.value))).first() \
+                is None:
+            from store.core.errors import NotFound
+
+            raise NotFound(f"no {scope.kind} with id {scope.value}")
+        return {scope.kind: [int(scope.value)]}
+    found = scan(conn, relational_tables(conn), Matcher(scope),
+                 only=frozenset({"entry", "memory"}))
+    return {t: sorted(int(i) for i in found.get(t, {})) for t in ("entry", "memory")}

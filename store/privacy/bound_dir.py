@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from store.core.vocab import plural
 from store.privacy.scope import Matcher
 from store.privacy.sets import Closure
 
@@ -124,19 +125,20 @@ def probe(c: Closure) -> tuple[bool, str]:
         read += 1
         if holds(data, c, matcher, texts):
             holding.append(name)
-    parts = [f"{len(c.files)} files of the closure "
+    parts = [f"{plural(len(c.files), 'file')} of the closure "
              f"({sum(1 for d in c.files.values() if d is None)} deleted, "
              f"{sum(1 for d in c.files.values() if d is not None)} rewritten"
              f"{f', {len(c.renamed)} of them a rename' if c.renamed else ''}): "
              f"{len(left)} still present, {len(stale)} not rewritten; "
-             f"{read} files read, {len(holding)} hold it"
+             f"{plural(read, 'file')} read, {len(holding)} hold"
+             f"{'s' if len(holding) == 1 else ''} it"
              + (f" ({', '.join(holding[:5])}{' …' if len(holding) > 5 else ''})"
                 if holding else "")
              + (f"; {len(named)} named by it (not named here: the name holds the text)"
                 if named else "")]
     outside = links_out(folder)
     if outside:
-        parts.append(f"{len(outside)} links out of the directory not followed: "
+        parts.append(f"{plural(len(outside), 'link')} out of the directory not followed: "
                      + ", ".join(outside[:5]))
     ok = not left and not stale and not holding and not named
     repo = repository(folder)

@@ -63,6 +63,7 @@ DELETE_ON = frozenset({("evidence", "entry_id"), ("checkpoint", "session_id")})
 SOFT = {
     "chunk": ("source_type", "source_id", {"entry": "entry", "memory": "memory"}),
     "recall_candidate": ("source_type", "source_id", {"entry": "entry", "memory": "memory"}),
+    "secret_finding": ("source_type", "source_id", {"entry": "entry", "memory": "memory"}),
     "export_item": ("item_type", "item_id", {"session": "session", "entry": "entry",
                                               "memory": "memory", "evidence": "evidence"}),
 }

@@ -72,6 +72,7 @@ METADATA: dict[str, frozenset[str]] = {
     "erasure_verification": frozenset(),
     "erasure_probe": frozenset({"name"}),
     "embed_queue": frozenset(),
+    "secret_finding": frozenset({"via", "found_at", "dismissed_at", "dismissed_by"}),
     "evidence": frozenset(),
 }
 

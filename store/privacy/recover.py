@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from store.core.vocab import plural
 from store.core import erasure, pragmas, vec
 from store.core.db import checkpoint_truncate, orm, vacuum
 from store.core.errors import NotFound
@@ -190,7 +191,8 @@ def _rows(conn: Connection, tombstone_id: int) -> Probe:
 def _index(conn: Connection) -> Probe:
     vectors, fts = vec.index_orphans(conn)
     return Probe("index", not vectors and not fts,
-                 f"{vectors} vectors and {fts} FTS rows left whose chunk is gone")
+                 f"{plural(vectors, 'vector')} and {plural(fts, 'FTS row')} left whose chunk "
+                 "is gone")
 
 
 def _exports(store: Store, tombstone_id: int) -> Probe:

@@ -218,12 +218,12 @@ def _rows(conn: Connection, c: Closure) -> Probe:
                 in_json(t.c.rowid, json.dumps(sorted(changed))))).scalar_one())
         wanted = sum(len(r) for r in c.scrub.values())
         ok = not left and not dangling and kept == wanted
-        return Probe("rows", ok, f"{kept} of {wanted} rewritten rows kept in place; "
-                     f"{len(dangling)} dangling references")
+        return Probe("rows", ok, f"{kept} of {plural(wanted, 'rewritten row')} kept in "
+                     f"place; {plural(len(dangling), 'dangling reference')}")
     deleted = sum(len(r) for r in c.delete.values())
     ok = not left and not dangling
-    return Probe("rows", ok, f"{deleted - left} of {deleted} rows deleted; {len(dangling)} "
-                 "dangling references")
+    return Probe("rows", ok, f"{deleted - left} of {plural(deleted, 'row')} deleted; "
+                 f"{plural(len(dangling), 'dangling reference')}")
 
 
 def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) -> Probe:
@@ -285,7 +285,8 @@ def _semantic(store: Store, conn: Connection, c: Closure, matcher: Matcher | Non
         return Probe("semantic", True, "no vectors were removed")
     ids, matrix = vec.all_vectors(conn)
     if not len(ids):
-        return Probe("semantic", True, f"{len(c.vectors)} vectors removed; none remain")
+        return Probe("semantic", True, f"{plural(len(c.vectors), 'vector')} removed; none "
+                     "remain")
     rebuilt: set[int] = set()
     if c.action == "redact":
         for source_type, sources in c.rebuild.items():
@@ -445,9 +446,10 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
     written = max(returned, _probe_traces(store, before, queries))
     ok = not held and not pointing and not derived and not written
     return Probe("traces", ok, (
-        f"{held} trace rows hold it; {pointing} candidates point at erased records; "
-        f"{recalls} probe recalls: {derived} candidates derived from it; "
-        f"{written} traces written by the probes"))
+        f"{plural(held, 'trace row')} hold{'s' if held == 1 else ''} it; "
+        f"{plural(pointing, 'candidate')} point{'s' if pointing == 1 else ''} at erased "
+        f"records; {plural(recalls, 'probe recall')}: {plural(derived, 'candidate')} derived "
+        f"from it; {plural(written, 'trace')} written by the probes"))
 
 
 def _last_trace(store: Store) -> int:

@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 
 from store.recall import terms as rt
 from store.core import vec
+from store.core.vocab import Progress, plural
 from store.core.records import agent_label
 from store.recall.pool import LiveWindow, cache_for
 from store.recall.pool import pool as pool_candidates
@@ -456,6 +457,27 @@ def compare(old: Trace, new: Trace) -> list[Move]:
     return moves
 
 
+def moves_line(moves: list[Move], trace_id: int | None = None) -> str:
+    """What a re-run changed, each count within its trace: ``3 of 50 candidates moved; 5
+    new, 5 dropped out``. A re-run lists the sources of both traces, so a plain count of
+    changed moves can pass the trace's size (``55 candidates moved`` in one of 50)."""
+    both = [m for m in moves if m.old_rank is not None and m.new_rank is not None]
+    new = sum(1 for m in moves if m.old_rank is None)
+    gone = sum(1 for m in moves if m.new_rank is None)
+    moved = sum(1 for m in both if m.changed)
+    since = f" since trace {trace_id}" if trace_id is not None else ""
+    if not (moved or new or gone):
+        return (f"nothing moved{since}: every candidate kept its rank and decision"
+                + (" (equal scores aside)" if any(m.tie_only for m in moves) else ""))
+    total = len(both) + gone  # the old trace's candidates
+    parts = [f"{moved} of {plural(total, 'candidate')} moved{since}"]
+    if new:
+        parts.append(f"{new} new")
+    if gone:
+        parts.append(f"{gone} dropped out")
+    return "; ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0]
+
+
 def _same_score(x: float | None, y: float | None) -> bool:
     return x is not None and y is not None and abs(x - y) < 1e-9
 
@@ -484,7 +506,15 @@ DEMO_QUERIES = (
 
 
 def seed_demo_traces(store: Store, queries: tuple[tuple[str, str | None, str | None], ...]
-                     = DEMO_QUERIES, now: datetime | None = None) -> list[int]:
-    """Run a few real recalls so a freshly built demo store has traces to show."""
-    return [int(recall(store, q, role, project, now=now).trace_id or 0)
-            for q, role, project in queries]
+                     = DEMO_QUERIES, now: datetime | None = None,
+                     progress: Progress | None = None) -> list[int]:
+    """Run a few real recalls so a freshly built demo store has traces to show (``progress``
+    hears ``("recalls for the Recall screen", done, total)``)."""
+    out = []
+    for i, (q, role, project) in enumerate(queries):
+        if progress:
+            progress("recalls for the Recall screen", i, len(queries))
+        out.append(int(recall(store, q, role, project, now=now).trace_id or 0))
+    if progress:
+        progress("recalls for the Recall screen", len(queries), len(queries))
+    return out

@@ -275,3 +275,18 @@ async def test_overview_pressure_follows_the_store(tmp_path: Path, run_app: RunA
                         window_tokens=200_000)
         writer.close()
         await _text(pilot, summary.query_one(PressureGauge), "123,456 / 200,000 tokens")
+
+
+async def test_the_chart_says_what_its_marks_mean(store: Store, run_app: RunApp) -> None:
+    """The chart's lines and marks had no legend: its border says which is which, each in
+    the colour it is drawn in."""
+    record_snapshot(store, "legend", 150_000, ts="2026-03-02T09:01:00Z", window_tokens=200_000)
+    async with run_app(store=store, mode="context", refresh_seconds=3600) as pilot:
+        screen = _screen(pilot.app)
+        await wait_until(pilot, lambda: load_count(screen) >= 1, what="the chart")
+        legend = str(screen.query_one("#context-chart-panel").border_subtitle)  # as markup
+        for what in ("checkpoint threshold", "auto-compact", "compaction", "checkpoint"):
+            assert what in legend, legend
+        r, g, b = screen.query_one(PressureChart)._rgb("success")
+        assert f"[bold #{r:02x}{g:02x}{b:02x}]│[/bold #{r:02x}{g:02x}{b:02x}] checkpoint" \
+            in legend, legend

@@ -65,7 +65,6 @@ async def test_esc_in_the_table_clears_a_kept_filter(demo_path: Path) -> None:
     """A filter kept with enter: the footer offers esc in the table, and esc shows every row
     again and hides the filter's line (esc there did nothing and said nothing); without a
     filter esc is not the table's key."""
-    from textual.widgets._footer import FooterKey
 
     app = _app(demo_path, "transcript")
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
@@ -79,11 +78,11 @@ async def test_esc_in_the_table_clears_a_kept_filter(demo_path: Path) -> None:
         await pilot.press("slash", *"tool_call", "enter")
         await pilot.pause()
         assert app.focused is table and table.row_count < everything
-        assert "Clear filter" in {k.description for k in screen.query(FooterKey)}
+        assert "Clear filter" in {k.description for k in screen.query("FooterKey")}
         await pilot.press("escape")
         await pilot.pause()
         assert table.row_count == everything and not table.filter_text
         field = screen.query_one("#entries-filter")
         assert not field.display and field.value == ""
         assert not screen.query_one("#lists").border_subtitle
-        assert "Clear filter" not in {k.description for k in screen.query(FooterKey)}
+        assert "Clear filter" not in {k.description for k in screen.query("FooterKey")}

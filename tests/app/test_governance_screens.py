@@ -200,6 +200,32 @@ async def test_edit_in_place_keeps_history_and_checks_again(
         assert _audit(store, "proposal_edited")
 
 
+async def test_edit_in_place_renames_the_proposal(gov: tuple[Store, dict[str, Any]]) -> None:
+    """e edits the name as well as the text: a text whose first sentence went does not keep
+    a name made of it; the approved memory carries the new name."""
+    store, ids = gov
+    pid = ids["pending"]["inference"]
+    before = store.proposal(pid)
+    app = make_app(store=store, now=FIXED_NOW, mode="proposals")
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
+        screen = await _queue(pilot, app)
+        await _select(pilot, screen, pid)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditModal), what="editor")
+        name = app.screen.query_one("#edit-name", Input)
+        assert name.value == before.summary.name
+        name.value = "Short imperative commits"
+        app.screen.query_one("#edit-text").text = \
+            "Commit messages stay short, one line in the imperative mood."
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.decisions >= 1, what="edit")
+    info = store.proposal(pid)
+    assert info.revision == 1 and info.summary.name == "Short imperative commits"
+    assert info.edits[0].after["metadata"]["name"] == "Short imperative commits"
+    done = store.approve(pid)
+    assert store.memory(done.memory_id).name == "Short imperative commits"
+
+
 async def test_external_editor_key_needs_a_terminal(gov: tuple[Store, dict[str, Any]],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """E is offered when $EDITOR is set; where the app cannot hand the terminal over (a
@@ -562,7 +588,6 @@ async def test_decide_keys_are_not_shown_on_a_decided_proposal(
         gov: tuple[Store, dict[str, Any]]) -> None:
     """a / r / e are in the footer for a pending proposal and gone for a decided one (they
     were listed there and did nothing)."""
-    from textual.widgets._footer import FooterKey
 
     store, ids = gov
     decided = next(r.id for r in store.proposals() if r.status == "applied")
@@ -571,10 +596,10 @@ async def test_decide_keys_are_not_shown_on_a_decided_proposal(
         screen = await _queue(pilot, app)
         await _select(pilot, screen, ids["pending"]["inference"])
         await pilot.pause()
-        assert {"a", "r", "e"} <= {k.key for k in screen.query(FooterKey)}
+        assert {"a", "r", "e"} <= {k.key for k in screen.query("FooterKey")}
         await _select(pilot, screen, decided)
         await pilot.pause()
-        assert not {"a", "r", "e"} & {k.key for k in screen.query(FooterKey)}
+        assert not {"a", "r", "e"} & {k.key for k in screen.query("FooterKey")}
         assert not {"a", "r", "e"} & set(screen.active_bindings)
 
 
@@ -592,3 +617,17 @@ async def test_p_is_shown_only_for_a_memory_a_proposal_made(
         assert not screen.detail.proposals
         await pilot.pause()
         assert "p" not in screen.active_bindings
+
+
+def test_a_rejection_reason_is_said_once(gov: tuple[Store, dict[str, Any]]) -> None:
+    """The outcome printed the reason on the decision line and again as `rejected: …`."""
+    from rich.style import Style
+
+    from screens.proposal_view import outcome_text
+
+    store, ids = gov
+    pid = ids["pending"]["inference"]
+    store.reject(pid, "never said: no GPG signing")
+    styles = {k: Style() for k in ("pass", "warn", "fail")}
+    plain = outcome_text(store.proposal(pid), styles).plain
+    assert plain.count("never said: no GPG signing") == 1 and "rejected" in plain

@@ -180,6 +180,10 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         overview = app.screen
         await wait_until(pilot, lambda: load_count(overview, "health") >= 1, what="the health line")
+        # the line has the focus when the Overview opens (docs/app.md: enter opens Health);
+        # with the focus elsewhere its hint names 6
+        overview.query_one("#overview-sessions").focus()
+        await pilot.pause()
         line = rendered_text(overview.query_one("#overview-health"))
         assert re.search(r"FAIL \d+ · WARN \d+", line) and "duplicate_ratio" in line
         # the hint names the key that opens Health from where the focus is
@@ -194,9 +198,8 @@ async def test_overview_line_summarises_and_opens_health(demo_path: Path) -> Non
 # -- the layout at 80x24 and 160x50, and the keys that act -------------------------------------
 def _footer_keys(screen: Any) -> set[str]:
     """The keys the footer shows (hidden keys are not there; disabled ones would be)."""
-    from textual.widgets._footer import FooterKey
 
-    return {k.key for k in screen.query(FooterKey)}
+    return {k.key for k in screen.query("FooterKey")}
 
 
 async def test_the_list_holds_every_signal_when_the_screen_has_room(demo_path: Path) -> None:
@@ -247,3 +250,20 @@ async def test_f_is_not_shown_for_a_signal_without_a_fix(demo_path: Path) -> Non
         assert screen.selected == no_fix
         assert "f" not in _footer_keys(screen)
         assert "f" not in screen.active_bindings
+
+
+def test_a_sparkline_does_not_magnify_noise() -> None:
+    """Min–max scaling drew `█▁` for 57.1 % then 57.0 %; the scale's range is floored, so
+    a tenth of a point is one height, and a real change still spans the scale."""
+    from store import TrendPoint
+    from widgets.health_trend import sparkline
+
+    def points(*values: float | None) -> list[TrendPoint]:
+        return [TrendPoint(i, f"2026-12-01T0{i}:00:00Z", "ok", v) for i, v in enumerate(values)]
+
+    from widgets.health_trend import BARS
+
+    noise = sparkline(points(57.1, 57.0))
+    assert abs(BARS.index(noise[0]) - BARS.index(noise[1])) <= 1, noise
+    assert sparkline(points(0.0, 50.0, 100.0)) == "▁▅█"
+    assert sparkline(points(3.0, None, 3.0)) == "█·█"

@@ -407,7 +407,6 @@ async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path, run_app: RunA
 async def test_header_shows_the_store_name_literally(tmp_path: Path, run_app: RunApp) -> None:
     """A store file named with markup and an escape shows that name, not its effect; a path
     with `[/]` in it (a folder `[bold red]h[` holding `].db`) shows whole on Overview."""
-    from textual.widgets._header import HeaderTitle
 
     for folder, name in ((tmp_path, "[bold red]h[i]x\x1b[31m.db"),
                          (tmp_path / "[bold red]h[", "].db")):
@@ -418,7 +417,7 @@ async def test_header_shows_the_store_name_literally(tmp_path: Path, run_app: Ru
             app = pilot.app
             await pilot.pause()
             shown = name.replace("\x1b", "\\x1b")
-            header = rendered_text(app.screen.query_one(HeaderTitle))
+            header = rendered_text(app.screen.query_one("HeaderTitle"))
             assert f"Overview — {shown}" in header
             assert "\x1b" not in header and "\\[" not in header
             panel = rendered_text(app.screen.query_one("#overview-store"))
@@ -468,3 +467,14 @@ async def test_overview_shows_the_pressure_at_80x24(demo_path: Path, run_app: Ru
         screen = pilot.app.screen
         await pilot.pause()
         assert "context" not in rendered_text(screen.query_one("#overview-store"))
+
+
+async def test_overview_enter_opens_health_first(demo_path: Path, run_app: RunApp) -> None:
+    """docs/app.md: the Overview's health line, enter opens Health — enter right after the
+    Overview opens went to the sessions table instead."""
+    async with run_app(demo_path) as pilot:
+        app = pilot.app
+        await wait_until(pilot, lambda: app.focused is not None, what="a focus")
+        assert app.focused is not None and app.focused.id == "overview-health"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.current_mode == "health", what="Health")

@@ -107,7 +107,7 @@ def test_recall_uses_the_daemon_and_agrees_with_in_process(
     warm = json.loads(capsys.readouterr().out)
     assert daemon.counts["recalls"] == 1
     assert main(["recall", "what did we change", "--store", str(daemon.store_path),
-                 "--set", "recall.pool=50", "--json"]) == 0  # overridden: in this process
+                 "--set", "embed.batch_size=8", "--json"]) == 0  # not per request: here
     cold = json.loads(capsys.readouterr().out)
     assert daemon.counts["recalls"] == 1
     assert [(c["source_id"], c["decision"]) for c in warm["candidates"]] == \

@@ -162,3 +162,20 @@ def test_a_table_wider_than_the_console_is_not_cut(monkeypatch: pytest.MonkeyPat
     assert "not shown at 40 columns: title (a wider terminal or --json shows them)" in " ".join(
         out.split())
     assert "some words of free" in out  # the free text kept its min width (20)
+
+
+def test_audit_summarises_an_event_over_many_ids(store: Store, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """One event over 600 chunks printed all 600 ids; the text names the first few and the
+    count, and `--json` keeps every id."""
+    import json
+
+    with store.write() as conn:
+        store.audit(conn, "reindex", "chunk", list(range(1000, 1600)), {"chunks": 600})
+    monkeypatch.setenv("COLUMNS", "160")
+    out = _output(["audit", "--store", str(store.path)], capsys)
+    line = next(ln for ln in out.splitlines() if "reindex" in ln)
+    assert "1000, 1001, 1002, 1003, 1004 … (600 in all" in " ".join(out.split())
+    assert "1599" not in out and len(line) <= 160
+    doc = json.loads(_output(["audit", "--json", "--store", str(store.path)], capsys))
+    assert doc["events"][0]["target_ids"] == list(range(1000, 1600))

@@ -52,6 +52,8 @@ def test_fork_is_an_integrity_problem_not_last_writer_wins(store: Store, tmp_pat
     assert set(links[0].successors) == {ids["a"], ids["b"]}
 
 
+@pytest.mark.sqlite_only("writes broken links through a raw SQLite connection with foreign "
+                        "keys off (what an older tool could leave in the file)")
 def test_integrity_finds_cycle_dangling_and_superseded_but_active(store: Store,
                                                                    tmp_path: Path) -> None:
     ids = _three(store, tmp_path)
@@ -269,3 +271,87 @@ def test_cli_propose_from_stdin_edit_and_reject(store: Store, tmp_path: Path,
     assert code == 0 and doc["status"] == "rejected"
     code, doc, _ = _cli(capsys, "proposals", "--status", "rejected", *st, "--json")
     assert [p["id"] for p in doc["proposals"]] == [int(pid)]
+
+
+# -- what the chain and a memory's proposals say, in text ----------------------------------
+PORT = "Local dev and tests run on PostgreSQL 16 in docker compose on port 5433."
+
+
+def _port_store(store: Store, tmp_path: Path) -> dict[str, int]:
+    return import_memories(store, tmp_path / "mem", [
+        ("sqlite", "Local dev runs on SQLite.", {"name": "On SQLite", "type": "project"}),
+        ("pg", "Local dev runs on Postgres in docker.", {"name": "On Postgres", "type":
+                                                          "project", "supersedes":
+                                                          "project_sqlite"}),
+        ("psycopg", "Use psycopg 3, not psycopg2.", {"name": "psycopg 3", "type": "feedback"}),
+        ("port", PORT, {"name": "Local dev database", "type": "project"}),
+        ("tax", "Quarterly tax filing deadlines.", {"name": "Tax", "type": "reference"})])
+
+
+def test_chain_text_shows_a_merged_memory_under_its_merge(
+        store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A merge's second predecessor is no unconnected root: its line says where it went and
+    the merge names both (the JSON said so already; the text did not)."""
+    ids = _port_store(store, tmp_path)
+    info = submit(store, parse_proposal({"op": "merge", "targets": [ids["On Postgres"],
+                                                                    ids["psycopg 3"]],
+                                         "type": "project", "content":
+                                         "Postgres in docker, through psycopg 3."}, "cli"))
+    merged = approve(store, info.id).memory_id
+    code, out, _ = _cli(capsys, "chain", str(merged), "--store", str(store.path))
+    assert code == 0
+    line = {int(ln.split("memory ")[1].split()[0]): ln for ln in out.splitlines()}
+    assert f"→ merged into {merged}" in line[ids["psycopg 3"]]
+    both = sorted((ids["On Postgres"], ids["psycopg 3"]))
+    assert f"merges {both[0]}, {both[1]}" in line[merged]
+    # a memory whose successor is the next line, one deeper, needs no pointer
+    for name in ("On Postgres", "On SQLite"):
+        assert "merged into" not in line[ids[name]] and "superseded by" not in line[ids[name]]
+
+
+def test_a_memory_lists_the_proposals_that_superseded_or_flagged_it(
+        store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An add approved `--as supersede` links the old memory without naming it a target; one
+    approved `--as keep-both` flags it: both are proposals that touched it."""
+    ids = _port_store(store, tmp_path)
+    doc = {"op": "add", "type": "project", "content": PORT.replace("5433", "5432"),
+           "metadata": {"name": "Port 5432"}}
+    kept = approve(store, submit(store, parse_proposal(doc, "cli")).id, "keep-both",
+                   "both ports in use while migrating")
+    assert kept.status == "applied"
+    assert kept.id in store.memory_detail(ids["Local dev database"]).proposals
+    doc = {"op": "add", "type": "project", "content": PORT.replace("5433", "5434"),
+           "metadata": {"name": "Port 5434"}}
+    info = submit(store, parse_proposal(doc, "cli"))
+    old = next(o.memory_id for o in info.options if o.as_op == "supersede")
+    assert old is not None and info.summary.targets == ()
+    done = approve(store, info.id, "supersede", "the port moved again")
+    assert store.memory(old).superseded_by_id == done.memory_id
+    assert done.id in store.memory_detail(old).proposals
+    code, out, _ = _cli(capsys, "memory", str(old), "--store", str(store.path))
+    assert code == 0 and "proposals that made or touched it: " in out
+    listed = out.split("proposals that made or touched it: ")[1].splitlines()[0]
+    assert str(done.id) in listed.split(", "), listed
+    assert kept.id in store.memory_detail(ids["Local dev database"]).proposals
+    assert store.memory_detail(ids["Tax"]).proposals == ()
+
+
+def test_an_add_approved_as_reinforce_shows_what_was_applied(
+        store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not `add` with target `-`: the queue and the proposal say reinforce of the memory."""
+    ids = _port_store(store, tmp_path)
+    info = submit(store, parse_proposal({"op": "add", "type": "reference", "content":
+                                         "Quarterly tax filing deadlines."}, "cli"))
+    assert any(o.as_op == "reinforce" for o in info.options)
+    done = approve(store, info.id, "reinforce")
+    assert done.status == "applied" and done.memory_id == ids["Tax"]
+    row = next(p for p in list_proposals(store) if p.id == info.id)
+    assert row.shown_op == "add → reinforce" and row.shown_targets == (ids["Tax"],)
+    assert row.to_json()["op"] == "add"  # the JSON contract keeps what was proposed
+    st = ["--store", str(store.path)]
+    _, out, _ = _cli(capsys, "proposals", *st)
+    mine = next(ln for ln in out.splitlines() if ln.split()[:1] == [str(info.id)])
+    assert "add → reinforce" in mine and f" {ids['Tax']} " in mine
+    _, out, _ = _cli(capsys, "proposal", str(info.id), *st)
+    assert "add → reinforce reference  [applied]" in out.splitlines()[0]
+    assert f"target memory {ids['Tax']}" in out.splitlines()[0]

@@ -23,8 +23,9 @@ SIGNALS = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_
            "checkpoint_noop", "compaction_without_checkpoint", "index_lag",
            "embedding_failures", "embedding_drift", "evidence_orphans", "threshold_order",
            "stale_writer", "vector_support", "supersession_integrity", "stale_proposals",
-           "hook_failures", "claude_index_cut", "claude_imports", "claude_rule_paths",
-           "claude_always_loaded", "claude_scope_conflicts")
+           "memory_duplicates", "hook_failures", "claude_index_cut", "claude_imports",
+           "claude_rule_paths", "claude_always_loaded", "claude_scope_conflicts",
+           "secrets_found")
 
 
 @pytest.fixture

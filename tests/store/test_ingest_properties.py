@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import inspect
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -122,10 +123,10 @@ def _stored_text(store: Store) -> str:
     out), one blob to search a landed value in."""
     parts: list[str] = []
     with store.read() as conn:
-        tables = [r[0] for r in conn.exec_driver_sql(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' "
-            "AND name NOT LIKE 'vec%' AND name NOT LIKE '%fts%' AND name NOT LIKE 'chunk%' "
-            "AND name NOT LIKE 'import%' AND name NOT LIKE 'audit%'")]
+        # the tables of either backend (SQLite's own, index and bookkeeping tables left out)
+        tables = [n for n in sorted(inspect(conn).get_table_names())
+                  if not n.startswith(("sqlite", "vec", "chunk", "import", "audit"))
+                  and "fts" not in n]
         for table in tables:
             for row in conn.exec_driver_sql(f'SELECT * FROM "{table}"'):
                 parts.extend(str(v) for v in row if v is not None and not isinstance(v, bytes))

@@ -161,6 +161,7 @@ def test_ids_of_erased_records_are_never_reused(cc_store: Store) -> None:
     assert all(again[t] > top[t] for t in TABLES), (top, again)
 
 
+@pytest.mark.sqlite_only("migration 13 rebuilds SQLite tables (sqlite_sequence, sqlite_master)")
 def test_migration_13_keeps_every_row_index_trigger_and_link(tmp_path: Path) -> None:
     """A store written before migration 13 (the version-1 fixture, migrated on open): the
     same rows, every foreign key and the FTS index intact, triggers and indexes back, and

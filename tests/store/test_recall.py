@@ -514,6 +514,7 @@ def test_find_candidate_names_the_trace(store: Store, tmp_path: Path) -> None:
         feedback(store, result.trace_id, "memory:99999", "used")
 
 
+@pytest.mark.sqlite_only("the WAL and page counts of the bench's SQLite file")
 def test_bench_storage_is_measured_before_recalls_without_wal(tmp_path: Path) -> None:
     from store.bench import run_bench
 

@@ -1,6 +1,6 @@
 """What HNSW costs against exact search on a PostgreSQL store (docs/postgres.md).
 
-    python tools/hnsw_overlap.py postgresql://user@host/scratch_db 20000
+    python -m store.bench_hnsw postgresql://user@host/scratch_db 20000
 
 Inserts N synthetic unit vectors (384 dimensions, in N/100 clusters) into an EMPTY scratch
 store's ``chunk_vec``, then for 100 queries near stored points compares the HNSW top 10

@@ -1,7 +1,7 @@
 """Recall's own cost on a kept bench store (docs/performance.md, issue 28).
 
     lca-tui bench --keep DIR --hook-runs 0          # builds DIR/bench.db (50,000 chunks)
-    OMP_NUM_THREADS=1 python tools/recall_cost.py DIR/bench.db [--keep N] [--profile]
+    OMP_NUM_THREADS=1 python -m store.bench_recall DIR/bench.db [--keep N] [--profile]
 
 Opens the store with the real model (``--keep N``: connections kept between transactions,
 4 as ``lca-tui serve`` keeps; default 0, as a one-shot command), times the first recall

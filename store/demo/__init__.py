@@ -11,25 +11,44 @@ one the store was imported from. ``proposals/`` is replayed through the approval
 the auto-apply policy took, a rejection, and pending proposals that set off every check. It
 never writes into a store that already holds records, and its default path is a fresh file of
 its own, never ``$LCA_STORE``.
+
+**The demo's own file.** ``build_demo`` writes a random token into the store
+(``store_meta`` key ``demo.token``) and the same token into ``<store>.demo-data/demo-token``.
+``demo_refusal`` says why a store is not the demo's own file (None when it is): the token in
+the file must match the one in the folder beside it. A name or a path would not do: a person
+may call their real store ``demo.db``, and a demo copied with its folder (as the tests do) is
+still the demo. The marker is what the guided tour (``store.demo.tour``) checks before its
+erase step, and before it starts at all: it never leads anyone to erase records of a real
+store.
 """
 
 from __future__ import annotations
 
+import hmac
 import os
 import re
+import secrets
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlmodel import col, select
 
 from store.core.assets import asset_path
 from store.core.db import default_folder
 from store.core.location import is_url, local_anchor, mask_url, not_a_folder
 from store.core.errors import StoreError
+from store.core.models import StoreMeta
 from store.core.records import IngestReport
 from store.core.settings import Settings
 from store.core.vocab import Progress
+from store.core.db import orm
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase
 
 
 STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
@@ -158,6 +177,45 @@ def check_server_target(url: str) -> None:
             "store; name an empty database")
 
 
+def demo_data_dir(path: Path) -> Path:
+    """The folder of the demo's own data files beside the demo store at ``path``."""
+    return _data_dir(path)
+
+
+MARKER_KEY = "demo.token"
+MARKER_FILE = "demo-token"
+
+
+def _mark(store: StoreBase, data_dir: Path) -> None:
+    """Write the demo's marker: one token in the store and in its data folder."""
+    token = secrets.token_hex(16)
+    with store.write() as conn, orm(conn) as s:
+        s.add(StoreMeta(key=MARKER_KEY, value=token))
+        s.flush()
+    (data_dir / MARKER_FILE).write_text(token + "\n", encoding="utf-8")
+
+
+def demo_refusal(store: StoreBase) -> str | None:
+    """Why ``store`` is not the demo's own file, in one line; None when it is (its marker
+    token matches the one in the demo data folder beside it)."""
+    with store.read() as conn:
+        row = conn.execute(select(StoreMeta.value).where(
+            col(StoreMeta.key) == MARKER_KEY)).first()
+    name = store.path.name
+    if row is None:
+        return f"{name} was not built by `lca-tui demo` (it holds no demo marker)"
+    marker = _data_dir(store.path) / MARKER_FILE
+    try:
+        token = marker.read_text(encoding="utf-8").strip()
+    except OSError:
+        return (f"{name} has no demo data folder beside it ({marker.parent.name} with its "
+                f"{MARKER_FILE}): it is not the demo's own file")
+    if not hmac.compare_digest(token, str(row[0])):
+        return (f"the marker in {marker.parent.name} is not {name}'s: this file is not the one "
+                "the demo built there")
+    return None
+
+
 def check_target(path: Path) -> None:
     """Refuse ``$LCA_STORE`` and any file that is not an empty store: the demo never writes
     over records."""
@@ -255,6 +313,10 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         raise
     from store.facade import open_store
 
+    # the demo's story is fixed (its screens and tour show it as written): its own import
+    # runs without the secrets detector, which would mark its dev passwords and .env secret
+    settings = (settings or Settings.load()).with_overrides({"privacy.detect_secrets": False},
+                                                            "the demo's fixed story")
     store = open_store(store_path, settings, timer=timer)
     try:
         inputs: list[Path | str] = sorted(p for p in data_dir.iterdir()
@@ -262,21 +324,26 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         report = store.ingest(inputs, progress=progress)
         # the story: Dana marked the transcript lines holding her e-mail private, as her
         # contact memory is (a public recall never injects them; issue 12)
+        if progress:
+            progress("marking Dana's e-mail private in the transcripts", 0, 0)
         store.mark("private", match=PRIVATE_IN_TRANSCRIPTS)
         from store.governance.replay import replay_proposals
 
-        replay_proposals(store, data_dir / PROPOSALS)
+        replay_proposals(store, data_dir / PROPOSALS, progress=progress)
         from store.recall.run import seed_demo_traces
 
-        seed_demo_traces(store, now=now)  # a few real recalls, so Recall has traces to show
+        # a few real recalls, so Recall has traces to show
+        seed_demo_traces(store, now=story_end, progress=progress)  # within the story
         from store.health.incidents import seed_demo
 
-        seed_demo(store, data_dir, story_end)  # one stored instance of each Appendix D incident
+        # one stored instance of each Appendix D incident
+        seed_demo(store, data_dir, story_end, progress=progress)
         from store.governance.proposals import recheck_pending
 
         # the incidents add critical memories after the proposals were checked: the pending
         # ones are checked again so their budget figures are the store's
-        recheck_pending(store, actor="lca-tui demo")
+        recheck_pending(store, actor="lca-tui demo", progress=progress)
+        _mark(store, data_dir)
         if not store.on_server:
             with store.read() as conn:
                 # raw SQL: PRAGMA wal_checkpoint, connection control

@@ -1,0 +1,48 @@
+"""Hand-run commands answered by the warm daemon (``lca-tui serve``), as hooks are.
+
+``ask(args, message)`` sends the command's request to the daemon serving the store the command
+names, with what the caller — never the daemon — decides: the person (``--actor`` /
+``LCA_ACTOR`` and the OS account, added by ``client.request``), the ``--set`` overrides of this
+run, and ``--read-only`` when the command line has it. It returns the reply, or None when no
+daemon serves the store, it did not take the request on, or it answered with an error — the
+command then runs in this process, with the same result (a bad query gets its own clear error
+there). Importing this module imports neither the store nor SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def overrides(args: argparse.Namespace) -> list[str]:
+    """This run's ``--set NAME=VALUE`` (before and after the command), in order."""
+    return [*(getattr(args, "overrides_top", None) or []),
+            *(getattr(args, "overrides", None) or [])]
+
+
+def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0,
+        replayable: bool = True) -> dict[str, Any] | None:
+    """The daemon's reply to ``message`` for the store ``args`` names, or None (work here).
+
+    ``replayable=False`` (a write such as ``approve``): once the daemon acknowledged the
+    request, a lost answer is an error (``StoreError``), never a second try in this process —
+    the write may have been done."""
+    from store.harness import client, paths
+
+    try:
+        store = paths.resolve_store(getattr(args, "store", None))
+        reply = client.request(paths.socket_path(store), {
+            **message, "store": str(store), "set": overrides(args),
+            "read_only": bool(getattr(args, "read_only", False))},
+            timeout=timeout, ack_timeout=2.0)
+    except (client.NotRunning, client.NoAck, paths.UnsafeDirectory):
+        return None
+    except client.DaemonError as exc:
+        if replayable:
+            return None
+        from store import StoreError
+
+        raise StoreError(f"the daemon took the request on but its answer was lost ({exc}): "
+                         "see `lca-tui proposal ID` for what it did") from exc
+    return reply if reply.get("ok") else None

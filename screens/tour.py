@@ -1,0 +1,248 @@
+"""The guided tour of the demo store: ``lca-tui demo --tour``, or ``t`` on any screen of the
+demo store. Each step (``store.tour_step``: what to say and which record, found in the store)
+switches to its screen, opens its record there, docks a ``TourPanel`` above the footer and
+puts the cursor on the row it talks about. ``]`` goes on, ``[`` back, ``t`` leaves and ``t``
+again resumes at the step it left (kept beside the demo store, so it survives a restart).
+
+The tour runs on the demo's own file only (``store.demo_refusal``: the marker the demo wrote):
+its last step fills in a scope to erase, which it must never do on a person's real store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.geometry import Region
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import DataTable
+
+from screens.base import StoreScreen
+from screens.navigation import Opens
+from store import TourStep, demo_refusal, remember_tour_position, tour_position, tour_step
+from widgets.tour_panel import TourPanel
+
+if TYPE_CHECKING:
+    from lca_tui.app import LcaApp
+
+PLACE_EVERY = 0.05
+PLACE_TRIES = 400  # 20 s: a screen's first load on a slow machine
+
+
+@dataclass
+class TourReady(Message):
+    """A step computed in the worker: show it (or, with ``refused``, say why the tour does not
+    run on this store)."""
+
+    step: TourStep | None
+    refused: str | None = None
+    token: int = 0
+
+
+def _table_row(screen: Screen[Any], selector: str, key: str) -> bool:
+    """Put ``selector``'s cursor on the row ``key`` and focus the table; False until the row
+    is there (the screen is still loading)."""
+    tables = screen.query(selector)
+    if not tables:
+        return False
+    table = tables.first(DataTable)
+    if key not in table.rows:
+        return False
+    table.move_cursor(row=table.get_row_index(key), animate=False)
+    table.focus()
+    return True
+
+
+def _overview(screen: Screen[Any], step: TourStep) -> bool:
+    return step.row is None or _table_row(screen, "#overview-sessions", step.row)
+
+
+def _context(screen: Screen[Any], step: TourStep) -> bool:
+    from widgets.pressure_events import PressureEvents
+
+    if step.target is None:
+        return True
+    events = screen.query_one("#context-events", PressureEvents)
+    for i, (kind, record) in enumerate(events.events):
+        if kind == "compaction" and getattr(record, "ts", None) == step.row and \
+                getattr(record, "session_id", None) == step.target.id:
+            events.cursor = i
+            events.focus()
+            events.action_move(0)
+            return True
+    return False
+
+
+def _recall(screen: Screen[Any], step: TourStep) -> bool:
+    trace = getattr(screen, "trace", None)
+    if step.target is None or step.row is None:
+        return True
+    if trace is None or trace.id != step.target.id:
+        return False
+    if screen.has_class("-short") and isinstance(screen, StoreScreen) and screen.side_visible():
+        # a short terminal has no rows for the candidates beside the traces list and the
+        # panel: the list goes (b brings it back), the candidate the step names stays
+        screen.action_toggle_side()
+    return _table_row(screen, "#recall-candidates", step.row)
+
+
+def _selected(selector: str) -> Callable[[Screen[Any], TourStep], bool]:
+    def place(screen: Screen[Any], step: TourStep) -> bool:
+        if step.row is None:
+            return True
+        if str(getattr(screen, "selected", None)) != step.row:
+            return False
+        return _table_row(screen, selector, step.row)
+    return place
+
+
+def _health(screen: Screen[Any], step: TourStep) -> bool:
+    return step.row is None or _table_row(screen, "#health-signals", step.row)
+
+
+def _privacy(screen: Screen[Any], step: TourStep) -> bool:
+    if step.row is None or step.refused is not None:
+        return True
+    preview = getattr(screen, "preview_scope", None)
+    if preview is None:
+        return False
+    preview("match", step.row)
+    return True
+
+
+PLACE: dict[str, Callable[[Screen[Any], TourStep], bool]] = {
+    "overview": _overview, "context": _context, "recall": _recall,
+    "proposals": _selected("#proposal-queue"), "memories": _selected("#memory-table"),
+    "health": _health, "privacy": _privacy}
+
+
+class TourGuide:
+    """The tour's state in one app: the step it is on, whether its panel shows."""
+
+    def __init__(self, app: LcaApp) -> None:
+        self.app = app
+        self.active = False
+        self.index: int | None = None
+        self.step: TourStep | None = None
+        self.placed = 0
+        """How many steps had their row selected (tests wait on it)."""
+        self._timer: Timer | None = None
+        self._panel: TourPanel | None = None
+        self._tries = 0
+        self._token = 0
+
+    # -- what the keys do ------------------------------------------------------------------
+    def toggle(self) -> None:
+        """``t``: leave the tour, or start it (resuming at the step it was left on)."""
+        if self.active:
+            self.leave()
+        else:
+            self.go(self.index)
+
+    def move(self, delta: int) -> None:
+        """``]`` / ``[``: the next or the previous step (the ends stay where they are)."""
+        if not self.active or self.index is None:
+            return
+        target = self.index + delta
+        if self.step is None or not 0 <= target < self.step.total:
+            edge = "last" if delta > 0 else "first"
+            self.app.notify(f"This is the tour's {edge} step: t leaves it.", markup=False,
+                            timeout=3)
+            return
+        self.go(target)
+
+    def leave(self) -> None:
+        self.active = False
+        self._stop_placing()
+        if self._panel is not None:
+            self._panel.remove()
+            self._panel = None
+
+    def go(self, index: int | None) -> None:
+        """Compute step ``index`` (None: where the tour was left) in a worker, then show it."""
+        self._token += 1
+        token = self._token
+        self.app.run_worker(lambda: self._compute(index, token), thread=True, exclusive=True,
+                            group="tour", exit_on_error=False)
+
+    # -- in the worker -----------------------------------------------------------------------
+    def _compute(self, index: int | None, token: int) -> None:
+        store = self.app.store
+        refused = demo_refusal(store)
+        if refused is not None:
+            self.app.post_message(TourReady(None, refused, token))
+            return
+        if index is None:
+            index = tour_position(store)
+        self.app.post_message(TourReady(tour_step(store, index, self.app.now()), token=token))
+
+    # -- on the main thread ------------------------------------------------------------------
+    async def show(self, message: TourReady) -> None:
+        if message.token != self._token:
+            return  # a step asked for before the latest ] or [ (a thread runs to its end)
+        if message.step is None:
+            self.app.notify(f"The tour runs on the demo store only: {message.refused}. "
+                            "`lca-tui demo --tour` builds one and opens it on the tour.",
+                            markup=False, severity="warning", timeout=8)
+            return
+        step = message.step
+        remember_tour_position(self.app.store, step.index)  # a few bytes beside the store
+        self.leave()
+        self.active, self.index, self.step = True, step.index, step
+        await self.app.switch_mode(step.mode)
+        screen = self.app.screen
+        if step.target is not None and isinstance(screen, Opens) and \
+                step.target.kind in screen.OPENS:
+            screen.open_record(step.target)
+        self._panel = TourPanel(step.heading, step.text, id="tour-panel")
+        await screen.mount(self._panel)
+        self._tries = 0
+        self._token = 0
+        self._timer = screen.set_interval(PLACE_EVERY, self._place)
+
+    def _place(self) -> None:
+        step, panel = self.step, self._panel
+        screen = panel.parent if panel is not None else None
+        if step is None or not self.active or not isinstance(screen, Screen) or \
+                not screen.is_current:
+            # left, or another screen came on top (a mode switch, a modal): stop here
+            self._stop_placing()
+            return
+        self._tries += 1
+        if PLACE[step.mode](screen, step) or self._tries >= PLACE_TRIES:
+            self._stop_placing()
+            self.placed += 1
+            focused = screen.focused
+            if isinstance(focused, DataTable):  # after the panel took its rows
+                focused.call_after_refresh(reveal_cursor, focused)
+
+    def _stop_placing(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+
+def cursor_region(table: DataTable[Any]) -> Region:
+    """The cursor row of ``table`` on screen (unclipped: it may lie outside the view)."""
+    row = table._get_row_region(table.cursor_row)
+    content = table.content_region
+    return Region(content.x, content.y + row.y - int(table.scroll_y), content.width,
+                  row.height)
+
+
+def reveal_cursor(table: DataTable[Any]) -> None:
+    """Scroll the table to its cursor row, then every scrolling pane around it, so the row
+    is on screen (a table in a scrolling screen, as Overview's, is below the fold at 80x24)."""
+    table._scroll_cursor_into_view()
+    node = table.parent
+    while isinstance(node, Widget):
+        if node.allow_vertical_scroll:
+            row = cursor_region(table)
+            inner = node.content_region
+            node.scroll_to_region(row.translate((-inner.x, -inner.y + int(node.scroll_y))),
+                                  animate=False, immediate=True, force=True)
+        node = node.parent

@@ -1,0 +1,253 @@
+"""Every version of a memory, and putting one back (issue 30).
+
+A memory's **versions** are the texts its supersession chain held, oldest first: the write that
+made each memory of the chain (the applied ``add`` / ``supersede`` / ``merge`` proposal, or the
+import or write outside the gate when no proposal made it) and each applied ``revise`` of it —
+who (the person, or the policy, recorded on the decision), when, and the diff against the
+version before. A memory an erasure removed from the chain is a version shown as **erased**
+(when and by whom: the erasure's tombstone), never with its text, nor can it be brought back.
+A secret memory's versions are listed with their text withheld.
+
+``revert(store, memory, to)`` files an ordinary proposal — a ``supersede`` of the chain's
+current memory with that version's text — and the gate's checks apply; nothing is rewritten
+in place (the current memory stays in the chain, superseded, once a person approves).
+``undo(store)`` is the same proposal for the latest approval: the memory it wrote goes back to
+the version before (an ``add`` has none: its undo is a ``quarantine``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import col, select
+
+from store.core.db import orm
+from store.core.models import AuditEvent, Memory
+from store.governance.models import Proposal, SupersessionLink
+
+if TYPE_CHECKING:
+    from store.core.base import StoreBase as Store
+    from store.governance.records import ProposalInfo
+
+WRITES = ("add", "supersede", "merge")
+
+
+@dataclass(frozen=True)
+class MemoryVersion:
+    """One version of a memory (``history --json`` per element). ``text`` is None when the
+    version was erased or the memory is secret (``masked``); ``diff`` is a unified diff
+    against the previous version's text (None for the first, an erased or a masked one)."""
+
+    version: int
+    memory_id: int | None  # None: erased
+    proposal_id: int | None
+    op: str  # add / supersede / merge / revise / import / erased
+    actor: str | None
+    ts: str | None
+    text: str | None
+    diff: str | None
+    erased: bool = False
+    masked: bool = False
+    current: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "memory_id": self.memory_id,
+                "proposal_id": self.proposal_id, "op": self.op, "actor": self.actor,
+                "ts": self.ts, "text": self.text, "diff": self.diff, "erased": self.erased,
+                "masked": self.masked, "current": self.current}
+
+
+@dataclass
+class _Raw:
+    memory_id: int | None
+    proposal_id: int | None
+    op: str
+    actor: str | None
+    ts: str | None
+    text: str | None
+    erased: bool = False
+    masked: bool = False
+
+
+def _diff(before: str | None, after: str | None, a: int, b: int) -> str | None:
+    if before is None or after is None:
+        return None
+    return "\n".join(difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                          f"version {a}", f"version {b}", lineterm=""))
+
+
+def _tombstone_near(store: Store, ts: str) -> tuple[str | None, str | None]:
+    """(when, who) of the erasure that wrote the bridging link: its audit event (action
+    ``erase``, naming the tombstone), written in the same transaction."""
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(AuditEvent.ts, AuditEvent.actor).where(
+            AuditEvent.action == "erase", AuditEvent.target_kind == "tombstone")).all()
+    if not rows:
+        return None, None
+    when, who = min(rows, key=lambda r: abs(_seconds(r[0]) - _seconds(ts)))
+    return when, who
+
+
+def _seconds(stamp: str) -> float:
+    from store.core.timeutil import parse_iso
+
+    t = parse_iso(stamp)
+    return t.timestamp() if t is not None else 0.0
+
+
+def memory_history(store: Store, memory_id: int) -> list[MemoryVersion]:
+    """Every version of ``memory_id``'s chain, oldest first (see the module docstring)."""
+    from store.governance.chains import chain
+
+    links = chain(store, memory_id)  # NotFound for a memory that does not exist
+    ids = [c.id for c in links]
+    with store.read() as conn, orm(conn) as s:
+        mems = {int(m.id or 0): m for m in s.exec(select(Memory).where(
+            col(Memory.id).in_(ids))).all()}
+        props = list(s.exec(select(Proposal).where(Proposal.status == "applied")
+                            .order_by(col(Proposal.decided_at), col(Proposal.id))).all())
+        bridges = list(s.exec(select(SupersessionLink).where(
+            SupersessionLink.source == "erasure", col(SupersessionLink.new_id).in_(ids))
+            .order_by(col(SupersessionLink.id))).all())
+    made = {int(p.memory_id): p for p in props if p.op in WRITES and p.memory_id is not None}
+    revises: dict[int, list[Proposal]] = {}
+    for p in props:
+        if p.op == "revise":
+            for t in json.loads(p.targets or "[]"):
+                revises.setdefault(int(t), []).append(p)
+    bridged = {int(b.new_id): b for b in bridges}
+    raw: list[_Raw] = []
+    for c in links:
+        m = mems.get(c.id)
+        if m is None:
+            continue
+        secret = m.sensitivity == "secret"
+        if c.id in bridged:
+            when, who = _tombstone_near(store, bridged[c.id].ts)
+            raw.append(_Raw(None, None, "erased", who, when or bridged[c.id].ts, None,
+                            erased=True))
+        maker = made.get(c.id)
+        mine = revises.get(c.id, [])
+        if maker is not None:
+            raw.append(_Raw(c.id, maker.id, maker.op or "add", maker.actor, maker.decided_at,
+                            maker.content, masked=secret))
+        else:  # imported or written outside the gate: its first text is what the first
+            # revise found (the proposal keeps its target's body), else its body now
+            first = m.body
+            if mine:
+                snap = json.loads(mine[0].target_snapshot or "{}").get(str(c.id), {})
+                first = snap.get("body", first)
+            raw.append(_Raw(c.id, None, "import", m.writer, m.created, first, masked=secret))
+        for rev in mine:
+            raw.append(_Raw(c.id, rev.id, "revise", rev.actor, rev.decided_at, rev.content,
+                            masked=secret))
+    head = _head(links)
+    out: list[MemoryVersion] = []
+    last_text: str | None = None
+    for i, r in enumerate(raw, start=1):
+        text = None if (r.erased or r.masked) else (r.text or "").strip("\n")
+        diff = _diff(last_text, text, i - 1, i) if i > 1 else None
+        out.append(MemoryVersion(i, r.memory_id, r.proposal_id, r.op, r.actor, r.ts, text,
+                                 diff, r.erased, r.masked,
+                                 current=(i == len(raw) and r.memory_id == head)))
+        if not r.erased:
+            last_text = text
+    return out
+
+
+def _head(links: list[Any]) -> int | None:
+    active = [c.id for c in links if c.status == "active"]
+    return active[-1] if active else None
+
+
+def revert(store: Store, memory_id: int, to: int, *, actor: str | None = None,
+           reason: str | None = None) -> ProposalInfo:
+    """File the proposal that brings version ``to`` of ``memory_id``'s chain back: a
+    ``supersede`` of the chain's active memory with that text (pending unless the auto-apply
+    policy allows it). Raises ``ProposalError`` for a version that does not exist, was erased,
+    is secret, or is already the current text; ``NotFound`` for no such memory."""
+    from store.governance.apply import submit
+    from store.governance.chains import chain
+    from store.governance.proposals import NewProposal, ProposalError
+
+    versions = memory_history(store, memory_id)
+    if not 1 <= to <= len(versions):
+        raise ProposalError(f"--to: memory {memory_id} has versions 1–{len(versions)}, "
+                            f"not {to} (`lca-tui history {memory_id}` lists them)")
+    v = versions[to - 1]
+    if v.erased:
+        raise ProposalError(f"version {to} of memory {memory_id} was erased"
+                            f"{' on ' + v.ts if v.ts else ''}"
+                            f"{' by ' + v.actor if v.actor else ''}: its text is gone")
+    if v.masked or v.text is None:
+        raise ProposalError(f"version {to} of memory {memory_id} is secret: a revert would "
+                            "copy its text into a proposal; edit the memory instead")
+    head = _head(chain(store, memory_id))
+    if head is None:
+        raise ProposalError(f"memory {memory_id}'s chain has no active memory to revert "
+                            "(it was quarantined, expired or erased)")
+    current = store.memory(head)
+    if (current.body or "").strip("\n") == v.text:
+        raise ProposalError(f"version {to} is already memory {head}'s text: nothing to revert")
+    when = f" of {v.ts}" if v.ts else ""
+    rationale = (f"revert memory {head} to version {to}{when} (memory {v.memory_id}, "
+                 f"{v.op}{' by ' + v.actor if v.actor else ''})"
+                 + (f": {reason}" if reason else ""))
+    new = NewProposal(op="supersede", content=v.text, type=current.type, targets=(head,),
+                      metadata={"name": current.name}, rationale=rationale, origin="cli",
+                      proposer="lca-tui:revert")
+    return submit(store, new, actor=actor)
+
+
+def last_approval(store: Store) -> Proposal | None:
+    """The latest applied proposal that wrote a memory (what ``undo`` undoes)."""
+    with store.read() as conn, orm(conn) as s:
+        return s.exec(select(Proposal).where(
+            Proposal.status == "applied", col(Proposal.memory_id).is_not(None),
+            col(Proposal.op).in_(("add", "supersede", "merge", "revise")))
+            .order_by(col(Proposal.decided_at).desc(), col(Proposal.id).desc())).first()
+
+
+def undo(store: Store, proposal_id: int | None = None, *,
+         actor: str | None = None) -> ProposalInfo:
+    """File the proposal that undoes the latest approval — or approval ``proposal_id`` (the
+    app's, just made) — as a ``revert`` to the version before it (an ``add``: ``quarantine``
+    of the memory it made). ``ProposalError`` when there is nothing to undo, or the memory
+    moved on since."""
+    from store.governance.apply import submit
+    from store.governance.proposals import NewProposal, ProposalError
+
+    if proposal_id is None:
+        p = last_approval(store)
+    else:
+        with store.read() as conn, orm(conn) as s:
+            p = s.get(Proposal, proposal_id)
+        if p is None or p.status != "applied":
+            raise ProposalError(f"proposal {proposal_id} is not an applied approval: nothing "
+                                "to undo")
+    if p is None or p.memory_id is None:
+        raise ProposalError("no approval to undo: no applied proposal wrote a memory")
+    mid = int(p.memory_id)
+    versions = memory_history(store, mid)
+    at = next((v.version for v in versions if v.proposal_id == p.id), None)
+    if at is None or not versions[at - 1].current:
+        raise ProposalError(f"proposal {p.id}'s write is no longer memory {mid}'s current "
+                            f"version: revert it with `lca-tui revert {mid} --to N`")
+    if p.op == "merge":
+        raise ProposalError(f"proposal {p.id} merged memories into {mid}: one proposal cannot "
+                            f"bring them all back; revert with `lca-tui revert {mid} --to N`")
+    if p.op == "add":
+        new = NewProposal(op="quarantine", targets=(mid,), origin="cli",
+                          proposer="lca-tui:undo",
+                          rationale=f"undo of proposal {p.id} (add of memory {mid})")
+        return submit(store, new, actor=actor)
+    if at < 2:
+        raise ProposalError(f"proposal {p.id} made memory {mid}'s first version: nothing "
+                            "to go back to")
+    before = versions[at - 2]
+    if before.erased:
+        raise ProposalError(f"the version before proposal {p.id} was erased: its text is gone")
+    return revert(store, mid, at - 1, actor=actor, reason=f"undo of proposal {p.id}")

@@ -1,0 +1,187 @@
+"""Hand-run commands answered by the warm daemon (issue 28): `lca-tui recall` and `lca-tui
+search` go to `lca-tui serve` when it runs, with the caller's `--set` (never the daemon's
+settings for what the request names) and `--read-only`, and give what the same command gives
+in-process; a `--set` the daemon cannot apply per request runs in-process."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import lca_tui.output
+from lca_tui.cli import main
+from store.harness import client, paths
+from store.harness.daemon import Daemon
+from tests.conftest import CLAUDE_CODE
+from tests.helpers_harness import runtime_dir, serving  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def _no_actor_left() -> Iterator[None]:
+    """`--actor` given to `main` here names the person for the rest of this process: reset."""
+    from store import set_process_actor
+
+    yield
+    set_process_actor(None)
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:  # noqa: F811
+    with serving(tmp_path / "store.db", **{"embed.backend": "fallback"}) as d:
+        assert d.store is not None
+        d.store.ingest([CLAUDE_CODE / "short.jsonl"])
+        yield d
+
+
+def _json(capsys: pytest.CaptureFixture[str], *words: str) -> object:
+    capsys.readouterr()
+    assert main(list(words)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _no_store_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the store in this process fails the test: the daemon must answer alone."""
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("the command opened the store itself")
+
+    monkeypatch.setattr(lca_tui.output, "open_from", refuse)
+
+
+def test_search_through_the_daemon_gives_the_in_process_hits(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    st = ["--store", str(daemon.store_path)]
+    for mode in ("hybrid", "fts", "semantic"):
+        with monkeypatch.context() as m:
+            _no_store_here(m)
+            warm = _json(capsys, "search", "spotter hooks", "--mode", mode, *st, "--json")
+        count = daemon.counts["searches"]
+        assert count >= 1
+        cold = _json(capsys, "--set", "embed.backend=fallback", "search", "spotter hooks",
+                     "--mode", mode, *st, "--json")  # a --set it cannot apply: in-process
+        assert daemon.counts["searches"] == count
+        assert warm == cold and warm, mode
+    # the text output too, and the caller's search.limit, not the daemon's
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        capsys.readouterr()
+        assert main(["search", "spotter hooks", *st, "--set", "search.limit=1"]) == 0
+        text = capsys.readouterr().out
+    assert daemon.counts["searches"] == count + 1
+    one = _json(capsys, "search", "spotter hooks", *st, "--set", "search.limit=1",
+                "--json")
+    assert isinstance(one, list) and len(one) == 1 and one[0]["text"][:20] in text
+
+
+def test_recall_through_the_daemon_prints_its_trace_without_opening_the_store(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    st = ["--store", str(daemon.store_path)]
+    _no_store_here(monkeypatch)
+    capsys.readouterr()
+    assert main(["recall", "what did we change", *st]) == 0
+    out = capsys.readouterr().out
+    assert daemon.counts["recalls"] == 1
+    assert daemon.store is not None
+    newest = daemon.store.traces()[0]
+    assert f"trace {newest.id} " in out and "query: what did we change" in out
+    assert "pool=" in out and "considered" in out
+
+
+def test_recall_carries_the_callers_set_to_the_daemon(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    st = ["--store", str(daemon.store_path)]
+    assert daemon.store is not None and daemon.store.settings["recall.pool"] != 7
+    warm = _json(capsys, "recall", "what did we change", *st, "--set", "recall.pool=7",
+                 "--json")
+    assert daemon.counts["recalls"] == 1
+    assert isinstance(warm, dict) and warm["settings"]["pool"] == 7
+    cold = _json(capsys, "--set", "embed.backend=fallback", "recall", "what did we change",
+                 *st, "--set", "recall.pool=7", "--json")
+    assert daemon.counts["recalls"] == 1  # embed.* is not per request: in this process
+    assert isinstance(cold, dict)
+    assert [(c["source_id"], c["decision"], c["score"]) for c in warm["candidates"]] == \
+        [(c["source_id"], c["decision"], c["score"]) for c in cold["candidates"]]
+    assert warm["items"] == cold["items"] and warm["trace_id"] != cold["trace_id"]
+
+
+def test_a_read_only_request_is_not_recalled_by_the_daemon(daemon: Daemon) -> None:
+    sock = paths.socket_path(daemon.store_path)
+    base = {"op": "recall", "store": str(daemon.store_path), "query": "what did we change"}
+    reply = client.request(sock, dict(base, read_only=True))
+    assert reply["ok"] is False and "read-only" in reply["error"]
+    assert daemon.counts["recalls"] == 0
+    reply = client.request(sock, dict(base, set=["recall.nope=1"]))
+    assert reply["ok"] is False
+    reply = client.request(sock, dict(base, set=["recall.pool=nonsense"]))
+    assert reply["ok"] is False and "recall.pool" in reply["error"]
+
+
+def _pending(daemon: Daemon, content: str) -> int:
+    from tests.helpers_gov import _propose
+
+    assert daemon.store is not None
+    return int(_propose(daemon.store, {"op": "add", "type": "feedback", "content": content,
+                                       "metadata": {"name": content[:20]}}).id)
+
+
+def test_approve_through_the_daemon_records_the_callers_actor(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon approves (its model warm for the verify step) as the person who ran the
+    command — `--actor` here, never the daemon's own LCA_ACTOR — and the command prints what
+    it prints in-process; a `--set` runs it in-process, with the same outcome."""
+    st = ["--store", str(daemon.store_path)]
+    monkeypatch.setenv("LCA_ACTOR", "the-daemons-own")  # the daemon runs in this process
+    warm_id = _pending(daemon, "Always run the linter before pushing a branch.")
+    cold_id = _pending(daemon, "Keep release notes in the CHANGELOG file.")
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        doc = _json(capsys, "--actor", "alice", "approve", str(warm_id), *st, "--json")
+    assert daemon.counts["approvals"] == 1
+    assert isinstance(doc, dict) and doc["status"] == "applied" and doc["verified"] is True
+    assert daemon.store is not None
+    info = daemon.store.proposal(warm_id)
+    assert info.actor == "alice" and info.decisions[-1].actor == "alice"
+    cold = _json(capsys, "--actor", "bob", "approve", str(cold_id), *st,
+                 "--set", "embed.batch_size=8", "--json")
+    assert daemon.counts["approvals"] == 1  # a --set: in this process
+    assert isinstance(cold, dict) and cold["status"] == "applied" and cold["verified"] is True
+    assert set(cold) == set(doc)
+    assert daemon.store.proposal(cold_id).actor == "bob"
+    # the text output through the daemon is the in-process one
+    third = _pending(daemon, "Prefer small focused commits over large ones.")
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        capsys.readouterr()
+        assert main(["--actor", "alice", "approve", str(third), *st]) == 0
+        warm_text = capsys.readouterr().out
+    import lca_tui.commands.proposals as cmd
+
+    capsys.readouterr()
+    cmd.print_proposal(daemon.store.proposal(third))
+    assert warm_text == capsys.readouterr().out
+
+
+def test_approve_of_what_is_not_pending_fails_the_same_way(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    st = ["--store", str(daemon.store_path)]
+    pid = _pending(daemon, "Document every public function in the module.")
+    assert main(["approve", str(pid), *st, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["approve", str(pid), *st]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lca-tui:") and str(pid) in err and "Traceback" not in err
+
+
+def test_a_read_only_approve_is_not_done_by_the_daemon(daemon: Daemon) -> None:
+    pid = _pending(daemon, "Name branches after the issue they fix.")
+    sock = paths.socket_path(daemon.store_path)
+    reply = client.request(sock, {"op": "approve", "store": str(daemon.store_path),
+                                  "proposal_id": pid, "read_only": True})
+    assert reply["ok"] is False and "read-only" in reply["error"]
+    assert daemon.counts["approvals"] == 0
+    assert daemon.store is not None and daemon.store.proposal(pid).status == "pending"

@@ -1,0 +1,108 @@
+"""A memory's history and revert (issue 30): every version of its chain (each applied
+proposal: who, when, the diff; an imported first text; an erased version as erased, never its
+text), ``revert --to`` as an ordinary pending proposal checked by the gate, and ``undo`` of the
+latest approval as the same proposal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from store import ProposalError, Store
+from store.governance import approve
+
+from tests.helpers_gov_seed import _propose
+from tests.helpers_recall import import_memories
+
+V1 = "Deploys go through the staging cluster first."
+V2 = "Deploys go through the staging cluster first, then canary."
+V3 = "Deploys go through the canary cluster only."
+
+
+def _chain_of_three(store: Store) -> list[int]:
+    add = approve(store, _propose(store, {"op": "add", "type": "project", "content": V1}).id,
+                  actor="ana")
+    mid = add.memory_id
+    assert mid is not None
+    approve(store, _propose(store, {"op": "revise", "target": mid, "content": V2}).id,
+            actor="ben", reason="canary added")
+    sup = approve(store, _propose(store, {"op": "supersede", "target": mid,
+                                          "content": V3}).id, actor="ana",
+                  as_=None, reason="no more staging")
+    assert sup.status == "applied" and sup.memory_id is not None
+    return [mid, sup.memory_id]
+
+
+def test_history_lists_every_version_with_who_when_and_the_diff(store: Store) -> None:
+    first, last = _chain_of_three(store)
+    versions = store.memory_history(first)
+    assert store.memory_history(last) == versions  # the chain's history, whichever is asked
+    assert [(v.version, v.op, v.memory_id, v.actor) for v in versions] == [
+        (1, "add", first, "ana"), (2, "revise", first, "ben"), (3, "supersede", last, "ana")]
+    assert [v.text for v in versions] == [V1, V2, V3]
+    assert [v.current for v in versions] == [False, False, True]
+    assert versions[0].diff is None and all(v.ts for v in versions)
+    assert f"-{V1}" in (versions[1].diff or "") and f"+{V2}" in (versions[1].diff or "")
+
+
+def test_revert_files_an_ordinary_pending_proposal_and_rewrites_nothing(store: Store) -> None:
+    first, last = _chain_of_three(store)
+    info = store.revert_memory(first, 1, reason="staging is back", actor="ana")
+    assert info.status == "pending" and info.summary.op == "supersede"
+    assert info.summary.targets == (last,) and info.content == V1
+    assert {c.kind for c in info.checks} >= {"duplicate", "contradiction"}  # the gate's checks
+    assert "revert memory" in (info.rationale or "") and "staging is back" in (info.rationale
+                                                                              or "")
+    assert store.memory(last).body == V3  # nothing rewritten until approved
+    done = approve(store, info.id, actor="ana", reason="revert")
+    assert done.status == "applied"
+    versions = store.memory_history(first)
+    assert [v.text for v in versions] == [V1, V2, V3, V1] and versions[-1].current
+    with pytest.raises(ProposalError, match="already memory .* text"):
+        store.revert_memory(first, 1)
+    with pytest.raises(ProposalError, match="has versions 1–4, not 9"):
+        store.revert_memory(first, 9)
+
+
+def test_an_imported_memory_starts_with_its_file_text(store: Store, tmp_path: Path) -> None:
+    ids = import_memories(store, tmp_path / "mem", [
+        ("deploy", V1, {"name": "deploys", "type": "project"})])
+    mid = ids["deploys"]
+    approve(store, _propose(store, {"op": "revise", "target": mid, "content": V2}).id)
+    versions = store.memory_history(mid)
+    assert [(v.op, v.text) for v in versions] == [("import", V1), ("revise", V2)]
+
+
+def test_an_erased_version_shows_when_and_by_whom_never_its_text(store: Store) -> None:
+    first, last = _chain_of_three(store)
+    third = approve(store, _propose(store, {"op": "supersede", "target": last,
+                                            "content": "Deploys are paused."}).id,
+                    reason="pause").memory_id
+    assert third is not None
+    store.erase(memory=last, actor="dpo", reason="wrong cluster named")
+    versions = store.memory_history(third)
+    erased = [v for v in versions if v.erased]
+    assert len(erased) == 1 and erased[0].actor == "dpo" and erased[0].ts
+    assert erased[0].text is None and erased[0].diff is None
+    assert "canary cluster only" not in json.dumps([v.to_json() for v in versions])
+    with pytest.raises(ProposalError, match="was erased .* by dpo: its text is gone"):
+        store.revert_memory(third, erased[0].version)
+
+
+def test_undo_of_the_latest_approval_is_the_revert_proposal(store: Store) -> None:
+    first, last = _chain_of_three(store)
+    info = store.undo_last_approval()
+    assert info.summary.op == "supersede" and info.content == V2
+    assert info.status == "pending" and "undo of proposal" in (info.rationale or "")
+    # an add has no version before: its undo quarantines what it made
+    made = approve(store, _propose(store, {"op": "add", "type": "user",
+                                           "content": "Prefers tabs over spaces."}).id)
+    undo = store.undo_last_approval()
+    assert undo.summary.op == "quarantine" and undo.summary.targets == (made.memory_id,)
+
+
+def test_undo_with_nothing_approved_says_so(store: Store) -> None:
+    with pytest.raises(ProposalError, match="no approval to undo"):
+        store.undo_last_approval()
