@@ -41,6 +41,10 @@ TARGETS_MS = {"first_paint": 500, "data": 1000, "switch_p95": 100, "move_p95": 5
 """Issue 28's targets on the demo store (at 50,000 chunks data on screen may take 1,500)."""
 TARGETS_MS_LARGE = {**TARGETS_MS, "data": 1500}
 
+class AppBenchError(ValueError):
+    """A run of the app failed (one line on stderr, as bad input is, never a traceback)."""
+
+
 MOVE_KEYS = 30
 FILTER_TEXT = "session work"
 
@@ -209,7 +213,8 @@ def run_app_bench(store: Path, size: str, opens: int, cycles: int = 3,
                               capture_output=True, text=True, timeout=900,
                               env=env or dict(os.environ))
         if proc.returncode != 0:
-            raise RuntimeError(f"the app bench on {store} failed: {proc.stderr[-600:]}")
+            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise AppBenchError(f"the app bench on {store} failed: {last}")
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     revisits = [x for r in runs for x in r["switch_revisit_ms"]]
     first = [x for r in runs for x in r["switch_first_visit_ms"].values()]
