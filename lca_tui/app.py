@@ -21,12 +21,12 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
-from lca_tui.palette import StoreCommands, screen_commands
+from lca_tui.palette import ScreenActions, StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_for
 from screens.tour import TourGuide, TourReady
-from store import RecordRef, Settings, Store, asset_path, open_store, visible
+from store import RecordRef, Settings, SettingsError, Store, asset_path, open_store, visible
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -50,7 +50,7 @@ class LcaApp(App[None]):
 
     TITLE = "lca-tui"
     CSS_PATH = str(asset_path("app.tcss"))
-    COMMANDS = App.COMMANDS | {StoreCommands}
+    COMMANDS = App.COMMANDS | {StoreCommands, ScreenActions}
     BINDINGS: ClassVar[list[BindingType]] = [
         *_mode_bindings(),
         Binding("question_mark", "help", "Help", id="help"),
@@ -80,11 +80,16 @@ class LcaApp(App[None]):
                                      else store.settings["app.refresh_seconds"])
         # The Header shows titles as Content (no markup read), but the file name is data: an
         # escape sequence in it must not reach the terminal.
-        self.sub_title = visible(store.url if store.url is not None else store.path.name)
+        self.sub_title = visible(store.url if store.url is not None else store.path.name) \
+            + (" (read-only)" if store.read_only else "")
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
             self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
+        from lca_tui.keymap import THEMES, keymap_from
+
+        self.set_keymap(keymap_from(store.settings))
+        self.theme = THEMES[str(store.settings["app.theme"])]
 
     # -- what screens use ----------------------------------------------------------------
     def now(self) -> datetime:
@@ -205,5 +210,10 @@ def make_app(store_path: Path | str | None = None, settings: Settings | None = N
     owns = store is None
     if store is None:
         store = open_store(store_path, settings)
-    return LcaApp(store, now=now, owns_store=owns, mode=mode, refresh_seconds=refresh_seconds,
-                  tour=tour)
+    try:
+        return LcaApp(store, now=now, owns_store=owns, mode=mode,
+                      refresh_seconds=refresh_seconds, tour=tour)
+    except SettingsError:  # a [keys] entry no binding has: the store opened here is closed
+        if owns:
+            store.close()
+        raise

@@ -33,6 +33,14 @@ def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
                         help="the person recorded on decisions, audit events and tombstones "
                         "(default: $LCA_ACTOR, the identity.name setting, else your OS "
                         "account)")
+    parser.add_argument("--read-only", action="store_true",
+                        default=False if top else argparse.SUPPRESS,
+                        help="open the store with every writing action refused (approve, "
+                        "erase, fixes, ...): nothing is written, not even a recall's trace "
+                        "(the store.read_only setting)")
+    parser.add_argument("--theme", choices=("dark", "light"),
+                        default=None if top else argparse.SUPPRESS,
+                        help="the app's colours (the app.theme setting; default dark)")
     parser.add_argument("--set", dest="overrides_top" if top else "overrides",
                         action="append", default=[] if top else argparse.SUPPRESS,
                         metavar="NAME=VALUE", help="override a setting for this run "
@@ -156,7 +164,7 @@ def _command_word(words: list[str]) -> str | None:
     """The command named in ``words`` (the first word that is no option or option value)."""
     i = 0
     while i < len(words):
-        if words[i] in ("--store", "--set", "--actor"):
+        if words[i] in ("--store", "--set", "--actor", "--theme"):
             i += 2
         elif words[i].startswith("-"):
             i += 1

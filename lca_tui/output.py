@@ -138,6 +138,10 @@ def settings_from(args: argparse.Namespace) -> Any:
     given = [*(getattr(args, "overrides_top", None) or []),
              *(getattr(args, "overrides", None) or [])]
     overrides = dict(parse_assignment(a) for a in given)
+    if getattr(args, "theme", None):
+        overrides["app.theme"] = args.theme
+    if getattr(args, "read_only", False):
+        overrides["store.read_only"] = "true"
     return Settings.load(overrides)
 
 

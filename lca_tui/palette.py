@@ -107,3 +107,55 @@ def highlight(matcher: Matcher, text: str) -> Content:
             if not shown[offset].isspace():
                 content = content.stylize(matcher.match_style, offset, offset + 1)
     return content
+
+
+class ScreenActions(Provider):
+    """Every action of the current screen (approve, consolidate, erase, export…), from its key
+    bindings and those of the focused pane, with their descriptions and keys; an action that
+    cannot act now (``check_action`` says so, or it writes and the store is read-only) is not
+    offered."""
+
+    def actions(self) -> list[tuple[str, str, Callable[[], Awaitable[None]]]]:
+        """(text, help, run) for each action the screen can run now."""
+        screen = self.screen
+        app = screen.app
+        read_only = bool(getattr(getattr(app, "store", None), "read_only", False))
+        writes: frozenset[str] = getattr(screen, "WRITES", frozenset())
+        out: list[tuple[str, str, Callable[[], Awaitable[None]]]] = []
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding, node = active.binding, active.node
+            if binding.system or not binding.description or node is app:
+                continue  # the app's own (screens, help, quit) are the system commands
+            name, params = _action_name(binding.action)
+            if binding.action in seen or not active.enabled:
+                continue
+            if node.check_action(name, params) is not True:
+                continue
+            if read_only and node is screen and name in writes:
+                continue
+            seen.add(binding.action)
+            key = app.get_key_display(binding)
+            out.append((f"{binding.description} ({key})",
+                        binding.tooltip or f"on {screen.title or type(screen).__name__}",
+                        partial(app.run_action, binding.action, node)))
+        return out
+
+    async def discover(self) -> Hits:
+        for text, help_, run in self.actions():
+            yield Hit(1.0, Content(text), run, help=help_)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, help_, run in self.actions():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, highlight(matcher, text), run, help=help_)
+
+
+def _action_name(action: str) -> tuple[str, tuple[object, ...]]:
+    """``change('erase')`` -> ("change", ("erase",)) (Textual's own parser)."""
+    from textual.actions import parse
+
+    _, name, params = parse(action)
+    return name, params

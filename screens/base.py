@@ -21,6 +21,7 @@ panes smaller there, and a side pane starts hidden at ``-short`` / ``-narrow`` w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
@@ -33,7 +34,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
-from store import visible
+from store import ReadOnly, plural, visible
 from widgets.fmt import ago
 from widgets.table import FilterTable
 
@@ -79,6 +80,9 @@ class StoreScreen(Screen[None]):
     """A screen that reads the store through workers and reloads when the store changes."""
 
     HELP: ClassVar[str] = ""
+    WRITES: ClassVar[frozenset[str]] = frozenset()
+    """The actions that write (refused on a read-only store; the palette does not offer them
+    there)."""
     """What the screen shows and how to use it (the ``?`` modal prints it above the keys)."""
     SIDE_PANE: ClassVar[str | None] = None
     """The selector of the pane ``b`` hides and shows (None: the screen has none)."""
@@ -96,6 +100,8 @@ class StoreScreen(Screen[None]):
         Binding("y", "copy_id", "Copy id", show=False, id="copy-id"),
         Binding("g", "top", "Top", show=False, id="top"),
         Binding("G", "bottom", "Bottom", show=False, id="bottom"),
+        Binding("x", "export_csv", "Export CSV", show=False, id="export-csv",
+                tooltip="Write every row of the table (as filtered) to a CSV file"),
     ]
 
     @dataclass
@@ -129,10 +135,20 @@ class StoreScreen(Screen[None]):
         self._load_pending = False
         self._store_changed: str | None = None
         self._side: bool | None = None  # None: as the size says
+        self.last_export: Path | None = None
+        """The CSV file ``x`` wrote last (None before the first)."""
 
     @property
     def lca(self) -> LcaApp:
         return self.app  # type: ignore[return-value]
+
+    def refused_read_only(self, action: str) -> bool:
+        """On a store opened read-only: say (one line) that ``action`` ("approving a
+        proposal") is refused, and return True; the caller then does nothing."""
+        if not self.lca.store.read_only:
+            return False
+        self.notify(str(ReadOnly(action)), severity="error", markup=False, timeout=6)
+        return True
 
     # -- to implement --------------------------------------------------------------------
     def load_data(self) -> Any:
@@ -291,6 +307,33 @@ class StoreScreen(Screen[None]):
                 return node
             node = node.parent
         return widget
+
+    def export_table(self) -> DataTable[Any] | None:
+        """The table ``x`` exports: the focused one, else the first one shown."""
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            return focused
+        return next((t for t in self.query(DataTable) if t.display), None)
+
+    def action_export_csv(self, table_id: str | None = None) -> None:
+        """Write every row of the table (``table_id``, else ``export_table``) as filtered to
+        a CSV file in ``app.export_dir`` (default: the current folder), and say where."""
+        from widgets.table_export import write_csv
+
+        table = (self.query_one(f"#{table_id}", DataTable) if table_id
+                 else self.export_table())
+        if table is None:
+            self.notify("No table on this screen to export.", severity="warning")
+            return
+        folder = Path(str(self.lca.store.settings["app.export_dir"]).strip() or ".")
+        try:
+            path, rows = write_csv(table, folder, table.id or "table")
+        except OSError as exc:
+            self.notify(f"cannot export to {folder}: {exc.strerror or exc}",
+                        severity="error", markup=False)
+            return
+        self.last_export = path
+        self.notify(f"exported {plural(rows, 'row')} of {table.id} to {path}", markup=False)
 
     def action_copy_id(self) -> None:
         value = self.selected_id()

@@ -160,6 +160,7 @@ class HealthScreen(StoreScreen):
         "again."
     )
     AUTO_FOCUS = "#health-signals"
+    WRITES: ClassVar[frozenset[str]] = frozenset({"fix"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "scan", "Scan now", id="health-scan"),
         Binding("f", "fix", "Fix", id="health-fix"),
@@ -383,6 +384,8 @@ class HealthScreen(StoreScreen):
     def action_fix(self) -> None:
         sig = self._current()
         if sig is None or sig.fix is None or self.fixing:
+            return
+        if self.refused_read_only("applying a health fix"):
             return
         self._plan(sig.fix)
 

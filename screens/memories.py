@@ -87,6 +87,7 @@ class MemoriesScreen(StoreScreen):
     SIDE_NAME = "Evidence and chain"
     OPENS: ClassVar[frozenset[str]] = frozenset({"memory"})
     COPY_WHAT = "memory"  # y says what it copied
+    WRITES: ClassVar[frozenset[str]] = frozenset({"reveal"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
         Binding("o", "open_evidence", "Open entry", show=False, id="memories-open-entry"),
@@ -370,6 +371,9 @@ class MemoriesScreen(StoreScreen):
         if mid in self.revealed:
             del self.revealed[mid]
             self._show_detail(self.detail)
+            return
+        if self.refused_read_only("revealing a secret memory (a reveal is recorded in the "
+                                  "audit log)"):
             return
         from screens.proposal_modals import ConfirmModal
 

@@ -135,6 +135,7 @@ class PrivacyScreen(StoreScreen):
         "time, actor; never content); enter on one shows its stored verification."
     )
     AUTO_FOCUS = "#privacy-tree"
+    WRITES: ClassVar[frozenset[str]] = frozenset({"change"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "change('erase')", "Erase", id="privacy-erase"),
         Binding("r", "change('redact')", "Redact", id="privacy-redact"),
@@ -332,6 +333,8 @@ class PrivacyScreen(StoreScreen):
 
     # -- erase / redact ----------------------------------------------------------------------
     def action_change(self, action: str) -> None:
+        if self.refused_read_only("erasing" if action == "erase" else "redacting"):
+            return
         scope = self._scope()
         if scope is None:
             return

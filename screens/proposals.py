@@ -151,6 +151,8 @@ class ProposalsScreen(StoreScreen):
     SIDE_NAME = "Queue"
     OPENS: ClassVar[frozenset[str]] = frozenset({"proposal"})
     COPY_WHAT = "proposal"  # y says what it copied
+    WRITES: ClassVar[frozenset[str]] = frozenset(
+        {"approve", "reject", "edit", "edit_external", "consolidate"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve", id="proposals-approve"),
         Binding("r", "reject", "Reject", id="proposals-reject"),
@@ -417,7 +419,7 @@ class ProposalsScreen(StoreScreen):
         return str(self.lca.store.settings["memory.dir"] or "").strip() or None
 
     def action_approve(self) -> None:
-        if self.detail is None:
+        if self.detail is None or self.refused_read_only("approving a proposal"):
             return
         info = self.detail.info
         allowed = [o for o in info.options if o.allowed]
@@ -445,7 +447,7 @@ class ProposalsScreen(StoreScreen):
         self.app.push_screen(ApproveModal(info, self._memory_dir()), chosen)
 
     def action_reject(self) -> None:
-        if self.detail is None:
+        if self.detail is None or self.refused_read_only("rejecting a proposal"):
             return
         info = self.detail.info
 
@@ -460,7 +462,7 @@ class ProposalsScreen(StoreScreen):
             "later consolidation pass will not propose the same text again."), given)
 
     def action_edit(self) -> None:
-        if self.detail is None:
+        if self.detail is None or self.refused_read_only("editing a proposal"):
             return
         info = self.detail.info
 
@@ -473,6 +475,8 @@ class ProposalsScreen(StoreScreen):
     def action_edit_external(self) -> None:
         """Edit the candidate's text in $VISUAL / $EDITOR (the app is suspended meanwhile)."""
         if self.detail is None or self.detail.info.content is None:
+            return
+        if self.refused_read_only("editing a proposal"):
             return
         info = self.detail.info
         editor = _editor()
@@ -628,6 +632,8 @@ class ProposalsScreen(StoreScreen):
 
     # -- the consolidation pass ----------------------------------------------------------
     def action_consolidate(self) -> None:
+        if self.refused_read_only("consolidating"):
+            return
         self._busy = "pass"
         self.refresh_bindings()
         self.query_one("#proposal-queue", DataTable).border_subtitle = \

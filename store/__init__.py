@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from store.core.base import resolve_agent
     from store.core.errors import (
         NotFound,
+        ReadOnly,
         StoreError,
         StoreLocked,
         StoreTooNew,
@@ -153,6 +154,7 @@ PUBLIC: dict[str, str] = {
     "NewEntry": "store.core.writes", "NewSession": "store.core.writes",
     # errors
     "StoreError": "store.core.errors", "NotFound": "store.core.errors",
+    "ReadOnly": "store.core.errors",
     "StoreLocked": "store.core.errors", "StoreTooNew": "store.core.errors",
     "StoreUnavailable": "store.core.errors", "PlanStale": "store.core.plan",
     "SettingsError": "store.core.settings", "ProposalError": "store.governance.proposals",

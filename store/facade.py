@@ -64,14 +64,25 @@ parsed (``propose``, ``record``), a callback (``consolidate``). Every return typ
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    NoReturn,
+    ParamSpec,
+    TypeVar,
+    overload,
+)
 
 from store.core.base import Progress, StoreBase
 from store.core.derive import register_deriver
+from store.core.errors import ReadOnly
 from store.core.records import IngestReport
 from store.core.settings import Settings
 
@@ -124,11 +135,14 @@ class operation(Generic[P, R]):  # noqa: N801 - used like a decorator, named lik
     ``target`` is ``"module:function"``, imported on each call's first look-up (so a module
     patched in a test is the one called); ``typed`` is the same function, given only to the
     type checker (``module.function if TYPE_CHECKING else None``), whose signature becomes the
-    method's."""
+    method's. ``refuses`` names what a writing operation does ("approving a proposal"): on a
+    store opened read-only the method raises ``ReadOnly`` with it, before anything runs."""
 
     def __init__(self, target: str,
-                 typed: Callable[Concatenate[StoreBase, P], R] | None = None) -> None:
+                 typed: Callable[Concatenate[StoreBase, P], R] | None = None,
+                 refuses: str | None = None) -> None:
         self.target = target
+        self.refuses = refuses
         self.module, _, self.function = target.partition(":")
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -146,7 +160,13 @@ class operation(Generic[P, R]):  # noqa: N801 - used like a decorator, named lik
     def __get__(self, obj: StoreBase | None, owner: type) -> Any:
         if obj is None:
             return self
+        if self.refuses is not None and obj.read_only:
+            return functools.partial(_refused, self.refuses)
         return types.MethodType(self.resolve(), obj)
+
+
+def _refused(action: str, *_args: object, **_kwargs: object) -> NoReturn:
+    raise ReadOnly(action)
 
 
 class Store(StoreBase):
@@ -160,6 +180,7 @@ class Store(StoreBase):
         once, embedded later (``embed_waiting``)."""
         from store.ingest import ingest
 
+        self.refuse_if_read_only("importing")
         return ingest(self, [Path(p) for p in paths], fmt, progress, defer)
 
     # Ingest batches, newest first (``RunInfo``: status, counts, problems); one batch (the
@@ -169,7 +190,8 @@ class Store(StoreBase):
     import_run = operation("store.ingest.runs:run", ingest_runs.run if TYPE_CHECKING else None)
     # Rebuild chunks, vectors, FTS rows and every derived record.
     reindex = operation("store.ingest.reindex:reindex",
-                        ingest_reindex.reindex if TYPE_CHECKING else None)
+                        ingest_reindex.reindex if TYPE_CHECKING else None,
+        refuses="reindexing")
 
     # -- recall ------------------------------------------------------------------------
     def recall(self, query: str, role: str | None = None, project: str | None = None,
@@ -198,7 +220,8 @@ class Store(StoreBase):
     rerun = operation("store.recall.run:rerun", recall_run.rerun if TYPE_CHECKING else None)
     # Report that a recalled item was ``used`` or ``prevented`` a mistake.
     feedback = operation("store.governance.feedback:feedback",
-                         gov_feedback.feedback if TYPE_CHECKING else None)
+                         gov_feedback.feedback if TYPE_CHECKING else None,
+        refuses="recording feedback on a recall")
     # Recall traces, newest first, without candidates; one trace with every candidate.
     traces = operation("store.recall.traces:list_traces",
                        recall_traces.list_traces if TYPE_CHECKING else None)
@@ -215,15 +238,20 @@ class Store(StoreBase):
     # Each records one row and returns its id; bad input raises ``ValueError`` naming the
     # field, and nothing is written (see ``store.context.api``).
     record_snapshot = operation("store.context.api:record_snapshot",
-                                context_api.record_snapshot if TYPE_CHECKING else None)
+                                context_api.record_snapshot if TYPE_CHECKING else None,
+        refuses="recording a context snapshot")
     record_prune = operation("store.context.api:record_prune",
-                             context_api.record_prune if TYPE_CHECKING else None)
+                             context_api.record_prune if TYPE_CHECKING else None,
+        refuses="recording a prune event")
     record_compaction = operation("store.context.api:record_compaction",
-                                  context_api.record_compaction if TYPE_CHECKING else None)
+                                  context_api.record_compaction if TYPE_CHECKING else None,
+        refuses="recording a compaction")
     record_handoff = operation("store.context.api:record_handoff",
-                               context_api.record_handoff if TYPE_CHECKING else None)
+                               context_api.record_handoff if TYPE_CHECKING else None,
+        refuses="recording a handoff")
     record_checkpoint = operation("store.context.api:record_checkpoint",
-                                  context_api.record_checkpoint if TYPE_CHECKING else None)
+                                  context_api.record_checkpoint if TYPE_CHECKING else None,
+        refuses="recording a checkpoint")
 
     def record(self, doc: Mapping[str, object]) -> tuple[str, int, str | None]:
         """Validate and record one context record document (``{"kind": "snapshot" |
@@ -260,6 +288,7 @@ class Store(StoreBase):
         become proposals, counted under ``file``."""
         from store.governance.consolidate import consolidate
 
+        self.refuse_if_read_only("consolidating")
         return consolidate(self, session, use_proposer=use_proposer, actor=actor,
                            scan_files=self._scan_bound_dir)
 
@@ -290,7 +319,8 @@ class Store(StoreBase):
     # -- export ------------------------------------------------------------------------
     # Write sessions and memories as MindStone-Agent NDJSON plus a manifest; list exports.
     export = operation("store.export.writer:export",
-                       export_writer.export if TYPE_CHECKING else None)
+                       export_writer.export if TYPE_CHECKING else None,
+        refuses="exporting")
     exports = operation("store.export.writer:exports",
                         export_writer.exports if TYPE_CHECKING else None)
 
@@ -339,18 +369,22 @@ class Store(StoreBase):
                         after_tombstone: int | None) -> PrivacyResult:
         from store.privacy.api import run
 
+        self.refuse_if_read_only("erasing" if action == "erase" else "redacting")
         return run(self, scope, action, delete_exports=delete_exports, actor=actor,
                    reason=reason, after_tombstone=after_tombstone)
 
     # The same two with a ``Scope`` (``store.scope(...)``): the closure, and the change.
     privacy_closure = operation("store.privacy.api:preview",
                                 privacy_api.preview if TYPE_CHECKING else None)
+    # (a read-only store refuses it in ``run``, naming erasing or redacting)
     privacy_run = operation("store.privacy.api:run", privacy_api.run if TYPE_CHECKING else None)
     privacy_mark = operation("store.privacy.api:mark",
-                             privacy_api.mark if TYPE_CHECKING else None)
+                             privacy_api.mark if TYPE_CHECKING else None,
+        refuses="marking sensitivity")
     # A false positive of the secrets detector: back from secret, findings dismissed, audited.
     unmark_detected = operation("store.privacy.api:unmark_detected",
-                                privacy_api.unmark_detected if TYPE_CHECKING else None)
+                                privacy_api.unmark_detected if TYPE_CHECKING else None,
+        refuses="unmarking what the secrets detector marked")
     # The detector over a store imported before it existed; what it found so far.
     scan_secrets = operation("store.privacy.secrets_scan:scan",
                              secrets_scan.scan if TYPE_CHECKING else None)
@@ -364,7 +398,8 @@ class Store(StoreBase):
                                    privacy_recover.warning if TYPE_CHECKING else None)
     # Finish interrupted erasures: checkpoint, VACUUM, the probes that need no erased text.
     verify_tombstones = operation("store.privacy.recover:verify",
-                                  privacy_recover.verify if TYPE_CHECKING else None)
+                                  privacy_recover.verify if TYPE_CHECKING else None,
+        refuses="verifying tombstones")
     # What erasures and redactions left: scope kind, counts, time, actor; no content.
     tombstones = operation("store.privacy.api:tombstones",
                            privacy_api.tombstones if TYPE_CHECKING else None)
@@ -374,7 +409,8 @@ class Store(StoreBase):
     # Delete the export files an earlier erasure left on its tombstone's list.
     delete_erased_exports = operation(
         "store.privacy.exports:delete_for_tombstone",
-        privacy_exports.delete_for_tombstone if TYPE_CHECKING else None)
+        privacy_exports.delete_for_tombstone if TYPE_CHECKING else None,
+        refuses="deleting erased exports")
 
     def status_summary(self, session_id: str | None = None) -> dict[str, object]:
         """What a status line shows: the session's context pressure against its thresholds,
@@ -389,6 +425,7 @@ class Store(StoreBase):
         """Set the sensitivity (public, private, secret) of a scope's entries / memories."""
         from store.privacy.api import mark
 
+        self.refuse_if_read_only(f"marking as {level}")
         return mark(self, self.scope(session=session, entry=entry, memory=memory, match=match,
                                      regex=regex), level)
 
@@ -401,6 +438,7 @@ class Store(StoreBase):
         names where the document came from in an error."""
         from store.governance import NewProposal, parse_proposal, submit
 
+        self.refuse_if_read_only("submitting a proposal")
         new = proposal if isinstance(proposal, NewProposal) \
             else parse_proposal(dict(proposal) if isinstance(proposal, Mapping) else proposal,
                                 origin, source)
@@ -412,13 +450,16 @@ class Store(StoreBase):
                          gov_proposals.get_proposal if TYPE_CHECKING else None)
     # Change a pending proposal (kept in its edit history); its checks run again.
     edit_proposal = operation("store.governance.proposals:edit",
-                              gov_proposals.edit if TYPE_CHECKING else None)
+                              gov_proposals.edit if TYPE_CHECKING else None,
+        refuses="editing a proposal")
     # Approve (``as_``: reinforce / supersede / keep-both), apply in one transaction, verify;
     # reject (the reason is required).
     approve = operation("store.governance.apply:approve",
-                        gov_apply.approve if TYPE_CHECKING else None)
+                        gov_apply.approve if TYPE_CHECKING else None,
+        refuses="approving a proposal")
     reject = operation("store.governance.apply:reject",
-                       gov_apply.reject if TYPE_CHECKING else None)
+                       gov_apply.reject if TYPE_CHECKING else None,
+        refuses="rejecting a proposal")
     list_memories = operation("store.governance.views:list_memories",
                               gov_views.list_memories if TYPE_CHECKING else None)
     memory_detail = operation("store.governance.views:memory_detail",
@@ -449,7 +490,8 @@ class Store(StoreBase):
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.
     finish_interrupted = operation("store.governance.apply:finish_interrupted",
-                                   gov_apply.finish_interrupted if TYPE_CHECKING else None)
+                                   gov_apply.finish_interrupted if TYPE_CHECKING else None,
+        refuses="finishing an interrupted approval")
 
     # -- health ------------------------------------------------------------------------
     # Measure every signal (a ``ScanResult``, stored as ``save`` says); this process's latest
@@ -465,20 +507,24 @@ class Store(StoreBase):
     health_fix_plan = operation("store.health.fixes:plan",
                                 health_fixes.plan if TYPE_CHECKING else None)
     health_fix = operation("store.health.fixes:apply",
-                           health_fixes.apply if TYPE_CHECKING else None)
+                           health_fixes.apply if TYPE_CHECKING else None,
+        refuses="applying a health fix")
     compact_duplicates = operation("store.health.fixes:compact_duplicates",
-                                   health_fixes.compact_duplicates if TYPE_CHECKING else None)
+                                   health_fixes.compact_duplicates if TYPE_CHECKING else None,
+        refuses="compacting duplicates")
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None, *,
                embedder: Embedder | None = None, writer: str | None = None,
                writer_version: str | None = None,
-               timer: Callable[[], float] | None = None) -> Store:
+               timer: Callable[[], float] | None = None,
+               read_only: bool | None = None) -> Store:
     """Open (creating and migrating as needed) the store at ``path`` or the default one.
 
     ``writer`` / ``writer_version`` name the program writing; rows record them. ``timer``
     measures a recall's latency (default ``time.perf_counter``; a test passes a fixed one).
+    ``read_only`` (default: the ``store.read_only`` setting): every write refused.
     """
     return Store(path, settings, embedder=embedder, writer=writer,
-                 writer_version=writer_version, timer=timer)
+                 writer_version=writer_version, timer=timer, read_only=read_only)
 

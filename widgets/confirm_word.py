@@ -31,8 +31,9 @@ class ConfirmWord(ModalScreen[bool]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="confirm-cancel"),
-        Binding("pageup", "scroll(-1)", "Scroll up", show=False),
-        Binding("pagedown", "scroll(1)", "Scroll down", show=False),
+        Binding("pageup", "scroll(-1)", "Scroll up", show=False, id="confirm-scroll-up"),
+        Binding("pagedown", "scroll(1)", "Scroll down", show=False,
+                id="confirm-scroll-down"),
     ]
     # rows around the list: border and padding (4), the ask (2), the input (4), the hint (1)
     AROUND = 11

@@ -44,8 +44,8 @@ class PressureEvents(Static, can_focus=True):
     PressureEvents:focus > .pressure-events--cursor { background: $block-cursor-background 40%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Previous event", show=False),
-        Binding("down", "move(1)", "Next event", show=False),
+        Binding("up", "move(-1)", "Previous event", show=False, id="events-previous"),
+        Binding("down", "move(1)", "Next event", show=False, id="events-next"),
         Binding("enter", "open", "Open", id="events-open"),
     ]
 

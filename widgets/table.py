@@ -45,8 +45,8 @@ class FilterTable(DataTable[Any]):
     """A row-cursor table whose rows can be filtered (``set_filter``) without being reloaded."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("g", "scroll_top", "Top", show=False),
-        Binding("G", "scroll_bottom", "Bottom", show=False),
+        Binding("g", "scroll_top", "Top", show=False, id="top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="bottom"),
         Binding("escape", "clear_filter", "Clear filter", id="table-clear-filter",
                 tooltip="Show every row again (the filter kept with enter)"),
     ]

@@ -25,11 +25,11 @@ from store.core.db import orm
 from store.core import vec
 from store.core.actor import resolve as resolve_actor
 from store.core.embed import DIM, MODEL_NAME, Embedder, load_embedder, model_would_load
-from store.core.errors import NotFound, StoreError, StoreUnavailable
+from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
-from store.core.migrations import current_version, migrate, refuse_newer
+from store.core.migrations import current_version, known_migrations, migrate, refuse_newer
 from store.core.secrets import Detector
 from store.core.records import (
     BLOCK_PREFIX,
@@ -111,8 +111,13 @@ class StoreBase:
     def __init__(self, path: Path | str | None = None, settings: Settings | None = None,
                  embedder: Embedder | None = None, writer: str | None = None,
                  writer_version: str | None = None,
-                 timer: Callable[[], float] | None = None) -> None:
+                 timer: Callable[[], float] | None = None,
+                 read_only: bool | None = None) -> None:
         self.settings = settings or Settings.load()
+        self.read_only = bool(self.settings["store.read_only"]) if read_only is None \
+            else read_only
+        """Every write refused (``ReadOnly``); the file opened with SQLite's mode=ro; never
+        migrated. Recalls keep no trace and health scans are not stored."""
         self.writer = writer or str(self.settings["store.writer"])
         self.writer_version = writer_version_for(self.writer, writer_version)
         location = str(path) if path else db.default_location()
@@ -141,14 +146,23 @@ class StoreBase:
                 raise StoreError(f"{self.path} is where this machine keeps a server store's "
                                  "own files, not a store: name the server by its "
                                  "postgresql:// URL")
-            db.ensure_file(self.path)
+            if self.read_only:
+                if not self.path.is_file() or self.path.stat().st_size == 0:
+                    raise StoreError(f"no store at {self.path}: --read-only opens an existing "
+                                     "store only, it never creates one")
+            else:
+                db.ensure_file(self.path)
             # Refuse a newer store before the first connection switches it to WAL: a store in
             # rollback-journal mode would otherwise have its header changed by the refusal.
             refuse_newer(db.schema_version_of(self.path))
             self.engine = db.make_engine(self.path, self.settings["store.busy_timeout_ms"],
-                                         int(self.settings["store.keep_connections"]))
+                                         int(self.settings["store.keep_connections"]),
+                                         read_only=self.read_only)
         try:
-            migrate(self.engine)
+            if self.read_only:
+                self._refuse_older()
+            else:
+                migrate(self.engine)
         except DatabaseError as exc:
             self.engine.dispose()
             if "locked" in str(exc.orig) or "busy" in str(exc.orig):
@@ -194,10 +208,29 @@ class StoreBase:
         except OperationalError as exc:
             raise StoreUnavailable(" ".join(str(exc.orig).split())) from exc
 
+    def _refuse_older(self) -> None:
+        """A read-only store is never migrated: one older than this code is refused."""
+        newest = max((m.version for m in known_migrations()), default=0)
+        with self.engine.connect() as conn:
+            have = current_version(conn)
+        if have < newest:
+            self.engine.dispose()
+            raise ReadOnly(f"migrating {self.location} from schema version {have} to "
+                           f"{newest}")
+
+    def refuse_if_read_only(self, action: str) -> None:
+        """Raise ``ReadOnly`` naming ``action`` ("approving a proposal") when the store is
+        open read-only: a writing operation calls it first, so its refusal says what."""
+        if self.read_only:
+            raise ReadOnly(action)
+
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction; waits (retrying) while another writer holds the lock, then
-        raises ``StoreLocked``; SQLite refusing the write raises ``StoreUnavailable``."""
+        raises ``StoreLocked``; SQLite refusing the write raises ``StoreUnavailable``; a
+        read-only store raises ``ReadOnly``."""
+        if self.read_only:
+            raise ReadOnly()
         try:
             with db.write(self.engine,
                           float(self.settings["store.write_retry_seconds"])) as conn:
@@ -235,7 +268,8 @@ class StoreBase:
                     self._watch = None
                 return self._last_version
             if self._watch is None:
-                self._watch = sqlean.connect(f"{self.path.resolve().as_uri()}?mode=rw",
+                mode = "ro" if self.read_only else "rw"
+                self._watch = sqlean.connect(f"{self.path.resolve().as_uri()}?mode={mode}",
                                              uri=True, check_same_thread=False)
             self._last_version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
             return self._last_version

@@ -201,7 +201,8 @@ def schema_version_of(path: Path) -> int | None:
         conn.close()
 
 
-def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0) -> Engine:
+def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0,
+                read_only: bool = False) -> Engine:
     """An engine on ``path`` whose every connection has sqlite-vec, WAL and a busy timeout.
 
     ``keep`` 0 (NullPool): each checkout opens its own connection and closes it after, so a
@@ -223,7 +224,9 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0) -> Engin
     # Every connection opens the file read-write but never creates it (SQLite's mode=rw):
     # ``ensure_file`` makes a new store; a store deleted under a running process (the
     # daemon) must not come back as an empty file without a schema at its path.
-    uri = f"{path.resolve().as_uri()}?mode=rw"
+    # ``read_only``: SQLite's mode=ro, so the file itself refuses any write (and the journal
+    # mode is left as it is: switching it is a write).
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
 
     @event.listens_for(engine, "do_connect")
     def _open_existing(_dialect, _record, _cargs, cparams):  # type: ignore[no-untyped-def]
@@ -236,7 +239,8 @@ def make_engine(path: Path, busy_timeout_ms: int = 5000, keep: int = 0) -> Engin
         dbapi_conn.enable_load_extension(False)
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        cur.execute("PRAGMA journal_mode = WAL")
+        if not read_only:
+            cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         # Deleted content is overwritten with zeros, not left in free space of the file

@@ -15,6 +15,15 @@ class StoreLocked(StoreError):
     """Another process holds the store's write lock for longer than the busy timeout."""
 
 
+class ReadOnly(StoreError):
+    """A write asked of a store opened read-only (``--read-only``, ``store.read_only``)."""
+
+    def __init__(self, action: str = "writing to the store") -> None:
+        self.action = action
+        super().__init__(f"read-only: {action} is refused (the store was opened with "
+                         "--read-only; open it without to change it)")
+
+
 class NotFound(StoreError):
     """A record named on the command line or in the API does not exist."""
 

@@ -77,10 +77,18 @@ SPECS: list[Spec] = [
          "On PostgreSQL: hnsw.ef_search, the candidates the HNSW index visits for a vector "
          "query (more: closer to exact search, slower). Recall asks for its pool of 50 "
          "nearest; at 100 their top 10 matched exact search's (docs/postgres.md)."),
+    Spec("store.read_only", False,
+         "Open the store with every writing action refused (`--read-only`): the file is "
+         "opened read-only, recalls keep no trace, health scans are not stored, an older "
+         "store is not migrated (refused)."),
     Spec("store.writer", "lca-tui",
          "The writer id stamped on rows this process writes (a harness sets its own)."),
     Spec("search.limit", 10, "Hits shown by `lca-tui search` and the Transcript search."),
     # -- app ---------------------------------------------------------------------------------
+    Spec("app.theme", "dark", "The app's colours: dark or light (`lca-tui --theme`).",
+         choices=("dark", "light")),
+    Spec("app.export_dir", "", "Where the app's `x` (Export CSV) writes a table's rows "
+         "(empty: the current folder)."),
     Spec("app.refresh_seconds", 1.0, "How often an open screen checks the store for changes "
          "written by another process (a cheap PRAGMA data_version), and reloads if any."),
     # -- recall (LCA §5): R = αS + βE + γT + δA + εQ − λK ---------------------------------
@@ -227,6 +235,8 @@ SPECS: list[Spec] = [
 ]
 
 SPEC_BY_NAME: dict[str, Spec] = {spec.name: spec for spec in SPECS}
+KEYS_PREFIX = "keys."
+"""Names under it remap the app's key bindings by id (``[keys]`` in config.toml)."""
 
 
 def config_path() -> Path:
@@ -312,9 +322,12 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 class Settings:
     """The settings in force, each with the place its value came from."""
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], sources: dict[str, str],
+                 keys: dict[str, tuple[str, str]] | None = None) -> None:
         self._values = values
         self._sources = sources
+        self._keys: dict[str, tuple[str, str]] = dict(keys or {})
+        """The app's keymap: binding id -> (keys, where it was set) (``[keys]`` table)."""
 
     @classmethod
     def defaults(cls) -> Settings:
@@ -343,6 +356,13 @@ class Settings:
         return settings
 
     def _set(self, name: str, value: Any, source: str) -> None:
+        if name.startswith(KEYS_PREFIX):  # `[keys]` quit = "ctrl+q": a key binding remapped
+            binding = name[len(KEYS_PREFIX):]
+            if not isinstance(value, str) or not value.strip() or not binding:
+                raise SettingsError(f"{source}: {name} must name the key(s) as a string, "
+                                    f"e.g. \"ctrl+q\" or \"f2,ctrl+a\" (got {value!r})")
+            self._keys[binding] = (value.strip(), source)
+            return
         spec = SPEC_BY_NAME.get(name)
         if spec is None:
             raise SettingsError(f"{source}: unknown setting {name!r} (see `lca-tui config`)")
@@ -350,7 +370,7 @@ class Settings:
         self._sources[name] = source
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "command line") -> Settings:
-        copy = Settings(dict(self._values), dict(self._sources))
+        copy = Settings(dict(self._values), dict(self._sources), self._keys)
         for name, value in overrides.items():
             copy._set(name, value, source)
         _check_order(copy)
@@ -369,6 +389,14 @@ class Settings:
         """The settings under ``prefix.`` as a plain dict keyed by the last name part."""
         head = prefix + "."
         return {k[len(head):]: v for k, v in self._values.items() if k.startswith(head)}
+
+    def keymap(self) -> dict[str, str]:
+        """The key bindings remapped by the settings: binding id -> keys (Textual's keymap)."""
+        return {binding: keys for binding, (keys, _) in self._keys.items()}
+
+    def key_source(self, binding: str) -> str:
+        """Where the key of ``binding`` was remapped (the file, or the command line)."""
+        return self._keys[binding][1]
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)

@@ -57,7 +57,7 @@ def scan(store: Store, *, now: datetime | None = None, save: Save = "always") ->
             ctx.close()
     duration = round((time.perf_counter() - started) * 1000, 1)
     found = ScanResult(to_iso(now), duration, results)
-    if save != "never":
+    if save != "never" and not store.read_only:  # read-only: measured, never stored
         found.id = _save(store, found, save == "changed")
     _remember(store, found)
     return found

@@ -83,6 +83,7 @@ def run(store: Store, scope: Scope, action: str, *, delete_exports: bool = False
     ``after_tombstone``: this erases what an earlier one left (its verification failed); when
     every probe passes here, the earlier tombstone's FAIL is cleared by a verification linked
     to this one."""
+    store.refuse_if_read_only("erasing" if action == "erase" else "redacting")
     if after_tombstone is not None:
         with store.read() as conn, orm(conn) as s:
             if s.get(Tombstone, int(after_tombstone)) is None:

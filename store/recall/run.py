@@ -390,7 +390,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
                   round(latency, 3), embedder.name, bool(embedder.degraded),
                   rerun_of=rerun_of, considered=len(scored), injected=len(items),
                   candidates=[c for c, _ in scored])
-    if not probe:
+    if not probe and not store.read_only:  # read-only: the recall runs, no trace is kept
         with store.write() as conn:
             insert_trace(conn, trace, *(writer or (store.writer, store.writer_version)))
     return RecallResult(trace, items)

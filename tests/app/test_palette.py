@@ -1,5 +1,6 @@
 """The command palette: sessions, traces and memories by id prefix (ranked above fuzzy matches)
-or title, stored titles shown literally."""
+or title, stored titles shown literally; every action of the current screen (its bindings with
+their descriptions), those that cannot act now left out."""
 
 from __future__ import annotations
 
@@ -73,3 +74,58 @@ async def test_palette_shows_stored_titles_literally() -> None:
 
     shown = highlight(Matcher("deploy"), "memory 3 [bold]deploy[/bold] \x1b[31m")
     assert shown.plain == "memory 3 [bold]deploy[/bold] \\x1b[31m"
+
+
+async def _actions(app, demo_path: Path):  # type: ignore[no-untyped-def]
+    from lca_tui.palette import ScreenActions
+
+    return [text for text, _, _ in ScreenActions(app.screen).actions()]
+
+
+async def test_palette_reaches_the_screens_actions_and_runs_them(demo_path: Path) -> None:
+    """Proposals' approve, reject, edit and consolidation pass are in the palette with their
+    keys; choosing one runs it (here: approve opens its confirmation)."""
+    from textual.screen import ModalScreen
+
+    from lca_tui.palette import ScreenActions
+
+    app = _app(demo_path, "proposals")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        await _loaded(pilot)
+        await wait_until(pilot, lambda: app.screen.detail is not None, what="a proposal")
+        texts = await _actions(app, demo_path)
+        for wanted in ("Approve (a)", "Reject (r)", "Edit (e)", "Export CSV (x)"):
+            assert wanted in texts, texts
+        assert not any(t.startswith("Quit") for t in texts)  # the app's own stay system ones
+        provider = ScreenActions(app.screen)
+        hit = max([h async for h in provider.search("approve")], key=lambda h: h.score)
+        assert hit.match_display.plain == "Approve (a)"
+        await hit.command()
+        await wait_until(pilot, lambda: isinstance(app.screen, ModalScreen),
+                         what="approve's confirmation")
+
+
+async def test_palette_leaves_out_actions_that_cannot_act_now(demo_path: Path) -> None:
+    """Privacy's erase is offered; on a read-only store it is not (nor approve on Proposals),
+    while what only reads (Export CSV) still is."""
+    from lca_tui.app import make_app
+    from store import Settings
+
+    from tests.helpers_shell import FIXED_NOW, load_count
+
+    app = _app(demo_path, "privacy")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.current_mode == "privacy", what="Privacy")
+        await pilot.pause()
+        assert "Erase (e)" in await _actions(app, demo_path)
+    ro = make_app(demo_path, Settings.load({"store.read_only": "true"}), now=FIXED_NOW,
+                  mode="privacy")
+    async with ro.run_test(message_hook=load_log(ro), size=(120, 40)) as pilot:
+        await pilot.pause()
+        texts = await _actions(ro, demo_path)
+        assert "Erase (e)" not in texts and "Redact (r)" not in texts
+        assert "Export CSV (x)" in texts
+        ro.switch_mode("proposals")
+        await wait_until(pilot, lambda: ro.current_mode == "proposals"
+                         and load_count(ro.screen) >= 1, what="Proposals")
+        assert "Approve (a)" not in await _actions(ro, demo_path)
