@@ -390,6 +390,8 @@ def test_bench_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["chunks"] == 400 and data["sample_chunks"] == 100
     assert set(data["recall_ms"]) >= {"p50", "p95", "max"}
     assert data["recall_ms"]["p50"] <= data["recall_ms"]["p95"] <= data["recall_ms"]["max"]
+    assert 0 < data["recall_cpu_ms"]["p50"] <= data["recall_cpu_ms"]["p95"]
+    assert data["first_recall_cpu_ms"] > 0
     assert data["ingest_per_s"] > 0 and data["bytes_per_1k_chunks"] > 0
     assert data["index_to_raw"] > 0 and data["queries"] == 50
     assert "not computed by the embedder" in data["method"]
