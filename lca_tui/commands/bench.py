@@ -166,7 +166,7 @@ def run_cli_bench(args: argparse.Namespace) -> int:
     """``bench --cli``: every command-line row of issue 28 timed as a whole process."""
 
     from store import build_demo
-    from store import hook_bench as harness_bench
+    from store import bench_load, bench_time_rows
 
     if getattr(args, "store", None):
         raise ValueError("bench --cli times on a copy: give the store as --cli-store PATH")
@@ -183,7 +183,7 @@ def run_cli_bench(args: argparse.Namespace) -> int:
     progress = (None if args.json else
                 lambda stage, done, total: err_console.print(f"{stage}: {done}/{total}",
                                                              markup=False))
-    load_before = harness_bench.load()
+    load_before = bench_load()
     try:
         store = folder / "store.db"
         if args.cli_store:
@@ -205,7 +205,7 @@ def run_cli_bench(args: argparse.Namespace) -> int:
         cold = [("search, no daemon", [*cli, "search", "postgres", *st]),
                 ("recall, no daemon", [*cli, "recall", "postgres", *st])]
         base = [*py, "-c", "pass"]
-        results = harness_bench.time_rows(rows + cold, base, args.runs, env,
+        results = bench_time_rows(rows + cold, base, args.runs, env,
                                           progress=progress)
         serve = subprocess.run([*cli, *st, "serve", "--json"], env=env, capture_output=True,
                                timeout=300)
@@ -214,7 +214,7 @@ def run_cli_bench(args: argparse.Namespace) -> int:
         try:
             warm = [("search, daemon", [*cli, "search", "postgres", *st]),
                     ("recall, daemon", [*cli, "recall", "postgres", *st])]
-            results += harness_bench.time_rows(warm, base, args.runs, env, progress=progress)
+            results += bench_time_rows(warm, base, args.runs, env, progress=progress)
         finally:
             subprocess.run([*cli, *st, "serve", "--stop"], env=env, capture_output=True,
                            timeout=60)
@@ -228,7 +228,7 @@ def run_cli_bench(args: argparse.Namespace) -> int:
     for r in results:
         r["target_ms"] = CLI_TARGETS.get(r["row"])
     doc = {"store": which, "runs": args.runs, "rows": results,
-           "load_average": {"before": load_before, "after": harness_bench.load()}}
+           "load_average": {"before": load_before, "after": bench_load()}}
     if args.json:
         print_json(doc)
         return 0
@@ -244,7 +244,7 @@ def _cli_approve_rows(folder: Path, cli: list[str], base: list[str], env: dict[s
     import random
 
     from store import TOPICS, Settings, open_store, synthetic_text
-    from store import hook_bench as harness_bench
+    from store import bench_time_rows
 
     topics = list(TOPICS)
     path = folder / "approve.db"
@@ -263,14 +263,14 @@ def _cli_approve_rows(folder: Path, cli: list[str], base: list[str], env: dict[s
             s.close()
         return [*cli, "approve", str(info.id), "--store", str(path)]
 
-    rows = harness_bench.time_rows([("approve, no daemon", [])], base, runs, env,
+    rows = bench_time_rows([("approve, no daemon", [])], base, runs, env,
                                    before=propose, progress=progress)
     serve = subprocess.run([*cli, "--store", str(path), "serve", "--json"], env=env,
                            capture_output=True, timeout=300)
     if serve.returncode != 0:
         raise ValueError(f"the daemon did not start: {serve.stderr[-300:]!r}")
     try:
-        rows += harness_bench.time_rows([("approve, daemon", [])], base, runs, env,
+        rows += bench_time_rows([("approve, daemon", [])], base, runs, env,
                                         before=propose, progress=progress)
     finally:
         subprocess.run([*cli, "--store", str(path), "serve", "--stop"], env=env,
@@ -284,7 +284,7 @@ def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str
     times it (``store.harness.bench.hook_latency``), in the rows' shape (wall only: the
     hook's process is timed from its start to its output)."""
     from store import percentiles, synthetic_query, synthetic_text, TOPICS
-    from store import hook_bench as harness_bench
+    from store import bench_hook_latency, bench_wait_embedded
     from store.harness import paths
     from lca_tui.commands.hooks import runner
 
@@ -299,7 +299,7 @@ def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str
             os.environ.pop("XDG_RUNTIME_DIR")
         else:
             os.environ["XDG_RUNTIME_DIR"] = before
-    cold = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs, folder,
+    cold = bench_hook_latency(store, hook, sample, synthetic_query, runs, folder,
                                       {**env, "LCA_NO_DAEMON": "1"}, seed=11,
                                       progress=progress, label="hook, cold", stop_first=True)
     subprocess.run([*cli, "--store", str(store), "serve", "--json"], env=env,
@@ -307,9 +307,9 @@ def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str
     try:
         def typing() -> None:
             time.sleep(TYPING_S)
-            harness_bench.wait_embedded(sock)
+            bench_wait_embedded(sock)
 
-        warm = harness_bench.hook_latency(store, hook, sample, synthetic_query, runs, folder,
+        warm = bench_hook_latency(store, hook, sample, synthetic_query, runs, folder,
                                           env, seed=12, progress=progress,
                                           label="hook, daemon", stop_first=True,
                                           settle=typing)

@@ -262,6 +262,11 @@ def clear_vectors(conn: Connection) -> None:
     conn.exec_driver_sql("DELETE FROM chunk_vec")
 
 
+def set_ef_search(conn: Connection, ef: int) -> None:
+    """This connection's HNSW search breadth (``hnsw.ef_search``) from now on."""
+    conn.exec_driver_sql(f"SET hnsw.ef_search = {int(ef)}")
+
+
 def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The server's HNSW index: (chunk id, cosine similarity), nearest first."""
     rows = conn.execute(text("SELECT chunk_id, embedding <=> :q AS d FROM chunk_vec "
