@@ -88,9 +88,9 @@ def _seedids_json(store: Store, conn: Connection, c: Closure) -> None:
         return
     if kind == "entries":  # a set of entries (the transcript retention): each must exist
         ids = c.scope.ids
-        rows = {int(r[1]): int(r[0]) for r in conn.execute(
+        rows = {int(eid): int(row) for row, eid in conn.execute(
             select(rowid(Entry), col(Entry.id))
-            .where(in_json(col(Entry.id), json.dumps(ids)))).all()}
+            .where(in_json(col(Entry.id), json.dumps(ids)))).all() if eid is not None}
         missing = [i for i in ids if i not in rows]
         if missing:
             raise NotFound(f"no entry with id {', '.join(map(str, missing[:5]))}"
