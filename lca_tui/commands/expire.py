@@ -62,12 +62,12 @@ def _print_entries(due: Any, closure: Any) -> None:
     out.print(f"{n} transcript entr{'y' if n == 1 else 'ies'} past "
               f"{'its' if n == 1 else 'their'} retention", markup=False, highlight=False)
     kinds = list(due.by_kind())
-    t = table("session", *kinds, title="transcript entries past their retention, by kind")
+    t = table("session", *kinds, title="entries due, by kind")
     for session, counts in due.by_session().items():
         t.add_row(Text(visible(session)), *(f"{counts.get(k, 0):,}" for k in kinds))
     t.add_row("all", *(f"{due.by_kind()[k]:,}" for k in kinds))
     out.print(t)
-    c = table("table", "records", title="erase closure of those entries")
+    c = table("table", "records", title="erase closure")
     for name, count in closure.counts().items():
         c.add_row(name, f"{count:,}")
     out.print(c)
