@@ -16,7 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from lca_tui.output import add_json_flag, console, fail, print_json, store_from, table
-from store import visible
+from store import plural, visible
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -82,8 +82,8 @@ def _confirm() -> bool:
 
     if not sys.stdin.isatty():
         return False
-    err_console.print("Type [bold]erase[/] to erase these entries for good (anything else "
-                      "keeps them): ", end="")
+    err_console.print("Type erase to erase these entries for good (anything else keeps "
+                      "them): ", end="")
     try:
         return input().strip() == "erase"
     except EOFError:
@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         if closure is not None:
             _print_entries(due, closure)
     if left:
-        fail(f"{len(due.entries):,} transcript entries past their retention were kept: "
+        fail(f"{plural(len(due.entries), 'transcript entry', 'transcript entries')} past "
+             "their retention kept: "
              "erasing them is for good, pass --yes (`lca-tui expire --dry-run` lists them)")
     if result is not None:
         out = console()
@@ -133,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
         for path in result.exports_deleted:
             out.print(Text(visible(f"deleted export file {path}")))
         verdict = "passed" if result.verification.passed else "FAILED"
-        out.print(f"{len(due.entries):,} transcript entries erased in "
+        out.print(f"{plural(len(due.entries), 'transcript entry', 'transcript entries')} "
+                  f"erased in "
                   f"{result.duration_ms / 1000:.2f} s; tombstone {result.tombstone_id}; "
                   f"verification {verdict}", markup=False, highlight=False)
     return code

@@ -72,3 +72,33 @@ def test_expire_erases_transcript_entries_only_when_confirmed(
     assert tomb.counts["entry"] == 1
     code, out, _ = _cli(capsys, "expire", *args)
     assert code == 0 and "1 transcript" not in out
+
+
+@pytest.mark.parametrize("typed", ["erase", "no"])
+def test_expire_asks_at_a_terminal(store: Store, capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch, typed: str) -> None:
+    """Without --yes at a terminal the closure is shown and only typing ``erase`` erases."""
+    import io
+
+    from store.core.writes import NewEntry, NewSession
+
+    store.append_entries(NewSession("s-tty", "test"), [
+        NewEntry("tool_result", "heron audit output", "k", source_offset=0,
+                 ts="2020-01-01T10:00:00Z")])
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Tty(typed + "\n"))
+    code, out, err = _cli(capsys, "expire", "--store", str(store.path), "--set",
+                          "transcript.retention_days.tool_result=30")
+    assert "erase closure" in out and "Type erase" in err
+    if typed == "erase":
+        # its only entry erased, the session goes with it (the erasure's closure)
+        assert code == 0 and "s-tty" not in {x.id for x in store.sessions()}
+        assert len(store.tombstones()) == 1
+        assert "1 transcript entry erased" in out and "verification passed" in out
+    else:
+        assert code == 1 and "past their retention kept" in err
+        assert len(store.entries("s-tty")) == 1 and store.tombstones() == []
