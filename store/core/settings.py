@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from store.core.vocab import ENTRY_KINDS
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -187,6 +189,12 @@ SPECS: list[Spec] = [
            "kept for ever. Critical and evergreen memories never expire.",
            minimum=0, maximum=365_000)
       for t in RETENTION_TYPES),
+    *(Spec(f"transcript.retention_days.{k}", 0,
+           f"Days a transcript entry of kind {k!r} is kept after its time (its own timestamp, "
+           "else when it was imported) before `lca-tui expire --yes` erases it through the "
+           "privacy erasure (its closure, verified, one tombstone); 0: kept for ever.",
+           minimum=0, maximum=365_000)
+      for k in ENTRY_KINDS),
     Spec("governance.duplicate_cos", 0.92,
          "A proposal whose text is at least this cosine to an active memory is a duplicate: "
          "approving it offers `reinforce` of that memory instead."),
