@@ -6,6 +6,10 @@ cleared by erasing what leaked (``after_tombstone``)."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from store import Store
 from tests.helpers_recall import add_entries
 
@@ -109,3 +113,21 @@ def test_reverification_reruns_the_lexical_probes_from_fingerprints(store: Store
     ((_, dirty),) = store.verify_tombstones(result.tombstone_id)
     failed = {p.name for p in dirty.probes if not p.passed}
     assert {"fts", "substring"} <= failed and not dirty.passed
+
+
+def test_a_compound_word_whose_tokens_live_elsewhere_reverifies_clean(store: Store) -> None:
+    """The demo's ``ledgerline_test`` case: FTS indexes the match as ``ledgerlin`` and
+    ``test``, both held by other rows that stay. The erasure passes, and so must its
+    re-verification: only stems no remaining row held after the erasure are fingerprinted."""
+    add_entries(store, "s1", [("user", "run the ledgerline_test suite before merging")])
+    add_entries(store, "s2", [("assistant", "the ledgerline service has a test for it")])
+    result = store.redact(match="ledgerline_test")
+    assert result.verification.passed
+    ((_, again),) = store.verify_tombstones(result.tombstone_id)
+    fts = next(p for p in again.probes if p.name == "fts")
+    assert again.passed and fts.passed, [(p.name, p.detail) for p in again.probes]
+    # the compound word coming back is still caught (by the substring probe)
+    add_entries(store, "s3", [("user", "ledgerline_test is back")])
+    ((_, dirty),) = store.verify_tombstones(result.tombstone_id)
+    assert not dirty.passed and "substring" in {p.name for p in dirty.probes if not p.passed}
+
