@@ -83,9 +83,16 @@ class Verification:
     probes: list[Probe] = field(default_factory=list)
     duration_ms: float = 0.0
     id: int | None = None
+    not_rerun: list[str] | None = None
+    """A re-verification's probes that could not run again (they need the erased text);
+    None for an erasure's own verification."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "probes": [p.to_json() for p in self.probes]}
+        out: dict[str, Any] = {"passed": self.passed,
+                               "probes": [p.to_json() for p in self.probes]}
+        if self.not_rerun is not None:
+            out["not_rerun"] = list(self.not_rerun)
+        return out
 
 
 @dataclass

@@ -131,3 +131,31 @@ def test_a_compound_word_whose_tokens_live_elsewhere_reverifies_clean(store: Sto
     ((_, dirty),) = store.verify_tombstones(result.tombstone_id)
     assert not dirty.passed and "substring" in {p.name for p in dirty.probes if not p.passed}
 
+
+def test_a_passing_reverification_names_the_probes_it_did_not_rerun(store: Store) -> None:
+    add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
+    result = store.redact(match="tidewave")
+    ((_, again),) = store.verify_tombstones(result.tombstone_id)
+    assert again.passed and again.not_rerun is not None
+    assert {"semantic", "traces"} <= set(again.not_rerun)
+    assert not {"fts", "substring", "rows", "exports"} & set(again.not_rerun)
+    assert any(n.startswith("raw-bytes by content") for n in again.not_rerun)
+    assert again.to_json()["not_rerun"] == again.not_rerun
+    assert "not_rerun" not in result.verification.to_json()  # the erasure's own ran them all
+
+
+def test_the_verify_command_says_what_it_did_not_rerun(
+        store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
+    tid = store.redact(match="tidewave").tombstone_id
+    path = str(store.path)
+    store.close()
+    assert main(["tombstones", "--store", path, "--verify", str(tid)]) == 0
+    text = capsys.readouterr().out
+    assert "not rerun (they need the erased text, kept nowhere): " in text
+    assert "semantic" in text.split("not rerun")[1]
+    assert main(["tombstones", "--store", path, "--verify", str(tid), "--json"]) == 0
+    (done,) = json.loads(capsys.readouterr().out)["verified"]
+    assert done["passed"] and "semantic" in done["not_rerun"]
