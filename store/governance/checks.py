@@ -18,8 +18,9 @@ result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the a
   Overlap with an evidence sentence that gives another number, date, negation or "X is Y"
   value (``text.cues``, as the contradiction check) is no support: ``fail``.
 - ``budget``: a write that takes the always-loaded critical set past
-  ``governance.critical_budget_chars``: ``fail``, as Health's ``critical_budget`` grades it
-  (LCA Appendix D); approving it needs a reason, recorded with the decision.
+  ``health.critical_budget_chars`` (alias ``governance.critical_budget_chars``): ``fail``, and
+  past ``health.critical_budget_warn_percent`` of it ``warn``, as Health's ``critical_budget``
+  grades it (LCA Appendix D); approving a ``fail`` needs a reason, recorded with the decision.
 - ``procedure_risk``: every ``procedure`` or ``identity`` write: ``warn``, a person decides.
 - ``verifier`` (``store.governance.verifier``) when a command is configured.
 
@@ -407,7 +408,9 @@ class Checker:
 
     # -- budget ------------------------------------------------------------------------
     def budget(self, conn: Connection, cand: Candidate) -> CheckInfo:
-        limit = int(self.settings["governance.critical_budget_chars"])
+        limit = int(self.settings["health.critical_budget_chars"])  # Health's, one setting
+        warn_at = round(limit * float(self.settings["health.critical_budget_warn_percent"])
+                        / 100)
         critical = bool(cand.metadata.get("critical"))
         replaced = [t for t in cand.targets if t.get("critical") and t.get("status") == "active"]
         promotion = critical and (cand.op in ("add", "merge", "supersede")
@@ -435,6 +438,10 @@ class Checker:
                              f"budget (now {current:,}; this adds {adding - removing:,}): the "
                              "loader would truncate it; approving needs a reason (an override, "
                              "recorded)", evidence)
+        if after > warn_at:  # and past Health's warn percent, a warn as there
+            return CheckInfo("budget", "warn",
+                             f"critical set would be {after:,} of {limit:,} chars, past "
+                             f"Health's warn level ({warn_at:,} chars)", evidence)
         return CheckInfo("budget", "pass",
                          f"critical set {after:,} of {limit:,} chars after this write",
                          evidence)
