@@ -10,7 +10,8 @@ result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the a
 - ``contradiction``: a heuristic, and it says so. An active memory that shares a tag or project
   with the candidate (any memory when the candidate names none) with a sentence similar to one
   of the candidate's — cosine at least ``governance.contradiction_cos``, or half their words in
-  common (so the heuristic still works under the fallback embedder) — that differs in a
+  common, or 80 % of the shorter one's words in the longer (a clause of a long list item; so
+  the heuristic still works under the fallback embedder) — that differs in a
   negation, a number, a date or the value given to the same key ("X is Y" / "X is Z"):
   ``fail``, suggesting ``supersede`` (or ``keep-both`` with a reason).
 - ``source_support``: each sentence of the candidate is traced to its evidence (word overlap
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 NEW_MEMORY_OPS = ("add", "revise", "supersede", "merge")
 _EVIDENCE_SENTENCES = 400
 _CANDIDATE_SENTENCES = 300  # a pasted log of thousands of lines: its head is traced
+_CONTAINED = 0.8  # the shorter sentence's words found in the longer: the same subject
 _SENTENCE_GATE = 0.5  # whole-memory cosine below which sentence pairs are compared by words
 _FILE_CHARS = 200_000
 
@@ -277,6 +279,7 @@ class Checker:
                 for j, b in enumerate(ss):
                     sim = float(sims[i, j]) if sims is not None else None
                     if ((sim is None or sim < threshold) and tx.jaccard(a.text, b.text) < 0.5
+                            and tx.contained(a.text, b.text) < _CONTAINED
                             and not tx.same_subject(a.text, b.text)):
                         continue
                     cues = tx.cues(a.text, b.text)
