@@ -258,8 +258,10 @@ def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) 
                                          w in {x.lower() for x in _WORD.findall(body)})
             if body is None or cid in gone or held:
                 bad.add(cid)
-    detail = (f"{len(stale)} FTS rows left of {len(gone)} removed chunks; {phrases} phrase "
-              f"and {min(len(rem.distinctive), MAX_WORDS)} distinctive-word queries: "
+    n_words = min(len(rem.distinctive), MAX_WORDS)
+    detail = (f"{len(stale)} FTS rows left of {len(gone)} removed chunks; "
+              f"{plural(phrases, 'phrase query', 'phrase queries')} and "
+              f"{plural(n_words, 'distinctive-word query', 'distinctive-word queries')}: "
               f"{len(bad - set(stale))} hits holding them")
     return Probe("fts", not bad, detail)
 

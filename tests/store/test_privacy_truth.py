@@ -159,3 +159,10 @@ def test_the_verify_command_says_what_it_did_not_rerun(
     assert main(["tombstones", "--store", path, "--verify", str(tid), "--json"]) == 0
     (done,) = json.loads(capsys.readouterr().out)["verified"]
     assert done["passed"] and "semantic" in done["not_rerun"]
+
+
+def test_the_fts_probe_counts_its_queries_in_words_that_agree(store: Store) -> None:
+    """Issue 22 nit: "1 phrase and 1 distinctive-word queries"."""
+    add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
+    fts = _probe(store.redact(match="tidewave"), "fts")
+    assert "1 phrase query and 1 distinctive-word query:" in fts.detail, fts.detail
