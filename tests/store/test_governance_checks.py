@@ -145,6 +145,26 @@ def test_value_contradiction_x_is_y_x_is_z(store: Store, tmp_path: Path) -> None
             "key": "deploy target"} in cue
 
 
+def test_a_clause_of_a_long_list_item_is_compared(store: Store, tmp_path: Path) -> None:
+    """Issue 22, the demo's memory 17: the port is one clause of a long list item, so the two
+    sentences share under half their words; the shorter one's words are all but two in the
+    longer one, and the differing port is found."""
+    import_memories(store, tmp_path / "mem", [
+        ("db", "# Database setup\n\n- Local development and tests run on PostgreSQL 16 in "
+               "docker compose, port 5433 (`docker compose up -d db`), databases `ledgerline` "
+               "and `ledgerline_test`.\n- Every test runs in a rolled-back transaction.",
+         {"name": "Database setup", "type": "project"})])
+    info = _propose(store, {"op": "add", "content":
+                            "docker compose up -d db starts PostgreSQL 16 on port 5434."})
+    check = info.check("contradiction")
+    assert check.result == "fail", check.detail
+    (conflict,) = check.evidence["conflicts"]
+    assert {"kind": "number", "candidate": "5434", "memory": "5433"} in conflict["cues"]
+    same = _propose(store, {"op": "add", "content":
+                            "docker compose up -d db starts PostgreSQL 16 on port 5433."})
+    assert same.check("contradiction").result == "pass"
+
+
 def test_agreeing_memory_is_no_contradiction(store: Store, tmp_path: Path) -> None:
     _seed(store, tmp_path)
     info = _propose(store, {"op": "add", "type": "feedback", "content":
