@@ -296,7 +296,7 @@ def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 
 def test_cli_context_json_contract(cc_store: Store) -> None:
-    done = _cli("context", "--store", str(cc_store.path), "--json")
+    done = _cli("context", "--store", str(cc_store.opened_as), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     rows = {(s["session_id"], s["agent"]): s for s in data["sessions"]}
@@ -308,7 +308,7 @@ def test_cli_context_json_contract(cc_store: Store) -> None:
     assert {"ts", "used_tokens", "event"} <= set(main["snapshots"][0])
     assert main["compactions"][0]["pre_tokens"] == 142_431
     assert main["compactions"][0]["checkpoint_before"] is False
-    one = json.loads(_cli("context", "--store", str(cc_store.path), "--session", "ae4a77f8",
+    one = json.loads(_cli("context", "--store", str(cc_store.opened_as), "--session", "ae4a77f8",
                           "--agent", "aac57f5", "--json").stdout)
     assert [(s["agent"], s["peak_used_tokens"]) for s in one["sessions"]] == [("aac57f5",
                                                                                18_893)]
@@ -367,7 +367,7 @@ def test_checkpoint_before_the_previous_turn_does_not_count(store: Store) -> Non
     turn (or store-wide) is not a checkpoint before the compaction; one after it is."""
     session = NewSession(id="agent:default:main", format="mindstone")
     store.append_entries(session, _as_entries(_two_day_lines()))
-    done = _cli("context", "record", "--store", str(store.path), "--json", stdin=json.dumps(
+    done = _cli("context", "record", "--store", str(store.opened_as), "--json", stdin=json.dumps(
         {"type": "checkpoint", "session_id": "agent:default:main", "trigger": "nightly",
          "ts": "2026-03-01T09:10:00Z"}))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -397,7 +397,7 @@ def test_a_handoff_at_the_compaction_is_not_a_checkpoint(store: Store) -> None:
     (c,) = series(store, "hf").compactions
     assert c.checkpoint_before is False and c.handoff_written is True
     assert c.handoff_path == "/h/handoff.md" and c.to_json()["handoff_written"] is True
-    text = _cli("context", "--store", str(store.path), "--session", "hf").stdout
+    text = _cli("context", "--store", str(store.opened_as), "--session", "hf").stdout
     assert "✗ no checkpoint before this compaction (handoff written)" in text
 
 
@@ -463,9 +463,9 @@ def test_reads_survive_bad_stored_values(store: Store) -> None:
     (row,) = checkpoints(store, "bs")
     assert row.entries_added == 0 and "entries_added" in row.problems[0]
     for args in (("checkpoints",), ("context",), ("context", "--session", "bs")):
-        done = _cli(*args, "--store", str(store.path))
+        done = _cli(*args, "--store", str(store.opened_as))
         assert done.returncode == 0 and "warning:" in done.stderr, done.stderr
-    data = json.loads(_cli("context", "--store", str(store.path), "--json").stdout)
+    data = json.loads(_cli("context", "--store", str(store.opened_as), "--json").stdout)
     assert data["sessions"][0]["problems"]
 
 

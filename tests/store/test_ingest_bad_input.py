@@ -165,7 +165,7 @@ def test_a_writer_waits_for_another_writer(store: Store, tmp_path: Path) -> None
     release = threading.Event()
 
     def hold_lock() -> None:
-        other = make_store(store.path)
+        other = make_store(store.opened_as)
         with other.write():
             holding.set()
             release.wait(10)
