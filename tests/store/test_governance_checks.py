@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from store import Store
+from store.core import vec
 from store.governance import (
     ProposalError,
     approve,
@@ -62,8 +63,7 @@ def _store_state(store: Store) -> dict[str, Any]:
                 "evidence": q("SELECT * FROM evidence ORDER BY id"),
                 "chunk": q("SELECT id, source_type, source_id, content_hash FROM chunk "
                            "ORDER BY id"),
-                "vectors": q("SELECT COUNT(*) FROM chunk_vec"),
-                "fts": q("SELECT COUNT(*) FROM chunk_fts_docsize"),
+                "indexed": vec.index_counts(conn),  # (vectors, text-search rows)
                 "links": q("SELECT * FROM supersession_link ORDER BY id"),
                 "flags": q("SELECT * FROM memory_flag ORDER BY id")}
 
@@ -557,7 +557,7 @@ def test_a_proposal_decided_meanwhile_by_another_process_is_not_applied_twice(
     ids = _seed(store, tmp_path)
     info = _propose(store, {"op": "revise", "target": ids["Tax reminders"],
                             "content": "Tax reminders, revised."})
-    other = make_store(store.path)  # another process's connection to the same file
+    other = make_store(store.opened_as)  # another process's connection to the same file
     import store.governance.apply as apply_mod
 
     real = apply_mod.stored_candidate
