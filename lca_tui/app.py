@@ -24,9 +24,10 @@ from textual.screen import ModalScreen, Screen
 from lca_tui.palette import StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
-from screens.registry import SCREENS, ScreenSpec, screen_for
+from screens.registry import SCREENS, ScreenSpec, screen_about, screen_for
 from screens.tour import TourGuide, TourReady
 from store import RecordRef, Settings, Store, asset_path, open_store, visible
+from widgets.messages import Show
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -152,6 +153,12 @@ class LcaApp(App[None]):
         screen = self.screen
         if isinstance(screen, Opens) and ref.kind in screen.OPENS:
             screen.open_record(ref)
+
+    @on(Show)
+    async def _show(self, message: Show) -> None:
+        """A widget asks for the screen about a part of the store (``screens.registry.ABOUT``)."""
+        message.stop()
+        await self.switch_mode(screen_about(message.subject).mode)
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:
