@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from store.governance import chains as gov_chains
     from store.governance import consolidate as gov_consolidate
     from store.governance import feedback as gov_feedback
+    from store.health.statusline import StatusSummary
     from store.governance import proposals as gov_proposals
     from store.governance import views as gov_views
     from store.governance.consolidate import ConsolidationReport
@@ -366,12 +367,12 @@ class Store(StoreBase):
         "store.privacy.exports:delete_for_tombstone",
         privacy_exports.delete_for_tombstone if TYPE_CHECKING else None)
 
-    def status_summary(self, session_id: str | None = None) -> dict[str, object]:
+    def status_summary(self, session_id: str | None = None) -> StatusSummary:
         """What a status line shows: the session's context pressure against its thresholds,
         the pending proposals, the worst signal of the latest stored health scan."""
-        from store.health.statusline import summary
+        from store.health.statusline import StatusSummary, summary
 
-        return summary(self, session_id)
+        return StatusSummary.of(summary(self, session_id))
 
     def mark(self, level: str, *, session: str | None = None, entry: int | None = None,
              memory: int | None = None, match: str | None = None,

@@ -533,16 +533,16 @@ def run_calibrate(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         result = store.calibrate(args.limit)
     if args.json:
-        print_json(result)
+        print_json(result.as_json())
         return 0
     out = console()
-    out.print(f"model {result['model']}{' (DEGRADED)' if result['degraded'] else ''}; "
-              f"{result['cues']} user turns with an answer used as cues; answer in the pool "
-              f"for {result['answers_in_pool']}", markup=False)
-    for name in ("answer_S", "answer_cos", "other_S"):
-        p = result[name]
+    out.print(f"model {result.model}{' (DEGRADED)' if result.degraded else ''}; "
+              f"{result.cues} user turns with an answer used as cues; answer in the pool "
+              f"for {result.answers_in_pool}", markup=False)
+    for name, p in (("answer_S", result.answer_S), ("answer_cos", result.answer_cos),
+                    ("other_S", result.other_S)):
         out.print(f"{name:>10}: " + ", ".join(f"{k} {v}" for k, v in p.items()), markup=False)
-    out.print(f"suggested floor {result['suggested_floor']} (p25 of answers' S, rounded down); "
-              f"{result['others_above_floor']} of other candidates clear it; current floor "
-              f"{result['current_floor']}", markup=False)
+    out.print(f"suggested floor {result.suggested_floor} (p25 of answers' S, rounded down); "
+              f"{result.others_above_floor} of other candidates clear it; current floor "
+              f"{result.current_floor}", markup=False)
     return 0
