@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from functools import partial
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -85,7 +86,7 @@ class LcaApp(App[None]):
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
-            self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
+            self.add_mode(spec.mode, partial(screen_factory, spec))
 
     # -- what screens use ----------------------------------------------------------------
     def now(self) -> datetime:
