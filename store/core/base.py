@@ -237,6 +237,8 @@ class StoreBase:
             if self._watch is None:
                 self._watch = sqlean.connect(f"{self.path.resolve().as_uri()}?mode=rw",
                                              uri=True, check_same_thread=False)
+            # raw SQL: PRAGMA data_version on a watch connection of its own (its counter moves
+            # only for other connections' commits), polled every second by a following app
             self._last_version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
             return self._last_version
 
