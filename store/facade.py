@@ -224,10 +224,11 @@ class Store(StoreBase):
                                   context_api.record_checkpoint if TYPE_CHECKING else None)
 
     def record(self, doc: Mapping[str, object]) -> tuple[str, int, str | None]:
-        """Validate and record one context record document (``{"kind": "snapshot" |
-        "prune" | "compaction" | "handoff" | "checkpoint", …}``, as ``lca-tui context
-        record`` reads them): (kind, new id, the session created or None). A bad document
-        raises ``ValueError`` naming the field, and nothing is written."""
+        """Validate and record one context record document (``{"type": "snapshot" |
+        "prune" | "compaction" | "handoff" | "checkpoint", …}``, the type defaulting to
+        ``snapshot``, as ``lca-tui context record`` reads them): (type, new id, the session
+        created or None). A bad document (not a mapping, a field missing, unknown or of the
+        wrong type) raises ``ValueError`` naming it in one line, and nothing is written."""
         from store.context.api import record_document
 
         return record_document(self, doc)

@@ -91,6 +91,17 @@ def test_mypy_checks_a_call_against_the_capabilitys_signature(tmp_path: Path) ->
     assert 'Argument 1 has incompatible type "str"; expected "int"' in out.stdout, out.stdout
 
 
+def test_record_says_in_one_line_what_is_wrong(store: Store) -> None:
+    """Not an object, or a record without its required fields: one line naming it, nothing
+    written (no Python internals such as "dictionary update sequence" or "positional")."""
+    with pytest.raises(ValueError, match="^a context record is a JSON object, got str$"):
+        store.record("str")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^a prune record needs tokens_before, tokens_after$"):
+        store.record({"type": "prune", "session_id": "s-missing"})
+    assert [k.session_id for k in store.series_keys()] == []
+    assert [s.id for s in store.sessions()] == []
+
+
 def test_record_validates_and_records_each_kind(store: Store) -> None:
     kind, sid, created = store.record({"session_id": "s1", "used_tokens": 1000,
                                        "window_tokens": 10_000, "checkpoint_percent": 80})
