@@ -300,3 +300,46 @@ def test_a_proposal_holding_a_secret_is_a_secret_candidate(store: Store) -> None
             "SELECT text FROM chunk WHERE source_type = 'memory' AND source_id = :m"),
             {"m": done.memory_id}))
     assert level == "secret" and AWS not in chunks and "[secret: aws-key]" in chunks
+
+
+def _proposal_rows(store: Store, pid: int) -> str:
+    """Everything stored of proposal ``pid``: its row and its checks' rows, as text."""
+    with store.read() as conn:
+        row = conn.execute(text("SELECT * FROM proposal WHERE id = :i"), {"i": pid}).one()
+        checks = conn.execute(text("SELECT * FROM proposal_check WHERE proposal_id = :i"),
+                              {"i": pid}).all()
+    return json.dumps([list(row), [list(c) for c in checks]], default=str)
+
+
+def test_consolidation_proposes_a_secret_entry_masked(store: Store, tmp_path: Path) -> None:
+    """Issue 30 review: a "Remember: …" request holding a key is proposed with the key masked
+    — nothing of the value in the proposal's content, rationale, metadata or checks."""
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_text(json.dumps(_line(1, f"Remember: the deploy AWS access key is {AWS} and "
+                                        "it is rotated every month.")) + "\n",
+                    encoding="utf-8")
+    store.ingest([path])
+    report = store.consolidate(use_proposer=False)
+    assert report.proposal_ids, report.to_json()
+    for pid in report.proposal_ids:
+        stored = _proposal_rows(store, pid)
+        assert AWS not in stored, pid
+    shown = store.proposal(report.proposal_ids[0])
+    assert "[secret: aws-key]" in (shown.content or "")
+    assert "rotated every month" in (shown.content or "")
+
+
+def test_a_proposal_holding_a_secret_stores_its_checks_masked(store: Store) -> None:
+    """Issue 30 review: a hand-written proposal holding a value — its candidate is secret and
+    the checks it stores (source_support's sentences of the candidate) mask the value."""
+    doc: dict[str, object] = {"op": "add", "type": "reference", "content":
+                              f"The deploy AWS access key is {AWS}.",
+                              "rationale": "seen in the deploy logs"}
+    info = store.propose(doc, auto_apply=False)
+    assert store.proposal(info.id).masked
+    with store.read() as conn:
+        checks = json.dumps([list(r) for r in conn.execute(text(
+            "SELECT kind, detail, evidence FROM proposal_check WHERE proposal_id = :i"),
+            {"i": info.id})])
+    assert "source_support" in checks
+    assert AWS not in checks and "[secret: aws-key]" in checks
