@@ -192,6 +192,7 @@ def revert(store: Store, memory_id: int, to: int, *, actor: str | None = None,
     current = store.memory(head)
     if (current.body or "").strip("\n") == v.text:
         raise ProposalError(f"version {to} is already memory {head}'s text: nothing to revert")
+    _refuse_pending_twin(store, "supersede", (head,), v.text)
     when = f" of {v.ts}" if v.ts else ""
     rationale = (f"revert memory {head} to version {to}{when} (memory {v.memory_id}, "
                  f"{v.op}{' by ' + v.actor if v.actor else ''})"
@@ -203,20 +204,67 @@ def revert(store: Store, memory_id: int, to: int, *, actor: str | None = None,
 
 
 def last_approval(store: Store) -> Proposal | None:
-    """The latest applied proposal that wrote a memory (what ``undo`` undoes)."""
+    """The latest applied proposal, whatever its operation (what ``undo`` undoes)."""
     with store.read() as conn, orm(conn) as s:
-        return s.exec(select(Proposal).where(
-            Proposal.status == "applied", col(Proposal.memory_id).is_not(None),
-            col(Proposal.op).in_(("add", "supersede", "merge", "revise")))
-            .order_by(col(Proposal.decided_at).desc(), col(Proposal.id).desc())).first()
+        return s.exec(select(Proposal).where(Proposal.status == "applied")
+                      .order_by(col(Proposal.decided_at).desc(), col(Proposal.id).desc())).first()
+
+
+def _refuse_pending_twin(store: Store, op: str, targets: tuple[int, ...],
+                         content: str | None) -> None:
+    """``ProposalError`` naming the pending proposal that already files this write (the same
+    operation, targets and text): a second revert or undo of the same thing is refused."""
+    from store.governance.proposals import ProposalError
+
+    want = (content or "").strip("\n")
+    with store.read() as conn, orm(conn) as s:
+        rows = s.exec(select(Proposal.id, Proposal.targets, Proposal.content).where(
+            Proposal.status == "pending", Proposal.op == op)
+            .order_by(col(Proposal.id))).all()
+    for pid, raw, text in rows:
+        if (tuple(int(t) for t in json.loads(raw or "[]")) == targets
+                and (text or "").strip("\n") == want):
+            raise ProposalError(f"proposal {pid} already files this {op} of memory "
+                                f"{', '.join(map(str, targets))} and is pending: approve or "
+                                f"reject it (`lca-tui proposal {pid}`)")
+
+
+def _bring_back(store: Store, p: Proposal, mid: int, *,
+                actor: str | None) -> ProposalInfo:
+    """The undo of an applied ``expire`` / ``quarantine`` of ``mid``: a ``supersede`` of the
+    memory with its own text, an ordinary proposal the gate checks; once approved the chain
+    has an active memory again (the expired or quarantined one kept, superseded)."""
+    from store.governance.apply import submit
+    from store.governance.chains import chain
+    from store.governance.proposals import NewProposal, ProposalError
+
+    state = "expired" if p.op == "expire" else "quarantined"
+    m = store.memory(mid)
+    links = chain(store, mid)
+    if m.status != state or links[-1].id != mid:
+        moved = "" if links[-1].id == mid else f" (its chain moved on to {links[-1].id})"
+        raise ProposalError(f"proposal {p.id} {state} memory {mid}, which is {m.status} now"
+                            f"{moved}: nothing to undo")
+    if m.sensitivity == "secret":
+        raise ProposalError(f"memory {mid} is secret: bringing it back would copy its text into "
+                            "a proposal; edit the memory instead")
+    body = (m.body or "").strip("\n")
+    _refuse_pending_twin(store, "supersede", (mid,), body)
+    new = NewProposal(op="supersede", content=body, type=m.type, targets=(mid,),
+                      metadata={"name": m.name}, origin="cli", proposer="lca-tui:undo",
+                      rationale=f"undo of proposal {p.id} ({p.op} of memory {mid}): bring "
+                                "it back")
+    return submit(store, new, actor=actor)
 
 
 def undo(store: Store, proposal_id: int | None = None, *,
          actor: str | None = None) -> ProposalInfo:
-    """File the proposal that undoes the latest approval — or approval ``proposal_id`` (the
-    app's, just made) — as a ``revert`` to the version before it (an ``add``: ``quarantine``
-    of the memory it made). ``ProposalError`` when there is nothing to undo, or the memory
-    moved on since."""
+    """File the proposal that undoes the latest approval (of any operation) — or approval
+    ``proposal_id`` (the app's, just made) — as a ``revert`` to the version before it (an
+    ``add``: ``quarantine`` of the memory it made; an ``expire`` or a ``quarantine``: a
+    ``supersede`` of the memory with its own text, which brings it back). ``ProposalError``
+    when there is nothing to undo, the memory moved on since, the approval changed no text
+    (``reinforce``, ``noop``), or the same undo is already pending."""
     from store.governance.apply import submit
     from store.governance.proposals import NewProposal, ProposalError
 
@@ -228,9 +276,15 @@ def undo(store: Store, proposal_id: int | None = None, *,
         if p is None or p.status != "applied":
             raise ProposalError(f"proposal {proposal_id} is not an applied approval: nothing "
                                 "to undo")
-    if p is None or p.memory_id is None:
-        raise ProposalError("no approval to undo: no applied proposal wrote a memory")
+    if p is None:
+        raise ProposalError("no approval to undo: no proposal was applied")
+    if p.op in ("reinforce", "noop") or p.memory_id is None:
+        what = f" of memory {p.memory_id}" if p.memory_id is not None else ""
+        raise ProposalError(f"the latest approval, proposal {p.id}, is a {p.op}{what}: it "
+                            "changed no memory's text or state, so there is nothing to undo")
     mid = int(p.memory_id)
+    if p.op in ("expire", "quarantine"):
+        return _bring_back(store, p, mid, actor=actor)
     versions = memory_history(store, mid)
     at = next((v.version for v in versions if v.proposal_id == p.id), None)
     if at is None or not versions[at - 1].current:
@@ -240,6 +294,7 @@ def undo(store: Store, proposal_id: int | None = None, *,
         raise ProposalError(f"proposal {p.id} merged memories into {mid}: one proposal cannot "
                             f"bring them all back; revert with `lca-tui revert {mid} --to N`")
     if p.op == "add":
+        _refuse_pending_twin(store, "quarantine", (mid,), None)
         new = NewProposal(op="quarantine", targets=(mid,), origin="cli",
                           proposer="lca-tui:undo",
                           rationale=f"undo of proposal {p.id} (add of memory {mid})")

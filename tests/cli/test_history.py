@@ -39,8 +39,15 @@ def test_history_revert_and_undo(store: Store, capsys: pytest.CaptureFixture[str
     assert "-The build uses make." in out and "+The build uses just." in out
     code, doc, _ = _cli(capsys, "revert", str(mid), "--to", "1", "--store", db, "--json")
     assert code == 0 and doc["status"] == "pending" and doc["content"] == "The build uses make."
+    pending = doc["id"]
     code, doc, _ = _cli(capsys, "proposals", "--status", "pending", "--store", db, "--json")
     assert [p["op"] for p in doc["proposals"]] == ["supersede"]
+    # the undo of the revise is that same supersede, already pending: one line names it
+    code, out, err = _cli(capsys, "undo", "--store", db)
+    assert code == 2 and f"proposal {pending} already files this" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    code, _, _ = _cli(capsys, "reject", str(pending), "--store", db, "--reason", "not yet")
+    assert code == 0
     code, doc, _ = _cli(capsys, "undo", "--store", db, "--json")
     assert code == 0 and doc["content"] == "The build uses make."
 

@@ -103,6 +103,55 @@ def test_undo_of_the_latest_approval_is_the_revert_proposal(store: Store) -> Non
     assert undo.summary.op == "quarantine" and undo.summary.targets == (made.memory_id,)
 
 
+def test_undo_of_an_expire_brings_the_memory_back_not_the_add_before_it(
+        store: Store) -> None:
+    """Issue 30 review: approve an add, then an expire — undo undoes the expire (the latest
+    approval) with an ordinary proposal that brings the memory back, not the add."""
+    made = approve(store, _propose(store, {"op": "add", "type": "project",
+                                           "content": V1}).id, actor="ana")
+    mid = made.memory_id
+    assert mid is not None
+    gone = approve(store, _propose(store, {"op": "expire", "target": mid}).id, actor="ben")
+    assert gone.status == "applied" and store.memory(mid).status == "expired"
+    info = store.undo_last_approval()
+    assert info.summary.op == "supersede" and info.summary.targets == (mid,)
+    assert info.content == V1 and f"undo of proposal {gone.id}" in (info.rationale or "")
+    back = approve(store, info.id, actor="ana")
+    assert back.status == "applied" and back.memory_id is not None
+    assert store.memory(back.memory_id).status == "active"
+    assert store.memory(back.memory_id).body.strip() == V1
+
+
+def test_a_second_undo_or_revert_of_the_same_thing_is_refused(store: Store) -> None:
+    """Issue 30 review: an undo (or revert) already pending for the same target and text is
+    not filed twice: one line names the pending proposal."""
+    first, last = _chain_of_three(store)
+    info = store.undo_last_approval()
+    with pytest.raises(ProposalError, match=f"proposal {info.id} already files this"):
+        store.undo_last_approval()
+    with pytest.raises(ProposalError, match=f"proposal {info.id} already files this"):
+        store.revert_memory(last, to=2)
+    made = approve(store, _propose(store, {"op": "add", "type": "user",
+                                           "content": "Prefers tabs over spaces."}).id)
+    quarantine = store.undo_last_approval()
+    assert quarantine.summary.op == "quarantine"
+    with pytest.raises(ProposalError, match=f"proposal {quarantine.id} already files"):
+        store.undo_last_approval(made.id)
+
+
+def test_undo_of_a_reinforce_says_there_is_nothing_to_undo(store: Store) -> None:
+    """The latest approval is a reinforce: undo names it and files nothing (it never undoes
+    an older approval instead)."""
+    made = approve(store, _propose(store, {"op": "add", "type": "user",
+                                           "content": "Prefers tabs over spaces."}).id)
+    assert made.memory_id is not None
+    again = approve(store, _propose(store, {"op": "reinforce", "target": made.memory_id},
+                                    auto_apply=False).id)
+    with pytest.raises(ProposalError, match=f"proposal {again.id}, is a reinforce"):
+        store.undo_last_approval()
+    assert not [p for p in store.proposals() if p.status == "pending"]
+
+
 def test_undo_with_nothing_approved_says_so(store: Store) -> None:
     with pytest.raises(ProposalError, match="no approval to undo"):
         store.undo_last_approval()
