@@ -44,6 +44,7 @@ def run_history(args: argparse.Namespace) -> int:
         head = (f"version {v.version}" + (" (current)" if v.current else "")
                 + f" — {v.op}" + (f" of memory {v.memory_id}" if v.memory_id else "")
                 + (f", proposal {v.proposal_id}" if v.proposal_id else "")
+                + (", its proposal was erased" if v.proposal_erased else "")
                 + f", {when(v.ts)}" + (f", by {v.actor}" if v.actor else ""))
         out.print(head, markup=False, highlight=False)
         if v.erased:

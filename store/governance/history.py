@@ -5,7 +5,10 @@ made each memory of the chain (the applied ``add`` / ``supersede`` / ``merge`` p
 import or write outside the gate when no proposal made it) and each applied ``revise`` of it —
 who (the person, or the policy, recorded on the decision), when, and the diff against the
 version before. A memory an erasure removed from the chain is a version shown as **erased**
-(when and by whom: the erasure's tombstone), never with its text, nor can it be brought back.
+(when and by whom: the erasure's tombstone), never with its text, nor can it be brought back;
+a memory whose making proposal went with an erasure (its evidence names a proposal that is no
+longer stored) is a ``write`` version marked ``proposal_erased``, not an import. A diff is
+against the last version that has a text, and its header names that version.
 A secret memory's versions are listed with their text withheld.
 
 ``revert(store, memory, to)`` files an ordinary proposal — a ``supersede`` of the chain's
@@ -25,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from store.core.db import orm
-from store.core.models import AuditEvent, Memory
+from store.core.models import AuditEvent, Evidence, Memory
 from store.governance.models import Proposal, SupersessionLink
 
 if TYPE_CHECKING:
@@ -52,12 +55,14 @@ class MemoryVersion:
     erased: bool = False
     masked: bool = False
     current: bool = False
+    proposal_erased: bool = False  # op ``write``: an erasure removed the proposal that made it
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "memory_id": self.memory_id,
                 "proposal_id": self.proposal_id, "op": self.op, "actor": self.actor,
                 "ts": self.ts, "text": self.text, "diff": self.diff, "erased": self.erased,
-                "masked": self.masked, "current": self.current}
+                "masked": self.masked, "current": self.current,
+                "proposal_erased": self.proposal_erased}
 
 
 @dataclass
@@ -70,6 +75,7 @@ class _Raw:
     text: str | None
     erased: bool = False
     masked: bool = False
+    proposal_erased: bool = False
 
 
 def _diff(before: str | None, after: str | None, a: int, b: int) -> str | None:
@@ -100,11 +106,22 @@ def _seconds(stamp: str) -> float:
 
 def memory_history(store: Store, memory_id: int) -> list[MemoryVersion]:
     """Every version of ``memory_id``'s chain, oldest first (see the module docstring)."""
+    from store.governance.apply import APPROVAL_NOTE
     from store.governance.chains import chain
 
     links = chain(store, memory_id)  # NotFound for a memory that does not exist
     ids = [c.id for c in links]
     with store.read() as conn, orm(conn) as s:
+        notes = s.exec(select(Evidence.memory_id, Evidence.note).where(
+            col(Evidence.memory_id).in_(ids), col(Evidence.note).is_not(None))).all()
+        # the proposals a memory's evidence names ("approval of proposal N", "proposal N")
+        named: dict[int, set[int]] = {}
+        for mid, note in notes:
+            hit = APPROVAL_NOTE.match(note or "")
+            if hit and mid is not None:
+                named.setdefault(int(mid), set()).add(int(hit.group(1)))
+        wanted = sorted({pid for pids in named.values() for pid in pids})
+        present = set(s.exec(select(Proposal.id).where(col(Proposal.id).in_(wanted))).all())
         mems = {int(m.id or 0): m for m in s.exec(select(Memory).where(
             col(Memory.id).in_(ids))).all()}
         props = list(s.exec(select(Proposal).where(Proposal.status == "applied")
@@ -140,21 +157,29 @@ def memory_history(store: Store, memory_id: int) -> list[MemoryVersion]:
             if mine:
                 snap = json.loads(mine[0].target_snapshot or "{}").get(str(c.id), {})
                 first = snap.get("body", first)
-            raw.append(_Raw(c.id, None, "import", m.writer, m.created, first, masked=secret))
+            if named.get(c.id, set()) - present:  # made by a proposal an erasure removed:
+                # who approved it went with it; when is the memory's creation
+                raw.append(_Raw(c.id, None, "write", None, m.created, first, masked=secret,
+                                proposal_erased=True))
+            else:
+                raw.append(_Raw(c.id, None, "import", m.writer, m.created, first,
+                                masked=secret))
         for rev in mine:
             raw.append(_Raw(c.id, rev.id, "revise", rev.actor, rev.decided_at, rev.content,
                             masked=secret))
     head = _head(links)
     out: list[MemoryVersion] = []
     last_text: str | None = None
+    last_at = 0  # the version ``last_text`` is: an erased one in between is skipped
     for i, r in enumerate(raw, start=1):
         text = None if (r.erased or r.masked) else (r.text or "").strip("\n")
-        diff = _diff(last_text, text, i - 1, i) if i > 1 else None
+        diff = _diff(last_text, text, last_at, i) if i > 1 else None
         out.append(MemoryVersion(i, r.memory_id, r.proposal_id, r.op, r.actor, r.ts, text,
                                  diff, r.erased, r.masked,
-                                 current=(i == len(raw) and r.memory_id == head)))
+                                 current=(i == len(raw) and r.memory_id == head),
+                                 proposal_erased=r.proposal_erased))
         if not r.erased:
-            last_text = text
+            last_text, last_at = text, i
     return out
 
 

@@ -91,6 +91,36 @@ def test_an_erased_version_shows_when_and_by_whom_never_its_text(store: Store) -
         store.revert_memory(third, erased[0].version)
 
 
+def test_a_version_whose_proposal_was_erased_says_so_and_diffs_the_right_version(
+        store: Store) -> None:
+    """Issue 30 review: erasing a memory erases the proposal that superseded it; the next
+    version is not an "import by lca-tui" but a write whose proposal was erased, and its diff
+    header names the version it compares to (the one before the erased version)."""
+    first, last = _chain_of_three(store)
+    third = approve(store, _propose(store, {"op": "supersede", "target": last,
+                                            "content": "Deploys are paused."}).id,
+                    reason="pause").memory_id
+    assert third is not None
+    store.erase(memory=last, actor="dpo", reason="wrong cluster named")
+    versions = store.memory_history(third)
+    assert [v.op for v in versions] == ["add", "revise", "erased", "write"]
+    made = versions[-1]
+    assert made.proposal_erased and made.memory_id == third and made.current
+    assert made.actor is None and made.text == "Deploys are paused."
+    assert not any(v.proposal_erased for v in versions[:-1])
+    assert made.diff is not None
+    assert made.diff.splitlines()[:2] == ["--- version 2", "+++ version 4"]
+    assert f"-{V2}" in made.diff.splitlines()
+
+
+def test_an_imported_memory_is_still_an_import(store: Store, tmp_path: Path) -> None:
+    """The erased-proposal mark needs a named proposal that is gone: an import is an import."""
+    ids = import_memories(store, tmp_path / "mem", [
+        ("ports", "The database listens on 5432.", {"name": "Ports", "type": "project"})])
+    (v,) = store.memory_history(ids["Ports"])
+    assert v.op == "import" and not v.proposal_erased
+
+
 def test_undo_of_the_latest_approval_is_the_revert_proposal(store: Store) -> None:
     first, last = _chain_of_three(store)
     info = store.undo_last_approval()
