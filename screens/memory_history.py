@@ -31,6 +31,9 @@ def version_text(v: MemoryVersion) -> Text:
                + f" · {when(v.ts)}" + (f" · by {v.actor}" if v.actor else ""))
     if v.erased:
         out.append("\n  erased: its text is gone", style="italic")
+    elif v.op in ("expire", "quarantine"):
+        out.append(f"\n  {'expired' if v.op == 'expire' else 'quarantined'}: no longer "
+                   "recalled, its text unchanged", style="italic")
     elif v.masked:
         out.append("\n  (secret: text withheld)", style="italic")
     else:

@@ -49,6 +49,9 @@ def run_history(args: argparse.Namespace) -> int:
         out.print(head, markup=False, highlight=False)
         if v.erased:
             out.print("  erased: its text is gone", markup=False, highlight=False)
+        elif v.op in ("expire", "quarantine"):
+            out.print(f"  {'expired' if v.op == 'expire' else 'quarantined'}: no longer "
+                      "recalled, its text unchanged", markup=False, highlight=False)
         elif v.masked:
             out.print("  (secret: text withheld)", markup=False, highlight=False)
         elif v.diff:

@@ -4,7 +4,9 @@ A memory's **versions** are the texts its supersession chain held, oldest first:
 made each memory of the chain (the applied ``add`` / ``supersede`` / ``merge`` proposal, or the
 import or write outside the gate when no proposal made it) and each applied ``revise`` of it —
 who (the person, or the policy, recorded on the decision), when, and the diff against the
-version before. A memory an erasure removed from the chain is a version shown as **erased**
+version before. An applied ``expire`` or ``quarantine`` of a memory is a version too (op
+``expire`` / ``quarantine``: who, when; the text unchanged, no diff). A memory an erasure
+removed from the chain is a version shown as **erased**
 (when and by whom: the erasure's tombstone), never with its text, nor can it be brought back;
 a memory whose making proposal went with an erasure (its evidence names a proposal that is no
 longer stored) is a ``write`` version marked ``proposal_erased``, not an import. A diff is
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from store.governance.records import ProposalInfo
 
 WRITES = ("add", "supersede", "merge")
+STATES = ("expire", "quarantine")  # approvals that end a memory's life, its text unchanged
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class _Raw:
     erased: bool = False
     masked: bool = False
     proposal_erased: bool = False
+    event: bool = False  # an expire / quarantine: no new text, so no diff
 
 
 def _diff(before: str | None, after: str | None, a: int, b: int) -> str | None:
@@ -130,9 +134,9 @@ def memory_history(store: Store, memory_id: int) -> list[MemoryVersion]:
             SupersessionLink.source == "erasure", col(SupersessionLink.new_id).in_(ids))
             .order_by(col(SupersessionLink.id))).all())
     made = {int(p.memory_id): p for p in props if p.op in WRITES and p.memory_id is not None}
-    revises: dict[int, list[Proposal]] = {}
+    revises: dict[int, list[Proposal]] = {}  # a memory's revises, expiry and quarantine
     for p in props:
-        if p.op == "revise":
+        if p.op == "revise" or p.op in STATES:
             for t in json.loads(p.targets or "[]"):
                 revises.setdefault(int(t), []).append(p)
     bridged = {int(b.new_id): b for b in bridges}
@@ -154,7 +158,7 @@ def memory_history(store: Store, memory_id: int) -> list[MemoryVersion]:
         else:  # imported or written outside the gate: its first text is what the first
             # revise found (the proposal keeps its target's body), else its body now
             first = m.body
-            if mine:
+            if mine:  # the proposal keeps its target's body, whatever its op
                 snap = json.loads(mine[0].target_snapshot or "{}").get(str(c.id), {})
                 first = snap.get("body", first)
             if named.get(c.id, set()) - present:  # made by a proposal an erasure removed:
@@ -165,15 +169,19 @@ def memory_history(store: Store, memory_id: int) -> list[MemoryVersion]:
                 raw.append(_Raw(c.id, None, "import", m.writer, m.created, first,
                                 masked=secret))
         for rev in mine:
-            raw.append(_Raw(c.id, rev.id, "revise", rev.actor, rev.decided_at, rev.content,
-                            masked=secret))
+            if rev.op in STATES:  # an event of the memory: who, when; its text unchanged
+                raw.append(_Raw(c.id, rev.id, rev.op or "expire", rev.actor, rev.decided_at,
+                                raw[-1].text if raw else m.body, masked=secret, event=True))
+            else:
+                raw.append(_Raw(c.id, rev.id, "revise", rev.actor, rev.decided_at,
+                                rev.content, masked=secret))
     head = _head(links)
     out: list[MemoryVersion] = []
     last_text: str | None = None
     last_at = 0  # the version ``last_text`` is: an erased one in between is skipped
     for i, r in enumerate(raw, start=1):
         text = None if (r.erased or r.masked) else (r.text or "").strip("\n")
-        diff = _diff(last_text, text, last_at, i) if i > 1 else None
+        diff = _diff(last_text, text, last_at, i) if i > 1 and not r.event else None
         out.append(MemoryVersion(i, r.memory_id, r.proposal_id, r.op, r.actor, r.ts, text,
                                  diff, r.erased, r.masked,
                                  current=(i == len(raw) and r.memory_id == head),

@@ -52,6 +52,19 @@ def test_history_revert_and_undo(store: Store, capsys: pytest.CaptureFixture[str
     assert code == 0 and doc["content"] == "The build uses make."
 
 
+def test_history_shows_an_expire_with_who_and_when(
+        store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 review: an applied expire is a version of the memory's history."""
+    mid = approve(store, _propose(store, {"op": "add", "type": "project",
+                                          "content": "The build uses make."}).id,
+                  actor="ana").memory_id
+    gone = approve(store, _propose(store, {"op": "expire", "target": mid}).id, actor="ben")
+    code, out, _ = _cli(capsys, "history", str(mid), "--store", str(store.path))
+    assert code == 0
+    assert f"version 2 — expire of memory {mid}, proposal {gone.id}" in out
+    assert "by ben" in out and "expired: no longer recalled, its text unchanged" in out
+
+
 def test_bad_input_is_one_line(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(store.path)
     code, out, err = _cli(capsys, "history", "999", "--store", db)

@@ -121,6 +121,34 @@ def test_an_imported_memory_is_still_an_import(store: Store, tmp_path: Path) -> 
     assert v.op == "import" and not v.proposal_erased
 
 
+def test_expire_and_quarantine_approvals_are_versions_with_who_and_when(
+        store: Store) -> None:
+    """Issue 30 review: history left out expire and quarantine approvals; each is a version
+    (who, when), its text unchanged and no diff — and the memory brought back after it."""
+    made = approve(store, _propose(store, {"op": "add", "type": "project",
+                                           "content": V1}).id, actor="ana")
+    mid = made.memory_id
+    assert mid is not None
+    gone = approve(store, _propose(store, {"op": "expire", "target": mid}).id, actor="ben")
+    versions = store.memory_history(mid)
+    assert [(v.op, v.actor, v.proposal_id) for v in versions] == [
+        ("add", "ana", made.id), ("expire", "ben", gone.id)]
+    assert versions[1].ts == gone.decided_at and versions[1].text == V1
+    assert versions[1].diff is None and not versions[1].current
+    back = approve(store, store.undo_last_approval().id, actor="ana")
+    assert back.memory_id is not None
+    assert [v.op for v in store.memory_history(back.memory_id)] == [
+        "add", "expire", "supersede"]
+    other = approve(store, _propose(store, {"op": "add", "type": "user",
+                                            "content": "Prefers tabs over spaces."}).id)
+    assert other.memory_id is not None
+    held = approve(store, store.undo_last_approval().id, actor="cy")
+    assert held.status == "applied"
+    assert [(v.op, v.proposal_id) for v in store.memory_history(other.memory_id)] == [
+        ("add", other.id), ("quarantine", held.id)]
+    assert store.memory_history(other.memory_id)[-1].actor == "cy"
+
+
 def test_undo_of_the_latest_approval_is_the_revert_proposal(store: Store) -> None:
     first, last = _chain_of_three(store)
     info = store.undo_last_approval()
