@@ -3,6 +3,8 @@ typed confirmation, and read the proof (the verification, probe by probe); the t
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -251,7 +253,7 @@ class PrivacyScreen(StoreScreen):
         try:
             return Scope(kind, value)
         except ScopeError as exc:
-            self._show_problem(str(exc))
+            self._show_problem(for_screen(str(exc)))
             return None
 
     @on(Input.Submitted, "#privacy-input")
@@ -492,3 +494,14 @@ class PrivacyScreen(StoreScreen):
                 self._verdict(f"the run FAILED before its verification: "
                               f"{type(error).__name__}: {error}", ok=False)
             self.refresh_bindings()
+
+
+def for_screen(message: str) -> str:
+    """A scope error in the screen's words: the CLI's flag (``--entry takes a numeric id``)
+    becomes the scope kind chosen in the box (``an entry scope takes a numeric id``)."""
+    def kind(m: re.Match[str]) -> str:
+        word = m.group(1)
+        return f"{'an' if word[0] in 'aeiou' else 'a'} {word} scope "
+
+    return re.sub(r"^--(\w+) ", kind, message)
+

@@ -107,6 +107,8 @@ if TYPE_CHECKING:
     from store.harness.bench import mixed_texts as bench_mixed_texts
     from store.harness.bench import session_import as bench_session_import
     from store.harness.bench import statusline_latency as bench_statusline_latency
+    from store.harness.bench import time_process as bench_time_process
+    from store.harness.bench import time_rows as bench_time_rows
     from store.harness.bench import wait_embedded as bench_wait_embedded
     from store.harness.mcp_config import ConfigFileError as McpConfigError
     from store.harness.mcp_config import apply as apply_mcp_plan
@@ -181,6 +183,7 @@ PUBLIC: dict[str, str] = {
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
+    "EntryExpiry": "store.privacy.retention", "TranscriptDue": "store.privacy.retention",
     "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
     "SECRET_KINDS": "store.core.secrets:KINDS",
     "Move": "store.recall.run", "moves_line": "store.recall.run",
@@ -230,6 +233,8 @@ PUBLIC: dict[str, str] = {
     "McpConfigError": "store.harness.mcp_config:ConfigFileError",
     # the hook path's benchmarks (``bench``)
     "bench_load": "store.harness.bench:load",
+    "bench_time_process": "store.harness.bench:time_process",
+    "bench_time_rows": "store.harness.bench:time_rows",
     "bench_mixed_texts": "store.harness.bench:mixed_texts",
     "bench_embed_throughput": "store.harness.bench:embed_throughput",
     "bench_hook_latency": "store.harness.bench:hook_latency",

@@ -126,6 +126,9 @@ class BenchResult:
     injected_mean: float
     method: str
     first_recall_ms: float = 0.0
+    recall_cpu_ms: dict[str, float] | None = None
+    """The process's CPU time over each timed recall (the figure a busy machine keeps)."""
+    first_recall_cpu_ms: float = 0.0
     trace_bytes: int = 0
     health_scan_ms: dict[str, float] | None = None
     health_status: str = ""
@@ -255,7 +258,10 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
     rng = random.Random(seed)
     sample = max(1, min(sample, chunks))
     folder = Path(tempfile.mkdtemp(prefix="lca-bench-")) if keep is None else keep
-    store = open_store(folder / "bench.db", Settings.load({"embed.backend": embedder}))
+    # a warm process, as `lca-tui serve` opens the store: connections kept between
+    # transactions (opening one loads sqlite-vec: ≈ 14 ms of CPU per recall at 50,000 chunks)
+    store = open_store(folder / "bench.db", Settings.load({"embed.backend": embedder,
+                                                          "store.keep_connections": 4}))
     try:
         store.data_version()  # hold one connection open, as the app and `serve` do
         started = time.perf_counter()
@@ -290,17 +296,20 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
         build_s = time.perf_counter() - started
         size, raw, index = _storage(store)  # before any recall: no traces, no WAL
         latencies, embeds, injected = [], [], []
-        w0 = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         recall(store, "warm up the recall path", probe=True)
         first_ms = round((time.perf_counter() - w0) * 1000, 1)
+        first_cpu = round((time.process_time() - c0) * 1000, 1)
+        cpu = []
         for i in range(queries):
             q = synthetic_query(rng)
             e0 = time.perf_counter()
             store.embedder.embed([q])
             embeds.append((time.perf_counter() - e0) * 1000)
-            r0 = time.perf_counter()
+            r0, c0 = time.perf_counter(), time.process_time()
             result = recall(store, q)
             latencies.append((time.perf_counter() - r0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
             injected.append(len(result.items))
             if progress:
                 progress("recall", i + 1, queries)
@@ -324,9 +333,63 @@ def run_bench(chunks: int = 50_000, queries: int = 60, sample: int = 2000,
             raw_transcript_bytes=raw, index_bytes=index,
             index_to_raw=round(index / max(1, raw), 2),
             injected_mean=round(float(np.mean(injected)), 2), method=method,
-            first_recall_ms=first_ms, trace_bytes=traces, health_scan_ms=health_ms,
+            first_recall_ms=first_ms, recall_cpu_ms=percentiles(cpu),
+            first_recall_cpu_ms=first_cpu, trace_bytes=traces, health_scan_ms=health_ms,
             health_status=health_status)
     finally:
         store.close()
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def recall_cost_main() -> None:
+    """``python -m store.bench STORE [--keep N] [--profile]``: recall's own cost on a kept
+    bench store (docs/performance.md, issue 28). Opens the store with the real model
+    (``--keep N``: connections kept between transactions, 4 as ``lca-tui serve`` keeps; 0
+    as a one-shot command), times the first recall (it loads the vectors) and 60 recalls
+    of the synthetic queries (query embedding and trace write included), wall and CPU;
+    ``--profile`` prints the functions that took the most time of their own (cProfile)."""
+    import argparse
+    import cProfile
+    import pstats
+
+    from store.core.settings import Settings
+    from store.facade import open_store
+    from store.recall.run import recall
+
+    p = argparse.ArgumentParser(prog="python -m store.bench")
+    p.add_argument("store")
+    p.add_argument("--keep", type=int, default=0)
+    p.add_argument("--profile", action="store_true")
+    a = p.parse_args()
+    s = open_store(a.store, Settings.load({"embed.backend": "model",
+                                           "store.keep_connections": a.keep}))
+    try:
+        s.data_version()  # one connection held, as the app and `serve` hold it
+        s.embedder.embed(["warm up"])
+        t, c = time.perf_counter(), time.process_time()
+        recall(s, "warm up the recall path", probe=True)
+        print(f"first recall: {(time.perf_counter() - t) * 1000:.1f} ms, CPU "
+              f"{(time.process_time() - c) * 1000:.1f} ms")
+        rng = random.Random(3)
+        queries = [synthetic_query(rng) for _ in range(60)]
+        wall, cpu = [], []
+        prof = cProfile.Profile()
+        for q in queries:
+            t, c = time.perf_counter(), time.process_time()
+            if a.profile:
+                prof.enable()
+            recall(s, q)
+            if a.profile:
+                prof.disable()
+            wall.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
+        print(f"60 recalls (keep {a.keep}): wall {percentiles(wall)}, CPU {percentiles(cpu)}")
+        if a.profile:
+            pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+    finally:
+        s.close()
+
+
+if __name__ == "__main__":
+    recall_cost_main()

@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from store.privacy import api as privacy_api
     from store.privacy import exports as privacy_exports
     from store.privacy import recover as privacy_recover
+    from store.privacy import retention as privacy_retention
     from store.privacy import secrets_scan
     from store.privacy.api import PrivacyResult
     from store.privacy.closure import Closure
@@ -486,6 +487,14 @@ class Store(StoreBase):
                            gov_retention.due if TYPE_CHECKING else None)
     expire_pass = operation("store.governance.retention:expire_pass",
                             gov_retention.expire_pass if TYPE_CHECKING else None)
+    # ... and the transcript entries past ``transcript.retention_days.<kind>`` (a read), the
+    # closure of erasing them, and that erasure (the privacy path: verified, one tombstone).
+    transcript_due = operation("store.privacy.retention:due",
+                               privacy_retention.due if TYPE_CHECKING else None)
+    transcript_closure = operation("store.privacy.retention:closure",
+                                   privacy_retention.closure if TYPE_CHECKING else None)
+    erase_transcript = operation("store.privacy.retention:erase_due",
+                                 privacy_retention.erase_due if TYPE_CHECKING else None)
     # Settle what killed writes left: file journals of the bound directory, applies never
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.

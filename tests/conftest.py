@@ -192,9 +192,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             + ", ".join(_UNUSED[:5]))
 
 
-def store_target(path: Path) -> Path | str:
+def store_target(path: Path | str) -> Path | str:
     """What a test's store at ``path`` is opened on: the path, or (a [postgres] test) the
-    URL of the database cloned for that path."""
+    URL of the database cloned for that path; a URL (``store.opened_as`` of a store on the
+    server: another connection to it) as it is."""
+    if "://" in str(path):
+        return str(path)
     held = _active()
     return held.url_for(path) if held is not None else path
 
@@ -204,7 +207,7 @@ def store_target(path: Path) -> Path | str:
 REAL_BACKENDS = ("model", "auto")
 
 
-def make_store(path: Path, **overrides: object) -> Store:
+def make_store(path: Path | str, **overrides: object) -> Store:
     """The store at ``path`` with ``overrides`` as settings, given the deterministic fallback
     embedder (whatever ``$LCA_EMBEDDER`` says) unless the overrides ask for the real one
     (``**{"embed.backend": "model"}`` or ``"auto"``: then the settings choose it)."""
@@ -276,13 +279,42 @@ def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_template(tmp_path_factory.mktemp("demo"))
 
 
+@pytest.fixture(scope="session")
+def demo_pg_template(pg: pg_server.PgServer, pg_schema: str, demo_template: Path) -> str:
+    """The demo store on PostgreSQL: a template database, every record copied into it once
+    from the SQLite demo (``copy_store``, verified)."""
+    from store import copy_store
+    from tests.helpers_shell import DEMO_NAME
+
+    def build(url: str) -> None:
+        source = open_store(demo_template / DEMO_NAME, Settings.load(FALLBACK_EMBEDDER))
+        target = open_store(url, Settings.load(FALLBACK_EMBEDDER))
+        try:
+            report = copy_store(source, target)
+        finally:
+            source.close()
+            target.close()
+        bad = [c for c in report.checks if not c.ok]
+        if bad:  # a template that silently lacks data would pass tests vacuously
+            raise RuntimeError(f"the demo's copy into PostgreSQL does not verify: {bad[0]}")
+
+    return pg.template("demo", build)
+
+
 @pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private copy of the demo store, as the relative path the app is opened with."""
+def demo_path(request: pytest.FixtureRequest, demo_template: Path, tmp_path: Path,
+              monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the demo store, as the relative path the app is opened with (in a
+    [postgres] test, that path names a clone of the demo's template database; the demo's data
+    folder is copied beside it either way)."""
     from tests.helpers_shell import copy_demo
 
     monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
+    path = copy_demo(demo_template, tmp_path)
+    held = _active()
+    if held is not None:
+        held.url_for(path, template=request.getfixturevalue("demo_pg_template"))
+    return path
 
 
 @pytest.fixture

@@ -28,8 +28,11 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def _entries_with(store: Store, needle: str) -> set[int]:
     with store.read() as conn:
+        # LIKE, escaped: both backends answer it (SQLite's instr is not PostgreSQL's)
+        escaped = needle.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return {int(r[0]) for r in conn.execute(text(
-            "SELECT id FROM entry WHERE instr(lower(content), :n)"), {"n": needle.lower()})}
+            "SELECT id FROM entry WHERE lower(content) LIKE :n ESCAPE '\\'"),
+            {"n": f"%{escaped}%"})}
 
 
 EMAIL = "dana.r@example.com"

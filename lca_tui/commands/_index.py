@@ -24,7 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'eval': ('eval',
         'measure recall on a public benchmark (scratch stores only)'),
     'expire': ('expire',
-        'propose expiring the memories past memory.retention_days.<type>'),
+        'propose expiring the memories past memory.retention_days.<type>; erase '
+        'the transcript entries past transcript.retention_days.<kind>'),
     'export': ('export',
         'write a scope as MindStone NDJSON + a JSON manifest'),
     'exports': ('export',

@@ -154,8 +154,10 @@ def _screen(view: Any) -> str | None:
 
 
 def _print_scan(result: Any) -> None:
+    from store import when
+
     t = table("status", "signal", "value", "thresholds", "explanation",
-              title=f"health at {result.scanned_at}")
+              title=f"health at {when(result.scanned_at, with_seconds=True)}")
     for s in result.signals:
         t.add_row(s.status.upper(), s.name, s.display, s.rule,
                   s.explanation + (f"  [fix: {s.fix}]" if s.fix else ""),

@@ -226,6 +226,9 @@ def verify_tombstones(args: argparse.Namespace) -> int:
             for p in v.probes:
                 t.add_row(p.name, "pass" if p.passed else "FAIL", Text(visible(p.detail)))
             out.print(t)
+            if v.not_rerun:
+                out.print(Text("not rerun (they need the erased text, kept nowhere): "
+                               + "; ".join(v.not_rerun)))
             out.print(f"tombstone {tid}: verification {'passed' if v.passed else 'FAILED'}")
     return 0 if all(v.passed for _, v in done) and not failed else 1
 

@@ -262,6 +262,11 @@ def clear_vectors(conn: Connection) -> None:
     conn.exec_driver_sql("DELETE FROM chunk_vec")
 
 
+def set_ef_search(conn: Connection, ef: int) -> None:
+    """This connection's HNSW search breadth (``hnsw.ef_search``) from now on."""
+    conn.exec_driver_sql(f"SET hnsw.ef_search = {int(ef)}")
+
+
 def knn(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The server's HNSW index: (chunk id, cosine similarity), nearest first."""
     rows = conn.execute(text("SELECT chunk_id, embedding <=> :q AS d FROM chunk_vec "
@@ -313,7 +318,7 @@ def vector_of(conn: Connection, chunk_id: int) -> np.ndarray | None:
 def ts_query(words: list[str]) -> str:
     """A ``websearch_to_tsquery`` input: the words joined with ``or`` (each quoted, so no
     word is read as an operator)."""
-    return " or ".join('"' + w.replace('"', " ") + '"' for w in words)
+    return " or ".join(_quoted(words))
 
 
 def _sensitivity_filter(levels: str, denied: bool, entry_only: bool = False) -> str:
@@ -322,9 +327,32 @@ def _sensitivity_filter(levels: str, denied: bool, entry_only: bool = False) -> 
     return f" AND {expr} {'' if denied else 'NOT '}IN ({levels})"
 
 
+# Each query word's weight, as BM25 gives it (FTS5 ranks with BM25): its inverse document
+# frequency over the chunks, ``ln(1 + (N - df + 0.5) / (df + 0.5))``. ``ts_rank_cd`` alone has
+# no IDF — a passage with two common words of the query outranks one with its single rare word
+# (an error code) — so a candidate's score is the IDF-weighted sum of ``ts_rank_cd`` per word.
+# The document frequencies come from the GIN index, one count per word of the query.
+_TERMS = (f"WITH words AS (SELECT websearch_to_tsquery('{TS_CONFIG}', w) AS q "
+          "FROM unnest(CAST(:ws AS text[])) AS w), "
+          "total AS (SELECT count(*) AS n FROM chunk), "
+          "terms AS (SELECT words.q, ln(1 + (total.n - d.df + 0.5) / (d.df + 0.5)) AS idf "
+          "FROM words CROSS JOIN total CROSS JOIN LATERAL (SELECT count(*) AS df FROM chunk "
+          "WHERE tsv @@ words.q) d WHERE numnode(words.q) > 0) ")
+
+
+def _quoted(words: list[str]) -> list[str]:
+    return ['"' + w.replace('"', " ") + '"' for w in words]
+
+
+def _score(tsv: str) -> str:
+    """The IDF-weighted ``ts_rank_cd`` of the tsvector expression ``tsv`` (``_TERMS``)."""
+    return f"(SELECT COALESCE(sum(t.idf * ts_rank_cd({tsv}, t.q)), 0) FROM terms t)"
+
+
 def fts_search(conn: Connection, words: list[str], limit: int, levels: str | None,
                denied: bool) -> list[tuple[int, float]]:
-    """(chunk id, ts_rank_cd ≥ 0, higher is better) of the best ``limit`` matches."""
+    """(chunk id, IDF-weighted ts_rank_cd ≥ 0, higher is better) of the best ``limit``
+    matches."""
     where = ""
     joins = ""
     if levels is not None:
@@ -332,24 +360,26 @@ def fts_search(conn: Connection, words: list[str], limit: int, levels: str | Non
                  "LEFT JOIN memory m ON c.source_type = 'memory' AND m.id = c.source_id ")
         where = _sensitivity_filter(levels, denied)
     rows = conn.execute(
-        text(f"SELECT c.id, ts_rank_cd(c.tsv, q) AS score FROM chunk c {joins}"
+        text(f"{_TERMS}SELECT c.id, {_score('c.tsv')} AS score FROM chunk c {joins}"
              f"CROSS JOIN websearch_to_tsquery('{TS_CONFIG}', :m) q WHERE c.tsv @@ q{where} "
              "ORDER BY score DESC, c.id LIMIT :n"),
-        {"m": ts_query(words), "n": int(limit)}).all()
+        {"m": ts_query(words), "ws": _quoted(words), "n": int(limit)}).all()
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
 def waiting_search(conn: Connection, words: list[str], limit: int, levels: str | None,
                    denied: bool) -> list[tuple[int, float]]:
-    """(entry id, ts_rank_cd) of entries waiting for embedding that match (their text is
-    matched as it is: the queue is short-lived and small)."""
+    """(entry id, IDF-weighted ts_rank_cd, the frequencies those of the chunks) of entries
+    waiting for embedding that match (their text is matched as it is: the queue is
+    short-lived and small)."""
     where = _sensitivity_filter(levels, denied, entry_only=True) if levels is not None else ""
+    doc = f"to_tsvector('{TS_CONFIG}', e.content)"
     rows = conn.execute(
-        text(f"SELECT e.id, ts_rank_cd(to_tsvector('{TS_CONFIG}', e.content), q) AS score "
+        text(f"{_TERMS}SELECT e.id, {_score(doc)} AS score "
              f"FROM embed_queue w JOIN entry e ON e.id = w.entry_id CROSS JOIN "
-             f"websearch_to_tsquery('{TS_CONFIG}', :m) q WHERE to_tsvector('{TS_CONFIG}', "
-             f"e.content) @@ q{where} ORDER BY score DESC, e.id LIMIT :n"),
-        {"m": ts_query(words), "n": int(limit)}).all()
+             f"websearch_to_tsquery('{TS_CONFIG}', :m) q WHERE {doc} @@ q{where} "
+             "ORDER BY score DESC, e.id LIMIT :n"),
+        {"m": ts_query(words), "ws": _quoted(words), "n": int(limit)}).all()
     return [(int(r[0]), float(r[1])) for r in rows]
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from store.core.vocab import ENTRY_KINDS
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -147,7 +149,9 @@ SPECS: list[Spec] = [
          "at write time) is at least this similar is a near-duplicate: information only.",
          minimum=0, maximum=1),
     Spec("health.critical_budget_chars", 50000, "Budget, in characters, of the always-loaded "
-         "critical memories (the paper's reference budget); critical_budget fails above it.",
+         "critical memories (the paper's reference budget); critical_budget fails above it, and "
+         "the gate flags a promotion to critical past it (the old name "
+         "governance.critical_budget_chars is an alias).",
          minimum=1),
     Spec("health.critical_budget_warn_percent", 90.0, "critical_budget warns above this "
          "percent of the budget.",
@@ -187,6 +191,12 @@ SPECS: list[Spec] = [
            "kept for ever. Critical and evergreen memories never expire.",
            minimum=0, maximum=365_000)
       for t in RETENTION_TYPES),
+    *(Spec(f"transcript.retention_days.{k}", 0,
+           f"Days a transcript entry of kind {k!r} is kept after its time (its own timestamp, "
+           "else when it was imported) before `lca-tui expire --yes` erases it through the "
+           "privacy erasure (its closure, verified, one tombstone); 0: kept for ever.",
+           minimum=0, maximum=365_000)
+      for k in ENTRY_KINDS),
     Spec("governance.duplicate_cos", 0.92,
          "A proposal whose text is at least this cosine to an active memory is a duplicate: "
          "approving it offers `reinforce` of that memory instead."),
@@ -200,9 +210,6 @@ SPECS: list[Spec] = [
     Spec("governance.support_cos", 0.75,
          "Source support: cosine between a candidate sentence and an evidence sentence that "
          "counts as support."),
-    Spec("governance.critical_budget_chars", 50000,
-         "Budget of the always-loaded critical set (characters of the body and invariant of "
-         "every active critical memory): a promotion to critical past it is flagged."),
     Spec("identity.name", "",
          "The person recorded on decisions, audit events and tombstones when neither --actor "
          "nor LCA_ACTOR names one (empty: the OS account running lca-tui, never the program's "
@@ -319,6 +326,10 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+ALIASES = {"governance.critical_budget_chars": "health.critical_budget_chars"}
+"""Old names kept working: the gate and Health grade the critical budget from one setting."""
+
+
 class Settings:
     """The settings in force, each with the place its value came from."""
 
@@ -363,6 +374,7 @@ class Settings:
                                     f"e.g. \"ctrl+q\" or \"f2,ctrl+a\" (got {value!r})")
             self._keys[binding] = (value.strip(), source)
             return
+        name = ALIASES.get(name, name)
         spec = SPEC_BY_NAME.get(name)
         if spec is None:
             raise SettingsError(f"{source}: unknown setting {name!r} (see `lca-tui config`)")
@@ -377,13 +389,13 @@ class Settings:
         return copy
 
     def __getitem__(self, name: str) -> Any:
-        return self._values[name]
+        return self._values[ALIASES.get(name, name)]
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self._values.get(name, default)
+        return self._values.get(ALIASES.get(name, name), default)
 
     def source(self, name: str) -> str:
-        return self._sources[name]
+        return self._sources[ALIASES.get(name, name)]
 
     def section(self, prefix: str) -> dict[str, Any]:
         """The settings under ``prefix.`` as a plain dict keyed by the last name part."""

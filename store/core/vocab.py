@@ -18,6 +18,11 @@ FORMAT_NAMES: tuple[str, ...] = ("codex", "gemini", "claude-code", "mindstone", 
 (building the command line must stay lean); ``store.ingest.formats()`` is the registry itself,
 and a test holds the two equal."""
 
+ENTRY_KINDS: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "reasoning",
+                                 "system", "compaction", "checkpoint", "event")
+"""The kinds of transcript entry the store keeps (``entry.kind``; ``store.core.writes``
+refuses another), each with a ``transcript.retention_days.<kind>`` setting."""
+
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: how far a long operation is (the CLI and the app draw it)."""
 

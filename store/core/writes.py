@@ -30,11 +30,10 @@ from store.core.textsafe import storable
 from store.core.models import EmbedQueue, Entry
 from store.core.models import Session as SessionRow
 from store.core.timeutil import now_iso
-from store.core.vocab import SENSITIVITIES
+from store.core.vocab import ENTRY_KINDS, SENSITIVITIES
 from store.core.db import insert_ignore
 
-KINDS = ("user", "assistant", "tool_call", "tool_result", "reasoning", "system", "compaction",
-         "checkpoint", "event")
+KINDS = ENTRY_KINDS
 
 
 def token_estimate(content: str) -> int:

@@ -342,7 +342,9 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
 
         # the incidents add critical memories after the proposals were checked: the pending
         # ones are checked again so their budget figures are the store's
-        recheck_pending(store, actor="lca-tui demo", progress=progress)
+        # the person running the demo (identity.name, LCA_ACTOR or the OS account), never the
+        # program's name (issue 22)
+        recheck_pending(store, progress=progress)
         _mark(store, data_dir)
         if not store.on_server:
             with store.read() as conn:

@@ -10,7 +10,8 @@ result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the a
 - ``contradiction``: a heuristic, and it says so. An active memory that shares a tag or project
   with the candidate (any memory when the candidate names none) with a sentence similar to one
   of the candidate's — cosine at least ``governance.contradiction_cos``, or half their words in
-  common (so the heuristic still works under the fallback embedder) — that differs in a
+  common, or 80 % of the shorter one's words in the longer (a clause of a long list item; so
+  the heuristic still works under the fallback embedder) — that differs in a
   negation, a number, a date or the value given to the same key ("X is Y" / "X is Z"):
   ``fail``, suggesting ``supersede`` (or ``keep-both`` with a reason).
 - ``source_support``: each sentence of the candidate is traced to its evidence (word overlap
@@ -18,8 +19,9 @@ result ``pass`` / ``warn`` / ``fail`` (DESIGN "Consolidation proposals and the a
   Overlap with an evidence sentence that gives another number, date, negation or "X is Y"
   value (``text.cues``, as the contradiction check) is no support: ``fail``.
 - ``budget``: a write that takes the always-loaded critical set past
-  ``governance.critical_budget_chars``: ``fail``, as Health's ``critical_budget`` grades it
-  (LCA Appendix D); approving it needs a reason, recorded with the decision.
+  ``health.critical_budget_chars`` (alias ``governance.critical_budget_chars``): ``fail``, and
+  past ``health.critical_budget_warn_percent`` of it ``warn``, as Health's ``critical_budget``
+  grades it (LCA Appendix D); approving a ``fail`` needs a reason, recorded with the decision.
 - ``procedure_risk``: every ``procedure`` or ``identity`` write: ``warn``, a person decides.
 - ``verifier`` (``store.governance.verifier``) when a command is configured.
 
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 NEW_MEMORY_OPS = ("add", "revise", "supersede", "merge")
 _EVIDENCE_SENTENCES = 400
 _CANDIDATE_SENTENCES = 300  # a pasted log of thousands of lines: its head is traced
+_CONTAINED = 0.8  # the shorter sentence's words found in the longer: the same subject
 _SENTENCE_GATE = 0.5  # whole-memory cosine below which sentence pairs are compared by words
 _FILE_CHARS = 200_000
 
@@ -276,6 +279,7 @@ class Checker:
                 for j, b in enumerate(ss):
                     sim = float(sims[i, j]) if sims is not None else None
                     if ((sim is None or sim < threshold) and tx.jaccard(a.text, b.text) < 0.5
+                            and tx.contained(a.text, b.text) < _CONTAINED
                             and not tx.same_subject(a.text, b.text)):
                         continue
                     cues = tx.cues(a.text, b.text)
@@ -407,7 +411,9 @@ class Checker:
 
     # -- budget ------------------------------------------------------------------------
     def budget(self, conn: Connection, cand: Candidate) -> CheckInfo:
-        limit = int(self.settings["governance.critical_budget_chars"])
+        limit = int(self.settings["health.critical_budget_chars"])  # Health's, one setting
+        warn_at = round(limit * float(self.settings["health.critical_budget_warn_percent"])
+                        / 100)
         critical = bool(cand.metadata.get("critical"))
         replaced = [t for t in cand.targets if t.get("critical") and t.get("status") == "active"]
         promotion = critical and (cand.op in ("add", "merge", "supersede")
@@ -435,6 +441,10 @@ class Checker:
                              f"budget (now {current:,}; this adds {adding - removing:,}): the "
                              "loader would truncate it; approving needs a reason (an override, "
                              "recorded)", evidence)
+        if after > warn_at:  # and past Health's warn percent, a warn as there
+            return CheckInfo("budget", "warn",
+                             f"critical set would be {after:,} of {limit:,} chars, past "
+                             f"Health's warn level ({warn_at:,} chars)", evidence)
         return CheckInfo("budget", "pass",
                          f"critical set {after:,} of {limit:,} chars after this write",
                          evidence)

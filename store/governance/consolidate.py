@@ -106,6 +106,13 @@ class _Dedup:
                            .join(Entry, col(Entry.id) == col(Evidence.entry_id))
                            .where(Memory.status == "active")).all()
         self.memories = {normalise(b) for b in bodies}
+        # each memory sentence long enough to count: found inside a candidate, the candidate
+        # restates what the memory already says (a correction the memory quotes)
+        from store.governance.text import sentences
+
+        self.memory_sentences = {n for b in bodies for x in sentences(b or "",
+                                                                      MIN_CONTAINED_WORDS)
+                                 if len((n := normalise(x.text)).split()) >= MIN_CONTAINED_WORDS}
         self.proposals = {normalise(c) for c, _ in props if c}
         self.this_pass: set[str] = set()
         # the memories' evidence: (entry, start, end) and its text, normalised
@@ -128,6 +135,8 @@ class _Dedup:
             return "duplicate_memory"
         if len(n.split()) >= MIN_CONTAINED_WORDS and any(n in m for m in self.memories):
             return "duplicate_memory"  # quoted inside an existing memory's text
+        if any(f" {m} " in f" {n} " for m in self.memory_sentences):
+            return "duplicate_memory"  # an existing memory's sentence, quoted by it
         if len(n.split()) >= MIN_CONTAINED_WORDS and any(
                 n in t or (len(t.split()) >= MIN_CONTAINED_WORDS and t in n)
                 for t in self.evidence_text):

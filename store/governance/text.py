@@ -86,6 +86,17 @@ def jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
 
 
+def contained(a: str, b: str, min_words: int = 4) -> float:
+    """The share of the shorter sentence's content words found in the longer one (0 when the
+    shorter has fewer than ``min_words``): a short statement restating one clause of a long
+    list item ("X starts PostgreSQL 16 on port 5434" in "… PostgreSQL 16 in docker compose,
+    port 5433 (`docker compose up -d db`), databases …") is about the same thing even when the
+    long one's other clauses keep their Jaccard low."""
+    wa, wb = set(words(a)), set(words(b))
+    small = min(len(wa), len(wb))
+    return len(wa & wb) / small if small >= min_words else 0.0
+
+
 def negated(text: str) -> bool:
     tokens = set(re.findall(r"[\w']+", text.lower()))
     return bool(tokens & NEGATIONS) or any(t.endswith("n't") for t in tokens)

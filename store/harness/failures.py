@@ -113,6 +113,8 @@ class Signal:
     status: str
     explanation: str
     rows: list[dict[str, Any]] = field(default_factory=list)
+    unattributed: int = 0
+    """Failure-log lines naming no store: said in the explanation, not counted."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -141,9 +143,13 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
             days: int) -> Signal:
     """The signal from the failed runs in the store and the failure log's lines."""
     rows = list(reversed(runs))  # oldest first, as the log's lines are
+    from_log = logged_failures(store_path, since)
+    # a line naming no store (a hook that could not tell which store it was for) may be any
+    # store's: it is said, as information, but does not make this store warn
+    unattributed = sum(1 for r in from_log if not r.get("store")) if store_path else 0
     rows += [{"where": "log", "id": None, **{k: r.get(k) for k in
               ("ts", "event", "session_id", "via", "error")}}
-             for r in logged_failures(store_path, since)]
+             for r in from_log if r.get("store") or not store_path]
     # newest first; of two in the same millisecond, the one recorded later (the log's
     # lines, and hook_run's rows, are in the order they were written)
     order = {id(r): i for i, r in enumerate(rows)}
@@ -161,7 +167,14 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
                        + (f" (in the failure log {failure_log()}: {logged})" if causes
                           else "")
                        + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
-    return Signal("hook_failures", n, 0, None, "warn" if n else "ok", explanation[:400], rows)
+    explanation = explanation[:400]
+    if unattributed:
+        lines = "line names" if unattributed == 1 else "lines name"
+        explanation = explanation[:300] + (
+            f"; {unattributed} more {lines} no store in the failure log {failure_log()} "
+            "(not counted: they may be another store's)")
+    return Signal("hook_failures", n, 0, None, "warn" if n else "ok", explanation, rows,
+                  unattributed)
 
 
 def hook_failures(store: Store | None, store_path: Path | str | None = None,

@@ -25,4 +25,5 @@ def hook_failures(ctx: ScanContext) -> SignalResult:
     logged = sum(1 for r in found.rows if r["where"] == "log")
     return result(ctx, "hook_failures", found.status, float(found.value), str(found.value),
                   0.0, None, f"warn > 0 in the last {WINDOW_DAYS} days", found.explanation,
-                  rows, detail={"in_store": found.value - logged, "in_log": logged})
+                  rows, detail={"in_store": found.value - logged, "in_log": logged,
+                          "unattributed_in_log": found.unattributed})

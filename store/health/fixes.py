@@ -64,9 +64,12 @@ CH, EN, ME = columns(Chunk), columns(Entry), columns(Memory)
 RC = columns(RecallCandidate)
 # removed chunk id → the chunk kept in its place (NULL: none), for the length of one write: a
 # temporary table, so that references are re-pointed with one statement per table, where a
-# statement per removed row scans recall_candidate once per row. Not part of the schema.
-_MAP = Table("health_map", MetaData(), Column("old", Integer, primary_key=True),
-             Column("new", Integer), schema="temp", prefixes=["TEMPORARY"])
+# statement per removed row scans recall_candidate once per row. Not part of the schema. No
+# schema named: both backends put a TEMPORARY table in the connection's own temporary schema
+# (SQLite's ``temp``, PostgreSQL's ``pg_temp``) and look there first for an unqualified name.
+_MAP = Table("health_map", MetaData(), Column("old", Integer, primary_key=True,
+                                              autoincrement=False),
+             Column("new", Integer), prefixes=["TEMPORARY"])
 
 
 def _tick(progress: Progress | None, stage: str, done: int, total: int) -> None:

@@ -64,7 +64,7 @@ def actor_name(store: Store, actor: str | None) -> str:
 def _tombstone(store: Store, conn: Connection, c: Closure, actor: str,
                reason: str | None) -> int:
     with orm(conn) as s:
-        row = Tombstone(ts=now_iso(), action=c.action, scope_kind=c.scope.kind,
+        row = Tombstone(ts=now_iso(), action=c.action, scope_kind=c.scope.record_kind,
                         counts=json.dumps(c.counts(), sort_keys=True), actor=actor,
                         reason=reason, verified=None, writer=store.writer,
                         writer_version=store.writer_version, created_at=now_iso())

@@ -86,6 +86,17 @@ def _seedids_json(store: Store, conn: Connection, c: Closure) -> None:
             if name not in BOOKKEEPING and name != "session" and "session_id" in info.columns:
                 add_rows(c.delete, name, rows_where(conn, name, "session_id", [sid]))
         return
+    if kind == "entries":  # a set of entries (the transcript retention): each must exist
+        ids = c.scope.ids
+        rows = {int(eid): int(row) for row, eid in conn.execute(
+            select(rowid(Entry), col(Entry.id))
+            .where(in_json(col(Entry.id), json.dumps(ids)))).all() if eid is not None}
+        missing = [i for i in ids if i not in rows]
+        if missing:
+            raise NotFound(f"no entry with id {', '.join(map(str, missing[:5]))}"
+                           + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""))
+        c.delete["entry"] = set(rows.values())
+        return
     model = Entry if kind == "entry" else Memory
     table = str(model.__tablename__)
     found = conn.execute(select(rowid(model)).where(col(model.id) == int(value))).first()
@@ -357,6 +368,8 @@ def compute(store: Store, scope: Scope, action: str) -> Closure:
     changes."""
     if action not in ("erase", "redact"):
         raise ValueError("action must be 'erase' or 'redact'")
+    if scope.kind == "entries" and action != "erase":
+        raise ValueError("a set of entries (the transcript retention) is erased, not redacted")
     c = Closure(scope, action)
     matcher = Matcher(scope) if scope.is_text else None
     with store.read() as conn:

@@ -124,6 +124,34 @@ def _lexical(conn: Connection, tombstone_id: int) -> list[Probe]:
                      "no content column of any table holds one"))]
 
 
+ERASURE_PROBES = ("rows", "fts", "substring", "semantic", "traces", "exports", "raw-bytes")
+"""What an erasure's own verification runs (``memory-dir`` too with a bound directory)."""
+CARRIED = ("earlier-verdict", "cleared-by")
+"""Probes about other verdicts, not measurements of the store."""
+
+
+def _not_rerun(conn: Connection, tombstone_id: int, probes: list[Probe]) -> list[str]:
+    """What this re-verification could not run again, said in the passing case too: the
+    probes of the tombstone's first verification (an erasure's usual set when none was
+    recorded) that did not run now, an FTS probe with no fingerprinted stem, and the raw-byte
+    search by content."""
+    with orm(conn) as s:
+        first = s.exec(select(ErasureVerification.id).where(
+            ErasureVerification.tombstone_id == tombstone_id)
+            .order_by(col(ErasureVerification.id))).first()
+        names = [str(n) for n in s.exec(select(ErasureProbe.name).where(
+            ErasureProbe.verification_id == first).order_by(col(ErasureProbe.seq))).all()
+                 ] if first is not None else list(ERASURE_PROBES)
+    ran = {p.name for p in probes}
+    missing = [n for n in dict.fromkeys(names) if n not in ran and n not in CARRIED]
+    for p in probes:
+        if p.name == "fts" and p.detail.startswith("0 of 0 "):
+            missing.append("fts (no FTS term was the erased text's alone: none fingerprinted)")
+    if "raw-bytes" in ran:
+        missing.append("raw-bytes by content (only the WAL and the free pages are checked)")
+    return missing
+
+
 def _earlier(conn: Connection, tombstone_id: int, rerun: set[str]) -> Probe | None:
     """A failed earlier verdict whose failed probes this run cannot repeat."""
     with orm(conn) as s:
@@ -254,8 +282,10 @@ def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Ver
             carried = _earlier(conn, tid, {p.name for p in probes if p.passed})
         if carried is not None:
             probes.append(carried)
+        with store.read() as conn:
+            missing = _not_rerun(conn, tid, probes)
         ms = round(shared + (time.perf_counter() - begun) * 1000.0, 1)
-        v = Verification(all(p.passed for p in probes), probes, ms)
+        v = Verification(all(p.passed for p in probes), probes, ms, not_rerun=missing)
         v.id = record(store, tid, v)
         out.append((tid, v))
     # recording wrote to the WAL (no content); leave it empty as an erasure does

@@ -1,10 +1,12 @@
 """What a user asks to erase or redact, and the matcher that finds it in any stored value.
 
-A scope is a session, an entry, a memory, a text (``match``: a case-insensitive substring —
-not the FTS query builder, which ORs the words and would match half the store) or a regular
-expression. The matcher looks in a stored value as it is and, where the value is JSON with
-escapes (``\\u00e9``, ``\\"``), in the decoded strings too, so that text stored inside JSON
-(an entry's ``meta``, a trace's settings) is found whatever its escaping.
+A scope is a session, an entry, a set of entries (``entries``: ids joined by commas, what the
+transcript retention erases in one erasure; not offered by ``erase``), a memory, a text
+(``match``: a case-insensitive substring — not the FTS query builder, which ORs the words and
+would match half the store) or a regular expression. The matcher looks in a stored value as
+it is and, where the value is JSON with escapes (``\\u00e9``, ``\\"``), in the decoded
+strings too, so that text stored inside JSON (an entry's ``meta``, a trace's settings) is found
+whatever its escaping.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from store.core.vec import STOP_WORDS
 from store.privacy.content import KNOWN_KEYS, META_KEYS, is_json_meta
 
-SCOPE_KINDS = ("session", "entry", "memory", "match", "regex")
+SCOPE_KINDS = ("session", "entry", "entries", "memory", "match", "regex")
 TEXT_KINDS = ("match", "regex")
 MARK = "[REDACTED]"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -49,6 +51,26 @@ class Scope:
                                  "match every record; make it more specific")
         if self.kind in ("entry", "memory") and not str(self.value).isdigit():
             raise ScopeError(f"--{self.kind} takes a numeric id, got {self.value!r}")
+        if self.kind == "entries" and not all(p.isdigit() for p in str(self.value).split(",")):
+            raise ScopeError(f"an entries scope takes entry ids joined by commas, got "
+                             f"{self.value!r}")
+
+    @classmethod
+    def of_entries(cls, ids: list[int]) -> Scope:
+        """The scope of a set of entries (ids, in order, each once)."""
+        return cls("entries", ",".join(str(i) for i in sorted(set(ids))))
+
+    @property
+    def ids(self) -> list[int]:
+        """The ids an ``entry``, ``entries`` or ``memory`` scope names."""
+        if self.kind not in ("entry", "entries", "memory"):
+            return []
+        return [int(p) for p in str(self.value).split(",")]
+
+    @property
+    def record_kind(self) -> str:
+        """The kind a tombstone keeps: a set of entries is entries (``entry``)."""
+        return "entry" if self.kind == "entries" else self.kind
 
     @property
     def is_text(self) -> bool:
@@ -57,6 +79,9 @@ class Scope:
     def label(self) -> str:
         """How the scope is named on screen and in the CLI (this shows the text: never
         store it — tombstones keep the kind only)."""
+        if self.kind == "entries":
+            n = len(self.ids)
+            return f"{n} entr{'y' if n == 1 else 'ies'}"
         return f"{self.kind} {self.value!r}" if self.is_text else f"{self.kind} {self.value}"
 
 

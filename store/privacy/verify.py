@@ -83,9 +83,16 @@ class Verification:
     probes: list[Probe] = field(default_factory=list)
     duration_ms: float = 0.0
     id: int | None = None
+    not_rerun: list[str] | None = None
+    """A re-verification's probes that could not run again (they need the erased text);
+    None for an erasure's own verification."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "probes": [p.to_json() for p in self.probes]}
+        out: dict[str, Any] = {"passed": self.passed,
+                               "probes": [p.to_json() for p in self.probes]}
+        if self.not_rerun is not None:
+            out["not_rerun"] = list(self.not_rerun)
+        return out
 
 
 @dataclass
@@ -251,8 +258,10 @@ def _fts(conn: Connection, c: Closure, matcher: Matcher | None, rem: Remaining) 
                                          w in {x.lower() for x in _WORD.findall(body)})
             if body is None or cid in gone or held:
                 bad.add(cid)
-    detail = (f"{len(stale)} FTS rows left of {len(gone)} removed chunks; {phrases} phrase "
-              f"and {min(len(rem.distinctive), MAX_WORDS)} distinctive-word queries: "
+    n_words = min(len(rem.distinctive), MAX_WORDS)
+    detail = (f"{len(stale)} FTS rows left of {len(gone)} removed chunks; "
+              f"{plural(phrases, 'phrase query', 'phrase queries')} and "
+              f"{plural(n_words, 'distinctive-word query', 'distinctive-word queries')}: "
               f"{len(bad - set(stale))} hits holding them")
     return Probe("fts", not bad, detail)
 

@@ -385,7 +385,7 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
     # on a server the trace says what ranked it (a file's is sqlite-vec + FTS5 BM25)
     recorded = cfg if not store.on_server else {
         **cfg, "ranked_by": f"pgvector hnsw ef_search={store.settings['store.pg_ef_search']} "
-                            "+ tsvector ts_rank_cd"}
+                            "+ tsvector ts_rank_cd weighted by idf"}
     trace = Trace(None, to_iso(now), query, role, project, channel, historical, recorded,
                   round(latency, 3), embedder.name, bool(embedder.degraded),
                   rerun_of=rerun_of, considered=len(scored), injected=len(items),

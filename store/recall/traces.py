@@ -185,10 +185,13 @@ def add_feedback(conn: Connection, trace_id: int, candidate_id: int, kind: str, 
                  who: tuple[str, str, str]) -> bool:
     """Record ``kind`` feedback on a candidate once; a repeat, or a row the schema refuses
     (an unknown kind from a restored export), is ignored. True if added."""
+    # the id RETURNING gives, not ``rowcount``: on PostgreSQL the statement's rowcount read
+    # as added for a repeat that ``ON CONFLICT DO NOTHING`` skipped (test_recall's feedback
+    # test); a skipped row returns no id on both backends
     added = conn.execute(insert_ignore(conn, FeedbackRow).values(
         trace_id=trace_id, candidate_id=candidate_id, kind=kind, ts=ts, writer=who[0],
-        writer_version=who[1], created_at=who[2])).rowcount
-    return bool(added)
+        writer_version=who[1], created_at=who[2]).returning(col(FeedbackRow.id))).first()
+    return added is not None
 
 
 def find_candidate(trace: Trace, item: str) -> Candidate:

@@ -248,6 +248,9 @@ async def test_the_tree_follows_the_scope_select(demo_path: Path) -> None:
         await _settled(pilot)
         assert screen.closure is None
         assert "numeric id" in str(tree.root.label) and not tree.root.children
+        # the screen's words, not the CLI's flag (issue 22)
+        assert "an entry scope takes a numeric id" in str(tree.root.label)
+        assert "--entry" not in str(tree.root.label)
         await pilot.press("e")
         await _settled(pilot)
         assert not isinstance(app.screen, ConfirmWord) and screen.runs == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lca_tui.cli import main
-from store import hook_bench
+from store import bench_time_process, bench_time_rows
 from tests.helpers_harness import runtime_dir  # noqa: F401
 
 
@@ -19,12 +19,12 @@ def test_a_process_s_cpu_and_wall_are_told_apart() -> None:
     env = dict(os.environ)
     busy = [sys.executable, "-c",
             "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"]
-    wall, cpu, code = hook_bench.time_process(busy, env)
+    wall, cpu, code = bench_time_process(busy, env)
     assert code == 0 and cpu >= 0.25 and wall >= cpu * 0.9
     idle = [sys.executable, "-c", "import time; time.sleep(0.4)"]
-    wall, cpu, code = hook_bench.time_process(idle, env)
+    wall, cpu, code = bench_time_process(idle, env)
     assert code == 0 and wall >= 0.4 and cpu < 0.3
-    wall, cpu, code = hook_bench.time_process([sys.executable, "-c", "raise SystemExit(3)"],
+    wall, cpu, code = bench_time_process([sys.executable, "-c", "raise SystemExit(3)"],
                                               env)
     assert code == 3
 
@@ -32,7 +32,7 @@ def test_a_process_s_cpu_and_wall_are_told_apart() -> None:
 def test_rows_are_timed_beside_the_baseline() -> None:
     env = dict(os.environ)
     rows = [("sleep", [sys.executable, "-c", "import time; time.sleep(0.2)"])]
-    out = hook_bench.time_rows(rows, [sys.executable, "-c", "pass"], 2, env)
+    out = bench_time_rows(rows, [sys.executable, "-c", "pass"], 2, env)
     assert [r["row"] for r in out] == ["sleep"] and out[0]["runs"] == 2
     assert out[0]["wall_ms"]["p50"] >= 200 and out[0]["baseline_wall_ms"]["p50"] > 0
     assert out[0]["exit_codes"] == [0]

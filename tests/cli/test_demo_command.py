@@ -54,3 +54,15 @@ def test_demo_names_each_step_after_the_import(tmp_path: Path) -> None:
         assert [d for d, _ in counts] == list(range(total + 1))
     nights = [(d, t) for label, d, t in heard if label.endswith("night after night")]
     assert nights == [(i, 5) for i in range(5)]
+
+
+def test_the_demo_records_a_person_not_the_program(demo_template: Path) -> None:
+    """Issue 22 nit: the demo's re-check of the pending proposals was recorded as by
+    "lca-tui demo"; it is the person running it (here the tests' OS account or LCA_ACTOR)."""
+    import sqlite3
+
+    from tests.helpers_shell import DEMO_NAME
+
+    with sqlite3.connect(demo_template / DEMO_NAME) as conn:
+        actors = {r[0] for r in conn.execute("SELECT actor FROM audit_event")}
+    assert actors and "lca-tui demo" not in actors

@@ -265,3 +265,26 @@ def test_the_failure_log_names_the_store_by_its_absolute_path(
     (line,) = logged_failures()
     assert line["store"] == str(tmp_path / "relative.db")
     assert logged_failures(tmp_path / "relative.db") == [line]
+
+
+def test_log_lines_naming_no_store_do_not_make_a_store_warn(tmp_path: Path,
+                                                             runtime_dir: Path) -> None:
+    """Issue 22: another setup's broken hook command (its line names no store) is said, as
+    information, but a healthy store does not warn for it; this store's own line does."""
+    from store.harness.failures import log_failure
+
+    store_path = tmp_path / "s.db"
+    make_store(store_path).close()
+    log_failure("Stop", None, "the hook command itself failed: no such option")
+    log_failure("Stop", tmp_path / "other.db", "the store could not be opened")
+    store = make_store(store_path)
+    signal = hook_failures(store)
+    assert (signal.status, signal.value, signal.unattributed) == ("ok", 0, 1)
+    assert "1 more line names no store" in signal.explanation
+    log_failure("Stop", store_path, "the store could not be opened")
+    signal = hook_failures(store)
+    assert (signal.status, signal.value, signal.unattributed) == ("warn", 1, 1)
+    store.close()
+    health = _health(store_path)
+    assert health["status"] == "warn" and health["value"] == 1
+    assert health["detail"]["unattributed_in_log"] == 1

@@ -39,7 +39,21 @@ def test_tombstones_and_flags_print_the_one_local_format(
     ts = json.loads(out)["tombstones"][0]["ts"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", ts)
     _, out, _ = _run(["tombstones", *st], capsys)
-    assert when(ts, with_seconds=True) in out and ts not in out and "T" not in ts[:10]
+    assert when(ts, with_seconds=True) in out and ts not in out and ts[:19] not in out
+    assert re.search(r"\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b", out)
+
+
+def test_the_health_title_prints_the_one_local_format(
+        store: Store, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`health`'s title printed the stored ISO-8601 (`health at 2026-12-01T20:25:22.241Z`)."""
+    import re
+
+    _store_with_worker(store)
+    monkeypatch.setenv("COLUMNS", "200")
+    _, out, _ = _run(["health", "--no-save", "--store", str(store.path)], capsys)
+    assert re.search(r"health at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b", out), out[:300]
+    assert not re.search(r"health at \S*T\d\d:", out)
 
 
 def test_short_lists_use_the_one_format_with_the_year() -> None:

@@ -113,8 +113,13 @@ def _collect(env_value: str | None, *args: str) -> str:
 
 def test_collection_follows_the_switch() -> None:
     target = str(Path("tests") / "store" / "test_context.py")
-    both = _collect(None, target)
+    both = _collect("sqlite,postgres", target)
     sqlite = _collect("sqlite", target)
+    def ids(out: str) -> list[str]:
+        return [line for line in out.splitlines() if "::" in line]
+
+    assert ids(_collect(None, target)) == ids(_collect(",".join(pg_server.DEFAULT_BACKENDS),
+                                                      target))
     assert "[sqlite]" in both and "[postgres]" in both
     assert "[sqlite]" in sqlite and "[postgres]" not in sqlite
     assert both.count("[sqlite]") == both.count("[postgres]") == sqlite.count("[sqlite]") > 0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from store import Store
 from store.context.api import (
@@ -30,9 +31,11 @@ BIG = BIG_SESSION.stem
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def _count(store: Store, table: str, where: str = "1") -> int:
+def _count(store: Store, table: str, where: str = "1 = 1") -> int:
+    # text(), not the driver's own string: a ``%`` in ``where`` (LIKE 'abc%') is a literal on
+    # both backends, and ``1 = 1`` is the boolean a server's WHERE wants
     with store.read() as conn:
-        return int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {table} WHERE {where}").scalar())
+        return int(conn.execute(text(f"SELECT COUNT(*) FROM {table} WHERE {where}")).scalar())
 
 
 # -- Claude Code -----------------------------------------------------------------------------
@@ -296,7 +299,7 @@ def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 
 def test_cli_context_json_contract(cc_store: Store) -> None:
-    done = _cli("context", "--store", str(cc_store.path), "--json")
+    done = _cli("context", "--store", str(cc_store.opened_as), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     rows = {(s["session_id"], s["agent"]): s for s in data["sessions"]}
@@ -308,7 +311,7 @@ def test_cli_context_json_contract(cc_store: Store) -> None:
     assert {"ts", "used_tokens", "event"} <= set(main["snapshots"][0])
     assert main["compactions"][0]["pre_tokens"] == 142_431
     assert main["compactions"][0]["checkpoint_before"] is False
-    one = json.loads(_cli("context", "--store", str(cc_store.path), "--session", "ae4a77f8",
+    one = json.loads(_cli("context", "--store", str(cc_store.opened_as), "--session", "ae4a77f8",
                           "--agent", "aac57f5", "--json").stdout)
     assert [(s["agent"], s["peak_used_tokens"]) for s in one["sessions"]] == [("aac57f5",
                                                                                18_893)]
@@ -367,7 +370,7 @@ def test_checkpoint_before_the_previous_turn_does_not_count(store: Store) -> Non
     turn (or store-wide) is not a checkpoint before the compaction; one after it is."""
     session = NewSession(id="agent:default:main", format="mindstone")
     store.append_entries(session, _as_entries(_two_day_lines()))
-    done = _cli("context", "record", "--store", str(store.path), "--json", stdin=json.dumps(
+    done = _cli("context", "record", "--store", str(store.opened_as), "--json", stdin=json.dumps(
         {"type": "checkpoint", "session_id": "agent:default:main", "trigger": "nightly",
          "ts": "2026-03-01T09:10:00Z"}))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -397,7 +400,7 @@ def test_a_handoff_at_the_compaction_is_not_a_checkpoint(store: Store) -> None:
     (c,) = series(store, "hf").compactions
     assert c.checkpoint_before is False and c.handoff_written is True
     assert c.handoff_path == "/h/handoff.md" and c.to_json()["handoff_written"] is True
-    text = _cli("context", "--store", str(store.path), "--session", "hf").stdout
+    text = _cli("context", "--store", str(store.opened_as), "--session", "hf").stdout
     assert "✗ no checkpoint before this compaction (handoff written)" in text
 
 
@@ -444,6 +447,8 @@ def test_record_refuses_each_bad_line_and_keeps_the_rest(tmp_path: Path) -> None
     assert json.loads(_cli("checkpoints", "--store", db, "--json").stdout) == []
 
 
+@pytest.mark.sqlite_only("SQLite keeps text in an INTEGER column (type affinity); a "
+                         "server refuses that write itself, so no such value is stored")
 def test_reads_survive_bad_stored_values(store: Store) -> None:
     """A value stored before the checks (or by hand) is reported, never raised."""
     record_snapshot(store, "bs", 100, ts="2026-03-01T10:00:00Z")
@@ -463,9 +468,9 @@ def test_reads_survive_bad_stored_values(store: Store) -> None:
     (row,) = checkpoints(store, "bs")
     assert row.entries_added == 0 and "entries_added" in row.problems[0]
     for args in (("checkpoints",), ("context",), ("context", "--session", "bs")):
-        done = _cli(*args, "--store", str(store.path))
+        done = _cli(*args, "--store", str(store.opened_as))
         assert done.returncode == 0 and "warning:" in done.stderr, done.stderr
-    data = json.loads(_cli("context", "--store", str(store.path), "--json").stdout)
+    data = json.loads(_cli("context", "--store", str(store.opened_as), "--json").stdout)
     assert data["sessions"][0]["problems"]
 
 
@@ -474,7 +479,7 @@ def test_record_resolves_session_prefixes_and_names_created_sessions(store: Stor
     record_snapshot(store, full, 1000, ts="2026-03-01T10:00:00Z")
     record_snapshot(store, "ab12-one", 1, ts="2026-03-01T10:00:00Z")
     record_snapshot(store, "ab12-two", 1, ts="2026-03-01T10:00:00Z")
-    db = str(store.path)
+    db = str(store.opened_as)
     done = _cli("context", "record", "--store", db, "--json", stdin=json.dumps(
         {"session_id": "ae4a77f8", "used_tokens": 2000, "ts": "2026-03-01T10:01:00Z"}))
     out = json.loads(done.stdout)

@@ -206,3 +206,38 @@ def test_index_lag_shows_entries_queued_by_a_hook_apart(store: Store) -> None:
     assert {r.note.split(" more")[0] for r in lag.offending} == {"queued by a hook"}
     store.embed_waiting()
     assert scan(store, save="never").signal("index_lag").status == "ok"
+
+
+def test_the_vector_copy_multiplies_once_per_query_and_forgets_on_change(store: Store,
+                                                                         monkeypatch) -> None:
+    """A recall asks the in-memory copy for the same query vector more than once (allowed and
+    held-back searches, deeper reads): one matrix product serves them; a chunk added since
+    is in the next answer for the same vector (the product is not reused across a change)."""
+    import numpy as np
+
+    from store.recall.pool import cache_for
+
+    store.append_entries(SESSION, _entries("the phoenix websocket server restarts nightly",
+                                           "mix test failures in the billing module"))
+    cache = cache_for(store)
+    calls = []
+    real = np.einsum
+    monkeypatch.setattr(np, "einsum", lambda *a, **k: calls.append(1) or real(*a, **k))
+    q = store.embedder.embed(["phoenix websocket server"])[0]
+    with store.read() as conn:
+        cache.sync(conn, store.embedder.name)
+    allowed = cache.knn(q, 10, ("secret",))
+    held = cache.knn(q, 10, ("secret",), denied=True)
+    again = cache.knn(q, 10)
+    assert len(calls) == 1
+    assert held == [] and [c for c, _ in again] == [c for c, _ in allowed]
+    before = {c for c, _ in again}
+    new = NewSession("s2", "api", project="/work/demo")
+    store.append_entries(new, [NewEntry("user", "phoenix websocket server", "api:s2",
+                                        source_offset=0)])
+    with store.read() as conn:
+        cache.sync(conn, store.embedder.name)
+    after = cache.knn(q, 10)
+    assert len(calls) == 2
+    added = {c for c, _ in after} - before
+    assert len(added) == 1 and after[0][0] in added  # the exact text, nearest

@@ -216,15 +216,15 @@ def _ref(out: Path, name: str) -> int:
 
 def test_cli_export_json_and_refusal(source: Store, tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "lca_tui.cli"]
-    run = subprocess.run([*cmd, "export", "--store", str(source.path), "--out",
+    run = subprocess.run([*cmd, "export", "--store", str(source.opened_as), "--out",
                           str(tmp_path / "out"), "--session", SHORT_SESSION, "--json"],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["counts"]["entries"] == 11
-    again = subprocess.run([*cmd, "export", "--store", str(source.path), "--out",
+    again = subprocess.run([*cmd, "export", "--store", str(source.opened_as), "--out",
                             str(tmp_path / "out")], capture_output=True, text=True, check=False)
     assert again.returncode == 2 and "not empty" in again.stderr and again.stdout == ""
-    listed = subprocess.run([*cmd, "exports", "--store", str(source.path), "--json"],
+    listed = subprocess.run([*cmd, "exports", "--store", str(source.opened_as), "--json"],
                             capture_output=True, text=True, check=False)
     assert [e["scope"] for e in json.loads(listed.stdout)] == [
         {"sessions": [SHORT_SESSION], "memories": []}]
@@ -239,7 +239,7 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 def test_unwritable_out_is_one_clear_message(source: Store, tmp_path: Path) -> None:
     (tmp_path / "regular").write_text("a file", "utf-8")
-    run = _cli("--store", str(source.path), "export", "--out",
+    run = _cli("--store", str(source.opened_as), "export", "--out",
                str(tmp_path / "regular" / "sub"), COLUMNS="1000")
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("lca-tui: cannot write an export to ")
@@ -266,7 +266,7 @@ def test_failed_write_removes_what_it_wrote_and_records_nothing(source: Store,
     left = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert left == []  # no transcripts, no .tmp, no manifest
     assert _exports_recorded(source) == 1  # only the first, successful one
-    run = _cli("--store", str(source.path), "export", "--out", str(out), "--force",
+    run = _cli("--store", str(source.opened_as), "export", "--out", str(out), "--force",
                COLUMNS="1000")
     assert run.returncode == 2 and run.stderr.startswith("lca-tui: cannot write the export")
     assert "Traceback" not in run.stderr
@@ -454,17 +454,17 @@ def test_mindstone_lines_are_re_exported_exactly(store: Store, tmp_path: Path) -
 def test_exports_list_shows_stored_text_as_text(source: Store, tmp_path: Path) -> None:
     out = tmp_path / "[red]x[/red]out"
     export(source, out, sessions=[SHORT_SESSION])
-    run = _cli("--store", str(source.path), "exports", COLUMNS="400")
+    run = _cli("--store", str(source.opened_as), "exports", COLUMNS="400")
     assert run.returncode == 0, run.stderr
     assert "[red]x[/red]out" in run.stdout
 
 
 def test_unknown_memory_and_uniform_json_file_items(source: Store, tmp_path: Path) -> None:
-    run = _cli("--store", str(source.path), "export", "--out", str(tmp_path / "x"),
+    run = _cli("--store", str(source.opened_as), "export", "--out", str(tmp_path / "x"),
                "--memory", "99999", COLUMNS="1000")
     assert run.returncode == 2 and "no memory with id 99999" in run.stderr
     assert "lca-tui search" in run.stderr and "lca-tui memories" not in run.stderr
-    run = _cli("--store", str(source.path), "export", "--out", str(tmp_path / "y"),
+    run = _cli("--store", str(source.opened_as), "export", "--out", str(tmp_path / "y"),
                "--session", SHORT_SESSION, "--json")
     files = json.loads(run.stdout)["files"]
     assert [f["path"] for f in files] == [MANIFEST, f"transcripts/{file_name_for(SHORT_SESSION)}"]

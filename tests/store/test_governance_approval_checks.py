@@ -54,3 +54,24 @@ def test_a_duplicate_or_contradiction_landed_since_submission_is_found_at_approv
     done = approve(store, b.id, as_="reinforce")  # offered by the new duplicate result
     assert done.status == "applied" and done.memory_id == a.memory_id
     assert done.check("duplicate").result == "warn" and done.check("duplicate").revision == 1
+
+
+def test_the_gate_and_health_grade_the_budget_from_one_setting(tmp_path: Path) -> None:
+    """Issue 22: one budget (``health.critical_budget_chars``; the old gate key is an alias),
+    and the gate warns past Health's warn percent as Health does."""
+    store = make_store(tmp_path / "s.db", **{"health.critical_budget_chars": 100})
+    try:
+        near = _propose(store, {"op": "add", "content": "n" * 95,
+                                "metadata": {"critical": True}})
+        budget = near.check("budget")
+        assert budget.result == "warn" and budget.evidence["budget"] == 100
+        assert "warn level (90 chars)" in budget.detail
+        under = _propose(store, {"op": "add", "content": "u" * 80,
+                                 "metadata": {"critical": True}})
+        assert under.check("budget").result == "pass"
+    finally:
+        store.close()
+    from store.core.settings import Settings
+
+    old = Settings.load({"governance.critical_budget_chars": 321})
+    assert old["health.critical_budget_chars"] == 321 == old["governance.critical_budget_chars"]

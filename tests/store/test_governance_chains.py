@@ -192,7 +192,7 @@ def test_cli_json_shapes(store: Store, tmp_path: Path, capsys: pytest.CaptureFix
     doc_path = tmp_path / "p.json"
     doc_path.write_text(json.dumps({"op": "supersede", "target": ids["Tax"],
                                     "content": "Quarterly and yearly tax deadlines."}))
-    st = ["--store", str(store.path)]
+    st = ["--store", str(store.opened_as)]
     code, doc, _ = _cli(capsys, "propose", str(doc_path), *st, "--json")
     assert code == 0 and doc["status"] == "pending"
     pid = doc["id"]
@@ -237,7 +237,7 @@ def test_cli_json_shapes(store: Store, tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_cli_errors_are_one_line(store: Store, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
-    st = ["--store", str(store.path)]
+    st = ["--store", str(store.opened_as)]
     bad = tmp_path / "bad.json"
     bad.write_text('{"op": "add", "content": ')
     code, _, err = _cli(capsys, "propose", str(bad), *st)
@@ -256,7 +256,7 @@ def test_cli_propose_from_stdin_edit_and_reject(store: Store, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    st = ["--store", str(store.path)]
+    st = ["--store", str(store.opened_as)]
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(
         {"op": "add", "content": "Cats sleep sixteen hours a day."})))
     code, doc, _ = _cli(capsys, "propose", "-", *st, "--json")
@@ -298,7 +298,7 @@ def test_chain_text_shows_a_merged_memory_under_its_merge(
                                          "type": "project", "content":
                                          "Postgres in docker, through psycopg 3."}, "cli"))
     merged = approve(store, info.id).memory_id
-    code, out, _ = _cli(capsys, "chain", str(merged), "--store", str(store.path))
+    code, out, _ = _cli(capsys, "chain", str(merged), "--store", str(store.opened_as))
     assert code == 0
     line = {int(ln.split("memory ")[1].split()[0]): ln for ln in out.splitlines()}
     assert f"→ merged into {merged}" in line[ids["psycopg 3"]]
@@ -328,7 +328,7 @@ def test_a_memory_lists_the_proposals_that_superseded_or_flagged_it(
     done = approve(store, info.id, "supersede", "the port moved again")
     assert store.memory(old).superseded_by_id == done.memory_id
     assert done.id in store.memory_detail(old).proposals
-    code, out, _ = _cli(capsys, "memory", str(old), "--store", str(store.path))
+    code, out, _ = _cli(capsys, "memory", str(old), "--store", str(store.opened_as))
     assert code == 0 and "proposals that made or touched it: " in out
     listed = out.split("proposals that made or touched it: ")[1].splitlines()[0]
     assert str(done.id) in listed.split(", "), listed
@@ -348,7 +348,7 @@ def test_an_add_approved_as_reinforce_shows_what_was_applied(
     row = next(p for p in list_proposals(store) if p.id == info.id)
     assert row.shown_op == "add → reinforce" and row.shown_targets == (ids["Tax"],)
     assert row.to_json()["op"] == "add"  # the JSON contract keeps what was proposed
-    st = ["--store", str(store.path)]
+    st = ["--store", str(store.opened_as)]
     _, out, _ = _cli(capsys, "proposals", *st)
     mine = next(ln for ln in out.splitlines() if ln.split()[:1] == [str(info.id)])
     assert "add → reinforce" in mine and f" {ids['Tax']} " in mine

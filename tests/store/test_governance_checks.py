@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from store import Store
+from store.core import vec
 from store.governance import (
     ProposalError,
     approve,
@@ -62,8 +63,7 @@ def _store_state(store: Store) -> dict[str, Any]:
                 "evidence": q("SELECT * FROM evidence ORDER BY id"),
                 "chunk": q("SELECT id, source_type, source_id, content_hash FROM chunk "
                            "ORDER BY id"),
-                "vectors": q("SELECT COUNT(*) FROM chunk_vec"),
-                "fts": q("SELECT COUNT(*) FROM chunk_fts_docsize"),
+                "indexed": vec.index_counts(conn),  # (vectors, text-search rows)
                 "links": q("SELECT * FROM supersession_link ORDER BY id"),
                 "flags": q("SELECT * FROM memory_flag ORDER BY id")}
 
@@ -143,6 +143,26 @@ def test_value_contradiction_x_is_y_x_is_z(store: Store, tmp_path: Path) -> None
     cue = info.check("contradiction").evidence["conflicts"][0]["cues"]
     assert {"kind": "value", "candidate": "render.com", "memory": "fly.io",
             "key": "deploy target"} in cue
+
+
+def test_a_clause_of_a_long_list_item_is_compared(store: Store, tmp_path: Path) -> None:
+    """Issue 22, the demo's memory 17: the port is one clause of a long list item, so the two
+    sentences share under half their words; the shorter one's words are all but two in the
+    longer one, and the differing port is found."""
+    import_memories(store, tmp_path / "mem", [
+        ("db", "# Database setup\n\n- Local development and tests run on PostgreSQL 16 in "
+               "docker compose, port 5433 (`docker compose up -d db`), databases `ledgerline` "
+               "and `ledgerline_test`.\n- Every test runs in a rolled-back transaction.",
+         {"name": "Database setup", "type": "project"})])
+    info = _propose(store, {"op": "add", "content":
+                            "docker compose up -d db starts PostgreSQL 16 on port 5434."})
+    check = info.check("contradiction")
+    assert check.result == "fail", check.detail
+    (conflict,) = check.evidence["conflicts"]
+    assert {"kind": "number", "candidate": "5434", "memory": "5433"} in conflict["cues"]
+    same = _propose(store, {"op": "add", "content":
+                            "docker compose up -d db starts PostgreSQL 16 on port 5433."})
+    assert same.check("contradiction").result == "pass"
 
 
 def test_agreeing_memory_is_no_contradiction(store: Store, tmp_path: Path) -> None:
@@ -537,7 +557,7 @@ def test_a_proposal_decided_meanwhile_by_another_process_is_not_applied_twice(
     ids = _seed(store, tmp_path)
     info = _propose(store, {"op": "revise", "target": ids["Tax reminders"],
                             "content": "Tax reminders, revised."})
-    other = make_store(store.path)  # another process's connection to the same file
+    other = make_store(store.opened_as)  # another process's connection to the same file
     import store.governance.apply as apply_mod
 
     real = apply_mod.stored_candidate

@@ -169,3 +169,20 @@ def test_a_negation_in_another_clause_of_the_evidence_is_no_contradiction(store:
                             "content": "Add the changelog entry and bump the version.",
                             "evidence": [{"entry": entry}]})
     assert info.check("source_support").result == "pass", info.check("source_support").detail
+
+
+def test_consolidation_skips_a_correction_whose_sentence_a_memory_already_says(
+        store: Store, tmp_path: Path) -> None:
+    """The demo's memory 5 case: the candidate (a correction, with its framing) is longer than
+    the memory, so it is not inside it; but a sentence of the memory is inside the candidate."""
+    add_entries(store, "s1", [
+        ("assistant", "I started the staging database on port 5432 for you."),
+        ("user", "No, that's wrong. The staging database listens on port 5433.")])
+    import_memories(store, tmp_path / "mem", [
+        ("ports", "Ports in dev. The staging database listens on port 5433. Dana corrected "
+                  "this twice.", {"name": "staging port", "type": "feedback"})])
+    before = {p.id for p in store.proposals()}
+    report = store.consolidate()
+    new = [p for p in store.proposals() if p.id not in before]
+    assert new == [], [p.content for p in new]
+    assert report.skipped.get("duplicate_memory", 0) >= 1

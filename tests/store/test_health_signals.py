@@ -265,6 +265,8 @@ def test_stale_proposals(store: Store) -> None:
     assert sig.detail["pending"] == 2
 
 
+@pytest.mark.sqlite_only("SQLite keeps text in an INTEGER column (type affinity); a "
+                         "server refuses that write itself, so no such value is stored")
 def test_a_bad_stored_value_does_not_abort_the_scan(seeded: Store) -> None:
     """SQLite keeps what it is given: a counter that is not a number is weighed as 0 (and
     said), a value a signal cannot format makes that signal unknown — the rest is measured."""
@@ -535,7 +537,7 @@ def test_a_writer_with_no_version_is_flagged_only_against_a_named_canonical(
     from store.context.api import record_checkpoint
     from store.core.base import StoreBase
 
-    other = StoreBase(seeded.path, seeded.settings, embedder=seeded.embedder,
+    other = StoreBase(seeded.opened_as, seeded.settings, embedder=seeded.embedder,
                       writer="my-harness")
     assert other.writer_version == "unknown"
     record_checkpoint(other, "s1", trigger="stop", ts=ts(1), entries_added=0)
@@ -660,6 +662,8 @@ def test_drill_down_labels_and_targets(seeded: Store, tmp_path: Path) -> None:
     assert views[2].ref is None and views[3].ref is None
 
 
+@pytest.mark.sqlite_only("migration 7 predates the server backend: a PostgreSQL store is "
+                         "created at the current schema, never without these tables")
 def test_a_store_made_before_health_landed_gets_its_tables(tmp_path: Path) -> None:
     """A store already past migration 7 (later capabilities landed first) without the
     health tables gets them when opened: pending means not recorded, not only newer."""

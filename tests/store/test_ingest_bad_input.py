@@ -14,7 +14,7 @@ import pytest
 from store import Store
 from store.core.errors import NotFound, StoreError
 from store.core.writes import NewEntry, NewSession
-from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data, store_target
 
 # Empty without ../shared/data: the tests that read GOOD are then skipped, and the stand-in
 # below only lets the parametrized lines be built at collection.
@@ -147,6 +147,8 @@ def test_store_option_before_the_command(tmp_path: Path) -> None:
     assert target.exists() and not (tmp_path / "other.db").exists()
 
 
+@pytest.mark.sqlite_only("a file that is not a SQLite database given as the store: a path "
+                         "names a file store, never a server's")
 def test_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
     junk = tmp_path / "notes.txt"
     junk.write_text("hello, not a database" * 100, encoding="utf-8")
@@ -165,7 +167,7 @@ def test_a_writer_waits_for_another_writer(store: Store, tmp_path: Path) -> None
     release = threading.Event()
 
     def hold_lock() -> None:
-        other = make_store(store.path)
+        other = make_store(store.opened_as)
         with other.write():
             holding.set()
             release.wait(10)
@@ -187,7 +189,7 @@ def test_other_embedders_vectors_are_flagged_and_ignored(tmp_path: Path) -> None
     class Other(HashEmbedder):
         name = "some-other-model"
 
-    first = Store(tmp_path / "mix.db", embedder=Other())
+    first = Store(store_target(tmp_path / "mix.db"), embedder=Other())
     first.ingest([CLAUDE_CODE / "short.jsonl"])
     first.close()
     second = make_store(tmp_path / "mix.db")

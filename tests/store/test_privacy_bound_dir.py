@@ -272,7 +272,7 @@ def test_tombstones_verify_never_calls_a_failed_tombstone_verified(
     finally:
         store.close()
     capsys.readouterr()
-    code = main(["tombstones", "--store", str(store.path), "--verify"])
+    code = main(["tombstones", "--store", str(store.opened_as), "--verify"])
     out = capsys.readouterr().out
     assert code == 1 and "every tombstone is verified" not in out
     assert "1 FAILED it (1)" in " ".join(out.split()), out

@@ -6,6 +6,10 @@ cleared by erasing what leaked (``after_tombstone``)."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from store import Store
 from tests.helpers_recall import add_entries
 
@@ -109,3 +113,56 @@ def test_reverification_reruns_the_lexical_probes_from_fingerprints(store: Store
     ((_, dirty),) = store.verify_tombstones(result.tombstone_id)
     failed = {p.name for p in dirty.probes if not p.passed}
     assert {"fts", "substring"} <= failed and not dirty.passed
+
+
+def test_a_compound_word_whose_tokens_live_elsewhere_reverifies_clean(store: Store) -> None:
+    """The demo's ``ledgerline_test`` case: FTS indexes the match as ``ledgerlin`` and
+    ``test``, both held by other rows that stay. The erasure passes, and so must its
+    re-verification: only stems no remaining row held after the erasure are fingerprinted."""
+    add_entries(store, "s1", [("user", "run the ledgerline_test suite before merging")])
+    add_entries(store, "s2", [("assistant", "the ledgerline service has a test for it")])
+    result = store.redact(match="ledgerline_test")
+    assert result.verification.passed
+    ((_, again),) = store.verify_tombstones(result.tombstone_id)
+    fts = next(p for p in again.probes if p.name == "fts")
+    assert again.passed and fts.passed, [(p.name, p.detail) for p in again.probes]
+    # the compound word coming back is still caught (by the substring probe)
+    add_entries(store, "s3", [("user", "ledgerline_test is back")])
+    ((_, dirty),) = store.verify_tombstones(result.tombstone_id)
+    assert not dirty.passed and "substring" in {p.name for p in dirty.probes if not p.passed}
+
+
+def test_a_passing_reverification_names_the_probes_it_did_not_rerun(store: Store) -> None:
+    add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
+    result = store.redact(match="tidewave")
+    ((_, again),) = store.verify_tombstones(result.tombstone_id)
+    assert again.passed and again.not_rerun is not None
+    assert {"semantic", "traces"} <= set(again.not_rerun)
+    assert not {"fts", "substring", "rows", "exports"} & set(again.not_rerun)
+    assert any(n.startswith("raw-bytes by content") for n in again.not_rerun)
+    assert again.to_json()["not_rerun"] == again.not_rerun
+    assert "not_rerun" not in result.verification.to_json()  # the erasure's own ran them all
+
+
+def test_the_verify_command_says_what_it_did_not_rerun(
+        store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    from lca_tui.cli import main
+
+    add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
+    tid = store.redact(match="tidewave").tombstone_id
+    path = str(store.path)
+    store.close()
+    assert main(["tombstones", "--store", path, "--verify", str(tid)]) == 0
+    text = capsys.readouterr().out
+    assert "not rerun (they need the erased text, kept nowhere): " in text
+    assert "semantic" in text.split("not rerun")[1]
+    assert main(["tombstones", "--store", path, "--verify", str(tid), "--json"]) == 0
+    (done,) = json.loads(capsys.readouterr().out)["verified"]
+    assert done["passed"] and "semantic" in done["not_rerun"]
+
+
+def test_the_fts_probe_counts_its_queries_in_words_that_agree(store: Store) -> None:
+    """Issue 22 nit: "1 phrase and 1 distinctive-word queries"."""
+    add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
+    fts = _probe(store.redact(match="tidewave"), "fts")
+    assert "1 phrase query and 1 distinctive-word query:" in fts.detail, fts.detail

@@ -1,6 +1,6 @@
 """What HNSW costs against exact search on a PostgreSQL store (docs/postgres.md).
 
-    python -m store.bench_hnsw postgresql://user@host/scratch_db 20000
+    python -m store.evals.hnsw postgresql://user@host/scratch_db 20000
 
 Inserts N synthetic unit vectors (384 dimensions, in N/100 clusters) into an EMPTY scratch
 store's ``chunk_vec``, then for 100 queries near stored points compares the HNSW top 10
@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from store import Settings, open_store
+from store.core.settings import Settings
+from store.facade import open_store
 from store.core import pg
 
 
@@ -39,7 +40,7 @@ def main(url: str, n: int) -> None:
     for ef in (40, 100, 200):
         overlap, approx_ms, exact_ms = [], [], []
         with s.read() as conn:
-            conn.exec_driver_sql(f"SET hnsw.ef_search = {ef}")
+            pg.set_ef_search(conn, ef)
             for q in queries:
                 t = time.perf_counter()
                 approx = [c for c, _ in pg.knn(conn, q, 10)]
