@@ -343,3 +343,28 @@ def test_a_proposal_holding_a_secret_stores_its_checks_masked(store: Store) -> N
             {"i": info.id})])
     assert "source_support" in checks
     assert AWS not in checks and "[secret: aws-key]" in checks
+
+
+def test_traced_queries_and_hook_prompts_use_the_stores_detector(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 review: a recall's trace query and a hook's prompt were masked with the
+    default detector (secrets only); with ``privacy.detect_email`` on, the store's detector
+    masks an address in both."""
+    email = "ana.silva@example.com"
+    config = tmp_path / "config.toml"
+    config.write_text("[privacy]\ndetect_email = true\n", encoding="utf-8")
+    monkeypatch.setenv("LCA_CONFIG", str(config))  # what the hook's store reads
+    store = make_store(tmp_path / "store.db", **{"privacy.detect_email": True})
+    store.recall(f"what did {email} ask for")
+    run_hook("UserPromptSubmit", {"session_id": SESSION,
+                                  "transcript_path": str(seeded_transcript(tmp_path)),
+                                  "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                                  "prompt": f"mail {email} the deploy report"},
+             store.path, monkeypatch, capsys)
+    with store.read() as conn:
+        queries = [r[0] for r in conn.execute(text(
+            "SELECT query FROM recall_trace ORDER BY id"))]
+    assert queries == ["what did [secret: email] ask for",
+                       "mail [secret: email] the deploy report"]
+    store.close()
