@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from store import Store
 from store.core.secrets import DEFAULT, Detector, redact_private
+from store.harness.paths import failure_log
 from tests.helpers_health import scan
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import run_hook
@@ -151,7 +152,17 @@ def test_seeded_transcript_secrets_are_caught_and_leave_no_copy(
     for value in (*VALUES, PRIVATE):
         assert value not in trace_rows and value not in audit
     exported = "".join(p.read_text("utf-8", "replace") for p in out.rglob("*") if p.is_file())
-    logs = "".join(p.read_text("utf-8", "replace") for p in tmp_path.rglob("*.log"))
+    # a hook whose store cannot be opened writes the failure log (under the test's
+    # XDG_STATE_HOME): the logs checked below exist, they are not assumed
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database " * 100)
+    run_hook("UserPromptSubmit", {"session_id": SESSION, "transcript_path": str(path),
+                                  "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                                  "prompt": f"is {AWS} still the deploy key?"},
+             broken, monkeypatch, capsys)
+    log_files = sorted(tmp_path.rglob("*.log"))
+    assert failure_log() in log_files and failure_log().stat().st_size > 0
+    logs = "".join(p.read_text("utf-8", "replace") for p in log_files)
     for value in (*VALUES, PRIVATE):
         assert value not in exported and value not in logs, value
     assert "[secret: github-token]" in exported
