@@ -19,10 +19,11 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/lca-tui demo --tour
 
-# ruff's rule set and its reasons are in pyproject.toml ([tool.ruff.lint]); mypy checks store/.
+# ruff's rule set and its reasons are in pyproject.toml ([tool.ruff.lint]); mypy checks store/
+# and its callers (lca_tui/, screens/, widgets/): a wrong call of a Store method is an error.
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy store
+	$(BIN)/mypy store lca_tui screens widgets
 
 test: lint
 	$(BIN)/python -m pytest -q

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from functools import partial
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,9 +25,10 @@ from textual.screen import ModalScreen, Screen
 from lca_tui.palette import ScreenActions, StoreCommands, screen_commands
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
-from screens.registry import SCREENS, ScreenSpec, screen_for
+from screens.registry import SCREENS, ScreenSpec, screen_about, screen_for
 from screens.tour import TourGuide, TourReady
 from store import RecordRef, Settings, SettingsError, Store, asset_path, open_store, visible
+from widgets.messages import Show
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -85,7 +87,7 @@ class LcaApp(App[None]):
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
-            self.add_mode(spec.mode, lambda spec=spec: screen_factory(spec))
+            self.add_mode(spec.mode, partial(screen_factory, spec))
         from lca_tui.keymap import THEMES, keymap_from
 
         self.set_keymap(keymap_from(store.settings))
@@ -157,6 +159,12 @@ class LcaApp(App[None]):
         screen = self.screen
         if isinstance(screen, Opens) and ref.kind in screen.OPENS:
             screen.open_record(ref)
+
+    @on(Show)
+    async def _show(self, message: Show) -> None:
+        """A widget asks for the screen about a part of the store (``screens.registry.ABOUT``)."""
+        message.stop()
+        await self.switch_mode(screen_about(message.subject).mode)
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -480,9 +480,9 @@ def report_use_tool(backend: Backend, store: Store, trace_id: int, item: str,
         raise nothing
     result = store.feedback(int(trace_id), f"{match[0].source_type}:{match[0].source_id}",
                             kind)
-    return {"trace_id": result["trace_id"], "pointer": f"{result['source_type']}:"
-            f"{result['source_id']}", "kind": result["kind"], "recorded": result["recorded"],
-            "hits": result.get("hits"), "prevented": result.get("prevented")}
+    return {"trace_id": result.trace_id, "pointer": f"{result.source_type}:"
+            f"{result.source_id}", "kind": result.kind, "recorded": result.recorded,
+            "hits": result.hits, "prevented": result.prevented}
 
 
 def context_status_tool(backend: Backend, store: Store, session: str | None) -> dict[str, Any]:
@@ -502,12 +502,13 @@ def context_status_tool(backend: Backend, store: Store, session: str | None) -> 
             return {"session_id": None, "pressure": None,
                     "message": "no session this client may see"}
     summary = store.status_summary(sid)
-    pressure = summary["pressure"]
-    return {"session_id": sid, "pressure": pressure,
+    pressure = summary.pressure
+    return {"session_id": sid, "pressure": summary.as_json()["pressure"],
             "message": "no context snapshot recorded for this session (the hooks record "
                        "them)" if pressure is None else
-                       f"{pressure['used_tokens']:,} tokens used, {pressure['state']} "
-                       f"(checkpoint at {pressure['checkpoint_threshold']:,})"}
+                       f"{pressure.used_tokens:,} tokens used, {pressure.state} " + (
+                           f"(checkpoint at {pressure.checkpoint_threshold:,})"
+                           if pressure.checkpoint_threshold else "(no checkpoint threshold)")}
 
 
 def health_tool(backend: Backend, store: Store) -> dict[str, Any]:

@@ -115,13 +115,13 @@ class ScreenActions(Provider):
     cannot act now (``check_action`` says so, or it writes and the store is read-only) is not
     offered."""
 
-    def actions(self) -> list[tuple[str, str, Callable[[], Awaitable[None]]]]:
+    def actions(self) -> list[tuple[str, str, Callable[[], Awaitable[object]]]]:
         """(text, help, run) for each action the screen can run now."""
         screen = self.screen
         app = screen.app
         read_only = bool(getattr(getattr(app, "store", None), "read_only", False))
         writes: frozenset[str] = getattr(screen, "WRITES", frozenset())
-        out: list[tuple[str, str, Callable[[], Awaitable[None]]]] = []
+        out: list[tuple[str, str, Callable[[], Awaitable[object]]]] = []
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding, node = active.binding, active.node

@@ -282,7 +282,7 @@ class StoreScreen(Screen[None]):
         panes = list(self.query(self.SIDE_PANE))
         if self._side:  # shown: put the cursor in it
             for pane in panes:
-                target = next((w for w in pane.walk_children(with_self=True)
+                target = next((w for w in pane.walk_children(Widget, with_self=True)
                                if w.focusable), None)
                 if target is not None:
                     target.focus()

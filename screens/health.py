@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.events import Resize
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
@@ -180,7 +181,7 @@ class HealthScreen(StoreScreen):
         self._last_scan = 0.0
         self._deferred: Timer | None = None
         self._force = False
-        self._save = "changed"
+        self._save: Literal["always", "changed", "never"] = "changed"
         """How the next scan is stored: ``always`` when asked for (s, after a fix), else only
         when it differs from the last stored scan (a rescan set off by a store change)."""
 
@@ -199,7 +200,7 @@ class HealthScreen(StoreScreen):
                             classes="panel")
         yield FitFooter()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: Resize | None = None) -> None:
         self.set_class(self.size.width < 100, "-narrow")
         self._fit_list()
 

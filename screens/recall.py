@@ -356,7 +356,7 @@ class RecallScreen(StoreScreen):
             w = float(settings.get("cos_weight", 0.7))
             cos = "n/a (no comparable vector)" if c.cos is None else f"{c.cos:.3f}"
             own = w * (c.cos or 0.0) + (1 - w) * (c.lex or 0.0)
-            s = float(c.terms["S"])
+            s = float(c.terms["S"] or 0.0)  # not None: checked above
             if c.adj is not None and s > own + 5e-4:
                 mu = float(settings.get("adjacent_weight", 0.0))
                 head = (f"\nS {s:.3f} = (own + {mu:g}·adj {c.adj:.3f}) / {1 + mu:g}, raised by "

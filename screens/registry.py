@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from store import Subject
+
 
 @dataclass(frozen=True)
 class ScreenSpec:
@@ -46,3 +48,16 @@ SCREENS: tuple[ScreenSpec, ...] = (
 def screen_for(kind: str) -> ScreenSpec | None:
     """The screen that opens records of ``kind`` (None: no screen shows it)."""
     return next((spec for spec in SCREENS if kind in spec.opens), None)
+
+
+ABOUT: dict[Subject, str] = {
+    "store": "overview", "session": "transcript", "series": "context", "trace": "recall",
+    "proposal": "proposals", "memory": "memories", "signal": "health", "erasure": "privacy"}
+"""The screen (its mode) that shows each part of the store (``store.Subject``): a tour step
+and a widget asking to show more name a subject, the app maps it here. A record kind's
+screen is the one that opens it (a test holds ``ABOUT`` and ``opens`` in agreement)."""
+
+
+def screen_about(subject: Subject) -> ScreenSpec:
+    """The screen that shows ``subject``."""
+    return next(spec for spec in SCREENS if spec.mode == ABOUT[subject])

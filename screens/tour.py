@@ -1,8 +1,10 @@
 """The guided tour of the demo store: ``lca-tui demo --tour``, or ``t`` on any screen of the
-demo store. Each step (``store.tour_step``: what to say and which record, found in the store)
-switches to its screen, opens its record there, docks a ``TourPanel`` above the footer and
-puts the cursor on the row it talks about. ``]`` goes on, ``[`` back, ``t`` leaves and ``t``
-again resumes at the step it left (kept beside the demo store, so it survives a restart).
+demo store. Each step (``store.tour_step``: what to say, which part of the store and which
+record, found in the store) switches to the screen about its subject
+(``screens.registry.ABOUT``), opens its record there through the app (``LcaApp.open_record``),
+docks a ``TourPanel`` above the footer and puts the cursor on the row it talks about. ``]``
+goes on, ``[`` back, ``t`` leaves and ``t`` again resumes at the step it left (kept beside
+the demo store, so it survives a restart).
 
 The tour runs on the demo's own file only (``store.demo_refusal``: the marker the demo wrote):
 its last step fills in a scope to erase, which it must never do on a person's real store.
@@ -22,8 +24,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from screens.base import StoreScreen
-from screens.navigation import Opens
-from store import TourStep, demo_refusal, remember_tour_position, tour_position, tour_step
+from screens.registry import screen_about, screen_for
+from store import Subject, TourStep, demo_refusal, remember_tour_position, tour_position, tour_step
 from widgets.tour_panel import TourPanel
 
 if TYPE_CHECKING:
@@ -114,10 +116,17 @@ def _privacy(screen: Screen[Any], step: TourStep) -> bool:
     return True
 
 
-PLACE: dict[str, Callable[[Screen[Any], TourStep], bool]] = {
-    "overview": _overview, "context": _context, "recall": _recall,
-    "proposals": _selected("#proposal-queue"), "memories": _selected("#memory-table"),
-    "health": _health, "privacy": _privacy}
+PLACE: dict[Subject, Callable[[Screen[Any], TourStep], bool]] = {
+    "store": _overview, "series": _context, "trace": _recall,
+    "proposal": _selected("#proposal-queue"), "memory": _selected("#memory-table"),
+    "signal": _health, "erasure": _privacy}
+"""How each step's row is selected, by the step's subject (``screens.registry.ABOUT`` maps it
+to the screen the step shows)."""
+
+
+def heading(step: TourStep) -> str:
+    """The panel's title: the step's number and the title of the screen it shows."""
+    return f"Tour {step.index + 1}/{step.total} · {screen_about(step.subject).title}"
 
 
 class TourGuide:
@@ -193,12 +202,13 @@ class TourGuide:
         remember_tour_position(self.app.store, step.index)  # a few bytes beside the store
         self.leave()
         self.active, self.index, self.step = True, step.index, step
-        await self.app.switch_mode(step.mode)
+        spec = screen_about(step.subject)
+        if step.target is not None and screen_for(step.target.kind) == spec:
+            await self.app.open_record(step.target)  # the app's one way to a record
+        else:
+            await self.app.switch_mode(spec.mode)
         screen = self.app.screen
-        if step.target is not None and isinstance(screen, Opens) and \
-                step.target.kind in screen.OPENS:
-            screen.open_record(step.target)
-        self._panel = TourPanel(step.heading, step.text, id="tour-panel")
+        self._panel = TourPanel(heading(step), step.text, id="tour-panel")
         await screen.mount(self._panel)
         self._tries = 0
         self._token = 0
@@ -213,7 +223,7 @@ class TourGuide:
             self._stop_placing()
             return
         self._tries += 1
-        if PLACE[step.mode](screen, step) or self._tries >= PLACE_TRIES:
+        if PLACE[step.subject](screen, step) or self._tries >= PLACE_TRIES:
             self._stop_placing()
             self.placed += 1
             focused = screen.focused

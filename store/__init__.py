@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         EntryInfo,
         RecordKind,
         RecordRef,
+        Subject,
         HookRunInfo,
         SearchHit,
         SessionInfo,
@@ -146,6 +147,13 @@ if TYPE_CHECKING:
     from store.recall.records import MASK as TRACE_MASK
     from store.recall.records import Candidate, Trace, trace_from_dict
     from store.recall.traces import term_text
+    from store.conformance import MUTANTS, load_bundle, run_bundle, run_mutants
+    from store.core.actor import clean as clean_actor
+    from store.core.actor import set_process_actor
+    from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
+    from store.governance.records import loading_line
+    from store.health.records import RANK as SIGNAL_RANK
+    from store.health.statusline import render as statusline_render
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
 # module itself is never a public name: outside ``store/`` only functions, classes and values
@@ -166,7 +174,7 @@ PUBLIC: dict[str, str] = {
     "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
-    "RecordKind": "store.core.records",
+    "RecordKind": "store.core.records", "Subject": "store.core.records",
     "Compaction": "store.context.records", "PruneEvent": "store.context.records",
     "Series": "store.context.records", "SeriesKey": "store.context.records",
     "Tail": "store.context.records",

@@ -188,6 +188,7 @@ def checkpoint(store: Any) -> None:
     raw = store.engine.raw_connection()
     try:
         cur = raw.cursor()
+        # raw SQL: PRAGMA wal_checkpoint on the DB-API connection, outside any transaction
         busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         cur.close()
     finally:

@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from store.governance import feedback as gov_feedback
     from store.governance import history as gov_history
     from store.governance import retention as gov_retention
+    from store.health.statusline import StatusSummary
     from store.governance import proposals as gov_proposals
     from store.governance import sweep as gov_sweep
     from store.governance import views as gov_views
@@ -255,10 +256,11 @@ class Store(StoreBase):
         refuses="recording a checkpoint")
 
     def record(self, doc: Mapping[str, object]) -> tuple[str, int, str | None]:
-        """Validate and record one context record document (``{"kind": "snapshot" |
-        "prune" | "compaction" | "handoff" | "checkpoint", …}``, as ``lca-tui context
-        record`` reads them): (kind, new id, the session created or None). A bad document
-        raises ``ValueError`` naming the field, and nothing is written."""
+        """Validate and record one context record document (``{"type": "snapshot" |
+        "prune" | "compaction" | "handoff" | "checkpoint", …}``, the type defaulting to
+        ``snapshot``, as ``lca-tui context record`` reads them): (type, new id, the session
+        created or None). A bad document (not a mapping, a field missing, unknown or of the
+        wrong type) raises ``ValueError`` naming it in one line, and nothing is written."""
         from store.context.api import record_document
 
         return record_document(self, doc)
@@ -413,12 +415,12 @@ class Store(StoreBase):
         privacy_exports.delete_for_tombstone if TYPE_CHECKING else None,
         refuses="deleting erased exports")
 
-    def status_summary(self, session_id: str | None = None) -> dict[str, object]:
+    def status_summary(self, session_id: str | None = None) -> StatusSummary:
         """What a status line shows: the session's context pressure against its thresholds,
         the pending proposals, the worst signal of the latest stored health scan."""
-        from store.health.statusline import summary
+        from store.health.statusline import StatusSummary, summary
 
-        return summary(self, session_id)
+        return StatusSummary.of(summary(self, session_id))
 
     def mark(self, level: str, *, session: str | None = None, entry: int | None = None,
              memory: int | None = None, match: str | None = None,

@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from store import ScanResult
+from widgets.messages import Show
 
 
 def summary_text(result: ScanResult | None, width: int = 2, focused: bool = False) -> Text:
@@ -65,7 +66,7 @@ class HealthLine(Static, can_focus=True):
         self.update(summary_text(self.result, focused=False))
 
     def action_open(self) -> None:
-        self.app.switch_mode("health")
+        self.post_message(Show("signal"))
 
     def on_click(self) -> None:
-        self.app.switch_mode("health")
+        self.post_message(Show("signal"))

@@ -19,6 +19,7 @@ from store import Series
 from store import parse_iso
 from store import visible
 from widgets.fmt import ago, plural, when
+from widgets.messages import Show
 from widgets.pressure_gauge import GaugeReading, PressureGauge
 
 LIVE = timedelta(hours=1)
@@ -69,7 +70,7 @@ class PressureSummary(Vertical, can_focus=True):
         self.border_title = "Context pressure (latest session)"
 
     def action_open_context(self) -> None:
-        self.app.switch_mode("context")
+        self.post_message(Show("series"))
 
     def show(self, s: Series | None, now: datetime | None = None) -> None:
         """Show the latest series (None: no snapshots yet); ``now`` dates a stale one."""

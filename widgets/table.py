@@ -25,7 +25,7 @@ from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.message import Message
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, CellType, RowKey
+from textual.widgets.data_table import CellDoesNotExist, RowKey
 
 from store import clip_words, visible
 
@@ -39,6 +39,10 @@ def matches(haystack: str, needle: str) -> bool:
     words = needle.lower().split()
     low = haystack.lower()
     return all(w in low for w in words)
+
+
+Cell = Any
+"""A cell of a ``FilterTable`` (a ``DataTable[Any]``): a str, a ``Text`` or any renderable."""
 
 
 class FilterTable(DataTable[Any]):
@@ -78,7 +82,7 @@ class FilterTable(DataTable[Any]):
         self.stretch_min = stretch_min
         self.tail_columns = tuple(tail_columns)
         """Columns of paths: cut from the left (``…/projects/ledgerline``), the end kept."""
-        self._all: list[tuple[str | None, tuple[CellType, ...], int | None, str]] = []
+        self._all: list[tuple[str | None, tuple[Cell, ...], int | None, str]] = []
         self._search: dict[str | None, str] = {}
 
     # -- rows --------------------------------------------------------------------------------
@@ -87,7 +91,7 @@ class FilterTable(DataTable[Any]):
         """Every row given, shown or not."""
         return len(self._all)
 
-    def add_row(self, *cells: CellType, height: int | None = 1, key: str | None = None,
+    def add_row(self, *cells: Cell, height: int | None = 1, key: str | None = None,
                 label: Any = None, search: str = "") -> RowKey:
         """Add a row; ``search``: more text the filter looks in besides the cells (a row's
         whole text, of which a cell shows the start)."""
@@ -105,7 +109,7 @@ class FilterTable(DataTable[Any]):
         super().clear(columns)
         return self
 
-    def update_cell(self, row_key: RowKey | str, column_key: Any, value: CellType, *,
+    def update_cell(self, row_key: RowKey | str, column_key: Any, value: Cell, *,
                     update_width: bool = False) -> None:
         """Update a cell whether or not the filter shows its row."""
         keys = list(self.columns)
@@ -125,17 +129,17 @@ class FilterTable(DataTable[Any]):
         except CellDoesNotExist:
             pass  # hidden by the filter: shown with its new value when it comes back
 
-    def _haystack(self, cells: Iterable[CellType], key: str | None = None) -> str:
+    def _haystack(self, cells: Iterable[Cell], key: str | None = None) -> str:
         keys = [k.value for k in self.columns]
         chosen = [(_plain(c)) for k, c in zip(keys, cells, strict=False)
                   if not self.filter_columns or k in self.filter_columns]
         extra = self._search.get(key, "") if key is not None else ""
         return " ".join(chosen + ([extra] if extra else []))
 
-    def _fitted(self, cells: tuple[CellType, ...]) -> tuple[CellType, ...]:
+    def _fitted(self, cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
         return tuple(self._fit(i, c) for i, c in enumerate(cells))
 
-    def _fit(self, index: int, cell: CellType) -> CellType:
+    def _fit(self, index: int, cell: Cell) -> Cell:
         """A plain ``Text`` cell cut at a word boundary to its fixed-width column."""
         columns = list(self.columns.values())
         if not isinstance(cell, Text) or cell.spans or index >= len(columns):

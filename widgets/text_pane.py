@@ -114,7 +114,8 @@ class TextPane(ScrollView, can_focus=True):
         return self._lines
 
     @property
-    def loading(self) -> bool:
+    def wrapping(self) -> bool:
+        """A long text is still being wrapped (in a worker): ``lines`` shows ``loading…``."""
         return self._width == 0 and len(self._text) > SYNC_LIMIT
 
     def show(self, text: str) -> None:

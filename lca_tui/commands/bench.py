@@ -400,10 +400,11 @@ def run_side_by_side_cmd(args: argparse.Namespace) -> int:
     if a.writers:
         rows.append((f"ingest, 2 writers × {a.writer_entries} entries",
                      f"{a.ingest_entries_per_s} entries/s", f"{b.ingest_entries_per_s} entries/s"))
-        rows.append(("every entry found once",
-                     *(("yes" if f.entries_found_once else
-                        f"NO ({f.entries_missing} missing, {f.entries_doubled} doubled)")
-                       for f in (a, b))))
+        def found_once(f: Any) -> str:
+            return ("yes" if f.entries_found_once else
+                    f"NO ({f.entries_missing} missing, {f.entries_doubled} doubled)")
+
+        rows.append(("every entry found once", found_once(a), found_once(b)))
     def erased(f: Any) -> str:
         if f.erase_error:
             return f"FAILED: {f.erase_error}"
@@ -720,16 +721,16 @@ def run_calibrate(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         result = store.calibrate(args.limit)
     if args.json:
-        print_json(result)
+        print_json(result.as_json())
         return 0
     out = console()
-    out.print(f"model {result['model']}{' (DEGRADED)' if result['degraded'] else ''}; "
-              f"{result['cues']} user turns with an answer used as cues; answer in the pool "
-              f"for {result['answers_in_pool']}", markup=False)
-    for name in ("answer_S", "answer_cos", "other_S"):
-        p = result[name]
+    out.print(f"model {result.model}{' (DEGRADED)' if result.degraded else ''}; "
+              f"{result.cues} user turns with an answer used as cues; answer in the pool "
+              f"for {result.answers_in_pool}", markup=False)
+    for name, p in (("answer_S", result.answer_S), ("answer_cos", result.answer_cos),
+                    ("other_S", result.other_S)):
         out.print(f"{name:>10}: " + ", ".join(f"{k} {v}" for k, v in p.items()), markup=False)
-    out.print(f"suggested floor {result['suggested_floor']} (p25 of answers' S, rounded down); "
-              f"{result['others_above_floor']} of other candidates clear it; current floor "
-              f"{result['current_floor']}", markup=False)
+    out.print(f"suggested floor {result.suggested_floor} (p25 of answers' S, rounded down); "
+              f"{result.others_above_floor} of other candidates clear it; current floor "
+              f"{result.current_floor}", markup=False)
     return 0

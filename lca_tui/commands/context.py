@@ -161,8 +161,17 @@ def _detail(out: Any, s: Any) -> None:
                   markup=False, soft_wrap=True)
 
 
+JSON_TYPE = {str: "a string", int: "a number", float: "a number", bool: "true or false",
+             type(None): "null", list: "an array"}
+
+
+class _Unreadable(str):
+    """Why a line is not JSON (a decoded JSON string is a ``str`` too, and no record)."""
+
+
 def _records(raw: str) -> list[tuple[int, Any]]:
-    """(line number, decoded value or error text) for one object, an array or JSON lines."""
+    """(line number, decoded value or ``_Unreadable``) for one object, an array or JSON
+    lines."""
     try:
         whole = json.loads(raw)
     except (json.JSONDecodeError, RecursionError):
@@ -178,9 +187,9 @@ def _records(raw: str) -> list[tuple[int, Any]]:
         try:
             out.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
-            out.append((n, f"invalid JSON: {exc.msg} at column {exc.colno}"))
+            out.append((n, _Unreadable(f"invalid JSON: {exc.msg} at column {exc.colno}")))
         except RecursionError:
-            out.append((n, "invalid JSON: nested too deeply"))
+            out.append((n, _Unreadable("invalid JSON: nested too deeply")))
     return out
 
 
@@ -194,11 +203,12 @@ def _record_all(store: Any, raw: str) -> tuple[list[dict[str, Any]], list[dict[s
     errors: list[dict[str, Any]] = []
     created: list[str] = []
     for line, obj in _records(raw):
-        if isinstance(obj, str):
-            errors.append({"line": line, "reason": obj})
+        if isinstance(obj, _Unreadable):
+            errors.append({"line": line, "reason": str(obj)})
             continue
         if not isinstance(obj, dict):
-            errors.append({"line": line, "reason": "not a JSON object"})
+            errors.append({"line": line, "reason": "not a JSON object: "
+                                                    + JSON_TYPE.get(type(obj), "a value")})
             continue
         try:
             kind, rid, new = store.record(obj)

@@ -70,21 +70,21 @@ def list_exports(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         rows = store.exports()
     if args.json:
-        print_json(rows)
+        print_json([r.as_json() for r in rows])
         return 0
     t = Listing(col("id", whole=True, right=True), col("time", whole=True, drop=3),
                 col("status", whole=True), col("scope", drop=2), col("path", whole=True),
                 col("files", whole=True, right=True, drop=4), col("counts", drop=1))
     for r in rows:
-        scope = r["scope"] if isinstance(r["scope"], dict) else {}
+        scope = r.scope if isinstance(r.scope, dict) else {}
         shown = "all" if scope.get("all") else ", ".join(
             [f"session {s}" for s in scope.get("sessions", [])]
             + [f"memory {m}" for m in scope.get("memories", [])])
-        counts = ", ".join(f"{k} {v}" for k, v in (r["counts"] or {}).items()
+        counts = ", ".join(f"{k} {v}" for k, v in (r.counts or {}).items()
                            if k not in ("writing", "pid"))
-        status = r["status"] + (f" ({r['reason']})" if r.get("reason") else "")
+        status = r.status + (f" ({r.reason})" if r.reason else "")
+        files = r.files if isinstance(r.files, list) else []
         t.add_row(*(Text(visible(str(v))) for v in (
-            r["id"], when(r["ts"], with_seconds=True), status, shown, r["path"],
-            len(r["files"] or []), counts)))
+            r.id, when(r.ts, with_seconds=True), status, shown, r.path, len(files), counts)))
     t.print()
     return 0

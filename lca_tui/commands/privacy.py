@@ -24,7 +24,7 @@ from lca_tui.output import (
     store_from,
     table,
 )
-from store import visible, when
+from store import SENSITIVITIES, visible, when
 
 if TYPE_CHECKING:
     from store import Scope
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
                        "turns back what the secrets detector marked secret (a false "
                        "positive): its findings are dismissed and the change audited.")
     _scope_args(p)
-    p.add_argument("--as", dest="level", choices=("public", "private", "secret"),
+    p.add_argument("--as", dest="level", choices=SENSITIVITIES,
                    help="the level to set (required unless --unmark-detected; with it, the "
                    "level to return to: default an entry's session default, a memory public)")
     p.add_argument("--unmark-detected", action="store_true",

@@ -242,21 +242,20 @@ def run_verify(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         done = store.finish_interrupted()
         tombs = store.verify_tombstones()
-    report = {**done, "tombstones_verified": {tid: v.passed for tid, v in tombs}}
-    ok = all(report["proposals_verified"].values()) and all(
-        report["tombstones_verified"].values())
+    report = {**done.as_json(), "tombstones_verified": {tid: v.passed for tid, v in tombs}}
+    ok = all(done.proposals_verified.values()) and all(v.passed for _, v in tombs)
     if args.json:
         print_json(report)
     else:
         out = console()
-        out.print(f"file journals settled: {done['journals']}", markup=False)
-        for pid, good in done["proposals_verified"].items():
+        out.print(f"file journals settled: {done.journals}", markup=False)
+        for pid, good in done.proposals_verified.items():
             out.print(f"proposal {pid}: {'verified' if good else 'verification FAILED'}",
                       markup=False)
         for tid, v in tombs:
             out.print(f"tombstone {tid}: {'verified' if v.passed else 'verification FAILED'}",
                       markup=False)
-        if not done["proposals_verified"] and not tombs:
+        if not done.proposals_verified and not tombs:
             out.print("no apply or erasure was left unverified", markup=False)
     return 0 if ok else 1
 

@@ -243,12 +243,12 @@ def run_feedback(args: argparse.Namespace) -> int:
     with store_from(args) as store:
         result = store.feedback(args.trace_id, args.item, args.kind)
     if args.json:
-        print_json(result)
+        print_json(result.as_json())
         return 0
-    line = (f"trace {result['trace_id']} #{result['rank']} ({result['source_type']} "
-            f"{result['source_id']}): {result['kind']} "
-            + ("recorded" if result["recorded"] else "already recorded"))
-    if result["hits"] is not None:
-        line += f"; hits {result['hits']}, prevented {result['prevented']}"
+    line = (f"trace {result.trace_id} #{result.rank} ({result.source_type} "
+            f"{result.source_id}): {result.kind} "
+            + ("recorded" if result.recorded else "already recorded"))
+    if result.hits is not None:
+        line += f"; hits {result.hits}, prevented {result.prevented}"
     console().print(line, markup=False)
     return 0

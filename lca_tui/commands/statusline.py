@@ -117,7 +117,7 @@ def summary_for(store_arg: str | None, sets: list[str], session: str | None
     store = open_store(store_path, Settings.load(dict(parse_assignment(a) for a in sets)),
                        writer="lca-tui:statusline")
     try:
-        return store.status_summary(session), "in-process"
+        return store.status_summary(session).as_json(), "in-process"
     finally:
         store.close()
 

@@ -369,6 +369,8 @@ def record_document(store: Store, doc: Mapping[str, object]) -> tuple[str, int, 
 
     from sqlalchemy.exc import SQLAlchemyError
 
+    if not isinstance(doc, Mapping):
+        raise ValueError(f"a context record is a JSON object, got {type(doc).__name__}")
     obj: dict[str, Any] = dict(doc)
     kind = obj.pop("type", "snapshot")
     if not isinstance(kind, str) or kind not in RECORDERS:
@@ -381,7 +383,12 @@ def record_document(store: Store, doc: Mapping[str, object]) -> tuple[str, int, 
                          ("auto_compact_percent", "auto_compact_threshold")):
             if pct in obj:
                 _percent(obj, pct, key)
-    allowed = set(inspect.signature(func).parameters) - {"store"}
+    params = inspect.signature(func).parameters
+    allowed = set(params) - {"store"}
+    missing = [n for n, p in params.items() if n not in ("store", "session_id")
+               and n not in obj and p.default is inspect.Parameter.empty]
+    if missing:
+        raise ValueError(f"a {kind} record needs {', '.join(missing)}")
     unknown = set(obj) - allowed
     if unknown:
         raise ValueError(f"unknown field(s) for a {kind}: {', '.join(sorted(unknown))} "

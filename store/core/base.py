@@ -271,6 +271,8 @@ class StoreBase:
                 mode = "ro" if self.read_only else "rw"
                 self._watch = sqlean.connect(f"{self.path.resolve().as_uri()}?mode={mode}",
                                              uri=True, check_same_thread=False)
+            # raw SQL: PRAGMA data_version on a watch connection of its own (its counter moves
+            # only for other connections' commits), polled every second by a following app
             self._last_version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
             return self._last_version
 

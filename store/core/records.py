@@ -68,6 +68,12 @@ RecordKind = Literal["session", "series", "trace", "memory", "proposal"]
 """What a ``RecordRef`` names: a session (``at``: one of its entries' ``seq``), a session's
 context series (``at``: the agent), a recall trace, a memory, a proposal."""
 
+Subject = Literal["store", "session", "series", "trace", "proposal", "memory", "signal",
+                  "erasure"]
+"""What a part of the store is about, never the name of a screen: the store at a glance, a
+``RecordKind``, the health signals, an erasure. A guided-tour step names one, so does a widget
+asking to show more; the app maps it to the screen that shows it."""
+
 
 @dataclass(frozen=True)
 class RecordRef:

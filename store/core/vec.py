@@ -12,6 +12,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
 from store.core import pg
+from store.core.vocab import SENSITIVITIES
 
 
 def on_server(conn: Connection) -> bool:
@@ -193,7 +194,6 @@ def fts_query(query: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))
 
 
-SENSITIVITIES = ("public", "private", "secret")
 
 
 def _levels(levels: tuple[str, ...]) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from store.core.records import RecordRef
+from store.core.records import RecordRef, Subject
 from store.core.timeutil import when
 from store.core.vocab import plural
 from store.demo import MARKER_FILE, demo_data_dir, demo_refusal
@@ -46,14 +46,14 @@ NAV = "] next · [ back · t leaves the tour, t again resumes it here"
 
 @dataclass(frozen=True)
 class TourStep:
-    """One step: the screen (``mode``), a title, what it shows and which key to press
-    (``text``, plain: shown with markup off), and what to select there — ``target`` a record
-    the screen opens, ``row`` the row's key on that screen (a session id, a compaction's
-    time, a candidate's rank, a signal's name) or, on Privacy, the text of the scope."""
+    """One step: what part of the store it is about (``subject``, never a screen: the app
+    maps it to the screen that shows it), what it shows and which key to press (``text``,
+    plain: shown with markup off), and what to select there — ``target`` a record to open,
+    ``row`` the row's key (a session id, a compaction's time, a candidate's rank, a signal's
+    name) or, for an erasure, the text of the scope."""
 
     index: int
-    mode: str
-    title: str
+    subject: Subject
     text: str
     target: RecordRef | None = None
     row: str | None = None
@@ -63,10 +63,6 @@ class TourStep:
     @property
     def total(self) -> int:
         return len(STEPS)
-
-    @property
-    def heading(self) -> str:
-        return f"Tour {self.index + 1}/{self.total} · {self.title}"
 
 
 # -- the story's records, found in the store -------------------------------------------------
@@ -92,9 +88,9 @@ def _overview(store: Store, now: datetime) -> TourStep:
             f"{plural(st.chunks, 'index chunk')}, {plural(st.traces, 'recall trace')} and "
             f"{plural(st.proposals_pending, 'write')} waiting for a person.")
     if found is None:
-        return TourStep(0, "overview", "Overview", text + f"\n{NAV}")
+        return TourStep(0, "store", text + f"\n{NAV}")
     session_id = found[0]
-    return TourStep(0, "overview", "Overview",
+    return TourStep(0, "store",
                     text + f" Highlighted: session {session_id[:8]}, with a worker and a "
                     f"compaction.\n{NAV}", RecordRef("session", session_id),
                     session_id)
@@ -103,13 +99,13 @@ def _overview(store: Store, now: datetime) -> TourStep:
 def _context(store: Store, now: datetime) -> TourStep:
     found = _compacted_series(store)
     if found is None:
-        return TourStep(1, "context", "Context", "No compaction without a checkpoint in this "
+        return TourStep(1, "series", "No compaction without a checkpoint in this "
                         f"store.\n{NAV}")
     session_id, agent, c = found
     size = f"{c.pre_tokens:,} tokens" if c.pre_tokens else "the window"
     ts = c.ts
     return TourStep(
-        1, "context", "Context",
+        1, "series",
         f"Session {session_id[:8]}: at {when(ts)} the harness compacted {size} with no "
         "checkpoint before it (\u2717, highlighted): the pre-compaction trigger never fired, "
         f"so nothing was preserved first. enter opens its summary.\n{NAV}",
@@ -131,11 +127,11 @@ def _recall(store: Store, now: datetime) -> TourStep:
         if best is None or score > best[0]:
             best = (score, trace, injected[0], (above or held_back)[0])
     if best is None:
-        return TourStep(2, "recall", "Recall", "No trace here injected one memory and held "
+        return TourStep(2, "trace", "No trace here injected one memory and held "
                         f"another back.\n{NAV}")
     _, trace, inj, held = best
     return TourStep(
-        2, "recall", "Recall",
+        2, "trace",
         f"Trace {trace.id} \u201c{trace.query}\u201d: \u201c{inj.label}\u201d was injected "
         f"(#{inj.rank}); \u201c{held.label}\u201d ranked #{held.rank} (highlighted) but was "
         f"held back: {(held.reason or held.decision).split(';')[0]}. Its six terms are on the "
@@ -167,11 +163,11 @@ def _contradicted(store: Store) -> tuple[int, str, int, str, str] | None:
 def _proposals(store: Store, now: datetime) -> TourStep:
     found = _contradicted(store)
     if found is None:
-        return TourStep(3, "proposals", "Proposals", "No pending proposal here has a "
+        return TourStep(3, "proposal", "No pending proposal here has a "
                         f"contradiction flagged.\n{NAV}")
     pid, name, mid, mname, cue = found
     return TourStep(
-        3, "proposals", "Proposals",
+        3, "proposal",
         f"Proposal {pid} \u201c{name}\u201d waits for a person: its contradiction check "
         f"flags memory {mid} \u201c{mname}\u201d ({cue}). a approves as supersede or "
         f"keep-both, r rejects; both ask for a reason.\n{NAV}",
@@ -181,7 +177,7 @@ def _proposals(store: Store, now: datetime) -> TourStep:
 def _memories(store: Store, now: datetime) -> TourStep:
     found = _contradicted(store)
     if found is None:
-        return TourStep(4, "memories", "Memories", f"No contradicted memory here.\n{NAV}")
+        return TourStep(4, "memory", f"No contradicted memory here.\n{NAV}")
     pid, _, mid, mname, _ = found
     chain = store.chain(mid)
     links = sum(len(link.successors) for link in chain)
@@ -191,7 +187,7 @@ def _memories(store: Store, now: datetime) -> TourStep:
             into[successor] = into.get(successor, 0) + 1
     merge = ", one a merge" if any(n > 1 for n in into.values()) else ""
     return TourStep(
-        4, "memories", "Memories",
+        4, "memory",
         f"Memory {mid} \u201c{mname}\u201d, which proposal {pid} contradicts, ends a "
         f"supersession chain of {plural(len(chain), 'memory', 'memories')} "
         f"({plural(links, 'link')}{merge}): the chain pane shows each link's validity and "
@@ -204,12 +200,12 @@ def _health(store: Store, now: datetime) -> TourStep:
     bad = [s for name in APPENDIX_D for s in scan.signals
            if s.name == name and s.status in ("fail", "warn")]
     if not bad:
-        return TourStep(5, "health", "Health", f"Every Appendix D signal is ok here.\n{NAV}")
+        return TourStep(5, "signal", f"Every Appendix D signal is ok here.\n{NAV}")
     fails = [s for s in bad if s.status == "fail"]
     first = (fails or bad)[0]
     listed = ", ".join(f"{s.name} {s.display}" for s in (fails or bad)[:4])
     return TourStep(
-        5, "health", "Health",
+        5, "signal",
         f"The silent failures of the paper's Appendix D, found: {listed} "
         f"({len(fails)} fail, {len(bad) - len(fails)} warn). enter lists a signal's "
         f"offending rows; f previews a safe fix.\n{NAV}", None, first.name)
@@ -218,7 +214,7 @@ def _health(store: Store, now: datetime) -> TourStep:
 def _privacy(store: Store, now: datetime) -> TourStep:
     refused = demo_refusal(store)
     if refused is not None:
-        return TourStep(6, "privacy", "Privacy",
+        return TourStep(6, "erasure",
                         f"This step erases records, so it acts on the demo's own store only: "
                         f"{refused}.\n{NAV}", refused=refused)
     hits = [h for h in store.search(PASTED_KEY, limit=20, mode="fts")
@@ -229,14 +225,14 @@ def _privacy(store: Store, now: datetime) -> TourStep:
             t = erased[0]
             proof = ("verified: every probe passed" if t.verified
                      else "NOT verified: a probe failed")
-            return TourStep(6, "privacy", "Privacy",
+            return TourStep(6, "erasure",
                             f"Erased: no record holds the pasted key any more. Tombstone "
                             f"{t.id} keeps counts, time and actor, no content; {proof} "
                             f"(the Verification tab, v, lists each probe).\n{NAV}")
-        return TourStep(6, "privacy", "Privacy", f"Nothing here holds the pasted key.\n{NAV}")
+        return TourStep(6, "erasure", f"Nothing here holds the pasted key.\n{NAV}")
     sessions = sorted({str(h.session_id)[:8] for h in hits if h.session_id})
     return TourStep(
-        6, "privacy", "Privacy",
+        6, "erasure",
         f"Dana pasted a staging key into session {', '.join(sessions)}: "
         f"{plural(len(hits), 'entry', 'entries')} hold it. The tree is all that erasing it "
         "touches; nothing changed yet. e erases (type the word it shows), then the "

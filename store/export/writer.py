@@ -420,7 +420,31 @@ def export_status(counts: dict[str, Any], folder: Path | None = None
     return "written", None
 
 
-def exports(store: Store) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class ExportInfo:
+    """One export recorded in the store: its scope, folder, files and counts as written, the
+    writer, and its ``status`` now (``export_status``; ``reason`` when not written)."""
+
+    id: int
+    ts: str
+    scope: object
+    path: str | None
+    files: object
+    counts: dict[str, object]
+    writer: str | None
+    status: str
+    reason: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """The record as ``export --list --json`` prints it (``reason`` only when there is
+        one)."""
+        out = asdict(self)
+        if self.reason is None:
+            del out["reason"]
+        return out
+
+
+def exports(store: Store) -> list[ExportInfo]:
     """Every export recorded in the store, newest first, with its ``status``."""
     with store.read() as conn, orm(conn) as s:
         rows = s.exec(select(ExportRow).order_by(col(ExportRow.id).desc())).all()
@@ -429,11 +453,6 @@ def exports(store: Store) -> list[dict[str, object]]:
         counts = loads_json(r.counts)
         counts = counts if isinstance(counts, dict) else {}
         status, reason = export_status(counts, Path(r.path) if r.path else None)
-        item: dict[str, object] = {
-            "id": r.id, "ts": r.ts, "scope": loads_json(r.scope), "path": r.path,
-            "files": loads_json(r.files), "counts": counts, "writer": r.writer,
-            "status": status}
-        if reason:
-            item["reason"] = reason
-        out.append(item)
+        out.append(ExportInfo(int(r.id or 0), r.ts, loads_json(r.scope), r.path,
+                              loads_json(r.files), counts, r.writer, status, reason or None))
     return out

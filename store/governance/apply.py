@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, delete
@@ -223,7 +224,19 @@ def finish_verification(store: Store, proposal_id: int) -> ProposalInfo:
     return get_proposal(store, proposal_id)
 
 
-def finish_interrupted(store: Store) -> dict[str, object]:
+@dataclass(frozen=True)
+class Settled:
+    """What ``finish_interrupted`` did: how many file journals it settled, and each applied
+    proposal it verified (id: passed)."""
+
+    journals: int
+    proposals_verified: dict[int, bool]
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def finish_interrupted(store: Store) -> Settled:
     """Settle what killed writes left: the bound directory's file journals (an approval's
     placements undone or kept, an erasure's deletions played), and every apply that
     committed but was never verified. Returns what was done."""
@@ -235,7 +248,7 @@ def finish_interrupted(store: Store) -> dict[str, object]:
                                       col(Proposal.verified).is_(None))
             .order_by(col(Proposal.id))).all()]
     verified = {pid: bool(finish_verification(store, pid).verified) for pid in ids}
-    return {"journals": journals, "proposals_verified": verified}
+    return Settled(journals, verified)
 
 
 def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = None,

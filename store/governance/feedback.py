@@ -8,6 +8,7 @@ recall never imports governance.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from store.core import memories
@@ -19,7 +20,27 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 
-def feedback(store: Store, trace_id: int, item: str, kind: str) -> dict[str, object]:
+@dataclass(frozen=True)
+class FeedbackResult:
+    """What one feedback report did: the candidate (``rank`` of trace ``trace_id``, its
+    source), ``kind`` (used / prevented), whether it was ``recorded`` (False: the same report
+    was already there, ``note`` says so) and a memory's counts after it (None otherwise)."""
+
+    trace_id: int
+    rank: int
+    source_type: str
+    source_id: int | None
+    kind: str
+    recorded: bool
+    hits: int | None
+    prevented: int | None
+    note: str | None
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def feedback(store: Store, trace_id: int, item: str, kind: str) -> FeedbackResult:
     """A harness reports that an injected item was ``used`` or ``prevented`` a mistake.
 
     For a memory this raises ``hits`` or ``prevented`` (and sets ``last_applied``), so later
@@ -54,7 +75,6 @@ def feedback(store: Store, trace_id: int, item: str, kind: str) -> dict[str, obj
         if added:
             store.audit(conn, f"recall_feedback_{kind}", cand.source_type,
                         [cand.source_id, trace.id], {"trace": int(trace.id or 0)})
-    return {"trace_id": trace.id, "rank": cand.rank, "source_type": cand.source_type,
-            "source_id": cand.source_id, "kind": kind, "recorded": bool(added),
-            "hits": hits, "prevented": prevented,
-            "note": None if added else "already recorded for this candidate"}
+    return FeedbackResult(int(trace.id), cand.rank, cand.source_type, cand.source_id, kind,
+                          bool(added), hits, prevented,
+                          None if added else "already recorded for this candidate")

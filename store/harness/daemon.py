@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from store.core.vocab import Progress
 from store.harness.client import ACK, lock_path, running_pid
 from store.harness.failures import log_failure
 from store.harness.paths import socket_path
@@ -192,7 +193,7 @@ class Daemon:
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         self._lock_fd = fd
 
-    def open(self, progress: Callable[[str, int, int], None] | None = None) -> None:
+    def open(self, progress: Progress | None = None) -> None:
         """Take the lock, open the store, load the model and the vectors, bind the socket."""
         from store.facade import open_store
         from store.core.settings import Settings
@@ -602,7 +603,7 @@ class Daemon:
 
 
 def serve(store_path: Path, settings: Settings | None = None,
-          progress: Callable[[str, int, int], None] | None = None,
+          progress: Progress | None = None,
           ready: Callable[[Daemon], None] | None = None) -> None:
     """Run a daemon for ``store_path`` in this process until it is stopped (``stop`` request
     or SIGTERM/SIGINT in the main thread)."""

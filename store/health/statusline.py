@@ -5,6 +5,7 @@ itself, it reads the scan the hooks, the app or ``lca-tui health`` stored)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from store.core.errors import NotFound
@@ -65,6 +66,55 @@ def summary(store: Any, session_id: str | None = None) -> dict[str, Any]:
     return {"pressure": pressure(store, session_id),
             "pending": len(store.proposals("pending")),
             "worst": bad, "signals": len(signals)}
+
+
+@dataclass(frozen=True)
+class StatusPressure:
+    """One session's latest context snapshot against its thresholds (``pressure``)."""
+
+    session_id: str
+    agent: str
+    ts: str
+    used_tokens: int
+    window_tokens: int | None
+    checkpoint_threshold: int | None
+    auto_compact_threshold: int | None
+    percent_of_checkpoint: float | None
+    percent_of_window: float | None
+    state: str
+    """below, over checkpoint, over auto-compact"""
+
+
+@dataclass(frozen=True)
+class StatusSignal:
+    """A signal of the latest stored scan: its name, status and the scan's time."""
+
+    name: str
+    status: str
+    ts: str
+
+
+@dataclass(frozen=True)
+class StatusSummary:
+    """What a status line shows (``Store.status_summary``): the session's pressure (None: no
+    snapshot), the pending proposals, the worst signal that is not ok (None: all ok or no
+    scan) and how many signals the latest scan had. ``as_json`` is the daemon's wire form,
+    the one ``render`` reads."""
+
+    pressure: StatusPressure | None
+    pending: int
+    worst: StatusSignal | None
+    signals: int
+
+    @classmethod
+    def of(cls, found: dict[str, Any]) -> StatusSummary:
+        """The record of a ``summary`` dictionary."""
+        p, w = found.get("pressure"), found.get("worst")
+        return cls(StatusPressure(**p) if p else None, int(found.get("pending") or 0),
+                   StatusSignal(**w) if w else None, int(found.get("signals") or 0))
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def render(summary: dict[str, Any] | None) -> str:

@@ -11,6 +11,7 @@ percentile of the answers' S (three answers in four pass), rounded down to 0.05.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,7 +67,30 @@ def _pct(values: list[float]) -> dict[str, float | None]:
     return out
 
 
-def calibrate(store: Store, limit: int = 200) -> dict[str, object]:
+@dataclass(frozen=True)
+class Calibration:
+    """What ``calibrate`` measured: the model, how many cues (user turns with an answer) and
+    for how many the answer was in the pool, the percentiles (``n``, p10 … p90) of S for the
+    answers, of their cosine part, and of S for every other candidate, and the floor the
+    answers' p25 suggests against the current one."""
+
+    model: str
+    degraded: bool
+    cues: int
+    answers_in_pool: int
+    cos_weight: float
+    answer_S: dict[str, float | None]  # noqa: N815 - the JSON key
+    answer_cos: dict[str, float | None]
+    other_S: dict[str, float | None]  # noqa: N815 - the JSON key
+    suggested_floor: float | None
+    others_above_floor: float | None
+    current_floor: float
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def calibrate(store: Store, limit: int = 200) -> Calibration:
     """Percentiles of S (and of its cosine part) for answers and for other candidates."""
     w = float(store.settings["recall.cos_weight"])
     pool = int(store.settings["recall.pool"])
@@ -100,9 +124,7 @@ def calibrate(store: Store, limit: int = 200) -> dict[str, object]:
     floor = math.floor(p25 * 20) / 20 if p25 is not None else None
     passing = (sum(1 for s in other_s if floor is not None and s >= floor) / len(other_s)
                if other_s else None)
-    return {"model": store.embedder.name, "degraded": bool(store.embedder.degraded),
-            "cues": len(cues), "answers_in_pool": in_pool, "cos_weight": w,
-            "answer_S": _pct(answer_s), "answer_cos": _pct(answer_cos),
-            "other_S": _pct(other_s), "suggested_floor": floor,
-            "others_above_floor": None if passing is None else round(passing, 3),
-            "current_floor": float(store.settings["recall.floor"])}
+    return Calibration(store.embedder.name, bool(store.embedder.degraded), len(cues), in_pool,
+                       w, _pct(answer_s), _pct(answer_cos), _pct(other_s), floor,
+                       None if passing is None else round(passing, 3),
+                       float(store.settings["recall.floor"]))

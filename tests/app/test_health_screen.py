@@ -22,7 +22,6 @@ from store.health.records import Row, RowView
 from tests.helpers_shell import (
     FIXED_NOW,
     build_demo_template,
-    copy_demo,
     load_count,
     load_log,
     rendered_text,
@@ -34,12 +33,6 @@ from tests.helpers_shell import (
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_template(tmp_path_factory.mktemp("demo-health-screen"))
-
-
-@pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
 
 
 async def _loaded(pilot: Pilot[Any]) -> HealthScreen:

@@ -20,7 +20,6 @@ from store.recall import pool
 from tests.helpers_shell import (
     FIXED_NOW,
     build_demo_template,
-    copy_demo,
     load_count,
     load_log,
     settled,
@@ -37,12 +36,6 @@ SECRETS_SESSION = "bd8ec9a1-f803-45ed-bd7c-9ec7081ab44d"
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_template(tmp_path_factory.mktemp("demo-privacy"))
-
-
-@pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
 
 
 async def _settled(pilot: Pilot[Any]) -> None:

@@ -384,7 +384,7 @@ async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path, run_app: RunA
             await pilot.press("up")
             await pilot.pause()
             assert table.cursor_row == 1 and pane.text == big
-            await wait_until(pilot, lambda: not pane.loading, what="the big entry wrapped")
+            await wait_until(pilot, lambda: not pane.wrapping, what="the big entry wrapped")
             width = pane.scrollable_content_region.width
             assert all(len(line) <= width for line in pane.lines)
             assert "".join(pane.lines) == visible(big).replace("\n", "")

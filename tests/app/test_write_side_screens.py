@@ -1,4 +1,4 @@
-"""Issue 22, the screens as their users met them: counted nouns agree with their numbers
+"""The write-side screens as their users meet them: counted nouns agree with their numbers
 (Health's "enter: 1 offending row"), ``y`` says what it copied, a health signal with nothing to
 judge shows ``N/A`` and counts in the title, not as a warning."""
 

@@ -1,4 +1,4 @@
-"""Issue 22, a person behind every decision: ``--actor``, ``LCA_ACTOR``, the ``identity.name``
+"""A person behind every decision: ``--actor``, ``LCA_ACTOR``, the ``identity.name``
 setting, else the OS account (``pwd``), never the program's name — on proposal decisions,
 audit events and tombstones, through the CLI, the API and the daemon; and ``r`` on a secret
 memory: a confirmation, an audit event (no text), hidden again on leaving the screen."""

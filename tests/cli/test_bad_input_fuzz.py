@@ -1,4 +1,4 @@
-"""Bad input without a traceback (issue 23): JSON nested deeper than Python's parser recurses
+"""Bad input without a traceback: JSON nested deeper than Python's parser recurses
 (``propose -``, ``edit ID -``, a hook's stdin), integers of 2^63 and more wherever an id or a
 count is read (command arguments, proposal targets and evidence), and non-finite or huge
 integers in ``config.toml`` — each a clear error naming where and why, nothing else lost.

@@ -1,4 +1,5 @@
-"""``lca-tui context``: an unknown or ambiguous agent is one clear error line."""
+"""``lca-tui context``: an unknown or ambiguous agent is one clear error line; ``context
+record``: a line that is not a record says what it is instead, the others still recorded."""
 
 from __future__ import annotations
 
@@ -25,3 +26,16 @@ def test_context_unknown_and_ambiguous_agent(store: Store,
     code, out, _ = _run(["context", "--agent", "a7c3e5", "--json", "--store", str(store.path)],
                         capsys)
     assert code == 0 and [s["agent"] for s in json.loads(out)["sessions"]] == [WORKER]
+
+
+def test_context_record_names_what_a_bad_line_is(store: Store) -> None:
+    from lca_tui.commands.context import _record_all
+
+    raw = '"str"\n[1]\n{"type": "prune", "session_id": "s1"}\n{"session_id": "s1", ' \
+          '"used_tokens": 5}\n{"a\n'
+    recorded, errors, _ = _record_all(store, raw)
+    assert [r["line"] for r in recorded] == [4]
+    assert [(e["line"], e["reason"]) for e in errors] == [
+        (1, "not a JSON object: a string"), (2, "not a JSON object: an array"),
+        (3, "a prune record needs tokens_before, tokens_after"),
+        (5, "invalid JSON: Unterminated string starting at at column 2")]

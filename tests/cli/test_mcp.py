@@ -1,4 +1,4 @@
-"""``lca-tui mcp`` (issue 26): the MCP server driven by the official SDK's own clients over
+"""``lca-tui mcp``: the MCP server driven by the official SDK's own clients over
 stdio and streamable HTTP, its channel rule (nothing a channel may not see leaves), the
 writer it records, an erasure making it let go of its store, and ``mcp install|uninstall``
 leaving client configuration files byte-identical."""

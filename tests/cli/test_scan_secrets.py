@@ -1,4 +1,4 @@
-"""`lca-tui scan-secrets` (issue 30): the secrets detector over a store imported before it
+"""`lca-tui scan-secrets`: the secrets detector over a store imported before it
 existed, `--dry-run`, `--list`; what it prints never holds a value."""
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from lca_tui.app import make_app
 from tests.helpers_shell import (
     FIXED_NOW,
     build_demo_template,
-    copy_demo,
     load_count,
     settled,
     wait_until,
@@ -28,12 +27,6 @@ SMALL = (80, 24)
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_template(tmp_path_factory.mktemp("demo-gov-snap"))
-
-
-@pytest.fixture
-def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return copy_demo(demo_template, tmp_path)
 
 
 async def _settled(pilot: Pilot[Any]) -> None:

@@ -348,7 +348,7 @@ def _used(store: Store, memory_id: int) -> None:
     rank = next(c.rank for c in result.trace.candidates
                 if c.source_type == "memory" and c.source_id == memory_id
                 and c.decision == "injected")
-    assert store.feedback(result.trace_id, str(rank), "used")["recorded"]
+    assert store.feedback(result.trace_id, str(rank), "used").recorded
 
 
 def test_reported_use_is_reinforced_once_and_counted_once(store: Store,

@@ -56,9 +56,10 @@ def test_every_step_finds_its_record_in_the_demo(demo_path: Path) -> None:
     store = open_store(demo_path)
     try:
         steps = [tour_step(store, i, FIXED_NOW) for i in range(len(STEPS))]
-        assert [s.mode for s in steps] == ["overview", "context", "recall", "proposals",
-                                           "memories", "health", "privacy"]
-        assert all(s.row is not None for s in steps), [s.title for s in steps if s.row is None]
+        assert [s.subject for s in steps] == ["store", "series", "trace", "proposal",
+                                              "memory", "signal", "erasure"]
+        assert all(s.row is not None for s in steps), [s.subject for s in steps
+                                                       if s.row is None]
         assert steps[0].target is not None and steps[0].row == steps[1].target.id  # type: ignore[union-attr]
         assert steps[3].target is not None and steps[3].target.kind == "proposal"
         assert steps[4].target is not None and steps[4].target.kind == "memory"

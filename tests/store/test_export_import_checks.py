@@ -97,12 +97,12 @@ def test_an_export_killed_after_its_manifest_is_listed_as_written(
         store.export(tmp_path / "out")
     monkeypatch.undo()
     [listed] = writer.exports(store)
-    assert listed["status"] == "written", listed
+    assert listed.status == "written", listed
     # its folder losing a file makes it failed (never finished); a finished one incomplete
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     (tmp_path / "out" / manifest["files"][0]["path"]).unlink()
     [listed] = writer.exports(store)
-    assert listed["status"] == "failed" and "missing" in listed["reason"]
+    assert listed.status == "failed" and "missing" in str(listed.reason)
     finished = store.export(tmp_path / "out2")
     (tmp_path / "out2" / finished.files[1]["path"]).unlink()
-    assert writer.exports(store)[0]["status"] == "incomplete"
+    assert writer.exports(store)[0].status == "incomplete"

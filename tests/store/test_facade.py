@@ -5,9 +5,12 @@ as records, and ``read`` / ``write`` raise the store's own errors instead of SQL
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -43,6 +46,37 @@ def test_every_public_method_is_typed_without_any() -> None:
     assert untyped == {}
 
 
+def _type_checking_names(module_name: str) -> dict[str, object]:
+    """The names a module imports under ``if TYPE_CHECKING:`` (its annotations use them)."""
+    module = importlib.import_module(module_name)
+    tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+    names: dict[str, object] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and \
+                node.test.id == "TYPE_CHECKING":
+            block = ast.Module(body=node.body, type_ignores=[])
+            exec(compile(block, str(module.__file__), "exec"), names)  # noqa: S102
+    return names
+
+
+def test_no_public_method_returns_an_untyped_mapping_or_object() -> None:
+    """Each method's return type, resolved (``typing.get_type_hints``), is a record or a
+    typed container: never ``object``, a bare ``dict`` or a ``dict[str, object]`` a caller
+    can only index blindly."""
+    loose = {}
+    for name, f in _public_methods().items():
+        module = importlib.import_module(f.__module__)  # type: ignore[attr-defined]
+        namespace = {**vars(module), **_type_checking_names(f.__module__)}  # type: ignore[attr-defined]
+        returned = typing.get_type_hints(f, globalns=namespace).get("return")
+        args = typing.get_args(returned)
+        if returned is object or returned is dict or typing.get_origin(returned) is dict \
+                and object in args or typing.get_origin(returned) is list and any(
+                    a is object or typing.get_origin(a) is dict and object in
+                    typing.get_args(a) for a in args):
+            loose[name] = str(returned)
+    assert loose == {}
+
+
 def test_mypy_checks_a_call_against_the_capabilitys_signature(tmp_path: Path) -> None:
     """``store.approve`` is the capability's ``approve``: a wrong argument is a type error,
     and the return type is the record's."""
@@ -55,6 +89,17 @@ def test_mypy_checks_a_call_against_the_capabilitys_signature(tmp_path: Path) ->
                          cwd=ROOT, capture_output=True, text=True)
     assert "ProposalInfo" in out.stdout, out.stdout
     assert 'Argument 1 has incompatible type "str"; expected "int"' in out.stdout, out.stdout
+
+
+def test_record_says_in_one_line_what_is_wrong(store: Store) -> None:
+    """Not an object, or a record without its required fields: one line naming it, nothing
+    written (no Python internals such as "dictionary update sequence" or "positional")."""
+    with pytest.raises(ValueError, match="^a context record is a JSON object, got str$"):
+        store.record("str")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^a prune record needs tokens_before, tokens_after$"):
+        store.record({"type": "prune", "session_id": "s-missing"})
+    assert [k.session_id for k in store.series_keys()] == []
+    assert [s.id for s in store.sessions()] == []
 
 
 def test_record_validates_and_records_each_kind(store: Store) -> None:

@@ -1,4 +1,4 @@
-"""Issue 27: Codex CLI rollouts and Gemini CLI sessions (chats JSON and JSONL) imported, and
+"""Codex CLI rollouts and Gemini CLI sessions (chats JSON and JSONL) imported, and
 format detection that never confuses them (or Qwen Code) with Claude Code.
 
 Two kinds of input: the project's own fixtures (``tests/data/codex-shapes/``,

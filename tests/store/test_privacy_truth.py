@@ -1,4 +1,4 @@
-"""Issue 22, privacy proofs that never lie: the semantic probe measures what a match or regex
+"""Privacy proofs that never lie: the semantic probe measures what a match or regex
 removed (the text around each span), so a near-copy without the word is no leak while a
 paraphrase kept elsewhere still fails; re-verification reruns the lexical probes from keyed
 fingerprints and never turns a failed verdict into a pass from fewer probes; a FAIL is

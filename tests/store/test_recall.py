@@ -278,10 +278,10 @@ def test_feedback_raises_weight_and_trace_keeps_old(store: Store, tmp_path: Path
     item = next(c for c in first.trace.candidates if c.source_id == ids["current"])
     assert item.decision == "injected" and item.terms["E"] == 0
     out = feedback(store, first.trace_id, f"memory:{ids['current']}", "used")
-    assert out["recorded"] and out["hits"] == 1
+    assert out.recorded and out.hits == 1
     again = feedback(store, first.trace_id, str(item.rank), "used")
-    assert not again["recorded"]
-    assert feedback(store, first.trace_id, str(item.rank), "prevented")["prevented"] == 1
+    assert not again.recorded
+    assert feedback(store, first.trace_id, str(item.rank), "prevented").prevented == 1
     assert store.memory(ids["current"]).hits == 1
     kept = get_trace(store, first.trace_id)
     kept_item = next(c for c in kept.candidates if c.source_id == ids["current"])
@@ -405,12 +405,13 @@ def test_calibrate_on_real_transcripts(cc_store: Store,
     from store.recall.calibrate import calibrate
 
     result = calibrate(cc_store)
-    assert result["cues"] > 3
-    p = result["answer_S"]
+    assert result.cues > 3
+    p = result.answer_S
     assert p["p10"] <= p["p25"] <= p["p50"] <= p["p75"] <= p["p90"]
-    assert 0 <= result["suggested_floor"] <= p["p25"]
+    assert result.suggested_floor is not None and p["p25"] is not None
+    assert 0 <= result.suggested_floor <= p["p25"]
     assert main(["calibrate", "--store", str(cc_store.opened_as), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["cues"] == result["cues"]
+    assert json.loads(capsys.readouterr().out)["cues"] == result.cues
 
 
 # -- review fixes: embedders, pool size, harness figures, bench storage ---------------------

@@ -197,7 +197,7 @@ def test_a_half_written_export_is_failed_and_its_tmp_files_reported(
         store.export(tmp_path / "out")
     monkeypatch.undo()
     [listed] = writer.exports(store)
-    assert listed["status"] == "failed" and "interrupted" in listed["reason"]
+    assert listed.status == "failed" and "interrupted" in str(listed.reason)
     fresh = make_store(tmp_path / "fresh.db")
     report = fresh.ingest([tmp_path / "out"])
     [tmp] = [e for e in report.errors if e.path.endswith(".tmp")]

@@ -1,7 +1,6 @@
-"""The fixes of the independent review of the Anamnesis conformance suite (issue 24,
-``lca-tui conformance``): the runner's own index probe (vec0 and FTS5 queried directly after
-an erasure), poison-07 holding the harness guard on its own, and the supersession chain after
-erasing one of its members."""
+"""The Anamnesis conformance runner's own checks (``lca-tui conformance``): its index probe
+(vec0 and FTS5 queried directly after an erasure), poison-07 holding the harness guard on its
+own, and the supersession chain after erasing one of its members."""
 
 from __future__ import annotations
 
