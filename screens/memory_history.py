@@ -27,9 +27,13 @@ def version_text(v: MemoryVersion) -> Text:
     out.append(" (current)" if v.current else "")
     out.append(f"  {v.op}" + (f" of memory {v.memory_id}" if v.memory_id else "")
                + (f" · proposal {v.proposal_id}" if v.proposal_id else "")
+               + (" · its proposal was erased" if v.proposal_erased else "")
                + f" · {when(v.ts)}" + (f" · by {v.actor}" if v.actor else ""))
     if v.erased:
         out.append("\n  erased: its text is gone", style="italic")
+    elif v.op in ("expire", "quarantine"):
+        out.append(f"\n  {'expired' if v.op == 'expire' else 'quarantined'}: no longer "
+                   "recalled, its text unchanged", style="italic")
     elif v.masked:
         out.append("\n  (secret: text withheld)", style="italic")
     else:

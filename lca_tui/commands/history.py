@@ -44,10 +44,14 @@ def run_history(args: argparse.Namespace) -> int:
         head = (f"version {v.version}" + (" (current)" if v.current else "")
                 + f" — {v.op}" + (f" of memory {v.memory_id}" if v.memory_id else "")
                 + (f", proposal {v.proposal_id}" if v.proposal_id else "")
+                + (", its proposal was erased" if v.proposal_erased else "")
                 + f", {when(v.ts)}" + (f", by {v.actor}" if v.actor else ""))
         out.print(head, markup=False, highlight=False)
         if v.erased:
             out.print("  erased: its text is gone", markup=False, highlight=False)
+        elif v.op in ("expire", "quarantine"):
+            out.print(f"  {'expired' if v.op == 'expire' else 'quarantined'}: no longer "
+                      "recalled, its text unchanged", markup=False, highlight=False)
         elif v.masked:
             out.print("  (secret: text withheld)", markup=False, highlight=False)
         elif v.diff:

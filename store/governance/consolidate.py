@@ -39,6 +39,7 @@ from store.governance.records import PassSummary
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
+    from store.core.secrets import Detector
 
 TRIGGER = "consolidation"
 PROPOSER = "lca-tui:consolidate"
@@ -154,14 +155,17 @@ class _Dedup:
         return None
 
 
-def _doc(found: Found, project: str | None) -> dict[str, Any]:
-    """A proposal document (the ``propose`` format) for something ``detect`` found."""
+def _doc(found: Found, project: str | None, detector: Detector) -> dict[str, Any]:
+    """A proposal document (the ``propose`` format) for something ``detect`` found. Its text
+    is the entry's text masked by the store's detector: a key, a token or a password in the
+    entry is ``[secret: <kind>]`` in the proposal (the entry alone holds the value)."""
     evidence = [{"entry": eid, "span": [start, end]} for eid, start, end in found.evidence]
-    metadata: dict[str, Any] = {"description": found.rationale[:200]}
+    rationale = detector.mask(found.rationale)  # masked before the description is cut
+    metadata: dict[str, Any] = {"description": rationale[:200]}
     if project:
         metadata["projects"] = [project]
-    return {"op": "add", "type": found.type, "content": found.content,
-            "metadata": metadata, "rationale": found.rationale, "evidence": evidence,
+    return {"op": "add", "type": found.type, "content": detector.mask(found.content),
+            "metadata": metadata, "rationale": rationale, "evidence": evidence,
             "proposer": PROPOSER,
             # each request sentence of a turn is its own proposal: the spans are in the key
             "idempotency_key": _key(found.kind, *(f"{e[0]}:{e[1]}-{e[2]}"
@@ -265,6 +269,7 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
         _file_proposals(store, report, scan_files)
     sessions = [store.session(session)] if session is not None else store.sessions()
     dedup = _Dedup(store)
+    detector = store.detector()
     covered: list[tuple[str, int, int]] = []  # (session, through entry, new entries)
     docs: list[tuple[str, Any]] = []  # (what found it, proposal document)
     proposer_input: list[dict[str, Any]] = []
@@ -273,7 +278,7 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
         new, history = _entries(store, info.id, after)
         covered.append((info.id, max(int(e.id or 0) for e in new) if new else after,
                         len(new)))
-        docs += [(f.kind, _doc(f, info.project)) for f in scan(new, history)]
+        docs += [(f.kind, _doc(f, info.project, detector)) for f in scan(new, history)]
         proposer_input.append({"session": info.id, "project": info.project,
                                "entries": [{"id": e.id, "seq": e.seq, "agent": e.agent,
                                             "kind": e.kind, "ts": e.ts, "content": e.content}

@@ -59,6 +59,7 @@ from store.governance.records import (
 from store.core.vocab import SENSITIVITIES, Progress
 
 if TYPE_CHECKING:
+    from store.core.secrets import Detector
     from store.core.base import StoreBase as Store
 
 METADATA_KEYS = {"name": str, "description": str, "tags": list, "projects": list, "role": str,
@@ -384,11 +385,26 @@ def actor_name(store: Store, actor: str | None) -> str:
 
 
 # -- writing ------------------------------------------------------------------------------
+def _masked(value: Any, detector: Detector) -> Any:
+    """``value`` (a check's evidence: dicts, lists, strings) with every string masked by the
+    store's detector: a sentence of the candidate or of its evidence that holds a key, a
+    token or a password is stored with ``[secret: <kind>]`` in place of the value."""
+    if isinstance(value, str):
+        return detector.mask(value)
+    if isinstance(value, dict):
+        return {k: _masked(v, detector) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked(v, detector) for v in value]
+    return value
+
+
 def _check_rows(store: Store, proposal_id: int, revision: int,
                 checks: list[CheckInfo]) -> list[ProposalCheck]:
+    detector = store.detector()
     return [ProposalCheck(proposal_id=proposal_id, revision=revision, kind=c.kind,
-                          result=c.result, detail=c.detail,
-                          evidence=json.dumps(c.evidence, ensure_ascii=False, default=str),
+                          result=c.result, detail=detector.mask(c.detail),
+                          evidence=json.dumps(_masked(c.evidence, detector),
+                                              ensure_ascii=False, default=str),
                           suggestion=c.suggestion, writer=store.writer,
                           writer_version=store.writer_version, created_at=now_iso())
             for c in checks]

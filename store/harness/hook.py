@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store.core.secrets import DEFAULT
+from store.core.secrets import DEFAULT, Detector
 from store.harness.failures import log_failure
 
 if TYPE_CHECKING:
@@ -159,15 +159,16 @@ def context_text(result: Any) -> str:
     return "\n\n".join(lines)
 
 
-def prompt_cue(payload: dict[str, Any]) -> str | None:
+def prompt_cue(payload: dict[str, Any], detector: Detector = DEFAULT) -> str | None:
     """The recall query for the hook's prompt, or None when there is nothing to recall for
-    (no prompt, an empty one, a slash command)."""
+    (no prompt, an empty one, a slash command). ``detector``: the store's
+    (``Store.detector()``), so its opt-in e-mail and phone detection masks the prompt too."""
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
         return None
     # the secrets detector runs before the prompt becomes a query (embedded, and kept as
     # the trace's query): a pasted key is searched for as ``[secret: aws-key]``
-    return cue(DEFAULT.mask(prompt))
+    return cue(detector.mask(prompt))
 
 
 def embed_early(store: Store, payload: dict[str, Any]) -> Future[Any] | None:
@@ -175,7 +176,7 @@ def embed_early(store: Store, payload: dict[str, Any]) -> Future[Any] | None:
     thread while the new lines are stored (the model releases the GIL: on a warm daemon
     this hides its ~7 ms behind the import; on a cold run, the model's loading too). None
     when nothing will be recalled."""
-    query = prompt_cue(payload)
+    query = prompt_cue(payload, store.detector())
     if query is None:
         return None
     done: Future[Any] = Future()
@@ -200,7 +201,7 @@ def recall_for(store: Store, outcome: Outcome, payload: dict[str, Any],
     from store.recall.pool import live_window
     from store.recall.run import recall
 
-    query = prompt_cue(payload)
+    query = prompt_cue(payload, store.detector())
     if query is None:
         return
     sid = str(payload["session_id"])

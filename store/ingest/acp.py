@@ -211,17 +211,42 @@ def _check_soul(ctx: ImportContext, folder: Path, state: dict[str, Any]) -> str:
     return "verified"
 
 
+def _expired_by_the_gate(conn: Connection) -> set[int]:
+    """Memories an applied ``expire`` proposal expired (retention, or a person): the gate
+    decided those, so a section still in MEMORY.md does not bring them back."""
+    from sqlmodel import select
+
+    from store.core.db import orm
+    from store.governance.models import Proposal
+
+    with orm(conn) as s:
+        rows = s.exec(select(Proposal.memory_id, Proposal.targets).where(
+            Proposal.status == "applied", Proposal.op == "expire")).all()
+    out: set[int] = set()
+    for mid, targets in rows:
+        if mid is not None:
+            out.add(int(mid))
+        out.update(int(t) for t in json.loads(targets or "[]"))
+    return out
+
+
 def _expire_pruned(ctx: ImportContext, conn: Connection, prefix: str, keep: set[str]) -> int:
-    """Sections gone from MEMORY.md → expired; sections back again → active."""
+    """Sections gone from MEMORY.md → expired; sections back again → active, unless an
+    applied ``expire`` proposal expired the memory (then it stays expired: only a proposal
+    brings it back)."""
     now = now_iso()
     expired = 0
+    gated: set[int] | None = None
     for memory in memories.with_source_prefix(conn, prefix):
         assert memory.id is not None
         if memory.source_file not in keep and memory.status == "active":
             memories.set_status(conn, ctx.store, memory.id, "expired", valid_to=now)
             expired += 1
         elif memory.source_file in keep and memory.status == "expired":
-            memories.set_status(conn, ctx.store, memory.id, "active", valid_to=None)
+            if gated is None:
+                gated = _expired_by_the_gate(conn)
+            if memory.id not in gated:
+                memories.set_status(conn, ctx.store, memory.id, "active", valid_to=None)
     return expired
 
 

@@ -392,7 +392,8 @@ def recall(store: Store, query: str, role: str | None = None, project: str | Non
                   candidates=[c for c, _ in scored])
     if not probe and not store.read_only:  # read-only: the recall runs, no trace is kept
         with store.write() as conn:
-            insert_trace(conn, trace, *(writer or (store.writer, store.writer_version)))
+            insert_trace(conn, trace, *(writer or (store.writer, store.writer_version)),
+                         detector=store.detector())
     return RecallResult(trace, items)
 
 

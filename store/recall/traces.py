@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, insert
 from sqlmodel import col, select
 
-from store.core.secrets import DEFAULT
+from store.core.secrets import DEFAULT, Detector
 from store.core.db import orm
 from store.core.errors import NotFound
 from store.core.models import Entry, Memory
@@ -45,12 +45,15 @@ def term_text(value: float | None) -> str:
     return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
 
 
-def insert_trace(conn: Connection, trace: Trace, writer: str, version: str) -> int:
-    """Write a trace and its candidates; masked candidates get no excerpt and no label."""
+def insert_trace(conn: Connection, trace: Trace, writer: str, version: str, *,
+                 detector: Detector = DEFAULT) -> int:
+    """Write a trace and its candidates; masked candidates get no excerpt and no label.
+    ``detector``: the store's (``Store.detector()``, its opt-in e-mail and phone detection)
+    masks the query; the default detects the secrets only."""
     now = now_iso()
     who = {"writer": writer, "writer_version": version, "created_at": now}
     row = TraceRow(  # a query holding a secret is kept with placeholders for the values
-        ts=trace.ts, query=DEFAULT.mask(trace.query), role=trace.role, project=trace.project,
+        ts=trace.ts, query=detector.mask(trace.query), role=trace.role, project=trace.project,
         channel=trace.channel, historical=int(trace.historical),
         settings=json.dumps(trace.settings, sort_keys=True), latency_ms=trace.latency_ms,
         model=trace.model, degraded=int(trace.degraded), origin=trace.origin,

@@ -39,10 +39,30 @@ def test_history_revert_and_undo(store: Store, capsys: pytest.CaptureFixture[str
     assert "-The build uses make." in out and "+The build uses just." in out
     code, doc, _ = _cli(capsys, "revert", str(mid), "--to", "1", "--store", db, "--json")
     assert code == 0 and doc["status"] == "pending" and doc["content"] == "The build uses make."
+    pending = doc["id"]
     code, doc, _ = _cli(capsys, "proposals", "--status", "pending", "--store", db, "--json")
     assert [p["op"] for p in doc["proposals"]] == ["supersede"]
+    # the undo of the revise is that same supersede, already pending: one line names it
+    code, out, err = _cli(capsys, "undo", "--store", db)
+    assert code == 2 and f"proposal {pending} already files this" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    code, _, _ = _cli(capsys, "reject", str(pending), "--store", db, "--reason", "not yet")
+    assert code == 0
     code, doc, _ = _cli(capsys, "undo", "--store", db, "--json")
     assert code == 0 and doc["content"] == "The build uses make."
+
+
+def test_history_shows_an_expire_with_who_and_when(
+        store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 review: an applied expire is a version of the memory's history."""
+    mid = approve(store, _propose(store, {"op": "add", "type": "project",
+                                          "content": "The build uses make."}).id,
+                  actor="ana").memory_id
+    gone = approve(store, _propose(store, {"op": "expire", "target": mid}).id, actor="ben")
+    code, out, _ = _cli(capsys, "history", str(mid), "--store", str(store.path))
+    assert code == 0
+    assert f"version 2 — expire of memory {mid}, proposal {gone.id}" in out
+    assert "by ben" in out and "expired: no longer recalled, its text unchanged" in out
 
 
 def test_bad_input_is_one_line(store: Store, capsys: pytest.CaptureFixture[str]) -> None:

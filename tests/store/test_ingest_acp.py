@@ -205,3 +205,30 @@ def test_acp_dir_imports_its_other_markdown_files_as_memory_files(store: Store,
     assert len(notes) == 1 and not notes[0].loadable
     assert any(e.path.endswith("notes.md") for e in report.errors)
     assert store.ingest([folder]).memories_added == 0
+
+
+def test_a_memory_expired_by_the_gate_stays_expired_on_reimport(store: Store,
+                                                                tmp_path: Path) -> None:
+    """Issue 30 review: re-importing MEMORY.md brought back (as active) a memory an applied
+    ``expire`` proposal expired, because its section is still in the file. The gate's expiry
+    stays; a section pruned and then restored in the file still comes back."""
+    agent = _copy(tmp_path)
+    store.ingest([agent])
+    mems = {m.name: m for m in store.memories()}
+    target = mems["Preferences"]
+    assert target.id is not None and target.status == "active"
+    info = store.propose({"op": "expire", "target": target.id}, auto_apply=False)
+    assert store.approve(info.id, actor="dana").status == "applied"
+    assert store.memory(target.id).status == "expired"
+    memory = agent / "MEMORY.md"
+    raw = memory.read_text("utf-8")
+    head, _, rest = raw.partition("## Skills acquired")
+    memory.write_text(head + "## Relationship history" + rest.split(
+        "## Relationship history", 1)[1], "utf-8")
+    store.ingest([agent])  # the skills section pruned by the file: expired by the import
+    assert _memories(store)["Skills acquired"][1] == "expired"
+    memory.write_text(raw, "utf-8")
+    store.ingest([agent])  # both sections in the file again
+    now = _memories(store)
+    assert now["Skills acquired"][1] == "active"  # the file's own pruning is undone
+    assert now["Preferences"][1] == "expired"  # the gate's expiry is not

@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from store import Store
 from store.core.secrets import DEFAULT, Detector, redact_private
+from store.harness.paths import failure_log
 from tests.helpers_health import scan
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import run_hook
@@ -151,7 +152,17 @@ def test_seeded_transcript_secrets_are_caught_and_leave_no_copy(
     for value in (*VALUES, PRIVATE):
         assert value not in trace_rows and value not in audit
     exported = "".join(p.read_text("utf-8", "replace") for p in out.rglob("*") if p.is_file())
-    logs = "".join(p.read_text("utf-8", "replace") for p in tmp_path.rglob("*.log"))
+    # a hook whose store cannot be opened writes the failure log (under the test's
+    # XDG_STATE_HOME): the logs checked below exist, they are not assumed
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database " * 100)
+    run_hook("UserPromptSubmit", {"session_id": SESSION, "transcript_path": str(path),
+                                  "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                                  "prompt": f"is {AWS} still the deploy key?"},
+             broken, monkeypatch, capsys)
+    log_files = sorted(tmp_path.rglob("*.log"))
+    assert failure_log() in log_files and failure_log().stat().st_size > 0
+    logs = "".join(p.read_text("utf-8", "replace") for p in log_files)
     for value in (*VALUES, PRIVATE):
         assert value not in exported and value not in logs, value
     assert "[secret: github-token]" in exported
@@ -300,3 +311,71 @@ def test_a_proposal_holding_a_secret_is_a_secret_candidate(store: Store) -> None
             "SELECT text FROM chunk WHERE source_type = 'memory' AND source_id = :m"),
             {"m": done.memory_id}))
     assert level == "secret" and AWS not in chunks and "[secret: aws-key]" in chunks
+
+
+def _proposal_rows(store: Store, pid: int) -> str:
+    """Everything stored of proposal ``pid``: its row and its checks' rows, as text."""
+    with store.read() as conn:
+        row = conn.execute(text("SELECT * FROM proposal WHERE id = :i"), {"i": pid}).one()
+        checks = conn.execute(text("SELECT * FROM proposal_check WHERE proposal_id = :i"),
+                              {"i": pid}).all()
+    return json.dumps([list(row), [list(c) for c in checks]], default=str)
+
+
+def test_consolidation_proposes_a_secret_entry_masked(store: Store, tmp_path: Path) -> None:
+    """Issue 30 review: a "Remember: …" request holding a key is proposed with the key masked
+    — nothing of the value in the proposal's content, rationale, metadata or checks."""
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_text(json.dumps(_line(1, f"Remember: the deploy AWS access key is {AWS} and "
+                                        "it is rotated every month.")) + "\n",
+                    encoding="utf-8")
+    store.ingest([path])
+    report = store.consolidate(use_proposer=False)
+    assert report.proposal_ids, report.to_json()
+    for pid in report.proposal_ids:
+        stored = _proposal_rows(store, pid)
+        assert AWS not in stored, pid
+    shown = store.proposal(report.proposal_ids[0])
+    assert "[secret: aws-key]" in (shown.content or "")
+    assert "rotated every month" in (shown.content or "")
+
+
+def test_a_proposal_holding_a_secret_stores_its_checks_masked(store: Store) -> None:
+    """Issue 30 review: a hand-written proposal holding a value — its candidate is secret and
+    the checks it stores (source_support's sentences of the candidate) mask the value."""
+    doc: dict[str, object] = {"op": "add", "type": "reference", "content":
+                              f"The deploy AWS access key is {AWS}.",
+                              "rationale": "seen in the deploy logs"}
+    info = store.propose(doc, auto_apply=False)
+    assert store.proposal(info.id).masked
+    with store.read() as conn:
+        checks = json.dumps([list(r) for r in conn.execute(text(
+            "SELECT kind, detail, evidence FROM proposal_check WHERE proposal_id = :i"),
+            {"i": info.id})])
+    assert "source_support" in checks
+    assert AWS not in checks and "[secret: aws-key]" in checks
+
+
+def test_traced_queries_and_hook_prompts_use_the_stores_detector(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 review: a recall's trace query and a hook's prompt were masked with the
+    default detector (secrets only); with ``privacy.detect_email`` on, the store's detector
+    masks an address in both."""
+    email = "ana.silva@example.com"
+    config = tmp_path / "config.toml"
+    config.write_text("[privacy]\ndetect_email = true\n", encoding="utf-8")
+    monkeypatch.setenv("LCA_CONFIG", str(config))  # what the hook's store reads
+    store = make_store(tmp_path / "store.db", **{"privacy.detect_email": True})
+    store.recall(f"what did {email} ask for")
+    run_hook("UserPromptSubmit", {"session_id": SESSION,
+                                  "transcript_path": str(seeded_transcript(tmp_path)),
+                                  "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                                  "prompt": f"mail {email} the deploy report"},
+             store.path, monkeypatch, capsys)
+    with store.read() as conn:
+        queries = [r[0] for r in conn.execute(text(
+            "SELECT query FROM recall_trace ORDER BY id"))]
+    assert queries == ["what did [secret: email] ask for",
+                       "mail [secret: email] the deploy report"]
+    store.close()
