@@ -444,7 +444,8 @@ class MemoriesScreen(StoreScreen):
         current = next((v for v in versions if v.current), None)
 
         def picked(version: int | None) -> None:
-            if version is None:
+            if version is None or self.refused_read_only("reverting a memory (it files a "
+                                                         "proposal)"):
                 return
             target = f"memory {current.memory_id}" if current else "the current memory"
 
@@ -461,11 +462,11 @@ class MemoriesScreen(StoreScreen):
         self.app.push_screen(HistoryModal(mid, versions), picked)
 
     def _revert(self, memory_id: int, version: int) -> None:
-        from store import ProposalError
+        from store import ProposalError, StoreError
 
         try:
             info = self.lca.store.revert_memory(memory_id, version)
-        except (ProposalError, NotFound) as exc:
+        except (ProposalError, NotFound, StoreError) as exc:
             self.notify(str(exc), severity="warning", markup=False, timeout=6)
             return
         self.notify(f"proposal {info.id} filed ({info.status}): review it on screen 4",

@@ -511,6 +511,8 @@ class ProposalsScreen(StoreScreen):
         return pid if self.clock() - at < UNDO_MINUTES * 60 else None
 
     def action_undo(self) -> None:
+        if self.refused_read_only("undoing an approval (it files a proposal)"):
+            return
         pid = self._undoable()
         if pid is None:
             self.notify(f"Nothing to undo: undo is offered for {UNDO_MINUTES} minutes after "

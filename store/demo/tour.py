@@ -260,7 +260,11 @@ def tour_position(store: Store) -> int:
 
 
 def remember_tour_position(store: Store, index: int) -> None:
-    """Keep the step beside the demo store (never in it: the store's data does not change)."""
+    """Keep the step beside the demo store (never in it: the store's data does not change);
+    on a store opened read-only nothing is written, beside it either (the app keeps the step
+    for this run only)."""
+    if store.read_only:
+        return
     folder = demo_data_dir(store.path)
     if (folder / MARKER_FILE).is_file():
         (folder / POSITION_FILE).write_text(f"{index}\n", encoding="utf-8")

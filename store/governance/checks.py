@@ -278,11 +278,17 @@ class Checker:
             for i, a in enumerate(mine):
                 for j, b in enumerate(ss):
                     sim = float(sims[i, j]) if sims is not None else None
-                    if ((sim is None or sim < threshold) and tx.jaccard(a.text, b.text) < 0.5
-                            and tx.contained(a.text, b.text) < _CONTAINED
-                            and not tx.same_subject(a.text, b.text)):
+                    close_enough = ((sim is not None and sim >= threshold)
+                                    or tx.jaccard(a.text, b.text) >= 0.5
+                                    or tx.same_subject(a.text, b.text))
+                    if not close_enough and tx.contained(a.text, b.text) < _CONTAINED:
                         continue
                     cues = tx.cues(a.text, b.text)
+                    if not close_enough:
+                        # paired only because one clause restates the other's words: a
+                        # differing number, date or value says they disagree, but a "never"
+                        # elsewhere in a long sentence says nothing about the shared clause
+                        cues = [c for c in cues if c.get("kind") != "negation"]
                     if cues and (best is None or (sim or 0.0) > (best["sentence_cos"] or 0.0)):
                         secret = m.sensitivity == "secret"
                         if secret:

@@ -69,3 +69,15 @@ def test_every_step_finds_its_record_in_the_demo(demo_path: Path) -> None:
         assert tour_position(store) == 4
     finally:
         store.close()
+
+
+def test_a_read_only_store_keeps_the_tour_step_nowhere(demo_path: Path) -> None:
+    """--read-only writes nothing at all, beside the store either: the step a read-only tour
+    reached is not written to the demo's data folder (it was, as tour-step)."""
+    store = open_store(demo_path, read_only=True)
+    try:
+        before = tour_position(store)
+        remember_tour_position(store, before + 2)
+        assert tour_position(store) == before
+    finally:
+        store.close()
