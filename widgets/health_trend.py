@@ -46,6 +46,24 @@ def _short(value: float) -> str:
     return f"{value:.3g}"
 
 
+TICK_ROWS = 6  # the rows a mark needs apart: a small trend panel's plot (any size draws the same)
+
+
+def _ticks(top: float, warn: float | None, fail: float | None
+           ) -> tuple[list[float], list[str]]:
+    """The y-axis marks: the thresholds, the top and 0, dropping any closer than a sixth of
+    the axis to one kept before it (thresholds first, then the top, then 0). Two labels that
+    fall on one row are drawn in an order plotext does not fix: the picture changed from run
+    to run (0 or 5 on the same row)."""
+    step = top * 1.1 / TICK_ROWS
+    kept: list[float] = []
+    for mark in [t for t in (fail, warn) if t] + [top, 0.0]:
+        if all(abs(mark - k) >= step for k in kept):
+            kept.append(mark)
+    kept.sort()
+    return kept, [_short(m) for m in kept]
+
+
 class HealthTrend(PlotextPlot):
     """One signal's values over the stored scans."""
 
@@ -82,8 +100,7 @@ class HealthTrend(PlotextPlot):
         xs = [i + 1 for i, v in enumerate(values) if v is not None]
         top = max(known + [t for t in (self.warn, self.fail) if t is not None] + [1.0])
         plt.ylim(0, top * 1.1)
-        marks = sorted({0.0, top, *(t for t in (self.warn, self.fail) if t)})
-        plt.yticks(marks, [_short(m) for m in marks])
+        plt.yticks(*_ticks(top, self.warn, self.fail))
         plt.xlim(1, max(2, len(values)))
         plt.xticks([1.0, float(max(2, len(values)))], ["1", str(max(2, len(values)))])
         if self.warn is not None and self.warn > 0:

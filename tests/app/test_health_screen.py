@@ -260,3 +260,15 @@ def test_a_sparkline_does_not_magnify_noise() -> None:
     assert abs(BARS.index(noise[0]) - BARS.index(noise[1])) <= 1, noise
     assert sparkline(points(0.0, 50.0, 100.0)) == "▁▅█"
     assert sparkline(points(3.0, None, 3.0)) == "█·█"
+
+
+def test_trend_marks_never_share_a_row() -> None:
+    """The trend's y marks keep the thresholds and the top and drop a mark too close to one
+    kept (0 and warn 5 on a 0–63 axis fell on one row, and which label showed changed from run
+    to run); the same figures always give the same marks."""
+    from widgets.health_trend import _ticks
+
+    marks, labels = _ticks(57.45, 5.0, 20.0)
+    assert marks == [5.0, 20.0, 57.45] and labels == ["5", "20", "57.5"]
+    assert _ticks(57.45, 5.0, 20.0) == (marks, labels)
+    assert _ticks(100.0, None, None)[0] == [0.0, 100.0]
