@@ -147,6 +147,10 @@ if TYPE_CHECKING:
     from store.recall.records import MASK as TRACE_MASK
     from store.recall.records import Candidate, Trace, trace_from_dict
     from store.recall.traces import term_text
+    from store.governance.history import MemoryVersion
+    from store.governance.retention import Expiry, RetentionReport
+    from store.governance.sweep import DuplicateGroup, SweepReport
+    from store.privacy.retention import EntryExpiry, TranscriptDue
     from store.conformance import MUTANTS, load_bundle, run_bundle, run_mutants
     from store.core.actor import clean as clean_actor
     from store.core.actor import set_process_actor
