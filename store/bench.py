@@ -34,7 +34,8 @@ from sqlmodel import col, select
 
 from store.core import vec
 from store.core.models import Chunk, Entry
-from store.core.index import sha256_text
+from store.core.chunker import count_tokens
+from store.core.index import Prepared, sha256_text
 from store.core.timeutil import now_iso
 from store.core.writes import NewEntry, NewSession
 from store.core.vocab import Progress, percentiles
@@ -142,8 +143,6 @@ def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.n
     """``count`` synthetic entries through the normal write path (``write_entries``: entries,
     chunks, nearest neighbours, vectors, FTS), their vectors taken from the sample's model
     vectors plus noise instead of from the model."""
-    from store.core.chunker import count_tokens
-    from store.core.index import Prepared
     from store.core.writes import upsert_session, write_entries
 
     sigma = 0.0247  # per-dimension noise: cosine to the base vector ≈ 0.9
@@ -157,17 +156,7 @@ def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.n
         session = NewSession(f"bench-bulk-{session_no:04d}", "bench", agent="bench",
                              project=f"/work/{rng.choice(list(TOPICS))}", started_at=created)
         session_no += 1
-        entries: list[NewEntry] = []
-        prepared: dict[str, list[Prepared]] = {}
-        for i in range(n):
-            topic, bvec = base[rng.randrange(len(base))]
-            body = synthetic_text(rng, topic)
-            v = bvec + rng_noise(rng, sigma)
-            prepared[sha256_text(body)] = [Prepared(0, len(body), count_tokens(body), body,
-                                                    (v / np.linalg.norm(v)).astype(np.float32),
-                                                    None)]
-            entries.append(NewEntry(KINDS[i % len(KINDS)], body, f"bench:{session.id}",
-                                    source_offset=i, ts=created))
+        entries, prepared = synthetic_batch(rng, base, sigma, n, session.id, created)
         with store.write() as conn:
             upsert_session(conn, session, "lca-tui:bench", store.writer_version)
             write_entries(conn, session.id, entries, indexer, "lca-tui:bench",
@@ -175,6 +164,25 @@ def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.n
         done += n
         if progress:
             progress("bulk", done, count)
+
+
+def synthetic_batch(rng: random.Random, base: list[tuple[str, np.ndarray]], sigma: float,
+                    n: int, session_id: str, created: str
+                    ) -> tuple[list[NewEntry], dict[str, list[Prepared]]]:
+    """``n`` synthetic entries of one session and their chunks prepared with vectors near the
+    sample's (no model call): the bulk part of a bench store, on either backend."""
+    entries: list[NewEntry] = []
+    prepared: dict[str, list[Prepared]] = {}
+    for i in range(n):
+        topic, bvec = base[rng.randrange(len(base))]
+        body = synthetic_text(rng, topic)
+        v = bvec + rng_noise(rng, sigma)
+        prepared[sha256_text(body)] = [Prepared(0, len(body), count_tokens(body), body,
+                                                (v / np.linalg.norm(v)).astype(np.float32),
+                                                None)]
+        entries.append(NewEntry(KINDS[i % len(KINDS)], body, f"bench:{session_id}",
+                                source_offset=i, ts=created))
+    return entries, prepared
 
 
 def rng_noise(rng: random.Random, sigma: float) -> np.ndarray:

@@ -160,21 +160,27 @@ def _data_dir(path: Path) -> Path:
     return path.with_name(path.name + ".demo-data")
 
 
-def check_server_target(url: str) -> None:
-    """Refuse a database on a server that holds records already: the demo never writes into
-    a non-empty store."""
+def _refuse_non_empty(target: Path | str, shown: str, instead: str) -> None:
+    """Refuse a store (a file or a server database) that holds records already: the demo
+    never writes into a non-empty store."""
     from store.facade import open_store
 
-    store = open_store(url, Settings.load({"embed.backend": "fallback"}))
+    store = open_store(target, Settings.load({"embed.backend": "fallback"}))
     try:
         stats = store.stats(with_embedder=False)
     finally:
         store.close()
     if stats.sessions or stats.entries or stats.memories:
         raise DemoError(
-            f"{mask_url(url)} already holds a store ({stats.sessions} sessions, {stats.entries} "
+            f"{shown} already holds a store ({stats.sessions} sessions, {stats.entries} "
             f"entries, {stats.memories} memories): the demo never writes into a non-empty "
-            "store; name an empty database")
+            f"store; {instead}")
+
+
+def check_server_target(url: str) -> None:
+    """Refuse a database on a server that holds records already: the demo never writes into
+    a non-empty store."""
+    _refuse_non_empty(url, mask_url(url), "name an empty database")
 
 
 def demo_data_dir(path: Path) -> Path:
@@ -237,18 +243,8 @@ def check_target(path: Path) -> None:
         if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
             raise DemoError(f"{path} exists and is not an lca-tui store: the demo will not "
                             "write over it; pick a new path with --store, or leave --store out")
-    from store.facade import open_store
-
-    store = open_store(path, Settings.load({"embed.backend": "fallback"}))
-    try:
-        stats = store.stats(with_embedder=False)
-    finally:
-        store.close()
-    if stats.sessions or stats.entries or stats.memories:
-        raise DemoError(
-            f"{path} already holds a store ({stats.sessions} sessions, {stats.entries} entries, "
-            f"{stats.memories} memories): the demo never writes into a non-empty store; pick "
-            "a new path with --store, or leave --store out for a fresh file")
+    _refuse_non_empty(path, str(path), "pick a new path with --store, or leave --store out "
+                      "for a fresh file")
 
 
 # -- build ----------------------------------------------------------------------------------------

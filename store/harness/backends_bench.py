@@ -35,7 +35,7 @@ import numpy as np
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
-from store.bench import KINDS, TOPICS, rng_noise, synthetic_query, synthetic_text
+from store.bench import KINDS, TOPICS, synthetic_batch, synthetic_query, synthetic_text
 from store.core import vec
 from store.core.errors import StoreError
 from store.core.models import Chunk, Entry
@@ -138,8 +138,6 @@ def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.n
           label: str) -> int:
     """``count`` synthetic entries through the write path; the sessions made (numbered on
     from ``first_session``)."""
-    from store.core.chunker import count_tokens
-    from store.core.index import Prepared, sha256_text
     from store.core.writes import upsert_session, write_entries
 
     sigma = 0.0247  # per-dimension noise: cosine to the base vector ≈ 0.9
@@ -151,16 +149,7 @@ def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.n
         session = NewSession(f"bench-bulk-{session_no:04d}", "bench", agent="bench",
                              project=f"/work/{rng.choice(list(TOPICS))}", started_at=created)
         session_no += 1
-        entries, prepared = [], {}
-        for i in range(n):
-            topic, bvec = base[rng.randrange(len(base))]
-            body = synthetic_text(rng, topic)
-            v = bvec + rng_noise(rng, sigma)
-            prepared[sha256_text(body)] = [Prepared(0, len(body), count_tokens(body), body,
-                                                    (v / np.linalg.norm(v)).astype(np.float32),
-                                                    None)]
-            entries.append(NewEntry(KINDS[i % len(KINDS)], body, f"bench:{session.id}",
-                                    source_offset=i, ts=created))
+        entries, prepared = synthetic_batch(rng, base, sigma, n, session.id, created)
         top = _max_chunk(store)
         with store.write() as conn:
             upsert_session(conn, session, "lca-tui:bench", store.writer_version)
