@@ -96,7 +96,13 @@ def findings(store: Store) -> list[FindingInfo]:
 
 def scan(store: Store, *, dry_run: bool = False, progress: Progress | None = None,
          actor: str | None = None) -> SecretScanReport:
-    """Run the detector over every entry and memory not scanned yet (see the module)."""
+    """Run the detector over every entry and memory not scanned yet (see the module). On a
+    store opened read-only only ``dry_run`` runs: the scan marks and re-indexes what it finds,
+    so it is refused before it reads anything (not after a scan it could not keep)."""
+    if store.read_only and not dry_run:
+        from store.core.errors import ReadOnly
+
+        raise ReadOnly("scanning for secrets (it marks what it finds; --dry-run only counts)")
     started = time.perf_counter()
     report = SecretScanReport(dry_run=dry_run)
     det = store.detector()

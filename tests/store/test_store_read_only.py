@@ -118,3 +118,18 @@ def test_no_store_is_created(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="--read-only opens an existing store only"):
         _read_only(tmp_path / "missing.db")
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_secrets_scan_is_refused_before_it_reads_and_a_dry_run_still_counts(
+        tmp_path: Path) -> None:
+    """`scan-secrets` on a read-only store is refused by name, before scanning (it scanned
+    every record and then failed on the generic write refusal); `--dry-run` writes nothing
+    and still runs."""
+    make_store(tmp_path / "s.db").close()
+    ro = open_store(tmp_path / "s.db", read_only=True)
+    try:
+        with pytest.raises(ReadOnly, match="scanning for secrets"):
+            ro.scan_secrets()
+        assert ro.scan_secrets(dry_run=True).dry_run
+    finally:
+        ro.close()
