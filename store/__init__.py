@@ -157,6 +157,7 @@ if TYPE_CHECKING:
     from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
     from store.governance.records import loading_line
     from store.health.records import RANK as SIGNAL_RANK
+    from store.health.records import scan_from_json, view_from_json, view_to_json
     from store.health.statusline import render as statusline_render
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
@@ -193,6 +194,8 @@ PUBLIC: dict[str, str] = {
     "FixPlan": "store.health.records", "FixReport": "store.health.records",
     "RowView": "store.health.records", "ScanResult": "store.health.records",
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
+    "scan_from_json": "store.health.records", "view_from_json": "store.health.records",
+    "view_to_json": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
     "EntryExpiry": "store.privacy.retention", "TranscriptDue": "store.privacy.retention",

@@ -12,7 +12,6 @@ from lca_tui.output import (
     console,
     err_console,
     fail,
-    open_from,
     print_json,
     require_store,
     store_from,
@@ -92,6 +91,15 @@ def run_health(args: argparse.Namespace) -> int:
     if args.dry_run and not args.fix:
         raise ValueError("--dry-run goes with --fix")
     require_store(args, "health", _logged_hint(args))
+    answered = None if args.fix else _through_daemon(args)
+    if answered is not None:
+        from store import scan_from_json, view_from_json
+
+        return _report(args, scan_from_json(answered["result"]), None,
+                       {name: [view_from_json(v) for v in answered["shown"][name]]
+                        for name in args.show})
+    from lca_tui.output import open_from  # looked up now (a test replaces it)
+
     try:
         opened = open_from(args)
     except StoreError as exc:  # unopenable: the hook failures logged for it still show
@@ -109,6 +117,21 @@ def run_health(args: argparse.Namespace) -> int:
                 return 0
         result = store.health(save="never" if args.no_save else "always")
         shown = {name: store.health_rows(result.signal(name).offending) for name in args.show}
+    return _report(args, result, fixed, shown)
+
+
+def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The scan as ``lca-tui serve`` answers it (its signal modules imported, the model
+    loaded), or None when no daemon serves this store or it cannot apply this run's --set.
+    ``--fix`` always runs here (it writes, with its progress on this terminal)."""
+    from lca_tui.warm import ask
+
+    return ask(args, {"op": "health", "no_save": bool(args.no_save),
+                      "show": list(dict.fromkeys(args.show))})
+
+
+def _report(args: argparse.Namespace, result: Any, fixed: Any, shown: dict[str, Any]) -> int:
+    """Print the scan (and the fix, the shown rows); the exit code by ``--fail-on``."""
     level = args.fail_on
     exit_code = 1 if result.at_or_above(level) else 0
     if args.json:
