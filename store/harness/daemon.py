@@ -540,8 +540,9 @@ class Daemon:
         through the scan's settings); any other runs it in the caller's process."""
         from store.core.base import writer_version_for
         from store.core.settings import parse_assignment
+        from store.health.drill import describe
         from store.health.records import view_to_json
-        from store.health.scan import scan
+        from store.health.scan import Save, scan
 
         if not self._same_store(message):
             return {"ok": False, "error": "wrong store"}
@@ -553,12 +554,14 @@ class Daemon:
             return {"ok": False, "error": "a --set the daemon cannot apply per request"}
         settings = self.store.settings.with_overrides(pairs)  # a bad value: the reply's error
         writer = str(settings["store.writer"])
-        save = "never" if message.get("no_save") or message.get("read_only") else "always"
+        save: Save = "never" if message.get("no_save") or message.get("read_only") \
+            else "always"
         with self._busy():
             result = scan(self.store, save=save, settings=settings,
                           writer=(writer, writer_version_for(writer, None)))
-            shown = {str(name): [view_to_json(v) for v in self.store.health_rows(
-                result.signal(str(name)).offending)] for name in message.get("show") or []}
+            shown = {str(name): [view_to_json(v) for v in describe(
+                self.store, result.signal(str(name)).offending)]
+                for name in message.get("show") or []}
         return {"ok": True, "result": result.to_json(), "shown": shown}
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
