@@ -146,7 +146,7 @@ if TYPE_CHECKING:
     from store.recall.run import Move, moves_line
     from store.recall.records import MASK as TRACE_MASK
     from store.recall.records import Candidate, Trace, trace_from_dict
-    from store.recall.traces import term_text
+    from store.recall.records import term_text
     from store.governance.history import MemoryVersion
     from store.governance.retention import Expiry, RetentionReport
     from store.governance.sweep import DuplicateGroup, SweepReport
@@ -202,7 +202,7 @@ PUBLIC: dict[str, str] = {
     "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
     "SECRET_KINDS": "store.core.secrets:KINDS",
     "Move": "store.recall.run", "moves_line": "store.recall.run",
-    "Candidate": "store.recall.records", "term_text": "store.recall.traces",
+    "Candidate": "store.recall.records", "term_text": "store.recall.records",
     "Trace": "store.recall.records", "trace_from_dict": "store.recall.records",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",

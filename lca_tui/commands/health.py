@@ -16,6 +16,7 @@ from lca_tui.output import (
     require_store,
     store_from,
     store_path,
+    store_url,
     table,
 )
 from screens.registry import screen_for
@@ -84,14 +85,21 @@ def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
 
 def run_health(args: argparse.Namespace) -> int:
     from store import StoreError
-    from store import signal_spec
 
-    for name in args.show:
-        signal_spec(name)  # an unknown name is a clear error before any work
+    # --show names are checked before any work; a daemon that answers checks them itself (an
+    # unknown one: it refuses, and the check here says so): the registry imports every
+    # signal module, which this process is then spared
+    warm = not args.fix and (store_url(args) is not None or store_path(args).exists())
+    if args.show and not warm:
+        _check_signals(args.show)
     if args.dry_run and not args.fix:
+        if args.show:
+            _check_signals(args.show)
         raise ValueError("--dry-run goes with --fix")
     require_store(args, "health", _logged_hint(args))
-    answered = None if args.fix else _through_daemon(args)
+    answered = _through_daemon(args) if warm else None
+    if answered is None and args.show and warm:
+        _check_signals(args.show)
     if answered is not None:
         from store import scan_from_json, view_from_json
 
@@ -118,6 +126,14 @@ def run_health(args: argparse.Namespace) -> int:
         result = store.health(save="never" if args.no_save else "always")
         shown = {name: store.health_rows(result.signal(name).offending) for name in args.show}
     return _report(args, result, fixed, shown)
+
+
+def _check_signals(names: list[str]) -> None:
+    """An unknown signal name is a clear error (``ValueError``, naming every signal)."""
+    from store import signal_spec
+
+    for name in names:
+        signal_spec(name)
 
 
 def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -542,6 +542,7 @@ class Daemon:
         from store.core.settings import parse_assignment
         from store.health.drill import describe
         from store.health.records import view_to_json
+        from store.health.registry import specs
         from store.health.scan import Save, scan
 
         if not self._same_store(message):
@@ -553,6 +554,10 @@ class Daemon:
         if not all(name.startswith("health.") for name in pairs):
             return {"ok": False, "error": "a --set the daemon cannot apply per request"}
         settings = self.store.settings.with_overrides(pairs)  # a bad value: the reply's error
+        known = {s.name for s in specs()}
+        if any(str(name) not in known for name in message.get("show") or []):
+            # before any scan is stored: the caller's own check says which, as without us
+            return {"ok": False, "error": "an unknown signal to show"}
         writer = str(settings["store.writer"])
         save: Save = "never" if message.get("no_save") or message.get("read_only") \
             else "always"

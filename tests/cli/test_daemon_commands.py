@@ -296,3 +296,33 @@ def test_a_read_only_health_request_is_scanned_and_not_stored(daemon: Daemon) ->
         "op": "health", "store": str(daemon.store_path), "read_only": True})
     assert reply["ok"] is True and reply["result"]["scan_id"] is None
     assert reply["result"]["signals"] and daemon.store.health_trends() == before
+
+
+@pytest.mark.parametrize("words", [["health", "--no-save"], ["health", "--show", "index_lag"],
+                                   ["recall", "what did we change"],
+                                   ["search", "spotter hooks"]])
+def test_what_the_daemon_answers_imports_no_store_machinery(daemon: Daemon,
+                                                             words: list[str]) -> None:
+    """A command the daemon answers costs this process the parser, the socket and the
+    printing: neither SQLAlchemy, NumPy, pandas, the model nor the app (a fresh process, its
+    import set; the daemon in this one answers it)."""
+    from tests.cli.test_lazy_cli import _loaded, _tops
+
+    before = dict(daemon.counts)
+    code, loaded = _loaded(*words, "--store", str(daemon.store_path))
+    assert code in (0, 1)  # health: exit 1 when a signal fails
+    assert daemon.counts["requests"] > before["requests"]
+    assert _tops(loaded, ("sqlalchemy", "sqlmodel", "numpy", "pandas", "onnxruntime",
+                          "fastembed", "tokenizers", "textual", "detect_secrets")) == set()
+
+
+def test_health_show_of_an_unknown_signal_fails_as_in_process_and_stores_nothing(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    assert daemon.store is not None
+    st = ["--store", str(daemon.store_path)]
+    before = daemon.store.health_trends()
+    capsys.readouterr()
+    assert main(["health", *st, "--show", "no_such_signal"]) == 2
+    err = capsys.readouterr().err
+    assert "no health signal 'no_such_signal'" in err and "index_lag" in err
+    assert daemon.store.health_trends() == before and daemon.counts["errors"] == 0
