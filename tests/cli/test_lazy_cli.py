@@ -129,8 +129,11 @@ def test_reads_import_neither_the_model_nor_numpy_nor_the_app(tmp_path: Path,
     code, loaded = _loaded(command, "--store", str(tmp_path / "s.db"))
     assert code == 0
     assert "sqlalchemy" in _tops(loaded)
-    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy")) == set()
+    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy",
+                          "tokenizers")) == set()
     assert _commands_imported(loaded) == {COMMANDS[command][0]}
+    # a current store: no migration module imported to find that out
+    assert not any(m.startswith("store.core.migrations.m0") for m in loaded)
 
 
 def test_health_in_process_loads_neither_the_model_nor_the_importers(tmp_path: Path) -> None:
