@@ -111,20 +111,20 @@ def _daemon_state(store_path: Any) -> dict[str, Any]:
 def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
     """The hook runs and failures the store holds, the failures logged for it, and why the
     store could not be read when it cannot (a missing store is not created here)."""
-    from store import hook_failures
+    from store import logged_hook_failures
 
     if not store_path.exists():
         return {"error": None, "note": f"no store at {store_path} yet (a hook creates it on "
-                "its first run)", "signal": hook_failures(None, store_path), "runs": [],
+                "its first run)", "signal": logged_hook_failures(store_path), "runs": [],
                 "waiting": None}
     try:
         with store_from(args) as store:
-            signal = hook_failures(store)
+            signal = store.health_signal("hook_failures")
             runs = store.hook_runs(10)
             waiting = store.waiting()
     except Exception as exc:  # an unopenable store: what was logged for it is what matters
         return {"error": f"the store cannot be opened: {str(exc).splitlines()[0]}",
-                "note": None, "signal": hook_failures(None, store_path), "runs": [],
+                "note": None, "signal": logged_hook_failures(store_path), "runs": [],
                 "waiting": None}
     recent = [{"id": r.id, "ts": r.ts, "event": r.event, "status": r.status, "via": r.via,
                "duration_ms": r.duration_ms, "entries_added": r.entries_added,
