@@ -3,8 +3,8 @@
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
 ``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``, ``privacy``,
-``harness``. ``facade.Store`` is the top: the harness API with every capability's operations
-(documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
+``tour`` (the demo's guided tour), ``harness``. ``facade.Store`` is the top: the harness API
+with every capability's operations (documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
 ``NewEntry`` are what a harness appends; a ``RecordRef`` (kind, id) is how the store points
 at a record (the app opens it on the screen that shows that kind).
 
