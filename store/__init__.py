@@ -4,9 +4,9 @@ Packages by capability, each saying in its ``__init__`` what it owns and may imp
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
 ``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``, ``privacy``,
 ``tour`` (the demo's guided tour), ``harness``. ``facade.Store`` is the top: the harness API
-with every capability's operations (documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
-``NewEntry`` are what a harness appends; a ``RecordRef`` (kind, id) is how the store points
-at a record (the app opens it on the screen that shows that kind).
+with every capability's operations (documented in ``store/facade.py``). ``open_store`` is the
+entry point; ``NewSession`` / ``NewEntry`` are what a harness appends; a ``RecordRef`` (kind,
+id) is how the store points at a record (the app opens it on the screen that shows that kind).
 
 **The one door.** Code outside ``store/`` (the CLI, the app, a script) imports ``store`` and
 the names below, never a module deeper down: ``Store`` and ``open_store``, the errors, the
