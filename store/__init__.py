@@ -127,7 +127,8 @@ if TYPE_CHECKING:
     from store.harness.settings_file import status as hooks_status
     from store.harness.daemon import AlreadyRunning
     from store.harness.daemon import serve as serve_daemon
-    from store.harness.failures import log_failure, logged_failures, logged_hook_failures
+    from store.harness.failures import log_failure, logged_failures
+    from store.harness.signals import logged_hook_failures
     from store.harness.hook import handle as handle_hook
     from store.health.records import (
         FixPlan,
@@ -229,7 +230,7 @@ PUBLIC: dict[str, str] = {
     "asset_path": "store.core.assets",
     # the clients on top of the facade: hooks, the daemon, benchmarks, the demo
     "handle_hook": "store.harness.hook:handle", "serve_daemon": "store.harness.daemon:serve",
-    "logged_hook_failures": "store.harness.failures", "log_failure": "store.harness.failures",
+    "logged_hook_failures": "store.harness.signals", "log_failure": "store.harness.failures",
     "logged_failures": "store.harness.failures",
     # Claude Code's settings file (``hooks install``) and MCP clients' config (``mcp install``)
     "hooks_settings_path": "store.harness.settings_file:settings_path",

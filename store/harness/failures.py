@@ -178,13 +178,6 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
                   unattributed)
 
 
-def logged_hook_failures(store_path: Path | str, days: int = WINDOW_DAYS,
-                         now: datetime | None = None) -> Signal:
-    """The ``hook_failures`` signal from the failure log alone: for a store that cannot be
-    opened, or does not exist yet (with an open store, ``Store.health_signal``)."""
-    return hook_failures(None, store_path, days, now)
-
-
 def hook_failures(store: Store | None, store_path: Path | str | None = None,
                   days: int = WINDOW_DAYS, now: datetime | None = None) -> Signal:
     """Failed hook runs in the last ``days`` days: those recorded in the store's
