@@ -177,9 +177,7 @@ def _status(args: argparse.Namespace, path: Any) -> int:
                       "" if r["duration_ms"] is None else f"{r['duration_ms']:.0f}",
                       str(r["entries_added"]), str(r["injected"]), r["error"] or "")
         out.print(t)
-    elif signal.rows and part["error"]:
-        for r in signal.rows[:10]:
-            stamp = when(r.get("ts"), with_seconds=True)
-            out.print(f"  {stamp} {r.get('event')} ({r.get('via')}): {r.get('error') or ''}",
-                      markup=False)
+    elif signal.offending and part["error"]:
+        for row in signal.offending[:10]:  # "time event (via): error", as Health lists them
+            out.print(f"  {row.note}", markup=False)
     return 1 if part["error"] else 0

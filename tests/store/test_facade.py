@@ -165,3 +165,17 @@ def test_audit_records_an_event_without_a_connection_and_returns_it(store: Store
     finally:
         ro.close()
     assert len(store.audit_events(action="harness-note")) == 1
+
+
+def test_one_health_signal_is_measured_without_a_scan_stored(store: Store) -> None:
+    """``Store.health_signal`` measures one signal as the scan does (``hooks status`` shows
+    ``hook_failures`` so) and stores no scan; an unknown name is refused naming the signals."""
+    from store import SignalResult
+
+    found = store.health_signal("hook_failures")
+    assert isinstance(found, SignalResult) and found.name == "hook_failures"
+    assert (found.status, found.value) == ("ok", 0.0)
+    assert store.health_trends() == {}  # no scan stored
+    assert found == store.health(save="never").signal("hook_failures")
+    with pytest.raises(ValueError, match="no health signal 'nope': one of"):
+        store.health_signal("nope")
