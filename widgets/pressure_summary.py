@@ -37,9 +37,9 @@ def summary_line(s: Series, now: datetime | None = None) -> Text:
     unverified = sum(1 for p in s.prunes if not p.preserved_verified)
     flags = []
     if unchecked:
-        flags.append(f"{unchecked} compaction{'s' if unchecked > 1 else ''} without checkpoint")
+        flags.append(f"{plural(unchecked, 'compaction')} without checkpoint")
     if unverified:
-        flags.append(f"{unverified} unverified prune{'s' if unverified > 1 else ''}")
+        flags.append(plural(unverified, "unverified prune"))
     if flags:
         out.append("   ✗ " + " · ".join(flags), style="bold")
     latest = s.latest.ts if s.latest is not None else None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store.harness.paths import failure_log
+from store.core.vocab import plural
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -163,7 +164,7 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
             if r["where"] == "log":
                 causes[cause(r)] = causes.get(cause(r), 0) + 1
         logged = "; ".join(f"{k} {c}" for c, k in causes.items())
-        explanation = (f"{n} hook run{'s' if n != 1 else ''} failed in the last {days} days"
+        explanation = (f"{plural(n, 'hook run')} failed in the last {days} days"
                        + (f" (in the failure log {failure_log()}: {logged})" if causes
                           else "")
                        + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
