@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import types as sa_types
 from sqlalchemy.pool import QueuePool
 
 from store.core.errors import StoreError
@@ -185,6 +186,37 @@ def rowid_ddl(metadata: Any) -> list[str]:
     return out
 
 
+def default_ddl(metadata: Any) -> list[str]:
+    """The column defaults a model field declares (``tags = "[]"``, ``hits = 0``) as the
+    server's own ``DEFAULT``, as every SQLite migration writes them (``tests/store/
+    test_schema.py`` holds those equal to the models): a raw ``INSERT`` that leaves such a
+    column out, from an older writer or a tool, gets the same value on both backends."""
+    out = []
+    for name, table in sorted(metadata.tables.items()):
+        for column in table.columns:
+            held = column.default
+            value = getattr(held, "arg", None)
+            if held is None or not getattr(held, "is_scalar", False) or value is None \
+                    or column.server_default is not None:
+                continue
+            kind = column.type
+            if isinstance(kind, sa_types.TypeDecorator):  # SQLModel's AutoString: a String
+                kind = kind.impl_instance
+            if isinstance(kind, sa_types.Boolean):
+                literal = "true" if value else "false"
+            elif isinstance(value, int | float) and isinstance(kind, sa_types.Integer):
+                literal = str(int(value))
+            elif isinstance(value, int | float) and isinstance(kind, sa_types.Float
+                                                               | sa_types.Numeric):
+                literal = repr(float(value))
+            elif isinstance(value, str) and isinstance(kind, sa_types.String):
+                literal = "'" + value.replace("'", "''") + "'"
+            else:
+                continue
+            out.append(f'ALTER TABLE "{name}" ALTER COLUMN "{column.name}" SET DEFAULT {literal}')
+    return out
+
+
 HIDDEN_COLUMNS = ("rowid", "tsv")  # columns no model declares (``rowid_ddl``, ``EXTRA_DDL``)
 INDEX_TABLES = ("chunk_vec",)  # what SQLite keeps in virtual tables
 
@@ -222,7 +254,7 @@ def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, st
     if schema_exists(conn):
         return False
     metadata.create_all(conn)
-    for statement in (*rowid_ddl(metadata), *EXTRA_DDL, *COMPAT_DDL):
+    for statement in (*rowid_ddl(metadata), *default_ddl(metadata), *EXTRA_DDL, *COMPAT_DDL):
         conn.exec_driver_sql(statement)
     conn.execute(text("INSERT INTO schema_migration (version, name, applied_at, code_version) "
                       "VALUES (:v, :n, :t, :c)"),
