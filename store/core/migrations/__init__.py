@@ -142,9 +142,13 @@ def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
     with engine.begin() as conn:
         if pg.create_schema(conn, SQLModel.metadata, stamp, now_iso(), CODE_VERSION):
             return [v for v, _ in stamp]
+        # the common case, a store at the current version: one look at the ledger, not a
+        # transaction per known migration (each a few round trips to the server)
+        _refuse_newer(pg.current_version(conn), newest)
+        done = pg.applied(conn)
     applied: list[int] = []
     for migration in migrations:
-        if target is not None and migration.version > target:
+        if target is not None and migration.version > target or migration.version in done:
             continue
         with engine.begin() as conn:
             pg.lock_schema(conn)
