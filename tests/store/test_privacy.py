@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from store import Store
+from store.core import vec
 from store.core.errors import NotFound
 from store.core.index import Source, sha256_text
 from store.privacy import apply
@@ -67,11 +68,16 @@ def _raw(store: Store) -> bytes:
     return data.lower()
 
 
+def _holds(value: object, needle: str) -> bool:
+    return isinstance(value, str) and needle.lower() in value.lower()
+
+
 def _entry_ids_holding(store: Store, needle: str) -> list[int]:
+    """Entries whose content or metadata holds ``needle`` (any case), matched here, in
+    Python, so the same test reads the same rows on either backend."""
     with store.read() as conn:
-        return [int(r[0]) for r in conn.execute(text(
-            "SELECT id FROM entry WHERE instr(lower(content), :n) OR instr(lower(meta), :n) "
-            "ORDER BY id"), {"n": needle.lower()}).all()]
+        rows = conn.exec_driver_sql("SELECT id, content, meta FROM entry ORDER BY id").all()
+    return [int(r[0]) for r in rows if _holds(r[1], needle) or _holds(r[2], needle)]
 
 
 def _add_memory(store: Store, name: str, body: str, entry_ids: list[int]) -> int:
@@ -121,9 +127,9 @@ def test_erase_by_match_on_real_transcripts(cc_store: Store, tmp_path: Path) -> 
     holders = _entry_ids_holding(store, NEEDLE)
     assert len(holders) >= 5
     with store.read() as conn:
-        other = int(conn.execute(text(
-            "SELECT id FROM entry WHERE session_id = :s AND instr(lower(content), :n) = 0 "
-            "ORDER BY seq LIMIT 1"), {"s": BIG, "n": NEEDLE}).scalar_one())
+        other = next(int(r[0]) for r in conn.execute(text(
+            "SELECT id, content FROM entry WHERE session_id = :s ORDER BY seq"), {"s": BIG})
+            if isinstance(r[1], str) and not _holds(r[1], NEEDLE))
     derived = _add_memory(store, "Hook controller", f"The {NEEDLE} answers the hook posts.",
                           [holders[0]])
     quiet = _add_memory(store, "Derived only", "Hooks post to the Phoenix endpoint.",
@@ -356,11 +362,15 @@ def _dump(store: Store) -> str:
         for name in sorted(relational_tables(conn)):
             for row in conn.exec_driver_sql(f"SELECT * FROM {q(name)} ORDER BY rowid").all():
                 digest.update(repr(tuple(row)).encode())
-        for sql in ("SELECT rowid FROM chunk_vec ORDER BY rowid",
-                    "SELECT id FROM chunk_fts_docsize ORDER BY id",
-                    "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH 'session_hook_controller'"
-                    " ORDER BY rowid"):
-            digest.update(repr(conn.exec_driver_sql(sql).all()).encode())
+        # the vector and text indexes, through the one module that knows the backend: which
+        # chunks have a vector, which a text row (and any left without their chunk), which
+        # match the needle as a phrase
+        chunks = [int(r[0]) for r in conn.exec_driver_sql("SELECT id FROM chunk").all()]
+        vectors, texts = vec.indexed(conn, chunks)
+        for part in (sorted(int(i) for i in vec.all_vectors(conn)[0]), sorted(vectors),
+                     sorted(texts), vec.index_orphans(conn),
+                     sorted(vec.fts_phrase(conn, NEEDLE.split("_"), limit=10**6))):
+            digest.update(repr(part).encode())
     return digest.hexdigest()
 
 
@@ -549,7 +559,7 @@ def test_cli_json_shapes(cc_store: Store, capsys: pytest.CaptureFixture[str]) ->
     """The JSON scripts rely on: dry run, erase, tombstones, mark; refusals are one line."""
     from lca_tui.cli import main
 
-    path = str(cc_store.path)
+    path = str(cc_store.opened_as)  # the file, or the server's URL
     cc_store.close()
     assert main(["erase", "--store", path, "--match", NEEDLE, "--dry-run", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)
