@@ -186,6 +186,34 @@ def rowid_ddl(metadata: Any) -> list[str]:
     return out
 
 
+def ensure_rowids(conn: Connection) -> list[str]:
+    """Give every table of the schema that lacks one the ``rowid`` column ``rowid_ddl`` gives
+    the tables a store is created with (a table a later migration adds: the privacy code
+    addresses every table's rows by it); the tables changed."""
+    rows = conn.exec_driver_sql(
+        "SELECT t.table_name, (SELECT array_agg(k.column_name::text) FROM "
+        "information_schema.table_constraints c JOIN information_schema.key_column_usage k "
+        "ON k.constraint_name = c.constraint_name AND k.table_schema = c.table_schema WHERE "
+        "c.table_schema = t.table_schema AND c.table_name = t.table_name AND "
+        "c.constraint_type = 'PRIMARY KEY'), (SELECT data_type FROM information_schema.columns "
+        "i WHERE i.table_schema = t.table_schema AND i.table_name = t.table_name AND "
+        "i.column_name = 'id') FROM information_schema.tables t WHERE t.table_schema = "
+        "current_schema() AND t.table_type = 'BASE TABLE' AND NOT EXISTS (SELECT 1 FROM "
+        "information_schema.columns r WHERE r.table_schema = t.table_schema AND r.table_name "
+        "= t.table_name AND r.column_name = 'rowid') ORDER BY t.table_name").all()
+    done = []
+    for name, pk, id_type in rows:
+        if name in INDEX_TABLES:
+            continue
+        keyed = list(pk or []) == ["id"] and id_type in ("integer", "bigint", "smallint")
+        source = "(id) STORED" if keyed else "IDENTITY"
+        conn.exec_driver_sql(f'ALTER TABLE "{name}" ADD COLUMN rowid bigint GENERATED ALWAYS AS '
+                             f"{source}")
+        conn.exec_driver_sql(f'CREATE UNIQUE INDEX "{name}_rowid" ON "{name}" (rowid)')
+        done.append(str(name))
+    return done
+
+
 def default_ddl(metadata: Any) -> list[str]:
     """The column defaults a model field declares (``tags = "[]"``, ``hits = 0``) as the
     server's own ``DEFAULT``, as every SQLite migration writes them (``tests/store/
