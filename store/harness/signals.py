@@ -17,7 +17,7 @@ from store.health.registry import ScanContext, result, signal
 def hook_failures(ctx: ScanContext) -> SignalResult:
     since = since_iso(ctx.now, WINDOW_DAYS)
     runs = failed_runs(ctx.conn, since) if "hook_run" in ctx.tables else []
-    found = measure(runs, ctx.store.path, since, WINDOW_DAYS)
+    found = measure(runs, ctx.store.opened_as, since, WINDOW_DAYS)  # a server: its URL
     rows = [Row("hook_run" if r["where"] == "hook_run" else "hook-failures.log",
                 r["id"] if r["id"] is not None else str(r.get("ts") or ""),
                 f"{str(r.get('ts') or '')[:16].replace('T', ' ')} {r.get('event')} "
