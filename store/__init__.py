@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
     from store.copy import CopyReport
-    from store.harness.backends_bench import run_side_by_side
+    from store.harness.backends_bench import run_build_budget, run_side_by_side
     from store.demo import build_demo
     from store.tour.steps import TourStep
     from store.facade import Store, open_store
@@ -260,6 +260,7 @@ PUBLIC: dict[str, str] = {
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
     "build_demo": "store.demo", "TourStep": "store.tour.steps", "CopyReport": "store.copy",
     "run_side_by_side": "store.harness.backends_bench",
+    "run_build_budget": "store.harness.backends_bench",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",

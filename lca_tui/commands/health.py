@@ -17,6 +17,7 @@ from lca_tui.output import (
     require_store,
     store_from,
     store_path,
+    store_url,
     table,
 )
 from screens.registry import screen_for
@@ -67,7 +68,7 @@ def _logged_hint(args: argparse.Namespace) -> str:
     could not open it there is the likeliest reason to ask."""
     from store import logged_failures, plural
 
-    logged = logged_failures(store_path(args))
+    logged = logged_failures(store_url(args) or store_path(args))  # a server: its URL
     if not logged:
         return ""
     last = str(logged[-1].get("error") or "no reason recorded")
@@ -81,7 +82,7 @@ def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
     ``--json``, one document holding both. Exit 2."""
     from store import logged_hook_failures
 
-    found = logged_hook_failures(store_path(args))
+    found = logged_hook_failures(store_url(args) or store_path(args))
     if args.json:
         print_json({"store": str(store_path(args)), "status": "error", "error": str(exc),
                     "signals": [found.to_json()]})

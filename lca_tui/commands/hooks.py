@@ -113,7 +113,9 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
     store could not be read when it cannot (a missing store is not created here)."""
     from store import logged_hook_failures
 
-    if not store_path.exists():
+    from store.harness import paths
+
+    if not paths.on_server(store_path) and not Path(store_path).exists():
         return {"error": None, "note": f"no store at {store_path} yet (a hook creates it on "
                 "its first run)", "signal": logged_hook_failures(store_path), "runs": [],
                 "waiting": None}
@@ -143,7 +145,8 @@ def _status(args: argparse.Namespace, path: Any) -> int:
     part = _store_part(args, store_path)
     signal, recent, waiting = part["signal"], part["runs"], part["waiting"]
     if args.json:
-        print_json({"settings": wired, "store": str(store_path), "store_error": part["error"],
+        print_json({"settings": wired, "store": paths.store_name(store_path),
+                    "store_error": part["error"],
                     "store_note": part["note"],
                     "daemon": daemon["status"], "daemon_state": daemon["state"],
                     "daemon_pid": daemon["pid"], "daemon_error": daemon["error"],
@@ -166,7 +169,8 @@ def _status(args: argparse.Namespace, path: Any) -> int:
                                      f"; {waiting:,} entries wait for embedding"),
               markup=False)
     if part["error"] or part["note"]:
-        out.print(f"store {store_path}: {part['error'] or part['note']}", markup=False)
+        out.print(f"store {paths.store_name(store_path)}: {part['error'] or part['note']}",
+                  markup=False)
     out.print(f"hook_failures: {signal.status.upper()} — {signal.explanation}", markup=False)
     if recent:
         t = table("id", "time", "event", "status", "via", "ms", "added", "injected", "error",

@@ -134,7 +134,7 @@ class StoreBase:
         if db.is_url(location):
             self.engine, self.path, self.url = db.open_server(
                 str(location), int(self.settings["store.keep_connections"]),
-                int(self.settings["store.pg_ef_search"]))
+                int(self.settings["store.pg_ef_search"]), read_only=self.read_only)
         else:
             if re.search(r"postgres(ql)?(\+psycopg)?:/", str(location), re.IGNORECASE):
                 # a URL that went through a path (its "//" collapsed): never a file named so

@@ -93,9 +93,19 @@ def check_server(url: str) -> tuple[str, str]:
         conn.close()
 
 
-def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
+READ_ONLY_OPTIONS = "-c default_transaction_read_only=on"
+"""The connection option of a read-only session: every transaction the server starts on it
+is read-only, so the server itself refuses a write (SQLSTATE 25006) whatever the client runs.
+(A session may still ``SET`` it off: a role granted ``SELECT`` only is the boundary against a
+client that means harm — docs/postgres.md.)"""
+
+
+def make_engine(url: str, keep: int = 0, ef_search: int = 100,
+                read_only: bool = False) -> Engine:
     """An engine on the server: psycopg 3, pgvector's type registered on every connection,
-    ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts)."""
+    ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts).
+    ``read_only``: every connection opened with ``default_transaction_read_only=on``
+    (``READ_ONLY_OPTIONS``), as a libpq option of the login — not a ``SET`` run after it."""
     from pgvector.psycopg import register_vector
 
     # A server connection costs far more than a file's (a login, pgvector's type looked up,
@@ -103,7 +113,8 @@ def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
     # close when it exits); ``keep`` raises that for a warm process (the daemon).
     engine = create_engine(driver_url(url), hide_parameters=True, poolclass=QueuePool,
                            pool_size=max(2, keep), max_overflow=32, pool_timeout=60,
-                           pool_pre_ping=True)
+                           pool_pre_ping=True,
+                           connect_args={"options": READ_ONLY_OPTIONS} if read_only else {})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]

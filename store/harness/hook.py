@@ -380,7 +380,7 @@ def budget(deadline: float | None) -> dict[str, Any]:
             "store.busy_timeout_ms": int(min(5000.0, wait * 500))}
 
 
-def handle(store_path: Path, event: str, raw: str | bytes,
+def handle(store_path: Path | str, event: str, raw: str | bytes,
            settings: Settings | None = None, deadline: float | None = None) -> str:
     """A hook run in this process (no daemon): open the store, run, close; within
     ``deadline`` (``budget``). Never raises."""

@@ -22,7 +22,8 @@ OFFENDING_LIMIT = 50  # ``health.offending_limit``'s default: a store-less signa
 def hook_failures(ctx: ScanContext) -> SignalResult:
     since = since_iso(ctx.now, WINDOW_DAYS)
     runs = failed_runs(ctx.conn, since) if "hook_run" in ctx.tables else []
-    return as_result(measure(runs, ctx.store.path, since, WINDOW_DAYS), ctx.limit)
+    # a server store is named by its URL
+    return as_result(measure(runs, ctx.store.opened_as, since, WINDOW_DAYS), ctx.limit)
 
 
 def logged_hook_failures(store_path: Path | str, now: datetime | None = None) -> SignalResult:
