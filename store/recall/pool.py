@@ -56,15 +56,17 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import Connection, func
+from sqlalchemy import Connection, Engine, func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
 from store.core import vec
 from store.core.models import AuditEvent, Chunk, Entry
+from store.recall import vecfile
 from store.recall.terms import channel_denies
 
 if TYPE_CHECKING:
@@ -82,7 +84,15 @@ _STAMP = sa_select(
 class VectorCache:
     """An in-memory copy of ``chunk_vec`` for exact KNN by matrix product."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: Path | None = None, engine: Engine | None = None,
+                 writable: bool = False) -> None:
+        # the copy's file beside the store (``vecfile``): mapped by the first sync instead of
+        # reading every vector when it is still the store's; written after a full load
+        # (``writable``: not for a read-only store); ``engine`` reads the stamp afresh
+        # before the file replaces the old one
+        self.file, self.engine, self.writable = file, engine, writable
+        self.maps = 0
+        self._unwritten = 0  # vectors added since the file was written (rewritten past a few)
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, 384), dtype=np.float32)
         # each chunk's source sensitivity (index into vec.SENSITIVITIES), so a KNN with the
@@ -116,6 +126,10 @@ class VectorCache:
         old = self.stamp if self.model == model else None
         if stamp == old:
             return
+        if old is None and self.file is not None and self._map(conn, model, stamp):
+            old = self.stamp
+            if stamp == old:
+                return
         if old is not None and stamp[2] == old[2] and stamp[1] > old[1] and stamp[0] > old[0]:
             rows = conn.execute(select(Chunk.id, Chunk.status, Chunk.model)
                                 .where(col(Chunk.id) > old[1]).order_by(col(Chunk.id))).all()
@@ -133,7 +147,10 @@ class VectorCache:
                     self.matrix = np.vstack([self.matrix, np.stack([v for _, v in new])])
                     self.sens = np.concatenate([self.sens, _codes(
                         vec.chunk_sensitivities(conn, added), added)])
+                    self._unwritten += len(new)
                 self.stamp = stamp
+                if self._unwritten > max(256, len(self.ids) // 20):
+                    self._save(stamp, model)
                 return
         ids, matrix = vec.all_vectors(conn)
         same = np.fromiter((int(r[0]) for r in conn.execute(
@@ -147,6 +164,40 @@ class VectorCache:
         self.sens = _codes(vec.chunk_sensitivities(conn), [int(i) for i in self.ids])
         self.stamp, self.model = stamp, model
         self.reloads += 1
+        self._save(stamp, model)
+
+    def _map(self, conn: Connection, model: str, stamp: tuple[int, int, int]) -> bool:
+        """Take the vectors from the file beside the store when it is still the store's (its
+        stamp is now's, or only chunks were added since) and its sampled vectors are the
+        ones ``chunk_vec`` holds; the additions are then read by the caller."""
+        assert self.file is not None
+        m = vecfile.read(self.file)
+        if m is None or m.model != model or m.matrix.shape[1] != self.matrix.shape[1]:
+            return False
+        same = m.stamp == stamp
+        grown = m.stamp[2] == stamp[2] and stamp[1] > m.stamp[1] and stamp[0] > m.stamp[0]
+        if not (same or grown) or not vecfile.agrees(conn, m):
+            return False
+        self._last = None
+        self.ids, self.sens, self.matrix = m.ids, m.sens, m.matrix
+        self.stamp, self.model = m.stamp, model
+        self._unwritten = 0
+        self.maps += 1
+        return True
+
+    def _save(self, stamp: tuple[int, int, int], model: str) -> None:
+        """Write the copy to the file beside the store, unless the store changed meanwhile."""
+        if self.file is None or not self.writable or not len(self.ids):
+            return
+
+        def still() -> bool:
+            if self.engine is None:
+                return True
+            with self.engine.connect() as fresh:
+                return self._stamp(fresh) == stamp
+
+        if vecfile.write(self.file, stamp, model, self.ids, self.sens, self.matrix, still):
+            self._unwritten = 0
 
     def knn(self, qvec: np.ndarray, k: int, deny: tuple[str, ...] = (),
             denied: bool = False) -> list[tuple[int, float]]:
@@ -201,15 +252,23 @@ def cache_for(store: Store) -> VectorCache:
     with _GUARD:
         cache = _CACHES.get(store)
         if cache is None:
-            cache = _CACHES[store] = VectorCache()
+            # a SQLite file's copy is kept in a file beside it too (``vecfile``); a server's
+            # HNSW index answers its KNN, no file is kept for it
+            file = None if store.on_server or not store.settings.get("recall.vector_file", True) \
+                else vecfile.path_for(store.path)
+            cache = _CACHES[store] = VectorCache(file, store.engine, not store.read_only)
         return cache
 
 
 def drop_cache(store: Store) -> bool:
-    """Forget this process's in-memory vector copy of ``store`` (an erasure asks it: the copy
-    may hold vectors of erased chunks); the next recall loads it again. True if one existed."""
+    """Forget this process's in-memory vector copy of ``store`` and delete its file beside a
+    SQLite store (an erasure asks it: both may hold vectors of erased chunks); the next
+    recall loads it again. True if a copy or a file existed."""
     with _GUARD:
-        return _CACHES.pop(store, None) is not None
+        had = _CACHES.pop(store, None) is not None
+    if not store.on_server:
+        had = bool(vecfile.remove(store.path)) or had
+    return had
 
 
 @dataclass(frozen=True)
