@@ -92,6 +92,10 @@ class VectorCache:
         # before the file replaces the old one
         self.file, self.engine, self.writable = file, engine, writable
         self.maps = 0
+        # (stamp, denied levels) → the chunks of those levels: the FTS search ranks its
+        # held-back rows among them only (``vec.fts_search``'s ``denied_ids``)
+        self._denied: tuple[tuple[tuple[int, int, int], tuple[str, ...]], list[int]] | None = \
+            None
         self._unwritten = 0  # vectors added since the file was written (rewritten past a few)
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, 384), dtype=np.float32)
@@ -198,6 +202,15 @@ class VectorCache:
 
         if vecfile.write(self.file, stamp, model, self.ids, self.sens, self.matrix, still):
             self._unwritten = 0
+
+    def denied_chunks(self, conn: Connection, deny: tuple[str, ...],
+                      stamp: tuple[int, int, int]) -> list[int]:
+        """The chunks whose source has one of the ``deny`` levels, read once per stamp (a new
+        chunk moves it, and so does a change of sensitivity: it leaves an audit event)."""
+        key = (stamp, deny)
+        if self._denied is None or self._denied[0] != key:
+            self._denied = (key, vec.chunks_of_levels(conn, deny))
+        return self._denied[1]
 
     def knn(self, qvec: np.ndarray, k: int, deny: tuple[str, ...] = (),
             denied: bool = False) -> list[tuple[int, float]]:
@@ -432,8 +445,15 @@ def pool(store: Store, conn: Connection, query: str,
         deny = tuple(lv for lv in vec.SENSITIVITIES if channel_denies(lv, channel)) \
             if channel is not None else ()
         held: tuple[list[tuple[int, float]], ...] | None = None
+        # on a file, the chunks of the denied levels, known once per stamp: the FTS search
+        # then reads the plain BM25 ranking instead of joining every match to its source
+        denied_ids = None
+        if deny and not store.on_server:
+            stamp = cache.stamp if warm and cache.stamp is not None and cache.model == model \
+                else VectorCache._stamp(conn)
+            denied_ids = cache.denied_chunks(conn, deny, stamp)
         while True:
-            fts = vec.fts_search(conn, lexical, fetch, deny)
+            fts = vec.fts_search(conn, lexical, fetch, deny, denied_ids=denied_ids)
             waiting = vec.waiting_search(conn, lexical, fetch, deny)
             q = vector_of_query()
             knn = cache.knn(q, fetch, deny) if warm else vec.knn(conn, q, fetch)
@@ -441,7 +461,8 @@ def pool(store: Store, conn: Connection, query: str,
             if deny:
                 if held is None:
                     n = max(1, size)
-                    held = (vec.fts_search(conn, lexical, n, deny, denied=True),
+                    held = (vec.fts_search(conn, lexical, n, deny, denied=True,
+                                           denied_ids=denied_ids),
                             vec.waiting_search(conn, lexical, n, deny, denied=True),
                             cache.knn(q, n, deny, denied=True) if warm else [])
                 fts = sorted(fts + held[0], key=lambda h: -h[1])
