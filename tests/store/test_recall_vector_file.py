@@ -256,3 +256,51 @@ def test_an_unknown_or_cut_file_is_ignored(tmp_path: Path) -> None:
     assert vecfile.read(file) is None
     c = VectorCache()
     assert c.file is None
+
+
+def _seed_sensitive(store: Store, tmp_path: Path) -> None:
+    """The seeded store with some entries marked secret or private (ties included)."""
+    ids = _seed(store, tmp_path)
+    for i, entry_id in enumerate(ids[:60]):
+        if i % 4 == 0:
+            store.privacy_mark(store.scope(entry=entry_id), "secret")
+        elif i % 4 == 1:
+            store.privacy_mark(store.scope(entry=entry_id), "private")
+
+
+@pytest.mark.parametrize("deny", [("secret",), ("secret", "private")])
+def test_fts_with_the_channel_rule_returns_what_the_join_does(tmp_path: Path,
+                                                             deny: tuple[str, ...]) -> None:
+    """The faster FTS search (the plain BM25 ranking looked up, the held-back rows ranked
+    among the denied chunks) against the join over every match, on a store with secret and
+    private entries and identical texts: the same rows, in the same order, same scores."""
+    from store.core import vec
+
+    s = make_store(tmp_path / "store.db")
+    _seed_sensitive(s, tmp_path)
+    with s.read() as conn:
+        denied_ids = vec.chunks_of_levels(conn, deny)
+        assert denied_ids  # the test means something only with denied chunks
+        for q in (*QUERIES, "helm", "pytest fixture", "note 5", "nothing matches zyxw"):
+            for n in (1, 5, 50, 400):
+                for held in (False, True):
+                    fast = vec.fts_search(conn, q, n, deny, held, denied_ids=denied_ids)
+                    joined = vec.fts_search_joined(conn, q, n, deny, held)
+                    assert fast == joined, (q, n, held)
+    s.close()
+
+
+@pytest.mark.parametrize("channel", ["private", "shared", "public"])
+def test_recall_with_the_faster_fts_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 channel: str) -> None:
+    """Whole recalls, the faster FTS against the joined one (no set of denied chunks known):
+    the same trace, candidate by candidate, term by term."""
+    s = make_store(tmp_path / "store.db")
+    _seed_sensitive(s, tmp_path)
+    fast = [recall(s, q, now=NOW, probe=True, channel=channel) for q in QUERIES]
+    monkeypatch.setattr(VectorCache, "denied_chunks", lambda *a, **k: None)
+    joined = [recall(s, q, now=NOW, probe=True, channel=channel) for q in QUERIES]
+    for a, b in zip(fast, joined, strict=True):
+        assert _ranking(a) == _ranking(b) and _terms(a) == _terms(b)
+        assert any(c.decision == "policy_filtered" for c in a.trace.candidates)
+    s.close()
