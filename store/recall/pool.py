@@ -180,7 +180,8 @@ class VectorCache:
             return False
         same = m.stamp == stamp
         grown = m.stamp[2] == stamp[2] and stamp[1] > m.stamp[1] and stamp[0] > m.stamp[0]
-        if not (same or grown) or not vecfile.agrees(conn, m):
+        if not (same or grown) or not vecfile.agrees(
+                _content_hashes(conn, vecfile.sampled_ids(m.ids)), m):
             return False
         self._last = None
         self.ids, self.sens, self.matrix = m.ids, m.sens, m.matrix
@@ -194,13 +195,19 @@ class VectorCache:
         if self.file is None or not self.writable or not len(self.ids):
             return
 
-        def still() -> bool:
+        hashes: dict[int, str] = {}
+
+        def still() -> bool:  # read afresh: the store as it is now, not this snapshot
             if self.engine is None:
                 return True
             with self.engine.connect() as fresh:
+                hashes.update(_content_hashes(fresh, vecfile.sampled_ids(self.ids)))
                 return self._stamp(fresh) == stamp
 
-        if vecfile.write(self.file, stamp, model, self.ids, self.sens, self.matrix, still):
+        if not still():
+            return
+        if vecfile.write(self.file, stamp, model, self.ids, self.sens, self.matrix, hashes,
+                         still):
             self._unwritten = 0
 
     def denied_chunks(self, conn: Connection, deny: tuple[str, ...],
@@ -250,6 +257,15 @@ class VectorCache:
         if j < len(self.ids) and self.ids[j] == chunk_id:
             return self.matrix[j]
         return None
+
+
+def _content_hashes(conn: Connection, ids: list[int]) -> dict[int, str]:
+    """chunk id → its content hash, for the sampled chunks a vector file is checked by."""
+    if not ids:
+        return {}
+    # Core: one lookup of 16 ids by primary key
+    return {int(r[0]): str(r[1]) for r in conn.execute(
+        select(Chunk.id, Chunk.content_hash).where(col(Chunk.id).in_(ids))).all()}
 
 
 def _codes(levels: dict[int, str], ids: list[int]) -> np.ndarray:

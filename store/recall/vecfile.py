@@ -84,6 +84,7 @@ class Mapped:
 
     stamp: tuple[int, int, int]
     model: str
+    hashes: dict[int, str]
     ids: np.ndarray
     sens: np.ndarray
     matrix: np.ndarray
@@ -122,21 +123,25 @@ def read(path: Path) -> Mapped | None:
                                offset=matrix_at).reshape(rows, dim)
     except (ValueError, KeyError, TypeError):
         return None
-    return Mapped((stamp[0], stamp[1], stamp[2]), str(meta["model"]), ids, sens, matrix)
+    hashes = {int(k): str(v) for k, v in dict(meta.get("hashes") or {}).items()}
+    return Mapped((stamp[0], stamp[1], stamp[2]), str(meta["model"]), hashes, ids, sens,
+                  matrix)
 
 
 def write(path: Path, stamp: tuple[int, int, int], model: str, ids: np.ndarray,
-          sens: np.ndarray, matrix: np.ndarray,
+          sens: np.ndarray, matrix: np.ndarray, hashes: dict[int, str],
           still: Callable[[], bool] | None = None) -> bool:
-    """Write the file to a temporary name and rename it over ``path``, only if ``still()``
-    (the store's stamp is still the one written) holds just before; False if not written."""
+    """Write the file to a temporary name, flushed to disk, and rename it over ``path``, only
+    if ``still()`` (the store's stamp is still the one written) holds just before; False if
+    not written. ``hashes``: the sampled chunks' content hashes (``sample_rows``)."""
     rows, dim = matrix.shape
     ids_at = HEADER
     sens_at = _align(ids_at + 8 * rows)
     matrix_at = _align(sens_at + rows, HEADER)
     meta = json.dumps({"model": model, "dim": int(dim), "rows": int(rows),
                        "stamp": list(stamp), "ids_at": ids_at, "sens_at": sens_at,
-                       "matrix_at": matrix_at}).encode()
+                       "matrix_at": matrix_at,
+                       "hashes": {str(k): v for k, v in hashes.items()}}).encode()
     if len(MAGIC) + len(meta) >= HEADER:
         return False
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -149,6 +154,8 @@ def write(path: Path, stamp: tuple[int, int, int], model: str, ids: np.ndarray,
             f.write(np.ascontiguousarray(sens, dtype=np.int8).tobytes())
             f.write(b"\0" * (matrix_at - sens_at - rows))
             f.write(memoryview(np.ascontiguousarray(matrix, dtype="<f4")).cast("B"))
+            f.flush()
+            os.fsync(f.fileno())  # on disk before the rename: never a header over no data
         if still is not None and not still():
             tmp.unlink(missing_ok=True)
             return False
@@ -167,17 +174,17 @@ def sample_rows(rows: int) -> list[int]:
     return sorted({round(i * (rows - 1) / (SAMPLES - 1)) for i in range(SAMPLES)})
 
 
-def agrees(conn: Connection, m: Mapped) -> bool:
-    """Are the sampled vectors of ``m`` the bytes ``chunk_vec`` holds for their chunks?"""
-    from store.core import vec
+def sampled_ids(ids: np.ndarray) -> list[int]:
+    return [int(ids[j]) for j in sample_rows(len(ids))]
 
-    picks = sample_rows(len(m.ids))
-    found = vec.vectors_of(conn, [int(m.ids[j]) for j in picks])
-    for j in picks:
-        v = found.get(int(m.ids[j]))
-        if v is None or v.tobytes() != m.matrix[j].tobytes():
-            return False
-    return True
+
+def agrees(hashes_now: dict[int, str], m: Mapped) -> bool:
+    """Is ``m`` a copy of this store: the content hashes its header keeps for the sampled
+    chunks (``sampled_ids``) those the store has now (``hashes_now``, read by the caller)?
+    A store replaced by another at the same path, with the same counts, differs there."""
+    want = sampled_ids(m.ids)
+    return bool(want) and set(m.hashes) == set(want) and \
+        all(hashes_now.get(i) == m.hashes[i] for i in want)
 
 
 def erased_rows(store_path: Path, chunk_ids: set[int], vectors: np.ndarray

@@ -129,22 +129,27 @@ def test_chunks_added_after_the_file_are_read_and_found(tmp_path: Path) -> None:
 
 
 def test_a_file_of_another_store_with_the_same_counts_is_not_used(tmp_path: Path) -> None:
-    path = tmp_path / "store.db"
-    s = make_store(path)
-    _seed(s, tmp_path, n=40)
-    recall(s, QUERIES[0], probe=True)
-    s.close()
-    file = vecfile.path_for(path)
-    m = vecfile.read(file)
-    assert m is not None
-    forged = np.array(m.matrix)
-    forged[-1] = -forged[-1]  # one vector differs: the sample (first, last, between) sees it
-    assert vecfile.write(file, m.stamp, m.model, m.ids, m.sens, forged)
-    s = make_store(path)
-    recall(s, QUERIES[0], probe=True)
+    """Two stores built the same way from different texts have the same stamp (counts,
+    highest id, audit event); one's file beside the other is refused by its content hashes."""
+    def build(name: str, word: str) -> Path:
+        path = tmp_path / name / "store.db"
+        path.parent.mkdir()
+        s = make_store(path)
+        add_entries(s, "s1", [("user", f"{word} number {i} of the rollout") for i in range(30)])
+        recall(s, f"{word} rollout", probe=True)
+        s.close()
+        return path
+
+    a, b = build("a", "helm"), build("b", "pytest")
+    ma, mb = vecfile.read(vecfile.path_for(a)), vecfile.read(vecfile.path_for(b))
+    assert ma is not None and mb is not None and ma.stamp == mb.stamp
+    own = np.array(ma.matrix)  # a copy: the file is overwritten in place below
+    shutil.copyfile(vecfile.path_for(b), vecfile.path_for(a))
+    s = make_store(a)
+    recall(s, "helm rollout", probe=True)
     cache = cache_for(s)
     assert cache.maps == 0 and cache.reloads == 1
-    assert np.array_equal(cache.matrix[-1], m.matrix[-1])
+    assert np.array_equal(cache.matrix, own)
     s.close()
 
 
