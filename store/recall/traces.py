@@ -63,6 +63,7 @@ def insert_trace(conn: Connection, trace: Trace, writer: str, version: str, *,
         entry_id=trace.entry_id, rerun_of=trace.rerun_of, considered=trace.considered,
         injected=trace.injected, writer=writer, writer_version=version, created_at=now)
         .returning(col(TraceRow.id))).scalar_one()
+    assert trace_id is not None
     rows = []
     for c in trace.candidates:
         t = c.terms
@@ -76,8 +77,8 @@ def insert_trace(conn: Connection, trace: Trace, writer: str, version: str, *,
             kind=c.kind, external_id=c.external_id, hits=c.hits, prevented=c.prevented))
     if rows:  # one executemany through Core: a recall writes up to ``recall.pool`` of these
         conn.execute(insert(CandidateRow), rows)
-    trace.id = int(trace_id)
-    return int(trace_id)
+    trace.id = trace_id
+    return trace_id
 
 
 def _trace(r: TraceRow) -> Trace:

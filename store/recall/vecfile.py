@@ -47,8 +47,6 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sqlalchemy import Connection
-
 MAGIC = b"LCAVEC1\n"
 HEADER = 4096
 SAMPLES = 16
@@ -153,7 +151,7 @@ def write(path: Path, stamp: tuple[int, int, int], model: str, ids: np.ndarray,
             f.write(b"\0" * (sens_at - ids_at - 8 * rows))
             f.write(np.ascontiguousarray(sens, dtype=np.int8).tobytes())
             f.write(b"\0" * (matrix_at - sens_at - rows))
-            f.write(memoryview(np.ascontiguousarray(matrix, dtype="<f4")).cast("B"))
+            f.write(np.ascontiguousarray(matrix, dtype="<f4").data.cast("B"))
             f.flush()
             os.fsync(f.fileno())  # on disk before the rename: never a header over no data
         if still is not None and not still():
