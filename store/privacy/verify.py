@@ -605,10 +605,11 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
     n = len(needles) + len(tokens - set(needles))
     parts = [f"{n} strings searched: {in_db} found in {db.name}, {in_wal} in {wal.name}"]
     # the recall's vector file beside the store (recall/vecfile.py) holds vector bytes: the
-    # erasure deleted it; any such file now (a racing writer's) is searched for the erased
-    # chunks' vectors, row by row
+    # erasure deleted it; any such file now (the probe recalls' own, or a racing writer's) is
+    # searched for the erased chunks' vectors, row by row, and named here when one holds them
     in_vectors, vector_files = _vector_files(store, c)
-    parts.append(vector_files)
+    if in_vectors:
+        parts.append(vector_files)
     if kept:
         parts.append(f"{kept} of the erased texts are still held verbatim by records outside "
                      "the scope, so not searched")

@@ -174,9 +174,7 @@ def test_an_erased_chunks_vector_never_comes_back_from_the_file(tmp_path: Path) 
     after = vecfile.read(file)
     assert after is None or not chunk_ids & set(after.ids.tolist())
     raw = next(p for p in result.verification.probes if p.name == "raw-bytes")
-    assert raw.passed
-    assert "no vector file beside the store" in raw.detail or \
-        f"0 of 1 erased vector found in {file.name}" in raw.detail
+    assert raw.passed and "vector" not in raw.detail  # named only when one holds them
     s.close()
 
     shutil.copyfile(stale, file)  # a stale file is put back: it must never be used
