@@ -148,7 +148,7 @@ if TYPE_CHECKING:
     from store.recall.run import Move, moves_line
     from store.recall.records import MASK as TRACE_MASK
     from store.recall.records import Candidate, Trace, trace_from_dict
-    from store.recall.traces import term_text
+    from store.recall.records import term_text
     from store.governance.history import MemoryVersion
     from store.governance.retention import Expiry, RetentionReport
     from store.governance.sweep import DuplicateGroup, SweepReport
@@ -159,6 +159,7 @@ if TYPE_CHECKING:
     from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
     from store.governance.records import loading_line
     from store.health.records import RANK as SIGNAL_RANK
+    from store.health.records import scan_from_json, view_from_json, view_to_json
     from store.health.statusline import render as statusline_render
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
@@ -196,13 +197,15 @@ PUBLIC: dict[str, str] = {
     "FixPlan": "store.health.records", "FixReport": "store.health.records",
     "RowView": "store.health.records", "ScanResult": "store.health.records",
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
+    "scan_from_json": "store.health.records", "view_from_json": "store.health.records",
+    "view_to_json": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
     "EntryExpiry": "store.privacy.retention", "TranscriptDue": "store.privacy.retention",
     "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
     "SECRET_KINDS": "store.core.secrets:KINDS",
     "Move": "store.recall.run", "moves_line": "store.recall.run",
-    "Candidate": "store.recall.records", "term_text": "store.recall.traces",
+    "Candidate": "store.recall.records", "term_text": "store.recall.records",
     "Trace": "store.recall.records", "trace_from_dict": "store.recall.records",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",

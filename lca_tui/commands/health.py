@@ -12,7 +12,6 @@ from lca_tui.output import (
     console,
     err_console,
     fail,
-    open_from,
     print_json,
     require_store,
     store_from,
@@ -91,15 +90,31 @@ def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
 
 def run_health(args: argparse.Namespace) -> int:
     from store import StoreError
-    from store import signal_spec
 
-    for name in args.show:
-        signal_spec(name)  # an unknown name is a clear error before any work
+    # --show names are checked before any work; a daemon that answers checks them itself (an
+    # unknown one: it refuses, and the check here says so): the registry imports every
+    # signal module, which this process is then spared
+    warm = not args.fix and (store_url(args) is not None or store_path(args).exists())
+    if args.show and not warm:
+        _check_signals(args.show)
     if (args.dry_run or args.yes) and not args.fix:
+        if args.show:
+            _check_signals(args.show)
         raise ValueError(f"{'--dry-run' if args.dry_run else '--yes'} goes with --fix")
     if args.dry_run and args.yes:
         raise ValueError("--dry-run and --yes: choose one (--dry-run acts on nothing)")
     require_store(args, "health", _logged_hint(args))
+    answered = _through_daemon(args) if warm else None
+    if answered is None and args.show and warm:
+        _check_signals(args.show)
+    if answered is not None:
+        from store import scan_from_json, view_from_json
+
+        return _report(args, scan_from_json(answered["result"]), None,
+                       {name: [view_from_json(v) for v in answered["shown"][name]]
+                        for name in args.show})
+    from lca_tui.output import open_from  # looked up now (a test replaces it)
+
     try:
         opened = open_from(args)
     except StoreError as exc:  # unopenable: the hook failures logged for it still show
@@ -131,6 +146,30 @@ def run_health(args: argparse.Namespace) -> int:
                                          exact=True)
         result = store.health(save="never" if args.no_save else "always")
         shown = {name: store.health_rows(result.signal(name).offending) for name in args.show}
+    return _report(args, result, fixed, shown, plan)
+
+
+def _check_signals(names: list[str]) -> None:
+    """An unknown signal name is a clear error (``ValueError``, naming every signal)."""
+    from store import signal_spec
+
+    for name in names:
+        signal_spec(name)
+
+
+def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The scan as ``lca-tui serve`` answers it (its signal modules imported, the model
+    loaded), or None when no daemon serves this store or it cannot apply this run's --set.
+    ``--fix`` always runs here (it writes, with its progress on this terminal)."""
+    from lca_tui.warm import ask
+
+    return ask(args, {"op": "health", "no_save": bool(args.no_save),
+                      "show": list(dict.fromkeys(args.show))})
+
+
+def _report(args: argparse.Namespace, result: Any, fixed: Any, shown: dict[str, Any],
+            plan: Any = None) -> int:
+    """Print the scan (and the fix, the shown rows); the exit code by ``--fail-on``."""
     level = args.fail_on
     exit_code = 1 if result.at_or_above(level) else 0
     if args.json:

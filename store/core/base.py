@@ -29,7 +29,7 @@ from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
-from store.core.migrations import current_version, known_migrations, migrate, refuse_newer
+from store.core.migrations import current_version, migrate, newest_version, refuse_newer
 from store.core.secrets import Detector
 from store.core.records import (
     BLOCK_PREFIX,
@@ -211,7 +211,7 @@ class StoreBase:
 
     def _refuse_older(self) -> None:
         """A read-only store is never migrated: one older than this code is refused."""
-        newest = max((m.version for m in known_migrations()), default=0)
+        newest = newest_version()
         with self.engine.connect() as conn:
             have = current_version(conn)
         if have < newest:

@@ -369,7 +369,7 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
-        if op in ("status", "hook", "recall", "search", "approve", "statusline") and \
+        if op in ("status", "hook", "recall", "search", "approve", "health", "statusline") and \
                 not self._still_serving():
             # the client works in-process (where a store at that path is opened, migrated)
             return {"ok": False, "error": "store gone", "detail": self.last_error}
@@ -379,7 +379,7 @@ class Daemon:
             if op == "stop":
                 self.stop()
                 return {"ok": True, "stopping": True}
-            if op in ("hook", "recall", "search", "approve"):  # as the person behind it
+            if op in ("hook", "recall", "search", "approve", "health"):  # as the person
                 from store.core.actor import acting_as
 
                 if message.get("read_only") and op in ("recall", "approve"):  # they write
@@ -389,6 +389,8 @@ class Daemon:
                         return self._hook(message)
                     if op == "approve":
                         return self._approve(message)
+                    if op == "health":
+                        return self._health(message)
                     return self._recall(message) if op == "recall" else self._search(message)
             if op == "statusline":
                 return self._statusline(message)
@@ -576,6 +578,43 @@ class Daemon:
                            message.get("reason"))
         self.wake.set()  # a memory was written: its chunk may wait for embedding
         return {"ok": True, "info": asdict(info)}
+
+    def _health(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``lca-tui health`` answered warm (its modules imported, the model loaded): the scan
+        as ``to_json`` gives it, stored as the caller's scan (its ``store.writer``) unless
+        ``--no-save`` or ``--read-only``, and the rows of each signal it asked to ``show``.
+        Its ``--set`` apply per request when each names a ``health.*`` threshold (read
+        through the scan's settings); any other runs it in the caller's process."""
+        from store.core.base import writer_version_for
+        from store.core.settings import parse_assignment
+        from store.health.drill import describe
+        from store.health.records import view_to_json
+        from store.health.registry import specs
+        from store.health.scan import Save, scan
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        given = message.get("set") or []
+        pairs = dict(parse_assignment(str(a)) for a in given) if isinstance(given, list) \
+            else {"": ""}
+        if not all(name.startswith("health.") for name in pairs):
+            return {"ok": False, "error": "a --set the daemon cannot apply per request"}
+        settings = self.store.settings.with_overrides(pairs)  # a bad value: the reply's error
+        known = {s.name for s in specs()}
+        if any(str(name) not in known for name in message.get("show") or []):
+            # before any scan is stored: the caller's own check says which, as without us
+            return {"ok": False, "error": "an unknown signal to show"}
+        writer = str(settings["store.writer"])
+        save: Save = "never" if message.get("no_save") or message.get("read_only") \
+            else "always"
+        with self._busy():
+            result = scan(self.store, save=save, settings=settings,
+                          writer=(writer, writer_version_for(writer, None)))
+            shown = {str(name): [view_to_json(v) for v in describe(
+                self.store, result.signal(str(name)).offending)]
+                for name in message.get("show") or []}
+        return {"ok": True, "result": result.to_json(), "shown": shown}
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         """``lca-tui search`` answered warm (model and vectors loaded): the hits as records."""

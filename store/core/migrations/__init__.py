@@ -47,15 +47,32 @@ def _load(module: ModuleType) -> Migration:
                      None if on_pg is None else tuple(on_pg))
 
 
-def known_migrations() -> list[Migration]:
-    """Every migration in this package, in version order; numbers must be unique."""
-    found: dict[int, Migration] = {}
+def _numbered() -> dict[int, str]:
+    """Every migration module's number (from its name, ``mNNNN_<name>``) and name, read from
+    the package's files without importing one: what says cheaply whether a store is current."""
+    found: dict[int, str] = {}
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("m") or not info.name[1:5].isdigit():
             continue
-        migration = _load(importlib.import_module(f"{__name__}.{info.name}"))
-        if migration.version in found:
-            raise RuntimeError(f"two migrations numbered {migration.version}")
+        if int(info.name[1:5]) in found:
+            raise RuntimeError(f"two migrations numbered {int(info.name[1:5])}")
+        found[int(info.name[1:5])] = info.name
+    return found
+
+
+def newest_version() -> int:
+    """The newest schema version this code knows (0 with no migration)."""
+    return max(_numbered(), default=0)
+
+
+def known_migrations() -> list[Migration]:
+    """Every migration in this package, in version order; numbers must be unique, and each
+    module's ``VERSION`` the number its name starts with."""
+    found: dict[int, Migration] = {}
+    for number, name in sorted(_numbered().items()):
+        migration = _load(importlib.import_module(f"{__name__}.{name}"))
+        if migration.version != number:
+            raise RuntimeError(f"migration {name} says VERSION {migration.version}")
         found[migration.version] = migration
     return [found[v] for v in sorted(found)]
 
@@ -90,14 +107,19 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
     The version is read under the write lock, so processes opening a new store at the same
     time apply each migration once. Each migration is one transaction.
     """
-    migrations = known_migrations()
-    newest = migrations[-1].version if migrations else 0
     if engine.dialect.name == "postgresql":
-        return _migrate_server(engine, migrations, newest, target)
+        migrations = known_migrations()
+        return _migrate_server(engine, migrations,
+                               migrations[-1].version if migrations else 0, target)
+    numbered = _numbered()
+    newest = max(numbered, default=0)
     with engine.connect() as conn:
         have = current_version(conn)
         done = _applied(conn)
     _refuse_newer(have, newest)
+    if numbered.keys() <= done:  # current: the common case, no migration module imported
+        return []
+    migrations = known_migrations()
     applied: list[int] = []
     for migration in migrations:
         # Each migration not recorded yet, in order: one numbered below the store's highest
@@ -218,8 +240,7 @@ def refuse_newer(have: int | None) -> None:
     """Raise ``StoreTooNew`` when ``have`` (a store's schema version) is newer than this code
     knows; called on the file before anything opens it for writing."""
     if have is not None:
-        migrations = known_migrations()
-        _refuse_newer(have, migrations[-1].version if migrations else 0)
+        _refuse_newer(have, newest_version())
 
 
 def _refuse_newer(have: int, newest: int) -> None:
