@@ -25,10 +25,11 @@ from textual.widgets import DataTable
 
 from screens.base import StoreScreen
 from screens.registry import screen_about, screen_for
-from store import Subject, TourStep, demo_refusal, remember_tour_position, tour_position, tour_step
+from store import Subject
 from widgets.tour_panel import TourPanel
 
 if TYPE_CHECKING:
+    from store import TourStep
     from lca_tui.app import LcaApp
 
 PLACE_EVERY = 0.05
@@ -180,6 +181,8 @@ class TourGuide:
 
     # -- in the worker -----------------------------------------------------------------------
     def _compute(self, index: int | None, token: int) -> None:
+        from store import demo_refusal, tour_position, tour_step  # the demo's code: on use
+
         store = self.app.store
         refused = demo_refusal(store)
         if refused is not None:
@@ -199,6 +202,8 @@ class TourGuide:
                             markup=False, severity="warning", timeout=8)
             return
         step = message.step
+        from store import remember_tour_position
+
         remember_tour_position(self.app.store, step.index)  # a few bytes beside the store
         self.leave()
         self.active, self.index, self.step = True, step.index, step
