@@ -8,8 +8,9 @@ workers wait for it, and anything asking ``app.store`` first opens it there and 
 that cannot be opened ends the app with return code 2 and ``open_error`` set (the CLI prints
 it as one line). The app has a clock (``app.now()``, frozen when ``now`` is given so
 snapshots do not move). Screens come from ``screens.registry.SCREENS``, each imported when
-its mode is first shown. Between screens there is one way: an ``OpenRecord`` message, which the app routes to the
-screen whose registry entry opens the record's kind (``screens.navigation``).
+its mode is first shown. Between screens there is one way: an ``OpenRecord`` message, which
+the app routes to the screen whose registry entry opens the record's kind
+(``screens.navigation``).
 """
 
 from __future__ import annotations
