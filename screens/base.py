@@ -134,6 +134,7 @@ class StoreScreen(Screen[None]):
         super().__init__(**kwargs)
         self._seen_version: int | None = None
         self._load_pending = False
+        self._watching = False
         self._store_changed: str | None = None
         self._side: bool | None = None  # None: as the size says
         self.last_export: Path | None = None
@@ -216,8 +217,9 @@ class StoreScreen(Screen[None]):
             current = self.app.screen is self
         except ScreenStackError:  # the app is closing: its screens are gone
             return
-        if not current or self._load_pending:
-            return
+        if not current or self._load_pending or self._watching:
+            return  # (a read still under way is never cancelled by the next tick's)
+        self._watching = True
         self._check_version()
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
@@ -228,6 +230,7 @@ class StoreScreen(Screen[None]):
     @on(VersionSeen)
     def _on_version(self, message: VersionSeen) -> None:
         message.stop()
+        self._watching = False
         self.lca.known_version = message.version
         self.lca.known_changed = message.changed or self.lca.known_changed
         self._store_changed = message.changed or self._store_changed
@@ -252,6 +255,8 @@ class StoreScreen(Screen[None]):
     def _on_worker_state(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             self._load_pending = False
+            if event.worker.group == "watch":
+                self._watching = False
             error = event.worker.error
             self.notify(f"{type(error).__name__}: {error}", title="lca-tui: a worker failed",
                         severity="error", markup=False, timeout=10)
