@@ -25,10 +25,11 @@ from textual.widgets import DataTable
 
 from screens.base import StoreScreen
 from screens.registry import screen_about, screen_for
-from store import Subject, TourStep
+from store import Subject
 from widgets.tour_panel import TourPanel
 
 if TYPE_CHECKING:
+    from store import TourStep
     from lca_tui.app import LcaApp
 
 PLACE_EVERY = 0.05
