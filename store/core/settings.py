@@ -123,6 +123,10 @@ SPECS: list[Spec] = [
     Spec("recall.vector_cache", True, "Keep an in-memory copy of the vectors for KNN (a warm "
          "process: the app, `lca-tui serve`); off, KNN scans sqlite-vec instead, cheaper for "
          "a process that answers one recall (a hook run without the daemon turns it off)."),
+    Spec("recall.vector_file", True, "Keep that copy in a file beside a SQLite store too "
+         "(`<store>-vectors`, memory-mapped): the first recall of the next process maps it "
+         "instead of reading every vector. It holds vector bytes: an erasure deletes it and "
+         "its verification searches it; off, no file is written or read."),
     Spec("recall.half_life_days", 30.0, "Half-life of T when a memory names none."),
     Spec("recall.duplicate_cos", 0.95, "A candidate whose vector is at least this cosine to "
          "one already injected is a near-duplicate and is not injected (diversity)."),

@@ -72,6 +72,22 @@ def scan(store: Store, *, now: datetime | None = None, save: Save = "always",
     return found
 
 
+def measure(store: Store, name: str, *, now: datetime | None = None) -> SignalResult:
+    """One signal (``ValueError`` naming the signals for an unknown ``name``) measured now,
+    as the scan measures it; nothing is stored."""
+    from store.health.registry import spec
+
+    found = spec(name)
+    with store.read() as conn:
+        ctx = ScanContext(store, conn, now or datetime.now(UTC),
+                          set(inspect(conn).get_table_names()),
+                          int(store.settings["health.offending_limit"]))
+        try:
+            return found.measure(ctx)
+        finally:
+            ctx.close()
+
+
 def stored_status(status: str) -> str:
     """The status as the ``health_signal`` table keeps it: its CHECK (migration 7) predates
     ``n/a``, which is stored as ``ok`` with no value (``n/a`` always has none) and read back

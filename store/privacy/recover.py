@@ -76,7 +76,7 @@ def warning(store: Store) -> str | None:
     if not ids:
         return None
     named = ", ".join(map(str, ids[:5])) + (" …" if len(ids) > 5 else "")
-    return (f"tombstone{'s' if len(ids) > 1 else ''} {named} not verified (erasure "
+    return (f"{plural(len(ids), 'tombstone', counted=False)} {named} not verified (erasure "
             f"interrupted or still running): run {NOTE}")
 
 
@@ -243,7 +243,16 @@ def _file(store: Store, wal_ok: bool, wal_left: int) -> Probe:
              "so the file is not searched for it"]
     if not wal_ok:
         parts.append("a reader holds a snapshot of the WAL: close it and verify again")
-    return Probe("raw-bytes", wal_ok and free == 0, "; ".join(parts))
+    # the recall's vector file beside the store holds vector bytes (recall/vecfile.py): it
+    # was deleted just before (drop_cache); one there now was written meanwhile and, with no
+    # erased vector kept to compare, is not searched
+    from store.recall import vecfile
+
+    left = [p.name for p in vecfile.files_beside(store.path)]
+    parts.append(f"vector file beside the store: {', '.join(left)} written meanwhile, not "
+                 "searched: verify again" if left else "no vector file beside the store "
+                 "(deleted)")
+    return Probe("raw-bytes", wal_ok and free == 0 and not left, "; ".join(parts))
 
 
 def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Verification]]:

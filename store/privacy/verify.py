@@ -455,10 +455,11 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
     written = max(returned, _probe_traces(store, before, queries))
     ok = not held and not pointing and not derived and not written
     return Probe("traces", ok, (
-        f"{plural(held, 'trace row')} hold{'s' if held == 1 else ''} it; "
-        f"{plural(pointing, 'candidate')} point{'s' if pointing == 1 else ''} at erased "
-        f"records; {plural(recalls, 'probe recall')}: {plural(derived, 'candidate')} derived "
-        f"from it; {plural(written, 'trace')} written by the probes"))
+        f"{plural(held, 'trace row')} {plural(held, 'holds', 'hold', counted=False)} it; "
+        f"{plural(pointing, 'candidate')} {plural(pointing, 'points', 'point', counted=False)} "
+        f"at erased records; {plural(recalls, 'probe recall')}: "
+        f"{plural(derived, 'candidate')} derived from it; "
+        f"{plural(written, 'trace')} written by the probes"))
 
 
 def _last_trace(store: Store) -> int:
@@ -604,6 +605,12 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
     in_wal = scan_bytes(wal, needles, tokens)
     n = len(needles) + len(tokens - set(needles))
     parts = [f"{n} strings searched: {in_db} found in {db.name}, {in_wal} in {wal.name}"]
+    # the recall's vector file beside the store (recall/vecfile.py) holds vector bytes: the
+    # erasure deleted it; any such file now (the probe recalls' own, or a racing writer's) is
+    # searched for the erased chunks' vectors, row by row, and named here when one holds them
+    in_vectors, vector_files = _vector_files(store, c)
+    if in_vectors:
+        parts.append(vector_files)
     if kept:
         parts.append(f"{kept} of the erased texts are still held verbatim by records outside "
                      "the scope, so not searched")
@@ -617,8 +624,23 @@ def raw_probe(store: Store, c: Closure, rem: Remaining, wal_ok: bool, wal_left: 
         parts.append("vacuumed")
     if (in_db or in_wal) and rem.metadata:
         parts.append("metadata columns hold it (see substring): those bytes stay")
-    return Probe("raw-bytes", wal_ok and not in_db and not in_wal and not nothing,
-                 "; ".join(parts))
+    return Probe("raw-bytes", wal_ok and not in_db and not in_wal and not nothing
+                 and not in_vectors, "; ".join(parts))
+
+
+def _vector_files(store: Store, c: Closure) -> tuple[int, str]:
+    """(erased vectors found, what the probe says) for the vector files beside the store."""
+    from store.recall import vecfile
+
+    removed = len(c.vectors)
+    found, names = vecfile.erased_rows(
+        store.path, {cid for cid, _, has in c.chunk_rows if has}, c.vectors)
+    if not names:
+        return 0, (f"no vector file beside the store ({store.path.name}{vecfile.SUFFIX}: "
+                   "deleted with the in-memory copy)")
+    return found, (f"{found} of {plural(removed, 'erased vector')} found in "
+                   f"{', '.join(names)}" + (" (written before the erasure: delete it and "
+                                            "verify again)" if found else ""))
 
 
 SERVER_COPIES = ("the server's WAL, its replicas and its backups keep the erased bytes until "

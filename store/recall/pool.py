@@ -56,15 +56,17 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import Connection, func
+from sqlalchemy import Connection, Engine, func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
 from store.core import vec
 from store.core.models import AuditEvent, Chunk, Entry
+from store.recall import vecfile
 from store.recall.terms import channel_denies
 
 if TYPE_CHECKING:
@@ -82,7 +84,19 @@ _STAMP = sa_select(
 class VectorCache:
     """An in-memory copy of ``chunk_vec`` for exact KNN by matrix product."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: Path | None = None, engine: Engine | None = None,
+                 writable: bool = False) -> None:
+        # the copy's file beside the store (``vecfile``): mapped by the first sync instead of
+        # reading every vector when it is still the store's; written after a full load
+        # (``writable``: not for a read-only store); ``engine`` reads the stamp afresh
+        # before the file replaces the old one
+        self.file, self.engine, self.writable = file, engine, writable
+        self.maps = 0
+        # (stamp, denied levels) → the chunks of those levels: the FTS search ranks its
+        # held-back rows among them only (``vec.fts_search``'s ``denied_ids``)
+        self._denied: tuple[tuple[tuple[int, int, int], tuple[str, ...]], list[int]] | None = \
+            None
+        self._unwritten = 0  # vectors added since the file was written (rewritten past a few)
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, 384), dtype=np.float32)
         # each chunk's source sensitivity (index into vec.SENSITIVITIES), so a KNN with the
@@ -116,6 +130,10 @@ class VectorCache:
         old = self.stamp if self.model == model else None
         if stamp == old:
             return
+        if old is None and self.file is not None and self._map(conn, model, stamp):
+            old = self.stamp
+            if stamp == old:
+                return
         if old is not None and stamp[2] == old[2] and stamp[1] > old[1] and stamp[0] > old[0]:
             rows = conn.execute(select(Chunk.id, Chunk.status, Chunk.model)
                                 .where(col(Chunk.id) > old[1]).order_by(col(Chunk.id))).all()
@@ -133,7 +151,10 @@ class VectorCache:
                     self.matrix = np.vstack([self.matrix, np.stack([v for _, v in new])])
                     self.sens = np.concatenate([self.sens, _codes(
                         vec.chunk_sensitivities(conn, added), added)])
+                    self._unwritten += len(new)
                 self.stamp = stamp
+                if self._unwritten > max(256, len(self.ids) // 20):
+                    self._save(stamp, model)
                 return
         ids, matrix = vec.all_vectors(conn)
         same = np.fromiter((int(r[0]) for r in conn.execute(
@@ -147,6 +168,56 @@ class VectorCache:
         self.sens = _codes(vec.chunk_sensitivities(conn), [int(i) for i in self.ids])
         self.stamp, self.model = stamp, model
         self.reloads += 1
+        self._save(stamp, model)
+
+    def _map(self, conn: Connection, model: str, stamp: tuple[int, int, int]) -> bool:
+        """Take the vectors from the file beside the store when it is still the store's (its
+        stamp is now's, or only chunks were added since) and its sampled vectors are the
+        ones ``chunk_vec`` holds; the additions are then read by the caller."""
+        assert self.file is not None
+        m = vecfile.read(self.file)
+        if m is None or m.model != model or m.matrix.shape[1] != self.matrix.shape[1]:
+            return False
+        same = m.stamp == stamp
+        grown = m.stamp[2] == stamp[2] and stamp[1] > m.stamp[1] and stamp[0] > m.stamp[0]
+        if not (same or grown) or not vecfile.agrees(
+                _content_hashes(conn, vecfile.sampled_ids(m.ids)), m):
+            return False
+        self._last = None
+        self.ids, self.sens, self.matrix = m.ids, m.sens, m.matrix
+        self.stamp, self.model = m.stamp, model
+        self._unwritten = 0
+        self.maps += 1
+        return True
+
+    def _save(self, stamp: tuple[int, int, int], model: str) -> None:
+        """Write the copy to the file beside the store, unless the store changed meanwhile."""
+        if self.file is None or not self.writable or not len(self.ids):
+            return
+
+        hashes: dict[int, str] = {}
+
+        def still() -> bool:  # read afresh: the store as it is now, not this snapshot
+            if self.engine is None:
+                return True
+            with self.engine.connect() as fresh:
+                hashes.update(_content_hashes(fresh, vecfile.sampled_ids(self.ids)))
+                return self._stamp(fresh) == stamp
+
+        if not still():
+            return
+        if vecfile.write(self.file, stamp, model, self.ids, self.sens, self.matrix, hashes,
+                         still):
+            self._unwritten = 0
+
+    def denied_chunks(self, conn: Connection, deny: tuple[str, ...],
+                      stamp: tuple[int, int, int]) -> list[int]:
+        """The chunks whose source has one of the ``deny`` levels, read once per stamp (a new
+        chunk moves it, and so does a change of sensitivity: it leaves an audit event)."""
+        key = (stamp, deny)
+        if self._denied is None or self._denied[0] != key:
+            self._denied = (key, vec.chunks_of_levels(conn, deny))
+        return self._denied[1]
 
     def knn(self, qvec: np.ndarray, k: int, deny: tuple[str, ...] = (),
             denied: bool = False) -> list[tuple[int, float]]:
@@ -188,6 +259,15 @@ class VectorCache:
         return None
 
 
+def _content_hashes(conn: Connection, ids: list[int]) -> dict[int, str]:
+    """chunk id → its content hash, for the sampled chunks a vector file is checked by."""
+    if not ids:
+        return {}
+    # Core: one lookup of 16 ids by primary key
+    return {int(r[0]): str(r[1]) for r in conn.execute(
+        select(Chunk.id, Chunk.content_hash).where(col(Chunk.id).in_(ids))).all()}
+
+
 def _codes(levels: dict[int, str], ids: list[int]) -> np.ndarray:
     return np.array([vec.SENSITIVITIES.index(levels.get(i, "public")) for i in ids],
                     dtype=np.int8)
@@ -201,15 +281,23 @@ def cache_for(store: Store) -> VectorCache:
     with _GUARD:
         cache = _CACHES.get(store)
         if cache is None:
-            cache = _CACHES[store] = VectorCache()
+            # a SQLite file's copy is kept in a file beside it too (``vecfile``); a server's
+            # HNSW index answers its KNN, no file is kept for it
+            file = None if store.on_server or not store.settings.get("recall.vector_file", True) \
+                else vecfile.path_for(store.path)
+            cache = _CACHES[store] = VectorCache(file, store.engine, not store.read_only)
         return cache
 
 
 def drop_cache(store: Store) -> bool:
-    """Forget this process's in-memory vector copy of ``store`` (an erasure asks it: the copy
-    may hold vectors of erased chunks); the next recall loads it again. True if one existed."""
+    """Forget this process's in-memory vector copy of ``store`` and delete its file beside a
+    SQLite store (an erasure asks it: both may hold vectors of erased chunks); the next
+    recall loads it again. True if a copy or a file existed."""
     with _GUARD:
-        return _CACHES.pop(store, None) is not None
+        had = _CACHES.pop(store, None) is not None
+    if not store.on_server:
+        had = bool(vecfile.remove(store.path)) or had
+    return had
 
 
 @dataclass(frozen=True)
@@ -373,8 +461,15 @@ def pool(store: Store, conn: Connection, query: str,
         deny = tuple(lv for lv in vec.SENSITIVITIES if channel_denies(lv, channel)) \
             if channel is not None else ()
         held: tuple[list[tuple[int, float]], ...] | None = None
+        # on a file, the chunks of the denied levels, known once per stamp: the FTS search
+        # then reads the plain BM25 ranking instead of joining every match to its source
+        denied_ids = None
+        if deny and not store.on_server:
+            stamp = cache.stamp if warm and cache.stamp is not None and cache.model == model \
+                else VectorCache._stamp(conn)
+            denied_ids = cache.denied_chunks(conn, deny, stamp)
         while True:
-            fts = vec.fts_search(conn, lexical, fetch, deny)
+            fts = vec.fts_search(conn, lexical, fetch, deny, denied_ids=denied_ids)
             waiting = vec.waiting_search(conn, lexical, fetch, deny)
             q = vector_of_query()
             knn = cache.knn(q, fetch, deny) if warm else vec.knn(conn, q, fetch)
@@ -382,7 +477,8 @@ def pool(store: Store, conn: Connection, query: str,
             if deny:
                 if held is None:
                     n = max(1, size)
-                    held = (vec.fts_search(conn, lexical, n, deny, denied=True),
+                    held = (vec.fts_search(conn, lexical, n, deny, denied=True,
+                                           denied_ids=denied_ids),
                             vec.waiting_search(conn, lexical, n, deny, denied=True),
                             cache.knn(q, n, deny, denied=True) if warm else [])
                 fts = sorted(fts + held[0], key=lambda h: -h[1])

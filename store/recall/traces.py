@@ -43,22 +43,23 @@ def insert_trace(conn: Connection, trace: Trace, writer: str, version: str, *,
     masks the query; the default detects the secrets only."""
     now = now_iso()
     who = {"writer": writer, "writer_version": version, "created_at": now}
-    row = TraceRow(  # a query holding a secret is kept with placeholders for the values
+    # Core, not an ORM object and a session flush (the recall hot path: ≈ 1 ms less a
+    # recall); every column is given, as the model's constructor was
+    trace_id = conn.execute(insert(TraceRow).values(
+        # a query holding a secret is kept with placeholders for the values
         ts=trace.ts, query=detector.mask(trace.query), role=trace.role, project=trace.project,
         channel=trace.channel, historical=int(trace.historical),
         settings=json.dumps(trace.settings, sort_keys=True), latency_ms=trace.latency_ms,
         model=trace.model, degraded=int(trace.degraded), origin=trace.origin,
         entry_id=trace.entry_id, rerun_of=trace.rerun_of, considered=trace.considered,
         injected=trace.injected, writer=writer, writer_version=version, created_at=now)
-    with orm(conn) as s:
-        s.add(row)
-        s.flush()
-    assert row.id is not None
+        .returning(col(TraceRow.id))).scalar_one()
+    assert trace_id is not None
     rows = []
     for c in trace.candidates:
         t = c.terms
         rows.append(dict(
-            who, trace_id=row.id, rank=c.rank, source_type=c.source_type,
+            who, trace_id=trace_id, rank=c.rank, source_type=c.source_type,
             source_id=c.source_id, decision=c.decision, reason=c.reason, score=c.score,
             s=t.get("S"), e=t.get("E"), t=t.get("T"), a=t.get("A"), q=t.get("Q"), k=t.get("K"),
             cos=c.cos, lex=c.lex, adj=c.adj, contributions=json.dumps(c.contributions),
@@ -67,8 +68,8 @@ def insert_trace(conn: Connection, trace: Trace, writer: str, version: str, *,
             kind=c.kind, external_id=c.external_id, hits=c.hits, prevented=c.prevented))
     if rows:  # one executemany through Core: a recall writes up to ``recall.pool`` of these
         conn.execute(insert(CandidateRow), rows)
-    trace.id = row.id
-    return row.id
+    trace.id = trace_id
+    return trace_id
 
 
 def _trace(r: TraceRow) -> Trace:

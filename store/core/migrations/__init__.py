@@ -164,9 +164,13 @@ def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
     with engine.begin() as conn:
         if pg.create_schema(conn, SQLModel.metadata, stamp, now_iso(), CODE_VERSION):
             return [v for v, _ in stamp]
+        # the common case, a store at the current version: one look at the ledger, not a
+        # transaction per known migration (each a few round trips to the server)
+        _refuse_newer(pg.current_version(conn), newest)
+        done = pg.applied(conn)
     applied: list[int] = []
     for migration in migrations:
-        if target is not None and migration.version > target:
+        if target is not None and migration.version > target or migration.version in done:
             continue
         with engine.begin() as conn:
             pg.lock_schema(conn)
@@ -179,6 +183,7 @@ def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
                                  "a server past it")
             for statement in migration.postgres:
                 conn.exec_driver_sql(statement)
+            pg.ensure_rowids(conn)  # a table it added gets its rowid, as created ones have
             conn.execute(
                 text("INSERT INTO schema_migration VALUES (:v, :n, :t, :c)"),
                 {"v": migration.version, "n": migration.name, "t": now_iso(), "c": CODE_VERSION},
