@@ -1,10 +1,16 @@
 """The lca-tui app: one mode per screen of the registry, the number keys, help and palette.
 
 ``make_app`` is the one factory the CLI and the tests use. The app owns a ``Store``
-(``app.store``) and a clock (``app.now()``, frozen when ``now`` is given so snapshots do not
-move). Screens come from ``screens.registry.SCREENS``, each imported when its mode is first
-shown. Between screens there is one way: an ``OpenRecord`` message, which the app routes to the
-screen whose registry entry opens the record's kind (``screens.navigation``).
+(``app.store``). Given a path, ``make_app`` does not open it: the app paints its first frame
+(the start screen, its panes saying they are loading) and then opens the store in a thread
+(SQLAlchemy's import and the migrations check are most of a cold start); the screens' load
+workers wait for it, and anything asking ``app.store`` first opens it there and then. A store
+that cannot be opened ends the app with return code 2 and ``open_error`` set (the CLI prints
+it as one line). The app has a clock (``app.now()``, frozen when ``now`` is given so
+snapshots do not move). Screens come from ``screens.registry.SCREENS``, each imported when
+its mode is first shown. Between screens there is one way: an ``OpenRecord`` message, which
+the app routes to the screen whose registry entry opens the record's kind
+(``screens.navigation``).
 """
 
 from __future__ import annotations
@@ -12,13 +18,13 @@ from __future__ import annotations
 import importlib
 import threading
 from functools import partial
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
-from textual.app import App, SystemCommand
+from textual.app import App, ScreenError, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
@@ -27,8 +33,11 @@ from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_about, screen_for
 from screens.tour import TourGuide, TourReady
-from store import RecordRef, Settings, SettingsError, Store, asset_path, open_store, visible
+from store import RecordRef, Settings, asset_path, visible
 from widgets.messages import Show
+
+if TYPE_CHECKING:
+    from store import Store
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -66,32 +75,120 @@ class LcaApp(App[None]):
                 id="tour-back"),
     ]
 
-    def __init__(self, store: Store, *, now: datetime | None = None, owns_store: bool = True,
-                 mode: str = "overview", refresh_seconds: float | None = None,
-                 tour: bool = False) -> None:
+    def __init__(self, store: Store | None = None, *, now: datetime | None = None,
+                 owns_store: bool = True, mode: str = "overview",
+                 refresh_seconds: float | None = None, tour: bool = False,
+                 opener: Callable[[], Store] | None = None,
+                 settings: Settings | None = None) -> None:
+        """On ``store``, or on the store ``opener`` opens (after the first frame, in a thread;
+        ``settings`` are then the ones it opens with)."""
         super().__init__()
+        if store is None and opener is None:
+            raise ValueError("LcaApp needs a store or an opener")
         self.tour = TourGuide(self)
         self._start_tour = tour
-        self.store = store
+        self._store = store
+        self._opener = opener
+        self._open_lock = threading.Lock()
+        self.open_error: Exception | None = None
+        """Why the store could not be opened (the app then ends with return code 2)."""
+        settings = store.settings if store is not None else settings or Settings.load()
+        self.settings = settings
         self._frozen_now = now
         self._owns_store = owns_store
         self._start_mode = mode
         self._version_lock = threading.Lock()
         self._tombstone_seen: int | None = None
+        self.known_version: int | None = None
+        """The store's ``data_version`` as a screen's poll last read it (a screen switched
+        back to compares its own with it: no query on a switch)."""
+        self.known_changed: str | None = None
+        """When the store file last changed, as that poll read it."""
         self.refresh_seconds = float(refresh_seconds if refresh_seconds is not None
-                                     else store.settings["app.refresh_seconds"])
-        # The Header shows titles as Content (no markup read), but the file name is data: an
-        # escape sequence in it must not reach the terminal.
-        self.sub_title = visible(store.url if store.url is not None else store.path.name) \
-            + (" (read-only)" if store.read_only else "")
+                                     else settings["app.refresh_seconds"])
+        if store is not None:
+            self._name_store(store)
         self.copied: str | None = None
         """The last id ``y`` copied (tests read it; the clipboard itself is the terminal's)."""
         for spec in SCREENS:
             self.add_mode(spec.mode, partial(screen_factory, spec))
         from lca_tui.keymap import THEMES, keymap_from
 
-        self.set_keymap(keymap_from(store.settings))
-        self.theme = THEMES[str(store.settings["app.theme"])]
+        self.set_keymap(keymap_from(settings))
+        self.theme = THEMES[str(settings["app.theme"])]
+
+    # -- the store -----------------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        """The store; opened here (in the calling thread) if the app has not opened it yet."""
+        store = self._store
+        return store if store is not None else self._open_store()
+
+    @property
+    def store_opened(self) -> bool:
+        """Whether the store is open (a screen's header names it only then)."""
+        return self._store is not None
+
+    def _open_store(self) -> Store:
+        with self._open_lock:  # one opens, the others wait for it
+            if self._store is None:
+                if self.open_error is not None:
+                    raise self.open_error
+                assert self._opener is not None
+                try:
+                    store = self._opener()
+                except Exception as exc:
+                    self.open_error = exc
+                    raise
+                self._name_store(store)
+                self._store = store
+            return self._store
+
+    def _name_store(self, store: Store) -> None:
+        # The Header shows titles as Content (no markup read), but the file name is data: an
+        # escape sequence in it must not reach the terminal.
+        self.sub_title = visible(store.url if store.url is not None else store.path.name) \
+            + (" (read-only)" if store.read_only else "")
+
+    def _open_in_background(self) -> None:
+        """After the first frame: open the store in a thread (the screens' workers wait)."""
+        if self._store is not None:
+            return
+        try:
+            self._open_store()
+        except Exception as exc:
+            self.call_from_thread(self._open_failed, exc)
+
+    def _open_failed(self, exc: Exception) -> None:
+        self.exit(return_code=2, message=None)
+
+    # -- styles --------------------------------------------------------------------------
+    _parsed_for: dict[str, str] | None = None
+    """The CSS variables (the theme's) the stylesheet was last parsed with."""
+
+    def refresh_css(self, animate: bool = True) -> None:
+        """Textual's ``refresh_css``, without parsing every stylesheet anew when the variables
+        they read (the theme) did not change. Textual calls it for each screen shown for the
+        first time, and its re-parse of every rule of the app cost a first visit ≈ 0.3 s of
+        CPU; a new screen's own rules are parsed as they are added (the stylesheet keeps what
+        it parsed), and a change of theme still re-parses everything."""
+        variables = self.get_css_variables()
+        stylesheet = self.stylesheet
+        if variables != self._parsed_for:  # a new theme: every rule is parsed again
+            self._parsed_for = dict(variables)
+            stylesheet.set_variables(variables)
+        stylesheet.parse()  # what it parsed before (same text, same variables) it keeps
+        stylesheet.update(self, animate=animate)
+        try:
+            if self.screen.is_mounted:
+                self.screen._refresh_layout(self.size)
+                self.screen._css_update_count = self._css_update_count
+        except ScreenError:
+            pass
+        for screen in self.screen_stack:
+            if screen is not self.screen:
+                stylesheet.update(screen, animate=animate)
+                screen._css_update_count = self._css_update_count
 
     # -- what screens use ----------------------------------------------------------------
     def now(self) -> datetime:
@@ -169,12 +266,15 @@ class LcaApp(App[None]):
     # -- lifecycle -------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.switch_mode(self._start_mode)
+        if self._store is None:
+            self.call_after_refresh(lambda: self.run_worker(
+                self._open_in_background, thread=True, group="open", exit_on_error=False))
         if self._start_tour:
             self.tour.go(0)
 
     def on_unmount(self) -> None:
-        if self._owns_store:
-            self.store.close()
+        if self._owns_store and self._store is not None:
+            self._store.close()
 
     # -- actions ---------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -213,15 +313,20 @@ def make_app(store_path: Path | str | None = None, settings: Settings | None = N
              mode: str = "overview", refresh_seconds: float | None = None,
              tour: bool = False) -> LcaApp:
     """The app on ``store`` (kept open by the caller) or on the store at ``store_path``
-    (default: ``$LCA_STORE`` / the XDG data folder), opened here and closed on exit; ``tour``
-    opens it on the guided tour's first step (the demo store only)."""
-    owns = store is None
-    if store is None:
-        store = open_store(store_path, settings)
-    try:
-        return LcaApp(store, now=now, owns_store=owns, mode=mode,
+    (default: ``$LCA_STORE`` / the XDG data folder), opened by the app after its first frame
+    (or when first asked for) and closed on exit; ``tour`` opens it on the guided tour's first
+    step (the demo store only). A ``[keys]`` entry no binding has raises ``SettingsError``
+    here, before anything is opened."""
+    if store is not None:
+        return LcaApp(store, now=now, owns_store=False, mode=mode,
                       refresh_seconds=refresh_seconds, tour=tour)
-    except SettingsError:  # a [keys] entry no binding has: the store opened here is closed
-        if owns:
-            store.close()
-        raise
+
+    chosen = settings or Settings.load()
+
+    def opener() -> Store:
+        from store import open_store
+
+        return open_store(store_path, chosen)
+
+    return LcaApp(opener=opener, settings=chosen, now=now, mode=mode,
+                  refresh_seconds=refresh_seconds, tour=tour)

@@ -32,6 +32,7 @@ CONNECT_TIMEOUT = 0.5  # as client.request's connect_timeout
 DEADLINE = {"UserPromptSubmit": 12.0, "Stop": 12.0, "PreCompact": 240.0,
             "SessionEnd": 240.0}  # as lca_tui.commands.hook.DEADLINE
 SOCKET_PATH_MAX = 107  # as store.harness.paths.SOCKET_PATH_MAX
+URL_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")  # as store.core.location
 
 
 class _Handover(Exception):
@@ -58,15 +59,39 @@ def _parse(argv):
 
 def _store_path(explicit, os):
     """``store.harness.paths.resolve_store``: --store, else $LCA_STORE, else
-    ``$XDG_DATA_HOME/lca-tui/store.db``, made absolute with symlinks resolved. A path
+    ``$XDG_DATA_HOME/lca-tui/store.db``, made absolute with symlinks resolved; a server's
+    URL without its password (``_server_identity``). The ``store.url`` setting is not read
+    here (it would cost the settings file's parsing): a hook without ``--store`` or
+    ``$LCA_STORE`` that the setting sends to a server misses this fast path, and
+    ``fast_main`` finds the daemon. A path
     spelled so that this differs from ``Path.resolve`` only misses the daemon (its socket is
     named after the resolved path): ``fast_main`` then finds it."""
     path = explicit or os.environ.get("LCA_STORE")
+    if path and path.strip().lower().startswith(URL_SCHEMES):
+        return _server_identity(path)
     if not path:
         base = os.environ.get("XDG_DATA_HOME") or os.path.join(
             os.path.expanduser("~"), ".local", "share")
         path = os.path.join(base, "lca-tui", "store.db")
     return os.path.realpath(os.path.expanduser(path))
+
+
+def _server_identity(url):
+    """``store.harness.paths.server_identity``: a server store's URL without its password,
+    which names its daemon (``tests/cli/test_hook_client.py`` holds the two equal)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return "postgresql://?"
+    netloc = parts.netloc
+    if "@" in netloc:
+        creds, host = netloc.rsplit("@", 1)
+        netloc = creds.split(":", 1)[0] + "@" + host
+    query = "&".join(q for q in parts.query.split("&")
+                     if q and not q.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _socket_candidates(store, os):

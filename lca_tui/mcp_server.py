@@ -72,7 +72,7 @@ class Backend:
         self._tombstone = 0
 
     # -- the store -------------------------------------------------------------------
-    def resolved_path(self) -> Path:
+    def resolved_path(self) -> Path | str:
         from store.harness import paths
 
         return paths.resolve_store(self.store_path)
@@ -141,7 +141,7 @@ class Backend:
         try:
             store = self.resolved_path()
             reply = client.request(paths.socket_path(store), dict(message, op="recall",
-                                                                  store=str(store)),
+                                                                  store=paths.store_name(store)),
                                    timeout=60.0, ack_timeout=2.0)
         except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
             return None

@@ -113,6 +113,7 @@ def shoot(out_dir: Path, size: tuple[int, int] = SIZE, overrides: dict[str, Any]
 async def _shoot(store_path: Path, settings: Any, out_dir: Path, size: tuple[int, int],
                  progress: Callable[[str], None] | None) -> list[Shot]:
     from lca_tui.app import make_app
+    from textual.worker import WorkerCancelled
     from screens.base import StoreScreen
     from screens.registry import SCREENS
 
@@ -135,7 +136,11 @@ async def _shoot(store_path: Path, settings: Any, out_dir: Path, size: tuple[int
 
         async def settle() -> None:
             for _ in range(2):
-                await app.workers.wait_for_complete()
+                for worker in list(app.workers):
+                    try:  # one a newer load replaced is done; on a slow machine that is common
+                        await worker.wait()
+                    except WorkerCancelled:
+                        pass
                 await pilot.pause(0.2)
             for _ in range(50):  # a table scrolls to its cursor after a layout
                 before = [w.scroll_offset for w in app.screen.query("*") if w.is_scrollable]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,8 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from store import percentiles
 
 ROLES = ("harness", "ingest", "cli", "reindex")
 HARNESS_SESSION = "stress-harness"
@@ -60,14 +61,6 @@ class StressResult:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1], 1)
 
 
 def _text(i: int) -> str:
@@ -269,13 +262,13 @@ def run_stress(folder: Path, seconds: float, overrides: dict[str, Any],
     return StressResult(
         seconds=seconds, harness_writes=writes,
         harness_writes_per_s=round(writes / seconds, 1) if seconds else 0.0,
-        harness_write_ms_p50=_percentile(write_ms, 50),
-        harness_write_ms_p95=_percentile(write_ms, 95),
+        harness_write_ms_p50=percentiles(write_ms).get("p50"),
+        harness_write_ms_p95=percentiles(write_ms).get("p95"),
         ingest_lines=int(ingest.get("lines", 0)), ingest_runs=int(ingest.get("runs", 0)),
         cli_runs=int(actors.get("cli", {}).get("runs", 0)),
         reindex_s=actors.get("reindex", {}).get("seconds"), errors=errors, entries_lost=lost,
-        app_keys=len(latencies), app_latency_ms_p50=_percentile(latencies, 50),
-        app_latency_ms_p95=_percentile(latencies, 95), actors=actors)
+        app_keys=len(latencies), app_latency_ms_p50=percentiles(latencies).get("p50"),
+        app_latency_ms_p95=percentiles(latencies).get("p95"), actors=actors)
 
 
 def scratch_folder(given: str | None) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:

@@ -33,7 +33,7 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     try:
         store = paths.resolve_store(getattr(args, "store", None))
         reply = client.request(paths.socket_path(store), {
-            **message, "store": str(store), "set": overrides(args),
+            **message, "store": paths.store_name(store), "set": overrides(args),
             "read_only": bool(getattr(args, "read_only", False))},
             timeout=timeout, ack_timeout=2.0)
     except (client.NotRunning, client.NoAck, paths.UnsafeDirectory):

@@ -7,8 +7,9 @@ once the data is shown the screen posts ``Loaded`` (its other loads post it with
 While the screen is the one on top, a timer asks the store for ``PRAGMA data_version`` in a thread
 worker every ``app.refresh_seconds``; when it moved — a harness or another ``lca-tui`` committed —
 the screen reloads. A screen in the background (another mode, or under a modal) is not polled;
-it checks once when it comes back. The header says that the screen follows the store and when
-the store file last changed.
+when it comes back it compares the version its data was read at with the one the app last saw
+(``LcaApp.known_version``) and reloads only if they differ: a switch back costs no query. The
+header says that the screen follows the store and when the store file last changed.
 
 Shared keys: ``/`` filters the focused table (or the screen's first), ``z`` maximises the focused
 pane (esc or ``z`` restores), ``b`` hides or shows the screen's side pane (``SIDE_PANE``), ``y``
@@ -115,7 +116,7 @@ class StoreScreen(Screen[None]):
     @dataclass
     class Loaded(Message):
         """Loaded data is on screen. ``part`` says which: ``screen`` for every ``load_data``
-        shown; a screen's own loads name theirs (``entries``, ``detail``, ``rows``,
+        shown; a screen's own loads name theirs (``counts``, ``entries``, ``detail``, ``rows``,
         ``preview``, ``health``, ``full`` / ``tail``, ``pressure``). Nothing handles it: it
         bubbles to the app, and tests wait on it (``tests.helpers_shell.LoadLog``)."""
 
@@ -133,6 +134,7 @@ class StoreScreen(Screen[None]):
         super().__init__(**kwargs)
         self._seen_version: int | None = None
         self._load_pending = False
+        self._watching = False
         self._store_changed: str | None = None
         self._side: bool | None = None  # None: as the size says
         self.last_export: Path | None = None
@@ -172,8 +174,15 @@ class StoreScreen(Screen[None]):
         self.reload()
 
     def on_screen_resume(self) -> None:
-        if self._seen_version is not None:
-            self._check_version()
+        """Back on top: reload only if the store changed since this screen's data was read,
+        as the app last saw it (``LcaApp.known_version``, kept by whichever screen polled):
+        no query here; this screen's own poll follows within ``app.refresh_seconds``."""
+        known = self.lca.known_version
+        self._store_changed = self.lca.known_changed or self._store_changed
+        self._show_status()
+        if self._seen_version is not None and known is not None \
+                and known != self._seen_version and not self._load_pending:
+            self.reload()
 
     def reload(self) -> None:
         """Load again (in a worker); the latest request wins."""
@@ -191,6 +200,7 @@ class StoreScreen(Screen[None]):
     def _on_fetched(self, message: Fetched) -> None:
         message.stop()
         self._seen_version = message.version
+        self.lca.known_version = message.version  # a fresh read: what the app knows now
         self._load_pending = False
         self._store_changed = message.changed or self._store_changed
         self.show_data(message.data)
@@ -207,8 +217,9 @@ class StoreScreen(Screen[None]):
             current = self.app.screen is self
         except ScreenStackError:  # the app is closing: its screens are gone
             return
-        if not current or self._load_pending:
-            return
+        if not current or self._load_pending or self._watching:
+            return  # (a read still under way is never cancelled by the next tick's)
+        self._watching = True
         self._check_version()
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
@@ -219,6 +230,9 @@ class StoreScreen(Screen[None]):
     @on(VersionSeen)
     def _on_version(self, message: VersionSeen) -> None:
         message.stop()
+        self._watching = False
+        self.lca.known_version = message.version
+        self.lca.known_changed = message.changed or self.lca.known_changed
         self._store_changed = message.changed or self._store_changed
         self._show_status()
         if self._seen_version is not None and message.version != self._seen_version \
@@ -227,6 +241,9 @@ class StoreScreen(Screen[None]):
 
     def _show_status(self) -> None:
         """The header: the store's name, that this screen follows it, when it last changed."""
+        if not self.lca.store_opened:  # the app opens it after its first frame
+            self.sub_title = "opening the store…"
+            return
         parts = [visible(self.lca.store.url if self.lca.store.url is not None
                          else self.lca.store.path.name), "following"]
         if self._store_changed is not None:
@@ -238,6 +255,8 @@ class StoreScreen(Screen[None]):
     def _on_worker_state(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             self._load_pending = False
+            if event.worker.group == "watch":
+                self._watching = False
             error = event.worker.error
             self.notify(f"{type(error).__name__}: {error}", title="lca-tui: a worker failed",
                         severity="error", markup=False, timeout=10)

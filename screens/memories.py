@@ -27,7 +27,7 @@ from screens.memory_view import (
     yes,
 )
 from screens.navigation import OpenRecord
-from store import IntegrityProblem, MemoryDetail, MemoryRow, NotFound, RecordRef
+from store import IntegrityProblem, MemoryDetail, MemoryRow, NotFound, RecordRef, plural
 from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell
@@ -331,8 +331,8 @@ class MemoriesScreen(StoreScreen):
             chain_problems.setdefault(id(p), p)
         tree.show_chain(detail.chain, detail.row.id, list(chain_problems.values()))
         links = sum(len(c.supersedes) for c in detail.chain)
-        tree.border_title = (f"Supersession chain · {len(detail.chain)} memories, {links} "
-                             f"link{'s' if links != 1 else ''}" if links else
+        tree.border_title = (f"Supersession chain · {len(detail.chain)} memories, "
+                             f"{plural(links, 'link')}" if links else
                              "Supersession chain · none")
         tree.border_subtitle = "enter shows a memory" if links else ""
         self.loaded("detail")

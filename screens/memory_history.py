@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from store import MemoryVersion, when
+from store import MemoryVersion, plural, when
 
 _DIFF_LINES = 12  # per version; the whole diff is `lca-tui history MEMORY`
 
@@ -58,15 +58,29 @@ class HistoryModal(ModalScreen[int | None]):
         self.memory_id = memory_id
         self.versions = versions
 
+    def revertible(self) -> list[int]:
+        """The indexes of the versions a revert can bring back: not the current one (it is
+        the text already), not an erased or secret one (no text to copy)."""
+        return [i for i, v in enumerate(self.versions)
+                if not (v.erased or v.masked or v.current)]
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="gov-box panel") as box:
             box.border_title = (f"History of memory {self.memory_id} · "
-                                f"{len(self.versions)} version"
-                                f"{'s' if len(self.versions) != 1 else ''}")
-            box.border_subtitle = "enter revert to this version · esc close"
+                                f"{plural(len(self.versions), 'version')}")
+            can = self.revertible()
+            # Enter is offered only where it can act: the highlight starts on the latest
+            # version before the current one and never rests on the current one
+            box.border_subtitle = ("enter revert to this version · esc close" if can else
+                                   "nothing to revert to: the current version is this "
+                                   "text already · esc close")
             yield OptionList(*(Option(version_text(v), id=str(v.version),
-                                      disabled=v.erased or v.masked or v.current)
-                               for v in self.versions), id="history-versions")
+                                      disabled=i not in can)
+                               for i, v in enumerate(self.versions)), id="history-versions")
+
+    def on_mount(self) -> None:
+        can = self.revertible()
+        self.query_one("#history-versions", OptionList).highlighted = can[-1] if can else None
 
     @on(OptionList.OptionSelected, "#history-versions")
     def _picked(self, event: OptionList.OptionSelected) -> None:

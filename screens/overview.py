@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -16,14 +16,16 @@ from textual.widgets import DataTable, Header, Static
 
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
-from screens.proposal_view import pass_line
-from store import PassSummary, RecordRef, ScanResult, Series, SessionInfo, Stats
+from store import RecordRef
 from widgets.footer import FitFooter
 from widgets.fmt import agents_mark, ago, size, when
 from widgets.health_line import HealthLine
 from widgets.pressure_summary import PressureSummary
 from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:  # records only: their modules load with the data, after the first frame
+    from store import PassSummary, ScanResult, Series, SessionInfo, Stats
 
 LATEST = 5
 PROBE_S = 1.0  # seconds a daemon has to answer the Overview's status request
@@ -44,6 +46,15 @@ class OverviewData:
     pressure: Series | None
     daemon: dict[str, Any] | None = None  # `lca-tui serve`'s state (client.probe)
     consolidation: PassSummary | None = None
+
+
+@dataclass
+class CountsFetched(Message):
+    """The cheap half of the Overview's load (the counts and the latest sessions), posted by
+    the load worker before it reads the rest: the screen shows them at once."""
+
+    stats: Stats
+    latest: list[SessionInfo]
 
 
 @dataclass
@@ -122,14 +133,16 @@ def embedder_status(stats: Stats) -> str:
     return "DEGRADED" if stats.embedder.degraded else "OK"
 
 
-def embedder_text(stats: Stats, daemon: dict[str, Any] | None = None) -> Text:
+def embedder_text(stats: Stats, daemon: dict[str, Any] | None | bool = None) -> Text:
+    """The Embedder pane; ``daemon`` False: the daemon's state is not read yet."""
     e = stats.embedder
     out = Text(end="")
     out.append(_line("model", safe_text(e.model)))
     if e.degraded:  # the reason before the dimensions: a short terminal shows three lines
         out.append(_line("why", safe_text(e.reason or "no reason given")))
     out.append(_line("dimensions", str(e.dim)))
-    out.append(_line("daemon", describe_daemon(daemon)))
+    out.append(_line("daemon", "checking…" if daemon is False
+                     else describe_daemon(daemon if isinstance(daemon, dict) else None)))
     out.append(_line("to embed", f"{stats.entries_waiting:,} entries waiting"))
     if e.degraded:
         out.append("Semantic search and recall know nothing of meaning until the model "
@@ -278,23 +291,44 @@ class OverviewScreen(StoreScreen):
                 self._show_sessions(*self._latest)
 
     def load_data(self) -> OverviewData:
+        """The counts and the latest sessions first (shown as soon as they are read:
+        ``CountsFetched``, then ``Loaded("counts")``), then the pressure, the daemon's state
+        and the last consolidation pass (``Loaded("screen")`` once all of it shows)."""
         store = self.lca.store
+        stats, latest = store.stats(), store.sessions(limit=LATEST)
+        self.post_message(CountsFetched(stats, latest))
         key = store.latest_series_key()
         pressure = store.series(key.session_id, key.agent) if key else None
-        return OverviewData(store.stats(), store.sessions(limit=LATEST), pressure,
-                            daemon_status(store.path), store.last_consolidation())
+        return OverviewData(stats, latest, pressure, daemon_status(store.path),
+                            store.last_consolidation())
 
-    def show_data(self, data: OverviewData) -> None:
-        stats = data.stats
+    @on(CountsFetched)
+    def _counts_fetched(self, message: CountsFetched) -> None:
+        if self._data is not None:  # a reload: the whole of it shows in a moment
+            return
+        self._show_counts(message.stats, message.latest, False)
+        self.query_one("#overview-store", Static).update(store_text(message.stats))
+        self.loaded("counts")
+
+    def _show_counts(self, stats: Stats, latest: list[SessionInfo],
+                     daemon: dict[str, Any] | None | bool) -> None:
+        """The records, the embedder and the latest sessions (``daemon`` False: its state is
+        not read yet)."""
         self.query_one("#overview-records", Static).update(records_text(stats))
-        self.query_one("#overview-consolidation", Static).update(
-            pass_line(data.consolidation, self.lca.now()))
         status = self.query_one("#embedder-status", Static)
         status.update(Text(embedder_status(stats), end=""))
         status.set_class(stats.embedder.degraded, "-degraded")
         status.set_class(not stats.embedder.degraded, "-ok")
-        self.query_one("#embedder-detail", Static).update(embedder_text(stats, data.daemon))
-        self._show_sessions(data.latest, stats.sessions)
+        self.query_one("#embedder-detail", Static).update(embedder_text(stats, daemon))
+        self._show_sessions(latest, stats.sessions)
+
+    def show_data(self, data: OverviewData) -> None:
+        from screens.proposal_view import pass_line  # the governance records: not before
+
+        stats = data.stats
+        self.query_one("#overview-consolidation", Static).update(
+            pass_line(data.consolidation, self.lca.now()))
+        self._show_counts(stats, data.latest, data.daemon)
         self.query_one(PressureSummary).show(data.pressure, self.lca.now())
         self._data = data
         self._show_store()

@@ -18,7 +18,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from store import NotFound
+from store import NotFound, plural
 from store import EntryInfo
 from store import MEMORY_MASK as MASK, CheckInfo, PassSummary, ProposalInfo, ProposalSummary
 from store import one_line
@@ -398,9 +398,9 @@ def pass_line(last: PassSummary | None, now: datetime) -> Text:
     n = last.proposals
     found = ", ".join(f"{k} {v}" for k, v in sorted(last.found.items(), key=lambda kv: -kv[1]))
     where = ", ".join(f"{v} {k}" for k, v in sorted(last.statuses.items()))
-    out.append(f"last pass {ago(last.ts, now)} · {last.sessions} "
-               f"session{'s' if last.sessions != 1 else ''}, {last.entries:,} entries → ")
-    out.append(f"{n} proposal{'s' if n != 1 else ''}", style="bold")
+    out.append(f"last pass {ago(last.ts, now)} · {plural(last.sessions, 'session')}, "
+               f"{last.entries:,} entries → ")
+    out.append(plural(n, "proposal"), style="bold")
     if n:
         out.append(f": {found} · {where}")
     if last.pending != last.statuses.get("pending", 0):

@@ -49,6 +49,7 @@ from screens.proposal_view import (
     target_label,
 )
 from store import NEEDS_CONTENT, ProposalError, ProposalSummary, RecordRef, StoreError
+from store import plural
 from widgets.footer import FitFooter
 from widgets.diff_view import DiffView
 from widgets.fmt import ago
@@ -105,14 +106,14 @@ def pass_summary(report: Any) -> str:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.by_kind.items()) if v)
     skipped = sum(report.skipped.values())
     n = report.proposals_added
-    out = (f"pass over {len(report.sessions)} session{'s' if len(report.sessions) != 1 else ''}"
-           f": {n} proposal{'s' if n != 1 else ''} added" + (f" ({kinds})" if kinds else "")
+    out = (f"pass over {plural(len(report.sessions), 'session')}"
+           f": {plural(n, 'proposal')} added" + (f" ({kinds})" if kinds else "")
            + f", {skipped} already known")
     if report.proposer.get("ran"):
         out += "; proposer " + (f"FAILED: {report.proposer['error']}"
                                 if report.proposer.get("error") else "ok")
     if report.errors:
-        out += f"; {len(report.errors)} problem{'s' if len(report.errors) != 1 else ''}: " \
+        out += f"; {plural(len(report.errors), 'problem')}: " \
             + report.errors[0]
     return out
 

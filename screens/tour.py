@@ -1,12 +1,12 @@
 """The guided tour of the demo store: ``lca-tui demo --tour``, or ``t`` on any screen of the
-demo store. Each step (``store.tour_step``: what to say, which part of the store and which
+demo store. Each step (``Store.tour_step``: what to say, which part of the store and which
 record, found in the store) switches to the screen about its subject
 (``screens.registry.ABOUT``), opens its record there through the app (``LcaApp.open_record``),
 docks a ``TourPanel`` above the footer and puts the cursor on the row it talks about. ``]``
 goes on, ``[`` back, ``t`` leaves and ``t`` again resumes at the step it left (kept beside
 the demo store, so it survives a restart).
 
-The tour runs on the demo's own file only (``store.demo_refusal``: the marker the demo wrote):
+The tour runs on the demo's own file only (``Store.demo_refusal``: the marker the demo wrote):
 its last step fills in a scope to erase, which it must never do on a person's real store.
 """
 
@@ -25,10 +25,11 @@ from textual.widgets import DataTable
 
 from screens.base import StoreScreen
 from screens.registry import screen_about, screen_for
-from store import Subject, TourStep, demo_refusal, remember_tour_position, tour_position, tour_step
+from store import Subject
 from widgets.tour_panel import TourPanel
 
 if TYPE_CHECKING:
+    from store import TourStep
     from lca_tui.app import LcaApp
 
 PLACE_EVERY = 0.05
@@ -181,13 +182,13 @@ class TourGuide:
     # -- in the worker -----------------------------------------------------------------------
     def _compute(self, index: int | None, token: int) -> None:
         store = self.app.store
-        refused = demo_refusal(store)
+        refused = store.demo_refusal()
         if refused is not None:
             self.app.post_message(TourReady(None, refused, token))
             return
         if index is None:
-            index = tour_position(store)
-        self.app.post_message(TourReady(tour_step(store, index, self.app.now()), token=token))
+            index = store.tour_position()
+        self.app.post_message(TourReady(store.tour_step(index, self.app.now()), token=token))
 
     # -- on the main thread ------------------------------------------------------------------
     async def show(self, message: TourReady) -> None:
@@ -199,7 +200,7 @@ class TourGuide:
                             markup=False, severity="warning", timeout=8)
             return
         step = message.step
-        remember_tour_position(self.app.store, step.index)  # a few bytes beside the store
+        self.app.store.remember_tour_position(step.index)  # a few bytes beside the store
         self.leave()
         self.active, self.index, self.step = True, step.index, step
         spec = screen_about(step.subject)

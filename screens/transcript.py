@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
 from screens.base import StoreScreen
@@ -23,6 +24,9 @@ from widgets.safe import cell, number
 from widgets.table import FilterTable
 
 SEARCH_MODES = ("hybrid", "fts", "semantic")
+SETTLE_S = 0.12
+"""Seconds the sessions' cursor rests on a row before its entries load: moving through the
+list reads no entries for the rows passed (each read and rebuilt the entries table)."""
 EXCERPT_MIN = 16
 
 
@@ -96,6 +100,7 @@ class TranscriptScreen(StoreScreen):
         self.searches = 0
         self._token = 0
         self._goto_seq: int | None = None
+        self._settle: Timer | None = None
         self._by_id: dict[int, EntryInfo] = {}
         self._one_day: str | None = None
         self._loaded_count: int | None = None
@@ -184,7 +189,14 @@ class TranscriptScreen(StoreScreen):
         if key and key != self.session_id:
             self.session_id = key
             self.agent = None
-            self._request_entries()
+            self._token += 1  # an older session's entries, still loading, are not shown
+            if self._settle is not None:
+                self._settle.stop()
+            self._settle = self.set_timer(SETTLE_S, self._settled)
+
+    def _settled(self) -> None:
+        self._settle = None
+        self._request_entries()
 
     def open_record(self, ref: RecordRef) -> None:
         self.open_session(str(ref.id), None if ref.at is None else int(ref.at))
@@ -204,6 +216,9 @@ class TranscriptScreen(StoreScreen):
 
     # -- entries ---------------------------------------------------------------------------
     def _request_entries(self) -> None:
+        if self._settle is not None:  # asked for at once (a search hit, the agent filter)
+            self._settle.stop()
+            self._settle = None
         if self.session_id is None:
             return
         self._token += 1

@@ -3,10 +3,10 @@
 Packages by capability, each saying in its ``__init__`` what it owns and may import:
 ``core`` (the bottom: db, migrations, models, settings, writes, index, embedder, vec/FTS),
 ``ingest``, ``recall``, ``context``, ``export``, ``governance``, ``health``, ``privacy``,
-``harness``. ``facade.Store`` is the top: the harness API with every capability's operations
-(documented in ``store/facade.py``). ``open_store`` is the entry point; ``NewSession`` /
-``NewEntry`` are what a harness appends; a ``RecordRef`` (kind, id) is how the store points
-at a record (the app opens it on the screen that shows that kind).
+``tour`` (the demo's guided tour), ``harness``. ``facade.Store`` is the top: the harness API
+with every capability's operations (documented in ``store/facade.py``). ``open_store`` is the
+entry point; ``NewSession`` / ``NewEntry`` are what a harness appends; a ``RecordRef`` (kind,
+id) is how the store points at a record (the app opens it on the screen that shows that kind).
 
 **The one door.** Code outside ``store/`` (the CLI, the app, a script) imports ``store`` and
 the names below, never a module deeper down: ``Store`` and ``open_store``, the errors, the
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from store.core.plan import PlanStale
     from store.core.records import rebuild as rebuild_record
     from store.core.records import (
+        AuditInfo,
         EntryInfo,
         RecordKind,
         RecordRef,
@@ -81,10 +82,10 @@ if TYPE_CHECKING:
     )
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
-    from store.copy import CopyReport, copy_store
-    from store.harness.backends_bench import run_side_by_side
-    from store.demo import build_demo, demo_refusal
-    from store.demo.tour import TourStep, remember_tour_position, tour_position, tour_step
+    from store.copy import CopyReport
+    from store.harness.backends_bench import run_build_budget, run_side_by_side
+    from store.demo import build_demo
+    from store.tour.steps import TourStep
     from store.facade import Store, open_store
     from store.governance.proposals import NEEDS_CONTENT, ProposalError
     from store.governance.records import MASK as MEMORY_MASK
@@ -126,7 +127,8 @@ if TYPE_CHECKING:
     from store.harness.settings_file import status as hooks_status
     from store.harness.daemon import AlreadyRunning
     from store.harness.daemon import serve as serve_daemon
-    from store.harness.failures import hook_failures, log_failure, logged_failures
+    from store.harness.failures import log_failure, logged_failures
+    from store.harness.signals import logged_hook_failures
     from store.harness.hook import handle as handle_hook
     from store.health.records import (
         FixPlan,
@@ -146,7 +148,7 @@ if TYPE_CHECKING:
     from store.recall.run import Move, moves_line
     from store.recall.records import MASK as TRACE_MASK
     from store.recall.records import Candidate, Trace, trace_from_dict
-    from store.recall.traces import term_text
+    from store.recall.records import term_text
     from store.governance.history import MemoryVersion
     from store.governance.retention import Expiry, RetentionReport
     from store.governance.sweep import DuplicateGroup, SweepReport
@@ -157,6 +159,7 @@ if TYPE_CHECKING:
     from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
     from store.governance.records import loading_line
     from store.health.records import RANK as SIGNAL_RANK
+    from store.health.records import scan_from_json, view_from_json, view_to_json
     from store.health.statusline import render as statusline_render
 
 # Public name -> "module" (the same name there) or "module:name" (another name there). A
@@ -178,6 +181,7 @@ PUBLIC: dict[str, str] = {
     "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
+    "AuditInfo": "store.core.records",
     "RecordKind": "store.core.records", "Subject": "store.core.records",
     "Compaction": "store.context.records", "PruneEvent": "store.context.records",
     "Series": "store.context.records", "SeriesKey": "store.context.records",
@@ -193,13 +197,15 @@ PUBLIC: dict[str, str] = {
     "FixPlan": "store.health.records", "FixReport": "store.health.records",
     "RowView": "store.health.records", "ScanResult": "store.health.records",
     "SignalResult": "store.health.records", "TrendPoint": "store.health.records",
+    "scan_from_json": "store.health.records", "view_from_json": "store.health.records",
+    "view_to_json": "store.health.records",
     "PrivacyResult": "store.privacy.api", "TombstoneInfo": "store.privacy.api",
     "Closure": "store.privacy.closure", "Scope": "store.privacy.scope",
     "EntryExpiry": "store.privacy.retention", "TranscriptDue": "store.privacy.retention",
     "SecretScanReport": "store.privacy.secrets_scan", "FindingInfo": "store.privacy.secrets_scan",
     "SECRET_KINDS": "store.core.secrets:KINDS",
     "Move": "store.recall.run", "moves_line": "store.recall.run",
-    "Candidate": "store.recall.records", "term_text": "store.recall.traces",
+    "Candidate": "store.recall.records", "term_text": "store.recall.records",
     "Trace": "store.recall.records", "trace_from_dict": "store.recall.records",
     # shared vocabulary
     "visible": "store.core.textsafe", "one_line": "store.core.textsafe",
@@ -227,7 +233,7 @@ PUBLIC: dict[str, str] = {
     "asset_path": "store.core.assets",
     # the clients on top of the facade: hooks, the daemon, benchmarks, the demo
     "handle_hook": "store.harness.hook:handle", "serve_daemon": "store.harness.daemon:serve",
-    "hook_failures": "store.harness.failures", "log_failure": "store.harness.failures",
+    "logged_hook_failures": "store.harness.signals", "log_failure": "store.harness.failures",
     "logged_failures": "store.harness.failures",
     # Claude Code's settings file (``hooks install``) and MCP clients' config (``mcp install``)
     "hooks_settings_path": "store.harness.settings_file:settings_path",
@@ -255,11 +261,9 @@ PUBLIC: dict[str, str] = {
     "bench_session_import": "store.harness.bench:session_import",
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
-    "build_demo": "store.demo", "demo_refusal": "store.demo",
-    "TourStep": "store.demo.tour", "tour_step": "store.demo.tour",
-    "tour_position": "store.demo.tour", "remember_tour_position": "store.demo.tour",
-    "copy_store": "store.copy", "CopyReport": "store.copy",
+    "build_demo": "store.demo", "TourStep": "store.tour.steps", "CopyReport": "store.copy",
     "run_side_by_side": "store.harness.backends_bench",
+    "run_build_budget": "store.harness.backends_bench",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",

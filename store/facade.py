@@ -25,7 +25,8 @@ Governed memory writes
     ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
     ``reject``; ``consolidate(session)`` proposes from stored entries and
     ``last_consolidation()`` says when the latest pass ran and what it found; ``list_memories()``,
-    ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``.
+    ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``;
+    ``audit(action, target_kind, ids, counts)`` records an event of the caller's own.
 Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
 Health
@@ -66,7 +67,7 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import (
@@ -83,7 +84,7 @@ from typing import (
 from store.core.base import Progress, StoreBase
 from store.core.derive import register_deriver
 from store.core.errors import ReadOnly
-from store.core.records import IngestReport
+from store.core.records import AuditInfo, IngestReport
 from store.core.settings import Settings
 
 if TYPE_CHECKING:
@@ -121,6 +122,9 @@ if TYPE_CHECKING:
     from store.recall import run as recall_run
     from store.recall import traces as recall_traces
     from store.recall.run import RecallResult
+    from store import copy as store_copy
+    from store.tour import marker as tour_marker
+    from store.tour.steps import TourStep
 
 # Records interpreted from stored entries; a capability with a deriver is named here.
 register_deriver("store.recall.events:derive")
@@ -469,6 +473,18 @@ class Store(StoreBase):
                               gov_views.memory_detail if TYPE_CHECKING else None)
     audit_events = operation("store.governance.views:audit_events",
                              gov_views.audit_events if TYPE_CHECKING else None)
+
+    def audit(self, action: str, target_kind: str | None = None,
+              target_ids: Sequence[int | str | None] | None = None,
+              counts: Mapping[str, int] | None = None, *,
+              actor: str | None = None) -> AuditInfo:
+        """Record an audit event of the caller's own (a harness's, a script's) in a
+        transaction of its own: ids and counts only, never content; the stored event back.
+        (A capability records its events with ``audit_in`` inside its own transaction.)"""
+        self.refuse_if_read_only("recording an audit event")
+        with self.write() as conn:
+            return self.audit_in(conn, action, target_kind, target_ids,
+                                 dict(counts or {}), actor=actor)
     # The supersession chain of a memory, oldest first; every supersession problem.
     chain = operation("store.governance.chains:chain",
                       gov_chains.chain if TYPE_CHECKING else None)
@@ -480,13 +496,16 @@ class Store(StoreBase):
     memory_history = operation("store.governance.history:memory_history",
                                gov_history.memory_history if TYPE_CHECKING else None)
     revert_memory = operation("store.governance.history:revert",
-                              gov_history.revert if TYPE_CHECKING else None)
+                              gov_history.revert if TYPE_CHECKING else None,
+        refuses="reverting a memory")
     undo_last_approval = operation("store.governance.history:undo",
-                                   gov_history.undo if TYPE_CHECKING else None)
+                                   gov_history.undo if TYPE_CHECKING else None,
+        refuses="undoing an approval")
     # Retention: the memories past ``memory.retention_days.<type>``, and the pass that files
     # an ``expire`` proposal for each.
     expiry_due = operation("store.governance.retention:due",
                            gov_retention.due if TYPE_CHECKING else None)
+    # (a read-only store refuses it in ``expire_pass`` unless ``dry_run``)
     expire_pass = operation("store.governance.retention:expire_pass",
                             gov_retention.expire_pass if TYPE_CHECKING else None)
     # ... and the transcript entries past ``transcript.retention_days.<kind>`` (a read), the
@@ -496,7 +515,8 @@ class Store(StoreBase):
     transcript_closure = operation("store.privacy.retention:closure",
                                    privacy_retention.closure if TYPE_CHECKING else None)
     erase_transcript = operation("store.privacy.retention:erase_due",
-                                 privacy_retention.erase_due if TYPE_CHECKING else None)
+                                 privacy_retention.erase_due if TYPE_CHECKING else None,
+        refuses="erasing transcript entries past their retention")
     # Settle what killed writes left: file journals of the bound directory, applies never
     # verified, an interrupted consolidation (``lca-tui verify``); tombstones are
     # ``verify_tombstones``.
@@ -523,6 +543,40 @@ class Store(StoreBase):
     compact_duplicates = operation("store.health.fixes:compact_duplicates",
                                    health_fixes.compact_duplicates if TYPE_CHECKING else None,
         refuses="compacting duplicates")
+
+
+    # -- the demo's guided tour -----------------------------------------------------------
+    # Why this store is not the demo's own file (one line), None when it is: the tour runs on
+    # that file only.
+    demo_refusal = operation("store.tour.marker:demo_refusal",
+                             tour_marker.demo_refusal if TYPE_CHECKING else None)
+
+    def tour_step(self, index: int, now: datetime) -> TourStep:
+        """Step ``index`` of the demo's tour (0-based, clamped), told from the store now."""
+        from store.tour.steps import tour_step
+
+        return tour_step(self, index, now)
+
+    def tour_position(self) -> int:
+        """The step the tour was left on (0 when it never ran)."""
+        from store.tour.steps import tour_position
+
+        return tour_position(self)
+
+    def remember_tour_position(self, index: int) -> None:
+        """Keep the step the tour is on beside the demo store (never in it; nothing on a
+        store opened read-only)."""
+        from store.tour.steps import remember_tour_position
+
+        remember_tour_position(self, index)
+
+    # -- copying and the harness's own signal ---------------------------------------------
+    # Every record of this store into the empty store ``target`` (one transaction), then
+    # both verified (``CopyReport.checks``); ``StoreError`` when ``target`` is not empty.
+    copy_to = operation("store.copy:copy_store", store_copy.copy_store if TYPE_CHECKING else None)
+    # One health signal measured now, nothing stored (``hook_failures`` for ``hooks status``).
+    health_signal = operation("store.health.scan:measure",
+                              health_scan.measure if TYPE_CHECKING else None)
 
 
 def open_store(path: Path | str | None = None, settings: Settings | None = None, *,

@@ -282,15 +282,14 @@ def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def demo_pg_template(pg: pg_server.PgServer, pg_schema: str, demo_template: Path) -> str:
     """The demo store on PostgreSQL: a template database, every record copied into it once
-    from the SQLite demo (``copy_store``, verified)."""
-    from store import copy_store
+    from the SQLite demo (``Store.copy_to``, verified)."""
     from tests.helpers_shell import DEMO_NAME
 
     def build(url: str) -> None:
         source = open_store(demo_template / DEMO_NAME, Settings.load(FALLBACK_EMBEDDER))
         target = open_store(url, Settings.load(FALLBACK_EMBEDDER))
         try:
-            report = copy_store(source, target)
+            report = source.copy_to(target)
         finally:
             source.close()
             target.close()

@@ -19,6 +19,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 from textual.widget import Widget
 
 A = TypeVar("A", bound=App[Any])
@@ -148,13 +149,26 @@ def screen_loaded(app: Any, mode: str | None = None) -> bool:
     return load_count(app.screen, FIRST_LOAD.get(app.current_mode, "screen")) >= 1
 
 
+
+async def workers_done(app: Any) -> None:
+    """Wait for every worker the app runs now. A worker cancelled because a newer load replaced
+    it (an exclusive group) is done, not a failure: Textual's ``wait_for_complete`` raises
+    ``WorkerCancelled`` for it, and whether that happens depends on the machine's speed. A worker
+    that failed still raises."""
+    for worker in list(app.workers):
+        try:
+            await worker.wait()
+        except WorkerCancelled:
+            pass
+
+
 async def settled(pilot: Pilot[Any]) -> None:
     """Let the workers finish and the screen repaint (twice: a worker may start another),
     then wait until no scrollable widget moves (a table scrolls to its cursor after a layout;
     under load that can land after a fixed pause)."""
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause(0.2)
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
     def offsets() -> list[tuple[int, int]]:
@@ -179,7 +193,7 @@ async def overview_settled(pilot: Pilot[Any]) -> None:
     screen = pilot.app.screen
     await wait_until(pilot, lambda: load_count(screen) >= 1, what="overview loaded")
     await wait_until(pilot, lambda: load_count(screen, "health") >= 1, what="health line")
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     loads, health = load_count(screen), load_count(screen, "health")
     screen.reload()
     await wait_until(pilot, lambda: load_count(screen) > loads, what="overview reloaded")

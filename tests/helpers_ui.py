@@ -18,7 +18,7 @@ from store import Store
 from store.core.writes import NewEntry, NewSession
 from widgets.table import FilterTable
 
-from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until
+from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until, workers_done
 from tests.helpers_shell import load_count
 
 
@@ -123,7 +123,7 @@ def _app(path: Path, mode: str) -> LcaApp:
 async def _loaded(pilot: Pilot[Any], loads: int = 1) -> None:
     await wait_until(pilot, lambda: load_count(pilot.app.screen) >= loads,
                      what="the screen's load")
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 
@@ -143,5 +143,5 @@ def screen_lines(app: LcaApp) -> list[str]:
 async def _settled(pilot: Pilot[Any]) -> None:
     await wait_until(pilot, lambda: not isinstance(pilot.app.screen, StoreScreen)
                      or load_count(pilot.app.screen) >= 1, what="the screen's load")
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()

@@ -65,6 +65,9 @@ class FitFooter(Footer):
         kwargs.setdefault("compact", True)
         super().__init__(**kwargs)
         self._laid_for = 0
+        self._laid_out: tuple[Any, ...] | None = None
+        """What the footer shows now (``_layout``): a change of bindings that leaves it the
+        same (a screen switched back to, a refresh of the same keys) recomposes nothing."""
         self.left_out: list[str] = []
         """The descriptions of the keys left out at the current width (tests read it)."""
 
@@ -128,13 +131,36 @@ class FitFooter(Footer):
             shown.remove(unit)
         return shown
 
+    def _layout(self) -> tuple[tuple[Any, ...], list[_Unit], list[_Unit],
+                               tuple[Binding, bool, str] | None, int]:
+        """What the footer would show at its width: a key of it (every key's text, state and
+        tooltip), the units, those shown, the palette key, the width."""
+        units, palette = self._units()
+        width = self.size.width or self.app.size.width
+        shown = self.fit(units, width - self._palette_width(palette))
+        key = (width, tuple((u.compacted, tuple(u.keys), u.group and u.group.description,
+                             tuple((b.key, b.description, b.action, enabled, tooltip)
+                                   for b, enabled, tooltip in u.bindings)) for u in shown),
+               palette and (palette[0].key, palette[1]))
+        return key, units, shown, palette, width
+
+    def bindings_changed(self, screen: Any) -> None:
+        """Recompose only when what the footer shows changed (Textual's ``Footer``
+        recomposes on every change of bindings: each screen switch mounted its keys anew)."""
+        if not self._bindings_ready or self._laid_out is None or not self.is_attached \
+                or screen is not self.screen:
+            super().bindings_changed(screen)
+            return
+        if not screen.app.app_focus:
+            return
+        if self._layout()[0] != self._laid_out:
+            self.call_after_refresh(self.recompose)
+
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
-        units, palette = self._units()
-        width = self.size.width or self.app.size.width
+        self._laid_out, units, shown, palette, width = self._layout()
         self._laid_for = width
-        shown = self.fit(units, width - self._palette_width(palette))
         self.left_out = [u.bindings[0][0].description for u in units if u not in shown]
         for unit in shown:
             yield from self._widgets(unit)

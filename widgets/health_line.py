@@ -3,13 +3,14 @@ opens the Health screen."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from store import ScanResult
+if TYPE_CHECKING:
+    from store import ScanResult
 from widgets.messages import Show
 
 

@@ -7,7 +7,7 @@ check, one read per refresh) and hands it over with ``show``.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,12 +15,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from store import Series
 from store import parse_iso
 from store import visible
 from widgets.fmt import ago, plural, when
 from widgets.messages import Show
 from widgets.pressure_gauge import GaugeReading, PressureGauge
+
+if TYPE_CHECKING:
+    from store import Series
 
 LIVE = timedelta(hours=1)
 """A latest snapshot older than this is not a live window: the summary says how old it is."""
@@ -37,9 +39,9 @@ def summary_line(s: Series, now: datetime | None = None) -> Text:
     unverified = sum(1 for p in s.prunes if not p.preserved_verified)
     flags = []
     if unchecked:
-        flags.append(f"{unchecked} compaction{'s' if unchecked > 1 else ''} without checkpoint")
+        flags.append(f"{plural(unchecked, 'compaction')} without checkpoint")
     if unverified:
-        flags.append(f"{unverified} unverified prune{'s' if unverified > 1 else ''}")
+        flags.append(plural(unverified, "unverified prune"))
     if flags:
         out.append("   ✗ " + " · ".join(flags), style="bold")
     latest = s.latest.ts if s.latest is not None else None

@@ -28,4 +28,6 @@ def run_app(store_path: Path | str | None, args: argparse.Namespace, tour: bool 
 
     app = make_app(store_path, settings_from(args), tour=tour)
     app.run()
+    if app.open_error is not None:  # the app opens the store after its first frame
+        raise app.open_error
     return int(app.return_code or 0)

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from lca_tui.output import add_json_flag, console, print_json, store_from, table
+from store import plural
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -34,8 +35,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         return 1 if report.errors else 0
     out = console()
     n = report.proposals_added
-    out.print(f"{report.groups} group{'s' if report.groups != 1 else ''} of near-duplicate "
-              f"memories: {n} merge proposal{'s' if n != 1 else ''} added"
+    out.print(f"{plural(report.groups, 'group')} of near-duplicate "
+              f"memories: {plural(n, 'merge proposal')} added"
               + (f", {report.skipped} proposed before" if report.skipped else ""),
               markup=False, highlight=False)
     for e in report.errors:
@@ -59,13 +60,13 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         return 1 if failed else 0
     out = console()
-    t = table("found", "proposed", title=f"consolidation pass over {len(report.sessions)} "
-              f"session{'s' if len(report.sessions) != 1 else ''}")
+    t = table("found", "proposed", title="consolidation pass over "
+              f"{plural(len(report.sessions), 'session')}")
     for kind, n in sorted(report.by_kind.items()):
         t.add_row(kind, str(n))
     out.print(t)
     skipped = sum(report.skipped.values())
-    out.print(f"{report.proposals_added} proposal{'s' if report.proposals_added != 1 else ''}"
+    out.print(f"{plural(report.proposals_added, 'proposal')}"
               f" added; {skipped} skipped as already known "
               f"({', '.join(f'{k} {v}' for k, v in sorted(report.skipped.items())) or 'none'})",
               markup=False, highlight=False)

@@ -45,7 +45,7 @@ def _print_memories(report: Any, dry_run: bool) -> None:
                   f"{e.since[:10]}, retention {e.days}", markup=False, highlight=False)
     if not dry_run:
         added = report.proposals_added
-        out.print(f"{added} expire proposal{'s' if added != 1 else ''} added"
+        out.print(f"{plural(added, 'expire proposal')} added"
                   + (f", {report.skipped} proposed before" if report.skipped else ""),
                   markup=False, highlight=False)
     for e in report.errors:

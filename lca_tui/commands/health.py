@@ -12,11 +12,11 @@ from lca_tui.output import (
     console,
     err_console,
     fail,
-    open_from,
     print_json,
     require_store,
     store_from,
     store_path,
+    store_url,
     table,
 )
 from screens.registry import screen_for
@@ -37,8 +37,13 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--no-save", action="store_true",
                    help="do not store this scan (by default every scan is stored, for trends)")
     p.add_argument("--fix", choices=FIX_NAMES,
-                   help="run a fix (compact-duplicates, reembed, index-lag), then scan again")
-    p.add_argument("--dry-run", action="store_true", help="with --fix: say what it would do")
+                   help="preview a fix (compact-duplicates, reembed, index-lag); with --yes "
+                   "run it on exactly what the preview listed, then scan again")
+    p.add_argument("--yes", action="store_true",
+                   help="with --fix: act on the plan printed (refused if the store changed "
+                   "since); without it the plan is printed and the exit is 1")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --fix: print the plan only (exit 0)")
     add_json_flag(p)
     p.set_defaults(func=run_health)
 
@@ -60,23 +65,23 @@ def _progress(args: argparse.Namespace) -> Any:
 def _logged_hint(args: argparse.Namespace) -> str:
     """What the hook failure log kept for a store path that has no store (yet): a hook that
     could not open it there is the likeliest reason to ask."""
-    from store import logged_failures
+    from store import logged_failures, plural
 
-    logged = logged_failures(store_path(args))
+    logged = logged_failures(store_url(args) or store_path(args))  # a server: its URL
     if not logged:
         return ""
     last = str(logged[-1].get("error") or "no reason recorded")
-    return (f"; the hook failure log holds {len(logged):,} failure"
-            f"{'' if len(logged) == 1 else 's'} for this path, the last: {last}")
+    return (f"; the hook failure log holds {plural(len(logged), 'failure')} for this path, "
+            f"the last: {last}")
 
 
 def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
     """A store that exists but cannot be opened: the error, with the ``hook_failures``
     signal from the failure log (hooks that could not open it either logged there); with
     ``--json``, one document holding both. Exit 2."""
-    from store import hook_failures
+    from store import logged_hook_failures
 
-    found = hook_failures(None, store_path(args))
+    found = logged_hook_failures(store_url(args) or store_path(args))
     if args.json:
         print_json({"store": str(store_path(args)), "status": "error", "error": str(exc),
                     "signals": [found.to_json()]})
@@ -85,34 +90,92 @@ def _unopenable(args: argparse.Namespace, exc: Exception) -> int:
 
 def run_health(args: argparse.Namespace) -> int:
     from store import StoreError
-    from store import signal_spec
 
-    for name in args.show:
-        signal_spec(name)  # an unknown name is a clear error before any work
-    if args.dry_run and not args.fix:
-        raise ValueError("--dry-run goes with --fix")
+    # --show names are checked before any work; a daemon that answers checks them itself (an
+    # unknown one: it refuses, and the check here says so): the registry imports every
+    # signal module, which this process is then spared
+    warm = not args.fix and (store_url(args) is not None or store_path(args).exists())
+    if args.show and not warm:
+        _check_signals(args.show)
+    if (args.dry_run or args.yes) and not args.fix:
+        if args.show:
+            _check_signals(args.show)
+        raise ValueError(f"{'--dry-run' if args.dry_run else '--yes'} goes with --fix")
+    if args.dry_run and args.yes:
+        raise ValueError("--dry-run and --yes: choose one (--dry-run acts on nothing)")
     require_store(args, "health", _logged_hint(args))
+    answered = _through_daemon(args) if warm else None
+    if answered is None and args.show and warm:
+        _check_signals(args.show)
+    if answered is not None:
+        from store import scan_from_json, view_from_json
+
+        return _report(args, scan_from_json(answered["result"]), None,
+                       {name: [view_from_json(v) for v in answered["shown"][name]]
+                        for name in args.show})
+    from lca_tui.output import open_from  # looked up now (a test replaces it)
+
     try:
         opened = open_from(args)
     except StoreError as exc:  # unopenable: the hook failures logged for it still show
         return _unopenable(args, exc)
     with closing(opened) as store:
-        fixed = None
+        plan = fixed = None
         if args.fix:
-            fixed = (store.health_fix_plan(args.fix) if args.dry_run
-                     else store.health_fix(args.fix, _progress(args)))
+            if not args.dry_run:  # refused by name before the preview is worked out
+                store.refuse_if_read_only("applying a health fix")
+            plan = store.health_fix_plan(args.fix)
             if args.dry_run:
                 if args.json:
-                    print_json(fixed.to_json())
+                    print_json(plan.to_json())
                 else:
-                    _print_lines(f"{args.fix} would:", fixed.lines)
+                    _print_lines(f"{args.fix} would:", plan.lines)
                 return 0
+            if not args.yes and plan.reason != "nothing to do":
+                # the preview, and a non-zero exit a cron job notices; nothing is changed
+                if args.json:
+                    print_json({"plan": plan.to_json(), "applied": False})
+                else:
+                    _print_lines(f"{args.fix} would:", plan.lines)
+                return fail(f"{args.fix} was not run: pass --yes to run it on exactly this "
+                            "plan (refused if the store changes before it runs)", code=1)
+            if not args.json:
+                _print_lines(f"{args.fix} will:", plan.lines)
+            if plan.reason != "nothing to do":
+                fixed = store.health_fix(args.fix, _progress(args), previewed=plan,
+                                         exact=True)
         result = store.health(save="never" if args.no_save else "always")
         shown = {name: store.health_rows(result.signal(name).offending) for name in args.show}
+    return _report(args, result, fixed, shown, plan)
+
+
+def _check_signals(names: list[str]) -> None:
+    """An unknown signal name is a clear error (``ValueError``, naming every signal)."""
+    from store import signal_spec
+
+    for name in names:
+        signal_spec(name)
+
+
+def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The scan as ``lca-tui serve`` answers it (its signal modules imported, the model
+    loaded), or None when no daemon serves this store or it cannot apply this run's --set.
+    ``--fix`` always runs here (it writes, with its progress on this terminal)."""
+    from lca_tui.warm import ask
+
+    return ask(args, {"op": "health", "no_save": bool(args.no_save),
+                      "show": list(dict.fromkeys(args.show))})
+
+
+def _report(args: argparse.Namespace, result: Any, fixed: Any, shown: dict[str, Any],
+            plan: Any = None) -> int:
+    """Print the scan (and the fix, the shown rows); the exit code by ``--fail-on``."""
     level = args.fail_on
     exit_code = 1 if result.at_or_above(level) else 0
     if args.json:
         data = result.to_json()
+        if plan is not None:
+            data["plan"] = plan.to_json()
         if fixed is not None:
             data["fix"] = fixed.to_json()
         for sig in data["signals"]:

@@ -185,7 +185,8 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
             if isinstance(prior, BaseException):
                 raise prior  # what asking the daemon gave hook_client.py: never asked again
             reply = prior if prior is not None else client.request(
-                paths.socket_path(store), {"op": "hook", "event": event, "store": str(store),
+                paths.socket_path(store), {"op": "hook", "event": event,
+                                           "store": paths.store_name(store),
                                            "stdin": raw.decode("utf-8", "replace")},
                 timeout=max(0.1, deadline - time.monotonic() - 0.5), ack_timeout=ACK_TIMEOUT)
         except (client.NotRunning, paths.UnsafeDirectory, OSError):
@@ -221,7 +222,7 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
     return handle(store, event, raw, settings, deadline=deadline)
 
 
-def _daemon_pid(store: Path) -> int | None:
+def _daemon_pid(store: Path | str) -> int | None:
     """The pid of the daemon holding the lock for ``store``'s socket, if any."""
     from store.harness import client, paths
 

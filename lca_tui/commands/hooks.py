@@ -111,20 +111,22 @@ def _daemon_state(store_path: Any) -> dict[str, Any]:
 def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
     """The hook runs and failures the store holds, the failures logged for it, and why the
     store could not be read when it cannot (a missing store is not created here)."""
-    from store import hook_failures
+    from store import logged_hook_failures
 
-    if not store_path.exists():
+    from store.harness import paths
+
+    if not paths.on_server(store_path) and not Path(store_path).exists():
         return {"error": None, "note": f"no store at {store_path} yet (a hook creates it on "
-                "its first run)", "signal": hook_failures(None, store_path), "runs": [],
+                "its first run)", "signal": logged_hook_failures(store_path), "runs": [],
                 "waiting": None}
     try:
         with store_from(args) as store:
-            signal = hook_failures(store)
+            signal = store.health_signal("hook_failures")
             runs = store.hook_runs(10)
             waiting = store.waiting()
     except Exception as exc:  # an unopenable store: what was logged for it is what matters
         return {"error": f"the store cannot be opened: {str(exc).splitlines()[0]}",
-                "note": None, "signal": hook_failures(None, store_path), "runs": [],
+                "note": None, "signal": logged_hook_failures(store_path), "runs": [],
                 "waiting": None}
     recent = [{"id": r.id, "ts": r.ts, "event": r.event, "status": r.status, "via": r.via,
                "duration_ms": r.duration_ms, "entries_added": r.entries_added,
@@ -143,7 +145,8 @@ def _status(args: argparse.Namespace, path: Any) -> int:
     part = _store_part(args, store_path)
     signal, recent, waiting = part["signal"], part["runs"], part["waiting"]
     if args.json:
-        print_json({"settings": wired, "store": str(store_path), "store_error": part["error"],
+        print_json({"settings": wired, "store": paths.store_name(store_path),
+                    "store_error": part["error"],
                     "store_note": part["note"],
                     "daemon": daemon["status"], "daemon_state": daemon["state"],
                     "daemon_pid": daemon["pid"], "daemon_error": daemon["error"],
@@ -166,7 +169,8 @@ def _status(args: argparse.Namespace, path: Any) -> int:
                                      f"; {waiting:,} entries wait for embedding"),
               markup=False)
     if part["error"] or part["note"]:
-        out.print(f"store {store_path}: {part['error'] or part['note']}", markup=False)
+        out.print(f"store {paths.store_name(store_path)}: {part['error'] or part['note']}",
+                  markup=False)
     out.print(f"hook_failures: {signal.status.upper()} — {signal.explanation}", markup=False)
     if recent:
         t = table("id", "time", "event", "status", "via", "ms", "added", "injected", "error",
@@ -177,9 +181,7 @@ def _status(args: argparse.Namespace, path: Any) -> int:
                       "" if r["duration_ms"] is None else f"{r['duration_ms']:.0f}",
                       str(r["entries_added"]), str(r["injected"]), r["error"] or "")
         out.print(t)
-    elif signal.rows and part["error"]:
-        for r in signal.rows[:10]:
-            stamp = when(r.get("ts"), with_seconds=True)
-            out.print(f"  {stamp} {r.get('event')} ({r.get('via')}): {r.get('error') or ''}",
-                      markup=False)
+    elif signal.offending and part["error"]:
+        for row in signal.offending[:10]:  # "time event (via): error", as Health lists them
+            out.print(f"  {row.note}", markup=False)
     return 1 if part["error"] else 0

@@ -131,6 +131,23 @@ def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
                       "historical": args.historical, "with_trace": not args.json})
 
 
+def _load_model_meanwhile(store: Any) -> None:
+    """Load the embedding model on a thread of its own while this one imports the recall
+    path (onnxruntime builds its session without holding the GIL): a recall with no daemon
+    waits for the longer of the two, not their sum. The recall embeds its query with the
+    same embedder (``Store.embedder`` loads once, under its lock); a load that fails here
+    fails again, with its error, where the recall asks for it."""
+    import threading
+
+    def load() -> None:
+        try:
+            store.load_embedder()
+        except Exception:  # noqa: BLE001, S110 - said where the recall loads it
+            pass
+
+    threading.Thread(target=load, name="load-embedder").start()
+
+
 def _run_check(args: argparse.Namespace) -> int:
     """``recall --no-trace``: the search a recall runs, nothing written (never the daemon,
     which stores a trace for every recall it answers)."""
@@ -172,6 +189,7 @@ def run_recall(args: argparse.Namespace) -> int:
         trace = trace_from_dict(answered["trace"])
     else:
         with store_from(args) as store:
+            _load_model_meanwhile(store)
             result = store.recall(args.query, args.role, args.project, args.channel,
                                   args.historical)
         if args.json:

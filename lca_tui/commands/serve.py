@@ -48,6 +48,13 @@ def _sock(args: argparse.Namespace) -> Any:
         raise ValueError(f"{exc} (hooks and recall work in-process meanwhile)") from exc
 
 
+def _name(store: Any) -> str:
+    """The store as it is shown: its file, or its URL with the password masked."""
+    from store.harness import paths
+
+    return paths.store_name(store)
+
+
 def _progress(args: argparse.Namespace) -> Any:
     def show(label: str, done: int, total: int) -> None:
         if not args.json:
@@ -67,7 +74,7 @@ def _print_status(status: dict[str, Any] | None, store: Any,
                 "work in-process meanwhile)",
                 "starting": ": loading the model and the vectors"}.get(
                     found["state"] if found else "", "")
-        out.print(f"{state} for {store}{hint}", markup=False)
+        out.print(f"{state} for {_name(store)}{hint}", markup=False)
         return
     c = status.get("counts", {})
     out.print(f"running for {status['store']} (pid {status['pid']}, up "
@@ -87,7 +94,7 @@ def _print_status(status: dict[str, Any] | None, store: Any,
 
 def _status_json(found: dict[str, Any], store: Any) -> dict[str, Any]:
     return {"running": found["state"] == "running", "state": found["state"],
-            "store": str(store), "pid": found["pid"], "error": found["error"],
+            "store": _name(store), "pid": found["pid"], "error": found["error"],
             **(found["status"] or {})}
 
 
@@ -110,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         settings = settings_from(args)
 
         def ready(daemon: Any) -> None:
-            err_console.print(f"serving {store} on {sock} (pid {os.getpid()})", markup=False)
+            err_console.print(f"serving {_name(store)} on {sock} (pid {os.getpid()})", markup=False)
 
         try:
             serve(store, settings, _progress(args), ready)
@@ -119,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     found = client.probe(sock)
     if found["state"] == "not answering":
-        raise ValueError(f"a daemon for {store} is not answering (pid {found['pid']}): "
+        raise ValueError(f"a daemon for {_name(store)} is not answering (pid {found['pid']}): "
                          "stopped or stuck; `lca-tui serve --stop` ends it")
     if found["state"] == "starting":
         if not args.json:
@@ -143,8 +150,11 @@ def _start(args: argparse.Namespace, store: Any, sock: Any) -> dict[str, Any]:
     """Start a detached daemon and wait until it (or one started meanwhile) answers."""
     from store.harness import paths
 
+    # A server's URL goes in the environment, never on the command line (where `ps` shows
+    # any user the password it may hold).
+    env = dict(os.environ, LCA_STORE=str(store)) if paths.on_server(store) else None
     command = [sys.executable, "-m", "lca_tui.cli", "serve", "--foreground",
-               "--store", str(store)]
+               *([] if env else ["--store", str(store)])]
     for value in [*(getattr(args, "overrides_top", None) or []),
                   *(getattr(args, "overrides", None) or [])]:
         command += ["--set", value]
@@ -152,7 +162,7 @@ def _start(args: argparse.Namespace, store: Any, sock: Any) -> dict[str, Any]:
     with open(logfile, "ab") as log:
         os.chmod(logfile, 0o600)
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                 start_new_session=True, close_fds=True)
+                                 start_new_session=True, close_fds=True, env=env)
     if not args.json:
         err_console.print(f"starting the daemon (pid {child.pid}; log {logfile}): loading "
                           "the model and the vectors…", markup=False)
@@ -220,9 +230,9 @@ def _stop(args: argparse.Namespace, store: Any, sock: Any) -> int:
     pid = found["pid"]
     if found["state"] == "not running" or pid is None:
         if args.json:
-            print_json({"running": False, "stopped": False, "store": str(store)})
+            print_json({"running": False, "stopped": False, "store": _name(store)})
         else:
-            console().print(f"not running for {store}", markup=False)
+            console().print(f"not running for {_name(store)}", markup=False)
         return 0
     how = "asked"
     stopped = False
@@ -243,7 +253,7 @@ def _stop(args: argparse.Namespace, store: Any, sock: Any) -> int:
         sock.unlink(missing_ok=True)  # a killed daemon leaves its socket behind
     if args.json:
         print_json({"running": not stopped, "stopped": stopped, "pid": pid, "how": how,
-                    "store": str(store)})
+                    "store": _name(store)})
     else:
         console().print(f"stopped (pid {pid}{', ' + how if how != 'asked' else ''})"
                         if stopped else f"still running (pid {pid})", markup=False)

@@ -102,14 +102,16 @@ def summary_for(store_arg: str | None, sets: list[str], session: str | None
     if not sets and not os.environ.get("LCA_NO_DAEMON"):
         try:
             reply = client.request(paths.socket_path(store_path),
-                                   {"op": "statusline", "store": str(store_path),
+                                   {"op": "statusline", "store": paths.store_name(store_path),
                                     "session_id": session}, timeout=DAEMON_TIMEOUT,
                                    connect_timeout=0.2)
             if reply.get("ok"):
                 return dict(reply["result"]), "daemon"
         except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
             pass
-    if not store_path.exists():
+    from pathlib import Path
+
+    if not paths.on_server(store_path) and not Path(store_path).exists():
         return None, "in-process"  # no store is created by a status line
     from store import open_store
     from store import Settings, parse_assignment

@@ -48,7 +48,7 @@ def _is_url(where: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from store import StoreError, copy_store, open_store
+    from store import StoreError, open_store
 
     source, target = args.source, args.target
     if not source.strip() or not target.strip():
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             with progress_on_stderr("store copy") as progress:
                 try:
-                    report = copy_store(src, dst, progress, shown(source), shown(target))
+                    report = src.copy_to(dst, progress, shown(source), shown(target))
                 except StoreError as exc:
                     return fail(str(exc))
         finally:

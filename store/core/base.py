@@ -29,10 +29,11 @@ from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
-from store.core.migrations import current_version, known_migrations, migrate, refuse_newer
+from store.core.migrations import current_version, migrate, newest_version, refuse_newer
 from store.core.secrets import Detector
 from store.core.records import (
     BLOCK_PREFIX,
+    AuditInfo,
     EmbedderInfo,
     EntryInfo,
     HookRunInfo,
@@ -133,7 +134,7 @@ class StoreBase:
         if db.is_url(location):
             self.engine, self.path, self.url = db.open_server(
                 str(location), int(self.settings["store.keep_connections"]),
-                int(self.settings["store.pg_ef_search"]))
+                int(self.settings["store.pg_ef_search"]), read_only=self.read_only)
         else:
             if re.search(r"postgres(ql)?(\+psycopg)?:/", str(location), re.IGNORECASE):
                 # a URL that went through a path (its "//" collapsed): never a file named so
@@ -210,7 +211,7 @@ class StoreBase:
 
     def _refuse_older(self) -> None:
         """A read-only store is never migrated: one older than this code is refused."""
-        newest = max((m.version for m in known_migrations()), default=0)
+        newest = newest_version()
         with self.engine.connect() as conn:
             have = current_version(conn)
         if have < newest:
@@ -326,18 +327,24 @@ class StoreBase:
         return Detector.from_settings(self.settings)
 
     # -- audit -----------------------------------------------------------------------------
-    def audit(self, conn: Connection, action: str, target_kind: str | None = None,
-              target_ids: Sequence[int | str | None] | None = None,
-              counts: dict[str, int] | None = None, actor: str | None = None) -> None:
-        """Record an audit event: ids and counts only, never content."""
+    def audit_in(self, conn: Connection, action: str, target_kind: str | None = None,
+                 target_ids: Sequence[int | str | None] | None = None,
+                 counts: dict[str, int] | None = None, actor: str | None = None) -> AuditInfo:
+        """Record an audit event inside the transaction ``conn`` a capability holds (so the
+        event commits or rolls back with the change it records): ids and counts only, never
+        content. ``Store.audit`` is the same in a transaction of its own."""
+        ts = now_iso()
+        ids = list(target_ids or [])
+        event = AuditEvent(ts=ts, actor=resolve_actor(actor, self.settings), action=action,
+                           target_kind=target_kind, target_ids=json.dumps(ids),
+                           counts=json.dumps(counts or {}), writer=self.writer,
+                           writer_version=self.writer_version, created_at=ts)
         with orm(conn) as session:
-            session.add(AuditEvent(
-                ts=now_iso(), actor=resolve_actor(actor, self.settings),
-                action=action, target_kind=target_kind,
-                target_ids=json.dumps(list(target_ids or [])),
-                counts=json.dumps(counts or {}), writer=self.writer,
-                writer_version=self.writer_version, created_at=now_iso()))
+            session.add(event)
             session.flush()
+            assert event.id is not None
+            return AuditInfo(int(event.id), ts, event.actor, action, target_kind, tuple(ids),
+                             dict(counts or {}))
 
     # -- reads -----------------------------------------------------------------------------
     def stats(self, with_embedder: bool = True) -> Stats:
@@ -492,7 +499,7 @@ class StoreBase:
         audit event (who, which memory, when — never the text)."""
         body = self.memory(memory_id).body
         with self.write() as conn:
-            self.audit(conn, "reveal-secret", "memory", [memory_id], {}, actor=actor)
+            self.audit_in(conn, "reveal-secret", "memory", [memory_id], {}, actor=actor)
         return body
 
     # -- search ----------------------------------------------------------------------------

@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-
-from tokenizers import Tokenizer
+from typing import TYPE_CHECKING
 
 from store.core.assets import asset_path
+
+if TYPE_CHECKING:  # imported when chunking first runs: opening a store to read needs none
+    from tokenizers import Tokenizer
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP]
 
@@ -30,6 +32,8 @@ class Span:
 
 @lru_cache(maxsize=1)
 def tokenizer() -> Tokenizer:
+    from tokenizers import Tokenizer
+
     tok = Tokenizer.from_file(str(asset_path("model", "tokenizer.json")))
     tok.no_truncation()
     tok.no_padding()

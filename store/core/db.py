@@ -41,10 +41,12 @@ def on_server(engine: Engine) -> bool:
     return engine.dialect.name == "postgresql"
 
 
-def open_server(url: str, keep: int, ef_search: int) -> tuple[Engine, Path, str]:
+def open_server(url: str, keep: int, ef_search: int,
+                read_only: bool = False) -> tuple[Engine, Path, str]:
     """(engine, this machine's folder for the store's local files, the URL to show) for a
     store on a PostgreSQL server; a one-line ``StoreError`` when it cannot be reached, refuses
-    the login or has no pgvector."""
+    the login or has no pgvector. ``read_only``: a read-only session, the server refusing
+    every write on it (``pg.READ_ONLY_OPTIONS``)."""
     from store.core import pg
 
     pg.check_server(url)
@@ -54,7 +56,7 @@ def open_server(url: str, keep: int, ef_search: int) -> tuple[Engine, Path, str]
     except OSError as exc:
         raise StoreError(f"cannot create {anchor.parent} (this machine's files of the store "
                          f"{mask_url(url)}): {exc.strerror or exc}") from exc
-    engine = pg.make_engine(url, keep, ef_search)
+    engine = pg.make_engine(url, keep, ef_search, read_only=read_only)
     faults.install(engine)
     return engine, anchor, mask_url(url)
 
@@ -87,6 +89,25 @@ def change_counter(conn: Connection) -> int:
     from store.core import pg
 
     return pg.commit_counter(conn)
+
+
+def database_identity(conn: Connection) -> str | None:
+    """Which database a server connection reaches — its name and its ``pg_database`` oid,
+    which a database dropped and made again under the same name does not keep — or None on
+    SQLite (a file's identity is its device and inode). No credential is in it."""
+    if conn.dialect.name != "postgresql":
+        return None
+    row = conn.exec_driver_sql("SELECT current_database(), oid FROM pg_database "
+                               "WHERE datname = current_database()").one()
+    return f"{row[0]}#{row[1]}"
+
+
+def database_size(conn: Connection) -> int | None:
+    """The bytes a server store's database takes on the server (its tables, TOAST and
+    indexes: ``pg_database_size``), or None on SQLite (the file's size says it)."""
+    if conn.dialect.name != "postgresql":
+        return None
+    return int(conn.exec_driver_sql("SELECT pg_database_size(current_database())").scalar_one())
 
 
 def backend_versions(conn: Connection) -> tuple[str, str, str | None]:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import types as sa_types
 from sqlalchemy.pool import QueuePool
 
 from store.core.errors import StoreError
@@ -92,9 +93,19 @@ def check_server(url: str) -> tuple[str, str]:
         conn.close()
 
 
-def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
+READ_ONLY_OPTIONS = "-c default_transaction_read_only=on"
+"""The connection option of a read-only session: every transaction the server starts on it
+is read-only, so the server itself refuses a write (SQLSTATE 25006) whatever the client runs.
+(A session may still ``SET`` it off: a role granted ``SELECT`` only is the boundary against a
+client that means harm — docs/postgres.md.)"""
+
+
+def make_engine(url: str, keep: int = 0, ef_search: int = 100,
+                read_only: bool = False) -> Engine:
     """An engine on the server: psycopg 3, pgvector's type registered on every connection,
-    ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts)."""
+    ``hnsw.ef_search`` set. ``keep`` as for SQLite (0: no pool kept between checkouts).
+    ``read_only``: every connection opened with ``default_transaction_read_only=on``
+    (``READ_ONLY_OPTIONS``), as a libpq option of the login — not a ``SET`` run after it."""
     from pgvector.psycopg import register_vector
 
     # A server connection costs far more than a file's (a login, pgvector's type looked up,
@@ -102,7 +113,8 @@ def make_engine(url: str, keep: int = 0, ef_search: int = 100) -> Engine:
     # close when it exits); ``keep`` raises that for a warm process (the daemon).
     engine = create_engine(driver_url(url), hide_parameters=True, poolclass=QueuePool,
                            pool_size=max(2, keep), max_overflow=32, pool_timeout=60,
-                           pool_pre_ping=True)
+                           pool_pre_ping=True,
+                           connect_args={"options": READ_ONLY_OPTIONS} if read_only else {})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
@@ -185,6 +197,65 @@ def rowid_ddl(metadata: Any) -> list[str]:
     return out
 
 
+def ensure_rowids(conn: Connection) -> list[str]:
+    """Give every table of the schema that lacks one the ``rowid`` column ``rowid_ddl`` gives
+    the tables a store is created with (a table a later migration adds: the privacy code
+    addresses every table's rows by it); the tables changed."""
+    rows = conn.exec_driver_sql(
+        "SELECT t.table_name, (SELECT array_agg(k.column_name::text) FROM "
+        "information_schema.table_constraints c JOIN information_schema.key_column_usage k "
+        "ON k.constraint_name = c.constraint_name AND k.table_schema = c.table_schema WHERE "
+        "c.table_schema = t.table_schema AND c.table_name = t.table_name AND "
+        "c.constraint_type = 'PRIMARY KEY'), (SELECT data_type FROM information_schema.columns "
+        "i WHERE i.table_schema = t.table_schema AND i.table_name = t.table_name AND "
+        "i.column_name = 'id') FROM information_schema.tables t WHERE t.table_schema = "
+        "current_schema() AND t.table_type = 'BASE TABLE' AND NOT EXISTS (SELECT 1 FROM "
+        "information_schema.columns r WHERE r.table_schema = t.table_schema AND r.table_name "
+        "= t.table_name AND r.column_name = 'rowid') ORDER BY t.table_name").all()
+    done = []
+    for name, pk, id_type in rows:
+        if name in INDEX_TABLES:
+            continue
+        keyed = list(pk or []) == ["id"] and id_type in ("integer", "bigint", "smallint")
+        source = "(id) STORED" if keyed else "IDENTITY"
+        conn.exec_driver_sql(f'ALTER TABLE "{name}" ADD COLUMN rowid bigint GENERATED ALWAYS AS '
+                             f"{source}")
+        conn.exec_driver_sql(f'CREATE UNIQUE INDEX "{name}_rowid" ON "{name}" (rowid)')
+        done.append(str(name))
+    return done
+
+
+def default_ddl(metadata: Any) -> list[str]:
+    """The column defaults a model field declares (``tags = "[]"``, ``hits = 0``) as the
+    server's own ``DEFAULT``, as every SQLite migration writes them (``tests/store/
+    test_schema.py`` holds those equal to the models): a raw ``INSERT`` that leaves such a
+    column out, from an older writer or a tool, gets the same value on both backends."""
+    out = []
+    for name, table in sorted(metadata.tables.items()):
+        for column in table.columns:
+            held = column.default
+            value = getattr(held, "arg", None)
+            if held is None or not getattr(held, "is_scalar", False) or value is None \
+                    or column.server_default is not None:
+                continue
+            kind = column.type
+            if isinstance(kind, sa_types.TypeDecorator):  # SQLModel's AutoString: a String
+                kind = kind.impl_instance
+            if isinstance(kind, sa_types.Boolean):
+                literal = "true" if value else "false"
+            elif isinstance(value, int | float) and isinstance(kind, sa_types.Integer):
+                literal = str(int(value))
+            elif isinstance(value, int | float) and isinstance(kind, sa_types.Float
+                                                               | sa_types.Numeric):
+                literal = repr(float(value))
+            elif isinstance(value, str) and isinstance(kind, sa_types.String):
+                literal = "'" + value.replace("'", "''") + "'"
+            else:
+                continue
+            out.append(f'ALTER TABLE "{name}" ALTER COLUMN "{column.name}" SET DEFAULT {literal}')
+    return out
+
+
 HIDDEN_COLUMNS = ("rowid", "tsv")  # columns no model declares (``rowid_ddl``, ``EXTRA_DDL``)
 INDEX_TABLES = ("chunk_vec",)  # what SQLite keeps in virtual tables
 
@@ -222,7 +293,7 @@ def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, st
     if schema_exists(conn):
         return False
     metadata.create_all(conn)
-    for statement in (*rowid_ddl(metadata), *EXTRA_DDL, *COMPAT_DDL):
+    for statement in (*rowid_ddl(metadata), *default_ddl(metadata), *EXTRA_DDL, *COMPAT_DDL):
         conn.exec_driver_sql(statement)
     conn.execute(text("INSERT INTO schema_migration (version, name, applied_at, code_version) "
                       "VALUES (:v, :n, :t, :c)"),

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from store.core.errors import StoreError
+from store.core.vocab import plural
 
 STALE = "the store changed since the preview: preview again (nothing changed)"
 K = TypeVar("K", bound=Hashable)
@@ -80,10 +81,10 @@ def moved(gone: int, new: int, what: str) -> list[str]:
     """What changed between a preview and the action by parts that was handed it."""
     out = []
     if gone:
-        out.append(f"{gone:,} previewed {what}{'s' if gone != 1 else ''} changed or no longer "
+        out.append(f"{plural(gone, 'previewed ' + what)} changed or no longer "
                    "needed it since the preview: left as they are")
     if new:
-        out.append(f"{new:,} {what}{'s' if new != 1 else ''} needing it appeared since the "
+        out.append(f"{plural(new, what)} needing it appeared since the "
                    "preview: left for the next one")
     return out
 

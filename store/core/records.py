@@ -427,3 +427,21 @@ def rebuild(cls: type[_R], data: dict[str, Any]) -> _R:
 
     names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     return cls(**{k: value(hints.get(k), v) for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class AuditInfo:
+    """One audit event: who did what to which ids, with counts (never content)."""
+
+    id: int
+    ts: str
+    actor: str
+    action: str
+    target_kind: str | None
+    target_ids: tuple[Any, ...]
+    counts: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ts": self.ts, "actor": self.actor, "action": self.action,
+                "target_kind": self.target_kind, "target_ids": list(self.target_ids),
+                "counts": self.counts}

@@ -27,16 +27,28 @@ Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: how far a long operation is (the CLI and the app draw it)."""
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 chunk``, ``3 chunks``, ``1,204 entries`` (``many`` for irregular plurals)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+def plural(n: int, word: str, many: str | None = None, *, counted: bool = True) -> str:
+    """``1 chunk``, ``3 chunks``, ``1,204 entries`` (``many`` for irregular plurals);
+    ``counted=False`` gives the word alone, agreeing with ``n`` (``tombstones 4, 7``)."""
+    form = word if n == 1 else (many or word + "s")
+    return f"{n:,} {form}" if counted else form
 
 
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    """p50, p95, max and mean of ``values``, rounded to 2 decimals (milliseconds, say)."""
+PERCENTILE_DIGITS = 3
+"""How every percentile the project reports is rounded: 3 decimals (a microsecond of a
+millisecond figure, a thousandth of a score)."""
+
+
+def percentiles(values: Sequence[float], qs: Sequence[int] = (50, 95)) -> dict[str, float]:
+    """``p50``, ``p95`` (or the percentiles ``qs`` names), ``max`` and ``mean`` of ``values``:
+    linear interpolation between the closest ranks (NumPy's default, ``statistics.quantiles``'
+    "inclusive"), each rounded to ``PERCENTILE_DIGITS``. No values, no figures: ``{}``."""
+    if len(values) == 0:
+        return {}
     import numpy as np
 
     arr = np.asarray(values, dtype=np.float64)
-    return {"p50": round(float(np.percentile(arr, 50)), 2),
-            "p95": round(float(np.percentile(arr, 95)), 2),
-            "max": round(float(arr.max()), 2), "mean": round(float(arr.mean()), 2)}
+    out = {f"p{q}": round(float(np.percentile(arr, q)), PERCENTILE_DIGITS) for q in qs}
+    out["max"] = round(float(arr.max()), PERCENTILE_DIGITS)
+    out["mean"] = round(float(arr.mean()), PERCENTILE_DIGITS)
+    return out

@@ -207,8 +207,8 @@ def upsert_session(conn: Connection, session: NewSession, writer: str, version: 
                 project=session.project, title=session.title, started_at=session.started_at,
                 ended_at=session.ended_at, source=session.source, format=session.format,
                 meta=meta_json(session.meta) or "{}", writer=writer, writer_version=version,
-                created_at=now_iso())).rowcount
-            if added:
+                created_at=now_iso()).returning(col(SessionRow.id))).first()
+            if added is not None:  # RETURNING, not rowcount: a skipped row returns none
                 s.get(SessionRow, session.id, with_for_update=True)
                 return True
             row = s.get(SessionRow, session.id, with_for_update=True, populate_existing=True)

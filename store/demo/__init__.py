@@ -24,32 +24,22 @@ store.
 
 from __future__ import annotations
 
-import hmac
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from sqlmodel import col, select
 
 from store.core.assets import asset_path
 from store.core.db import default_folder
 from store.core.location import is_url, local_anchor, mask_url, not_a_folder
 from store.core.errors import StoreError
-from store.core.models import StoreMeta
 from store.core.records import IngestReport
 from store.core.settings import Settings
 from store.core.vocab import Progress
-from store.core.db import orm
-
-if TYPE_CHECKING:
-    from store.core.base import StoreBase
-
+from store.tour.marker import demo_data_dir, write_marker
 
 STORY_ENDS_BEFORE_NOW = timedelta(hours=1)
 PROPOSALS = "proposals"  # replayed through the approval gate, not ingested
@@ -157,7 +147,7 @@ def default_demo_path(now: datetime | None = None) -> Path:
 
 
 def _data_dir(path: Path) -> Path:
-    return path.with_name(path.name + ".demo-data")
+    return demo_data_dir(path)
 
 
 def _refuse_non_empty(target: Path | str, shown: str, instead: str) -> None:
@@ -181,45 +171,6 @@ def check_server_target(url: str) -> None:
     """Refuse a database on a server that holds records already: the demo never writes into
     a non-empty store."""
     _refuse_non_empty(url, mask_url(url), "name an empty database")
-
-
-def demo_data_dir(path: Path) -> Path:
-    """The folder of the demo's own data files beside the demo store at ``path``."""
-    return _data_dir(path)
-
-
-MARKER_KEY = "demo.token"
-MARKER_FILE = "demo-token"
-
-
-def _mark(store: StoreBase, data_dir: Path) -> None:
-    """Write the demo's marker: one token in the store and in its data folder."""
-    token = secrets.token_hex(16)
-    with store.write() as conn, orm(conn) as s:
-        s.add(StoreMeta(key=MARKER_KEY, value=token))
-        s.flush()
-    (data_dir / MARKER_FILE).write_text(token + "\n", encoding="utf-8")
-
-
-def demo_refusal(store: StoreBase) -> str | None:
-    """Why ``store`` is not the demo's own file, in one line; None when it is (its marker
-    token matches the one in the demo data folder beside it)."""
-    with store.read() as conn:
-        row = conn.execute(select(StoreMeta.value).where(
-            col(StoreMeta.key) == MARKER_KEY)).first()
-    name = store.path.name
-    if row is None:
-        return f"{name} was not built by `lca-tui demo` (it holds no demo marker)"
-    marker = _data_dir(store.path) / MARKER_FILE
-    try:
-        token = marker.read_text(encoding="utf-8").strip()
-    except OSError:
-        return (f"{name} has no demo data folder beside it ({marker.parent.name} with its "
-                f"{MARKER_FILE}): it is not the demo's own file")
-    if not hmac.compare_digest(token, str(row[0])):
-        return (f"the marker in {marker.parent.name} is not {name}'s: this file is not the one "
-                "the demo built there")
-    return None
 
 
 def check_target(path: Path) -> None:
@@ -341,7 +292,7 @@ def build_demo(path: Path | str | None = None, *, now: datetime | None = None,
         # the person running the demo (identity.name, LCA_ACTOR or the OS account), never the
         # program's name (issue 22)
         recheck_pending(store, progress=progress)
-        _mark(store, data_dir)
+        write_marker(store, data_dir)
         if not store.on_server:
             with store.read() as conn:
                 # raw SQL: PRAGMA wal_checkpoint, connection control

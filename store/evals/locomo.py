@@ -29,7 +29,7 @@ from typing import Any
 from store.core.embed import Embedder
 from store.core.errors import StoreError
 from store.core.settings import Settings
-from store.core.vocab import Progress
+from store.core.vocab import Progress, percentiles
 from store.core.writes import NewEntry, NewSession
 from store.facade import Store
 
@@ -91,9 +91,8 @@ class LocomoReport:
         return recall_at(self.asked, k)
 
     def latency(self) -> dict[str, float]:
-        values = sorted(a.latency_ms for a in self.asked)
-        return {"p50": _pct(values, 50), "p95": _pct(values, 95), "max": values[-1]
-                if values else 0.0}
+        return percentiles([a.latency_ms for a in self.asked]) or \
+            {"p50": 0.0, "p95": 0.0, "max": 0.0, "mean": 0.0}
 
     def by_category(self) -> dict[int, dict[str, float]]:
         out: dict[int, dict[str, float]] = {}
@@ -109,7 +108,7 @@ class LocomoReport:
             "file": self.file, "model": self.model, "settings": self.settings,
             "started": self.started, "questions": len(self.asked),
             **{f"R@{k}": round(self.recall_at(k), 4) for k in KS},
-            "latency_ms": {k: round(v, 2) for k, v in self.latency().items()},
+            "latency_ms": self.latency(),
             "by_category": {CATEGORY_NAMES[c]: {k: (round(v, 4) if k != "questions" else v)
                                                 for k, v in row.items()}
                             for c, row in self.by_category().items()},
@@ -125,13 +124,6 @@ def recall_at(asked: Sequence[Asked], k: int) -> float:
     if not asked:
         return 0.0
     return sum(1 for a in asked if a.first_rank is not None and a.first_rank <= k) / len(asked)
-
-
-def _pct(values: list[float], p: float) -> float:
-    if not values:
-        return 0.0
-    idx = min(len(values) - 1, max(0, round(p / 100 * (len(values) - 1))))
-    return values[idx]
 
 
 # "1:56 pm on 8 May, 2023"

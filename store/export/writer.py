@@ -339,7 +339,7 @@ def export(store: Store, out_dir: Path | str, sessions: list[str] | None = None,
     with store.write() as conn:
         conn.execute(update(ExportRow).where(col(ExportRow.id) == export_id)
                      .values(counts=json.dumps(counts)))
-        store.audit(conn, "export", "export", [export_id], dict(counts, files=len(files)))
+        store.audit_in(conn, "export", "export", [export_id], dict(counts, files=len(files)))
     return ExportReport(export_id, str(out_dir.resolve()), scope, files, counts)
 
 
@@ -378,8 +378,8 @@ def _failed(store: Store, export_id: int, out_dir: Path, written: list[Path],
             files=json.dumps(rels), counts=json.dumps(dict(counts, failed=1, left=len(rels)))))
         conn.execute(items.where(col(ExportItem.file).is_not(None),
                                  col(ExportItem.file).not_in(rels)))
-        store.audit(conn, "export-failed", "export", [export_id],
-                    dict(counts, files_left=len(rels)))
+        store.audit_in(conn, "export-failed", "export", [export_id],
+                       dict(counts, files_left=len(rels)))
 
 
 def _still_writing(pid: Any) -> bool:

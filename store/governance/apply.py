@@ -164,8 +164,8 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
             files.commit(conn, store)
             _set_status(conn, proposal_id, "applied", None, who, memory_id, now)
             _decide(conn, store, proposal_id, "applied", who, as_, None, policy, now)
-            store.audit(conn, "proposal_approved", "proposal", [proposal_id, memory_id],
-                        {"files": len(files.staged)}, actor=who)
+            store.audit_in(conn, "proposal_approved", "proposal", [proposal_id, memory_id],
+                           {"files": len(files.staged)}, actor=who)
         files.done()
     except ProposalError:
         files.rollback()
@@ -181,7 +181,7 @@ def approve(store: Store, proposal_id: int, as_: str | None = None, reason: str 
             _decide(conn, store, proposal_id, "approved", who, as_, reason, policy, when)
             _set_status(conn, proposal_id, "failed", why, who, None, when)
             _decide(conn, store, proposal_id, "failed", who, as_, why, policy, when)
-            store.audit(conn, "proposal_failed", "proposal", [proposal_id], {}, actor=who)
+            store.audit_in(conn, "proposal_failed", "proposal", [proposal_id], {}, actor=who)
         return get_proposal(store, proposal_id)
     from store.governance.verify import record_verification
 
@@ -270,7 +270,7 @@ def reject(store: Store, proposal_id: int, reason: str, *, actor: str | None = N
         when = now or now_iso()
         _set_status(conn, proposal_id, "rejected", reason.strip(), who, None, when)
         _decide(conn, store, proposal_id, "rejected", who, None, reason.strip(), None, when)
-        store.audit(conn, "proposal_rejected", "proposal", [proposal_id], {}, actor=who)
+        store.audit_in(conn, "proposal_rejected", "proposal", [proposal_id], {}, actor=who)
     return get_proposal(store, proposal_id)
 
 

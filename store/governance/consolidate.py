@@ -36,6 +36,7 @@ from store.governance.detect import Found, scan
 from store.governance.text import normalise
 from store.governance.models import Proposal
 from store.governance.records import PassSummary
+from store.core.vocab import plural
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -308,7 +309,7 @@ def consolidate(store: Store, session: str | None = None, *, use_proposer: bool 
     _sweep_step(store, report, actor)
     if refused:  # garbage from the proposer is the proposer's failure, not a silent skip
         n = report.proposer.get("proposals", len(refused))
-        why = (f"{len(refused)} of {n} proposal{'s' if n != 1 else ''} from the proposer "
+        why = (f"{len(refused)} of {plural(n, 'proposal')} from the proposer "
                f"command refused; first: {refused[0]}")[:500]
         err = report.proposer.get("error")
         report.proposer["error"] = f"{err}; {why}" if err else why

@@ -73,8 +73,8 @@ def feedback(store: Store, trace_id: int, item: str, kind: str) -> FeedbackResul
                 # re-import no longer resets them (a failure here rolls the feedback back)
                 write_back(conn, store, cand.source_id)
         if added:
-            store.audit(conn, f"recall_feedback_{kind}", cand.source_type,
-                        [cand.source_id, trace.id], {"trace": int(trace.id or 0)})
+            store.audit_in(conn, f"recall_feedback_{kind}", cand.source_type,
+                           [cand.source_id, trace.id], {"trace": int(trace.id or 0)})
     return FeedbackResult(int(trace.id), cand.rank, cand.source_type, cand.source_id, kind,
                           bool(added), hits, prevented,
                           None if added else "already recorded for this candidate")

@@ -349,8 +349,8 @@ def write_back(conn: Connection, store: Store, memory_id: int) -> Path | None:
         path = files.stage_memory(conn, store, memory_id, new_file=False)
     except file_guard.FileConflict:
         # the feedback is kept; the file stays as the agent wrote it, and the log says so
-        store.audit(conn, "memory_file_conflict", "memory", [memory_id],
-                    {"write_back": 1})
+        store.audit_in(conn, "memory_file_conflict", "memory", [memory_id],
+                       {"write_back": 1})
         return None
     if path is None:
         return None

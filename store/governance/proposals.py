@@ -456,10 +456,10 @@ def store_proposal(store: Store, new: NewProposal, *, actor: str | None = None,
             if auto_apply_due:  # a kill before the policy decides leaves this for a resume
                 s.add(StoreMeta(key=f"{AUTO_APPLY_DUE}{proposal_id}", value="1"))
                 s.flush()
-        store.audit(conn, "proposal_submitted", "proposal", [proposal_id],
-                    {"checks_failed": sum(c.result == "fail" for c in checks),
+        store.audit_in(conn, "proposal_submitted", "proposal", [proposal_id],
+                       {"checks_failed": sum(c.result == "fail" for c in checks),
                      "checks_warned": sum(c.result == "warn" for c in checks)},
-                    actor=actor_name(store, actor))
+                       actor=actor_name(store, actor))
     return get_proposal(store, proposal_id)
 
 
@@ -492,11 +492,11 @@ def recheck(store: Store, proposal_id: int, *, actor: str | None = None) -> Prop
             s.add(row)
             s.add_all(_check_rows(store, proposal_id, revision, checks))
             s.flush()
-        store.audit(conn, "proposal_rechecked", "proposal", [proposal_id],
-                    {"revision": revision,
+        store.audit_in(conn, "proposal_rechecked", "proposal", [proposal_id],
+                       {"revision": revision,
                      "checks_failed": sum(c.result == "fail" for c in checks),
                      "checks_warned": sum(c.result == "warn" for c in checks)},
-                    actor=actor_name(store, actor))
+                       actor=actor_name(store, actor))
     return get_proposal(store, proposal_id)
 
 
@@ -588,8 +588,8 @@ def edit(store: Store, proposal_id: int, given: Mapping[str, object], *,
                                writer_version=store.writer_version, created_at=now_iso()))
             s.add_all(_check_rows(store, proposal_id, revision, checks))
             s.flush()
-        store.audit(conn, "proposal_edited", "proposal", [proposal_id],
-                    {"revision": revision}, actor=who)
+        store.audit_in(conn, "proposal_edited", "proposal", [proposal_id],
+                       {"revision": revision}, actor=who)
     return get_proposal(store, proposal_id)
 
 

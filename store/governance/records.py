@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+# the audit record lives in core (``StoreBase.audit_in`` makes one); re-exported for views
+from store.core.records import AuditInfo as AuditInfo
+from store.core.vocab import plural
 
 OPS = ("add", "reinforce", "revise", "supersede", "merge", "noop", "quarantine", "expire")
 ORIGINS = ("api", "cli", "file", "consolidation", "proposer", "mindstone-event")
@@ -379,22 +382,6 @@ class MemoryDetail:
 
 
 @dataclass(frozen=True)
-class AuditInfo:
-    id: int
-    ts: str
-    actor: str
-    action: str
-    target_kind: str | None
-    target_ids: tuple[Any, ...]
-    counts: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "ts": self.ts, "actor": self.actor, "action": self.action,
-                "target_kind": self.target_kind, "target_ids": list(self.target_ids),
-                "counts": self.counts}
-
-
-@dataclass(frozen=True)
 class PassSummary:
     """The latest consolidation pass, from its checkpoints (trigger ``consolidation``) and
     the proposals it submitted (origin ``consolidation`` or ``proposer``, made while it ran).
@@ -436,5 +423,5 @@ def loading_line(meta: dict[str, Any]) -> str:
         parts.append(f"imported at {meta['imported_from']}")
     bad = [i for i in meta.get("imports", []) if i.get("problem")]
     if bad:
-        parts.append(f"{len(bad)} @import{'s' if len(bad) != 1 else ''} not followed")
+        parts.append(f"{plural(len(bad), '@import')} not followed")
     return " · ".join(parts)

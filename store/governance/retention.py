@@ -108,7 +108,13 @@ def _key(memory_id: int, content_hash: str | None) -> str:
 
 def expire_pass(store: Store, *, now: datetime | None = None, dry_run: bool = False,
                 actor: str | None = None) -> RetentionReport:
-    """File one ``expire`` proposal per memory ``due`` lists (none with ``dry_run``)."""
+    """File one ``expire`` proposal per memory ``due`` lists (none with ``dry_run``). On a
+    store opened read-only only ``dry_run`` runs: the pass is refused by name before it
+    reads anything (not on the first proposal it could not file)."""
+    if store.read_only and not dry_run:
+        from store.core.errors import ReadOnly
+
+        raise ReadOnly("expiring memories past their retention (--dry-run only lists them)")
     from store.governance.apply import submit
     from store.governance.models import Proposal
     from store.governance.proposals import NewProposal, ProposalError

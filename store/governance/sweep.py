@@ -218,14 +218,15 @@ def _keeper(group: list[_Mem]) -> _Mem:
     return sorted(group, key=lambda m: (-len(m.norm), -(m.hits + m.prevented), m.id))[0]
 
 
-def _grouped(store: Store, conn: Connection | None = None
+def _grouped(store: Store, model: str, conn: Connection | None = None
              ) -> list[tuple[DuplicateGroup, list[_Mem]]]:
+    """The groups among the memories whose vectors ``model`` made."""
     threshold = float(store.settings["governance.duplicate_cos"])
     if conn is None:
         with store.read() as c:
-            mems = _load(c, store.embedder.name)
+            mems = _load(c, model)
     else:
-        mems = _load(conn, store.embedder.name)
+        mems = _load(conn, model)
     cos_of = _Cosines(mems)
     groups: list[list[_Mem]] = []
     reasons: list[dict[int, str]] = []
@@ -259,7 +260,9 @@ def find_groups(store: Store, conn: Connection | None = None) -> list[DuplicateG
     """The groups of active memories that say the same thing (see the module docstring),
     each of two or more members, in the order of their lowest id; read on ``conn`` when
     given (a health scan's snapshot)."""
-    return [g for g, _ in _grouped(store, conn)]
+    # the model in use named without loading it (a health scan's read needs its stored
+    # vectors, not the model: ~0.5 s)
+    return [g for g, _ in _grouped(store, store.embedder_info().model, conn)]
 
 
 def _key(members: list[int]) -> str:
@@ -323,7 +326,7 @@ def sweep_duplicates(store: Store, *, actor: str | None = None) -> SweepReport:
     from store.governance.proposals import ProposalError, parse_proposal
 
     report = SweepReport()
-    groups = _grouped(store)
+    groups = _grouped(store, store.embedder.name)
     report.groups = len(groups)
     for group, mems in groups:
         doc = _merge_document(group, mems)

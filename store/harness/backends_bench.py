@@ -302,6 +302,116 @@ def _one_backend(target: str, shown: str, sizes: list[int], queries: int, sample
         store.close()
 
 
+@dataclass
+class BudgetFigures:
+    """``bench --store URL --build-budget SECONDS``: how large a PostgreSQL store grew within
+    the budget, and recall there."""
+
+    backend: str
+    store: str
+    budget_s: float
+    chunks: int = 0  # the store's size when the budget was spent (the last batch finished)
+    entries: int = 0
+    build_s: float = 0.0  # the sample and every bulk batch, up to the last one's end
+    sample_s: float = 0.0  # the sample through the write path with the embedder
+    batches: int = 0
+    chunks_per_s_last: float = 0.0  # the bulk rate over the last tenth of the batches
+    database_bytes: int | None = None  # the database's size on the server (tables, indexes)
+    recall_ms: dict[str, float] = field(default_factory=dict)
+    growth: list[tuple[float, int]] = field(default_factory=list)  # (seconds, chunks) per batch
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def run_build_budget(url: str, shown: str, budget_s: float, queries: int = 60,
+                     sample: int = 2000, embedder: str = "model", seed: int = 7,
+                     progress: Progress | None = None,
+                     batch: int = BULK_BATCH) -> BudgetFigures:
+    """Grow the synthetic store on the PostgreSQL database at ``url`` (empty) batch by batch
+    until ``budget_s`` seconds are spent — the sample through the normal write path with the
+    embedder, then bulk batches of ``batch`` synthetic entries — and time ``queries``
+    recalls at the size reached. A batch under way when the budget runs out is finished (the
+    figure says when it ended). The nearest-neighbour step of each batch is asked of the
+    server's HNSW index, as any writer on a server store does (holding every vector in this
+    process, as the side-by-side run does, would cost more than the index at this size)."""
+    from store.core.db import database_size
+    from store.core.settings import Settings
+    from store.facade import open_store
+    from store.recall.run import recall
+    from store.core.writes import upsert_session, write_entries
+
+    if budget_s <= 0:
+        raise ValueError("--build-budget must be a positive number of seconds")
+    _refuse_non_empty(url, shown, embedder)
+    store = open_store(url, Settings.load({"embed.backend": embedder}))
+    try:
+        with store.read() as conn:
+            figures = BudgetFigures(vec.backend(conn), shown, budget_s)
+        rng = random.Random(seed)
+        store.embedder.embed(["warm up"])
+        topics = list(TOPICS)
+        texts = [(topics[i % len(topics)], synthetic_text(rng, topics[i % len(topics)]))
+                 for i in range(sample)]
+        held = _HeldVectors()  # the sample's vectors: the bulk texts' bases
+        t0 = time.perf_counter()
+        for s in range(0, sample, 500):
+            part = texts[s:s + 500]
+            session = NewSession(id=f"bench-sample-{s // 500:04d}", format="bench",
+                                 project=f"/work/{part[0][0]}", started_at=now_iso())
+            top = _max_chunk(store)
+            store.append_entries(session, [
+                NewEntry(KINDS[i % len(KINDS)], body, session.id, source_offset=s + i,
+                         ts=now_iso()) for i, (_t, body) in enumerate(part)])
+            held.add(*_new_chunks(store, top))
+        base = [(texts[i % len(texts)][0], held.matrix[i]) for i in range(len(held.ids))]
+        figures.sample_s = round(time.perf_counter() - t0, 1)
+        chunks, entries = len(held.ids), sample
+        figures.growth.append((figures.sample_s, chunks))
+        indexer = store.indexer()
+        sigma = 0.0247  # as the side-by-side bulk: cosine to the base vector ≈ 0.9
+        session_no = 0
+        while time.perf_counter() - t0 < budget_s:
+            created = now_iso()
+            session = NewSession(f"bench-bulk-{session_no:04d}", "bench", agent="bench",
+                                 project=f"/work/{rng.choice(topics)}", started_at=created)
+            session_no += 1
+            made, prepared = synthetic_batch(rng, base, sigma, batch, session.id, created)
+            with store.write() as conn:
+                upsert_session(conn, session, "lca-tui:bench", store.writer_version)
+                report = write_entries(conn, session.id, made, indexer, "lca-tui:bench",
+                                       store.writer_version, prepared)
+            chunks += report.chunks
+            entries += len(report.entry_ids)
+            figures.batches += 1
+            figures.growth.append((round(time.perf_counter() - t0, 1), chunks))
+            if progress:
+                progress(f"{figures.backend}: bulk ({time.perf_counter() - t0:,.0f} of "
+                         f"{budget_s:,.0f} s)", chunks, chunks)
+        figures.build_s = round(time.perf_counter() - t0, 1)
+        figures.chunks, figures.entries = chunks, entries
+        tail = figures.growth[-max(2, len(figures.growth) // 10):]
+        if len(tail) >= 2 and tail[-1][0] > tail[0][0]:
+            figures.chunks_per_s_last = round((tail[-1][1] - tail[0][1])
+                                              / (tail[-1][0] - tail[0][0]), 1)
+        with store.read() as conn:
+            figures.database_bytes = database_size(conn)
+        qrng = random.Random(seed + 1)  # the side-by-side run's queries
+        questions = [synthetic_query(qrng) for _ in range(queries)]
+        recall(store, "warm up the recall path", probe=True)
+        latencies = []
+        for i, q in enumerate(questions):
+            r0 = time.perf_counter()
+            recall(store, q)
+            latencies.append((time.perf_counter() - r0) * 1000)
+            if progress:
+                progress(f"{figures.backend}: recall at {chunks:,}", i + 1, len(questions))
+        figures.recall_ms = percentiles(latencies)
+        return figures
+    finally:
+        store.close()
+
+
 def _refuse_non_empty(target: str, shown: str, embedder: str) -> None:
     from store.core.settings import Settings
     from store.facade import open_store

@@ -33,13 +33,19 @@ import threading
 import time
 from dataclasses import asdict
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store.core.vocab import Progress
 from store.harness.client import ACK, lock_path, running_pid
 from store.harness.failures import log_failure
-from store.harness.paths import socket_path
+from store.harness.paths import (
+    StoreRef,
+    on_server,
+    resolve_store,
+    socket_path,
+    store_key,
+    store_name,
+)
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -57,6 +63,7 @@ POLL_S = 5.0  # how often an idle daemon looks for entries another process queue
 CATCH_UP_S = 0.5
 FOLLOW_S = 6 * 3600.0  # a session no hook has named for this long is no longer followed
 CATCH_UP_RETRIES = 3  # rounds tried again (every POLL_S) after a failure, until the next hook
+IDENTITY_S = 2.0  # on a server, how often the daemon asks whether its database is the same one
 
 
 def cache_finder(store: Store) -> Callable[[Any, Any], tuple[Any, Any] | None]:
@@ -145,8 +152,11 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 class Daemon:
     """The warm process behind ``lca-tui serve`` for one store."""
 
-    def __init__(self, store_path: Path, settings: Settings | None = None) -> None:
-        self.store_path = Path(store_path).expanduser().resolve()
+    def __init__(self, store_path: StoreRef, settings: Settings | None = None) -> None:
+        self.store_path: StoreRef = resolve_store(store_path)
+        """The store file's absolute path, or the server's URL as given (it opens the
+        store; ``shown`` is what is said of it)."""
+        self.shown = store_name(self.store_path)
         self.sock = socket_path(self.store_path)
         self.settings = settings
         self.store: Store | None = None
@@ -163,7 +173,10 @@ class Daemon:
         self.stopping = threading.Event()
         self._lock_fd: int | None = None
         self._embedder_thread: threading.Thread | None = None
-        self._identity: tuple[int, int] | None = None  # the store file's (device, inode)
+        self._identity: tuple[int, int] | str | None = None
+        """The store file's (device, inode); on a server, its database's identity
+        (``db.database_identity``), looked at again at most every ``IDENTITY_S``."""
+        self._identity_seen = 0.0
         # one import of a session's transcripts at a time (a hook's, or the catch-up's): two
         # readers of one transcript would count its skipped lines twice. One lock a session,
         # so that no session waits for another's backlog.
@@ -187,7 +200,7 @@ class Daemon:
         except BlockingIOError as exc:
             os.close(fd)
             pid = running_pid(self.sock)
-            raise AlreadyRunning(f"a daemon already serves {self.store_path}"
+            raise AlreadyRunning(f"a daemon already serves {self.shown}"
                                  + (f" (pid {pid})" if pid else "")) from exc
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
@@ -206,8 +219,12 @@ class Daemon:
                                     base.with_overrides({"recall.vector_cache": True,
                                                         "store.keep_connections": 4}, "serve"),
                                     writer=WRITER)
-            info = os.stat(self.store_path)
-            self._identity = (info.st_dev, info.st_ino)
+            if on_server(self.store_path):
+                self._identity = self._database_identity()
+                self._identity_seen = time.monotonic()
+            else:
+                info = os.stat(self.store_path)
+                self._identity = (info.st_dev, info.st_ino)
             # One connection held open for the daemon's life: otherwise every request's last
             # connection to close would checkpoint the WAL (measured: half a hook's time).
             self.store.data_version()
@@ -289,7 +306,11 @@ class Daemon:
         """Why the daemon can no longer serve its store — the file was deleted, or replaced
         by another (a different inode) — or None while it is the file it opened. Checked
         before every request and background round: a connection opened on a deleted path
-        would create an empty, schema-less file there."""
+        would create an empty, schema-less file there. On a server: the database was dropped
+        and another made under its name (an unreachable server is not a reason to stop: the
+        request fails, and says why)."""
+        if on_server(self.store_path):
+            return self._database_replaced()
         try:
             info = os.stat(self.store_path)
         except FileNotFoundError:
@@ -300,7 +321,28 @@ class Daemon:
             if (info.st_dev, info.st_ino) == self._identity:
                 return None
             why = "was replaced by another file"
-        return f"the store {self.store_path} {why}: the daemon stops"
+        return f"the store {self.shown} {why}: the daemon stops"
+
+    def _database_identity(self) -> str | None:
+        from store.core import db
+
+        assert self.store is not None
+        with self.store.read() as conn:
+            return db.database_identity(conn)
+
+    def _database_replaced(self) -> str | None:
+        now = time.monotonic()
+        if self.store is None or now - self._identity_seen < IDENTITY_S:
+            return None
+        try:
+            found = self._database_identity()
+        except Exception:  # noqa: BLE001 - unreachable now: the request itself says so
+            return None
+        self._identity_seen = now
+        if found == self._identity:
+            return None
+        return (f"the store {self.shown} was replaced by another database of that name: "
+                "the daemon stops")
 
     def _still_serving(self) -> bool:
         """False (and the daemon stopping) once its store file is gone or replaced."""
@@ -327,7 +369,7 @@ class Daemon:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.counts["requests"] += 1
         op = message.get("op")
-        if op in ("status", "hook", "recall", "search", "approve", "statusline") and \
+        if op in ("status", "hook", "recall", "search", "approve", "health", "statusline") and \
                 not self._still_serving():
             # the client works in-process (where a store at that path is opened, migrated)
             return {"ok": False, "error": "store gone", "detail": self.last_error}
@@ -337,7 +379,7 @@ class Daemon:
             if op == "stop":
                 self.stop()
                 return {"ok": True, "stopping": True}
-            if op in ("hook", "recall", "search", "approve"):  # as the person behind it
+            if op in ("hook", "recall", "search", "approve", "health"):  # as the person
                 from store.core.actor import acting_as
 
                 if message.get("read_only") and op in ("recall", "approve"):  # they write
@@ -347,6 +389,8 @@ class Daemon:
                         return self._hook(message)
                     if op == "approve":
                         return self._approve(message)
+                    if op == "health":
+                        return self._health(message)
                     return self._recall(message) if op == "recall" else self._search(message)
             if op == "statusline":
                 return self._statusline(message)
@@ -359,7 +403,12 @@ class Daemon:
 
     def _same_store(self, message: dict[str, Any]) -> bool:
         named = message.get("store")
-        return not named or Path(str(named)).expanduser().resolve() == self.store_path
+        if not named:
+            return True
+        try:
+            return store_key(resolve_store(str(named))) == store_key(self.store_path)
+        except (OSError, RuntimeError):  # a path that cannot be resolved: not this store
+            return False
 
     def _hook(self, message: dict[str, Any]) -> dict[str, Any]:
         from store.harness.hook import CHECKPOINT_EVENTS, handle_with, parse_payload
@@ -452,7 +501,7 @@ class Daemon:
                 self._sizes[sid] = sizes
                 added += outcome.entries_added
                 if problems:
-                    log_failure("catch-up", self.store_path,
+                    log_failure("catch-up", self.shown,
                                 f"{len(problems)} transcript line(s) could not be stored "
                                 f"while catching up after a hook; first: {problems[0]}",
                                 sid, via="daemon")
@@ -464,7 +513,7 @@ class Daemon:
                 if not isinstance(exc, HookInputError):
                     continue
                 self.followed.pop(sid, None)  # its transcript is refused now
-                log_failure("catch-up", self.store_path, f"no longer following the "
+                log_failure("catch-up", self.shown, f"no longer following the "
                             f"session: {exc}", sid, via="daemon")
         if failed and self._catch_up_tries < CATCH_UP_RETRIES:
             self._catch_up_tries += 1
@@ -530,6 +579,43 @@ class Daemon:
         self.wake.set()  # a memory was written: its chunk may wait for embedding
         return {"ok": True, "info": asdict(info)}
 
+    def _health(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``lca-tui health`` answered warm (its modules imported, the model loaded): the scan
+        as ``to_json`` gives it, stored as the caller's scan (its ``store.writer``) unless
+        ``--no-save`` or ``--read-only``, and the rows of each signal it asked to ``show``.
+        Its ``--set`` apply per request when each names a ``health.*`` threshold (read
+        through the scan's settings); any other runs it in the caller's process."""
+        from store.core.base import writer_version_for
+        from store.core.settings import parse_assignment
+        from store.health.drill import describe
+        from store.health.records import view_to_json
+        from store.health.registry import specs
+        from store.health.scan import Save, scan
+
+        if not self._same_store(message):
+            return {"ok": False, "error": "wrong store"}
+        assert self.store is not None
+        given = message.get("set") or []
+        pairs = dict(parse_assignment(str(a)) for a in given) if isinstance(given, list) \
+            else {"": ""}
+        if not all(name.startswith("health.") for name in pairs):
+            return {"ok": False, "error": "a --set the daemon cannot apply per request"}
+        settings = self.store.settings.with_overrides(pairs)  # a bad value: the reply's error
+        known = {s.name for s in specs()}
+        if any(str(name) not in known for name in message.get("show") or []):
+            # before any scan is stored: the caller's own check says which, as without us
+            return {"ok": False, "error": "an unknown signal to show"}
+        writer = str(settings["store.writer"])
+        save: Save = "never" if message.get("no_save") or message.get("read_only") \
+            else "always"
+        with self._busy():
+            result = scan(self.store, save=save, settings=settings,
+                          writer=(writer, writer_version_for(writer, None)))
+            shown = {str(name): [view_to_json(v) for v in describe(
+                self.store, result.signal(str(name)).offending)]
+                for name in message.get("show") or []}
+        return {"ok": True, "result": result.to_json(), "shown": shown}
+
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         """``lca-tui search`` answered warm (model and vectors loaded): the hits as records."""
         if not self._same_store(message):
@@ -559,7 +645,7 @@ class Daemon:
     def status(self) -> dict[str, Any]:
         assert self.store is not None
         embedder = self.store.embedder
-        return {"ok": True, "pid": os.getpid(), "store": str(self.store_path),
+        return {"ok": True, "pid": os.getpid(), "store": self.shown,
                 "socket": str(self.sock), "started_at": time.strftime(
                     "%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
                 "uptime_s": round(time.time() - self.started, 1), "model": embedder.name,
@@ -602,7 +688,7 @@ class Daemon:
                 self.stopping.wait(POLL_S)
 
 
-def serve(store_path: Path, settings: Settings | None = None,
+def serve(store_path: StoreRef, settings: Settings | None = None,
           progress: Progress | None = None,
           ready: Callable[[Daemon], None] | None = None) -> None:
     """Run a daemon for ``store_path`` in this process until it is stopped (``stop`` request

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from store.harness.paths import failure_log
+from store.core.vocab import plural
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -30,7 +31,12 @@ def _now() -> str:
 
 
 def _absolute(store: Path | str) -> str:
-    """The store's absolute path, as ``logged_failures`` compares them."""
+    """The store's absolute path, as ``logged_failures`` compares them; a server store's
+    URL without its password (``paths.server_identity``: never a credential in the log)."""
+    from store.harness.paths import on_server, server_identity
+
+    if on_server(store):
+        return server_identity(str(store))
     try:
         return str(Path(store).expanduser().resolve())
     except (OSError, RuntimeError):  # a symlink loop: as given, made absolute
@@ -62,7 +68,7 @@ def logged_failures(store: Path | str | None = None, since: str | None = None
     """Lines of the failure log (and its previous generation), for ``store`` if given
     (lines naming no store count for every store), from ``since`` on."""
     path = failure_log()
-    want = str(Path(store).expanduser().resolve()) if store else None
+    want = _absolute(store) if store else None
     out: list[dict[str, Any]] = []
     for p in (path.with_name(path.name + ".1"), path):
         try:
@@ -77,7 +83,7 @@ def logged_failures(store: Path | str | None = None, since: str | None = None
             if not isinstance(row, dict):
                 continue
             named = row.get("store")
-            if want and named and str(Path(named).expanduser().resolve()) != want:
+            if want and named and _absolute(str(named)) != want:
                 continue
             if since and str(row.get("ts") or "") < since:
                 continue
@@ -163,7 +169,7 @@ def measure(runs: list[dict[str, Any]], store_path: Path | str | None, since: st
             if r["where"] == "log":
                 causes[cause(r)] = causes.get(cause(r), 0) + 1
         logged = "; ".join(f"{k} {c}" for c, k in causes.items())
-        explanation = (f"{n} hook run{'s' if n != 1 else ''} failed in the last {days} days"
+        explanation = (f"{plural(n, 'hook run')} failed in the last {days} days"
                        + (f" (in the failure log {failure_log()}: {logged})" if causes
                           else "")
                        + f"; latest: {rows[0].get('event')}: {rows[0].get('error')}")
@@ -190,5 +196,5 @@ def hook_failures(store: Store | None, store_path: Path | str | None = None,
     if store is not None:
         with store.read() as conn:
             runs = failed_runs(conn, since)
-        store_path = store_path or store.path
+        store_path = store_path or store.opened_as  # a server's URL, not its local folder
     return measure(runs, store_path, since, days)

@@ -36,6 +36,7 @@ from store.harness.config_file import (
     sidecar,
     write_plan,
 )
+from store.harness.paths import written_store
 from store.harness.settings_file import executable
 
 NAME = "lca-tui"
@@ -92,7 +93,10 @@ def server_entry(client: str, store: str | None, channel: str = "private",
     """The server's entry: how the client starts ``lca-tui mcp``."""
     words = [*(exe or executable()), "mcp"]
     if store:
-        words += ["--store", str(Path(store).expanduser().resolve())]
+        try:
+            words += ["--store", written_store(store)]
+        except ValueError as exc:
+            raise ConfigFileError(str(exc)) from exc
     if channel != "private":
         words += ["--channel", channel]
     entry: dict[str, Any] = {"command": words[0], "args": words[1:]}

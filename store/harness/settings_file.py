@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from store.harness.paths import written_store
 from store.harness.config_file import (
     FilePlan,
     dump,
@@ -76,10 +77,13 @@ def executable() -> list[str]:
 NEVER_BLOCK = " || exit 1"
 
 
-def hook_command(event: str, store: Path | None, exe: list[str] | None = None) -> str:
+def hook_command(event: str, store: Path | str | None, exe: list[str] | None = None) -> str:
     words = [*(exe or executable()), "hook", event]
     if store is not None:
-        words += ["--store", str(store)]
+        try:
+            words += ["--store", written_store(store)]
+        except ValueError as exc:
+            raise SettingsFileError(str(exc)) from exc
     return shlex.join(words) + NEVER_BLOCK
 
 
@@ -150,7 +154,7 @@ def _holds_ours(data: dict[str, Any]) -> bool:
                for g in groups for h in g.get("hooks", []))
 
 
-def plan_install(path: Path, store: Path | None, exe: list[str] | None = None) -> Plan:
+def plan_install(path: Path, store: Path | str | None, exe: list[str] | None = None) -> Plan:
     before, data = _load(path)
     plan = Plan(path, "install", before, copy.deepcopy(data))
     hooks = plan.data.setdefault("hooks", {})

@@ -42,7 +42,7 @@ from sqlmodel import col
 
 from store.core import vec
 from store.core.errors import StoreError
-from store.core.plan import Narrowed, narrow
+from store.core.plan import Narrowed, PlanStale, narrow
 from store.core.plan import moved as moved_lines
 from store.core.index import Source, drop_chunks_of, tool_heads
 from store.core.models import Chunk, EmbedQueue, Entry, Memory
@@ -210,9 +210,11 @@ def _compaction_lines(c: _Compaction, total: int) -> list[str]:
 
 def compact_duplicates(store: Store, dry_run: bool = False,
                        progress: Progress | None = None,
-                       previewed: dict[int, int] | None = None) -> FixReport:
+                       previewed: dict[int, int] | None = None, *,
+                       exact: bool = False) -> FixReport:
     """The one shared compaction pass; ``dry_run`` says what it would do and changes
-    nothing; ``previewed`` (a dry run's ``targets``): remove only the rows it listed."""
+    nothing; ``previewed`` (a dry run's ``targets``): remove only the rows it listed;
+    ``exact``: and refuse (``PlanStale``, nothing changed) unless they are all it finds."""
     model = store.embedder_info().model
     if dry_run:
         with store.read() as conn:
@@ -228,6 +230,8 @@ def compact_duplicates(store: Store, dry_run: bool = False,
         plan = _plan_compaction(conn, model)
         if previewed is not None:
             plan, moved = _only(plan, previewed, conn)
+            if exact and not moved.unchanged:  # rolled back with the transaction
+                raise _stale("compact-duplicates", moved.gone, moved.new, "row")
         _tick(progress, "plan", 1, 1)
         if plan.removed:
             cands, nn = _repoint(conn)
@@ -235,8 +239,8 @@ def compact_duplicates(store: Store, dry_run: bool = False,
             _delete_chunks(conn, sorted(plan.removed), progress, "remove")
             _drop_map(conn)
             counts = _compaction_counts(plan, total)
-            store.audit(conn, "compact-duplicates", "chunk", sorted(plan.removed)[:1000],
-                        {**counts, **{f"writer:{w}": n for w, n in plan.per_writer.items()}})
+            store.audit_in(conn, "compact-duplicates", "chunk", sorted(plan.removed)[:1000],
+                           {**counts, **{f"writer:{w}": n for w, n in plan.per_writer.items()}})
         else:
             _drop_map(conn)
     if plan.removed:
@@ -391,10 +395,18 @@ def _narrowed(target: _Rebuild, previewed: tuple[Any, Any] | None) -> tuple[_Reb
             sources.new + drop.new)
 
 
+def _stale(fix: str, gone: int, appeared: int, what: str = "target") -> PlanStale:
+    """The refusal of an ``exact`` fix: how the store moved since its preview."""
+    return PlanStale(f"{fix} ({plural(gone, 'previewed ' + what)} no longer the same, "
+                     f"{plural(appeared, what)} new)")
+
+
 def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
-             previewed: tuple[Any, Any] | None = None) -> FixReport:
+             previewed: tuple[Any, Any] | None = None, exact: bool = False) -> FixReport:
     with store.read() as conn:
         target, gone, appeared = _narrowed(_targets(store, fix, conn), previewed)
+        if exact and (gone or appeared):
+            raise _stale(fix, gone, appeared)
         refusal = _refusal(store, target, conn)
         sources = _texts(conn, target.sources)
         held = _held(conn, target.sources)
@@ -419,12 +431,14 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
     with store.write() as conn:
         # what still needs the fix now that the write lock is held (the store may have moved
         # while embedding): only those, and only with the text that was embedded
-        still, gone_now, _ = _narrowed(_targets(store, fix, conn),
-                                       (target.sources, target.drop))
+        still, gone_now, new_now = _narrowed(_targets(store, fix, conn),
+                                             (target.sources, target.drop))
         current = {(s.source_type, s.source_id): s.content_hash
                    for s in _texts(conn, still.sources)}
         sources = [s for s in sources if current.get((s.source_type, s.source_id))
                    == embedded[(s.source_type, s.source_id)]]
+        if exact and (gone_now or new_now or len(sources) != len(still.sources)):
+            raise _stale(fix, gone_now + len(still.sources) - len(sources), new_now)
         gone += gone_now + len(still.sources) - len(sources)
         target = _Rebuild([(s.source_type, s.source_id) for s in sources], still.drop,
                           target.why)
@@ -455,8 +469,8 @@ def _rebuild(store: Store, fix: str, dry_run: bool, progress: Progress | None,
             counts.update(candidates_repointed=cands, neighbours_repointed=nn)
         _delete_chunks(conn, target.drop, progress, "drop")
         counts.update(chunks_written=made, chunks_failed=failed)
-        store.audit(conn, fix, "source", [f"{t}:{i}" for t, i in target.sources][:1000],
-                    counts)
+        store.audit_in(conn, fix, "source", [f"{t}:{i}" for t, i in target.sources][:1000],
+                       counts)
     lines = [f"{'re-embedded' if fix == 'reembed' else 'indexed'} "
              f"{plural(len(sources), 'source')}: {plural(made, 'chunk')} written, {failed:,} "
              f"failed; {plural(len(target.drop), 'orphan chunk')} dropped"]
@@ -484,14 +498,19 @@ def plan(store: Store, fix: str) -> FixPlan:
 
 
 def apply(store: Store, fix: str, progress: Progress | None = None,
-          previewed: FixPlan | None = None) -> FixReport:
+          previewed: FixPlan | None = None, *, exact: bool = False) -> FixReport:
     """Run ``fix`` (in the caller's thread: the app runs it in a worker); given the plan the
-    preview showed, on what that plan listed and nothing else."""
+    preview showed, on what that plan listed and nothing else (what no longer needs it is
+    left, what appeared since waits: said in the report). ``exact`` (the command line, whose
+    preview was printed, not watched): refuse with ``PlanStale``, changing nothing, unless
+    the store still lists exactly what the plan did."""
+    if exact and previewed is None:
+        raise ValueError("exact needs the previewed plan")
     if fix not in FIXES:
         raise ValueError(f"no fix {fix!r}: one of {', '.join(FIXES)}")
     if previewed is not None and previewed.fix != fix:
         raise ValueError(f"the preview is of {previewed.fix}, not {fix}")
     targets = previewed.targets if previewed is not None else None
     if fix == "compact-duplicates":
-        return compact_duplicates(store, progress=progress, previewed=targets)
-    return _rebuild(store, fix, False, progress, targets)
+        return compact_duplicates(store, progress=progress, previewed=targets, exact=exact)
+    return _rebuild(store, fix, False, progress, targets, exact)

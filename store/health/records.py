@@ -125,6 +125,20 @@ class ScanResult:
                 "counts": self.counts(), "signals": [s.to_json() for s in self.signals]}
 
 
+def scan_from_json(data: dict[str, Any]) -> ScanResult:
+    """A scan back from its ``to_json`` (what the daemon answers ``lca-tui health`` with):
+    ``scan_from_json(r.to_json()).to_json() == r.to_json()``."""
+    return ScanResult(
+        str(data["scanned_at"]), float(data["duration_ms"]),
+        [SignalResult(str(s["name"]), str(s["status"]), s["value"], str(s["display"]),
+                      s["thresholds"]["warn"], s["thresholds"]["fail"], str(s["rule"]),
+                      str(s["explanation"]), [Row(str(r["kind"]), r["id"], str(r["note"]))
+                                              for r in s["offending"]],
+                      int(s["offending_total"]), dict(s["detail"]), s["fix"])
+         for s in data["signals"]],
+        data["scan_id"])
+
+
 @dataclass(frozen=True)
 class TrendPoint:
     scan_id: int
@@ -141,6 +155,19 @@ class RowView:
     row: Row
     label: str
     ref: RecordRef | None
+
+
+def view_to_json(view: RowView) -> dict[str, Any]:
+    """An offending row's view as JSON (``view_from_json`` reads it back)."""
+    ref = view.ref
+    return {"row": view.row.to_json(), "label": view.label,
+            "ref": None if ref is None else {"kind": ref.kind, "id": ref.id, "at": ref.at}}
+
+
+def view_from_json(data: dict[str, Any]) -> RowView:
+    row, ref = data["row"], data["ref"]
+    return RowView(Row(str(row["kind"]), row["id"], str(row["note"])), str(data["label"]),
+                   None if ref is None else RecordRef(ref["kind"], ref["id"], ref["at"]))
 
 
 @dataclass

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
     from store.core.base import StoreBase as Store
+    from store.core.settings import Settings
 
 ORDER = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critical_budget",
          "checkpoint_noop", "compaction_without_checkpoint", "index_lag", "embedding_failures",
@@ -53,10 +54,12 @@ class ScanContext:
     now: datetime
     tables: set[str]
     limit: int
+    settings: Settings | None = None
+    """Where ``setting`` reads (None: the store's): the daemon's caller's ``--set`` apply."""
     cache: dict[str, Any] = field(default_factory=dict)
 
     def setting(self, name: str) -> Any:
-        return self.store.settings[name]
+        return (self.settings or self.store.settings)[name]
 
     def orm(self) -> Session:
         """A SQLModel session on the scan's connection (for reads through the models)."""

@@ -28,21 +28,29 @@ from store.health.registry import ScanContext, specs
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
+    from store.core.settings import Settings
 
 Save = Literal["always", "changed", "never"]
 
 
-def scan(store: Store, *, now: datetime | None = None, save: Save = "always") -> ScanResult:
-    """Measure every signal; store the scan as ``save`` says (its id is then set)."""
+def scan(store: Store, *, now: datetime | None = None, save: Save = "always",
+         settings: Settings | None = None, writer: tuple[str, str] | None = None
+         ) -> ScanResult:
+    """Measure every signal; store the scan as ``save`` says (its id is then set).
+
+    ``settings`` (default the store's): what the signals' ``health.*`` thresholds are read
+    from — the warm daemon passes the caller's ``--set`` this way; ``writer`` (name, version;
+    default the store's) is recorded on the stored scan — the daemon's caller's."""
     now = now or datetime.now(UTC)
     store.embedder_info()  # load the embedder before the read: two signals ask about it
-    limit = int(store.settings["health.offending_limit"])
+    settings = settings or store.settings
+    limit = int(settings["health.offending_limit"])
     measures = specs()  # imports the signal modules: not part of the scan's time
     started = time.perf_counter()
     results: list[SignalResult] = []
     with store.read() as conn:
         tables = set(inspect(conn).get_table_names())
-        ctx = ScanContext(store, conn, now, tables, limit)
+        ctx = ScanContext(store, conn, now, tables, limit, settings)
         try:
             for spec in measures:
                 try:
@@ -58,9 +66,26 @@ def scan(store: Store, *, now: datetime | None = None, save: Save = "always") ->
     duration = round((time.perf_counter() - started) * 1000, 1)
     found = ScanResult(to_iso(now), duration, results)
     if save != "never" and not store.read_only:  # read-only: measured, never stored
-        found.id = _save(store, found, save == "changed")
+        found.id = _save(store, found, save == "changed", settings,
+                         writer or (store.writer, store.writer_version))
     _remember(store, found)
     return found
+
+
+def measure(store: Store, name: str, *, now: datetime | None = None) -> SignalResult:
+    """One signal (``ValueError`` naming the signals for an unknown ``name``) measured now,
+    as the scan measures it; nothing is stored."""
+    from store.health.registry import spec
+
+    found = spec(name)
+    with store.read() as conn:
+        ctx = ScanContext(store, conn, now or datetime.now(UTC),
+                          set(inspect(conn).get_table_names()),
+                          int(store.settings["health.offending_limit"]))
+        try:
+            return found.measure(ctx)
+        finally:
+            ctx.close()
 
 
 def stored_status(status: str) -> str:
@@ -81,8 +106,9 @@ def _same(previous: list[HealthSignal], found: ScanResult) -> bool:
     return old == new
 
 
-def _save(store: Store, found: ScanResult, only_if_changed: bool) -> int | None:
-    writer, version, created = store.writer, store.writer_version, to_iso(datetime.now(UTC))
+def _save(store: Store, found: ScanResult, only_if_changed: bool, settings: Settings,
+          who: tuple[str, str]) -> int | None:
+    (writer, version), created = who, to_iso(datetime.now(UTC))
     with store.write() as conn, orm(conn) as session:
         if only_if_changed:
             last = session.exec(select(HealthScan).order_by(col(HealthScan.id).desc())
@@ -92,7 +118,7 @@ def _save(store: Store, found: ScanResult, only_if_changed: bool) -> int | None:
                     col(HealthSignal.scan_id) == last.id)).all())
                 then, now = parse_iso(last.ts), parse_iso(found.scanned_at)
                 recent = (then is not None and now is not None and 0 <= (now - then)
-                          .total_seconds() < int(store.settings["health.trend_seconds"]))
+                          .total_seconds() < int(settings["health.trend_seconds"]))
                 if recent and _same(previous, found):
                     return None
         row = HealthScan(ts=found.scanned_at, status=found.status,

@@ -175,7 +175,8 @@ def claude_rule_paths(ctx: ScanContext) -> SignalResult:
     n = len(rows)
     return result(ctx, "claude_rule_paths", "warn" if n else "ok", float(n), str(n), None, None,
                   rule, f"{plural(n, 'rule')} of {checked:,} with paths never "
-                  f"load{'s' if n == 1 else ''}: no file of the project matches" if n else
+                  f"{plural(n, 'loads', 'load', counted=False)}: no file of the project "
+                  "matches" if n else
                   f"every rule with paths matches a file of its project ({checked:,} checked)",
                   rows, detail={"rules_checked": checked})
 

@@ -294,7 +294,7 @@ def import_acp_dir(ctx: ImportContext, folder: Path) -> None:
                     keep.add(prefix + slug)
                 expired = _expire_pruned(ctx, conn, prefix, keep)
         others = _import_others(ctx, conn, folder)
-        ctx.store.audit(conn, "import-acp", "acp-agent", [agent], {
+        ctx.store.audit_in(conn, "import-acp", "acp-agent", [agent], {
             "heartbeat": int(state["heartbeat"]) if isinstance(state.get("heartbeat"), int)
             else -1, "soul_hash_verified": int(soul == "verified"),
             "soul_hash_mismatch": int(soul == "mismatch"), "memories_expired": expired})

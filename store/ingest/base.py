@@ -37,6 +37,7 @@ from store.ingest.lines import (
     save_position,
 )
 from store.ingest.models import BY_DESIGN, UNKNOWN, ImportSkip
+from store.core.vocab import plural
 
 if TYPE_CHECKING:
     from store.core.base import Progress
@@ -429,13 +430,13 @@ class FileImport:
             self.flush(reader.position)
         for (what, unknown, block), n in sorted(self.file_skips.items()):
             if unknown and block:
-                report.notes.append(f"{storable(str(path))}: {n} content block"
-                                    f"{'s' if n != 1 else ''} of a type not known here "
+                report.notes.append(f"{storable(str(path))}: "
+                                    f"{plural(n, 'content block')} of a type not known here "
                                     f"({what}) skipped; "
                                     f"{'its line was' if n == 1 else 'the lines holding them were'}"
                                     " imported")
             elif unknown:
-                report.notes.append(f"{storable(str(path))}: {n} line{'s' if n != 1 else ''} "
+                report.notes.append(f"{storable(str(path))}: {plural(n, 'line')} "
                                     f"of a type not known here ({what}) skipped")
         self.importer.on_end(self.ctx, path, self.with_session,
                              sum(n for (_, _, block), n in self.file_skips.items() if not block))

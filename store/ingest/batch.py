@@ -220,8 +220,8 @@ def ingest(store: Store, paths: list[Path], fmt: str | None = None,
                                 "redacted")
         if record:
             with store.write() as conn:
-                store.audit(conn, "ingest", "import", [report.run_id],
-                            {"sessions_added": report.sessions_added,
+                store.audit_in(conn, "ingest", "import", [report.run_id],
+                               {"sessions_added": report.sessions_added,
                              "entries_added": report.entries_added,
                              "memories_added": report.memories_added,
                              "errors": len(report.errors),

@@ -55,6 +55,7 @@ from store.ingest.claude_code_queue import (
     worker_message,
 )
 from store.ingest.models import ClaudeCodeSummary
+from store.core.vocab import plural
 
 FORMAT = "claude-code"
 # Housekeeping line types: not entries, skipped by design (``summary`` is kept for titles).
@@ -479,7 +480,7 @@ class ClaudeCodeImporter(LineImporter):
         self._custom_titles.clear()  # of a session with nothing stored: nothing to title
         if with_session == 0 and skipped:
             ctx.report.notes.append(f"{path}: a Claude Code file with nothing to import "
-                                    f"({skipped:,} housekeeping line{'s' if skipped != 1 else ''}"
+                                    f"({plural(skipped, 'housekeeping line')}"
                                     ")")
 
 

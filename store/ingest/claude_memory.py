@@ -379,7 +379,7 @@ def import_claude_memory(ctx: ImportContext, folder: Path) -> None:
         memories.resolve_supersedes_refs(conn)
         sync_links(conn, ctx.store)
         details: dict[str, Any] = {"folder": str(folder), "files": len(run.done)}
-        ctx.store.audit(conn, "import-claude-memory", "memory", [], details)
+        ctx.store.audit_in(conn, "import-claude-memory", "memory", [], details)
 
 
 def loading(front_matter: str | None) -> dict[str, Any] | None:

@@ -56,6 +56,7 @@ from store.core.timeutil import normalise_iso
 from store.core.writes import NewEntry, NewSession
 from store.ingest import fields
 from store.ingest.base import SHAPE_ERRORS, ImportContext, LineImporter, Skip
+from store.core.vocab import plural
 
 FORMAT = "codex"
 ENVELOPES = {"session_meta", "response_item", "request_item", "event_msg", "turn_context",
@@ -465,7 +466,7 @@ class CodexImporter(LineImporter):
         if self._bad_ts and self._bad_ts_first is not None:
             line, shown = self._bad_ts_first
             ctx.report.notes.append(
-                f"{path}: {self._bad_ts} line{'s' if self._bad_ts != 1 else ''} with a "
+                f"{path}: {plural(self._bad_ts, 'line')} with a "
                 f"timestamp that is not an ISO-8601 time (first: line {line}, {shown}): stored "
                 "without a time")
 

@@ -36,6 +36,7 @@ from store.ingest import fields
 from store.ingest.base import ImportContext, LineImporter, Skip, record_skips
 from store.ingest.lines import Position, load_position, save_position
 from store.ingest.write_batch import prepare, write_into
+from store.core.vocab import plural
 
 FORMAT = "gemini"
 CHAT_FORMAT = "gemini-chat"
@@ -365,7 +366,7 @@ def import_chat_file(ctx: ImportContext, path: Path) -> bool:
         ctx.persist(conn)
     unknown = {what: n for (what, unk, _), n in ctx.pending_skips.items() if unk}
     for what, n in sorted(unknown.items()):
-        report.notes.append(f"{storable(str(path))}: {n} item{'s' if n != 1 else ''} of a "
+        report.notes.append(f"{storable(str(path))}: {plural(n, 'item')} of a "
                             f"shape not known here ({what}) skipped")
     ctx.pending_skips.clear()
     return True

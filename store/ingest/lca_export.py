@@ -313,8 +313,8 @@ def import_export_dir(ctx: ImportContext, folder: Path) -> None:
             ctx.report.error(str(path), None, "recall traces not imported: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
                              "recall_traces")
-        ctx.store.audit(conn, "import-export", "export", [],
-                        {"memories": len(refs), "evidence_added": evidence,
+        ctx.store.audit_in(conn, "import-export", "export", [],
+                           {"memories": len(refs), "evidence_added": evidence,
                          "checkpoints_added": checkpoints, "recall_traces_added": traces})
     if checkpoints or traces:
         ctx.report.notes.append(f"{folder}: {checkpoints} checkpoints and {traces} recall "

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from sqlalchemy import Connection
 from sqlalchemy.exc import StatementError
+from sqlmodel import col
 
 from store.core import memories
 from store.governance.chains import sync_links
@@ -29,7 +30,7 @@ from store.ingest import fields
 from store.ingest.base import BOM, SHAPE_ERRORS, ImportContext, file_problem
 from store.core.textsafe import storable
 from store.core.timeutil import normalise_iso, now_iso
-from store.core.vocab import SENSITIVITIES
+from store.core.vocab import SENSITIVITIES, plural
 from store.core.db import insert_ignore
 
 FORMAT = "memory-dir"
@@ -373,8 +374,10 @@ def _import_log(ctx: ImportContext, conn: Connection, path: Path, raw: str) -> N
             memories_written=_log_number(fields, "memory files re-indexed"),
             source=storable(str(path)),
             idem_key=key, writer=ctx.store.writer, writer_version=ctx.store.writer_version,
-            created_at=now_iso()))
-        ctx.report.checkpoints_added += inserted.rowcount or 0
+            created_at=now_iso()).returning(col(Checkpoint.id))).first()
+        # the id RETURNING gives, not ``rowcount`` (a skipped repeat returns no row on both
+        # backends; tests/store/test_insert_counts.py)
+        ctx.report.checkpoints_added += int(inserted is not None)
 
 
 def import_memory_file(ctx: ImportContext, conn: Connection, path: Path,
@@ -494,8 +497,8 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
         sync_links(conn, ctx.store)
         if gate is not None:
             gate.extend(_deleted(conn, folder, files))
-        ctx.store.audit(conn, "import-memory-dir", "memory", [],
-                        {"files": len(files), "memories_added": report.memories_added})
+        ctx.store.audit_in(conn, "import-memory-dir", "memory", [],
+                           {"files": len(files), "memories_added": report.memories_added})
     if gate:
         from store.governance.gate import propose_changes
 
@@ -504,11 +507,11 @@ def import_memory_dir(ctx: ImportContext, folder: Path) -> None:
             report.error(folder.as_posix(), None, f"could not propose: {problem}")
         if done.added:
             n = len(done.added)
-            report.notes.append(f"{n} change{'s' if n != 1 else ''} made in the bound memory "
+            report.notes.append(f"{plural(n, 'change')} made in the bound memory "
                                 f"directory outside the gate became proposals "
                                 f"(lca-tui proposals): {', '.join(map(str, done.added))}")
         if done.updated:
-            report.notes.append(f"pending proposal{'s' if len(done.updated) != 1 else ''} "
+            report.notes.append(f"{plural(len(done.updated), 'pending proposal', counted=False)} "
                                 f"{', '.join(map(str, done.updated))} updated to the file's "
                                 "latest version")
 

@@ -77,8 +77,8 @@ def reindex(store: Store, progress: Progress | None = None) -> ReindexReport:
     with store.write() as conn:
         _drop_orphans(conn)
         report.derived = run_derivers(conn, None)
-        store.audit(conn, "reindex", "store", [],
-                    {"entries": report.entries, "memories": report.memories,
+        store.audit_in(conn, "reindex", "store", [],
+                       {"entries": report.entries, "memories": report.memories,
                      "chunks": report.chunks, "chunks_failed": report.chunks_failed})
     return report
 

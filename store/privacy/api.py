@@ -276,7 +276,7 @@ def mark(store: Store, scope: Scope, level: str, actor: str | None = None) -> di
                     counts[str(model.__tablename__)] = conn.execute(
                         update(model).where(in_json(rowid(model), json.dumps(rows)))
                         .values(sensitivity=level)).rowcount or 0
-        store.audit(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
+        store.audit_in(conn, f"mark-{level}", scope.kind, [], counts, actor=actor)
     return counts
 
 
@@ -310,9 +310,9 @@ def unmark_detected(store: Store, scope: Scope, level: str | None = None,
                 update(model).where(in_json(rowid(model), json.dumps(hit)),
                                     col(model.sensitivity) == "secret")
                 .values(**values)).rowcount or 0
-        store.audit(conn, "unmark-detected", scope.kind,
-                    [f"{t} {i}" for t, ids in changed.items() for i in ids], counts,
-                    actor=actor)
+        store.audit_in(conn, "unmark-detected", scope.kind,
+                       [f"{t} {i}" for t, ids in changed.items() for i in ids], counts,
+                       actor=actor)
     return counts
 
 

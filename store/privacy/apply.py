@@ -118,7 +118,7 @@ def _finish(store: Store, conn: Connection, c: Closure, actor: str, reason: str 
     tombstone_id = _tombstone(store, conn, c, actor, reason)
     for kind, values in c.fingerprints.items():
         erasure.record(conn, kind, values, tombstone_id, store.writer, store.writer_version)
-    store.audit(conn, c.action, "tombstone", [tombstone_id], c.counts(), actor=actor)
+    store.audit_in(conn, c.action, "tombstone", [tombstone_id], c.counts(), actor=actor)
     return tombstone_id
 
 

@@ -130,8 +130,8 @@ def probe(c: Closure) -> tuple[bool, str]:
              f"{sum(1 for d in c.files.values() if d is not None)} rewritten"
              f"{f', {len(c.renamed)} of them a rename' if c.renamed else ''}): "
              f"{len(left)} still present, {len(stale)} not rewritten; "
-             f"{plural(read, 'file')} read, {len(holding)} hold"
-             f"{'s' if len(holding) == 1 else ''} it"
+             f"{plural(read, 'file')} read, {len(holding)} "
+             f"{plural(len(holding), 'holds', 'hold', counted=False)} it"
              + (f" ({', '.join(holding[:5])}{' …' if len(holding) > 5 else ''})"
                 if holding else "")
              + (f"; {len(named)} named by it (not named here: the name holds the text)"

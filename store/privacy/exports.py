@@ -102,8 +102,8 @@ def delete_files(store: Store, hits: list[ExportHit]) -> tuple[list[str], list[s
         if emptied:
             conn.execute(delete(Export).where(col(Export.id).in_(emptied)))
         if removed or failed:
-            store.audit(conn, "delete-exports", "export", sorted({h.export_id for h in hits}),
-                        {"files": len(removed), "failed": len(failed),
+            store.audit_in(conn, "delete-exports", "export", sorted({h.export_id for h in hits}),
+                           {"files": len(removed), "failed": len(failed),
                          "exports_dropped": len(emptied)})
     return removed, failed
 

@@ -76,7 +76,7 @@ def warning(store: Store) -> str | None:
     if not ids:
         return None
     named = ", ".join(map(str, ids[:5])) + (" …" if len(ids) > 5 else "")
-    return (f"tombstone{'s' if len(ids) > 1 else ''} {named} not verified (erasure "
+    return (f"{plural(len(ids), 'tombstone', counted=False)} {named} not verified (erasure "
             f"interrupted or still running): run {NOTE}")
 
 

@@ -156,8 +156,8 @@ def scan(store: Store, *, dry_run: bool = False, progress: Progress | None = Non
     with store.write() as conn:
         report.traces_masked += _mask_queries(conn, indexer)
         _scanned(conn)
-        store.audit(conn, "scan-secrets", "store", [],
-                    {"entries_marked": report.entries_marked,
+        store.audit_in(conn, "scan-secrets", "store", [],
+                       {"entries_marked": report.entries_marked,
                      "memories_marked": report.memories_marked,
                      "chunks_rebuilt": report.chunks_rebuilt,
                      "traces_masked": report.traces_masked}, actor=actor)

@@ -455,10 +455,11 @@ def _traces(store: Store, conn: Connection, c: Closure, matcher: Matcher | None,
     written = max(returned, _probe_traces(store, before, queries))
     ok = not held and not pointing and not derived and not written
     return Probe("traces", ok, (
-        f"{plural(held, 'trace row')} hold{'s' if held == 1 else ''} it; "
-        f"{plural(pointing, 'candidate')} point{'s' if pointing == 1 else ''} at erased "
-        f"records; {plural(recalls, 'probe recall')}: {plural(derived, 'candidate')} derived "
-        f"from it; {plural(written, 'trace')} written by the probes"))
+        f"{plural(held, 'trace row')} {plural(held, 'holds', 'hold', counted=False)} it; "
+        f"{plural(pointing, 'candidate')} {plural(pointing, 'points', 'point', counted=False)} "
+        f"at erased records; {plural(recalls, 'probe recall')}: "
+        f"{plural(derived, 'candidate')} derived from it; "
+        f"{plural(written, 'trace')} written by the probes"))
 
 
 def _last_trace(store: Store) -> int:

@@ -14,13 +14,13 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 from sqlmodel import col, select
 
 from store.core import vec
 from store.core.db import columns
 from store.core.models import Chunk, Entry
 from store.core.search import candidates
+from store.core.vocab import percentiles
 
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
@@ -57,14 +57,14 @@ def _cues(store: Store, limit: int) -> list[tuple[str, list[int]]]:
     return out
 
 
-def _pct(values: list[float]) -> dict[str, float | None]:
+_QS = (10, 25, 50, 75, 90)
+
+
+def _distribution(values: list[float]) -> dict[str, float | None]:
+    """``n`` and p10 … p90 (with max and mean) of ``values``; None for each when empty."""
     if not values:
-        return {k: None for k in ("n", "p10", "p25", "p50", "p75", "p90")}
-    arr = np.asarray(values)
-    out: dict[str, float | None] = {"n": float(len(values))}
-    for p in (10, 25, 50, 75, 90):
-        out[f"p{p}"] = round(float(np.percentile(arr, p)), 3)
-    return out
+        return {k: None for k in ("n", *(f"p{q}" for q in _QS), "max", "mean")}
+    return {"n": float(len(values)), **percentiles(values, _QS)}
 
 
 @dataclass(frozen=True)
@@ -120,11 +120,12 @@ def calibrate(store: Store, limit: int = 200) -> Calibration:
         answer_set = set(answer_ids)
         other_s.extend(w * (cos or 0.0) + (1 - w) * lex for cid, (cos, lex) in found.items()
                        if cid not in answer_set and cid not in own)
-    p25 = _pct(answer_s)["p25"]
+    answers = _distribution(answer_s)
+    p25 = answers["p25"]
     floor = math.floor(p25 * 20) / 20 if p25 is not None else None
     passing = (sum(1 for s in other_s if floor is not None and s >= floor) / len(other_s)
                if other_s else None)
     return Calibration(store.embedder.name, bool(store.embedder.degraded), len(cues), in_pool,
-                       w, _pct(answer_s), _pct(answer_cos), _pct(other_s), floor,
+                       w, answers, _distribution(answer_cos), _distribution(other_s), floor,
                        None if passing is None else round(passing, 3),
                        float(store.settings["recall.floor"]))

@@ -122,3 +122,12 @@ def trace_from_dict(data: dict[str, Any]) -> Trace:
                      "feedback": tuple(c.get("feedback") or ())})
         for c in data.get("candidates") or []]
     return Trace(**values)
+
+
+def term_text(value: float | None) -> str:
+    """A score term (S E T A Q K) as the app and the CLI both show it: two decimals, the
+    leading zero dropped (``.55``, ``1.00``, ``-.05``); empty when there is none."""
+    if value is None:
+        return ""
+    text = f"{value:.2f}"
+    return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text

@@ -36,15 +36,6 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 
-def term_text(value: float | None) -> str:
-    """A score term (S E T A Q K) as the app and the CLI both show it: two decimals, the
-    leading zero dropped (``.55``, ``1.00``, ``-.05``); empty when there is none."""
-    if value is None:
-        return ""
-    text = f"{value:.2f}"
-    return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text
-
-
 def insert_trace(conn: Connection, trace: Trace, writer: str, version: str, *,
                  detector: Detector = DEFAULT) -> int:
     """Write a trace and its candidates; masked candidates get no excerpt and no label.

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from lca_tui.app import make_app
 from store import Settings
 
-from tests.helpers_shell import FIXED_NOW, load_count, load_log, wait_until
+from tests.helpers_shell import FIXED_NOW, load_count, load_log, wait_until, workers_done
 
 
 def _sha(path: Path) -> str:
@@ -52,7 +52,7 @@ async def test_every_writing_key_is_refused_with_one_line(demo_path: Path) -> No
         app.switch_mode("health")
         await wait_until(pilot, lambda: app.current_mode == "health"
                          and load_count(app.screen) >= 1, what="Health")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         assert app.screen.result.id is None  # scanned, not stored
         await _press_refused(pilot, "f", "applying a health fix")

@@ -17,7 +17,7 @@ from store import Settings
 from widgets.table import FilterTable
 from widgets.table_export import rows_of
 
-from tests.helpers_shell import FIXED_NOW, load_count, load_log, wait_until
+from tests.helpers_shell import FIXED_NOW, load_count, load_log, wait_until, workers_done
 
 VIEWS = [
     ("overview", "overview-sessions"),
@@ -64,7 +64,7 @@ async def test_each_table_view_exports_all_its_rows(mode: str, table_id: str, de
                    mode=mode)
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: load_count(app.screen) >= 1, what=mode)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         table = app.screen.query_one(f"#{table_id}", DataTable)
         await wait_until(pilot, lambda: table.row_count > 0, what=f"rows in {table_id}")
@@ -86,7 +86,7 @@ async def test_the_export_is_as_filtered_and_not_only_what_is_on_screen(
                    mode="transcript")
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: load_count(app.screen) >= 1, what="Transcript")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         table = app.screen.query_one("#entries", FilterTable)
         await wait_until(pilot, lambda: table.row_count > 0, what="entries")
         assert table.row_count > table.size.height, "the session must not fit on screen"
@@ -130,13 +130,13 @@ async def test_health_offending_rows_export(demo_path: Path, tmp_path: Path) -> 
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
         screen = app.screen
         await wait_until(pilot, lambda: load_count(screen) >= 1, what="the first scan")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         signals = screen.query_one("#health-signals", DataTable)
         signals.move_cursor(row=signals.get_row_index("duplicate_ratio"))
         await pilot.press("enter")
         await wait_until(pilot, lambda: load_count(screen, "rows") >= 1, what="the rows")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         table = screen.query_one("#health-rows", DataTable)
         await wait_until(pilot, lambda: table.row_count > 0, what="offending rows")

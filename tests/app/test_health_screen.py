@@ -27,6 +27,7 @@ from tests.helpers_shell import (
     rendered_text,
     wait_until,
     watch,
+    workers_done,
 )
 
 
@@ -39,7 +40,7 @@ async def _loaded(pilot: Pilot[Any]) -> HealthScreen:
     screen = pilot.app.screen
     assert isinstance(screen, HealthScreen)
     await wait_until(pilot, lambda: load_count(screen) >= 1, what="the first scan")
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
     return screen
 
@@ -50,7 +51,7 @@ async def _drilled(pilot: Pilot[Any], name: str) -> HealthScreen:
     table.move_cursor(row=table.get_row_index(name))
     await pilot.press("enter")
     await wait_until(pilot, lambda: load_count(screen, "rows") >= 1, what="the offending rows")
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
     return screen
 

@@ -100,3 +100,46 @@ async def test_u_offers_undo_of_an_approval_for_a_few_minutes(store: Store) -> N
         screen._undo = (first.id, t[0])
         t[0] += UNDO_MINUTES * 60
         assert screen.check_action("undo", ()) is False
+
+
+async def test_the_current_version_is_never_offered_as_a_revert(store: Store) -> None:
+    """The current version is the text already: the highlight starts on the version before
+    it, and a memory with only its current version offers no revert at all (Enter on it asks
+    nothing)."""
+    mid = approve(store, _propose(store, {"op": "add", "type": "project",
+                                          "content": "The build uses make."}).id,
+                  actor="ana").memory_id
+    assert mid is not None
+    app = make_app(store=store, now=FIXED_NOW, mode="memories")
+    async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen)
+                         and load_count(app.screen) >= 1, what="memories loaded")
+        screen = app.screen
+        loads = load_count(screen, "detail")
+        screen.open_memory(mid)
+        await wait_until(pilot, lambda: screen.detail is not None
+                         and load_count(screen, "detail") > loads, what="the memory")
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryModal), what="history")
+        modal = app.screen
+        box = modal.query_one(".gov-box")
+        assert "enter revert" not in str(box.border_subtitle)
+        assert "nothing to revert to" in str(box.border_subtitle)
+        options = modal.query_one("#history-versions", OptionList)
+        assert options.option_count == 1 and options.highlighted is None
+        options.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is modal  # no confirmation: there is nothing to file
+        await pilot.press("escape")
+        approve(store, _propose(store, {"op": "revise", "target": mid,
+                                        "content": "The build uses just."}).id, actor="ben")
+        loads = load_count(screen, "detail")
+        screen.open_memory(mid)
+        await wait_until(pilot, lambda: load_count(screen, "detail") > loads, what="reloaded")
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryModal), what="history")
+        options = app.screen.query_one("#history-versions", OptionList)
+        assert options.highlighted == 0  # v1, not the current v2
+        assert "enter revert" in str(app.screen.query_one(".gov-box").border_subtitle)
+    assert store.proposals("pending") == []

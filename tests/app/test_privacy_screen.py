@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from tests.helpers_shell import (
     settled,
     wait_until,
     watch,
+    workers_done,
 )
 from widgets.confirm_word import ConfirmWord
 from widgets.entry_view import SECRET_MASK, EntryView
@@ -39,9 +42,9 @@ def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def _settled(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause(0.2)
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 
@@ -186,7 +189,7 @@ async def test_secret_entry_masked_on_the_transcript_until_revealed(demo_path: P
         assert "secret" not in shown and shown.startswith(entry.content[:12])
 
 
-def _bigger_closure(path: Path) -> None:
+def _bigger_closure(path: Path, export_to: Path | None = None) -> None:
     """The demo, plus a recall trace, a proposal and an export holding the address: a
     closure longer than an 80x24 dialog."""
     from store import Store
@@ -196,15 +199,21 @@ def _bigger_closure(path: Path) -> None:
         store.propose({"op": "add", "type": "user", "content": f"Dana's e-mail is {EMAIL}.",
                        "metadata": {"name": "Dana's e-mail"}, "rationale": "said in a session",
                        "evidence": []}, auto_apply=False)
-        store.export(Path("exported"))
+        store.export(export_to or Path("exported"))
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_snapshot_privacy_confirmation_scrolls(snap_compare: Any, demo_path: Path,
-                                               size: tuple[int, int]) -> None:
+                                               size: tuple[int, int],
+                                               request: pytest.FixtureRequest) -> None:
     """The confirmation of a long closure: the list scrolls, the word's input is always on
     screen (at 80x24 too), scrolled to its end (the exports line and the tombstone note)."""
-    _bigger_closure(demo_path)
+    # The export's absolute path is the tree's longest line, so it sets the width of the tree's
+    # horizontal scrollbar thumb. Under pytest's temporary folder that length depends on how many
+    # runs the machine kept (pytest-9 or pytest-60): a folder of a fixed length instead.
+    export_to = Path(tempfile.mkdtemp(prefix="lca-snap-", dir="/tmp")) / "exported"
+    request.addfinalizer(lambda: shutil.rmtree(export_to.parent, ignore_errors=True))
+    _bigger_closure(demo_path, export_to)
     app = make_app(demo_path, now=FIXED_NOW, mode="privacy")
 
     async def run_before(pilot: Pilot[Any]) -> None:

@@ -25,6 +25,7 @@ from tests.helpers_shell import (
     settled,
     wait_until,
     watch,
+    workers_done,
 )
 
 BODY = ("Deploy the service with the helm chart: run the canary rollout in staging first, "
@@ -93,7 +94,7 @@ async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
         await pilot.press(*"how do we run the tests")
         await pilot.press("enter")
         await wait_until(pilot, lambda: screen.recalls == 1, what="the new recall")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         trace = get_trace(store, screen.trace_id)
         assert trace.query == "how do we run the tests"
@@ -133,7 +134,7 @@ async def test_rerun_shows_what_moved(snap_store: Store, run_app: RunApp) -> Non
                                  "'old deploy script'")
         await pilot.press("r")
         await wait_until(pilot, lambda: screen.recalls == 1, what="the re-run")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         assert screen.trace_id != first and screen.moves_for == screen.trace_id
         assert get_trace(snap_store, screen.trace_id).rerun_of == first
         table = screen.query_one("#recall-candidates", DataTable)
@@ -155,7 +156,7 @@ def test_snapshot_trace_with_bars(snap_store: Store, snap_compare: Any) -> None:
         await _ready(pilot)
         await pilot.press("down", "down")
         await wait_until(pilot, lambda: pilot.app.screen.trace_id == 1, what="trace 1")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         pilot.app.screen.query_one("#recall-candidates").focus()
         await pilot.press("down", "down")
@@ -170,7 +171,7 @@ def test_snapshot_new_recall_flow(snap_store: Store, snap_compare: Any) -> None:
         await _ready(pilot)
         await pilot.press("n", *"helm canary rollout", "enter")
         await wait_until(pilot, lambda: pilot.app.screen.recalls == 1, what="the recall")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
 
     assert snap_compare(watch(_app(snap_store)), terminal_size=SIZE, run_before=run_before)

@@ -12,7 +12,7 @@ from textual.widgets import Checkbox, Input, Select
 from store.recall.traces import get_trace, list_traces
 from widgets.table import FilterTable
 
-from tests.helpers_shell import rendered_text, wait_until
+from tests.helpers_shell import rendered_text, wait_until, workers_done
 from tests.helpers_shell import load_count, load_log
 from tests.helpers_ui import _app, _loaded, _rows, _settled, screen_lines
 
@@ -53,13 +53,13 @@ async def test_rerun_that_moved_nothing_says_so_and_is_marked(demo_path: Path) -
         await pilot.press("r")
         await wait_until(pilot, lambda: screen.recalls >= 1 and load_count(screen) >= 2,
                          what="the first re-run")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         before = screen.trace.id
         await pilot.press("r")
         await wait_until(pilot, lambda: screen.recalls >= 2 and load_count(screen) >= 3,
                          what="the re-run")
-        await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
         assert "nothing moved" in screen.moved_note
         assert "nothing moved" in rendered_text(screen.query_one("#recall-head"))

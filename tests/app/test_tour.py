@@ -17,7 +17,7 @@ from textual.worker import WorkerCancelled
 from lca_tui.app import LcaApp, make_app
 from screens.tour import cursor_region
 from store import open_store
-from store.demo.tour import PASTED_KEY
+from store.tour.steps import PASTED_KEY
 from tests.conftest import make_store
 from tests.helpers_shell import FIXED_NOW, load_count, load_log, settled, wait_until
 from widgets.confirm_word import ConfirmWord

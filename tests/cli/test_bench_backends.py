@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import run_side_by_side
+from store import open_store, run_build_budget, run_side_by_side
 from tests import pg_server
 from tests.helpers_ui import _fails
 
@@ -38,3 +38,30 @@ def test_both_backends_side_by_side(pg: pg_server.PgServer) -> None:
 
 def test_a_store_path_is_still_refused(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     _fails(["bench", "--store", str(tmp_path / "mine.db")], capsys, "--store is not accepted")
+
+
+def test_the_build_budget_grows_the_server_store_until_it_is_spent(pg: pg_server.PgServer) -> None:
+    url = pg.create()
+    seen: list[str] = []
+    result = run_build_budget(url, pg_server.masked(url), 5.0, queries=8, sample=60,
+                              embedder="fallback", batch=60,
+                              progress=lambda label, _d, _t: seen.append(label))
+    assert result.backend == "pgvector+tsvector" and result.batches >= 1
+    assert result.build_s >= 5.0  # the last batch began within the budget, and ended after it
+    assert result.growth[-2][0] < 5.0 <= result.growth[-1][0]
+    sizes = [c for _t, c in result.growth]
+    assert sizes == sorted(sizes) and sizes[-1] == result.chunks
+    assert result.entries == 60 + 60 * result.batches
+    with open_store(url) as s, s.read() as conn:
+        stored = conn.exec_driver_sql("SELECT count(*) FROM chunk").scalar_one()
+        vectors = conn.exec_driver_sql("SELECT count(*) FROM chunk_vec").scalar_one()
+    assert stored == vectors == result.chunks  # the size said is the size on the server
+    assert 0 < result.recall_ms["p50"] <= result.recall_ms["p95"] <= result.recall_ms["max"]
+    assert result.database_bytes and result.database_bytes > 0
+    assert any("recall at" in label for label in seen)
+    with pytest.raises(Exception, match="already holds entries"):
+        run_build_budget(url, url, 1.0, queries=8, sample=60, embedder="fallback")
+
+
+def test_a_build_budget_needs_a_server(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    _fails(["bench", "--build-budget", "60"], capsys, "--build-budget grows a store on a server")

@@ -185,3 +185,144 @@ def test_a_read_only_approve_is_not_done_by_the_daemon(daemon: Daemon) -> None:
     assert reply["ok"] is False and "read-only" in reply["error"]
     assert daemon.counts["approvals"] == 0
     assert daemon.store is not None and daemon.store.proposal(pid).status == "pending"
+
+
+def _scan_doc(doc: object) -> dict[str, object]:
+    """A `health --json` document without what differs from one scan to the next (its time,
+    duration and id)."""
+    assert isinstance(doc, dict) and doc["signals"]
+    return {k: v for k, v in doc.items() if k not in ("scanned_at", "duration_ms", "scan_id")}
+
+
+def _asked(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every reply `lca-tui health` had from the daemon (None: it ran in-process)."""
+    import lca_tui.warm
+
+    replies: list[object] = []
+    ask = lca_tui.warm.ask
+
+    def recorded(*a: object, **k: object) -> object:
+        reply = ask(*a, **k)  # type: ignore[arg-type]
+        replies.append(reply)
+        return reply
+
+    monkeypatch.setattr(lca_tui.warm, "ask", recorded)
+    return replies
+
+
+def test_health_through_the_daemon_gives_the_in_process_scan(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lca-tui health` goes to the daemon when it runs (the store never opened here) and
+    prints what the scan in this process prints: the JSON equal but for the scan's time,
+    duration and id, the text equal but for those, `--show` rows included."""
+    st = ["--store", str(daemon.store_path)]
+    asked = _asked(monkeypatch)
+    show = ["--show", "index_lag", "--show", "vector_support"]
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        warm = _json(capsys, "health", "--no-save", *show, *st, "--json")
+    assert asked[-1] is not None
+    cold = _json(capsys, "--set", "embed.backend=fallback", "health", "--no-save", *show,
+                 *st, "--json")  # a --set the daemon cannot apply: in this process
+    assert asked[-1] is None
+    assert _scan_doc(warm) == _scan_doc(cold)
+    assert isinstance(warm, dict) and warm["scan_id"] is None
+
+    import re
+
+    def text(*words: str) -> str:
+        capsys.readouterr()
+        main([*words])
+        out = capsys.readouterr().out
+        out = re.sub(r"health at [0-9-]+ [0-9:]+", "health at T", out)
+        return re.sub(r"\(scan [0-9]+ ms", "(scan N ms", out)
+
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        warm_text = text("health", "--no-save", *show, *st)
+    assert asked[-1] is not None
+    cold_text = text("--set", "embed.backend=fallback", "health", "--no-save", *show, *st)
+    assert asked[-1] is None
+    assert warm_text == cold_text and "index_lag" in warm_text and "not stored" in warm_text
+
+
+def test_health_through_the_daemon_carries_the_callers_set_read_only_and_writer(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's `--set health.*` thresholds apply to the daemon's scan (never the
+    daemon's own); a stored scan is recorded as the caller's (`lca-tui`, not the daemon's
+    `lca-tui:serve`); `--read-only` is measured and never stored; a `--set` the daemon
+    cannot apply per request runs in-process."""
+    from sqlmodel import col, select
+
+    from store.core.db import orm
+    from store.health.models import HealthScan
+
+    assert daemon.store is not None
+    st = ["--store", str(daemon.store_path)]
+    asked = _asked(monkeypatch)
+    default = daemon.store.settings["health.duplicate_warn_percent"]
+    with monkeypatch.context() as m:
+        _no_store_here(m)
+        doc = _json(capsys, "health", *st, "--set", "health.duplicate_warn_percent=1.5",
+                    "--set", "health.duplicate_fail_percent=2.5", "--json")
+        assert asked[-1] is not None
+        dup = next(s for s in doc["signals"] if s["name"] == "duplicate_ratio")  # type: ignore
+        assert dup["thresholds"] == {"warn": 1.5, "fail": 2.5} and default != 1.5
+        assert isinstance(doc, dict) and isinstance(doc["scan_id"], int)
+        with daemon.store.read() as conn, orm(conn) as session:
+            row = session.exec(select(HealthScan).where(
+                col(HealthScan.id) == doc["scan_id"])).one()
+        assert row.writer == "lca-tui"
+        ro = _json(capsys, "--read-only", "health", *st, "--json")
+        assert asked[-1] is not None
+        assert isinstance(ro, dict) and ro["scan_id"] is None
+    # a bad threshold: one clear line, nothing scanned or stored
+    capsys.readouterr()
+    stored = len(daemon.store.health_trends().get("duplicate_ratio", []))
+    assert main(["health", *st, "--set", "health.duplicate_warn_percent=lots"]) == 2
+    assert all(reply is None for reply in asked[3:])
+    assert len(daemon.store.health_trends().get("duplicate_ratio", [])) == stored
+    assert "health.duplicate_warn_percent" in capsys.readouterr().err
+    cold = _json(capsys, "health", "--no-save", *st, "--set", "embed.batch_size=8", "--json")
+    assert asked[-1] is None and isinstance(cold, dict) and cold["scan_id"] is None
+
+
+def test_a_read_only_health_request_is_scanned_and_not_stored(daemon: Daemon) -> None:
+    assert daemon.store is not None
+    before = daemon.store.health_trends()
+    reply = client.request(paths.socket_path(daemon.store_path), {
+        "op": "health", "store": str(daemon.store_path), "read_only": True})
+    assert reply["ok"] is True and reply["result"]["scan_id"] is None
+    assert reply["result"]["signals"] and daemon.store.health_trends() == before
+
+
+@pytest.mark.parametrize("words", [["health", "--no-save"], ["health", "--show", "index_lag"],
+                                   ["recall", "what did we change"],
+                                   ["search", "spotter hooks"]])
+def test_what_the_daemon_answers_imports_no_store_machinery(daemon: Daemon,
+                                                             words: list[str]) -> None:
+    """A command the daemon answers costs this process the parser, the socket and the
+    printing: neither SQLAlchemy, NumPy, pandas, the model nor the app (a fresh process, its
+    import set; the daemon in this one answers it)."""
+    from tests.cli.test_lazy_cli import _loaded, _tops
+
+    before = dict(daemon.counts)
+    code, loaded = _loaded(*words, "--store", str(daemon.store_path))
+    assert code in (0, 1)  # health: exit 1 when a signal fails
+    assert daemon.counts["requests"] > before["requests"]
+    assert _tops(loaded, ("sqlalchemy", "sqlmodel", "numpy", "pandas", "onnxruntime",
+                          "fastembed", "tokenizers", "textual", "detect_secrets")) == set()
+
+
+def test_health_show_of_an_unknown_signal_fails_as_in_process_and_stores_nothing(
+        daemon: Daemon, capsys: pytest.CaptureFixture[str]) -> None:
+    assert daemon.store is not None
+    st = ["--store", str(daemon.store_path)]
+    before = daemon.store.health_trends()
+    capsys.readouterr()
+    assert main(["health", *st, "--show", "no_such_signal"]) == 2
+    err = capsys.readouterr().err
+    assert "no health signal 'no_such_signal'" in err and "index_lag" in err
+    assert daemon.store.health_trends() == before and daemon.counts["errors"] == 0

@@ -129,8 +129,39 @@ def test_reads_import_neither_the_model_nor_numpy_nor_the_app(tmp_path: Path,
     code, loaded = _loaded(command, "--store", str(tmp_path / "s.db"))
     assert code == 0
     assert "sqlalchemy" in _tops(loaded)
-    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy")) == set()
+    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy",
+                          "tokenizers")) == set()
     assert _commands_imported(loaded) == {COMMANDS[command][0]}
+    # a current store: no migration module imported to find that out
+    assert not any(m.startswith("store.core.migrations.m0") for m in loaded)
+
+
+def test_health_in_process_loads_neither_the_model_nor_the_importers(tmp_path: Path) -> None:
+    """`lca-tui health` with no daemon: the scan's own libraries (SQLAlchemy, pandas, NumPy)
+    and no more — the embedder in use is probed, not loaded, and no importer, demo or
+    conformance module is imported to find the tables that record their writer."""
+    from tests.conftest import make_store
+
+    make_store(tmp_path / "s.db").close()
+    code, loaded = _loaded("health", "--no-save", "--store", str(tmp_path / "s.db"),
+                           "--set", "embed.backend=auto")  # the model, were it loaded
+    assert code in (0, 1)
+    assert {"sqlalchemy", "pandas"} <= _tops(loaded, ("sqlalchemy", "pandas"))
+    assert _tops(loaded, ("fastembed", "onnxruntime", "tokenizers", "textual")) == set()
+    assert not any(m.startswith(("store.ingest", "store.demo", "store.conformance",
+                                 "store.privacy")) for m in loaded)
+    assert _commands_imported(loaded) == {"health"}
+
+
+def test_recall_in_process_imports_neither_pandas_nor_the_app(tmp_path: Path) -> None:
+    from tests.conftest import make_store
+
+    make_store(tmp_path / "s.db").close()
+    code, loaded = _loaded("recall", "anything", "--store", str(tmp_path / "s.db"))
+    assert code == 0
+    assert "numpy" in _tops(loaded, ("numpy",))
+    assert _tops(loaded, ("pandas", "textual")) == set()
+    assert _commands_imported(loaded) == {"recall"}
 
 
 def test_the_vector_extension_is_sqlite_vecs_own() -> None:

@@ -22,6 +22,9 @@ REFUSED = [
     (["health", "--fix", "compact-duplicates"], "applying a health fix"),
     (["consolidate"], "consolidating"),
     (["compact-duplicates"], "compacting duplicates"),
+    (["expire"], "expiring memories past their retention (--dry-run only lists them)"),
+    (["revert", "1", "--to", "1"], "reverting a memory"),
+    (["undo"], "undoing an approval"),
 ]
 
 
@@ -58,6 +61,8 @@ def test_each_writing_command_is_refused_and_the_file_is_unchanged(
     assert code == 0 and json.loads(out)["trace_id"] is None
     code, out, _ = _run(capsys, "--read-only", "--store", store, "health", "--json")
     assert code in (0, 1) and json.loads(out)["scan_id"] is None
+    code, out, _ = _run(capsys, "--read-only", "--store", store, "expire", "--dry-run", "--json")
+    assert code == 0 and json.loads(out)["dry_run"] is True
     assert _sha(tmp_path / demo_path) == before
     _, out, _ = _run(capsys, "--store", store, "proposals", "--json")
     assert next(p for p in json.loads(out)["proposals"] if p["id"] == pending)["status"] == \

@@ -170,8 +170,7 @@ def test_audit_summarises_an_event_over_many_ids(store: Store, monkeypatch: pyte
     count, and `--json` keeps every id."""
     import json
 
-    with store.write() as conn:
-        store.audit(conn, "reindex", "chunk", list(range(1000, 1600)), {"chunks": 600})
+    store.audit("reindex", "chunk", list(range(1000, 1600)), {"chunks": 600})
     monkeypatch.setenv("COLUMNS", "160")
     out = _output(["audit", "--store", str(store.path)], capsys)
     line = next(ln for ln in out.splitlines() if "reindex" in ln)

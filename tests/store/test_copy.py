@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select, update
 
-from store import NewEntry, NewSession, Store, StoreError, copy_store, open_store
+from store import NewEntry, NewSession, Store, StoreError, open_store
 from store.copy import tables, verify
 from store.core.models import Entry
 from tests.conftest import make_store
@@ -44,10 +44,10 @@ def test_the_demo_store_there_and_back_gives_identical_exports(demo_path: Path,
     back = open_store(tmp_path / "back.db")
     try:
         seen: list[tuple[str, int, int]] = []
-        out = copy_store(source, there, lambda label, done, total: seen.append(
+        out = source.copy_to(there, lambda label, done, total: seen.append(
             (label, done, total)))
         assert out.ok, [c.to_json() for c in out.failed()]
-        home = copy_store(there, back)
+        home = there.copy_to(back)
         assert home.ok, [c.to_json() for c in home.failed()]
         # every table of the model was compared, with rows in the ones the demo fills
         names = {c.name for c in out.checks}
@@ -79,7 +79,7 @@ def test_a_store_with_rows_is_refused_and_left_as_it_was(demo_path: Path,
                               [NewEntry(kind="user", content="already here", source_key="k1")])
         before = target.stats()
         with pytest.raises(StoreError, match="not empty: .*entry 1"):
-            copy_store(source, target)
+            source.copy_to(target)
         after = target.stats()
         assert (after.sessions, after.entries, after.memories) == \
             (before.sessions, before.entries, before.memories) == (1, 1, 0)
@@ -92,7 +92,7 @@ def test_verification_names_the_table_that_differs(demo_path: Path, tmp_path: Pa
     source = open_store(demo_path)
     target = make_store(tmp_path / "copy.db")
     try:
-        assert copy_store(source, target).ok
+        assert source.copy_to(target).ok
         with target.write() as conn:
             first = conn.execute(select(Entry.id).order_by(Entry.id)).scalars().first()
             conn.execute(update(Entry).where(Entry.id == first).values(content="tampered"))
@@ -120,7 +120,7 @@ def test_an_id_erased_in_the_source_is_not_given_again_in_the_copy(tmp_path: Pat
         ids = _append(source, 3, 0)
         source.erase(entry=ids[-1])  # the highest entry id is gone; its number is spent
         assert [e.id for e in source.entries("s1")] == ids[:-1]
-        assert copy_store(source, target).ok
+        assert source.copy_to(target).ok
         given_there = _append(target, 1, 10)
         given_here = _append(source, 1, 10)
         assert given_there == given_here and given_there[0] > ids[-1]
@@ -137,7 +137,7 @@ def test_a_table_no_model_describes_refuses_the_copy(tmp_path: Path) -> None:
         with source.write() as conn:
             conn.exec_driver_sql("CREATE TABLE plugin_notes (id INTEGER PRIMARY KEY, body TEXT)")
         with pytest.raises(StoreError, match="no model for \\(plugin_notes\\)"):
-            copy_store(source, target)
+            source.copy_to(target)
         assert target.stats().entries == 0
     finally:
         source.close()

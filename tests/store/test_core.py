@@ -187,3 +187,11 @@ def test_an_int_setting_out_of_range_says_so_and_recall_pool_is_bounded() -> Non
     with pytest.raises(SettingsError, match="recall.pool must be at least 1"):
         Settings.load({"recall.pool": "0"})
     assert Settings.load({"recall.pool": "10000"})["recall.pool"] == 10000
+
+
+def test_the_newest_version_is_read_from_the_migrations_file_names() -> None:
+    """What says cheaply whether a store is current (no module imported) agrees with the
+    modules themselves, each of whose VERSION is the number its name starts with."""
+    from store.core.migrations import newest_version
+
+    assert newest_version() == known_migrations()[-1].version

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session as OrmSession
 
-from store import HookRunInfo, Store, StoreError, StoreUnavailable
+from store import AuditInfo, HookRunInfo, ReadOnly, Store, StoreError, StoreUnavailable
 from store.facade import operation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,3 +146,36 @@ def test_read_and_write_raise_the_stores_own_error(store: Store) -> None:
     with pytest.raises(StoreUnavailable, match="no such table: nowhere"):
         with store.write() as conn:
             conn.exec_driver_sql("DELETE FROM nowhere")
+
+
+def test_audit_records_an_event_without_a_connection_and_returns_it(store: Store) -> None:
+    """``Store.audit`` takes no connection (it opens its own transaction) and hands back the
+    stored event as an ``AuditInfo``, the same record ``audit_events`` reads; ``audit`` is
+    refused by name on a read-only store."""
+    event = store.audit("harness-note", "session", ["s1", 7], {"entries": 3}, actor="ci")
+    assert isinstance(event, AuditInfo)
+    assert store.audit_events(limit=1) == [event]
+    assert (event.action, event.target_kind, event.target_ids, event.counts, event.actor) == \
+        ("harness-note", "session", ("s1", 7), {"entries": 3}, "ci")
+    assert "conn" not in inspect.signature(Store.audit).parameters
+    ro = Store(store.path, read_only=True, embedder=store.embedder)
+    try:
+        with pytest.raises(ReadOnly, match="recording an audit event"):
+            ro.audit("harness-note")
+    finally:
+        ro.close()
+    assert len(store.audit_events(action="harness-note")) == 1
+
+
+def test_one_health_signal_is_measured_without_a_scan_stored(store: Store) -> None:
+    """``Store.health_signal`` measures one signal as the scan does (``hooks status`` shows
+    ``hook_failures`` so) and stores no scan; an unknown name is refused naming the signals."""
+    from store import SignalResult
+
+    found = store.health_signal("hook_failures")
+    assert isinstance(found, SignalResult) and found.name == "hook_failures"
+    assert (found.status, found.value) == ("ok", 0.0)
+    assert store.health_trends() == {}  # no scan stored
+    assert found == store.health(save="never").signal("hook_failures")
+    with pytest.raises(ValueError, match="no health signal 'nope': one of"):
+        store.health_signal("nope")

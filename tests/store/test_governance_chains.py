@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from lca_tui.cli import main
 from store import Store
+from store.core import vec
 from store.core.migrations import migrate
 from store.governance import approve, chain, integrity, list_proposals, parse_proposal, submit
 from store.governance.verify import verify
@@ -130,7 +131,9 @@ def test_verification_reports_each_failure(store: Store) -> None:
     with store.write() as conn:
         (cid,) = conn.execute(text("SELECT id FROM chunk WHERE source_type = 'memory' AND "
                                    "source_id = :m"), {"m": mid}).one()
-        conn.execute(text("DELETE FROM chunk_vec WHERE rowid = :c"), {"c": cid})
+        # its vector gone, its text row kept (sqlite-vec keys by rowid, pgvector by chunk_id)
+        key = "chunk_id" if vec.on_server(conn) else "rowid"
+        conn.execute(text(f"DELETE FROM chunk_vec WHERE {key} = :c"), {"c": cid})
     result = verify(store, "add", mid, {}, [])
     failed = {s["step"] for s in result["steps"] if not s["ok"]}
     assert failed == {"indexed", "found by search"}

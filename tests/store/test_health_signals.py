@@ -571,8 +571,7 @@ def test_a_stored_scan_does_not_clear_a_stale_writer(store: Store) -> None:
         sig = scan(store).signal("stale_writer")
         assert sig.status == "warn" and ids(sig) == {"lca-tui"}, sig.explanation
         assert "0.0.9" in sig.offending[0].note
-    with store.write() as conn:  # an audit event at the running version (a fix's)
-        store.audit(conn, "reembed", "chunk", [], {"chunks": 0})
+    store.audit("reembed", "chunk", [], {"chunks": 0})  # an event at the running version
     assert scan(store).signal("stale_writer").status == "warn"
     add_session(store, "s2", start=300)  # the running code writes data: the writer is current
     sig = scan(store).signal("stale_writer")

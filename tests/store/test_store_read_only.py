@@ -55,6 +55,12 @@ def test_every_writing_action_is_refused_with_its_own_line(seeded: tuple[Path, i
             "consolidating": lambda: s.consolidate(),
             "submitting a proposal": lambda: s.propose(
                 {"op": "add", "type": "project", "content": "c" * 80}),
+            "reverting a memory": lambda: s.revert_memory(1, 1),
+            "undoing an approval": lambda: s.undo_last_approval(),
+            "expiring memories past their retention (--dry-run only lists them)":
+                lambda: s.expire_pass(),
+            "erasing transcript entries past their retention":
+                lambda: s.erase_transcript(s.transcript_due()),
         }
         for action, attempt in attempts.items():
             with pytest.raises(ReadOnly) as refused:
@@ -62,6 +68,7 @@ def test_every_writing_action_is_refused_with_its_own_line(seeded: tuple[Path, i
             line = str(refused.value)
             assert line.startswith(f"read-only: {action} is refused"), line
             assert "\n" not in line
+        assert s.expire_pass(dry_run=True).dry_run  # listing what is due still runs
         # the store's own write path refuses too, whatever calls it
         with pytest.raises(ReadOnly), s.write() as conn:
             conn.execute(text("DELETE FROM proposal"))

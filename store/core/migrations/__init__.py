@@ -47,15 +47,32 @@ def _load(module: ModuleType) -> Migration:
                      None if on_pg is None else tuple(on_pg))
 
 
-def known_migrations() -> list[Migration]:
-    """Every migration in this package, in version order; numbers must be unique."""
-    found: dict[int, Migration] = {}
+def _numbered() -> dict[int, str]:
+    """Every migration module's number (from its name, ``mNNNN_<name>``) and name, read from
+    the package's files without importing one: what says cheaply whether a store is current."""
+    found: dict[int, str] = {}
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("m") or not info.name[1:5].isdigit():
             continue
-        migration = _load(importlib.import_module(f"{__name__}.{info.name}"))
-        if migration.version in found:
-            raise RuntimeError(f"two migrations numbered {migration.version}")
+        if int(info.name[1:5]) in found:
+            raise RuntimeError(f"two migrations numbered {int(info.name[1:5])}")
+        found[int(info.name[1:5])] = info.name
+    return found
+
+
+def newest_version() -> int:
+    """The newest schema version this code knows (0 with no migration)."""
+    return max(_numbered(), default=0)
+
+
+def known_migrations() -> list[Migration]:
+    """Every migration in this package, in version order; numbers must be unique, and each
+    module's ``VERSION`` the number its name starts with."""
+    found: dict[int, Migration] = {}
+    for number, name in sorted(_numbered().items()):
+        migration = _load(importlib.import_module(f"{__name__}.{name}"))
+        if migration.version != number:
+            raise RuntimeError(f"migration {name} says VERSION {migration.version}")
         found[migration.version] = migration
     return [found[v] for v in sorted(found)]
 
@@ -90,14 +107,19 @@ def migrate(engine: Engine, target: int | None = None) -> list[int]:
     The version is read under the write lock, so processes opening a new store at the same
     time apply each migration once. Each migration is one transaction.
     """
-    migrations = known_migrations()
-    newest = migrations[-1].version if migrations else 0
     if engine.dialect.name == "postgresql":
-        return _migrate_server(engine, migrations, newest, target)
+        migrations = known_migrations()
+        return _migrate_server(engine, migrations,
+                               migrations[-1].version if migrations else 0, target)
+    numbered = _numbered()
+    newest = max(numbered, default=0)
     with engine.connect() as conn:
         have = current_version(conn)
         done = _applied(conn)
     _refuse_newer(have, newest)
+    if numbered.keys() <= done:  # current: the common case, no migration module imported
+        return []
+    migrations = known_migrations()
     applied: list[int] = []
     for migration in migrations:
         # Each migration not recorded yet, in order: one numbered below the store's highest
@@ -142,9 +164,13 @@ def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
     with engine.begin() as conn:
         if pg.create_schema(conn, SQLModel.metadata, stamp, now_iso(), CODE_VERSION):
             return [v for v, _ in stamp]
+        # the common case, a store at the current version: one look at the ledger, not a
+        # transaction per known migration (each a few round trips to the server)
+        _refuse_newer(pg.current_version(conn), newest)
+        done = pg.applied(conn)
     applied: list[int] = []
     for migration in migrations:
-        if target is not None and migration.version > target:
+        if target is not None and migration.version > target or migration.version in done:
             continue
         with engine.begin() as conn:
             pg.lock_schema(conn)
@@ -157,6 +183,7 @@ def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
                                  "a server past it")
             for statement in migration.postgres:
                 conn.exec_driver_sql(statement)
+            pg.ensure_rowids(conn)  # a table it added gets its rowid, as created ones have
             conn.execute(
                 text("INSERT INTO schema_migration VALUES (:v, :n, :t, :c)"),
                 {"v": migration.version, "n": migration.name, "t": now_iso(), "c": CODE_VERSION},
@@ -213,8 +240,7 @@ def refuse_newer(have: int | None) -> None:
     """Raise ``StoreTooNew`` when ``have`` (a store's schema version) is newer than this code
     knows; called on the file before anything opens it for writing."""
     if have is not None:
-        migrations = known_migrations()
-        _refuse_newer(have, migrations[-1].version if migrations else 0)
+        _refuse_newer(have, newest_version())
 
 
 def _refuse_newer(have: int, newest: int) -> None:

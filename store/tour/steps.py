@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from store.core.records import RecordRef, Subject
 from store.core.timeutil import when
 from store.core.vocab import plural
-from store.demo import MARKER_FILE, demo_data_dir, demo_refusal
+from store.tour.marker import MARKER_FILE, demo_data_dir, demo_refusal
 
 if TYPE_CHECKING:
     from store.context.records import Compaction

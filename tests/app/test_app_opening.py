@@ -1,0 +1,73 @@
+"""Issue 28: the app paints before it opens the store, shows the Overview's counts first, and
+a switch back to a screen already loaded asks the store nothing when nothing changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lca_tui.app import make_app
+from screens.registry import SCREENS
+from store import Settings, StoreError
+from tests.helpers_shell import FIXED_NOW, load_count, load_log, screen_loaded, wait_until
+
+
+async def test_the_first_frame_comes_before_the_store_opens(demo_path: Path) -> None:
+    app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
+    assert not app.store_opened  # make_app opened nothing
+    async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: load_count(screen, "counts") >= 1, what="counts")
+        assert app.store_opened
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        # the counts were shown from the same load that then showed the rest (one each)
+        assert load_count(screen, "counts") == 1 and load_count(screen) == 1
+        assert "checking…" not in str(screen.query_one("#embedder-detail").render())
+
+
+async def test_a_store_that_cannot_open_ends_the_app_with_its_error(tmp_path: Path) -> None:
+    bad = tmp_path / "not-a-store.db"
+    bad.write_bytes(b"this is not a SQLite file at all" * 64)
+    app = make_app(bad, now=FIXED_NOW, refresh_seconds=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.open_error is not None or not app.is_running,
+                         what="the open to fail")
+        await pilot.pause(0.2)
+    assert isinstance(app.open_error, StoreError)
+    assert app.return_code == 2
+
+
+async def test_switching_back_asks_the_store_nothing_when_it_did_not_change(
+        demo_path: Path) -> None:
+    # read-only: the Health screen's scan is not stored, so nothing changes the store; no
+    # poll in the test (refresh_seconds)
+    app = make_app(demo_path, Settings.load({"store.read_only": "true"}), now=FIXED_NOW,
+                   refresh_seconds=3600)
+    screens: dict[str, Any] = {}
+    async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
+        for spec in SCREENS:  # every screen loaded once
+            await pilot.press(spec.key)
+            await wait_until(pilot, lambda m=spec.mode: screen_loaded(app, m),
+                             what=f"{spec.mode} loaded", timeout=60)
+            screens[spec.mode] = app.screen
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        asked: list[str] = []
+        store: Any = app.store
+        original = store.data_version
+
+        def counting() -> int:
+            asked.append("data_version")
+            return original()
+
+        store.data_version = counting
+        loads = {mode: load_count(screen) for mode, screen in screens.items()}
+        for _ in range(2):
+            for spec in SCREENS:
+                await pilot.press(spec.key)
+                await pilot.pause(0.05)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert asked == []
+        assert {mode: load_count(screen) for mode, screen in screens.items()} == loads
+        assert app.screen is screens[SCREENS[-1].mode]
