@@ -132,6 +132,27 @@ def _max_chunk(store: Any) -> int:
     with store.read() as conn:
         return int(conn.execute(select(func.max(Chunk.id))).scalar() or 0)
 
+def _write_sample(store: Any, rng: random.Random, sample: int, held: _HeldVectors
+                  ) -> list[tuple[str, np.ndarray]]:
+    """Write the ``sample`` synthetic entries through the normal write path, 500 to a
+    session, keeping their vectors in ``held``; per vector, its topic and base vector for
+    the bulk batches. (The caller warms the embedder first: its load is
+    not the sample's time.)"""
+    topics = list(TOPICS)
+    texts = [(topics[i % len(topics)], synthetic_text(rng, topics[i % len(topics)]))
+             for i in range(sample)]
+    for s in range(0, sample, 500):
+        part = texts[s:s + 500]
+        session = NewSession(id=f"bench-sample-{s // 500:04d}", format="bench",
+                             project=f"/work/{part[0][0]}", started_at=now_iso())
+        top = _max_chunk(store)
+        store.append_entries(session, [
+            NewEntry(KINDS[i % len(KINDS)], body, session.id, source_offset=s + i,
+                     ts=now_iso()) for i, (_t, body) in enumerate(part)])
+        held.add(*_new_chunks(store, top))
+    return [(texts[i % len(texts)][0], held.matrix[i]) for i in range(len(held.ids))]
+
+
 
 def _bulk(store: Any, rng: random.Random, count: int, base: list[tuple[str, np.ndarray]],
           held: _HeldVectors, first_session: int, progress: Progress | None,
@@ -255,20 +276,8 @@ def _one_backend(target: str, shown: str, sizes: list[int], queries: int, sample
         store.neighbour_finder = held
         rng = random.Random(seed)
         store.embedder.embed(["warm up"])
-        topics = list(TOPICS)
-        texts = [(topics[i % len(topics)], synthetic_text(rng, topics[i % len(topics)]))
-                 for i in range(sample)]
         t0 = time.perf_counter()
-        for s in range(0, sample, 500):
-            part = texts[s:s + 500]
-            session = NewSession(id=f"bench-sample-{s // 500:04d}", format="bench",
-                                 project=f"/work/{part[0][0]}", started_at=now_iso())
-            top = _max_chunk(store)
-            store.append_entries(session, [
-                NewEntry(KINDS[i % len(KINDS)], body, session.id, source_offset=s + i,
-                         ts=now_iso()) for i, (_t, body) in enumerate(part)])
-            held.add(*_new_chunks(store, top))
-        base = [(texts[i % len(texts)][0], held.matrix[i]) for i in range(len(held.ids))]
+        base = _write_sample(store, rng, sample, held)
         built = len(held.ids)
         sessions = 0
         qrng = random.Random(seed + 1)  # the same queries on both backends
@@ -350,21 +359,10 @@ def run_build_budget(url: str, shown: str, budget_s: float, queries: int = 60,
             figures = BudgetFigures(vec.backend(conn), shown, budget_s)
         rng = random.Random(seed)
         store.embedder.embed(["warm up"])
-        topics = list(TOPICS)
-        texts = [(topics[i % len(topics)], synthetic_text(rng, topics[i % len(topics)]))
-                 for i in range(sample)]
         held = _HeldVectors()  # the sample's vectors: the bulk texts' bases
         t0 = time.perf_counter()
-        for s in range(0, sample, 500):
-            part = texts[s:s + 500]
-            session = NewSession(id=f"bench-sample-{s // 500:04d}", format="bench",
-                                 project=f"/work/{part[0][0]}", started_at=now_iso())
-            top = _max_chunk(store)
-            store.append_entries(session, [
-                NewEntry(KINDS[i % len(KINDS)], body, session.id, source_offset=s + i,
-                         ts=now_iso()) for i, (_t, body) in enumerate(part)])
-            held.add(*_new_chunks(store, top))
-        base = [(texts[i % len(texts)][0], held.matrix[i]) for i in range(len(held.ids))]
+        base = _write_sample(store, rng, sample, held)
+        topics = list(TOPICS)
         figures.sample_s = round(time.perf_counter() - t0, 1)
         chunks, entries = len(held.ids), sample
         figures.growth.append((figures.sample_s, chunks))
