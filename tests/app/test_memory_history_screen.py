@@ -4,7 +4,9 @@ Enter on one asks, and yes files the revert proposal — pending in the queue, n
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from lca_tui.app import make_app
@@ -20,6 +22,20 @@ from tests.helpers_shell import FIXED_NOW, load_count, load_log, wait_until
 SIZE = (120, 40)
 
 
+async def _open_history(pilot: Pilot[Any], screen: MemoriesScreen, mid: int) -> HistoryModal:
+    """Open memory ``mid`` on the Memories screen, wait for its detail (loaded again), press
+    ``h`` and wait for its history."""
+    loads = load_count(screen, "detail")
+    screen.open_memory(mid)
+    await wait_until(pilot, lambda: screen.detail is not None
+                     and load_count(screen, "detail") > loads, what="the memory")
+    await pilot.press("h")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, HistoryModal), what="history")
+    modal = pilot.app.screen
+    assert isinstance(modal, HistoryModal)
+    return modal
+
+
 async def test_h_lists_the_versions_and_a_pick_files_the_revert(store: Store,
                                                                tmp_path: Path) -> None:
     mid = approve(store, _propose(store, {"op": "add", "type": "project",
@@ -33,12 +49,7 @@ async def test_h_lists_the_versions_and_a_pick_files_the_revert(store: Store,
         await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen)
                          and load_count(app.screen) >= 1, what="memories loaded")
         screen = app.screen
-        loads = load_count(screen, "detail")
-        screen.open_memory(mid)
-        await wait_until(pilot, lambda: screen.detail is not None
-                         and load_count(screen, "detail") > loads, what="the memory")
-        await pilot.press("h")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryModal), what="history")
+        await _open_history(pilot, screen, mid)
         options = app.screen.query_one("#history-versions", OptionList)
         assert options.option_count == 2
         first = str(options.get_option_at_index(0).prompt)
@@ -115,12 +126,7 @@ async def test_the_current_version_is_never_offered_as_a_revert(store: Store) ->
         await wait_until(pilot, lambda: isinstance(app.screen, MemoriesScreen)
                          and load_count(app.screen) >= 1, what="memories loaded")
         screen = app.screen
-        loads = load_count(screen, "detail")
-        screen.open_memory(mid)
-        await wait_until(pilot, lambda: screen.detail is not None
-                         and load_count(screen, "detail") > loads, what="the memory")
-        await pilot.press("h")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryModal), what="history")
+        await _open_history(pilot, screen, mid)
         modal = app.screen
         box = modal.query_one(".gov-box")
         assert "enter revert" not in str(box.border_subtitle)
@@ -134,11 +140,7 @@ async def test_the_current_version_is_never_offered_as_a_revert(store: Store) ->
         await pilot.press("escape")
         approve(store, _propose(store, {"op": "revise", "target": mid,
                                         "content": "The build uses just."}).id, actor="ben")
-        loads = load_count(screen, "detail")
-        screen.open_memory(mid)
-        await wait_until(pilot, lambda: load_count(screen, "detail") > loads, what="reloaded")
-        await pilot.press("h")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryModal), what="history")
+        await _open_history(pilot, screen, mid)
         options = app.screen.query_one("#history-versions", OptionList)
         assert options.highlighted == 0  # v1, not the current v2
         assert "enter revert" in str(app.screen.query_one(".gov-box").border_subtitle)
