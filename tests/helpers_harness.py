@@ -69,3 +69,15 @@ def serving(path: Path, **settings: object) -> Iterator[Daemon]:
     finally:
         d.stop()
         thread.join(timeout=60)
+
+
+def hook_payload(tmp_path: Path, name: str = "tool_heavy.jsonl") -> dict[str, str]:
+    """A hook's JSON payload for a copy of the shared Claude Code transcript ``name`` in
+    ``tmp_path``: its session id, the copy's path and ``tmp_path`` as the working folder."""
+    from tests.conftest import CLAUDE_CODE
+
+    transcript = tmp_path / name
+    transcript.write_bytes((CLAUDE_CODE / name).read_bytes())
+    sid = next(json.loads(line)["sessionId"] for line in transcript.read_text().splitlines()
+               if '"sessionId"' in line)
+    return {"session_id": sid, "transcript_path": str(transcript), "cwd": str(tmp_path)}

@@ -24,8 +24,8 @@ import pytest
 from lca_tui.cli import main
 from store import Settings, StoreError, mask_url, open_store
 from store.harness import client, paths
-from tests.conftest import CLAUDE_CODE, needs_shared_data
-from tests.helpers_harness import check_hook_output, run_hook, runtime_dir, serving  # noqa: F401
+from tests.conftest import needs_shared_data
+from tests.helpers_harness import hook_payload, check_hook_output, run_hook, runtime_dir, serving  # noqa: F401
 from tests.pg_server import PgServer
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install "
@@ -48,11 +48,7 @@ def _entries(url: str) -> list[tuple[str, str]]:
 
 
 def _payload(tmp_path: Path, name: str = "short.jsonl") -> dict[str, str]:
-    transcript = tmp_path / name
-    transcript.write_bytes((CLAUDE_CODE / name).read_bytes())
-    sid = next(json.loads(line)["sessionId"] for line in transcript.read_text().splitlines()
-               if '"sessionId"' in line)
-    return {"session_id": sid, "transcript_path": str(transcript), "cwd": str(tmp_path)}
+    return hook_payload(tmp_path, name)
 
 
 # -- naming a server store ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from store.harness import client
 from store.harness.daemon import AlreadyRunning, Daemon, running_pid
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_harness import (  # noqa: F401
+    hook_payload,
     check_hook_output,
     run_hook,
     runtime_dir,
@@ -45,11 +46,7 @@ def daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:
 
 
 def _session(tmp_path: Path, name: str = "tool_heavy.jsonl") -> dict[str, str]:
-    transcript = tmp_path / name
-    transcript.write_bytes((CLAUDE_CODE / name).read_bytes())
-    sid = next(json.loads(line)["sessionId"] for line in transcript.read_text().splitlines()
-               if '"sessionId"' in line)
-    return {"session_id": sid, "transcript_path": str(transcript), "cwd": str(tmp_path)}
+    return hook_payload(tmp_path, name)
 
 
 def test_the_socket_is_owner_only(daemon: Daemon, runtime_dir: Path) -> None:
