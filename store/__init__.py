@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from store.core.records import (
         AuditInfo,
         EntryInfo,
+        EntryPage,
         RecordKind,
         RecordRef,
         Subject,
@@ -177,7 +178,8 @@ PUBLIC: dict[str, str] = {
     "SettingsError": "store.core.settings", "ProposalError": "store.governance.proposals",
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types
-    "EntryInfo": "store.core.records", "SearchHit": "store.core.records",
+    "EntryInfo": "store.core.records", "EntryPage": "store.core.records",
+    "SearchHit": "store.core.records",
     "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
