@@ -469,6 +469,8 @@ class Store(StoreBase):
         refuses="rejecting a proposal")
     list_memories = operation("store.governance.views:list_memories",
                               gov_views.list_memories if TYPE_CHECKING else None)
+    memory_page = operation("store.governance.views:memory_page",
+                            gov_views.memory_page if TYPE_CHECKING else None)
     memory_detail = operation("store.governance.views:memory_detail",
                               gov_views.memory_detail if TYPE_CHECKING else None)
     audit_events = operation("store.governance.views:audit_events",

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy import insert
 
 from store import Store
-from store.core.models import Entry
+from store.core.models import Entry, Memory
 from store.core.models import Session as SessionRow
 
 BIG = "big-session-0001"
@@ -32,5 +32,26 @@ def big_store(path: Path, entries: int, *, batch: int = 20_000) -> Path:
                 "kind": KINDS[n % 4], "content": f"entry number {n}", "content_hash": str(n),
                 "tokens": 8, "idem_key": f"big:{n}", **who}
                 for n in range(start + 1, min(start + batch, entries) + 1)])
+    store.close()
+    return path
+
+
+MEMORY_TYPES = ("feedback", "project", "reference", "user")
+
+
+def big_memories(path: Path, memories: int, *, batch: int = 20_000) -> Path:
+    """A store at ``path`` holding ``memories`` memories (types in turn, every 5th
+    superseded, every 11th tagged ``db``), written in bulk."""
+    store = Store(path)
+    who = {"writer": "test:paging", "writer_version": "0", "created_at": "2026-01-01T00:00:00Z"}
+    with store.write() as conn:
+        for start in range(0, memories, batch):
+            conn.execute(insert(Memory.__table__), [{  # type: ignore[attr-defined]
+                "name": f"memory-{n:06d}", "description": f"about thing {n}",
+                "type": MEMORY_TYPES[n % 4], "body": f"the body of memory {n}",
+                "tags": '["db"]' if n % 11 == 0 else "[]",
+                "status": "superseded" if n % 5 == 0 else "active",
+                "content_hash": str(n), "updated_at": "2026-01-01T00:00:00Z", **who}
+                for n in range(start + 1, min(start + batch, memories) + 1)])
     store.close()
     return path

@@ -240,6 +240,14 @@ class FilterTable(DataTable[Any]):
             return
         self._refill(keep)
 
+    def drop_pending_filter(self) -> None:
+        """The screen reads the page it wants itself (the filter just cleared to open a
+        row): the page the filter's timer would ask for is not wanted."""
+        self._filter_typed += 1
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+
     def _filter_rested(self, typed: int) -> None:
         if typed != self._filter_typed:
             return  # another key came since this timer was set

@@ -121,3 +121,86 @@ async def test_six_keys_typed_fast_filter_with_one_query(big: Path, reads: Reads
         assert kinds == {"tool_call"} and table.page_total == ENTRIES // 4
         assert 'filter "tool_c": 500 of 2,000' in _subtitle(screen)
         assert "rows 1–100 of 500" in _subtitle(screen)
+
+
+MEMORIES = 1_000
+
+
+class MemoryReads:
+    def __init__(self) -> None:
+        self.pages: list[tuple[dict[str, Any], int]] = []
+        self.whole = 0
+
+
+@pytest.fixture
+def memory_reads(monkeypatch: pytest.MonkeyPatch) -> MemoryReads:
+    import store.governance.views as views
+
+    log = MemoryReads()
+    page, whole = views.memory_page, views.list_memories
+
+    def counted_page(store: Any, **kwargs: Any) -> Any:
+        got = page(store, **kwargs)
+        log.pages.append((kwargs, len(got.rows)))
+        return got
+
+    def counted_whole(*args: Any, **kwargs: Any) -> Any:
+        log.whole += 1
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr(views, "memory_page", counted_page)
+    monkeypatch.setattr(views, "list_memories", counted_whole)
+    monkeypatch.setattr("screens.memories.MEMORY_PAGE", PAGE)
+    return log
+
+
+@pytest.fixture(scope="module")
+def many_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.helpers_paging import big_memories
+
+    return big_memories(tmp_path_factory.mktemp("many") / "many.db", MEMORIES)
+
+
+@pytest.fixture
+def many(many_template: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "many.db"
+    path.write_bytes(many_template.read_bytes())
+    return path
+
+
+async def test_many_memories_are_read_one_page_at_a_time(many: Path,
+                                                         memory_reads: MemoryReads,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    monkeypatch.setattr("widgets.table.FILTER_DEBOUNCE_S", 1.5)  # (as above: Pilot's pace)
+    app = _app(many, "memories")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: load_count(screen) >= 1, what="memories")
+        table = screen.query_one("#memory-table", FilterTable)
+        rows = [n for _, n in memory_reads.pages if n]
+        assert rows == [PAGE] and memory_reads.whole == 0 and table.row_count == PAGE
+        assert table.paged and table.total == MEMORIES
+        assert str(table.border_title) == "Memories · 1,000 · 800 active"
+        assert "rows 1–100 of 1,000" in str(table.border_subtitle)
+
+        table.focus()
+        table.move_cursor(row=PAGE - 3, animate=False)
+        await wait_until(pilot, lambda: load_count(screen, "rows") >= 1, what="next page")
+        assert table.row_count == 2 * PAGE and screen.selected == screen.rows[PAGE - 3].id
+
+        await pilot.press("G")
+        await wait_until(pilot, lambda: load_count(screen) >= 2, what="last page")
+        assert table.row_count == PAGE and "rows 901–1,000 of 1,000" in str(table.border_subtitle)
+        assert table.cursor_key() == str(screen.rows[-1].id) == str(screen.selected)
+
+        await pilot.press("slash", *"supers refer")  # superseded references: every 20th
+        await wait_until(pilot, lambda: load_count(screen) >= 3, what="filtered")
+        await pilot.pause(0.5)
+        assert load_count(screen) == 3
+        filtered = [kw for kw, _ in memory_reads.pages if kw.get("words")]
+        assert filtered == [{"after": None, "at": None, "last": False, "limit": PAGE,
+                             "words": ("supers", "refer")}]
+        assert table.page_total == MEMORIES // 20 == table.row_count
+        assert {(r.status, r.type) for r in screen.rows} == {("superseded", "reference")}
+        assert f'filter "supers refer": {MEMORIES // 20} of 1,000' in str(table.border_subtitle)
