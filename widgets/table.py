@@ -124,6 +124,10 @@ class FilterTable(DataTable[Any]):
         self.page_wanted: str | None = None
         """Paged: the page asked for and not yet shown (no second ask meanwhile)."""
         self._debounce: Timer | None = None
+        self.shown_filter = ""
+        """The filter the rows shown answer (a paged table's lags ``filter_text`` while its
+        query runs): what ``bench --app`` times as the filtered result."""
+        self._asked_filter = ""
         self._filter_typed = 0
 
     # -- rows --------------------------------------------------------------------------------
@@ -153,6 +157,7 @@ class FilterTable(DataTable[Any]):
         """Ask the screen for a page (once until it is shown)."""
         if self.paged and self.page_wanted is None:
             self.page_wanted = which
+            self._asked_filter = self.filter_text
             self.post_message(self.PageWanted(self, which))
 
     def page_shown(self, before: int, total: int) -> None:
@@ -160,6 +165,7 @@ class FilterTable(DataTable[Any]):
         self.page_before = before
         self.page_total = total
         self.page_wanted = None
+        self.shown_filter = self._asked_filter
 
     def add_row(self, *cells: Cell, height: int | None = 1, key: str | None = None,
                 label: Any = None, search: str = "") -> RowKey:
@@ -263,6 +269,8 @@ class FilterTable(DataTable[Any]):
     def _refill(self, keep: str | None) -> None:
         """Show ``_all`` again through the filter, the cursor on ``keep`` when it shows."""
         rows = list(self._all)
+        if not self.paged:
+            self.shown_filter = self.filter_text
         super().clear()
         for key, cells, height, haystack in rows:
             if not self.filter_text or self.paged or matches(haystack, self.filter_text):
