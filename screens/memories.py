@@ -137,6 +137,7 @@ class MemoriesScreen(StoreScreen):
         """Paged: the filter's words, for the store's query."""
         self._active = 0
         self._page_token = 0
+        self._detail_asked: tuple[int, int] | None = None
         self.problems: dict[int, list[IntegrityProblem]] = {}
         self.detail: MemoryDetail | None = None
         self.selected: int | None = None
@@ -221,8 +222,9 @@ class MemoriesScreen(StoreScreen):
         rows = page.rows
         wanted = self.selected if any(r.id == self.selected for r in rows) else (
             (rows[-1].id if last else rows[0].id) if rows else None)
-        detail = store.memory_detail(wanted) if wanted is not None else None
-        # a paged store's integrity problems come after its rows (they read every memory)
+        # a paged store's detail and integrity problems come after its rows: both read every
+        # memory (the supersession graph), 14 s of CPU at 200,000 memories
+        detail = store.memory_detail(wanted) if wanted is not None and not paged else None
         problems = [] if paged else store.integrity()
         return MemoriesData(rows, problems, detail, paged, page.before, page.total,
                             unfiltered, page.active)
@@ -236,13 +238,14 @@ class MemoriesScreen(StoreScreen):
         else:
             table.unpage()
         self._active = data.active
-        if data.detail is not None and self._window[2]:  # the last page: on its last row
-            self.selected = data.detail.row.id
+        if data.rows and self._window[2]:  # the last page: on its last row
+            self.selected = data.rows[-1].id
         # a reload (the store changed) reads the same page again
         self._window = (None, data.rows[0].id if data.paged and data.before and data.rows
                         else None, False)
         self.rows = data.rows
-        self.problems = {}
+        if not data.paged:  # (a paged store's come apart, ``_load_problems``)
+            self.problems = {}
         for p in data.problems:
             for mid in p.memory_ids:
                 self.problems.setdefault(mid, []).append(p)
@@ -251,7 +254,10 @@ class MemoriesScreen(StoreScreen):
         self.refill()
         table.page_shown(data.before, data.total)
         self._title(table)
-        if data.detail is not None and data.detail.row.id == self.selected:
+        if data.paged and self.selected is not None:
+            if self.detail is None or self.detail.row.id != self.selected:
+                self._request_detail(self.selected)
+        elif data.detail is not None and data.detail.row.id == self.selected:
             self._show_detail(data.detail)
         elif not data.rows:
             self._show_detail(None)
@@ -401,7 +407,10 @@ class MemoriesScreen(StoreScreen):
             self._request_detail(int(key))
 
     def _request_detail(self, memory_id: int) -> None:
+        if self._detail_asked == (memory_id, self._token):
+            return  # asked already, still loading
         self._token += 1
+        self._detail_asked = (memory_id, self._token)
         self._load_detail(memory_id, self._token)
 
     @work(thread=True, exclusive=True, group="memory-detail", exit_on_error=False)
@@ -410,6 +419,8 @@ class MemoriesScreen(StoreScreen):
 
     @on(MemoryLoaded)
     def _detail_loaded(self, message: MemoryLoaded) -> None:
+        if message.token == self._token:
+            self._detail_asked = None
         if message.token == self._token and message.detail.row.id == self.selected:
             self._show_detail(message.detail)
 
