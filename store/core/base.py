@@ -501,10 +501,10 @@ class StoreBase:
             where.append(haystack.contains(word.lower(), autoescape=True))
         seq, eid = col(Entry.seq), col(Entry.id)
         query = select(Entry).where(*where)
-        if after is not None:
-            query = query.where((seq > after[0]) | ((seq == after[0]) & (eid > after[1])))
-        query = (query.order_by(seq.desc(), eid.desc()) if last and after is None
-                 else query.order_by(seq, eid)).limit(int(limit))
+        if after is not None:  # (seq is unique in a session: the id only names the row)
+            query = query.where(seq > after[0])
+        query = (query.order_by(seq.desc()) if last and after is None
+                 else query.order_by(seq)).limit(int(limit))
         with self.read() as conn, orm(conn) as s:
             rows = [entry_info(e) for e in s.exec(query).all()]
             if last and after is None:
@@ -513,8 +513,7 @@ class StoreBase:
             before = 0
             if rows:
                 first = rows[0]
-                before = int(s.exec(select(func.count(eid)).where(
-                    *where, (seq < first.seq) | ((seq == first.seq) & (eid < first.id)))).one())
+                before = int(s.exec(select(func.count(eid)).where(*where, seq < first.seq)).one())
         if by_time and before == 0 and len(rows) == total:
             rows = by_time_order(rows)
         return EntryPage(rows, before, total)
