@@ -1,4 +1,4 @@
-"""Hooks, the daemon and the MCP server on a store on a PostgreSQL server (issue 25): a hook
+"""Hooks, the daemon and the MCP server on a store on a PostgreSQL server: a hook
 run writes its entries to the server, the daemon serves a recall from it (and the in-process
 fallback gives the same), an MCP client's tool calls work on it, and the daemon's socket is
 named from the URL without its password. Also: a read-only session is read-only on the

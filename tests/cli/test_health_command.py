@@ -1,4 +1,4 @@
-"""``lca-tui health --fail-on warn``'s exit code, as cron or CI sees it (issue 22's done-when):
+"""``lca-tui health --fail-on warn``'s exit code, as cron or CI sees it:
 1 on the demo store, whose planted problems warn; 0 on a store of the real transcripts
 imported with the real embedder (nothing there is wrong)."""
 

@@ -1,4 +1,4 @@
-"""The lazy command line (issue 28): `lca-tui --help` imports no command module, `lca-tui CMD
+"""The lazy command line: `lca-tui --help` imports no command module, `lca-tui CMD
 …` imports CMD's module only; every command's help is what the full parser (every module
 registered) prints; the command index is current; and the import sets of `--help`,
 `CMD --help` and `lca-tui stats` hold no heavy library they do not use."""

@@ -1,4 +1,4 @@
-"""Secrets and personal data caught at capture (issue 30): the detector on every entry and
+"""Secrets and personal data caught at capture: the detector on every entry and
 memory written, ``<private>`` spans stored redacted, ``mark --unmark-detected``,
 ``scan-secrets`` and the ``secrets_found`` health signal.
 
