@@ -42,8 +42,24 @@ class FixedLatency:
 
 
 FALLBACK = {"embed.backend": "fallback"}
-"""Settings overrides for a store built outside a test's isolated environment (a module or
-session fixture): the fallback embedder, given to the store rather than set in the process."""
+"""Settings overrides giving the deterministic fallback embedder: to a store built outside a
+test's isolated environment (a module or session fixture), to the in-process CLI (``cli``) and
+to the app (``running``), rather than set in the process."""
+
+
+def cli(argv: list[str]) -> int:
+    """``lca-tui ARGV`` run in this process with the fallback embedder given to it
+    (``lca_tui.cli.main(argv, settings=FALLBACK)``); the exit code."""
+    from lca_tui.cli import main
+
+    return main(argv, settings=FALLBACK)
+
+
+def app_settings(**overrides: object) -> Any:
+    """The settings a test's app opens its store with: the fallback embedder, ``overrides``."""
+    from store.core.settings import Settings
+
+    return Settings.load({**FALLBACK, **overrides})
 
 
 def build_demo_template(folder: Path) -> Path:
@@ -213,6 +229,8 @@ async def running(*args: Any, size: tuple[int, int] = SIZE,
     from lca_tui.app import make_app
 
     kwargs.setdefault("now", FIXED_NOW)
+    if kwargs.get("store") is None and len(args) < 2 and kwargs.get("settings") is None:
+        kwargs["settings"] = app_settings()  # the app on a path opens its store with these
     app = make_app(*args, **kwargs)
     mode = kwargs.get("mode", "overview")
     check = ready or (lambda a: screen_loaded(a, mode))
