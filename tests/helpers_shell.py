@@ -63,18 +63,31 @@ def app_settings(**overrides: object) -> Any:
 
 
 def build_demo_template(folder: Path) -> Path:
-    """Build the demo store in ``folder`` with relative paths (so copies look identical)."""
-    from store.demo import build_demo
-    from store.core.settings import Settings
+    """Build the demo store in ``folder`` with relative paths (so copies look identical): built
+    by a child process working in ``folder`` (as ``lca-tui demo --store demo.db`` run there
+    would), so the test run's own working directory is never changed."""
+    import subprocess
+    import sys
 
-    old_cwd = Path.cwd()
-    os.chdir(folder)
-    try:
-        build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load(FALLBACK),
-                   timer=FixedLatency())
-    finally:
-        os.chdir(old_cwd)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", _BUILD_DEMO], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the demo store in {folder} failed:\n{done.stderr}")
     return folder
+
+
+_BUILD_DEMO = """
+from pathlib import Path
+from store.core.settings import Settings
+from store.demo import build_demo
+from tests.helpers_shell import DEMO_NAME, FALLBACK, FIXED_NOW, FixedLatency
+build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load(FALLBACK),
+           timer=FixedLatency())
+"""
+"""The demo store's build, run in the folder it is built in (its recorded paths relative)."""
 
 
 def copy_demo(template: Path, target: Path) -> Path:

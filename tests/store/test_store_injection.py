@@ -6,7 +6,7 @@ timer its recalls measure latency with (``timer=``), the in-process CLI its sett
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -76,10 +76,12 @@ def no_user_config(tmp_path: Path) -> Iterator[None]:
         config.write_text(text, encoding="utf-8")
 
 
-def _backend(capsys: pytest.CaptureFixture[str], argv: list[str], **kwargs: object) -> str:
-    assert main(argv + ["config", "--json"], **kwargs) == 0  # type: ignore[arg-type]
-    doc = json.loads(capsys.readouterr().out)
-    return f"{doc['settings']['embed.backend']['value']} ({doc['settings']['embed.backend']['source']})"
+def _backend(capsys: pytest.CaptureFixture[str], argv: list[str],
+             settings: Mapping[str, object] | None = None) -> str:
+    """``embed.backend`` (its value and where it came from) as ``config --json`` shows it."""
+    assert main(argv + ["config", "--json"], settings=settings) == 0
+    shown = json.loads(capsys.readouterr().out)["settings"]["embed.backend"]
+    return f"{shown['value']} ({shown['source']})"
 
 
 def test_the_in_process_cli_is_given_its_settings_by_its_caller(
