@@ -49,13 +49,14 @@ def test_the_given_embedder_is_used_whatever_the_settings_say(tmp_path: Path) ->
 
 
 def test_the_tests_stores_are_given_their_embedder_not_the_environment(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``make_store`` (and the ``store`` fixture) injects the fallback embedder: with
-    ``$LCA_EMBEDDER`` gone, such a store is deterministic still, and holds its embedder before
-    any use; a test asking for the real model is given none (its settings choose)."""
+        tmp_path: Path) -> None:
+    """``make_store`` (and the ``store`` fixture) injects the fallback embedder: with neither
+    ``$LCA_EMBEDDER`` nor the user's config file choosing it, such a store is deterministic
+    still, and holds its embedder before any use; a test asking for the real model is given
+    none (its settings choose)."""
     from tests.conftest import make_store
 
-    with no_user_config(tmp_path):  # nor the test user's config file chooses the fallback
+    with no_user_config(tmp_path):
         with make_store(tmp_path / "given.db") as store:
             assert store.embedder_loaded and isinstance(store.embedder, HashEmbedder)
             assert store.settings.source("embed.backend") == "default"
