@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +34,7 @@ def test_health_fail_on_warn_exits_1_on_the_demo_store(demo_path: Path) -> None:
     assert at_fail.returncode == (1 if failed else 0), at_fail.stderr
 
 
+@pytest.mark.model
 @needs_shared_data
 def test_health_fail_on_warn_exits_0_on_the_real_transcripts(tmp_path: Path) -> None:
     path = tmp_path / "real.db"

@@ -187,6 +187,7 @@ def test_the_vector_extension_is_sqlite_vecs_own() -> None:
     assert vec_extension() == sqlite_vec.loadable_path()
 
 
+@pytest.mark.model
 def test_stats_reports_the_model_it_would_load(tmp_path: Path) -> None:
     """The embedder line of `stats` is the same whether the model was loaded or probed."""
     from tests.conftest import make_store
