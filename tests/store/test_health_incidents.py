@@ -176,8 +176,10 @@ def test_demo_tells_every_incident(demo_template: Path, tmp_path: Path) -> None:
     consistent(result)
     done = _cli("health", store=path)
     assert done.returncode == 1, done.stderr
-    fixed = _cli("compact-duplicates", "--json", store=path)
-    assert json.loads(fixed.stdout)["counts"]["rows_removed"] > 0
+    fixed = _cli("compact-duplicates", "--yes", "--json", store=path)
+    assert fixed.returncode == 0, fixed.stderr
+    doc = json.loads(fixed.stdout)
+    assert doc["fix"]["counts"]["rows_removed"] == doc["plan"]["counts"]["rows_removed"] > 0
     again = _cli("health", "--json", store=path)
     statuses = {s["name"]: s["status"] for s in json.loads(again.stdout)["signals"]}
     assert statuses["duplicate_ratio"] == "ok"
