@@ -46,7 +46,8 @@ Hooks
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
-    ``memories()``, ``memory(id)``.
+    ``memories()``, ``memory(id)``; ``changes_since(mark)`` what moved since a ``ChangeMark``
+    (the highest ids, the memories and proposals touched: a following screen applies it).
 
 Every row records ``writer`` / ``writer_version``: pass your harness's own to
 ``open_store(path, writer=..., writer_version=...)`` (default: lca-tui and its version).
@@ -122,6 +123,7 @@ if TYPE_CHECKING:
     from store.recall import run as recall_run
     from store.recall import traces as recall_traces
     from store.recall.run import RecallResult
+    from store import changes as store_changes
     from store import copy as store_copy
     from store.tour import marker as tour_marker
     from store.tour.steps import TourStep
@@ -285,6 +287,10 @@ class Store(StoreBase):
                                 context_series.max_snapshot_id if TYPE_CHECKING else None)
     max_revision = operation("store.context.series:max_revision",
                              context_series.max_revision if TYPE_CHECKING else None)
+
+    # What changed since a mark (a following screen applies it in place).
+    changes_since = operation("store.changes:changes_since",
+                              store_changes.changes_since if TYPE_CHECKING else None)
 
     # -- consolidation -----------------------------------------------------------------
     def consolidate(self, session: str | None = None, *, use_proposer: bool = True,
