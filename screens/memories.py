@@ -1,6 +1,12 @@
 """Memories (screen 5): every durable memory in a filterable table; one memory's metadata,
 load error, integrity problems and body; its evidence (enter opens the entry in Transcript) and
-its supersession chain as a tree."""
+its supersession chain as a tree.
+
+On a change in the store the screen reads only the memories written or touched since
+(``Store.changes_since``, then ``list_memories(ids=…)``) and the integrity problems again: a
+changed row is updated in its cells where its place and its filter words hold, else the table is
+laid out again from the rows in memory with the cursor on the same memory; the detail is read
+again when its memory was touched."""
 
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static, Tree
 
-from screens.base import NARROW, FilterInput, StoreScreen
+from screens.base import NARROW, FilterInput, StoreScreen, keep_place
 from screens.memory_view import (
     body_text,
     evidence_where,
@@ -27,7 +33,15 @@ from screens.memory_view import (
     yes,
 )
 from screens.navigation import OpenRecord
-from store import IntegrityProblem, MemoryDetail, MemoryRow, NotFound, RecordRef, plural
+from store import (
+    Changes,
+    IntegrityProblem,
+    MemoryDetail,
+    MemoryRow,
+    NotFound,
+    RecordRef,
+    plural,
+)
 from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell
@@ -87,6 +101,7 @@ class MemoriesScreen(StoreScreen):
     SIDE_NAME = "Evidence and chain"
     OPENS: ClassVar[frozenset[str]] = frozenset({"memory"})
     COPY_WHAT = "memory"  # y says what it copied
+    FOLLOWS = True
     WRITES: ClassVar[frozenset[str]] = frozenset({"reveal"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
@@ -176,12 +191,60 @@ class MemoriesScreen(StoreScreen):
         detail = store.memory_detail(wanted) if wanted is not None else None
         return MemoriesData(rows, store.integrity(), detail)
 
-    def show_data(self, data: MemoriesData) -> None:
-        self.rows = data.rows
+    def read_changes(self, changes: Changes) -> MemoriesData | None:
+        """The memories touched since, the integrity problems, the selected one's detail if it
+        is among them."""
+        if not changes.memories:
+            return None
+        store = self.lca.store
+        rows = store.list_memories(ids=changes.memories)
+        selected = self.selected
+        detail = None
+        if selected is not None and selected in changes.memories:
+            try:
+                detail = store.memory_detail(selected)
+            except NotFound:
+                detail = None
+        return MemoriesData(rows, store.integrity(), detail)
+
+    def apply_changes(self, changes: Changes, part: MemoriesData | None) -> None:
+        if part is None:
+            return
+        table = self.query_one("#memory-table", FilterTable)
+        before = self.rows
+        fresh = {r.id: r for r in part.rows}
+        merged = [fresh.pop(r.id, r) for r in before] + list(fresh.values())
+        if fresh:
+            merged.sort(key=lambda r: (r.type or "", r.name, r.id))
+        old_problems = self.problems
+        self._set_problems(part.problems)
+        self.rows = merged
+        narrow = "tags" not in [k.value for k in table.columns]
+        olds = {r.id: r for r in before}
+        same = [r.id for r in merged] == [r.id for r in before] and \
+            old_problems == self.problems and all(
+                self._cells(olds[r.id], narrow)[1] == self._cells(r, narrow)[1]
+                for r in part.rows)
+        if same:  # the touched rows' cells only
+            keys = [k.value for k in table.columns]
+            for r in part.rows:
+                for key, value in zip(keys, self._cells(r, narrow)[0], strict=False):
+                    table.update_cell(str(r.id), key, value)
+            self._title(table)
+        else:
+            keep_place(table, self.refill)
+        if part.detail is not None and part.detail.row.id == self.selected:
+            self._show_detail(part.detail)
+
+    def _set_problems(self, problems: list[IntegrityProblem]) -> None:
         self.problems = {}
-        for p in data.problems:
+        for p in problems:
             for mid in p.memory_ids:
                 self.problems.setdefault(mid, []).append(p)
+
+    def show_data(self, data: MemoriesData) -> None:
+        self.rows = data.rows
+        self._set_problems(data.problems)
         if self.selected is None and data.detail is not None:
             self.selected = data.detail.row.id
         self.refill()
@@ -197,25 +260,30 @@ class MemoriesScreen(StoreScreen):
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for r in self.rows:
-                cells: list[Any] = [
-                    Text(str(r.id), justify="right"), cell(r.type or "-"),
-                    cell(r.status, style="" if r.status == "active" else "italic"),
-                    flags_cell(r, self.problems), cell(yes(r.critical)),
-                    cell("" if r.loadable else "NO", style="bold"),
-                    Text(f"{r.hits:,}/{r.prevented:,}", justify="right")]
-                if not narrow:
-                    cells.append(cell(", ".join(r.tags)))
-                cells.append(text_cell(r, TEXT_WIDTH))
-                # the filter looks at the whole name, description and text (the cell shows
-                # their start) and every tag, a secret memory's text excepted
-                words = [r.name, r.description or "", ", ".join(r.tags)]
-                if not r.masked and r.text:
-                    words.append(r.text)
-                table.add_row(*cells, key=str(r.id), search=" ".join(words))
+                cells, search = self._cells(r, narrow)
+                table.add_row(*cells, key=str(r.id), search=search)
             if self.selected is not None and str(self.selected) in table.rows:
                 table.move_cursor(row=table.get_row_index(str(self.selected)), animate=False)
         self._follow_cursor(table)
         self._title(table)
+
+    def _cells(self, r: MemoryRow, narrow: bool) -> tuple[list[Any], str]:
+        """A memory's cells and the words the filter looks at besides them."""
+        cells: list[Any] = [
+            Text(str(r.id), justify="right"), cell(r.type or "-"),
+            cell(r.status, style="" if r.status == "active" else "italic"),
+            flags_cell(r, self.problems), cell(yes(r.critical)),
+            cell("" if r.loadable else "NO", style="bold"),
+            Text(f"{r.hits:,}/{r.prevented:,}", justify="right")]
+        if not narrow:
+            cells.append(cell(", ".join(r.tags)))
+        cells.append(text_cell(r, TEXT_WIDTH))
+        # the filter looks at the whole name, description and text (the cell shows their
+        # start) and every tag, a secret memory's text excepted
+        words = [r.name, r.description or "", ", ".join(r.tags)]
+        if not r.masked and r.text:
+            words.append(r.text)
+        return cells, " ".join(words)
 
     def _title(self, table: FilterTable) -> None:
         active = sum(1 for r in self.rows if r.status == "active")

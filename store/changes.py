@@ -35,7 +35,7 @@ from store.privacy.models import Tombstone
 from store.recall.models import RecallTrace
 
 RESHAPING = ("reindex", "mark-", "unmark-detected", "import-export", "compact-duplicates",
-             "erase", "redact", "revert")
+             "erase", "redact")
 """Audit actions (by prefix) that rewrite records without naming each: a reader reads again."""
 TOUCHED_LIMIT = 5000
 """More touched ids than this in one change: a reader reads again whole (``in_place`` False)."""

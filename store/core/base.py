@@ -439,6 +439,9 @@ class StoreBase:
         """The session with this id, or the only one whose id starts with it."""
         if not session_id:
             raise NotFound("no session named: give a session id (`lca-tui sessions`)")
+        exact = self.sessions(ids=[session_id])  # the whole id: one session's entries counted
+        if exact:
+            return exact[0]
         every = self.sessions()
         for s in every:
             if s.id == session_id:
