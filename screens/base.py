@@ -45,12 +45,13 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
-from store import ChangeMark, Changes, ReadOnly, plural, visible
+from store import ReadOnly, plural, visible
 from widgets.fmt import ago
 from widgets.table import FilterTable
 
 if TYPE_CHECKING:
     from lca_tui.app import LcaApp
+    from store import ChangeMark, Changes
 
 NARROW = 100
 SHORT = 32

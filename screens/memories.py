@@ -11,7 +11,7 @@ again when its memory was touched."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -34,7 +34,6 @@ from screens.memory_view import (
 )
 from screens.navigation import OpenRecord
 from store import (
-    Changes,
     IntegrityProblem,
     MemoryDetail,
     MemoryRow,
@@ -46,6 +45,9 @@ from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:
+    from store import Changes
 
 TEXT_MIN = 16
 TEXT_WIDTH = 200  # cells are cut again to the stretching column's width

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -55,7 +55,6 @@ from screens.proposal_view import (
 )
 from store import (
     NEEDS_CONTENT,
-    Changes,
     ProposalError,
     ProposalSummary,
     RecordRef,
@@ -67,6 +66,9 @@ from widgets.diff_view import DiffView
 from widgets.fmt import ago
 from widgets.safe import cell
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:
+    from store import Changes
 
 NAME_ROOM = 24  # the name keeps 16 + this many cells before op and target grow (160 columns)
 DECIDABLE = ("pending", "failed")

@@ -11,7 +11,7 @@ time, a worker's entry from earlier) or the list's time column changes (a second
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -25,7 +25,6 @@ from textual.widgets import ContentSwitcher, DataTable, Header, Input
 from screens.base import StoreScreen, keep_place
 from screens.navigation import OpenRecord
 from store import (
-    Changes,
     EntryInfo,
     RecordRef,
     SearchHit,
@@ -38,6 +37,9 @@ from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when
 from widgets.safe import cell, number
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:
+    from store import Changes
 
 SEARCH_MODES = ("hybrid", "fts", "semantic")
 SETTLE_S = 0.12

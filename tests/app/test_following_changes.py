@@ -141,3 +141,74 @@ async def test_transcript_appends_new_entries_and_sessions(demo_path: Path,
         assert sessions.cursor_key() == sid
         last = entries.get_row_at(entries.row_count - 1)
         assert "appended line 1" in str(last[-1])
+
+
+# -- Recall ------------------------------------------------------------------------------------
+async def test_recall_adds_new_traces_at_the_top(demo_path: Path, run_app: RunApp) -> None:
+    async with run_app(demo_path, mode="recall", refresh_seconds=0.2) as pilot:
+        app, screen = pilot.app, pilot.app.screen
+        table = screen.query_one("#recall-traces", DataTable)
+        table.focus()
+        await pilot.press("down")
+        await pilot.pause(0.1)
+        on, shown = table.cursor_key(), table.row_count
+        assert on is not None and shown >= 2
+        calls = Calls(app.store, "traces", "after_id")
+        seen = load_count(screen, "changes")
+        other = _other(demo_path)
+        try:
+            made = other.recall("which coffee does Dana like").trace_id
+        finally:
+            other.close()
+        await wait_until(pilot, lambda: str(made) in table.rows, what="the new trace")
+        assert calls.whole == 0 and calls.narrow >= 1
+        await _changes(pilot, screen, seen, "the change applied")
+        assert table.row_count == shown + 1
+        assert table.get_row_index(str(made)) == 0
+        assert table.cursor_key() == on and str(screen.trace_id) == on
+
+
+# -- Overview ----------------------------------------------------------------------------------
+async def test_overview_refreshes_the_counts_and_reads_only_what_moved(demo_path: Path,
+                                                                      run_app: RunApp) -> None:
+    """A new session: the counts and the latest sessions again, not the context pressure nor
+    the last consolidation pass (the health line is read again only when a scan was stored,
+    which the Overview's own first health read may do: not counted here)."""
+    async with run_app(demo_path, refresh_seconds=0.2) as pilot:
+        app, screen = pilot.app, pilot.app.screen
+        await wait_until(pilot, lambda: load_count(screen, "health") >= 1, what="health line")
+        table = screen.query_one("#overview-sessions", DataTable)
+        series = Calls(app.store, "series", "unused")
+        passes = Calls(app.store, "last_consolidation", "unused")
+        before = app.store.stats(with_embedder=False).sessions
+        seen = load_count(screen, "changes")
+        other = _other(demo_path)
+        try:
+            other.append_entries(NewSession("live-session-3", "claude-code",
+                                            started_at="2027-03-02T09:29:00.000Z"),
+                                 [NewEntry("user", "a new session", "live3:1",
+                                           ts="2027-03-02T09:29:00.000Z")])
+        finally:
+            other.close()
+        await wait_until(pilot, lambda: "live-session-3" in table.rows, what="the new session")
+        await _changes(pilot, screen, seen, "the change applied")
+        assert screen._data.stats.sessions == before + 1
+        assert series.whole == 0 and passes.whole == 0
+
+
+async def test_an_erasure_reads_again_whole_and_keeps_the_cursor(demo_path: Path,
+                                                                 run_app: RunApp) -> None:
+    async with run_app(demo_path, mode="transcript", refresh_seconds=0.2) as pilot:
+        app, screen = pilot.app, pilot.app.screen
+        sessions = screen.query_one("#sessions", DataTable)
+        sid = screen.session_id
+        gone = next(s.id for s in screen.sessions if s.id != sid)
+        whole = Calls(app.store, "sessions", "ids")
+        other = _other(demo_path)
+        try:
+            other.erase(session=gone, reason="test")
+        finally:
+            other.close()
+        await wait_until(pilot, lambda: gone not in sessions.rows, what="the erased session")
+        assert whole.whole >= 1
+        assert sessions.cursor_key() == sid and screen.session_id == sid
