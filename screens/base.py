@@ -6,10 +6,20 @@ returns plain data, never touches a widget) and ``show_data(data)`` (runs on the
 once the data is shown the screen posts ``Loaded`` (its other loads post it with their part).
 While the screen is the one on top, a timer asks the store for ``PRAGMA data_version`` in a thread
 worker every ``app.refresh_seconds``; when it moved — a harness or another ``lca-tui`` committed —
-the screen reloads. A screen in the background (another mode, or under a modal) is not polled;
-when it comes back it compares the version its data was read at with the one the app last saw
-(``LcaApp.known_version``) and reloads only if they differ: a switch back costs no query. The
-header says that the screen follows the store and when the store file last changed.
+the screen follows the change. A screen in the background (another mode, or under a modal) is
+not polled; when it comes back it compares the version its data was read at with the one the app
+last saw (``LcaApp.known_version``) and follows only if they differ: a switch back costs no
+query. The header says that the screen follows the store and when the store file last changed.
+
+Following a change (issue 28): a screen that sets ``FOLLOWS`` keeps the ``ChangeMark`` its data
+was read at; on a change a worker asks the store what moved since (``Store.changes_since``, a few
+indexed queries), the screen's ``read_changes(changes)`` reads only what that needs (the new
+entries, the touched rows) and ``apply_changes(changes, part)`` puts it on screen in place,
+the cursor and the scroll kept (``keep_place``); ``Loaded`` says ``changes``. Where a change
+cannot be applied in place (``Changes.in_place`` False: an erasure, a redaction, a reindex, a
+sensitivity mark; or ``read_changes`` returns ``WHOLE``) the same worker reads the data again
+whole (``load_data``) and the screen keeps its cursor on the same record. A screen without
+``FOLLOWS`` reloads whole on a change, as before.
 
 Shared keys: ``/`` filters the focused table (or the screen's first), ``z`` maximises the focused
 pane (esc or ``z`` restores), ``b`` hides or shows the screen's side pane (``SIDE_PANE``), ``y``
@@ -41,9 +51,26 @@ from widgets.table import FilterTable
 
 if TYPE_CHECKING:
     from lca_tui.app import LcaApp
+    from store import ChangeMark, Changes
 
 NARROW = 100
 SHORT = 32
+WHOLE: Any = object()
+"""What ``read_changes`` returns when the change cannot be applied in place."""
+
+
+def keep_place(table: DataTable[Any], fill: Any, key: str | None = None) -> None:
+    """Run ``fill()`` (which refills ``table``) keeping the cursor on the row with the same key
+    (``key``, else the one under the cursor) and that row where it was in view: rows added above
+    it scroll the view with it."""
+    if key is None and table.row_count:
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    row, y = table.cursor_row, table.scroll_y
+    fill()
+    if key is not None and key in table.rows:
+        new = table.get_row_index(key)
+        table.move_cursor(row=new, animate=False, scroll=False)
+        table.scroll_to(y=max(0, y + new - row), animate=False, immediate=True)
 
 
 class FilterInput(Input):
@@ -91,6 +118,9 @@ class StoreScreen(Screen[None]):
     SIDE_AUTO_HIDE: ClassVar[str | None] = None
     """``-short`` / ``-narrow``: start with the side pane hidden at that size."""
     ALLOW_IN_MAXIMIZED_VIEW: ClassVar[str] = "Header, Footer"
+    FOLLOWS: ClassVar[bool] = False
+    """Whether the screen applies the store's changes in place (``read_changes`` /
+    ``apply_changes``) rather than reloading whole."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="filter"),
@@ -112,6 +142,17 @@ class StoreScreen(Screen[None]):
         data: Any
         version: int
         changed: str | None = None
+        mark: ChangeMark | None = None
+
+    @dataclass
+    class ChangesFetched(Message):
+        """A follow worker read what moved (``changes``) and what applying it needs (``part``)."""
+
+        changes: Changes
+        part: Any
+        version: int
+        changed: str | None
+        token: int
 
     @dataclass
     class Loaded(Message):
@@ -137,6 +178,10 @@ class StoreScreen(Screen[None]):
         self._watching = False
         self._store_changed: str | None = None
         self._side: bool | None = None  # None: as the size says
+        self._mark: ChangeMark | None = None
+        self._follow_token = 0  # a whole read makes a follow read still under way stale
+        self.followed = 0
+        """How many changes were applied in place (tests)."""
         self.last_export: Path | None = None
         """The CSV file ``x`` wrote last (None before the first)."""
 
@@ -160,6 +205,14 @@ class StoreScreen(Screen[None]):
     def show_data(self, data: Any) -> None:
         """Put loaded data on screen (main thread)."""
 
+    def read_changes(self, changes: Changes) -> Any:
+        """What applying ``changes`` needs, read in the follow worker (no widgets here);
+        ``WHOLE``: read the data again whole instead. Only called for ``changes.in_place``."""
+        return WHOLE
+
+    def apply_changes(self, changes: Changes, part: Any) -> None:
+        """Put what ``read_changes`` read on screen, in place (main thread)."""
+
     def selected_id(self) -> str | None:
         """The id of what is selected (``y`` copies it): by default the focused table's row."""
         table = self.focused if isinstance(self.focused, FilterTable) else None
@@ -182,23 +235,64 @@ class StoreScreen(Screen[None]):
         self._show_status()
         if self._seen_version is not None and known is not None \
                 and known != self._seen_version and not self._load_pending:
-            self.reload()
+            self.follow()
 
     def reload(self) -> None:
         """Load again (in a worker); the latest request wins."""
         self._load_pending = True
+        self._follow_token += 1
         self._load()
+
+    def follow(self) -> None:
+        """The store changed: apply what moved in place (``FOLLOWS``), else reload whole."""
+        if not self.FOLLOWS or self._mark is None:
+            self.reload()
+            return
+        self._load_pending = True
+        self._follow_token += 1
+        self._follow(self._mark, self._follow_token)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:
         version = self.lca.data_version()
         self.lca.follow_erasures()
+        mark = self.lca.store.changes_since().now if self.FOLLOWS else None
         data = self.load_data()
-        self.post_message(self.Fetched(data, version, self.lca.store_changed_at()))
+        self.post_message(self.Fetched(data, version, self.lca.store_changed_at(), mark))
+
+    @work(thread=True, exclusive=True, group="follow", exit_on_error=False)
+    def _follow(self, mark: ChangeMark, token: int) -> None:
+        version = self.lca.data_version()
+        self.lca.follow_erasures()
+        changes = self.lca.store.changes_since(mark)
+        part = self.read_changes(changes) if changes.in_place else WHOLE
+        changed = self.lca.store_changed_at()
+        if part is WHOLE:
+            self.post_message(self.Fetched(self.load_data(), version, changed, changes.now))
+        else:
+            self.post_message(self.ChangesFetched(changes, part, version, changed, token))
+
+    @on(ChangesFetched)
+    def _on_changes(self, message: ChangesFetched) -> None:
+        message.stop()
+        if message.token != self._follow_token:
+            return  # a whole read was asked for since: it has the change
+        self._seen_version = message.version
+        self.lca.known_version = message.version
+        self._load_pending = False
+        self._mark = message.changes.now
+        self._store_changed = message.changed or self._store_changed
+        if message.changes.any:
+            self.apply_changes(message.changes, message.part)
+            self.followed += 1
+        self._show_status()
+        self.loaded("changes")
 
     @on(Fetched)
     def _on_fetched(self, message: Fetched) -> None:
         message.stop()
+        if message.mark is not None:
+            self._mark = message.mark
         self._seen_version = message.version
         self.lca.known_version = message.version  # a fresh read: what the app knows now
         self._load_pending = False
@@ -237,7 +331,7 @@ class StoreScreen(Screen[None]):
         self._show_status()
         if self._seen_version is not None and message.version != self._seen_version \
                 and not self._load_pending:
-            self.reload()
+            self.follow()
 
     def _show_status(self) -> None:
         """The header: the store's name, that this screen follows it, when it last changed."""

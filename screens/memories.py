@@ -1,11 +1,17 @@
 """Memories (screen 5): every durable memory in a filterable table; one memory's metadata,
 load error, integrity problems and body; its evidence (enter opens the entry in Transcript) and
-its supersession chain as a tree."""
+its supersession chain as a tree.
+
+On a change in the store the screen reads only the memories written or touched since
+(``Store.changes_since``, then ``list_memories(ids=…)``) and the integrity problems again: a
+changed row is updated in its cells where its place and its filter words hold, else the table is
+laid out again from the rows in memory with the cursor on the same memory; the detail is read
+again when its memory was touched."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -16,7 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static, Tree
 
-from screens.base import NARROW, FilterInput, StoreScreen
+from screens.base import NARROW, FilterInput, StoreScreen, keep_place
 from screens.memory_view import (
     body_text,
     evidence_where,
@@ -40,6 +46,9 @@ from widgets.footer import FitFooter
 from widgets.chain_tree import ChainTree
 from widgets.safe import cell
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:
+    from store import Changes
 
 TEXT_MIN = 16
 TEXT_WIDTH = 200  # cells are cut again to the stretching column's width
@@ -118,6 +127,7 @@ class MemoriesScreen(StoreScreen):
     SIDE_NAME = "Evidence and chain"
     OPENS: ClassVar[frozenset[str]] = frozenset({"memory"})
     COPY_WHAT = "memory"  # y says what it copied
+    FOLLOWS = True
     WRITES: ClassVar[frozenset[str]] = frozenset({"reveal"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reveal", "Reveal", id="memories-reveal"),
@@ -229,6 +239,59 @@ class MemoriesScreen(StoreScreen):
         return MemoriesData(rows, problems, detail, paged, page.before, page.total,
                             unfiltered, page.active)
 
+    def read_changes(self, changes: Changes) -> MemoriesData | None:
+        """The memories touched since, the integrity problems, the selected one's detail if it
+        is among them (a paged store: nothing here, ``apply_changes`` reads its page again)."""
+        if not changes.memories or self.query_one("#memory-table", FilterTable).paged:
+            return None
+        store = self.lca.store
+        rows = store.list_memories(ids=changes.memories)
+        selected = self.selected
+        detail = None
+        if selected is not None and selected in changes.memories:
+            try:
+                detail = store.memory_detail(selected)
+            except NotFound:
+                detail = None
+        return MemoriesData(rows, store.integrity(), detail)
+
+    def apply_changes(self, changes: Changes, part: MemoriesData | None) -> None:
+        table = self.query_one("#memory-table", FilterTable)
+        if part is None:
+            if changes.memories and table.paged:
+                self.reload()  # the page shown, read again (its window is kept)
+            return
+        before = self.rows
+        fresh = {r.id: r for r in part.rows}
+        merged = [fresh.pop(r.id, r) for r in before] + list(fresh.values())
+        if fresh:
+            merged.sort(key=lambda r: (r.type or "", r.name, r.id))
+        old_problems = self.problems
+        self._set_problems(part.problems)
+        self.rows = merged
+        narrow = "tags" not in [k.value for k in table.columns]
+        olds = {r.id: r for r in before}
+        same = [r.id for r in merged] == [r.id for r in before] and \
+            old_problems == self.problems and all(
+                self._cells(olds[r.id], narrow)[1] == self._cells(r, narrow)[1]
+                for r in part.rows)
+        if same:  # the touched rows' cells only
+            keys = [k.value for k in table.columns]
+            for r in part.rows:
+                for key, value in zip(keys, self._cells(r, narrow)[0], strict=False):
+                    table.update_cell(str(r.id), key, value)
+            self._title(table)
+        else:
+            keep_place(table, self.refill)
+        if part.detail is not None and part.detail.row.id == self.selected:
+            self._show_detail(part.detail)
+
+    def _set_problems(self, problems: list[IntegrityProblem]) -> None:
+        self.problems = {}
+        for p in problems:
+            for mid in p.memory_ids:
+                self.problems.setdefault(mid, []).append(p)
+
     def show_data(self, data: MemoriesData) -> None:
         table = self.query_one("#memory-table", FilterTable)
         if data.paged:
@@ -245,10 +308,7 @@ class MemoriesScreen(StoreScreen):
                         else None, False)
         self.rows = data.rows
         if not data.paged:  # (a paged store's come apart, ``_load_problems``)
-            self.problems = {}
-        for p in data.problems:
-            for mid in p.memory_ids:
-                self.problems.setdefault(mid, []).append(p)
+            self._set_problems(data.problems)
         if self.selected is None and data.detail is not None:
             self.selected = data.detail.row.id
         self.refill()
@@ -277,6 +337,11 @@ class MemoriesScreen(StoreScreen):
 
     def _add(self, table: FilterTable, r: MemoryRow, narrow: bool) -> None:
         """One memory's row (the filter of a short list applies as it is added)."""
+        cells, search = self._cells(r, narrow)
+        table.add_row(*cells, key=str(r.id), search=search)
+
+    def _cells(self, r: MemoryRow, narrow: bool) -> tuple[list[Any], str]:
+        """A memory's cells and the words the filter looks at besides them."""
         cells: list[Any] = [
             Text(str(r.id), justify="right"), cell(r.type or "-"),
             cell(r.status, style="" if r.status == "active" else "italic"),
@@ -286,12 +351,12 @@ class MemoriesScreen(StoreScreen):
         if not narrow:
             cells.append(cell(", ".join(r.tags)))
         cells.append(text_cell(r, TEXT_WIDTH))
-        # the filter looks at the whole name, description and text (the cell shows
-        # their start) and every tag, a secret memory's text excepted
+        # the filter looks at the whole name, description and text (the cell shows their
+        # start) and every tag, a secret memory's text excepted
         words = [r.name, r.description or "", ", ".join(r.tags)]
         if not r.masked and r.text:
             words.append(r.text)
-        table.add_row(*cells, key=str(r.id), search=" ".join(words))
+        return cells, " ".join(words)
 
     # -- pages of a long list ------------------------------------------------------------
     @on(FilterTable.PageWanted, "#memory-table")
@@ -339,10 +404,7 @@ class MemoriesScreen(StoreScreen):
 
     @on(ProblemsLoaded)
     def _problems_loaded(self, message: ProblemsLoaded) -> None:
-        self.problems = {}
-        for p in message.problems:
-            for mid in p.memory_ids:
-                self.problems.setdefault(mid, []).append(p)
+        self._set_problems(message.problems)
         table = self.query_one("#memory-table", FilterTable)
         for r in self.rows:
             if r.id in self.problems:

@@ -1,4 +1,9 @@
-"""Overview: the store at a glance — where it is, what it holds, its embedder, latest sessions."""
+"""Overview: the store at a glance — where it is, what it holds, its embedder, latest sessions.
+
+On a change in the store the screen reads the counts again (``Store.stats``) and only what the
+change touched (``Store.changes_since``): the latest sessions when entries came, the context
+pressure when a snapshot did, the last consolidation pass when proposals moved, the health
+line when a scan was stored; the daemon's state is not asked again."""
 
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from widgets.safe import cell, join, number, safe_text
 from widgets.table import FilterTable
 
 if TYPE_CHECKING:  # records only: their modules load with the data, after the first frame
-    from store import PassSummary, ScanResult, Series, SessionInfo, Stats
+    from store import Changes, PassSummary, ScanResult, Series, SessionInfo, Stats
 
 LATEST = 5
 PROBE_S = 1.0  # seconds a daemon has to answer the Overview's status request
@@ -46,6 +51,19 @@ class OverviewData:
     pressure: Series | None
     daemon: dict[str, Any] | None = None  # `lca-tui serve`'s state (client.probe)
     consolidation: PassSummary | None = None
+
+
+@dataclass(frozen=True)
+class OverviewChanges:
+    """What a change needs: the counts, and what moved of the rest (None: unchanged)."""
+
+    stats: Stats
+    latest: list[SessionInfo] | None
+    pressure: Series | None
+    pressure_moved: bool
+    consolidation: PassSummary | None
+    consolidation_moved: bool
+    scan_moved: bool
 
 
 @dataclass
@@ -216,6 +234,7 @@ class OverviewScreen(StoreScreen):
         "appears within a second or so, without a restart; the header says when the store "
         "last changed."
     )
+    FOLLOWS = True
     AUTO_FOCUS = "#overview-health"  # enter opens Health first, as docs/app.md says
     SIDE_PANE = "#overview-top"
     SIDE_NAME = "Store panes"
@@ -301,6 +320,42 @@ class OverviewScreen(StoreScreen):
         pressure = store.series(key.session_id, key.agent) if key else None
         return OverviewData(stats, latest, pressure, daemon_status(store.path),
                             store.last_consolidation())
+
+    def read_changes(self, changes: Changes) -> OverviewChanges:
+        store = self.lca.store
+        latest = store.sessions(limit=LATEST) if changes.sessions else None
+        pressure = None
+        if changes.moved("snapshot"):
+            key = store.latest_series_key()
+            pressure = store.series(key.session_id, key.agent) if key else None
+        moved = changes.moved("proposal") or bool(changes.proposals)
+        return OverviewChanges(store.stats(), latest, pressure, changes.moved("snapshot"),
+                               store.last_consolidation() if moved else None, moved,
+                               changes.moved("scan"))
+
+    def apply_changes(self, changes: Changes, part: OverviewChanges) -> None:
+        from dataclasses import replace
+
+        from screens.proposal_view import pass_line
+
+        data = self._data
+        if data is None:
+            return
+        latest = part.latest if part.latest is not None else data.latest
+        data = replace(data, stats=part.stats, latest=latest,
+                       pressure=part.pressure if part.pressure_moved else data.pressure,
+                       consolidation=part.consolidation if part.consolidation_moved
+                       else data.consolidation)
+        self._data = data
+        self._show_counts(data.stats, latest, data.daemon)
+        if part.pressure_moved:
+            self.query_one(PressureSummary).show(data.pressure, self.lca.now())
+        if part.consolidation_moved:
+            self.query_one("#overview-consolidation", Static).update(
+                pass_line(data.consolidation, self.lca.now()))
+        self._show_store()
+        if part.scan_moved:
+            self._load_health()
 
     @on(CountsFetched)
     def _counts_fetched(self, message: CountsFetched) -> None:

@@ -1,5 +1,10 @@
 """Proposals (screen 4): the approval queue for governed memory writes, one proposal's
-candidate, diff, checks with their evidence, and the keys that decide it."""
+candidate, diff, checks with their evidence, and the keys that decide it.
+
+On a change in the store the screen reads only the proposals written or updated since
+(``Store.changes_since``, then ``proposals(ids=…)``): a changed row is updated in its cells
+where the queue's order holds, else the queue is laid out again from the rows in memory with
+the cursor on the same proposal; the detail is read again when its proposal was touched."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -22,7 +27,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from screens.base import NARROW, FilterInput, StoreScreen
+from screens.base import NARROW, FilterInput, StoreScreen, keep_place
 from screens.navigation import OpenRecord
 from screens.proposal_modals import (
     ApproveChoice,
@@ -48,13 +53,22 @@ from screens.proposal_view import (
     outcome_text,
     target_label,
 )
-from store import NEEDS_CONTENT, ProposalError, ProposalSummary, RecordRef, StoreError
+from store import (
+    NEEDS_CONTENT,
+    ProposalError,
+    ProposalSummary,
+    RecordRef,
+    StoreError,
+)
 from store import plural
 from widgets.footer import FitFooter
 from widgets.diff_view import DiffView
 from widgets.fmt import ago
 from widgets.safe import cell
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:
+    from store import Changes
 
 NAME_ROOM = 24  # the name keeps 16 + this many cells before op and target grow (160 columns)
 DECIDABLE = ("pending", "failed")
@@ -152,6 +166,7 @@ class ProposalsScreen(StoreScreen):
     SIDE_NAME = "Queue"
     OPENS: ClassVar[frozenset[str]] = frozenset({"proposal"})
     COPY_WHAT = "proposal"  # y says what it copied
+    FOLLOWS = True
     WRITES: ClassVar[frozenset[str]] = frozenset(
         {"approve", "reject", "edit", "edit_external", "consolidate"})
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -254,11 +269,45 @@ class ProposalsScreen(StoreScreen):
         detail = load_detail(self.lca.store, wanted) if wanted is not None else None
         return QueueData(rows, detail)
 
+    def read_changes(self, changes: Changes) -> QueueData | None:
+        """The proposals touched since, and the selected one's detail if it is among them."""
+        if not changes.proposals:
+            return None
+        rows = self.lca.store.proposals(ids=changes.proposals)
+        selected = self.selected
+        detail = load_detail(self.lca.store, selected) if selected in changes.proposals \
+            and selected is not None else None
+        return QueueData(rows, detail)
+
+    def apply_changes(self, changes: Changes, part: QueueData | None) -> None:
+        if part is None:
+            return
+        table = self.query_one("#proposal-queue", FilterTable)
+        before = [r.id for r in self.rows]
+        fresh = {r.id: r for r in part.rows}
+        merged = [fresh.pop(r.id, r) for r in self.rows] + list(fresh.values())
+        self.rows = order(merged)
+        self._retitle_queue()
+        if [r.id for r in self.rows] == before:  # the order holds: the touched cells only
+            styles, keys = self._styles(), [k.value for k in table.columns]
+            for r in part.rows:
+                for key, value in zip(keys, self._row_cells(r, styles), strict=False):
+                    table.update_cell(str(r.id), key, value)
+        else:
+            keep_place(table, self.refill)
+        if part.detail is not None and part.detail.info.id == self.selected:
+            self._show_detail(part.detail)
+        elif self.selected is None and self.rows:
+            self._follow_cursor(table)
+
+    def _retitle_queue(self) -> None:
+        pending = sum(1 for r in self.rows if r.status == "pending")
+        self.query_one("#proposal-queue", DataTable).border_title = \
+            f"Queue · {pending} pending of {len(self.rows)}"
+
     def show_data(self, data: QueueData) -> None:
         self.rows = data.rows
-        pending = sum(1 for r in data.rows if r.status == "pending")
-        table = self.query_one("#proposal-queue", DataTable)
-        table.border_title = f"Queue · {pending} pending of {len(data.rows)}"
+        self._retitle_queue()
         if self.selected is None and data.detail is not None:
             self.selected = data.detail.info.id
         self.refill()

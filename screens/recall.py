@@ -1,10 +1,14 @@
 """Recall: the traces of every recall, and one trace's candidates with their six terms, the
-weighted contributions as a stacked bar, score, decision and reason."""
+weighted contributions as a stacked bar, score, decision and reason.
+
+On a change in the store the screen reads only the traces newer than the last it knows
+(``Store.changes_since``, then ``traces(after_id=…)``) and puts them at the top of the list (the
+latest 200 kept), the cursor and the shown trace where they were."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -15,7 +19,7 @@ from textual.events import Resize
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Header, Input, Select, Static
 
-from screens.base import StoreScreen
+from screens.base import StoreScreen, keep_place
 from screens.navigation import OpenRecord
 from store import TRACE_MASK as MASK
 from store import Candidate, Move, RecordRef, Trace, moves_line, term_text, visible
@@ -25,9 +29,13 @@ from widgets.safe import cell, join, safe_text
 from widgets.score_bar import bar_text, legend_text, palette_from_theme, scale_for
 from widgets.table import FilterTable
 
+if TYPE_CHECKING:
+    from store import Changes
+
 CHANNELS = ("private", "shared", "public")
 
 BAR_WIDTH = 18
+TRACE_LIMIT = 200  # the latest traces listed (``Store.traces``'s default)
 NEG_CELLS = 3
 DECISION_STYLE = {"injected": "bold", "policy_filtered": "italic", "superseded": "italic"}
 
@@ -129,6 +137,7 @@ class RecallScreen(StoreScreen):
     SIDE_PANE = "#recall-traces"
     SIDE_NAME = "Traces"
     OPENS: ClassVar[frozenset[str]] = frozenset({"trace"})
+    FOLLOWS = True
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new_recall", "New recall", id="recall-new"),
         Binding("r", "rerun", "Re-run", id="recall-rerun"),
@@ -229,21 +238,46 @@ class RecallScreen(StoreScreen):
             trace = self.lca.store.trace(wanted)
         return RecallData(traces, trace)
 
-    def show_data(self, data: RecallData) -> None:
-        self.traces = data.traces
+    def read_changes(self, changes: Changes) -> list[Trace] | None:
+        """The traces newer than those known (none when no trace was written)."""
+        if changes.since is None or not changes.moved("trace"):
+            return None
+        return self.lca.store.traces(after_id=changes.since.trace)
+
+    def apply_changes(self, changes: Changes, part: list[Trace] | None) -> None:
+        if not part:
+            return
+        known = {t.id for t in self.traces}
+        new = [t for t in part if t.id not in known]
+        merged = sorted(new + self.traces, key=lambda t: t.id or 0, reverse=True)
+        self.traces = sorted(merged, key=lambda t: t.ts, reverse=True)[:TRACE_LIMIT]
+        table = self.query_one("#recall-traces", FilterTable)
+        table.border_title = f"Traces ({len(self.traces):,})"
+        keep = str(self.trace_id) if self.trace_id is not None else None
+        keep_place(table, lambda: self._fill_traces(self.trace_id), key=keep)
+        if self.trace_id is None and self.traces:
+            self.trace_id = self.traces[0].id
+            self._load_trace(self.traces[0].id)
+
+    def _fill_traces(self, selected: int | None) -> None:
         table = self.query_one("#recall-traces", DataTable)
-        table.border_title = f"Traces ({len(data.traces):,})"
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
-            for t in data.traces:
+            for t in self.traces:
                 origin = f"re-run {t.rerun_of}" if t.rerun_of else t.origin.replace("-event", "")
                 table.add_row(cell(when(t.ts, with_seconds=True)), cell(origin),
                               Text("-" if t.latency_ms is None else f"{t.latency_ms:.1f}",
                                    justify="right"),
                               Text(f"{t.injected} / {t.considered}", justify="right"),
                               cell(t.query), key=str(t.id))
-            if data.trace is not None and str(data.trace.id) in table.rows:
-                table.move_cursor(row=table.get_row_index(str(data.trace.id)), animate=False)
+            if selected is not None and str(selected) in table.rows:
+                table.move_cursor(row=table.get_row_index(str(selected)), animate=False)
+
+    def show_data(self, data: RecallData) -> None:
+        self.traces = data.traces
+        table = self.query_one("#recall-traces", DataTable)
+        table.border_title = f"Traces ({len(data.traces):,})"
+        self._fill_traces(data.trace.id if data.trace is not None else None)
         if data.trace is not None:
             self._show_trace(data.trace)
         elif not data.traces:

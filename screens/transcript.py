@@ -1,9 +1,17 @@
-"""Transcript: sessions, the selected session's entries verbatim, and search over everything."""
+"""Transcript: sessions, the selected session's entries verbatim, and search over everything.
+
+On a change in the store the screen reads only the sessions that have new entries
+(``Store.changes_since``, then ``sessions(ids=…)``) and the shown session's entries newer than
+the last one shown (``entries(after_id=…)``): a session's row is updated in its cells (a new
+session or a new order lays the list out again from memory, the cursor on the same session),
+the new entries are appended below the others, the cursor where it was. The shown session's
+entries are read again whole only when a new one belongs before the last shown (interleaved by
+time, a worker's entry from earlier) or the list's time column changes (a second day)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -14,14 +22,25 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
-from screens.base import StoreScreen
+from screens.base import StoreScreen, keep_place
 from screens.navigation import OpenRecord
-from store import EntryInfo, EntryPage, RecordRef, SearchHit, SessionInfo, agent_label, visible
+from store import (
+    EntryInfo,
+    EntryPage,
+    RecordRef,
+    SearchHit,
+    SessionInfo,
+    agent_label,
+    visible,
+)
 from widgets.footer import FitFooter
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when
 from widgets.safe import cell, number
 from widgets.table import FilterTable
+
+if TYPE_CHECKING:
+    from store import Changes
 
 SEARCH_MODES = ("hybrid", "fts", "semantic")
 SETTLE_S = 0.12
@@ -44,6 +63,23 @@ class EntriesLoaded(Message):
     before: int = 0
     total: int = 0
     unfiltered: int = 0
+
+
+@dataclass(frozen=True)
+class TranscriptChanges:
+    """What a change needs: the sessions with new entries, and the shown one's new entries."""
+
+    sessions: list[SessionInfo]
+    session_id: str | None
+    agent: str | None
+    after_id: int
+    entries: list[EntryInfo]
+
+
+def session_order(rows: list[SessionInfo]) -> list[SessionInfo]:
+    """Latest first (last entry, else start), as ``Store.sessions`` orders them."""
+    by_id = sorted(rows, key=lambda s: s.id)
+    return sorted(by_id, key=lambda s: s.ended_at or s.started_at or "", reverse=True)
 
 
 @dataclass
@@ -89,6 +125,7 @@ class TranscriptScreen(StoreScreen):
     SIDE_NAME = "Sessions"
     SIDE_AUTO_HIDE = "-short"
     OPENS: ClassVar[frozenset[str]] = frozenset({"session"})
+    FOLLOWS = True
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "search", "Search", id="transcript-search"),
         Binding("ctrl+t", "search_mode", "Search mode", id="transcript-search-mode"),
@@ -114,6 +151,7 @@ class TranscriptScreen(StoreScreen):
         self._by_id: dict[int, EntryInfo] = {}
         self._one_day: str | None = None
         self._loaded_count: int | None = None
+        self._last_entry_id = 0  # the highest id of the entries shown
         self._last_search: tuple[str, str] = ("", SEARCH_MODES[0])
         self.revealed: set[int] = set()
         """Ids of secret entries revealed on purpose (``r``); masked again when another
@@ -168,20 +206,94 @@ class TranscriptScreen(StoreScreen):
     def load_data(self) -> list[SessionInfo]:
         return self.lca.store.sessions()
 
+    def read_changes(self, changes: Changes) -> TranscriptChanges | None:
+        """The sessions with new entries; the shown session's entries newer than those shown."""
+        if not changes.sessions:
+            return None
+        store = self.lca.store
+        sid, agent, after = self.session_id, self.agent, self._last_entry_id
+        entries = store.entries(sid, agent, by_time=agent is None, after_id=after) \
+            if sid is not None and sid in changes.sessions and after else []
+        return TranscriptChanges(store.sessions(ids=changes.sessions), sid, agent, after,
+                                 entries)
+
+    def apply_changes(self, changes: Changes, part: TranscriptChanges | None) -> None:
+        if part is None:
+            return
+        table = self.query_one("#sessions", FilterTable)
+        before = [s.id for s in self.sessions]
+        fresh = {s.id: s for s in part.sessions}
+        merged = [fresh.pop(s.id, s) for s in self.sessions] + list(fresh.values())
+        self.sessions = session_order(merged) if fresh else merged
+        table.border_title = f"Sessions ({len(self.sessions):,})"
+        if [s.id for s in self.sessions] == before:
+            keys = [k.value for k in table.columns]
+            for s in part.sessions:
+                for key, value in zip(keys, self._session_cells(s), strict=False):
+                    table.update_cell(s.id, key, value)
+        else:
+            keep_place(table, self._fill_sessions, key=self.session_id)
+        if self.session_id is None and self.sessions:
+            self.session_id = self.sessions[0].id
+            self._request_entries()
+        elif part.session_id == self.session_id and part.agent == self.agent \
+                and part.after_id == self._last_entry_id:
+            self._append_entries(part.entries)
+
+    def _append_entries(self, new: list[EntryInfo]) -> None:
+        """The shown session's new entries below the others (the cursor stays where it is);
+        read again whole when one belongs before the last shown or a second day begins."""
+        if not new:
+            return
+        last_ts = next((e.ts for e in reversed(self.entries) if e.ts), None)
+        days = {day(e.ts) for e in self.entries + new} - {None}
+        one_day = next(iter(days)) if len(days) == 1 else None
+        if (self.agent is None and last_ts is not None
+                and any(e.ts is not None and e.ts < last_ts for e in new)) \
+                or one_day != self._one_day:
+            self._request_entries()
+            return
+        table = self.query_one("#entries", FilterTable)
+        self._last_entry_id = max(self._last_entry_id, max(e.id for e in new))
+        if table.paged:  # a long session: its totals grow; rows only below the last page
+            table.unfiltered_total += len(new)
+            if table.page_after or table.filter_text:  # read as pages when scrolled to
+                table.page_shown(table.page_before, table.page_total + (
+                    0 if table.filter_text else len(new)))
+                self._title_lists()
+                return
+            table.page_total += len(new)
+        stamp = clock if self._one_day else short_when
+        self.entries = self.entries + new
+        for e in new:
+            self._by_id[e.id] = e
+            table.add_row(*self._entry_cells(e, stamp), key=str(e.id))
+        session = self._session()
+        self._loaded_count = session.entries if session else None
+        if len(self.entries) == len(new):  # the list was empty: show the first
+            self._show_highlighted()
+        self._title_lists()
+
+    def _session_cells(self, s: SessionInfo) -> list[Any]:
+        return [cell(s.id[:8], style="dim"), cell(when(s.started_at)), cell(when(s.ended_at)),
+                number(s.entries), cell(agents_mark(s)), cell(s.format), cell(s.project or "-")]
+
+    def _fill_sessions(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for s in self.sessions:
+                table.add_row(*self._session_cells(s), key=s.id)
+            if self.session_id is not None and self.session_id in table.rows:
+                table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
+
     def show_data(self, data: list[SessionInfo]) -> None:
         self.sessions = data
         table = self.query_one("#sessions", DataTable)
         table.border_title = f"Sessions ({len(data):,})"
         if self.session_id is None and data:
             self.session_id = data[0].id
-        with self.prevent(DataTable.RowHighlighted):
-            table.clear()
-            for s in data:
-                table.add_row(cell(s.id[:8], style="dim"), cell(when(s.started_at)),
-                              cell(when(s.ended_at)), number(s.entries), cell(agents_mark(s)),
-                              cell(s.format), cell(s.project or "-"), key=s.id)
-            if self.session_id is not None and self.session_id in table.rows:
-                table.move_cursor(row=table.get_row_index(self.session_id), animate=False)
+        self._fill_sessions()
         if not data:
             self.query_one(EntryView).show_note(
                 "No sessions in this store yet: `lca-tui ingest PATH...` imports some.")
@@ -306,12 +418,11 @@ class TranscriptScreen(StoreScreen):
         if time_column is not None and time_column.width != (8 if self._one_day else 14):
             time_column.width = 8 if self._one_day else 14
             table.fit_stretch()
+        self._last_entry_id = max((e.id for e in message.entries), default=0)
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for e in message.entries:
-                table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
-                              cell(agent_label(e.agent, short=True)), number(e.tokens),
-                              self._text_cell(e), key=str(e.id))
+                table.add_row(*self._entry_cells(e, stamp), key=str(e.id))
             table.page_shown(message.before, message.total)
         target = (self.entries[-1].id if message.which == "last" and self.entries
                   else self._target_entry(keep if same_session else None))
@@ -330,12 +441,14 @@ class TranscriptScreen(StoreScreen):
                     continue
                 self.entries.append(e)
                 self._by_id[e.id] = e
-                table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
-                              cell(agent_label(e.agent, short=True)), number(e.tokens),
-                              self._text_cell(e), key=str(e.id))
+                table.add_row(*self._entry_cells(e, stamp), key=str(e.id))
         table.page_shown(table.page_before, message.total)
         self._title_lists()
         self.loaded("entries")
+
+    def _entry_cells(self, e: EntryInfo, stamp: Any) -> list[Any]:
+        return [number(e.seq), cell(stamp(e.ts)), cell(e.kind),
+                cell(agent_label(e.agent, short=True)), number(e.tokens), self._text_cell(e)]
 
     def _text_cell(self, e: EntryInfo) -> Text:
         """The entry's text for the list; a secret entry's is masked until revealed."""

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     )
     from store.core.version import CODE_VERSION
     from store.core.writes import NewEntry, NewSession
+    from store.changes import ChangeMark, Changes
     from store.copy import CopyReport
     from store.harness.backends_bench import run_build_budget, run_side_by_side
     from store.demo import build_demo
@@ -267,6 +268,7 @@ PUBLIC: dict[str, str] = {
     "load_embedder": "store.core.embed", "run_bench": "store.bench",
     "synthetic_query": "store.bench", "synthetic_text": "store.bench", "TOPICS": "store.bench",
     "build_demo": "store.demo", "TourStep": "store.tour.steps", "CopyReport": "store.copy",
+    "ChangeMark": "store.changes", "Changes": "store.changes",
     "run_side_by_side": "store.harness.backends_bench",
     "run_build_budget": "store.harness.backends_bench",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",

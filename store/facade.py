@@ -71,7 +71,9 @@ Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
     ``memories()``, ``memory(id)``; ``data_version()`` changes whenever another connection
-    commits.
+    commits; ``changes_since(mark)`` what moved since a ``ChangeMark`` (the highest ids, the
+    sessions with new entries, the memories and proposals touched: a following screen applies
+    it).
 The store itself
     ``location`` (as shown to people), ``opened_as`` (what opens it again), ``on_server``
     (PostgreSQL rather than a file); ``write()`` a write transaction, waiting for the lock;
@@ -155,6 +157,7 @@ if TYPE_CHECKING:
     from store.recall import run as recall_run
     from store.recall import traces as recall_traces
     from store.recall.run import RecallResult
+    from store import changes as store_changes
     from store import copy as store_copy
     from store.tour import marker as tour_marker
     from store.tour.steps import TourStep
@@ -318,6 +321,10 @@ class Store(StoreBase):
                                 context_series.max_snapshot_id if TYPE_CHECKING else None)
     max_revision = operation("store.context.series:max_revision",
                              context_series.max_revision if TYPE_CHECKING else None)
+
+    # What changed since a mark (a following screen applies it in place).
+    changes_since = operation("store.changes:changes_since",
+                              store_changes.changes_since if TYPE_CHECKING else None)
 
     # -- consolidation -----------------------------------------------------------------
     def consolidate(self, session: str | None = None, *, use_proposer: bool = True,

@@ -411,14 +411,18 @@ class StoreBase:
                      server_version=server_version, vector_version=vector_version,
                      **stats_args)
 
-    def sessions(self, limit: int | None = None) -> list[SessionInfo]:
-        """Every session, latest first, with its entry count and agents."""
+    def sessions(self, limit: int | None = None, ids: Sequence[str] | None = None
+                 ) -> list[SessionInfo]:
+        """Every session (``ids``: those only), latest first, with its entry count and
+        agents."""
         query = (select(SessionRow, func.count(col(Entry.id)),
                         func.aggregate_strings(col(Entry.agent), ","))
                  .outerjoin(Entry, col(Entry.session_id) == SessionRow.id)
                  .group_by(col(SessionRow.id))
                  .order_by(func.coalesce(SessionRow.ended_at, SessionRow.started_at).desc(),
                            col(SessionRow.id)))
+        if ids is not None:
+            query = query.where(col(SessionRow.id).in_(list(ids)))
         if limit:
             query = query.limit(int(limit))
         with self.read() as conn, orm(conn) as s:
@@ -436,6 +440,9 @@ class StoreBase:
         """The session with this id, or the only one whose id starts with it."""
         if not session_id:
             raise NotFound("no session named: give a session id (`lca-tui sessions`)")
+        exact = self.sessions(ids=[session_id])  # the whole id: one session's entries counted
+        if exact:
+            return exact[0]
         every = self.sessions()
         for s in every:
             if s.id == session_id:
@@ -456,12 +463,16 @@ class StoreBase:
         return resolve_agent(agent, session.agents, f"session {session.id[:8]}")
 
     def entries(self, session_id: str, agent: str | None = None, offset: int = 0,
-                limit: int | None = None, by_time: bool = False) -> list[EntryInfo]:
+                limit: int | None = None, by_time: bool = False, after_id: int = 0
+                ) -> list[EntryInfo]:
         """A session's entries (``agent``: one agent's, a unique prefix will do), in ``seq``
         order, or with ``by_time`` interleaved by time (main agent and workers as they
-        happened; an entry without a time keeps its place after the one before it)."""
+        happened; an entry without a time keeps its place after the one before it);
+        ``after_id``: only those with a higher id (what a following screen appends)."""
         session = self.session(session_id)
         query = select(Entry).where(Entry.session_id == session.id)
+        if after_id:
+            query = query.where(col(Entry.id) > after_id)
         if agent:
             query = query.where(Entry.agent == resolve_agent(agent, session.agents,
                                                              f"session {session.id[:8]}"))

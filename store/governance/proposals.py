@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -699,9 +699,10 @@ def _applied_as(conn: Connection, rows: list[Proposal]
     return out
 
 
-def list_proposals(store: Store, status: str | None = None, limit: int | None = None
-                   ) -> list[ProposalSummary]:
-    """The queue, newest first (``status`` one of ``STATUSES``, or all)."""
+def list_proposals(store: Store, status: str | None = None, limit: int | None = None,
+                   ids: Sequence[int] | None = None) -> list[ProposalSummary]:
+    """The queue, newest first (``status`` one of ``STATUSES``, or all; ``ids``: those only,
+    what a following screen updates in place)."""
     if status is not None and status not in STATUSES:
         raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     with store.read() as conn:
@@ -709,6 +710,8 @@ def list_proposals(store: Store, status: str | None = None, limit: int | None = 
             query = select(Proposal).order_by(col(Proposal.ts).desc(), col(Proposal.id).desc())
             if status:
                 query = query.where(Proposal.status == status)
+            if ids is not None:
+                query = query.where(col(Proposal.id).in_(list(ids)))
             if limit:
                 query = query.limit(limit)
             rows = list(s.exec(query).all())

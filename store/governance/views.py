@@ -61,10 +61,11 @@ def memory_types(store: Store) -> list[str]:
     return sorted(t for t in found if t)
 
 
-def list_memories(store: Store, status: str | None = None, type: str | None = None
-                  ) -> list[MemoryRow]:
-    """Memories by type and name, filtered by ``status`` and ``type`` when given. A type no
-    memory has is an error (``ValueError``) naming the types there are."""
+def list_memories(store: Store, status: str | None = None, type: str | None = None,
+                  ids: Sequence[int] | None = None) -> list[MemoryRow]:
+    """Memories by type and name, filtered by ``status`` and ``type`` when given (``ids``:
+    those only, what a following screen updates in place). A type no memory has is an error
+    (``ValueError``) naming the types there are."""
     if status is not None and status not in MEMORY_STATUSES:
         raise ValueError(f"status must be one of {', '.join(MEMORY_STATUSES)}, got {status!r}")
     if type:
@@ -77,6 +78,8 @@ def list_memories(store: Store, status: str | None = None, type: str | None = No
         query = query.where(Memory.status == status)
     if type:
         query = query.where(Memory.type == type)
+    if ids is not None:
+        query = query.where(col(Memory.id).in_(list(ids)))
     with store.read() as conn:
         with orm(conn) as s:
             rows = s.exec(query).all()

@@ -91,10 +91,12 @@ def _candidate(r: CandidateRow, feedback: tuple[str, ...]) -> Candidate:
 
 
 def read_traces(conn: Connection, *, origin: str | None = None, limit: int | None = None,
-                newest_first: bool = True) -> list[Trace]:
-    """Traces without their candidates (of one ``origin`` when given), newest first or in
-    id order."""
+                newest_first: bool = True, after_id: int = 0) -> list[Trace]:
+    """Traces without their candidates (of one ``origin`` when given; ``after_id``: with a
+    higher id only), newest first or in id order."""
     query = select(TraceRow)
+    if after_id:
+        query = query.where(col(TraceRow.id) > after_id)
     if origin is not None:
         query = query.where(TraceRow.origin == origin)
     query = query.order_by(col(TraceRow.ts).desc(), col(TraceRow.id).desc()) if newest_first \
@@ -152,10 +154,11 @@ def _secret_sources(s: Any, rows: Sequence[CandidateRow]) -> set[tuple[str, int]
     return out
 
 
-def list_traces(store: Store, limit: int | None = 200) -> list[Trace]:
-    """Traces, newest first, without their candidates."""
+def list_traces(store: Store, limit: int | None = 200, after_id: int = 0) -> list[Trace]:
+    """Traces, newest first, without their candidates (``after_id``: only those newer than
+    that trace, what a following screen adds)."""
     with store.read() as conn:
-        return read_traces(conn, limit=limit)
+        return read_traces(conn, limit=limit, after_id=after_id)
 
 
 def get_trace(store: Store, trace_id: int) -> Trace:
