@@ -1,4 +1,4 @@
-"""Hand-run commands answered by the warm daemon (issue 28): `lca-tui recall` and `lca-tui
+"""Hand-run commands answered by the warm daemon: `lca-tui recall` and `lca-tui
 search` go to `lca-tui serve` when it runs, with the caller's `--set` (never the daemon's
 settings for what the request names) and `--read-only`, and give what the same command gives
 in-process; a `--set` the daemon cannot apply per request runs in-process."""
@@ -15,7 +15,7 @@ import lca_tui.output
 from lca_tui.cli import main
 from store.harness import client, paths
 from store.harness.daemon import Daemon
-from tests.conftest import CLAUDE_CODE
+from tests.conftest import CLAUDE_CODE, with_user_config
 from tests.helpers_harness import runtime_dir, serving  # noqa: F401
 
 
@@ -332,7 +332,7 @@ def test_health_show_of_an_unknown_signal_fails_as_in_process_and_stores_nothing
 def _caller_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     """The calling command's settings file (the daemon loaded its own when it started)."""
     cfg = tmp_path / "caller.toml"
-    cfg.write_text(text, encoding="utf-8")
+    cfg.write_text(with_user_config(text), encoding="utf-8")
     monkeypatch.setenv("LCA_CONFIG", str(cfg))
 
 
