@@ -48,6 +48,7 @@ from textual.worker import Worker, WorkerState
 from store import ReadOnly, plural, visible
 from widgets.fmt import ago
 from widgets.table import FilterTable
+from widgets.text_pane import TextPane
 
 if TYPE_CHECKING:
     from lca_tui.app import LcaApp
@@ -158,8 +159,11 @@ class StoreScreen(Screen[None]):
     class Loaded(Message):
         """Loaded data is on screen. ``part`` says which: ``screen`` for every ``load_data``
         shown; a screen's own loads name theirs (``counts``, ``entries``, ``detail``, ``rows``,
-        ``preview``, ``health``, ``full`` / ``tail``, ``pressure``). Nothing handles it: it
-        bubbles to the app, and tests wait on it (``tests.helpers_shell.LoadLog``)."""
+        ``preview``, ``health``, ``full`` / ``tail``, ``pressure``), and so does each action
+        finished (``erasure`` / ``redaction``, ``decision`` — failed or not —, ``pass``,
+        ``fix``, ``search``, ``recall``) and a long text's lines wrapped in a ``TextPane``
+        (``wrap``). Nothing handles it: it bubbles to the app, and tests wait on it and count
+        it (``tests.helpers_shell.LoadLog``)."""
 
         screen: StoreScreen
         part: str = "screen"
@@ -304,6 +308,11 @@ class StoreScreen(Screen[None]):
     def loaded(self, part: str = "screen") -> None:
         """Say that ``part``'s data is on screen (``Loaded``)."""
         self.post_message(self.Loaded(self, part))
+
+    @on(TextPane.Wrapped)
+    def _text_wrapped(self, message: TextPane.Wrapped) -> None:
+        message.stop()
+        self.loaded("wrap")
 
     # -- following the store ---------------------------------------------------------------
     def _tick(self) -> None:

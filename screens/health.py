@@ -176,8 +176,6 @@ class HealthScreen(StoreScreen):
         self.drilled: str | None = None
         self.views: list[RowView] = []
         self.fixing = False
-        self.fixes_done = 0
-        """How many drill-downs were shown (tests wait on it)."""
         self._last_scan = 0.0
         self._deferred: Timer | None = None
         self._force = False
@@ -429,7 +427,7 @@ class HealthScreen(StoreScreen):
     @on(FixDone)
     def _fixed(self, message: FixDone) -> None:
         self._end_fix()
-        self.fixes_done += 1
+        self.loaded("fix")
         self.notify(message.report.lines[0] if message.report.lines else message.report.fix,
                     title=f"{message.report.fix} done", markup=False, timeout=8)
         self.action_scan()

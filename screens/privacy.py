@@ -158,7 +158,6 @@ class PrivacyScreen(StoreScreen):
         self.tombstones: list[TombstoneInfo] = []
         self.delete_exports = False
         self.busy = False
-        self.runs = 0
         self._tree_scope = False
         """The tree shows a scope (its closure, or why it has none): the select follows."""
 
@@ -410,7 +409,7 @@ class PrivacyScreen(StoreScreen):
         r = message.result
         self.result = r
         self.busy = False
-        self.runs += 1
+        self.loaded("erasure" if r.action == "erase" else "redaction")
         self.query_one("#privacy-progress").display = False
         self._show_report(f"{r.action} of a {r.scope_kind} scope — tombstone "
                           f"{r.tombstone_id if r.tombstone_id is not None else '-'}",

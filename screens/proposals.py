@@ -189,9 +189,6 @@ class ProposalsScreen(StoreScreen):
         self.rows: list[ProposalSummary] = []
         self.detail: ProposalDetail | None = None
         self.selected: int | None = None
-        self.decisions = 0
-        """How many decisions (approve, reject, edit) finished (tests wait on it)."""
-        self.passes = 0
         self.last_pass: str | None = None
         self._token = 0
         self._narrow_cols: bool | None = None
@@ -609,7 +606,7 @@ class ProposalsScreen(StoreScreen):
     @on(Decided)
     def _decided(self, message: Decided) -> None:
         self._busy = None
-        self.decisions += 1
+        self.loaded("decision")
         if message.error is not None:
             self.notify(message.error, title=f"could not {message.action} proposal "
                         f"{message.proposal_id}", severity="error", markup=False, timeout=10)
@@ -699,7 +696,7 @@ class ProposalsScreen(StoreScreen):
     @on(PassDone)
     def _pass_done(self, message: PassDone) -> None:
         self._busy = None
-        self.passes += 1
+        self.loaded("pass")
         self.last_pass = pass_summary(message.report)
         self.notify(self.last_pass, title="consolidation pass", markup=False, timeout=10,
                     severity="warning" if message.report.proposer.get("error") else
@@ -714,7 +711,7 @@ class ProposalsScreen(StoreScreen):
             self._busy = None
             self.refresh_bindings()
         if group == "pass":
-            self.passes += 1
+            self.loaded("pass")
             self.last_pass = f"consolidation pass failed: {error}"
             self.refill()
 

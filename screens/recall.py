@@ -152,7 +152,6 @@ class RecallScreen(StoreScreen):
         self.moves: dict[str, Move] = {}
         self.moves_for: int | None = None
         self.moved_note = ""
-        self.recalls = 0
         self._candidate_keys: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
@@ -480,7 +479,7 @@ class RecallScreen(StoreScreen):
         fresh = message.trace.id not in {t.id for t in self.traces}
         self._show_trace(message.trace)
         if fresh:
-            self.recalls += 1
+            self.loaded("recall")
             self.query_one("#recall-input", Input).value = ""
             self.query_one("#recall-form").display = False
             self.query_one("#recall-candidates", DataTable).focus()

@@ -144,7 +144,6 @@ class TranscriptScreen(StoreScreen):
         self.entries: list[EntryInfo] = []
         self.hits: list[SearchHit] = []
         self.search_mode = SEARCH_MODES[0]
-        self.searches = 0
         self._token = 0
         self._goto_seq: int | None = None
         self._settle: Timer | None = None
@@ -591,7 +590,7 @@ class TranscriptScreen(StoreScreen):
             table.focus()
         else:
             self.query_one(EntryView).show_note(f"No hits ({message.mode}).")
-        self.searches += 1
+        self.loaded("search")
 
     def _highlighted_hit(self) -> SearchHit | None:
         key = self.query_one("#hits", FilterTable).cursor_key()

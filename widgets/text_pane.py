@@ -89,7 +89,9 @@ class TextPane(ScrollView, can_focus=True):
 
     @dataclass
     class Wrapped(Message):
-        """Lines wrapped by the worker for text ``token`` at ``width``."""
+        """Lines wrapped by the worker for text ``token`` at ``width``. Once the current
+        text's lines are drawn the message bubbles on (the screen says ``Loaded("wrap")``); a
+        replaced text's stops here."""
 
         token: int
         width: int
@@ -101,7 +103,6 @@ class TextPane(ScrollView, can_focus=True):
         self._token = 0
         self._width = 0
         self._lines: list[str] = []
-        self.wraps = 0
 
     @property
     def text(self) -> str:
@@ -147,15 +148,14 @@ class TextPane(ScrollView, can_focus=True):
 
     @on(Wrapped)
     def _wrapped(self, message: Wrapped) -> None:
-        message.stop()
-        if message.token == self._token:
-            self._set_lines(message.lines, message.width)
+        if message.token != self._token:
+            message.stop()
+            return
+        self._set_lines(message.lines, message.width)
 
     def _set_lines(self, lines: list[str], width: int) -> None:
         self._lines = lines
         self._width = width
-        if width:
-            self.wraps += 1
         self.virtual_size = Size(width, len(lines))
         self.refresh()
 

@@ -117,7 +117,7 @@ async def test_search_hits_export(demo_path: Path, tmp_path: Path) -> None:
         await pilot.press("s")
         await pilot.press("ctrl+t")
         await pilot.press(*"psycopg", "enter")
-        await wait_until(pilot, lambda: screen.searches >= 1, what="search")
+        await wait_until(pilot, lambda: load_count(screen, "search") >= 1, what="search")
         table = screen.query_one("#hits", DataTable)
         await wait_until(pilot, lambda: table.row_count > 0, what="hits")
         _same(await _export(pilot, table), table)

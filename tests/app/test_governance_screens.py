@@ -89,7 +89,7 @@ async def test_approve_a_duplicate_as_reinforce(gov: tuple[Store, dict[str, Any]
         assert [o.as_op for o in modal.options] == [None, "reinforce"], labels
         await pilot.press("down", "enter")  # reinforce, then the reason field
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="approval")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="approval")
         assert store.proposal(pid).status == "applied"
         assert store.memory(target).hits == hits + 1
         assert len(store.memories()) == n_memories  # reinforced, nothing added
@@ -121,7 +121,7 @@ async def test_contradiction_needs_supersede_or_keep_both_with_a_reason(
         assert store.proposal(pid).status == "pending"
         modal.query_one("#approve-reason", Input).value = "both ports during the move"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="approval")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="approval")
         info = store.proposal(pid)
         assert info.status == "applied"
         assert store.memory_detail(info.memory_id).row.flagged
@@ -146,7 +146,7 @@ async def test_plain_approval_asks_yes_or_no(gov: tuple[Store, dict[str, Any]]) 
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), what="confirm")
         await pilot.press("y")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="approval")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="approval")
         info = store.proposal(pid)
         assert info.status == "applied" and info.verified
         assert store.memory(info.memory_id).type == "procedure"
@@ -170,7 +170,7 @@ async def test_reject_asks_the_reason(gov: tuple[Store, dict[str, Any]]) -> None
         assert "required" in str(app.screen.query_one("#reason-error").render())
         app.screen.query_one(Input).value = "never said: no GPG signing"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="rejection")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="rejection")
         info = store.proposal(pid)
         assert info.status == "rejected" and info.status_reason == "never said: no GPG signing"
         assert list(_audit(store, "proposal_rejected")[0].target_ids) == [pid]
@@ -193,7 +193,7 @@ async def test_edit_in_place_keeps_history_and_checks_again(
         area = app.screen.query_one("#edit-text")
         area.text = "Commit messages stay short, one line in the imperative mood."
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="edit")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="edit")
         info = store.proposal(pid)
         assert info.revision == 1 and info.edits[0].after["content"].endswith("mood.")
         assert info.check("source_support").result == "pass"  # the inference is gone
@@ -218,7 +218,7 @@ async def test_edit_in_place_renames_the_proposal(gov: tuple[Store, dict[str, An
         app.screen.query_one("#edit-text").text = \
             "Commit messages stay short, one line in the imperative mood."
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="edit")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="edit")
     info = store.proposal(pid)
     assert info.revision == 1 and info.summary.name == "Short imperative commits"
     assert info.edits[0].after["metadata"]["name"] == "Short imperative commits"
@@ -298,7 +298,7 @@ async def test_pass_key_runs_a_consolidation_pass(gov: tuple[Store, dict[str, An
     async with app.run_test(message_hook=load_log(app), size=SIZE) as pilot:
         screen = await _queue(pilot, app)
         await pilot.press("c")
-        await wait_until(pilot, lambda: screen.passes >= 1, what="the pass")
+        await wait_until(pilot, lambda: load_count(screen, "pass") >= 1, what="the pass")
         added = len(store.proposals()) - before
         assert added >= 1
         assert f"{added} proposal" in (screen.last_pass or "")
@@ -429,7 +429,7 @@ async def test_transcript_memory_hit_opens_memories(gov: tuple[Store, dict[str, 
         await wait_until(pilot, lambda: load_count(transcript) >= 1, what="transcript")
         transcript.search_mode = "fts"
         await pilot.press("s", *"psycopg", "enter")
-        await wait_until(pilot, lambda: transcript.searches >= 1, what="search")
+        await wait_until(pilot, lambda: load_count(transcript, "search") >= 1, what="search")
         row = next(i for i, h in enumerate(transcript.hits) if h.source_type == "memory")
         hits = transcript.query_one("#hits", DataTable)
         hits.move_cursor(row=row)
@@ -539,7 +539,7 @@ async def test_a_decision_keeps_its_row_next_to_the_pending_ones_at_80x24(
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), what="modal")
         app.screen.query_one(Input).value = "a duplicate"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.decisions >= 1, what="rejection")
+        await wait_until(pilot, lambda: load_count(screen, "decision") >= 1, what="rejection")
         table = screen.query_one("#proposal-queue", DataTable)
         await wait_until(pilot, lambda: "rej" in str(table.get_row(str(pid))[1]),
                          what="queue updated")

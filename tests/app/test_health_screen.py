@@ -139,11 +139,11 @@ async def test_fix_asks_with_its_plan_then_runs_and_rescans(demo_path: Path) -> 
         assert "re-point" in plan
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is screen, what="cancelled")
-        assert screen.fixes_done == 0
+        assert load_count(screen, "fix") == 0
         await pilot.press("f")
         await wait_until(pilot, lambda: isinstance(app.screen, FixConfirm), what="confirm")
         await pilot.press("y")
-        await wait_until(pilot, lambda: screen.fixes_done == 1, what="the fix")
+        await wait_until(pilot, lambda: load_count(screen, "fix") == 1, what="the fix")
         await wait_until(pilot, lambda: screen.result is not None and screen.result.signal(
             "duplicate_ratio").status == "ok", what="the rescan")
         table = screen.query_one("#health-signals", DataTable)

@@ -89,20 +89,21 @@ async def test_u_offers_undo_of_an_approval_for_a_few_minutes(store: Store) -> N
             await wait_until(pilot, lambda p=pid, n=loads: screen.detail is not None
                              and screen.detail.info.id == p
                              and load_count(screen, "detail") > n, what=f"proposal {pid}")
-            decided = screen.decisions
+            decided = load_count(screen, "decision")
             await pilot.press("a")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal),
                              what="confirm")
             await pilot.press("y")
-            await wait_until(pilot, lambda d=decided: screen.decisions > d, what="approval")
+            await wait_until(pilot, lambda d=decided: load_count(screen, "decision") > d,
+                             what="approval")
         made = store.proposal(second.id).memory_id
         t[0] += UNDO_MINUTES * 60 - 1
         assert screen.check_action("undo", ()) is True
-        decided = screen.decisions
+        decided = load_count(screen, "decision")
         await pilot.press("u")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), what="confirm")
         await pilot.press("y")
-        await wait_until(pilot, lambda: screen.decisions > decided, what="undo filed")
+        await wait_until(pilot, lambda: load_count(screen, "decision") > decided, what="undo filed")
         (undo,) = store.proposals("pending")
         assert undo.op == "quarantine" and undo.targets == (made,)
         assert store.memory(made).status == "active"  # nothing changed until approved

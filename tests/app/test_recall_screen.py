@@ -21,6 +21,7 @@ from tests.helpers_shell import (
     FIXED_NOW,
     SIZE,
     FixedLatency,
+    load_count,
     screen_loaded,
     settled,
     wait_until,
@@ -93,7 +94,7 @@ async def test_recall_on_the_demo_store_is_shown_with_every_candidate(
         assert isinstance(app.focused, Input)
         await pilot.press(*"how do we run the tests")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.recalls == 1, what="the new recall")
+        await wait_until(pilot, lambda: load_count(screen, "recall") == 1, what="the new recall")
         await workers_done(app)
         await pilot.pause()
         trace = get_trace(store, screen.trace_id)
@@ -133,7 +134,7 @@ async def test_rerun_shows_what_moved(snap_store: Store, run_app: RunApp) -> Non
             conn.exec_driver_sql("UPDATE memory SET status = 'active' WHERE name = "
                                  "'old deploy script'")
         await pilot.press("r")
-        await wait_until(pilot, lambda: screen.recalls == 1, what="the re-run")
+        await wait_until(pilot, lambda: load_count(screen, "recall") == 1, what="the re-run")
         await workers_done(app)
         assert screen.trace_id != first and screen.moves_for == screen.trace_id
         assert get_trace(snap_store, screen.trace_id).rerun_of == first
@@ -170,7 +171,8 @@ def test_snapshot_new_recall_flow(snap_store: Store, snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
         await pilot.press("n", *"helm canary rollout", "enter")
-        await wait_until(pilot, lambda: pilot.app.screen.recalls == 1, what="the recall")
+        await wait_until(pilot, lambda: load_count(pilot.app.screen, "recall") == 1,
+                         what="the recall")
         await workers_done(pilot.app)
         await pilot.pause()
 

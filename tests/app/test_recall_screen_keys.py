@@ -36,7 +36,7 @@ async def test_new_recall_takes_the_cli_options_and_esc_clears(demo_path: Path) 
         screen.query_one("#recall-historical", Checkbox).value = True
         query.focus()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.recalls >= 1, what="the recall")
+        await wait_until(pilot, lambda: load_count(screen, "recall") >= 1, what="the recall")
         trace = get_trace(app.store, list_traces(app.store, 1)[0].id)
         assert (trace.query, trace.role, trace.project, trace.channel, trace.historical) == (
             "how do we deploy", "developer", "ledgerline", "shared", True)
@@ -51,13 +51,15 @@ async def test_rerun_that_moved_nothing_says_so_and_is_marked(demo_path: Path) -
         # the demo's traces predate what the demo stores after them (its health incidents):
         # a first re-run may move candidates; a re-run of that re-run, on the same store, not
         await pilot.press("r")
-        await wait_until(pilot, lambda: screen.recalls >= 1 and load_count(screen) >= 2,
+        await wait_until(pilot, lambda: load_count(screen, "recall") >= 1
+                         and load_count(screen) >= 2,
                          what="the first re-run")
         await workers_done(pilot.app)
         await pilot.pause()
         before = screen.trace.id
         await pilot.press("r")
-        await wait_until(pilot, lambda: screen.recalls >= 2 and load_count(screen) >= 3,
+        await wait_until(pilot, lambda: load_count(screen, "recall") >= 2
+                         and load_count(screen) >= 3,
                          what="the re-run")
         await workers_done(pilot.app)
         await pilot.pause()

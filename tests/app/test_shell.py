@@ -245,7 +245,7 @@ async def test_transcript_search_opens_the_entry(demo_path: Path, run_app: RunAp
         await pilot.press("ctrl+t")
         assert screen.search_mode == "fts"
         await pilot.press(*"psycopg", "enter")
-        await wait_until(pilot, lambda: screen.searches >= 1, what="search")
+        await wait_until(pilot, lambda: load_count(screen, "search") >= 1, what="search")
         assert screen.hits and all("psycopg" in h.text.lower() for h in screen.hits)
         first = next(h for h in screen.hits if h.source_type == "entry")
         index = screen.hits.index(first)
@@ -381,10 +381,13 @@ async def test_large_entry_keeps_the_ui_responsive(tmp_path: Path, run_app: RunA
             await pilot.pause()
             assert table.cursor_row == 2, "the key after the big entry was handled"
             assert pane.text == "after" and pane.lines == ["after"]
+            wraps = load_count(screen, "wrap")
             await pilot.press("up")
             await pilot.pause()
             assert table.cursor_row == 1 and pane.text == big
-            await wait_until(pilot, lambda: not pane.wrapping, what="the big entry wrapped")
+            await wait_until(pilot, lambda: load_count(screen, "wrap") > wraps,
+                             what="the big entry wrapped")
+            assert not pane.wrapping
             width = pane.scrollable_content_region.width
             assert all(len(line) <= width for line in pane.lines)
             assert "".join(pane.lines) == visible(big).replace("\n", "")

@@ -200,7 +200,8 @@ async def test_the_erase_step_erases_with_proof(demo_path: Path) -> None:
         await pilot.press("e")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmWord), what="modal")
         await pilot.press(*"erase", "enter")
-        await wait_until(pilot, lambda: screen.runs >= 1, timeout=60, what="erasure")
+        await wait_until(pilot, lambda: load_count(screen, "erasure") >= 1, timeout=60,
+                         what="erasure")
         await pilot.press("left_square_bracket")
         await _placed(pilot, 3)
         await pilot.press("right_square_bracket")

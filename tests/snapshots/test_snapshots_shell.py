@@ -77,7 +77,7 @@ def test_transcript_search_results(snap_compare: Any, demo_path: Path) -> None:
         screen = app.screen
         await wait_until(pilot, lambda: load_count(screen, "entries") >= 1, what="entries")
         await pilot.press("s", *"make release", "enter")
-        await wait_until(pilot, lambda: screen.searches >= 1, what="search")
+        await wait_until(pilot, lambda: load_count(screen, "search") >= 1, what="search")
         await settled(pilot)
 
     assert snap_compare(watch(app), terminal_size=SIZE, run_before=run_before)
