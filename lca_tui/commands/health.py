@@ -50,7 +50,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p = sub.add_parser("compact-duplicates", parents=parents,
                        help="keep one index row per source and span, re-point every reference, "
                        "record an audit event")
-    p.add_argument("--dry-run", action="store_true", help="say what it would do, change nothing")
+    p.add_argument("--yes", action="store_true",
+                   help="act on the plan printed (refused if the store changed since); "
+                   "without it the plan is printed and the exit is 1")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only (exit 0)")
     add_json_flag(p)
     p.set_defaults(func=run_compact)
 
@@ -122,28 +125,10 @@ def run_health(args: argparse.Namespace) -> int:
     with closing(opened) as store:
         plan = fixed = None
         if args.fix:
-            if not args.dry_run:  # refused by name before the preview is worked out
-                store.refuse_if_read_only("applying a health fix")
-            plan = store.health_fix_plan(args.fix)
-            if args.dry_run:
-                if args.json:
-                    print_json(plan.to_json())
-                else:
-                    _print_lines(f"{args.fix} would:", plan.lines)
-                return 0
-            if not args.yes and plan.reason != "nothing to do":
-                # the preview, and a non-zero exit a cron job notices; nothing is changed
-                if args.json:
-                    print_json({"plan": plan.to_json(), "applied": False})
-                else:
-                    _print_lines(f"{args.fix} would:", plan.lines)
-                return fail(f"{args.fix} was not run: pass --yes to run it on exactly this "
-                            "plan (refused if the store changes before it runs)", code=1)
-            if not args.json:
-                _print_lines(f"{args.fix} will:", plan.lines)
-            if plan.reason != "nothing to do":
-                fixed = store.health_fix(args.fix, _progress(args), previewed=plan,
-                                         exact=True)
+            done = _preview_then_fix(args, store, args.fix, "applying a health fix")
+            if isinstance(done, int):
+                return done
+            plan, fixed = done
         result = store.health(save="never" if args.no_save else "always")
         shown = {name: store.health_rows(result.signal(name).offending) for name in args.show}
     return _report(args, result, fixed, shown, plan)
@@ -235,13 +220,50 @@ def _print_lines(head: str, lines: list[str]) -> None:
         out.print(f"  - {line}", markup=False)
 
 
+def _preview_then_fix(args: argparse.Namespace, store: Any, fix: str,
+                      action: str) -> int | tuple[Any, Any]:
+    """The one way a fix runs from the command line, as ``erase`` and ``redact`` do: the
+    plan printed; ``--dry-run`` stops there (exit 0), no ``--yes`` too (exit 1, nothing
+    changed); ``--yes`` acts on exactly that plan (``PlanStale`` if the store moved). Returns
+    the exit code when it stops, else ``(plan, what the fix did or None)``."""
+    if not args.dry_run:  # refused by name before the preview is worked out
+        store.refuse_if_read_only(action)
+    plan = store.health_fix_plan(fix)
+    if args.dry_run:
+        if args.json:
+            print_json(plan.to_json())
+        else:
+            _print_lines(f"{fix} would:", plan.lines)
+        return 0
+    if not args.yes and plan.reason != "nothing to do":
+        # the preview, and a non-zero exit a cron job notices; nothing is changed
+        if args.json:
+            print_json({"plan": plan.to_json(), "applied": False})
+        else:
+            _print_lines(f"{fix} would:", plan.lines)
+        return fail(f"{fix} was not run: pass --yes to run it on exactly this "
+                    "plan (refused if the store changes before it runs)", code=1)
+    if not args.json:
+        _print_lines(f"{fix} will:", plan.lines)
+    fixed = None
+    if plan.reason != "nothing to do":
+        fixed = store.health_fix(fix, _progress(args), previewed=plan, exact=True)
+    return plan, fixed
+
+
 def run_compact(args: argparse.Namespace) -> int:
+    """``compact-duplicates``: ``health --fix compact-duplicates`` without the scan after it
+    (the same preview, the same ``--yes``, the same refusal of a stale plan)."""
+    if args.dry_run and args.yes:
+        raise ValueError("--dry-run and --yes: choose one (--dry-run acts on nothing)")
     require_store(args, "compact-duplicates")
     with store_from(args) as store:
-        report = store.compact_duplicates(args.dry_run, _progress(args))
+        done = _preview_then_fix(args, store, "compact-duplicates", "compacting duplicates")
+    if isinstance(done, int):
+        return done
+    plan, fixed = done
     if args.json:
-        print_json(report.to_json())
-        return 0
-    _print_lines("compact-duplicates would:" if args.dry_run else "compact-duplicates:",
-                 report.lines)
+        print_json({"plan": plan.to_json(), "fix": fixed.to_json() if fixed else None})
+    elif fixed is not None:
+        _print_lines("compact-duplicates:", fixed.lines)
     return 0

@@ -114,6 +114,40 @@ def test_a_store_changed_between_the_preview_and_the_act_is_refused(
     assert added_meanwhile > 0  # the writer's rows are there, and every earlier one too
 
 
+def test_compact_duplicates_previews_and_acts_as_health_fix_does(
+        dupes: tuple[Path, int], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lca-tui compact-duplicates`` is the same fix through the same preview: without
+    ``--yes`` the plan and exit 1, nothing removed; ``--dry-run`` the plan, exit 0; ``--yes``
+    acts on exactly that plan; a store moved since the preview is refused (exit 2)."""
+    path, added = dupes
+    before = _chunks(path)
+    code, out, err = _run(capsys, "compact-duplicates", "--store", str(path))
+    assert code == 1 and out.startswith("compact-duplicates would:"), (out, err)
+    assert "pass --yes to run it on exactly this plan" in err
+    code, out, _ = _run(capsys, "compact-duplicates", "--dry-run", "--json", "--store", str(path))
+    assert code == 0 and json.loads(out)["counts"]["rows_removed"] == added
+    assert _chunks(path) == before
+
+    def preview_then_a_writer(store: Store, fix: str) -> object:
+        plan = fixes.plan(store, fix)
+        incidents.reindex_again(store, incidents.sources_of(store, "s1", memories=False),
+                                ("cron.sh", "2.0"))
+        return plan
+
+    with monkeypatch.context() as m:
+        m.setattr(Store, "health_fix_plan", preview_then_a_writer)
+        code, out, err = _run(capsys, "compact-duplicates", "--yes", "--store", str(path))
+    assert code == 2 and "the store changed since the preview" in err, (out, err)
+    moved = _chunks(path)
+    assert moved > before  # the writer's rows landed; nothing was removed
+    code, out, err = _run(capsys, "compact-duplicates", "--yes", "--json", "--store", str(path))
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["fix"]["counts"]["rows_removed"] == doc["plan"]["counts"]["rows_removed"] > added
+    assert _chunks(path) == moved - doc["fix"]["counts"]["rows_removed"]
+
+
 def test_dry_run_and_yes_do_not_go_together(dupes: tuple[Path, int],
                                             capsys: pytest.CaptureFixture[str]) -> None:
     path, _ = dupes
