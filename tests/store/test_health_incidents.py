@@ -171,7 +171,8 @@ def test_demo_tells_every_incident(demo_path: Path) -> None:
     done = _cli("health", store=path)
     assert done.returncode == 1, done.stderr
     fixed = _cli("compact-duplicates", "--json", store=path)
-    assert json.loads(fixed.stdout)["counts"]["rows_removed"] > 0
+    assert fixed.returncode == 0, (fixed.stdout, fixed.stderr)
+    assert json.loads(fixed.stdout)["counts"]["rows_removed"] > 0, fixed.stdout
     again = _cli("health", "--json", store=path)
     statuses = {s["name"]: s["status"] for s in json.loads(again.stdout)["signals"]}
     assert statuses["duplicate_ratio"] == "ok"
