@@ -16,7 +16,7 @@ from textual.widgets import ContentSwitcher, DataTable, Header, Input
 
 from screens.base import StoreScreen
 from screens.navigation import OpenRecord
-from store import EntryInfo, RecordRef, SearchHit, SessionInfo, agent_label, visible
+from store import EntryInfo, EntryPage, RecordRef, SearchHit, SessionInfo, agent_label, visible
 from widgets.footer import FitFooter
 from widgets.entry_view import EntryView
 from widgets.fmt import agents_mark, clock, day, plural, short_when, when
@@ -28,6 +28,9 @@ SETTLE_S = 0.12
 """Seconds the sessions' cursor rests on a row before its entries load: moving through the
 list reads no entries for the rows passed (each read and rebuilt the entries table)."""
 EXCERPT_MIN = 16
+ENTRY_PAGE = 500
+"""Entries read at a time: a longer session is paged (``FilterTable`` paging, the store's
+``entry_page``), shown in seq order, its ``/`` filter run by the store."""
 
 
 @dataclass
@@ -36,6 +39,11 @@ class EntriesLoaded(Message):
     agent: str | None
     entries: list[EntryInfo]
     token: int
+    which: str = "first"
+    """``first`` (a session shown), or the page a paged table asked for (``next``, …)."""
+    before: int = 0
+    total: int = 0
+    unfiltered: int = 0
 
 
 @dataclass
@@ -89,8 +97,10 @@ class TranscriptScreen(StoreScreen):
         Binding("r", "reveal", "Reveal secret", id="transcript-reveal"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, entry_page: int | None = None) -> None:
         super().__init__()
+        self.entry_page = ENTRY_PAGE if entry_page is None else entry_page
+        """Entries read at a time (a session with more is paged)."""
         self.sessions: list[SessionInfo] = []
         self.session_id: str | None = None
         self.agent: str | None = None
@@ -222,23 +232,69 @@ class TranscriptScreen(StoreScreen):
         if self.session_id is None:
             return
         self._token += 1
-        self._load_entries(self.session_id, self.agent, self._token)
+        table = self.query_one("#entries", FilterTable)
+        self._load_entries(self.session_id, self.agent, self._token, "first",
+                           words=tuple(table.filter_words), at_seq=self._goto_seq)
+
+    @on(FilterTable.PageWanted, "#entries")
+    def _page_wanted(self, event: FilterTable.PageWanted) -> None:
+        """A paged session's table wants more: the next page, the last, the first (with the
+        filter as it is now)."""
+        event.stop()
+        if self.session_id is None:
+            return
+        table = event.table
+        after = ((self.entries[-1].seq, self.entries[-1].id)
+                 if event.which == "next" and self.entries else None)
+        self._token += 1
+        self._load_entries(self.session_id, self.agent, self._token, event.which,
+                           words=tuple(table.filter_words), after=after,
+                           unfiltered=table.unfiltered_total)
 
     @work(thread=True, exclusive=True, group="entries", exit_on_error=False)
-    def _load_entries(self, session_id: str, agent: str | None, token: int) -> None:
-        # all agents: interleaved by time, so the time column never runs backwards
-        rows = self.lca.store.entries(session_id, agent, by_time=agent is None)
-        self.post_message(EntriesLoaded(session_id, agent, rows, token))
+    def _load_entries(self, session_id: str, agent: str | None, token: int, which: str,
+                      words: tuple[str, ...] = (), after: tuple[int, int] | None = None,
+                      unfiltered: int = 0, at_seq: int | None = None) -> None:
+        store, limit = self.lca.store, self.entry_page
+        # all agents: interleaved by time, so the time column never runs backwards (a
+        # session too long for one page is shown in seq order: time is no key to page by)
+        by_time = agent is None
+        if which == "first":
+            page = store.entry_page(session_id, agent, limit=limit, by_time=by_time)
+            unfiltered = page.total
+            if page.total > limit and (words or at_seq is not None):
+                start = None if at_seq is None or words else (at_seq - 1, 2**62)
+                page = store.entry_page(session_id, agent, after=start, limit=limit,
+                                        words=words)
+        else:
+            page = store.entry_page(session_id, agent, after=after, last=which == "last",
+                                    limit=limit, words=words)
+        self.post_message(self._page_message(session_id, agent, token, which, page,
+                                             unfiltered))
+
+    @staticmethod
+    def _page_message(session_id: str, agent: str | None, token: int, which: str,
+                      page: EntryPage, unfiltered: int) -> EntriesLoaded:
+        return EntriesLoaded(session_id, agent, page.rows, token, which, page.before,
+                             page.total, unfiltered)
 
     @on(EntriesLoaded)
     def _entries_loaded(self, message: EntriesLoaded) -> None:
         if message.token != self._token:
             return
         table = self.query_one("#entries", FilterTable)
+        if message.which == "next":
+            self._append_page(table, message)
+            return
         keep = self._highlighted_entry_id()
         same_session = bool(self.entries) and self.entries[0].session_id == message.session_id
         if not same_session:
             self.revealed.clear()
+        if message.which == "first":
+            if message.unfiltered > self.entry_page:
+                table.start_paging(message.unfiltered)
+            else:
+                table.unpage()
         self.entries = message.entries
         self._by_id = {e.id: e for e in message.entries}
         session = self._session()
@@ -256,10 +312,28 @@ class TranscriptScreen(StoreScreen):
                 table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
                               cell(agent_label(e.agent, short=True)), number(e.tokens),
                               self._text_cell(e), key=str(e.id))
-        target = self._target_entry(keep if same_session else None)
+            table.page_shown(message.before, message.total)
+        target = (self.entries[-1].id if message.which == "last" and self.entries
+                  else self._target_entry(keep if same_session else None))
         if target is not None and str(target) in table.rows:
             table.move_cursor(row=table.get_row_index(str(target)), animate=False)
         self._show_highlighted()
+        self._title_lists()
+        self.loaded("entries")
+
+    def _append_page(self, table: FilterTable, message: EntriesLoaded) -> None:
+        """The next page of a paged session, added below the rows held (the cursor stays)."""
+        stamp = clock if self._one_day else short_when
+        with self.prevent(DataTable.RowHighlighted):
+            for e in message.entries:
+                if e.id in self._by_id:
+                    continue
+                self.entries.append(e)
+                self._by_id[e.id] = e
+                table.add_row(number(e.seq), cell(stamp(e.ts)), cell(e.kind),
+                              cell(agent_label(e.agent, short=True)), number(e.tokens),
+                              self._text_cell(e), key=str(e.id))
+        table.page_shown(table.page_before, message.total)
         self._title_lists()
         self.loaded("entries")
 
@@ -466,9 +540,13 @@ class TranscriptScreen(StoreScreen):
         agent = f"agent {agent_label(self.agent)}" if self.agent else "all agents, by time"
         on_day = f" · {self._one_day}" if self._one_day else ""
         lists.border_title = Text(visible(
-            f"Entries · {session.id[:8]}{on_day} · {agent} · {len(self.entries):,}"), end="")
+            f"Entries · {session.id[:8]}{on_day} · {agent} · {self._entry_count():,}"), end="")
         lists.border_subtitle = (self.query_one("#entries", FilterTable).summary()
                                  or ("a: agent filter" if len(session.agents) > 1 else ""))
+
+    def _entry_count(self) -> int:
+        table = self.query_one("#entries", FilterTable)
+        return table.unfiltered_total if table.paged else len(self.entries)
 
     def filter_changed(self, table: FilterTable) -> None:
         if table.id == "sessions":

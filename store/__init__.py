@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from store.core.records import (
         AuditInfo,
         EntryInfo,
+        EntryPage,
         RecordKind,
         RecordRef,
         Subject,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
         CheckInfo,
         IntegrityProblem,
         MemoryDetail,
+        MemoryPage,
         MemoryRow,
         PassSummary,
         ProposalInfo,
@@ -155,6 +157,7 @@ if TYPE_CHECKING:
     from store.privacy.retention import EntryExpiry, TranscriptDue
     from store.conformance import MUTANTS, load_bundle, run_bundle, run_mutants
     from store.core.actor import clean as clean_actor
+    from store.core.actor import for_request as actor_for_request
     from store.core.actor import set_process_actor
     from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
     from store.governance.records import loading_line
@@ -177,7 +180,8 @@ PUBLIC: dict[str, str] = {
     "SettingsError": "store.core.settings", "ProposalError": "store.governance.proposals",
     "ScopeError": "store.privacy.scope", "AlreadyRunning": "store.harness.daemon",
     # record types
-    "EntryInfo": "store.core.records", "SearchHit": "store.core.records",
+    "EntryInfo": "store.core.records", "EntryPage": "store.core.records",
+    "SearchHit": "store.core.records",
     "rebuild_record": "store.core.records:rebuild",
     "SessionInfo": "store.core.records", "Stats": "store.core.records",
     "HookRunInfo": "store.core.records", "RecordRef": "store.core.records",
@@ -189,6 +193,7 @@ PUBLIC: dict[str, str] = {
     "ApprovalOption": "store.governance.records", "ChainLink": "store.governance.records",
     "CheckInfo": "store.governance.records", "IntegrityProblem": "store.governance.records",
     "MemoryDetail": "store.governance.records", "MemoryRow": "store.governance.records",
+    "MemoryPage": "store.governance.records",
     "PassSummary": "store.governance.records", "ProposalInfo": "store.governance.records",
     "ProposalSummary": "store.governance.records",
     "MemoryVersion": "store.governance.history", "DuplicateGroup": "store.governance.sweep",
@@ -272,6 +277,7 @@ PUBLIC: dict[str, str] = {
     "SIGNAL_RANK": "store.health.records:RANK",
     "SEARCH_COS_WEIGHT": "store.core.search:COS_WEIGHT",
     "clean_actor": "store.core.actor:clean", "set_process_actor": "store.core.actor",
+    "actor_for_request": "store.core.actor:for_request",
     "loading_line": "store.governance.records",
 }
 

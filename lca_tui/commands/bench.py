@@ -561,7 +561,9 @@ def run_app_bench_cmd(args: argparse.Namespace) -> int:
                 ("  its data on screen", "switch_first_data_ms", None, None),
                 (f"cursor move (down, {rows['screen']} {rows['id']}, {rows['rows']} rows)",
                  "move_ms", t["move_p95"], "move"),
-                ("/ filter keystroke", "filter_ms", t["filter_p95"], "filter")):
+                ("/ filter keystroke (echo)", "filter_ms", t["filter_p95"], "filter"),
+                ("  the filtered result (after the last key)", "filter_result_ms", None,
+                 None)):
             p = r[key]
             line = f"  {label}: p50 {p['p50']} ms, p95 {p['p95']} ms"
             if cpu is not None:

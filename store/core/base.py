@@ -36,6 +36,7 @@ from store.core.records import (
     AuditInfo,
     EmbedderInfo,
     EntryInfo,
+    EntryPage,
     HookRunInfo,
     MemoryInfo,
     SearchHit,
@@ -473,6 +474,49 @@ class StoreBase:
             return rows
         rows = by_time_order(rows)
         return rows[offset:] if limit is None else rows[offset:offset + limit]
+
+    def entry_page(self, session_id: str, agent: str | None = None, *,
+                   after: tuple[int, int] | None = None, last: bool = False,
+                   limit: int = 500, words: Sequence[str] = (),
+                   by_time: bool = False) -> EntryPage:
+        """A page of a session's entries in ``seq`` order, read by key (never by offset): the
+        first ``limit``, the ``limit`` after ``after`` (the last row's ``(seq, id)``), or with
+        ``last`` the last ``limit``. ``words``: only entries whose kind or agent contains
+        every word (case-insensitively), as a table's ``/`` filter matches. The page says how
+        many matching entries come before it and how many match in all. ``by_time``: a page
+        that holds every matching entry is interleaved by time, as ``entries(by_time=True)``
+        (a longer one stays in seq order: the time order is not a key to page by)."""
+        with self.read() as conn, orm(conn) as s:  # not ``session()``: it counts every entry
+            exact = s.get(SessionRow, session_id)
+        sid = exact.id if exact is not None else self.session(session_id).id
+        where: list[Any] = [Entry.session_id == sid]
+        if agent:
+            with self.read() as conn, orm(conn) as s:
+                agents = s.exec(select(Entry.agent).where(Entry.session_id == sid)
+                                .distinct()).all()
+            where.append(Entry.agent == resolve_agent(agent, tuple(agents),
+                                                      f"session {sid[:8]}"))
+        haystack = func.lower(col(Entry.kind) + " " + col(Entry.agent))
+        for word in words:
+            where.append(haystack.contains(word.lower(), autoescape=True))
+        seq, eid = col(Entry.seq), col(Entry.id)
+        query = select(Entry).where(*where)
+        if after is not None:  # (seq is unique in a session: the id only names the row)
+            query = query.where(seq > after[0])
+        query = (query.order_by(seq.desc()) if last and after is None
+                 else query.order_by(seq)).limit(int(limit))
+        with self.read() as conn, orm(conn) as s:
+            rows = [entry_info(e) for e in s.exec(query).all()]
+            if last and after is None:
+                rows.reverse()
+            total = int(s.exec(select(func.count(eid)).where(*where)).one())
+            before = 0
+            if rows:
+                first = rows[0]
+                before = int(s.exec(select(func.count(eid)).where(*where, seq < first.seq)).one())
+        if by_time and before == 0 and len(rows) == total:
+            rows = by_time_order(rows)
+        return EntryPage(rows, before, total)
 
     def _get(self, model: type[_Row], key: Any, missing: str) -> _Row:
         """The row of ``model`` with primary key ``key``; ``NotFound(missing)`` if none."""

@@ -138,6 +138,20 @@ class EntryInfo:
 
 
 @dataclass(frozen=True)
+class EntryPage:
+    """One page of a session's entries (``Store.entry_page``): ``rows`` in seq order, the
+    number of entries ``before`` the first of them and the ``total`` the query matches."""
+    rows: list[EntryInfo]
+    before: int
+    total: int
+
+    @property
+    def after(self) -> int:
+        """Matching entries after the page's last row."""
+        return self.total - self.before - len(self.rows)
+
+
+@dataclass(frozen=True)
 class MemoryInfo:
     id: int
     name: str

@@ -13,6 +13,7 @@ supersession links and memory flags. Public API (plain dataclasses from ``record
     approve(store, proposal_id, as_=None, reason=None, *, actor=None, now=None) -> ProposalInfo
     reject(store, proposal_id, reason, *, actor=None, now=None) -> ProposalInfo
     list_memories(store, status=None, type=None) -> list[MemoryRow]
+    memory_page(store, *, after=None, at=None, last=False, limit=500, words=()) -> MemoryPage
     memory_detail(store, memory_id) -> MemoryDetail
     chain(store, memory_id) -> list[ChainLink]                 # oldest first, whole chain
     integrity(store) -> list[IntegrityProblem]                 # the Health screen calls it
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
         parse_proposal,
     )
     from store.governance.sweep import find_groups, sweep_duplicates
-    from store.governance.views import audit_events, list_memories, memory_detail
+    from store.governance.views import audit_events, list_memories, memory_detail, memory_page
 
 # name → the module defining it, imported on first use: listing memories (``views``) costs
 # ``views`` and what it imports, not the checks (NumPy) and the apply path
@@ -67,6 +68,7 @@ _WHERE = {
     "get_proposal": "proposals", "list_proposals": "proposals", "parse_proposal": "proposals",
     "find_groups": "sweep", "sweep_duplicates": "sweep",
     "audit_events": "views", "list_memories": "views", "memory_detail": "views",
+    "memory_page": "views",
 }
 
 
@@ -83,6 +85,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "NewProposal", "ProposalError", "approval_options", "approve", "audit_events",
     "auto_apply_allowed", "chain", "edit", "find_groups", "get_proposal", "integrity",
-    "list_memories", "list_proposals", "memory_detail", "parse_proposal", "problems_of",
-    "reject", "submit", "sweep_duplicates",
+    "list_memories", "list_proposals", "memory_detail", "memory_page", "parse_proposal",
+    "problems_of", "reject", "submit", "sweep_duplicates",
 ]

@@ -239,6 +239,24 @@ class ProposalInfo:
 
 
 @dataclass(frozen=True)
+class MemoryPage:
+    """One page of the Memories table (``Store.memory_page``): ``rows`` by type, name and
+    id; how many matching memories come ``before`` the first; the ``total`` that match; and
+    the store's memories ``active`` (filter or not)."""
+
+    rows: list[MemoryRow]
+    before: int
+    total: int
+    active: int
+
+    @property
+    def key(self) -> tuple[str, str, int] | None:
+        """The last row's key: the next page comes ``after`` it."""
+        last = self.rows[-1] if self.rows else None
+        return None if last is None else (last.type or "", last.name, last.id)
+
+
+@dataclass(frozen=True)
 class MemoryRow:
     """A row of the Memories table: what ``memories --json`` prints per memory."""
 

@@ -4,8 +4,10 @@ audit log for ``lca-tui audit``. Secret memories' text is withheld in every reco
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import case, func, tuple_
 from sqlmodel import col, select
 
 from store.core.db import orm
@@ -18,6 +20,7 @@ from store.governance.records import (
     FlagInfo,
     MemoryDetail,
     MemoryEvidence,
+    MemoryPage,
     MemoryRow,
 )
 
@@ -79,6 +82,45 @@ def list_memories(store: Store, status: str | None = None, type: str | None = No
             rows = s.exec(query).all()
             flagged = _flagged(s)
     return [_row(m, m.id in flagged) for m in rows]
+
+
+def memory_page(store: Store, *, after: tuple[str, str, int] | None = None,
+                at: int | None = None, last: bool = False, limit: int = 500,
+                words: Sequence[str] = ()) -> MemoryPage:
+    """A page of memories by type, name and id (``list_memories``' order), read by key and
+    never by offset: the first ``limit``, those ``after`` a row's ``(type, name, id)``, those
+    from memory ``at`` on, or with ``last`` the last ``limit``. ``words``: only memories whose
+    type, status, name, description, tags or text (a secret one's excepted) contain every
+    word, case-insensitively, as the table's ``/`` filter matches."""
+    kind, name, mid = func.coalesce(col(Memory.type), ""), col(Memory.name), col(Memory.id)
+    text = case((col(Memory.sensitivity) == "secret", ""), else_=col(Memory.body))
+    haystack = func.lower(kind + " " + col(Memory.status) + " " + name + " "
+                          + func.coalesce(col(Memory.description), "") + " "
+                          + col(Memory.tags) + " " + text)
+    where = [haystack.contains(w.lower(), autoescape=True) for w in words]
+    with store.read() as conn, orm(conn) as s:
+        if at is not None:
+            found = s.get(Memory, at)
+            if found is not None:
+                after = (found.type or "", found.name, at - 1)
+        query = select(Memory).where(*where)
+        if after is not None:
+            query = query.where(tuple_(kind, name, mid) > tuple_(*after))
+        backwards = last and after is None
+        order = (kind.desc(), name.desc(), mid.desc()) if backwards else (kind, name, mid)
+        rows = list(s.exec(query.order_by(*order).limit(int(limit))).all())
+        if backwards:
+            rows.reverse()
+        total = int(s.exec(select(func.count(mid)).where(*where)).one())
+        before = 0
+        if rows:
+            first = rows[0]
+            before = int(s.exec(select(func.count(mid)).where(
+                *where, tuple_(kind, name, mid) < tuple_(first.type or "", first.name,
+                                                        first.id))).one())
+        active = int(s.exec(select(func.count(mid)).where(Memory.status == "active")).one())
+        flagged = _flagged(s)
+    return MemoryPage([_row(m, m.id in flagged) for m in rows], before, total, active)
 
 
 def memory_detail(store: Store, memory_id: int) -> MemoryDetail:

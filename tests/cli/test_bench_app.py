@@ -31,6 +31,8 @@ def test_the_drive_times_every_screen_and_key_on_the_demo_store(demo_path: Path)
     assert table["screen"] == "TranscriptScreen" and table["rows"] > 1
     assert len(r["move_ms"]) == min(MOVE_KEYS, table["rows"] - 1)
     assert len(r["filter_ms"]) == len(FILTER_TEXT)
+    # the filtered result is timed apart from the echo: one figure, from the last key
+    assert len(r["filter_result_ms"]) == 1 and r["filter_result_ms"][0] >= 0
     # the keystrokes reached the filter: no demo session's row holds both words
     assert r["filter_rows_left"] < table["rows"]
     assert set(r["cpu_ms"]) == {"switch_first", "switch", "move", "filter_open", "filter"}
