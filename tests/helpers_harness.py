@@ -29,14 +29,18 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_hook(event: str, stdin: dict[str, Any] | str | bytes, store: Path,
+def run_hook(event: str, stdin: dict[str, Any] | str | bytes, store: Path | str,
              monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
-    """``lca-tui hook EVENT --store STORE`` with ``stdin``; asserts exit 0; returns stdout."""
+    """``lca-tui hook EVENT --store STORE`` with ``stdin``; asserts exit 0; returns stdout.
+    ``STORE`` is what the test's store at that path is opened on (``store_target``: in a
+    [postgres] test, the database cloned for the path), so ``make_store(path)`` sees it."""
+    from tests.conftest import store_target
+
     raw = stdin if isinstance(stdin, bytes) else (
         stdin if isinstance(stdin, str) else json.dumps(stdin)).encode("utf-8")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
     capsys.readouterr()
-    code = main(["hook", event, "--store", str(store)])
+    code = main(["hook", event, "--store", str(store_target(store))])
     assert code == 0
     return capsys.readouterr().out
 

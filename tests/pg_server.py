@@ -29,8 +29,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 BACKENDS = ("sqlite", "postgres")
 # What a run with LCA_TEST_BACKENDS unset uses (``make test``). SQLite alone still: the
-# server's half has 19 known failures (docs/postgres.md, "Tests on both backends", lists
-# them); ``LCA_TEST_BACKENDS=sqlite,postgres`` runs both halves.
+# server's half is not all green or timed yet (docs/postgres.md, "Tests on both backends",
+# says what is left); ``LCA_TEST_BACKENDS=sqlite,postgres`` runs both halves.
 DEFAULT_BACKENDS: tuple[str, ...] = ("sqlite",)
 URL_ENV = "LCA_TEST_PG_URL"
 BACKENDS_ENV = "LCA_TEST_BACKENDS"

@@ -256,6 +256,25 @@ def default_ddl(metadata: Any) -> list[str]:
     return out
 
 
+def store_uncompressed(conn: Connection) -> list[str]:
+    """Every column PostgreSQL would compress (text, jsonb, tsvector, vector: storage
+    ``extended`` or ``main``) set to ``STORAGE EXTERNAL``: kept as its bytes, in the row or in
+    TOAST, never compressed. A compressed value's bytes are not its text: pglz splits words
+    with its control bytes (a live row's "import" stored as ``im\\x00port`` held the erased
+    word "port" for the raw-bytes probe) and hides an erased text's residue from a byte search
+    alike; SQLite stores text as it is, and so does the store on a server. (table.column)
+    changed. Only values written afterwards are stored so."""
+    rows = conn.exec_driver_sql(
+        "SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+        "AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped "
+        "AND a.attstorage IN ('x', 'm') ORDER BY c.relname, a.attnum").all()
+    for table, column in rows:
+        conn.exec_driver_sql(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" SET STORAGE '
+                             "EXTERNAL")
+    return [f"{t}.{c}" for t, c in rows]
+
+
 HIDDEN_COLUMNS = ("rowid", "tsv")  # columns no model declares (``rowid_ddl``, ``EXTRA_DDL``)
 INDEX_TABLES = ("chunk_vec",)  # what SQLite keeps in virtual tables
 
@@ -295,6 +314,7 @@ def create_schema(conn: Connection, metadata: Any, stamp: Sequence[tuple[int, st
     metadata.create_all(conn)
     for statement in (*rowid_ddl(metadata), *default_ddl(metadata), *EXTRA_DDL, *COMPAT_DDL):
         conn.exec_driver_sql(statement)
+    store_uncompressed(conn)
     conn.execute(text("INSERT INTO schema_migration (version, name, applied_at, code_version) "
                       "VALUES (:v, :n, :t, :c)"),
                  [{"v": v, "n": n, "t": applied_at, "c": code_version} for v, n in stamp])

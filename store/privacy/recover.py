@@ -255,6 +255,25 @@ def _file(store: Store, wal_ok: bool, wal_left: int) -> Probe:
     return Probe("raw-bytes", wal_ok and free == 0 and not left, "; ".join(parts))
 
 
+def _server_files(store: Store) -> Probe:
+    """The raw-bytes probe of a re-verification on a server: every table a record can live in
+    rebuilt (``VACUUM FULL``: no freed tuple is copied to the new heap, TOAST or index files),
+    as SQLite's VACUUM leaves no free page; the erased text is not kept, so no file is
+    searched for it, and the server's WAL, replicas and backups are not this client's."""
+    from store.core.db import scrub_server
+    from store.privacy.verify import SERVER_COPIES
+
+    with store.read() as conn:
+        tables = sorted(relational_tables(conn)) + ["chunk_vec"]
+    rebuilt = scrub_server(store.engine, tables)
+    total = sum(ms for _, ms in rebuilt)
+    return Probe("raw-bytes", len(rebuilt) == len(tables),
+                 f"VACUUM FULL of {plural(len(rebuilt), 'table')} in {total:,.0f} ms (each "
+                 "held an ACCESS EXCLUSIVE lock on its table meanwhile): no freed tuple left in "
+                 "their files; the erased text is not kept, so the files are not searched for "
+                 f"it; {SERVER_COPIES}")
+
+
 def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Verification]]:
     """Finish the unverified tombstones (or the one named, verified or not): checkpoint,
     VACUUM, the probes, stored. Returns (tombstone id, verification) for each."""
@@ -274,11 +293,14 @@ def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Ver
         return []
     started = time.perf_counter()
     drop_cache(store)
-    wal_ok, wal_left = checkpoint_truncate(store.engine)
-    if wal_ok:
-        vacuum(store.engine)
+    if store.on_server:
+        raw = _server_files(store)
+    else:
         wal_ok, wal_left = checkpoint_truncate(store.engine)
-    raw = _file(store, wal_ok, wal_left)
+        if wal_ok:
+            vacuum(store.engine)
+            wal_ok, wal_left = checkpoint_truncate(store.engine)
+        raw = _file(store, wal_ok, wal_left)
     shared = (time.perf_counter() - started) * 1000.0
     out = []
     for tid in ids:
@@ -297,6 +319,6 @@ def verify(store: Store, tombstone_id: int | None = None) -> list[tuple[int, Ver
         v = Verification(all(p.passed for p in probes), probes, ms, not_rerun=missing)
         v.id = record(store, tid, v)
         out.append((tid, v))
-    # recording wrote to the WAL (no content); leave it empty as an erasure does
-    checkpoint_truncate(store.engine)
+    if not store.on_server:  # recording wrote to the WAL (no content); leave it empty as an
+        checkpoint_truncate(store.engine)  # erasure does
     return out

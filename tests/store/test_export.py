@@ -31,8 +31,8 @@ def _link(store: Store) -> dict[str, Any]:
         mem = {n: i for i, n in conn.exec_driver_sql("SELECT id, name FROM memory").all()}
         entries = conn.execute(text("SELECT id FROM entry WHERE session_id = :s ORDER BY seq "
                                     "LIMIT 3"), {"s": SHORT_SESSION}).all()
-        big = conn.exec_driver_sql("SELECT id FROM entry WHERE session_id LIKE 'ae4a77f8%' "
-                                   "ORDER BY seq DESC LIMIT 1").one()
+        big = conn.execute(text("SELECT id FROM entry WHERE session_id LIKE :p ORDER BY seq "
+                                "DESC LIMIT 1"), {"p": "ae4a77f8%"}).one()
         for memory, entry in ((mem["Lessons learned"], entries[0][0]),
                               (mem["Lessons learned"], entries[2][0]),
                               (mem["Preferences"], big[0])):
@@ -202,8 +202,8 @@ def test_bad_export_input_is_reported_and_the_rest_lands(source: Store,
         "text differs from the exported content hash"]
     assert report.entries_added == 751 - 11  # all but the missing short session's 11
     with fresh.read() as conn:
-        kept = conn.exec_driver_sql("SELECT COUNT(*) FROM evidence WHERE entry_id IS NULL AND "
-                                    "note LIKE '%entry not in store%'").scalar_one()
+        kept = conn.execute(text("SELECT COUNT(*) FROM evidence WHERE entry_id IS NULL AND "
+                                 "note LIKE :p"), {"p": "%entry not in store%"}).scalar_one()
     assert kept == 2  # kept without the link, not lost
     assert report.memories_added == 7
     fresh.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from store import Store
 from store.core.writes import NewEntry, NewSession
@@ -131,7 +132,7 @@ def test_an_approved_evidence_less_proposal_is_no_orphan(store: Store) -> None:
     assert done.memory_id not in {r.id for r in sig.offending}
     # a memory with no evidence at all is still an orphan
     with store.write() as conn:
-        conn.exec_driver_sql("DELETE FROM evidence WHERE memory_id = ?", (done.memory_id,))
+        conn.execute(text("DELETE FROM evidence WHERE memory_id = :m"), {"m": done.memory_id})
     sig = store.health(now=NOW).signal("evidence_orphans")
     assert sig.status == "warn" and {r.id for r in sig.offending} == {done.memory_id}
 

@@ -5,7 +5,6 @@ demo through ``lca-tui health``."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from store.recall.models import RecallCandidate
 from store.recall.run import probe
 from tests.conftest import make_store
 from tests.helpers_health import NOW, consistent, scan
-from tests.helpers_shell import FIXED_NOW, build_demo_template
+from tests.helpers_shell import FIXED_NOW
 
 QUERIES = ("how was the compaction summary written", "which tests failed and why",
            "read the transcript file", "git commit and push", "what does the hook do",
@@ -87,14 +86,14 @@ def test_duplicate_writer_night_after_night_then_compaction(cc_store: Store) -> 
     assert all(isinstance(i, int) for i in json.loads(audit.target_ids))  # ids, no content
 
 
-def _cli(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, store: Path | str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lca_tui.cli", *args, "--store", str(store)],
                           capture_output=True, text=True, timeout=300)
 
 
 def test_health_cli_on_real_transcripts_exits_0_at_fail(cc_store: Store, tmp_path: Path
                                                         ) -> None:
-    path = cc_store.path
+    path = cc_store.opened_as
     cc_store.close()
     done = _cli("health", "--json", store=path)
     assert done.returncode == 0, done.stderr
@@ -135,7 +134,7 @@ def test_health_refuses_a_store_that_does_not_exist(tmp_path: Path,
 
 
 def test_health_reads_an_existing_store(store: Store) -> None:
-    path = store.path
+    path = store.opened_as
     store.close()
     done = _cli("health", "--no-save", "--json", store=path)
     assert done.returncode == 0, done.stderr
@@ -143,7 +142,7 @@ def test_health_reads_an_existing_store(store: Store) -> None:
 
 
 def test_a_bad_health_setting_is_one_line_naming_it(store: Store) -> None:
-    path = store.path
+    path = store.opened_as
     store.close()
     done = subprocess.run([sys.executable, "-m", "lca_tui.cli", "--set",
                            "health.index_lag_fail_percent=inf", "health", "--json",
@@ -152,20 +151,15 @@ def test_a_bad_health_setting_is_one_line_naming_it(store: Store) -> None:
     assert "health.index_lag_fail_percent must be a finite number" in done.stderr
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_template(tmp_path_factory.mktemp("demo-health"))
-
-
-def test_demo_tells_every_incident(demo_template: Path, tmp_path: Path) -> None:
-    """The demo store: at least eight incidents at warn or fail, `health` exits 1."""
-    shutil.copytree(demo_template, tmp_path / "demo")
-    path = tmp_path / "demo" / "demo.db"
-    store = make_store(path)
+def test_demo_tells_every_incident(demo_path: Path) -> None:
+    """The demo store (the run's one, copied; on a server, its template database cloned): at
+    least eight incidents at warn or fail, `health` exits 1."""
+    store = make_store(demo_path)
     try:
         result = store.health(now=FIXED_NOW)
     finally:
         store.close()
+    path = store.opened_as
     bad = {s.name: s.status for s in result.signals if s.status in ("warn", "fail")}
     bad.pop("vector_support", None)  # the fallback embedder of the tests, not an incident
     assert {"stale_writer", "embedding_failures", "loader_drift", "critical_budget",
@@ -177,7 +171,7 @@ def test_demo_tells_every_incident(demo_template: Path, tmp_path: Path) -> None:
     done = _cli("health", store=path)
     assert done.returncode == 1, done.stderr
     fixed = _cli("compact-duplicates", "--yes", "--json", store=path)
-    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.returncode == 0, (fixed.stdout, fixed.stderr)
     doc = json.loads(fixed.stdout)
     assert doc["fix"]["counts"]["rows_removed"] == doc["plan"]["counts"]["rows_removed"] > 0
     again = _cli("health", "--json", store=path)

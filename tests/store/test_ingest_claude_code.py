@@ -215,6 +215,8 @@ def test_crash_mid_write_leaves_store_consistent(store: Store, tmp_path: Path,
     assert store.stats().entries == 24
 
 
+@pytest.mark.sqlite_only("the default store's file and folder modes, and a missing folder "
+                         "for a file: a server's database has neither")
 def test_store_file_is_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The default location is created on demand, owner-only; any other missing folder is an
     error, not a silently created store."""

@@ -268,8 +268,7 @@ def test_memory_id_prints_how_it_loads(store: Store, tmp_path: Path,
     (project / "CLAUDE.md").write_text("Read @gone.md first.\n")
     store.ingest([project])
     (mid,) = [m.id for m in store.list_memories()]
-    db = store.path if hasattr(store, "path") else None
-    assert db is not None
+    db = store.opened_as
     store.close()
     assert main(["--store", str(db), "memory", str(mid)]) == 0
     out = capsys.readouterr().out

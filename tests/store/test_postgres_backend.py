@@ -415,6 +415,38 @@ def test_erase_on_a_server_rebuilds_the_tables_and_searches_their_files(pg_url: 
         s.close()
 
 
+def test_text_is_stored_as_its_bytes_on_the_server(pg_url: str) -> None:
+    """No column of a server store is compressed (``pg.store_uncompressed``): a compressed
+    value's bytes are not its text, so the raw-bytes probe would find words of live rows
+    split by pglz's control bytes, and miss an erased text's compressed residue."""
+    from sqlalchemy import text
+
+    from store.core import pg
+    from store.core.db import server_files
+
+    sentence = "we import the port module before the release. "
+    s = open_store(pg_url, _settings())
+    try:
+        with s.read() as conn:
+            left = conn.execute(text(
+                "SELECT c.relname || '.' || a.attname FROM pg_attribute a JOIN pg_class c ON "
+                "c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE "
+                "n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT "
+                "a.attisdropped AND a.attstorage IN ('x', 'm')")).scalars().all()
+        assert left == []
+        s.append_entries(NewSession(id="long", format="harness"), [
+            NewEntry(kind="user", content=sentence * 400, source_key="l1")])
+        pg.vacuum_full(s.engine, ["entry"])  # ends with a CHECKPOINT: the pages on disk
+        files, why = server_files(s.engine, ["entry"])
+        if why is not None:
+            pytest.skip(f"the server's files cannot be read here: {why}")
+        held = b"".join(f.read_bytes() for f in files)
+        # 18 KB of one sentence: pglz would keep one copy and back-references to it
+        assert held.count(sentence.encode()) >= 300
+    finally:
+        s.close()
+
+
 def test_a_raw_probe_that_cannot_read_the_servers_files_is_not_run_and_not_passed(
         pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from store import Scope

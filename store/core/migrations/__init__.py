@@ -184,6 +184,7 @@ def _migrate_server(engine: Engine, migrations: list[Migration], newest: int,
             for statement in migration.postgres:
                 conn.exec_driver_sql(statement)
             pg.ensure_rowids(conn)  # a table it added gets its rowid, as created ones have
+            pg.store_uncompressed(conn)  # and its text columns stored uncompressed
             conn.execute(
                 text("INSERT INTO schema_migration VALUES (:v, :n, :t, :c)"),
                 {"v": migration.version, "n": migration.name, "t": now_iso(), "c": CODE_VERSION},
