@@ -70,7 +70,9 @@ Hooks
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
-    ``memories()``, ``memory(id)``; ``data_version()`` changes whenever another connection
+    ``memories()``, ``memory(id)``; ``entry_page(session, after=…)`` and
+    ``memory_page(after=…)`` read a long list a page at a time, by key (the app's paged
+    tables); ``data_version()`` changes whenever another connection
     commits; ``changes_since(mark)`` what moved since a ``ChangeMark`` (the highest ids, the
     sessions with new entries, the memories and proposals touched: a following screen applies
     it).
