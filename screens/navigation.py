@@ -28,3 +28,21 @@ class Opens(Protocol):
 
     def open_record(self, ref: RecordRef) -> None:
         """Select and show ``ref`` (its data loads in the screen's own workers)."""
+
+
+@runtime_checkable
+class Shows(Protocol):
+    """A screen that says which record it has selected (the guided tour waits until the
+    record it opened is the one shown)."""
+
+    def shown(self) -> RecordRef | None:
+        """The record selected on the screen now (None: none yet)."""
+
+
+@runtime_checkable
+class PreviewsScope(Protocol):
+    """A screen that previews what a scope holds before acting on it (Privacy; the guided
+    tour's erase step fills one in)."""
+
+    def preview_scope(self, kind: str, value: str) -> None:
+        """Fill in the scope (``kind`` of the kind box, ``value``) and show what it holds."""
