@@ -1,6 +1,9 @@
 """One way between screens: a screen (or the palette) posts ``OpenRecord(ref)``; the app
 switches to the screen whose registry entry opens ``ref.kind`` and hands it the reference
-through the ``Opens`` protocol. No screen calls another by name."""
+through the ``Opens`` protocol. No screen calls another by name, and nothing reads a screen's
+attribute by name (``getattr``): the guided tour asks which record a screen shows through
+``Shows`` and fills in a scope through ``PreviewsScope`` (``tests/project/
+test_screen_boundaries.py`` holds it)."""
 
 from __future__ import annotations
 
