@@ -161,10 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command_word(words: list[str]) -> str | None:
-    """The command named in ``words`` (the first word that is no option or option value)."""
+    """The command named in ``words`` (the first word that is no option or option value;
+    an option may be abbreviated, as argparse allows: ``--sto PATH``)."""
+    valued = ("--store", "--set", "--actor", "--theme")
     i = 0
     while i < len(words):
-        if words[i] in ("--store", "--set", "--actor", "--theme"):
+        word = words[i]
+        if word.startswith("--") and len(word) > 2 and "=" not in word and any(
+                o.startswith(word) for o in valued):
             i += 2
         elif words[i].startswith("-"):
             i += 1

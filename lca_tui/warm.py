@@ -2,8 +2,11 @@
 
 ``ask(args, message)`` sends the command's request to the daemon serving the store the command
 names, with what the caller — never the daemon — decides: the person (``--actor`` /
-``LCA_ACTOR`` and the OS account, added by ``client.request``), the ``--set`` overrides of this
-run, and ``--read-only`` when the command line has it. It returns the reply, or None when no
+``LCA_ACTOR``, then the caller's ``identity.name``, and the OS account, added by
+``client.request``), the ``--set`` overrides of this run, every setting as the caller's own
+config file and environment give it (the daemon answers only when it can apply those that
+differ from its own per request, else the command runs here), and ``--read-only`` when the
+command line or the caller's ``store.read_only`` says so. It returns the reply, or None when no
 daemon serves the store, it did not take the request on, or it answered with an error — the
 command then runs in this process, with the same result (a bad query gets its own clear error
 there). Importing this module imports neither the store nor SQLAlchemy.
@@ -28,14 +31,23 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     ``replayable=False`` (a write such as ``approve``): once the daemon acknowledged the
     request, a lost answer is an error (``StoreError``), never a second try in this process —
     the write may have been done."""
+    from store.core.actor import for_request
+    from store.core.settings import Settings, SettingsError, parse_assignment
     from store.harness import client, paths
 
+    try:  # the caller's settings (its config file, $LCA_EMBEDDER, --set), never the daemon's
+        mine = Settings.load(dict(parse_assignment(a) for a in overrides(args)))
+    except (SettingsError, ValueError):
+        return None  # in this process, the same clear error
+    asked: dict[str, Any] = {
+        **message, "set": overrides(args), "settings": mine.as_dict(),
+        "read_only": bool(getattr(args, "read_only", False) or mine["store.read_only"])}
+    if "actor" not in for_request() and mine["identity.name"]:
+        asked["actor"] = mine["identity.name"]  # --actor, $LCA_ACTOR, then identity.name
     try:
         store = paths.resolve_store(getattr(args, "store", None))
         reply = client.request(paths.socket_path(store), {
-            **message, "store": paths.store_name(store), "set": overrides(args),
-            "read_only": bool(getattr(args, "read_only", False))},
-            timeout=timeout, ack_timeout=2.0)
+            **asked, "store": paths.store_name(store)}, timeout=timeout, ack_timeout=2.0)
     except (client.NotRunning, client.NoAck, paths.UnsafeDirectory):
         return None
     except client.DaemonError as exc:

@@ -66,7 +66,7 @@ def agents_mark(session: SessionInfo) -> str:
     has_main = "main" in session.agents
     if not workers:
         return "main" if has_main or not session.agents else ", ".join(session.agents)
-    word = "worker" if workers == 1 else "workers"
+    word = plural(workers, "worker", counted=False)
     return f"main + {workers} {word}" if has_main else f"{workers} {word}"
 
 

@@ -2,8 +2,9 @@
 
 Textual's ``Footer`` lays every key out in one row and lets the row overflow: at 80 columns the
 last keys slid under the command-palette key ("…palettet"). ``FitFooter`` measures its keys
-(compact style) and, while the row is wider than the footer, first writes the number keys as
-``1-8 screens``, then leaves out ``q Quit``, then the screen's own keys from the right, then
+(compact style; the number keys always as one span, ``1-8 screens``: run together they read as
+one number, ``12345678``) and, while the row is wider than the footer, leaves out ``q Quit``,
+then the screen's own keys from the right, then
 ``/ Filter``, ``z Zoom`` and ``b Panes``. ``? Help`` and the palette key always stay: the help
 lists every key. It lays itself out again when its width changes.
 """
@@ -81,7 +82,7 @@ class FitFooter(Footer):
         for group, members in groupby(by_action.values(), lambda m: m[0][0].group):
             listed = list(members)
             if group is not None and len(listed) > 1:
-                units.append(_Unit([m[0] for m in listed], group,
+                units.append(_Unit([m[0] for m in listed], group, compacted=True,
                                    keys=[self.app.get_key_display(m[0][0]) for m in listed]))
             else:
                 units += [_Unit([m[0]], keys=[self.app.get_key_display(m[0][0])])
@@ -114,8 +115,8 @@ class FitFooter(Footer):
             binding.description) + 1
 
     def fit(self, units: list[_Unit], room: int) -> list[_Unit]:
-        """The units shown in ``room`` columns: the group compacted, then the highest ranks
-        left out, until the row fits."""
+        """The units shown in ``room`` columns: the highest ranks left out until the row
+        fits (a group not yet written as its span is written so first)."""
         shown = list(units)
 
         def wide() -> bool:

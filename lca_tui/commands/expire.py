@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 def _print_memories(report: Any, dry_run: bool) -> None:
     out = console()
     n = len(report.due)
-    out.print(f"{n} memor{'y' if n == 1 else 'ies'} past {'its' if n == 1 else 'their'} "
+    out.print(f"{plural(n, 'memory', 'memories')} past {'its' if n == 1 else 'their'} "
               "retention" + ("" if n else " (memory.retention_days.<type>; 0 keeps for ever)"),
               markup=False, highlight=False)
     for e in report.due:
@@ -59,7 +59,7 @@ def _print_entries(due: Any, closure: Any) -> None:
         if due.limits:
             out.print("0 transcript entries past their retention", markup=False)
         return
-    out.print(f"{n} transcript entr{'y' if n == 1 else 'ies'} past "
+    out.print(f"{n:,} transcript {plural(n, 'entry', 'entries', counted=False)} past "
               f"{'its' if n == 1 else 'their'} retention", markup=False, highlight=False)
     kinds = list(due.by_kind())
     t = table("session", *kinds, title="entries due, by kind")

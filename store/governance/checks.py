@@ -489,7 +489,7 @@ _CONTRADICTED_OVERLAP = 0.5
 
 
 def _n_sentences(n: int) -> str:
-    return f"{n:,} sentence" if n == 1 else f"{n:,} sentences"
+    return plural(n, "sentence")
 
 
 def _every(n: int, word: str) -> str:

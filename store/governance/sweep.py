@@ -39,6 +39,7 @@ from sqlmodel import col
 from store.core import vec
 from store.core.db import columns
 from store.core.models import Chunk, Evidence, Memory
+from store.core.vocab import SENSITIVITIES
 from store.governance import text as tx
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ PROPOSER = "lca-tui:sweep"
 MIN_WORDS = 3  # a shorter text held inside another is no sign they say the same
 SHARED_EVIDENCE_JACCARD = 0.5
 _BLOCK = 1024  # chunks compared at once (a block × every chunk of float32 cosines)
-_RANK = {"public": 0, "private": 1, "secret": 2}
+_RANK: dict[str, int] = {level: rank for rank, level in enumerate(SENSITIVITIES)}
 
 
 @dataclass

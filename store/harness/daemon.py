@@ -63,6 +63,9 @@ POLL_S = 5.0  # how often an idle daemon looks for entries another process queue
 CATCH_UP_S = 0.5
 FOLLOW_S = 6 * 3600.0  # a session no hook has named for this long is no longer followed
 CATCH_UP_RETRIES = 3  # rounds tried again (every POLL_S) after a failure, until the next hook
+CARRIED = frozenset({"identity.name", "store.read_only", "store.url"})
+"""Settings a request carries as its own fields (the person, the read-only flag, the store
+named), not compared with the daemon's."""
 IDENTITY_S = 2.0  # on a server, how often the daemon asks whether its database is the same one
 
 
@@ -159,6 +162,9 @@ class Daemon:
         self.shown = store_name(self.store_path)
         self.sock = socket_path(self.store_path)
         self.settings = settings
+        self.base_settings: Settings | None = None
+        """The settings this daemon loaded (before its own ``serve`` overrides): what a
+        request's caller's settings are compared with."""
         self.store: Store | None = None
         self.server: _Server | None = None
         self.started = time.time()
@@ -215,6 +221,7 @@ class Daemon:
         self._take_lock()
         try:
             base = self.settings or Settings.load()
+            self.base_settings = base
             self.store = open_store(self.store_path,
                                     base.with_overrides({"recall.vector_cache": True,
                                                         "store.keep_connections": 4}, "serve"),
@@ -545,17 +552,42 @@ class Daemon:
             reply["trace"] = asdict(result.trace)
         return reply
 
+    def _requested(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The settings this request asks for that differ from this daemon's: its ``--set``
+        pairs, then every setting the caller's own config file and environment give a value
+        other than this process's as it loaded them (``settings``: the caller's whole
+        ``Settings``; ``CARRIED`` ones travel as the request's person and read-only flag, the
+        app's do not matter here); a request with no ``settings`` (the hook client) asks for
+        its ``--set`` alone."""
+        import json
+
+        from store.core.settings import parse_assignment
+
+        given = message.get("set") or []
+        pairs: dict[str, Any] = (dict(parse_assignment(str(a)) for a in given)
+                                 if isinstance(given, list) else {"": ""})
+        theirs = message.get("settings")
+        ours = self.base_settings.as_dict() if self.base_settings is not None else {}
+        if isinstance(theirs, dict):
+            for name, value in theirs.items():
+                if name in CARRIED or name.startswith("app."):
+                    continue
+                if name not in pairs and (name not in ours or json.dumps(
+                        ours[name], sort_keys=True, default=str) != json.dumps(
+                        value, sort_keys=True, default=str)):
+                    pairs[str(name)] = value
+        return pairs
+
     def _overrides(self, message: dict[str, Any], prefix: str) -> dict[str, Any] | None:
         """The request's ``--set NAME=VALUE`` (the caller's, never this process's) as the
         per-call overrides of an operation that reads only ``prefix`` settings per call,
         typed as ``Settings`` types them; None when one names another setting (this store
         was opened with this daemon's settings: the caller works in-process instead)."""
-        given = message.get("set") or []
-        if not isinstance(given, list) or not given:
+        pairs = self._requested(message)
+        if not pairs:
             return {}
-        from store.core.settings import Settings, parse_assignment
+        from store.core.settings import Settings
 
-        pairs = dict(parse_assignment(str(a)) for a in given)
         if not all(name.startswith(prefix) for name in pairs):
             return None
         typed = Settings.load(pairs)  # a bad value: SettingsError, the reply's error
@@ -586,7 +618,6 @@ class Daemon:
         Its ``--set`` apply per request when each names a ``health.*`` threshold (read
         through the scan's settings); any other runs it in the caller's process."""
         from store.core.base import writer_version_for
-        from store.core.settings import parse_assignment
         from store.health.drill import describe
         from store.health.records import view_to_json
         from store.health.registry import specs
@@ -595,9 +626,7 @@ class Daemon:
         if not self._same_store(message):
             return {"ok": False, "error": "wrong store"}
         assert self.store is not None
-        given = message.get("set") or []
-        pairs = dict(parse_assignment(str(a)) for a in given) if isinstance(given, list) \
-            else {"": ""}
+        pairs = self._requested(message)
         if not all(name.startswith("health.") for name in pairs):
             return {"ok": False, "error": "a --set the daemon cannot apply per request"}
         settings = self.store.settings.with_overrides(pairs)  # a bad value: the reply's error

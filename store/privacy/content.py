@@ -10,7 +10,7 @@ rewrite an enum a CHECK guards.
 The definition is a deny-list: every text column of every table is content unless it is
 named here as metadata (``METADATA``, or a name in ``METADATA_NAMES``; keys are never
 rewritten), so a table a later capability adds is matched in full until someone classifies
-its columns (``tests/test_privacy_content.py`` asks for every column of the schema to be
+its columns (``tests/store/test_privacy_scopes.py`` asks for every column of the schema to be
 classified). Meta-like JSON columns (``JSON_META``: an entry's ``meta``, a session's ``meta``,
 a trace's ``settings``) are matched in their string values and unknown keys, skipping the
 values of keys that name a model, a usage figure, an id or a time; a memory's JSON

@@ -119,7 +119,7 @@ def _lexical(conn: Connection, tombstone_id: int) -> list[Probe]:
     return [Probe("fts", not fts_hits, f"{fts_hits} of {len(terms['stems'])} fingerprinted "
                   "FTS terms of the erased text are indexed again"),
             Probe("substring", not held,
-                  f"{n:,} fingerprinted {'word' if n == 1 else 'words'} of the erased text: "
+                  f"{n:,} fingerprinted {plural(n, 'word', counted=False)} of the erased text: "
                   + (f"held again by rows of: {where}" if held else
                      "no content column of any table holds one"))]
 

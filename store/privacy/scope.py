@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.core.vec import STOP_WORDS
+from store.core.vocab import plural
 from store.privacy.content import KNOWN_KEYS, META_KEYS, is_json_meta
 
 SCOPE_KINDS = ("session", "entry", "entries", "memory", "match", "regex")
@@ -81,7 +82,7 @@ class Scope:
         store it — tombstones keep the kind only)."""
         if self.kind == "entries":
             n = len(self.ids)
-            return f"{n} entr{'y' if n == 1 else 'ies'}"
+            return plural(n, "entry", "entries")
         return f"{self.kind} {self.value!r}" if self.is_text else f"{self.kind} {self.value}"
 
 

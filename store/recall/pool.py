@@ -73,12 +73,23 @@ if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
 
-# (chunks, highest chunk id, latest audit event id not of feedback), in one statement
+# Audit actions that change no vector in place and no chunk's sensitivity: what they add
+# (an ingest's or an approval's new chunks) shows in the count and the highest id, what they
+# remove in the count. Every other action (reindex, erase, redact, a mark, a fix, an approval,
+# one added later) reloads the copy.
+UNTOUCHING_ACTIONS = ("proposal_submitted", "proposal_rechecked", "proposal_edited",
+                      "proposal_rejected", "proposal_failed", "export", "export-failed",
+                      "delete-exports", "ingest", "reveal-secret", "memory_file_conflict")
+UNTOUCHING_PREFIXES = ("recall_feedback", "import-")
+
+# (chunks, highest chunk id, latest audit event id that may touch vectors), in one statement
 _STAMP = sa_select(
     sa_select(func.count()).select_from(Chunk).scalar_subquery(),
     sa_select(func.coalesce(func.max(Chunk.id), 0)).scalar_subquery(),
     sa_select(func.coalesce(func.max(AuditEvent.id), 0))
-    .where(col(AuditEvent.action).not_like("recall_feedback%")).scalar_subquery())
+    .where(col(AuditEvent.action).not_in(UNTOUCHING_ACTIONS),
+           *(col(AuditEvent.action).not_like(f"{p}%") for p in UNTOUCHING_PREFIXES))
+    .scalar_subquery())
 
 
 class VectorCache:
@@ -117,8 +128,9 @@ class VectorCache:
 
     @staticmethod
     def _stamp(conn: Connection) -> tuple[int, int, int]:
-        """(chunks, highest chunk id, latest audit event id): a reindex, an erasure or a
-        redaction leaves an audit event, so any of them forces a reload."""
+        """(chunks, highest chunk id, latest audit event id that may touch vectors): a
+        reindex, an erasure, a redaction or a mark leaves such an event, so any of them forces
+        a reload; an ingest, a proposal or an export does not (``UNTOUCHING_ACTIONS``)."""
         # Core: 0.021 ms against 0.017 ms raw (median of 300, cc store, 1,298 chunks)
         row = conn.execute(_STAMP).one()
         return int(row[0]), int(row[1]), int(row[2])

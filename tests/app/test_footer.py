@@ -53,3 +53,6 @@ async def test_footer_fits_80_columns_on_every_screen(demo_path: Path, mode: str
         await pilot.pause()
         await pilot.resize_terminal(120, 40)
         await wait_until(pilot, lambda: not footer.left_out, what="every key at 120 columns")
+        await wait_until(pilot, lambda: "1-8 screens" in screen_lines(app)[-1],
+                         what="the number keys as one span")
+        assert "12345678" not in screen_lines(app)[-1]  # run together they read as a number

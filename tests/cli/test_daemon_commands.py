@@ -326,3 +326,57 @@ def test_health_show_of_an_unknown_signal_fails_as_in_process_and_stores_nothing
     err = capsys.readouterr().err
     assert "no health signal 'no_such_signal'" in err and "index_lag" in err
     assert daemon.store.health_trends() == before and daemon.counts["errors"] == 0
+
+
+# -- the caller's settings file goes with the request, never the daemon's own ---------------
+def _caller_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """The calling command's settings file (the daemon loaded its own when it started)."""
+    cfg = tmp_path / "caller.toml"
+    cfg.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("LCA_CONFIG", str(cfg))
+
+
+def test_a_read_only_settings_file_refuses_approve_through_the_daemon(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    pid = _pending(daemon, "Name branches after the issue they fix.")
+    _caller_config(tmp_path, monkeypatch, "[store]\nread_only = true\n")
+    code = main(["approve", str(pid), "--store", str(daemon.store_path)])
+    assert code == 2 and "read-only" in capsys.readouterr().err
+    assert daemon.store is not None and daemon.store.proposal(pid).status == "pending"
+    assert daemon.counts["approvals"] == 0
+
+
+def test_the_callers_health_thresholds_from_its_settings_file_apply_through_the_daemon(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    asked = _asked(monkeypatch)
+    _caller_config(tmp_path, monkeypatch,
+                   "[health]\nduplicate_warn_percent = 1.5\nduplicate_fail_percent = 2.5\n")
+    capsys.readouterr()
+    main(["health", "--no-save", "--store", str(daemon.store_path), "--json"])
+    warm = json.loads(capsys.readouterr().out)
+    assert asked[-1] is not None  # the daemon answered, with the caller's thresholds
+    dup = next(s for s in warm["signals"] if s["name"] == "duplicate_ratio")
+    assert dup["thresholds"] == {"warn": 1.5, "fail": 2.5}, dup["thresholds"]
+
+
+def test_a_setting_the_daemon_cannot_apply_per_request_runs_the_command_here(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The caller's file sets what the daemon's store was opened with (the pool): the
+    daemon declines and the search runs in the caller's process, with the caller's file."""
+    asked = _asked(monkeypatch)
+    _caller_config(tmp_path, monkeypatch, "[recall]\npool = 7\n")
+    assert main(["search", "postgres", "--store", str(daemon.store_path)]) == 0
+    assert asked[-1] is None and daemon.counts["searches"] == 0
+
+
+def test_the_callers_identity_name_is_recorded_through_the_daemon(
+        daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LCA_ACTOR", raising=False)
+    pid = _pending(daemon, "Keep the changelog current.")
+    _caller_config(tmp_path, monkeypatch, '[identity]\nname = "carol"\n')
+    assert main(["approve", str(pid), "--store", str(daemon.store_path)]) == 0
+    assert daemon.store is not None and daemon.counts["approvals"] == 1
+    assert daemon.store.proposal(pid).actor == "carol"

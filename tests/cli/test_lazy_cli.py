@@ -100,6 +100,20 @@ def test_an_unknown_command_is_refused_with_the_list(capsys: pytest.CaptureFixtu
     assert "invalid choice: 'no-such-command'" in err and "'stats'" in err
 
 
+def test_abbreviated_options_before_the_command_work_as_argparse_allows(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--sto PATH`` / ``--act NAME`` / ``--se NAME=VALUE``: the command word is found after
+    the abbreviated option's value, as the full parser would read it."""
+    from tests.conftest import make_store
+
+    make_store(tmp_path / "s.db").close()
+    db = str(tmp_path / "s.db")
+    assert cli.main(["--sto", db, "stats"]) == 0
+    assert cli.main(["--act", "bob", "--store", db, "stats"]) == 0
+    assert cli.main(["--store", db, "--se", "search.limit=2", "search", "postgres"]) == 0
+    capsys.readouterr()
+
+
 def test_help_imports_no_command_and_no_store() -> None:
     code, loaded = _loaded("--help")
     assert code == 0
@@ -126,7 +140,8 @@ def test_reads_import_neither_the_model_nor_numpy_nor_the_app(tmp_path: Path,
     from tests.conftest import make_store
 
     make_store(tmp_path / "s.db").close()
-    code, loaded = _loaded(command, "--store", str(tmp_path / "s.db"))
+    code, loaded = _loaded(command, "--store", str(tmp_path / "s.db"),
+                           "--set", "embed.backend=auto")  # the model, were it loaded
     assert code == 0
     assert "sqlalchemy" in _tops(loaded)
     assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy",

@@ -72,7 +72,10 @@ def test_hooks_go_through_the_daemon_which_embeds_in_the_background(
                    daemon.store_path, monkeypatch, capsys)
     check_hook_output(out)
     assert daemon.store is not None
-    assert _wait(lambda: daemon.store is not None and daemon.store.waiting() == 0)
+    # the background round's count is added after its commit empties the queue: wait for
+    # both (under load the status can come between the two)
+    assert _wait(lambda: bool((st := client.running(daemon.sock))
+                              and st["counts"]["embedded_entries"] > 0 and st["waiting"] == 0))
     status = client.running(daemon.sock)
     assert status and status["counts"]["hooks"] == 1
     assert status["counts"]["embedded_entries"] > 0 and status["waiting"] == 0

@@ -57,3 +57,33 @@ def test_the_link_checks_can_fail(tmp_path: Path) -> None:
                     "```\n[e](block.md)\n```\n", encoding="utf-8")
     assert _links(page) == ["missing.md", "https://x.org", "#here"]
     assert [r for r in map(_relative, _links(page)) if r] == ["missing.md"]
+
+
+_TEST_PATH = re.compile(r"(?<![\w/.])tests/[\w/]+\.py\b")
+_NAMED_IN = ("README.md", "docs", "store", "lca_tui", "screens", "widgets")
+
+
+def _named_test_paths(text: str) -> list[str]:
+    """Every ``tests/….py`` path written in ``text`` (a test file a page or a docstring names)."""
+    return _TEST_PATH.findall(text)
+
+
+def test_every_test_file_a_page_or_docstring_names_exists() -> None:
+    """A test file moved or renamed leaves no page or docstring pointing at its old path."""
+    missing = []
+    for where in _NAMED_IN:
+        base = ROOT / where
+        files = [base] if base.is_file() else sorted(
+            p for p in base.rglob("*") if p.suffix in (".md", ".py"))
+        for f in files:
+            for path in _named_test_paths(f.read_text("utf-8")):
+                if not (ROOT / path).exists():
+                    missing.append(f"{f.relative_to(ROOT)}: {path}")
+    assert missing == []
+
+
+def test_the_test_path_check_can_fail() -> None:
+    assert _named_test_paths("see `tests/test_gone.py` and tests/store/test_x.py, "
+                             "not lca_tui/tests/a.py") == ["tests/test_gone.py",
+                                                          "tests/store/test_x.py"]
+    assert not (ROOT / "tests/test_gone.py").exists()

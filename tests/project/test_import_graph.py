@@ -121,14 +121,16 @@ def _lazy_targets(tree: ast.Module) -> list[tuple[str, str, int]]:
     return found
 
 
-def imports_of(name: str, path: Path) -> list[Import]:
-    """Every import in a module (top level and in functions, not under TYPE_CHECKING),
+def imports_of(name: str, path: Path, type_checking: bool = False) -> list[Import]:
+    """Every import in a module (top level and in functions; under TYPE_CHECKING only when
+    ``type_checking``: the graph's cycles are about what runs, the door about what is named),
     relative ones resolved, plus string constants passed to ``import_module`` and the lazy
     ``PUBLIC`` / ``operation(...)`` targets (how ``"lazy"``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if (not type_checking and isinstance(node, ast.If)
+                and "TYPE_CHECKING" in ast.unparse(node.test)):
             skip.update(id(n) for n in ast.walk(node))
     found: list[Import] = []
     for node in ast.walk(tree):
@@ -288,14 +290,34 @@ def public_names(root: Path) -> set[str]:
     return set()
 
 
+def _store_attribute_chains(path: Path) -> list[str]:
+    """``store.x`` of a chain ``store.x.y`` written as attributes in a module that does
+    ``import store`` (then ``store.core.db.X``), for each use; the caller keeps those whose
+    ``x`` is a module of the store (``store.health(...)`` on a ``Store`` is a method)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if not any(isinstance(n, ast.Import) and any(a.name == "store" and a.asname is None
+                                                  for a in n.names) for n in ast.walk(tree)):
+        return []  # ``store`` here is a variable (a ``Store``), not the package
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "store"):
+            found.append(f"store.{node.value.attr}")
+    return found
+
+
 def door_violations(root: Path) -> list[tuple[str, str]]:
     """Imports from outside ``store/`` of anything but ``store`` and its public names (the
     lean-path modules of ``DOOR_EXCEPTIONS`` aside): ``store.x`` by any form of import, or
     ``from store import y`` for a ``y`` that ``store.PUBLIC`` does not name."""
     public = public_names(root)
+    inner = {p.stem for p in (root / "store").iterdir()
+             if p.stem != "__init__" and (p.is_dir() or p.suffix == ".py")} - public
     bad: list[tuple[str, str]] = []
     for m, path in modules_under(root, OUTSIDE).items():
-        for imp in imports_of(m, path):
+        bad += [(m, chain) for chain in _store_attribute_chains(path)
+                if chain.split(".")[1] in inner]
+        for imp in imports_of(m, path, type_checking=True):
             t = imp.module
             if t == "store" and imp.how == "from":
                 bad += [(m, f"store.{n}") for n in imp.names
@@ -456,9 +478,14 @@ def test_a_deep_import_from_outside_the_store_is_caught(tmp_path: Path) -> None:
         "screens/mod.py": "import store.ingest.lines\n",
         "widgets/name.py": "from store import harness\n",
         "widgets/lazy.py": "def f():\n    from store.export import wire\n",
-        "lca_tui/text.py": "import importlib\nM = importlib.import_module('store.core.db')\n"})
-    assert door_violations(root) == [("lca_tui.deep", "store.core.db"),
+        "lca_tui/text.py": "import importlib\nM = importlib.import_module('store.core.db')\n",
+        "lca_tui/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                            "    from store.core.db import X\n",
+        "lca_tui/chain.py": "import store\nY = store.core.db.X\nZ = store.Store\n"})
+    assert door_violations(root) == [("lca_tui.chain", "store.core"),
+                                     ("lca_tui.deep", "store.core.db"),
                                      ("lca_tui.text", "store.core.db"),
+                                     ("lca_tui.typed", "store.core.db"),
                                      ("screens.mod", "store.ingest.lines"),
                                      ("widgets.lazy", "store.export"),
                                      ("widgets.name", "store.harness")]

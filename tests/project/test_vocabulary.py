@@ -15,9 +15,12 @@ MIGRATIONS = ROOT / "store" / "core" / "migrations"
 SPELLED = {
     "the sensitivity levels":
         re.compile(r"""["']public["'],\s*["']private["'],\s*["']secret["']"""),
+    "the sensitivity levels ranked by hand":
+        re.compile(r"""["']public["']:\s*\d.*["']private["']:\s*\d"""),
     "Progress": re.compile(r"Callable\[\[str,\s*int,\s*int\],\s*None\]"),
     "an inline plural (use plural)":
-        re.compile(r"""\{\s*['"]s['"]\s+if\b|\belse\s+['"]s['"]\s*\}"""),
+        re.compile(r"""\{\s*['"]s['"]\s+if\b|\belse\s+['"]s['"]\s*\}"""
+                   r"""|\bif \w+ == 1 else f?["'][^"']*(s|ies)["']"""),
     "a percentile of its own (use percentiles)":
         re.compile(r"def _?(pct|percentiles?)\(|quantiles\(|np\.percentile\(|np\.median\("),
 }

@@ -16,7 +16,7 @@ from store import Store
 from store.recall import vecfile
 from store.recall.pool import VectorCache, cache_for
 from store.recall.run import recall
-from tests.conftest import make_store
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 from tests.helpers_recall import NOW, add_entries, import_memories
 
 TOPICS = {
@@ -307,3 +307,52 @@ def test_recall_with_the_faster_fts_is_unchanged(tmp_path: Path, monkeypatch: py
         assert _ranking(a) == _ranking(b) and _terms(a) == _terms(b)
         assert any(c.decision == "policy_filtered" for c in a.trace.candidates)
     s.close()
+
+
+def _file_written(path: Path, tmp_path: Path) -> list[int]:
+    s = make_store(path)
+    ids = _seed(s, tmp_path, n=40)
+    recall(s, QUERIES[0], probe=True)
+    s.close()
+    assert vecfile.read(vecfile.path_for(path)) is not None
+    return ids
+
+
+def _first_recall(path: Path) -> tuple[int, int]:
+    """(maps, reloads) of a fresh process's first recall."""
+    s = make_store(path)
+    try:
+        recall(s, QUERIES[1], probe=True)
+        cache = cache_for(s)
+        return cache.maps, cache.reloads
+    finally:
+        s.close()
+
+
+@needs_shared_data
+def test_after_an_ingest_or_a_proposal_the_next_first_recall_maps_the_file(
+        tmp_path: Path) -> None:
+    """The ordinary writes between two recalls (an `lca-tui ingest`, a proposal submitted and
+    rejected) add chunks or none and touch no vector: the file still serves, its additions
+    read on top."""
+    from tests.helpers_gov import _propose
+
+    path = tmp_path / "store.db"
+    _file_written(path, tmp_path)
+    other = make_store(path)
+    other.ingest([CLAUDE_CODE / "short.jsonl"])
+    info = _propose(other, {"op": "add", "type": "feedback", "content": "Keep the changelog.",
+                            "metadata": {"name": "changelog"}})
+    other.reject(int(info.id), "not now")
+    other.close()
+    assert _first_recall(path) == (1, 0)
+
+
+def test_a_sensitivity_mark_reloads_the_vectors_instead_of_mapping_the_file(
+        tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    ids = _file_written(path, tmp_path)
+    other = make_store(path)
+    other.privacy_mark(other.scope(entry=ids[0]), "secret")
+    other.close()
+    assert _first_recall(path) == (0, 1)
