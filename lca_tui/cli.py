@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where used: a hook the daemon answers needs none of them
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 
 def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -124,7 +124,16 @@ def write_index() -> str:
             "COMMANDS: dict[str, tuple[str, str]] = {\n" + "\n".join(lines) + "\n}\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *,
+         settings: Mapping[str, object] | None = None) -> int:
+    """Run ``lca-tui`` with ``argv`` (default: the process's arguments). ``settings`` are
+    setting overrides from the caller, e.g. ``{"embed.backend": "fallback"}`` (a test, a script
+    running the CLI in its own process): they apply as ``--set NAME=VALUE`` given before the
+    command would (so ``--set`` in ``argv`` wins over them, and a daemon or background server the
+    command starts is given them too), without touching the process's environment. The
+    ``hook`` and ``statusline`` fast paths ignore them: a hook's settings come from the user's
+    config file and its own ``--set`` (any ``--set`` makes a hook answer in its own process
+    rather than through the daemon)."""
     words = sys.argv[1:] if argv is None else list(argv)
     if _command_word(words) == "hook" and not {"-h", "--help"} & set(words):
         # A Claude Code hook: answered before the full parser is imported, and always with
@@ -139,6 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status_main(words)
     parser = build_parser(_command_word(words))
     args = parser.parse_args(words)
+    if settings:
+        args.overrides_top = [*(f"{name}={value}" for name, value in settings.items()),
+                              *args.overrides_top]
     if getattr(args, "store", None) == "":  # not a silent fall-back to the default store
         from lca_tui.output import fail
 

@@ -31,8 +31,7 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     ``replayable=False`` (a write such as ``approve``): once the daemon acknowledged the
     request, a lost answer is an error (``StoreError``), never a second try in this process —
     the write may have been done."""
-    from store.core.actor import for_request
-    from store.core.settings import Settings, SettingsError, parse_assignment
+    from store import Settings, SettingsError, actor_for_request, parse_assignment
     from store.harness import client, paths
 
     try:  # the caller's settings (its config file, $LCA_EMBEDDER, --set), never the daemon's
@@ -42,7 +41,7 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     asked: dict[str, Any] = {
         **message, "set": overrides(args), "settings": mine.as_dict(),
         "read_only": bool(getattr(args, "read_only", False) or mine["store.read_only"])}
-    if "actor" not in for_request() and mine["identity.name"]:
+    if "actor" not in actor_for_request() and mine["identity.name"]:
         asked["actor"] = mine["identity.name"]  # --actor, $LCA_ACTOR, then identity.name
     try:
         store = paths.resolve_store(getattr(args, "store", None))

@@ -155,6 +155,7 @@ if TYPE_CHECKING:
     from store.privacy.retention import EntryExpiry, TranscriptDue
     from store.conformance import MUTANTS, load_bundle, run_bundle, run_mutants
     from store.core.actor import clean as clean_actor
+    from store.core.actor import for_request as actor_for_request
     from store.core.actor import set_process_actor
     from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
     from store.governance.records import loading_line
@@ -272,6 +273,7 @@ PUBLIC: dict[str, str] = {
     "SIGNAL_RANK": "store.health.records:RANK",
     "SEARCH_COS_WEIGHT": "store.core.search:COS_WEIGHT",
     "clean_actor": "store.core.actor:clean", "set_process_actor": "store.core.actor",
+    "actor_for_request": "store.core.actor:for_request",
     "loading_line": "store.governance.records",
 }
 

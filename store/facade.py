@@ -9,44 +9,77 @@ Getting data in
     ``append_entries(session, entries)`` a harness writes its transcript as it goes
     (``NewSession``, ``NewEntry``; idempotent by source + position + content hash);
     ``reindex()`` rebuild chunks, vectors, FTS rows and every derived record;
-    ``import_runs()`` / ``import_run(id)`` past ingest batches and the problems they met.
+    ``import_runs()`` / ``import_run(id)`` past ingest batches and the problems they met;
+    ``waiting(session?)`` entries stored but not embedded yet, ``embed_waiting(session?, limit)``
+    embeds them; ``copy_to(target)`` copies every record into an empty store.
 Recall
     ``recall(query, role=, project=, channel=, historical=)`` → ``RecallResult``
     (``.items`` to inject, ``.trace_id``); ``probe(query)`` the same, writing no trace;
-    ``feedback(trace_id, item, "used" | "prevented")``; ``traces()``, ``trace(id)``.
+    ``feedback(trace_id, item, "used" | "prevented")``; ``traces()``, ``trace(id)``;
+    ``rerun(trace_id)`` a past cue with today's settings, what moved; ``calibrate(limit)``
+    percentiles of S for answers and for other candidates; ``drop_vector_cache()`` forgets the
+    in-memory vector copy and its file.
 Context pressure and checkpoints
     ``record_snapshot``, ``record_prune``, ``record_compaction``, ``record_handoff``,
     ``record_checkpoint`` (each returns the new row's id; bad input raises ``ValueError``
     naming the field, and nothing is written); ``record(doc)`` validates and records any of
     them from a document (``{"type": "prune", …}``, as ``lca-tui context record`` reads);
     ``series(session, agent)``, ``all_series``, ``series_keys``, ``latest_series_key``,
-    ``series_tail``, ``checkpoints(session)`` read them back.
+    ``series_tail``, ``checkpoints(session)`` read them back; ``max_snapshot_id()`` /
+    ``max_revision()`` move when a snapshot is added or updated in place;
+    ``status_summary(session?)`` what a status line shows.
 Governed memory writes
     ``propose(doc)``, ``proposals()``, ``proposal(id)``, ``edit_proposal``, ``approve``,
     ``reject``; ``consolidate(session)`` proposes from stored entries and
     ``last_consolidation()`` says when the latest pass ran and what it found; ``list_memories()``,
     ``memory_detail(id)``, ``chain(id)``, ``integrity()``, ``audit_events()``;
-    ``audit(action, target_kind, ids, counts)`` records an event of the caller's own.
+    ``audit(action, target_kind, ids, counts)`` records an event of the caller's own, and
+    ``audit_in(conn, …)`` one inside a capability's transaction; ``memory_history(id)`` every
+    version of a memory's chain, ``revert_memory(id, to)`` / ``undo_last_approval(proposal?)``
+    file the proposal that brings a version back or undoes an approval;
+    ``duplicate_groups()`` the near-duplicate memories and ``sweep_duplicates()`` one ``merge``
+    proposal per group; ``expiry_due()`` the memories past their retention and
+    ``expire_pass(dry_run=)`` one ``expire`` proposal each; ``finish_interrupted()`` settles
+    what killed writes left.
 Export
     ``export(out_dir, sessions=, memories=, force=)``; ``exports()`` lists those recorded.
 Health
     ``health()`` a scan of every signal (stored, for trends); ``health_trends()``,
     ``health_rows(rows)``; ``health_fix_plan(fix)`` / ``health_fix(fix, previewed=plan)``
     and ``compact_duplicates(dry_run)`` the safe fixes, previewed first (given the plan, a
-    fix acts on what it listed still needing it, and says what moved: ``store.core.plan``).
+    fix acts on what it listed still needing it, and says what moved: ``store.core.plan``);
+    ``health_signal(name)`` one signal measured now; ``health_summary(max_age=)`` the latest
+    scan this process made, if recent.
 Privacy
     ``privacy_preview(action, scope)`` the closure, nothing changed; ``erase(scope)``,
     ``redact(scope)`` then verify; ``tombstones()``; ``verify_tombstones(id?)`` finishes an
     interrupted one; ``mark(level, scope)``. A scope is one
     of ``session=``, ``entry=``, ``memory=``, ``match=``, ``regex=``; ``scope(...)`` builds it
     once for ``privacy_closure(scope, action)`` / ``privacy_run(scope, action, closure=)``
-    (preview, then act on exactly what it listed, else ``PlanStale``) / ``privacy_mark``.
+    (preview, then act on exactly what it listed, else ``PlanStale``) / ``privacy_mark``;
+    ``unmark_detected(scope)`` undoes a false positive of the secrets detector, whose
+    ``detector()`` every write goes through; ``scan_secrets(dry_run=)`` runs it over what was
+    not scanned yet and ``secret_findings()`` lists what it found; ``reveal_secret(id)`` a
+    memory's text for a person who asked (audited). Retention: ``transcript_due()`` the entries
+    past their kind's retention, ``transcript_closure(report)`` what erasing them touches,
+    ``erase_transcript(report, confirmed=)`` erases and verifies. After an erasure:
+    ``latest_tombstone()``, ``unverified_tombstones()`` / ``unverified_warning()`` (an
+    interrupted one), ``delete_erased_exports(tombstone_id)`` the export files it left.
 Hooks
     ``hook_runs(limit)`` the latest hook runs (``HookRunInfo``).
 Reads
     ``search(query, limit=, mode="hybrid" | "fts" | "semantic")`` (a probe: writes nothing),
     ``stats()``, ``sessions()``, ``session(id)``, ``entries(session)``, ``entry(id)``,
-    ``memories()``, ``memory(id)``.
+    ``memories()``, ``memory(id)``; ``data_version()`` changes whenever another connection
+    commits.
+The store itself
+    ``location`` (as shown to people), ``opened_as`` (what opens it again), ``on_server``
+    (PostgreSQL rather than a file); ``write()`` a write transaction, waiting for the lock;
+    ``refuse_if_read_only(action)`` raises ``ReadOnly``; ``embedder_info()`` (no model loaded),
+    ``embedder_loaded``, ``load_embedder()``; ``indexer(progress, writer)``; ``close()``.
+The demo's tour
+    ``demo_refusal()`` why a store is not the demo's own file (None when it is);
+    ``tour_step(index, now)``, ``tour_position()``, ``remember_tour_position(index)``.
 
 Every row records ``writer`` / ``writer_version``: pass your harness's own to
 ``open_store(path, writer=..., writer_version=...)`` (default: lca-tui and its version).

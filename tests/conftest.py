@@ -1,13 +1,20 @@
 """Shared fixtures. Every test runs with its own store, config and XDG folders under tmp_path,
 and with the deterministic fallback embedder unless it asks for the real model.
 
-Determinism is injected where a test holds the store: ``make_store`` (and the ``store`` /
-``cc_store`` fixtures built on it) hands the store its embedder (``StoreBase(embedder=…)``),
-and the clock goes in by argument (``now=`` to recall, scans and the app, ``timer=`` to
-``open_store`` for a recall's latency). ``$LCA_EMBEDDER=fallback`` stays set for every test
-for one reason: it is the CLI's documented interface, and a command run through
-``lca_tui.cli.main`` or in a subprocess, or the app opened on a path, opens its own store from
-the environment as a user's would.
+Determinism is injected, never patched into a module or the test runner's environment: where a
+test holds the store, ``make_store`` (and the ``store`` / ``cc_store`` fixtures built on it)
+hands the store its embedder (``StoreBase(embedder=…)``); the in-process CLI takes the settings
+from its caller (``lca_tui.cli.main(argv, settings=FALLBACK)``, what ``tests.helpers_shell.cli``
+passes) and the app takes them from ``make_app(path, settings)`` (``run_app`` / ``running``);
+the clock goes in by argument (``now=`` to recall, scans and the app, ``timer=`` to
+``open_store`` for a recall's latency).
+
+A real ``lca-tui`` process a test starts (and the daemon or server that process starts in
+turn) is a user's: it reads the user's config file, and each test's user has one of its own
+(``$XDG_CONFIG_HOME/lca-tui/config.toml`` under tmp_path, written by ``isolated_env``) that
+chooses ``[embed] backend = "fallback"``, as ``docs/`` tells a user to. No test loads the real
+model unasked: ``no_model_unasked`` fails a test that loaded it in this process, or that left
+its processes' settings choosing it, unless it is marked ``model``.
 
 The store behaviour tests (``tests/store/test_{ingest,recall,governance,health,privacy,context,
 export,harness}*.py``, or any test marked ``both_backends``) run once per backend, ``[sqlite]``
@@ -29,7 +36,7 @@ from typing import Any
 import pytest
 
 from store import Store, load_embedder, open_store
-from store.core.settings import Settings
+from store.core.settings import Settings, SettingsError
 from tests import pg_server
 
 # ``run_app``'s value: ``run_app(*make_app_args, size=, ready=, settle=, **make_app_kwargs)``,
@@ -61,10 +68,48 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
         monkeypatch.setenv(var, str(tmp_path / var.lower()))
     monkeypatch.setenv("LCA_STORE", str(tmp_path / "env-store.db"))
     monkeypatch.delenv("LCA_CONFIG", raising=False)
-    monkeypatch.setenv("LCA_EMBEDDER", "fallback")
+    monkeypatch.delenv("LCA_EMBEDDER", raising=False)  # the developer's own, if set
+    user_config = tmp_path / "xdg_config_home" / "lca-tui" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(USER_CONFIG, encoding="utf-8")
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+USER_CONFIG = '[embed]\nbackend = "fallback"\n'
+"""Each test's user's config file (``$XDG_CONFIG_HOME/lca-tui/config.toml``): what a real
+``lca-tui`` process the test starts reads, as a user's would. A test that writes its own config
+file keeps this line in it (``with_user_config``) unless it means the real model."""
+
+
+def with_user_config(text: str) -> str:
+    """A config file's ``text`` that also keeps the test user's fallback embedder."""
+    return USER_CONFIG + text
+
+
+@pytest.fixture(autouse=True)
+def no_model_unasked(request: pytest.FixtureRequest, isolated_env: None) -> Iterator[None]:
+    """Fail a test that loads the real embedding model in this process, or that leaves the
+    settings a process it starts would read (its environment, its config file) choosing the
+    model, unless it is marked ``model`` (pyproject's marker: it uses the real model on purpose):
+    loading the model is slow and changes results."""
+    from store.core.embed import ModelEmbedder
+
+    marked = request.node.get_closest_marker("model")
+    before = ModelEmbedder.loads
+    yield
+    if marked is not None:
+        return
+    loaded = ModelEmbedder.loads - before
+    assert loaded == 0, f"the test loaded the real embedding model {loaded} time(s) unasked"
+    try:
+        backend = Settings.load()["embed.backend"]
+    except SettingsError:  # a test's broken config file: a process refuses it, loads nothing
+        return
+    assert backend == "fallback", (
+        f"a process this test starts would choose embed.backend={backend!r} (its config file "
+        "or environment): keep the test user's fallback (tests.conftest.with_user_config)")
 
 
 # -- the two backends ---------------------------------------------------------------------

@@ -19,9 +19,9 @@ def _open(path: Path) -> Store:
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from lca_tui.cli import main
+    from tests.helpers_shell import cli
 
-    code = main(list(argv))
+    code = cli(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 

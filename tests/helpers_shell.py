@@ -42,23 +42,52 @@ class FixedLatency:
 
 
 FALLBACK = {"embed.backend": "fallback"}
-"""Settings overrides for a store built outside a test's isolated environment (a module or
-session fixture): the fallback embedder, given to the store rather than set in the process."""
+"""Settings overrides giving the deterministic fallback embedder: to a store built outside a
+test's isolated environment (a module or session fixture), to the in-process CLI (``cli``) and
+to the app (``running``), rather than set in the process."""
+
+
+def cli(argv: list[str]) -> int:
+    """``lca-tui ARGV`` run in this process with the fallback embedder given to it
+    (``lca_tui.cli.main(argv, settings=FALLBACK)``); the exit code."""
+    from lca_tui.cli import main
+
+    return main(argv, settings=FALLBACK)
+
+
+def app_settings(**overrides: object) -> Any:
+    """The settings a test's app opens its store with: the fallback embedder, ``overrides``."""
+    from store.core.settings import Settings
+
+    return Settings.load({**FALLBACK, **overrides})
 
 
 def build_demo_template(folder: Path) -> Path:
-    """Build the demo store in ``folder`` with relative paths (so copies look identical)."""
-    from store.demo import build_demo
-    from store.core.settings import Settings
+    """Build the demo store in ``folder`` with relative paths (so copies look identical): built
+    by a child process working in ``folder`` (as ``lca-tui demo --store demo.db`` run there
+    would), so the test run's own working directory is never changed."""
+    import subprocess
+    import sys
 
-    old_cwd = Path.cwd()
-    os.chdir(folder)
-    try:
-        build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load(FALLBACK),
-                   timer=FixedLatency())
-    finally:
-        os.chdir(old_cwd)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", _BUILD_DEMO], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the demo store in {folder} failed:\n{done.stderr}")
     return folder
+
+
+_BUILD_DEMO = """
+from pathlib import Path
+from store.core.settings import Settings
+from store.demo import build_demo
+from tests.helpers_shell import DEMO_NAME, FALLBACK, FIXED_NOW, FixedLatency
+build_demo(Path(DEMO_NAME), now=FIXED_NOW, settings=Settings.load(FALLBACK),
+           timer=FixedLatency())
+"""
+"""The demo store's build, run in the folder it is built in (its recorded paths relative)."""
 
 
 def copy_demo(template: Path, target: Path) -> Path:
@@ -213,6 +242,8 @@ async def running(*args: Any, size: tuple[int, int] = SIZE,
     from lca_tui.app import make_app
 
     kwargs.setdefault("now", FIXED_NOW)
+    if kwargs.get("store") is None and len(args) < 2 and kwargs.get("settings") is None:
+        kwargs["settings"] = app_settings()  # the app on a path opens its store with these
     app = make_app(*args, **kwargs)
     mode = kwargs.get("mode", "overview")
     check = ready or (lambda a: screen_loaded(a, mode))

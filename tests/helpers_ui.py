@@ -13,12 +13,12 @@ import pytest
 from textual.pilot import Pilot
 
 from lca_tui.app import LcaApp, make_app
-from lca_tui.cli import main
 from store import Store
 from store.core.writes import NewEntry, NewSession
 from widgets.table import FilterTable
 
 from tests.helpers_shell import FIXED_NOW, build_demo_template, copy_demo, wait_until, workers_done
+from tests.helpers_shell import app_settings, cli
 from tests.helpers_shell import load_count
 
 
@@ -49,7 +49,7 @@ def _store_with_worker(store: Store) -> Store:
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
+    code = cli(args)
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -76,7 +76,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _output(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    code = main(args)
+    code = cli(args)
     out = capsys.readouterr()
     assert code == 0, out.err
     return out.out
@@ -94,7 +94,7 @@ def _entry(**changes: object) -> object:
 
 
 def _fails(args: list[str], capsys: pytest.CaptureFixture[str], *fragments: str) -> None:
-    code = main(args)
+    code = cli(args)
     out = capsys.readouterr()
     assert code != 0 and out.out == "", (code, out.out)
     assert out.err.count("\n") == 1 and out.err.startswith("lca-tui: "), out.err
@@ -117,7 +117,7 @@ def demo_path(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def _app(path: Path, mode: str) -> LcaApp:
-    return make_app(path, now=FIXED_NOW, mode=mode, refresh_seconds=3600)
+    return make_app(path, app_settings(), now=FIXED_NOW, mode=mode, refresh_seconds=3600)
 
 
 async def _loaded(pilot: Pilot[Any], loads: int = 1) -> None:

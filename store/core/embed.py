@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from store.core.assets import asset_path
 
@@ -132,9 +132,13 @@ class ModelEmbedder:
     dim = DIM
     degraded = False
     reason: str | None = None
+    loads: ClassVar[int] = 0
+    """Loads of the model begun in this process (each costs about half a second and the
+    model's memory): what the test suite counts to prove that no test loads it unasked."""
 
     def __init__(self, threads: int = 0, batch_size: int = 64, batch_tokens: int = 2048
                  ) -> None:
+        ModelEmbedder.loads += 1
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -16,11 +16,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from store.export.wire_format import LCA_KEY, WIRE_KEYS, native_line, wire_meta
-
-KIND_ROLES = {"user": "user", "assistant": "assistant", "reasoning": "assistant",
-              "tool_call": "assistant", "tool_result": "tool", "system": "system",
-              "compaction": "system", "checkpoint": "system", "event": "event"}
+from store.export.wire_format import KIND_ROLES, LCA_KEY, WIRE_KEYS, native_line, wire_meta
 
 def dumps_line(obj: dict[str, Any]) -> bytes:
     """One line as ``JSON.stringify`` would write it; lone surrogates as \\u escapes."""

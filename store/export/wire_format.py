@@ -16,6 +16,20 @@ WIRE_KEYS = ("id", "timestamp", "sessionKey", "agentId", "role", "text", "conten
 LCA_KEY = "lca"
 WIRE = "wire"
 MAX_NAME_CHARS = 200
+KIND_ROLES = {"user": "user", "assistant": "assistant", "reasoning": "assistant",
+              "tool_call": "assistant", "tool_result": "tool", "system": "system",
+              "compaction": "system", "checkpoint": "system", "event": "event"}
+"""An entry kind -> the line's ``role`` (the exporter writes it)."""
+ROLE_KINDS = {"user": "user", "assistant": "assistant", "tool": "tool_result",
+              "system": "system", "event": "event"}
+"""A line's ``role`` -> the entry kind of a native line (the importer reads it; an exported
+line's own kind is restored from ``metadata.lca.kind``)."""
+LCA_TEXT_FIELDS = ("idem_key", "content_hash", "source_key", "agent", "ts", "source_path",
+                   "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id")
+LCA_NUMBER_FIELDS = ("source_offset", "source_line", "block")
+"""The fields of ``metadata.lca`` (besides ``v``, ``kind``, ``seq``, ``session``, ``meta``,
+``bare``) the importer checks and restores: the exporter writes each of them but
+``source_key`` (an export of another store's export may carry it)."""
 HASHED_PREFIX = "sha256_"
 
 

@@ -44,6 +44,9 @@ from store.core.timeutil import normalise_iso, to_iso
 from store.core.writes import KINDS, NewEntry, NewSession
 from store.export.wire_format import (
     LCA_KEY,
+    LCA_NUMBER_FIELDS,
+    LCA_TEXT_FIELDS,
+    ROLE_KINDS,
     WIRE,
     native_line,
     session_key_from_name,
@@ -51,8 +54,6 @@ from store.export.wire_format import (
 )
 
 FORMAT = "mindstone"
-ROLE_KINDS = {"user": "user", "assistant": "assistant", "tool": "tool_result",
-              "system": "system", "event": "event"}
 KNOWN_EVENTS = frozenset({
     "user_message", "assistant_response", "context_window_pruned", "auto_compact_warning",
     "auto_compact_required", "memory_recall_injected", "memory_invariants_injected",
@@ -208,10 +209,9 @@ class MindStoneImporter(LineImporter):
         kind = fields.text(lca, "kind", "metadata.lca.kind", required=True)
         if kind not in KINDS:
             return f"metadata.lca.kind {kind!r} is not an entry kind: line skipped"
-        for name in ("idem_key", "content_hash", "source_key", "agent", "ts", "source_path",
-                     "uuid", "parent_uuid", "message_id", "tool_name", "tool_use_id"):
+        for name in LCA_TEXT_FIELDS:
             fields.text(lca, name, f"metadata.lca.{name}")
-        for name in ("source_offset", "source_line", "block"):
+        for name in LCA_NUMBER_FIELDS:
             fields.number(lca.get(name), f"metadata.lca.{name}", high=fields.MAX_INT)
         saved = lca.get("session")
         if isinstance(saved, dict) and saved.get("id") == key:

@@ -1,4 +1,4 @@
-"""Issue 28: the app paints before it opens the store, shows the Overview's counts first, and
+"""Opening the app: it paints before it opens the store, shows the Overview's counts first, and
 a switch back to a screen already loaded asks the store nothing when nothing changed."""
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from lca_tui.app import make_app
 from lca_tui.keymap import bindings
 from store import Settings, SettingsError
 
+from tests.conftest import with_user_config
 from tests.helpers_shell import FIXED_NOW, load_count, load_log, wait_until
 
 
@@ -24,7 +25,8 @@ def test_every_binding_has_an_id() -> None:
 async def test_a_key_remapped_in_the_settings_file_works(demo_path: Path,
                                                          tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
-    config.write_text('[keys]\nmode-health = "f5"\nquit = "ctrl+q"\n', encoding="utf-8")
+    config.write_text(with_user_config('[keys]\nmode-health = "f5"\nquit = "ctrl+q"\n'),
+                      encoding="utf-8")
     settings = Settings.load(path=config)
     app = make_app(demo_path, settings, now=FIXED_NOW, mode="overview")
     async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:

@@ -1,4 +1,4 @@
-"""The Memories screen's history (issue 30): ``h`` shows every version of the memory's chain,
+"""The Memories screen's history: ``h`` shows every version of the memory's chain,
 Enter on one asks, and yes files the revert proposal — pending in the queue, nothing changed."""
 
 from __future__ import annotations

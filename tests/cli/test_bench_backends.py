@@ -1,4 +1,4 @@
-"""``lca-tui bench --store URL`` (issue 25): the same synthetic store on a SQLite file and on a
+"""``lca-tui bench --store URL``: the same synthetic store on a SQLite file and on a
 PostgreSQL database, measured side by side — recall percentiles per size, two writer processes
 at once with every entry found once, an erasure with its verification — at a tiny size (the
 figures themselves are in docs/postgres.md); and ``--store PATH`` still refused."""

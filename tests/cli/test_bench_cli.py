@@ -1,4 +1,4 @@
-"""`lca-tui bench --cli` (issue 28): each command-line row timed as a whole process, its CPU
+"""`lca-tui bench --cli`: each command-line row timed as a whole process, its CPU
 (user + system, from wait4) and wall time apart, beside `python -c pass` in the same run."""
 
 from __future__ import annotations

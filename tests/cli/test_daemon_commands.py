@@ -1,4 +1,4 @@
-"""Hand-run commands answered by the warm daemon (issue 28): `lca-tui recall` and `lca-tui
+"""Hand-run commands answered by the warm daemon: `lca-tui recall` and `lca-tui
 search` go to `lca-tui serve` when it runs, with the caller's `--set` (never the daemon's
 settings for what the request names) and `--read-only`, and give what the same command gives
 in-process; a `--set` the daemon cannot apply per request runs in-process."""

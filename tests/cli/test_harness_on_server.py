@@ -1,4 +1,4 @@
-"""Hooks, the daemon and the MCP server on a store on a PostgreSQL server (issue 25): a hook
+"""Hooks, the daemon and the MCP server on a store on a PostgreSQL server: a hook
 run writes its entries to the server, the daemon serves a recall from it (and the in-process
 fallback gives the same), an MCP client's tool calls work on it, and the daemon's socket is
 named from the URL without its password. Also: a read-only session is read-only on the
@@ -24,7 +24,7 @@ import pytest
 from lca_tui.cli import main
 from store import Settings, StoreError, mask_url, open_store
 from store.harness import client, paths
-from tests.conftest import needs_shared_data
+from tests.conftest import needs_shared_data, with_user_config
 from tests.helpers_harness import hook_payload, check_hook_output, run_hook, runtime_dir, serving  # noqa: F401
 from tests.pg_server import PgServer
 
@@ -88,11 +88,11 @@ def test_lca_store_and_the_store_url_setting_name_a_server_for_the_harness(
     assert paths.resolve_store(None) == url
     monkeypatch.delenv("LCA_STORE")
     config = tmp_path / "xdg_config_home" / "lca-tui" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text(f'[store]\nurl = "{url}"\n')
+    config.parent.mkdir(parents=True, exist_ok=True)  # the test user's own config file
+    config.write_text(with_user_config(f'[store]\nurl = "{url}"\n'))
     assert paths.resolve_store(None) == url
     assert paths.resolve_store(tmp_path / "x.db") == (tmp_path / "x.db").resolve()
-    config.write_text("")
+    config.write_text(with_user_config(""))  # no store.url
     assert isinstance(paths.resolve_store(None), Path)
 
 

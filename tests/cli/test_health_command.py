@@ -1,4 +1,4 @@
-"""``lca-tui health --fail-on warn``'s exit code, as cron or CI sees it (issue 22's done-when):
+"""``lca-tui health --fail-on warn``'s exit code, as cron or CI sees it:
 1 on the demo store, whose planted problems warn; 0 on a store of the real transcripts
 imported with the real embedder (nothing there is wrong)."""
 
@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
 
@@ -32,6 +34,7 @@ def test_health_fail_on_warn_exits_1_on_the_demo_store(demo_path: Path) -> None:
     assert at_fail.returncode == (1 if failed else 0), at_fail.stderr
 
 
+@pytest.mark.model
 @needs_shared_data
 def test_health_fail_on_warn_exits_0_on_the_real_transcripts(tmp_path: Path) -> None:
     path = tmp_path / "real.db"

@@ -393,10 +393,11 @@ def test_a_cold_hooks_trace_does_not_count_the_models_load(
         return HashEmbedder("forced by the embed.backend setting")
 
     store = _seeded(tmp_path / "live.db")
-    monkeypatch.setattr(base, "load_embedder", slow)
-    from tests.conftest import make_store
+    monkeypatch.setattr(base, "load_embedder", slow)  # no loader can be injected: only a loaded
+    from store import Settings, open_store            # embedder (StoreBase(embedder=...))
 
-    s = make_store(store)
+    s = open_store(store, Settings.load())  # no embedder given: the store loads its own (slow)
+    assert not s.embedder_loaded
     try:
         out = handle_with(s, "UserPromptSubmit", json.dumps(_session(tmp_path)), "process")
         assert check_hook_output(out) is not None
@@ -405,6 +406,7 @@ def test_a_cold_hooks_trace_does_not_count_the_models_load(
                 "SELECT latency_ms FROM recall_trace ORDER BY id DESC LIMIT 1").scalar()
     finally:
         s.close()
+    assert s.embedder_loaded  # the slow load happened, during the hook
     assert 0 <= latency < 500
 
 

@@ -1,4 +1,4 @@
-"""The lazy command line (issue 28): `lca-tui --help` imports no command module, `lca-tui CMD
+"""The lazy command line: `lca-tui --help` imports no command module, `lca-tui CMD
 …` imports CMD's module only; every command's help is what the full parser (every module
 registered) prints; the command index is current; and the import sets of `--help`,
 `CMD --help` and `lca-tui stats` hold no heavy library they do not use."""
@@ -187,6 +187,7 @@ def test_the_vector_extension_is_sqlite_vecs_own() -> None:
     assert vec_extension() == sqlite_vec.loadable_path()
 
 
+@pytest.mark.model
 def test_stats_reports_the_model_it_would_load(tmp_path: Path) -> None:
     """The embedder line of `stats` is the same whether the model was loaded or probed."""
     from tests.conftest import make_store

@@ -1,4 +1,4 @@
-"""Issue 26 beyond the MCP tools: the MCP server's recall through the warm daemon, the Claude
+"""The MCP server's recall through the warm daemon, the Claude
 Code plugin shipped in the package (``lca-tui plugin path``, its hooks the same as ``hooks
 install`` writes, its runner finding the interpreter and standing aside for installed hooks,
 Claude Code's own ``claude plugin validate``), and ``lca-tui statusline``."""

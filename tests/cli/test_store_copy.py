@@ -1,4 +1,4 @@
-"""``lca-tui store copy --from --to`` (issue 25): the verified copy printed table by table,
+"""``lca-tui store copy --from --to``: the verified copy printed table by table,
 its JSON, and the refusals (a missing source, the same store twice, a non-empty target) in one
 line with nothing written."""
 

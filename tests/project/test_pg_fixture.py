@@ -1,4 +1,4 @@
-"""The suite's second backend (issue 25): the throwaway PostgreSQL server, its template
+"""The suite's second backend: the throwaway PostgreSQL server, its template
 databases and the per-test clones (``tests/pg_server.py``), and the switch that runs the store
 behaviour tests on both backends (``LCA_TEST_BACKENDS``, ``tests/conftest.py``)."""
 

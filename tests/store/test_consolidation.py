@@ -12,7 +12,7 @@ import pytest
 
 from store import Store
 from store.governance.detect import scan
-from tests.conftest import make_store
+from tests.conftest import make_store, with_user_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "consolidation"
 LABELLED = DATA / "c0a5e1d0-0000-4000-8000-000000000001.jsonl"
@@ -514,7 +514,8 @@ def test_garbage_from_the_proposer_is_its_error(tmp_path: Path,
     finally:
         s.close()
     db = tmp_path / "cli.db"
-    (tmp_path / "lca.toml").write_text(f"[governance]\nproposer_command = {cmd!r}\n")
+    (tmp_path / "lca.toml").write_text(with_user_config(
+        f"[governance]\nproposer_command = {cmd!r}\n"))
     monkeypatch.setenv("LCA_CONFIG", str(tmp_path / "lca.toml"))
     assert main(["ingest", "--store", str(db), str(LABELLED), "--json"]) == 0
     capsys.readouterr()

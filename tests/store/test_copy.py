@@ -1,4 +1,4 @@
-"""``store copy`` (issue 25): every record of one store into an empty one, ids and id
+"""``store copy``: every record of one store into an empty one, ids and id
 counters kept, the index carried over, then verified table by table — and the way back.
 
 Runs on both backends (``both_backends``): the sources are SQLite files, the target of each

@@ -72,7 +72,8 @@ def test_no_store_module_imports_the_ui() -> None:
 
 def test_settings_toml_and_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[recall]\nalpha = 0.6\n[embed]\nmax_tokens = 128\n', encoding="utf-8")
+    cfg.write_text('[recall]\nalpha = 0.6\n[embed]\nmax_tokens = 128\nbackend = "fallback"\n',
+                   encoding="utf-8")
     monkeypatch.setenv("LCA_CONFIG", str(cfg))
     s = Settings.load({"recall.alpha": "0.5"})
     assert s["recall.alpha"] == 0.5 and s.source("recall.alpha") == "command line"

@@ -11,6 +11,8 @@ from store.core.embed import MODEL_NAME, ModelEmbedder, load_embedder
 from store.core.writes import NewEntry, NewSession
 from tests.conftest import make_store
 
+pytestmark = pytest.mark.model
+
 
 @pytest.fixture(scope="module")
 def model() -> ModelEmbedder:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from store import open_store
 from store.core.settings import Settings
 from store.governance import chain, integrity, list_proposals
@@ -55,6 +57,7 @@ def test_demo_chain_and_queue(tmp_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.model
 def test_demo_proposals_set_off_every_check_with_the_real_model(tmp_path: Path) -> None:
     """The same checks fire with all-MiniLM-L6-v2 (only the sessions the pending proposals'
     evidence names are imported, to keep the model's work small)."""

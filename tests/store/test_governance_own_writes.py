@@ -1,4 +1,4 @@
-"""The gate's own writes (issue 23): a supersede or merge approved through the gate writes the
+"""The gate's own writes: a supersede or merge approved through the gate writes the
 bound directory's files, and the next consolidation pass does not take them for changes made
 outside the gate (no ``revise`` of the memory it just wrote)."""
 

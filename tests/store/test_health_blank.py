@@ -1,5 +1,5 @@
 """The health signals' BLANK (what `str.strip()` removes, used in SQL's TRIM) is written out
-for speed (issue 28); it must stay exactly the characters Python counts as white space."""
+for speed; it must stay exactly the characters Python counts as white space."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 27: Claude Code sessions as found in the wild.
+"""Claude Code sessions as found in the wild.
 
 - prompts typed while the agent worked (2.0.x–2.1.3x), which exist only as
   ``queue-operation`` ``enqueue`` lines: stored once as ``user`` entries (a queued

@@ -1,8 +1,8 @@
-"""Claude Code's own memory (issue 27, item 3): ``ingest ~/.claude`` and ``ingest <project>``
+"""Claude Code's own memory: ``ingest ~/.claude`` and ``ingest <project>``
 import the CLAUDE.md hierarchy, rules, ``@imports``, auto memory and subagent memory as
 memories with their scope and how Claude Code loads them; its loading rules as health signals
 (``store/health/signals_claude.py``), each failing on a seeded store and ok on a clean one; the
-fixture home folder of the issue's Done-when (``tests/data/home-fixture``)."""
+fixture home folder (``tests/data/home-fixture``)."""
 
 from __future__ import annotations
 

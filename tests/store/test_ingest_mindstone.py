@@ -12,7 +12,8 @@ from sqlalchemy import text
 from store import Store
 from store.ingest import detect_file
 from store.export.wire_format import file_name_for, session_key_from_name
-from store.ingest.mindstone import KNOWN_EVENTS, ROLE_KINDS
+from store.export.wire_format import ROLE_KINDS
+from store.ingest.mindstone import KNOWN_EVENTS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MINDSTONE = DATA / "mindstone"

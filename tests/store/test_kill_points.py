@@ -1,4 +1,4 @@
-"""Kill tests (issue 23): an approval with a bound memory directory, an erasure and a redaction
+"""Kill tests: an approval with a bound memory directory, an erasure and a redaction
 of a memory with a file there, and a consolidation pass that applies a change read from the
 directory are each killed — ``os._exit`` in a forked child, as ``kill -9`` does — at their
 named fault points (``store.core.faults``: every writing statement, every commit, every file

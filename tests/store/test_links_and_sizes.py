@@ -1,4 +1,4 @@
-"""Symlinks and sizes (issue 23): a link out of the bound memory directory is reported and
+"""Symlinks and sizes: a link out of the bound memory directory is reported and
 not followed; a hook's ``transcript_path`` linking to a non-transcript is refused before it
 is read; a transcript's unfinished last line is read in bounded memory, and a line past the
 size limit is reported and skipped; ``export --out DIR --force`` never writes through a

@@ -1,4 +1,4 @@
-"""A memory's history and revert (issue 30): every version of its chain (each applied
+"""A memory's history and revert: every version of its chain (each applied
 proposal: who, when, the diff; an imported first text; an erased version as erased, never its
 text), ``revert --to`` as an ordinary pending proposal checked by the gate, and ``undo`` of the
 latest approval as the same proposal."""

@@ -1,4 +1,4 @@
-"""Retention (issue 30): ``memory.retention_days.<type>`` yields ``expire`` proposals (a gate
+"""Memory retention: ``memory.retention_days.<type>`` yields ``expire`` proposals (a gate
 operation) for exactly the memories past it — never a critical or evergreen one — and an
 applied expiry leaves the memory ``expired``: kept, recalled only by a --historical recall."""
 

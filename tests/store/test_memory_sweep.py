@@ -1,4 +1,4 @@
-"""The near-duplicate sweep (issue 30): active memories that say the same thing become one
+"""The near-duplicate sweep: active memories that say the same thing become one
 ``merge`` proposal a group (kept text, union of tags / projects / evidence, summed hits and
 prevented, the others superseded), memories differing in a number, date, negation or "X is Y"
 value never merge, a second sweep proposes nothing, and Health's ``memory_duplicates``."""

@@ -1,4 +1,4 @@
-"""The store on a PostgreSQL server with pgvector (issue 25): opening by URL, the clear
+"""The store on a PostgreSQL server with pgvector: opening by URL, the clear
 one-line errors, masked credentials, the schema (vector(384) + HNSW, tsvector + GIN) and its
 version stamp, search on the server's indexes, and many writers at once (two processes
 appending to one store, a proposal approved twice at once).

@@ -1,4 +1,4 @@
-"""The server roles `docs/postgres.md` recommends (issue 25): a reader that may only `SELECT`
+"""The server roles `docs/postgres.md` recommends: a reader that may only `SELECT`
 opens the store with `--read-only` and every listing, search, recall and health scan works
 without writing a row; an agent role with the write path's rights but not an erasure's
 ingests and recalls, and `lca-tui erase` as that role is one clear line with nothing removed.

@@ -1,4 +1,4 @@
-"""Erasure closes every path (issue 23): a memory's file in the bound memory directory is
+"""Erasure closes every path: a memory's file in the bound memory directory is
 deleted (erase) or rewritten (redact) with it, a copy coming back is "erased earlier", the
 probes read the directory (and name the git commits that keep the bytes), proposals and their
 checks lose the erased text, the raw-bytes probe always searches the erased texts' own

@@ -1,4 +1,4 @@
-"""Secret means secret (issue 23): a secret memory's default name carries none of its text
+"""Secret means secret: a secret memory's default name carries none of its text
 (its type and id) — in the store, the proposal, the approval's verification and the bound
 file's name — and bound memory files follow the store file's permissions (owner-only by
 default), whatever the umask."""

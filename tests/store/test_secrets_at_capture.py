@@ -1,4 +1,4 @@
-"""Secrets and personal data caught at capture (issue 30): the detector on every entry and
+"""Secrets and personal data caught at capture: the detector on every entry and
 memory written, ``<private>`` spans stored redacted, ``mark --unmark-detected``,
 ``scan-secrets`` and the ``secrets_found`` health signal.
 
@@ -18,7 +18,7 @@ from store import Store
 from store.core.secrets import DEFAULT, Detector, redact_private
 from store.harness.paths import failure_log
 from tests.helpers_health import scan
-from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data
+from tests.conftest import CLAUDE_CODE, make_store, needs_shared_data, with_user_config
 from tests.helpers_harness import run_hook
 from tests.helpers_privacy import _cli
 
@@ -119,7 +119,6 @@ def test_seeded_transcript_secrets_are_caught_and_leave_no_copy(
     # recall for the values themselves, and a hook's prompt holding one
     store.recall(f"which key is {AWS}", channel="private")
     store.recall(f"deploy token {GITHUB}", channel="private")
-    monkeypatch.setenv("LCA_EMBEDDER", "fallback")
     run_hook("UserPromptSubmit", {"session_id": SESSION, "transcript_path": str(path),
                                   "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
                                   "prompt": f"is {AWS} still the deploy key?"},
@@ -364,7 +363,7 @@ def test_traced_queries_and_hook_prompts_use_the_stores_detector(
     masks an address in both."""
     email = "ana.silva@example.com"
     config = tmp_path / "config.toml"
-    config.write_text("[privacy]\ndetect_email = true\n", encoding="utf-8")
+    config.write_text(with_user_config("[privacy]\ndetect_email = true\n"), encoding="utf-8")
     monkeypatch.setenv("LCA_CONFIG", str(config))  # what the hook's store reads
     store = make_store(tmp_path / "store.db", **{"privacy.detect_email": True})
     store.recall(f"what did {email} ask for")

@@ -1,4 +1,4 @@
-"""Retention of transcript entries (issue 30): ``transcript.retention_days.<kind>`` lists the
+"""Retention of transcript entries: ``transcript.retention_days.<kind>`` lists the
 entries of that kind past it, and erasing them goes through the privacy erasure — one
 ``entries`` scope, its closure, verified by the probes of ``erase``, one tombstone — leaving
 every other entry as it was."""

@@ -1,8 +1,8 @@
-"""Privacy proofs that never lie: the semantic probe measures what a match or regex
-removed (the text around each span), so a near-copy without the word is no leak while a
-paraphrase kept elsewhere still fails; re-verification reruns the lexical probes from keyed
-fingerprints and never turns a failed verdict into a pass from fewer probes; a FAIL is
-cleared by erasing what leaked (``after_tombstone``)."""
+"""The erasure's probes and their re-verification, proofs that never lie: the semantic probe
+measures what a match or regex removed (the text around each span), so a near-copy without
+the word is no leak while a paraphrase kept elsewhere still fails; re-verification reruns the
+lexical probes from keyed fingerprints and never turns a failed verdict into a pass from fewer
+probes; a FAIL is cleared by erasing what leaked (``after_tombstone``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 22, the write side tried by its users: proofs and checks that say what is true
+"""Governance verdicts that say what is true: the write side's proofs and checks
 (health's n/a and harnesses without checkpoints, source support against a differing number,
 the budget graded as Health grades it, the reinforce offered against a contradiction,
-evidence-less approvals, consolidation against existing memories, recalls that are checks),
-and a person behind every decision (``--actor``, ``LCA_ACTOR``, ``identity.name``, ``pwd``)."""
+evidence-less approvals, consolidation against existing memories). The person behind every
+decision (``--actor``, ``LCA_ACTOR``, ``identity.name``) is ``tests/cli/test_actor.py``."""
 
 from __future__ import annotations
 
