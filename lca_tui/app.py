@@ -29,12 +29,14 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
 from lca_tui.palette import ScreenActions, StoreCommands, screen_commands
+from screens.base import StoreScreen
 from screens.help import HelpScreen
 from screens.navigation import OpenRecord, Opens
 from screens.registry import SCREENS, ScreenSpec, screen_about, screen_for
 from screens.tour import TourGuide, TourReady
 from store import RecordRef, Settings, asset_path, visible
 from widgets.messages import Show
+from widgets.tour_panel import key_name
 
 if TYPE_CHECKING:
     from store import Store
@@ -114,7 +116,9 @@ class LcaApp(App[None]):
             self.add_mode(spec.mode, partial(screen_factory, spec))
         from lca_tui.keymap import THEMES, keymap_from
 
-        self.set_keymap(keymap_from(settings))
+        self.keymap = keymap_from(settings)
+        """The settings' ``[keys]``: binding id -> key(s) (``key_name`` reads it)."""
+        self.set_keymap(self.keymap)
         self.theme = THEMES[str(settings["app.theme"])]
 
     # -- the store -----------------------------------------------------------------------
@@ -256,6 +260,19 @@ class LcaApp(App[None]):
         screen = self.screen
         if isinstance(screen, Opens) and ref.kind in screen.OPENS:
             screen.open_record(ref)
+
+    @on(StoreScreen.Loaded)
+    def _loaded(self, message: StoreScreen.Loaded) -> None:
+        """A screen's data is on screen: the tour places its row there (it waits for this)."""
+        self.tour.loaded(message.screen)
+
+    def key_name(self, binding_id: str) -> str:
+        """The key of the binding ``binding_id`` as it is in force (the settings' ``[keys]``
+        remap it), named as a sentence names it: ``]``, ``t``, ``enter``, ``ctrl+n``."""
+        from lca_tui.keymap import bindings
+
+        found = next(b for _, b in bindings() if b.id == binding_id)
+        return key_name(self.keymap.get(binding_id, found.key))
 
     @on(Show)
     async def _show(self, message: Show) -> None:

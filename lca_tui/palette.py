@@ -18,6 +18,7 @@ from textual.app import SystemCommand
 from textual.command import Hit, Hits, Matcher, Provider
 from textual.content import Content
 
+from screens.base import StoreScreen
 from screens.registry import SCREENS
 from store import RecordRef, one_line, plural, visible, when
 from widgets.fmt import agents_mark, project_tail
@@ -119,8 +120,8 @@ class ScreenActions(Provider):
         """(text, help, run) for each action the screen can run now."""
         screen = self.screen
         app = screen.app
-        read_only = bool(getattr(getattr(app, "store", None), "read_only", False))
-        writes: frozenset[str] = getattr(screen, "WRITES", frozenset())
+        read_only = isinstance(screen, StoreScreen) and screen.lca.store.read_only
+        writes = screen.WRITES if isinstance(screen, StoreScreen) else frozenset()
         out: list[tuple[str, str, Callable[[], Awaitable[object]]]] = []
         seen: set[str] = set()
         for active in screen.active_bindings.values():

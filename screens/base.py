@@ -109,10 +109,10 @@ class StoreScreen(Screen[None]):
     """A screen that reads the store through workers and reloads when the store changes."""
 
     HELP: ClassVar[str] = ""
+    """What the screen shows and how to use it (the ``?`` modal prints it above the keys)."""
     WRITES: ClassVar[frozenset[str]] = frozenset()
     """The actions that write (refused on a read-only store; the palette does not offer them
     there)."""
-    """What the screen shows and how to use it (the ``?`` modal prints it above the keys)."""
     SIDE_PANE: ClassVar[str | None] = None
     """The selector of the pane ``b`` hides and shows (None: the screen has none)."""
     SIDE_NAME: ClassVar[str] = "Side pane"

@@ -22,8 +22,9 @@ def _where(node: object, screen: Screen[object]) -> str:
 
 
 def help_text(screen: Screen[object]) -> Text:
-    """The screen's HELP text (the class attribute), or a sentence saying it has none."""
-    body = str(getattr(screen, "HELP", "") or "").strip()
+    """The screen's HELP text (``Screen.HELP``, which every store screen sets), or a sentence
+    saying it has none."""
+    body = (screen.HELP or "").strip()
     return Text(body or "This screen has no help text.", end="")
 
 

@@ -486,6 +486,10 @@ class MemoriesScreen(StoreScreen):
         if message.token == self._token and message.detail.row.id == self.selected:
             self._show_detail(message.detail)
 
+    def shown(self) -> RecordRef | None:
+        """The memory selected in the table (``Shows``)."""
+        return None if self.selected is None else RecordRef("memory", self.selected)
+
     def open_record(self, ref: RecordRef) -> None:
         self.open_memory(int(ref.id))
 

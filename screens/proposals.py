@@ -373,6 +373,10 @@ class ProposalsScreen(StoreScreen):
         if message.token == self._token and message.detail.info.id == self.selected:
             self._show_detail(message.detail)
 
+    def shown(self) -> RecordRef | None:
+        """The proposal selected in the queue (``Shows``)."""
+        return None if self.selected is None else RecordRef("proposal", self.selected)
+
     def open_record(self, ref: RecordRef) -> None:
         self.open_proposal(int(ref.id))
 

@@ -486,6 +486,10 @@ class RecallScreen(StoreScreen):
             self.reload()
 
     # -- drill-through -------------------------------------------------------------------------
+    def shown(self) -> RecordRef | None:
+        """The trace whose candidates are on screen (``Shows``)."""
+        return None if self.trace is None else RecordRef("trace", int(self.trace.id or 0))
+
     def open_record(self, ref: RecordRef) -> None:
         self.open_trace(int(ref.id))
 

@@ -2,9 +2,15 @@
 demo store. Each step (``Store.tour_step``: what to say, which part of the store and which
 record, found in the store) switches to the screen about its subject
 (``screens.registry.ABOUT``), opens its record there through the app (``LcaApp.open_record``),
-docks a ``TourPanel`` above the footer and puts the cursor on the row it talks about. ``]``
-goes on, ``[`` back, ``t`` leaves and ``t`` again resumes at the step it left (kept beside
-the demo store, so it survives a restart).
+docks a ``TourPanel`` above the footer and puts the cursor on the row it talks about once the
+screen says its data is on screen (``StoreScreen.Loaded``, which the app hands to
+``TourGuide.loaded``). ``]`` goes on, ``[`` back, ``t`` leaves and ``t`` again resumes at the
+step it left (kept beside the demo store, so it survives a restart).
+
+The store gives a step's facts and what it invites a person to do (``TourStep.invites``); the
+keys that do it are added here (``hint``), from the bindings in force: a key remapped in the
+settings' ``[keys]`` is named as remapped. A screen is reached only through its typed
+protocols (``screens.navigation``: ``Shows``, ``PreviewsScope``) and its widgets' ids.
 
 The tour runs on the demo's own file only (``Store.demo_refusal``: the marker the demo wrote):
 its last step fills in a scope to erase, which it must never do on a person's real store.
@@ -16,24 +22,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from textual.binding import Binding
 from textual.geometry import Region
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable
 
 from screens.base import StoreScreen
+from screens.navigation import PreviewsScope, Shows
 from screens.registry import screen_about, screen_for
-from store import Subject
-from widgets.tour_panel import TourPanel
+from store import RecordRef, Subject
+from widgets.tour_panel import TourPanel, key_name
 
 if TYPE_CHECKING:
     from store import TourStep
     from lca_tui.app import LcaApp
-
-PLACE_EVERY = 0.05
-PLACE_TRIES = 400  # 20 s: a screen's first load on a slow machine
 
 
 @dataclass
@@ -80,11 +84,15 @@ def _context(screen: Screen[Any], step: TourStep) -> bool:
     return False
 
 
+def _shows(screen: Screen[Any], ref: RecordRef) -> bool:
+    """Whether ``screen`` has the record ``ref`` selected (``Shows``)."""
+    return isinstance(screen, Shows) and screen.shown() == ref
+
+
 def _recall(screen: Screen[Any], step: TourStep) -> bool:
-    trace = getattr(screen, "trace", None)
     if step.target is None or step.row is None:
         return True
-    if trace is None or trace.id != step.target.id:
+    if not _shows(screen, step.target):
         return False
     if screen.has_class("-short") and isinstance(screen, StoreScreen) and screen.side_visible():
         # a short terminal has no rows for the candidates beside the traces list and the
@@ -95,9 +103,9 @@ def _recall(screen: Screen[Any], step: TourStep) -> bool:
 
 def _selected(selector: str) -> Callable[[Screen[Any], TourStep], bool]:
     def place(screen: Screen[Any], step: TourStep) -> bool:
-        if step.row is None:
+        if step.row is None or step.target is None:
             return True
-        if str(getattr(screen, "selected", None)) != step.row:
+        if not _shows(screen, step.target):
             return False
         return _table_row(screen, selector, step.row)
     return place
@@ -110,10 +118,9 @@ def _health(screen: Screen[Any], step: TourStep) -> bool:
 def _privacy(screen: Screen[Any], step: TourStep) -> bool:
     if step.row is None or step.refused is not None:
         return True
-    preview = getattr(screen, "preview_scope", None)
-    if preview is None:
-        return False
-    preview("match", step.row)
+    if not isinstance(screen, PreviewsScope) or not screen.query("#privacy-input"):
+        return False  # not composed yet: its Loaded comes
+    screen.preview_scope("match", step.row)
     return True
 
 
@@ -123,6 +130,48 @@ PLACE: dict[Subject, Callable[[Screen[Any], TourStep], bool]] = {
     "signal": _health, "erasure": _privacy}
 """How each step's row is selected, by the step's subject (``screens.registry.ABOUT`` maps it
 to the screen the step shows)."""
+
+
+def _select_key() -> str:
+    """The key that opens a table's row (``DataTable``'s own binding: it has no id, so no
+    keymap moves it)."""
+    found = next(b for b in DataTable.BINDINGS
+                 if isinstance(b, Binding) and b.action == "select_cursor")
+    return key_name(found.key)
+
+
+def hint(step: TourStep, key: Callable[[str], str]) -> str:
+    """What to press on the step's screen for what it invites (``TourStep.invites``), the
+    keys named by ``key(binding id)``; empty when it invites nothing."""
+    if step.invites == "open" and step.subject == "series":
+        return f" {key('events-open')} opens its summary."
+    if step.invites == "open":
+        return f" Its six terms are on the row; {_select_key()} opens it."
+    if step.invites == "review":
+        return (f" {key('proposals-approve')} approves as supersede or keep-both, "
+                f"{key('proposals-reject')} rejects; both ask for a reason.")
+    if step.invites == "drill":
+        return (f" {_select_key()} lists a signal's offending rows; {key('health-fix')} "
+                "previews a safe fix.")
+    if step.invites == "erase":
+        return (" The tree is all that erasing it touches; nothing changed yet. "
+                f"{key('privacy-erase')} erases (type the word it shows), then the "
+                "Verification tab proves it.")
+    return ""
+
+
+def tour_text(step: TourStep, key: Callable[[str], str]) -> str:
+    """The panel's text: the step's facts, what to press there, then how to move in the tour
+    (the keys named by ``key(binding id)``, as they are in force)."""
+    text = step.text
+    if step.invites == "verify":  # the tab's key goes inside the facts' last sentence
+        text = (f"{text.removesuffix('.')} (the Verification tab, "
+                f"{key('privacy-tab-verification')}, lists each probe).")
+    else:
+        text += hint(step, key)
+    leave = key("tour")
+    return (f"{text}\n{key('tour-next')} next · {key('tour-back')} back · {leave} leaves the "
+            f"tour, {leave} again resumes it here")
 
 
 def heading(step: TourStep) -> str:
@@ -140,9 +189,8 @@ class TourGuide:
         self.step: TourStep | None = None
         self.placed = 0
         """How many steps had their row selected (tests wait on it)."""
-        self._timer: Timer | None = None
+        self._placing = False
         self._panel: TourPanel | None = None
-        self._tries = 0
         self._token = 0
 
     # -- what the keys do ------------------------------------------------------------------
@@ -160,8 +208,8 @@ class TourGuide:
         target = self.index + delta
         if self.step is None or not 0 <= target < self.step.total:
             edge = "last" if delta > 0 else "first"
-            self.app.notify(f"This is the tour's {edge} step: t leaves it.", markup=False,
-                            timeout=3)
+            self.app.notify(f"This is the tour's {edge} step: {self.app.key_name('tour')} "
+                            "leaves it.", markup=False, timeout=3)
             return
         self.go(target)
 
@@ -209,13 +257,23 @@ class TourGuide:
         else:
             await self.app.switch_mode(spec.mode)
         screen = self.app.screen
-        self._panel = TourPanel(heading(step), step.text, id="tour-panel")
+        self._panel = TourPanel(heading(step), tour_text(step, self.app.key_name),
+                                id="tour-panel")
         await screen.mount(self._panel)
-        self._tries = 0
         self._token = 0
-        self._timer = screen.set_interval(PLACE_EVERY, self._place)
+        self._placing = True
+        # the screen's data may be on screen already (a mode shown before); else its Loaded
+        screen.call_after_refresh(self._place)
+
+    def loaded(self, screen: StoreScreen) -> None:
+        """``screen`` put (part of) its data on screen: place the step's row if the step is
+        waiting for that screen."""
+        if self._placing and self._panel is not None and self._panel.parent is screen:
+            self._place()
 
     def _place(self) -> None:
+        if not self._placing:
+            return
         step, panel = self.step, self._panel
         screen = panel.parent if panel is not None else None
         if step is None or not self.active or not isinstance(screen, Screen) or \
@@ -223,8 +281,7 @@ class TourGuide:
             # left, or another screen came on top (a mode switch, a modal): stop here
             self._stop_placing()
             return
-        self._tries += 1
-        if PLACE[step.subject](screen, step) or self._tries >= PLACE_TRIES:
+        if PLACE[step.subject](screen, step):
             self._stop_placing()
             self.placed += 1
             focused = screen.focused
@@ -232,9 +289,7 @@ class TourGuide:
                 focused.call_after_refresh(reveal_cursor, focused)
 
     def _stop_placing(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
+        self._placing = False
 
 
 def cursor_region(table: DataTable[Any]) -> Region:

@@ -4,6 +4,7 @@ screen's layout instead of covering them (the row a step talks about stays in vi
 from __future__ import annotations
 
 from rich.text import Text
+from textual.keys import key_to_character
 from textual.widgets import Static
 
 
@@ -29,3 +30,11 @@ class TourPanel(Static):
         super().__init__(Text(text, end=""), markup=False, **kwargs)  # type: ignore[arg-type]
         self.border_title = heading
         self.text = text
+
+
+def key_name(keys: str) -> str:
+    """The first of ``keys`` (a binding's ``"a,b"``) as a sentence names it: the character it
+    types (``]`` for ``right_square_bracket``), else its name (``enter``, ``f6``, ``ctrl+n``)."""
+    key = keys.split(",")[0].strip()
+    char = key_to_character(key)
+    return char if char is not None and char.isprintable() and not char.isspace() else key

@@ -510,12 +510,12 @@ def seed_demo_traces(store: Store, queries: tuple[tuple[str, str | None, str | N
                      = DEMO_QUERIES, now: datetime | None = None,
                      progress: Progress | None = None) -> list[int]:
     """Run a few real recalls so a freshly built demo store has traces to show (``progress``
-    hears ``("recalls for the Recall screen", done, total)``)."""
+    hears ``("recording recall traces", done, total)``)."""
     out = []
     for i, (q, role, project) in enumerate(queries):
         if progress:
-            progress("recalls for the Recall screen", i, len(queries))
+            progress("recording recall traces", i, len(queries))
         out.append(int(recall(store, q, role, project, now=now).trace_id or 0))
     if progress:
-        progress("recalls for the Recall screen", len(queries), len(queries))
+        progress("recording recall traces", len(queries), len(queries))
     return out

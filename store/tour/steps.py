@@ -1,6 +1,7 @@
 """The guided tour of the demo store: one step per part of the demo's story, each found in the
-store (never a hard-coded id), with what the step shows, which key to press, and the row to
-put the cursor on.
+store (never a hard-coded id), with what the step shows, what it invites a person to do
+(``TourStep.invites``: the app names the keys, from its live bindings) and the row to put the
+cursor on. Nothing here names a key or a screen.
 
 The story (``assets/demo/README.md``): what the store holds (Overview), the long session's
 compaction that ran before any checkpoint (Context), a recall that injected "Database setup"
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from store.core.records import RecordRef, Subject
 from store.core.timeutil import when
@@ -41,14 +42,18 @@ APPENDIX_D = ("duplicate_ratio", "shared_index_writers", "loader_drift", "critic
 """The signals of the paper's Appendix D incidents, in the order the step names them."""
 HELD_BACK = ("superseded", "policy_filtered")
 POSITION_FILE = "tour-step"
-NAV = "] next · [ back · t leaves the tour, t again resumes it here"
+Invitation = Literal["open", "review", "drill", "erase", "verify"]
+"""What a step invites a person to do with what it shows: open the record (its summary, its
+terms), review a pending write (approve or reject), drill into a signal (its rows, a fix), erase
+a scope, verify an erasure. The app says which key does it."""
 
 
 @dataclass(frozen=True)
 class TourStep:
     """One step: what part of the store it is about (``subject``, never a screen: the app
-    maps it to the screen that shows it), what it shows and which key to press (``text``,
-    plain: shown with markup off), and what to select there — ``target`` a record to open,
+    maps it to the screen that shows it), the facts it shows (``text``, plain: shown with
+    markup off; no key named), what it invites a person to do there (``invites``: the app
+    adds the keys), and what to select there — ``target`` a record to open,
     ``row`` the row's key (a session id, a compaction's time, a candidate's rank, a signal's
     name) or, for an erasure, the text of the scope."""
 
@@ -59,6 +64,7 @@ class TourStep:
     row: str | None = None
     refused: str | None = None
     """Why the step does not act (its erase step on a store that is not the demo's)."""
+    invites: Invitation | None = None
 
     @property
     def total(self) -> int:
@@ -88,11 +94,11 @@ def _overview(store: Store, now: datetime) -> TourStep:
             f"{plural(st.chunks, 'index chunk')}, {plural(st.traces, 'recall trace')} and "
             f"{plural(st.proposals_pending, 'write')} waiting for a person.")
     if found is None:
-        return TourStep(0, "store", text + f"\n{NAV}")
+        return TourStep(0, "store", text)
     session_id = found[0]
     return TourStep(0, "store",
                     text + f" Highlighted: session {session_id[:8]}, with a worker and a "
-                    f"compaction.\n{NAV}", RecordRef("session", session_id),
+                    "compaction.", RecordRef("session", session_id),
                     session_id)
 
 
@@ -100,7 +106,7 @@ def _context(store: Store, now: datetime) -> TourStep:
     found = _compacted_series(store)
     if found is None:
         return TourStep(1, "series", "No compaction without a checkpoint in this "
-                        f"store.\n{NAV}")
+                        "store.")
     session_id, agent, c = found
     size = f"{c.pre_tokens:,} tokens" if c.pre_tokens else "the window"
     ts = c.ts
@@ -108,8 +114,8 @@ def _context(store: Store, now: datetime) -> TourStep:
         1, "series",
         f"Session {session_id[:8]}: at {when(ts)} the harness compacted {size} with no "
         "checkpoint before it (\u2717, highlighted): the pre-compaction trigger never fired, "
-        f"so nothing was preserved first. enter opens its summary.\n{NAV}",
-        RecordRef("series", session_id, agent), ts)
+        "so nothing was preserved first.",
+        RecordRef("series", session_id, agent), ts, invites="open")
 
 
 def _recall(store: Store, now: datetime) -> TourStep:
@@ -128,15 +134,14 @@ def _recall(store: Store, now: datetime) -> TourStep:
             best = (score, trace, injected[0], (above or held_back)[0])
     if best is None:
         return TourStep(2, "trace", "No trace here injected one memory and held "
-                        f"another back.\n{NAV}")
+                        "another back.")
     _, trace, inj, held = best
     return TourStep(
         2, "trace",
         f"Trace {trace.id} \u201c{trace.query}\u201d: \u201c{inj.label}\u201d was injected "
         f"(#{inj.rank}); \u201c{held.label}\u201d ranked #{held.rank} (highlighted) but was "
-        f"held back: {(held.reason or held.decision).split(';')[0]}. Its six terms are on the "
-        f"row; enter opens it.\n{NAV}",
-        RecordRef("trace", int(trace.id or 0)), str(held.rank))
+        f"held back: {(held.reason or held.decision).split(';')[0]}.",
+        RecordRef("trace", int(trace.id or 0)), str(held.rank), invites="open")
 
 
 def _contradicted(store: Store) -> tuple[int, str, int, str, str] | None:
@@ -164,20 +169,19 @@ def _proposals(store: Store, now: datetime) -> TourStep:
     found = _contradicted(store)
     if found is None:
         return TourStep(3, "proposal", "No pending proposal here has a "
-                        f"contradiction flagged.\n{NAV}")
+                        "contradiction flagged.")
     pid, name, mid, mname, cue = found
     return TourStep(
         3, "proposal",
         f"Proposal {pid} \u201c{name}\u201d waits for a person: its contradiction check "
-        f"flags memory {mid} \u201c{mname}\u201d ({cue}). a approves as supersede or "
-        f"keep-both, r rejects; both ask for a reason.\n{NAV}",
-        RecordRef("proposal", pid), str(pid))
+        f"flags memory {mid} \u201c{mname}\u201d ({cue}).",
+        RecordRef("proposal", pid), str(pid), invites="review")
 
 
 def _memories(store: Store, now: datetime) -> TourStep:
     found = _contradicted(store)
     if found is None:
-        return TourStep(4, "memory", f"No contradicted memory here.\n{NAV}")
+        return TourStep(4, "memory", "No contradicted memory here.")
     pid, _, mid, mname, _ = found
     chain = store.chain(mid)
     links = sum(len(link.successors) for link in chain)
@@ -191,7 +195,7 @@ def _memories(store: Store, now: datetime) -> TourStep:
         f"Memory {mid} \u201c{mname}\u201d, which proposal {pid} contradicts, ends a "
         f"supersession chain of {plural(len(chain), 'memory', 'memories')} "
         f"({plural(links, 'link')}{merge}): the chain pane shows each link's validity and "
-        f"the proposal that made it.\n{NAV}",
+        "the proposal that made it.",
         RecordRef("memory", mid), str(mid))
 
 
@@ -200,15 +204,15 @@ def _health(store: Store, now: datetime) -> TourStep:
     bad = [s for name in APPENDIX_D for s in scan.signals
            if s.name == name and s.status in ("fail", "warn")]
     if not bad:
-        return TourStep(5, "signal", f"Every Appendix D signal is ok here.\n{NAV}")
+        return TourStep(5, "signal", "Every Appendix D signal is ok here.")
     fails = [s for s in bad if s.status == "fail"]
     first = (fails or bad)[0]
     listed = ", ".join(f"{s.name} {s.display}" for s in (fails or bad)[:4])
     return TourStep(
         5, "signal",
         f"The silent failures of the paper's Appendix D, found: {listed} "
-        f"({len(fails)} fail, {len(bad) - len(fails)} warn). enter lists a signal's "
-        f"offending rows; f previews a safe fix.\n{NAV}", None, first.name)
+        f"({len(fails)} fail, {len(bad) - len(fails)} warn).", None, first.name,
+        invites="drill")
 
 
 def _privacy(store: Store, now: datetime) -> TourStep:
@@ -216,7 +220,7 @@ def _privacy(store: Store, now: datetime) -> TourStep:
     if refused is not None:
         return TourStep(6, "erasure",
                         f"This step erases records, so it acts on the demo's own store only: "
-                        f"{refused}.\n{NAV}", refused=refused)
+                        f"{refused}.", refused=refused)
     hits = [h for h in store.search(PASTED_KEY, limit=20, mode="fts")
             if h.source_type == "entry" and PASTED_KEY in (h.text or "")]
     if not hits:
@@ -227,17 +231,15 @@ def _privacy(store: Store, now: datetime) -> TourStep:
                      else "NOT verified: a probe failed")
             return TourStep(6, "erasure",
                             f"Erased: no record holds the pasted key any more. Tombstone "
-                            f"{t.id} keeps counts, time and actor, no content; {proof} "
-                            f"(the Verification tab, v, lists each probe).\n{NAV}")
-        return TourStep(6, "erasure", f"Nothing here holds the pasted key.\n{NAV}")
+                            f"{t.id} keeps counts, time and actor, no content; {proof}.",
+                            invites="verify")
+        return TourStep(6, "erasure", "Nothing here holds the pasted key.")
     sessions = sorted({str(h.session_id)[:8] for h in hits if h.session_id})
     return TourStep(
         6, "erasure",
         f"Dana pasted a staging key into session {', '.join(sessions)}: "
-        f"{plural(len(hits), 'entry', 'entries')} hold it. The tree is all that erasing it "
-        "touches; nothing changed yet. e erases (type the word it shows), then the "
-        f"Verification tab proves it.\n{NAV}",
-        None, PASTED_KEY)
+        f"{plural(len(hits), 'entry', 'entries')} hold it.",
+        None, PASTED_KEY, invites="erase")
 
 
 STEPS: tuple[Callable[[Store, datetime], TourStep], ...] = (

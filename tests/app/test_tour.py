@@ -1,7 +1,8 @@
 """The guided tour of the demo store (``lca-tui demo --tour``, ``t``): walked forwards and
 backwards at 80x24 and 120x40, each step's row selected, found from the store, and on screen
 outside the tour's panel; left and resumed (also by a new app on the same store); refused on
-a store that is not the demo's own file; its erase step erasing with proof."""
+a store that is not the demo's own file; its erase step erasing with proof; its text naming
+the keys as the settings' ``[keys]`` remap them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from textual.worker import WorkerCancelled
 
 from lca_tui.app import LcaApp, make_app
 from screens.tour import cursor_region
-from store import open_store
+from store import Settings, open_store
 from store.tour.steps import PASTED_KEY
 from tests.conftest import make_store
 from tests.helpers_shell import FIXED_NOW, load_count, load_log, settled, wait_until
@@ -214,3 +215,29 @@ async def test_the_erase_step_erases_with_proof(demo_path: Path) -> None:
         assert store.tombstones()[0].verified is True
     finally:
         store.close()
+
+
+async def test_the_tour_names_the_keys_as_remapped(demo_path: Path, tmp_path: Path) -> None:
+    """The keys in the panel's text are the bindings in force, not the defaults: remapped by
+    id in ``[keys]``, the tour names (and answers to) the new keys."""
+    config = tmp_path / "config.toml"
+    config.write_text('[keys]\ntour-next = "f6"\ntour-back = "f7"\ntour = "f8"\n'
+                      'proposals-approve = "A"\n', encoding="utf-8")
+    app = make_app(demo_path, Settings.load(path=config), now=FIXED_NOW, tour=True)
+    async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
+        panel = await _placed(pilot, 1)
+        assert panel.text.endswith(
+            "\nf6 next · f7 back · f8 leaves the tour, f8 again resumes it here")
+        assert "] next" not in panel.text and "[ back" not in panel.text
+        await pilot.press("f6")
+        panel = await _placed(pilot, 2)
+        assert app.current_mode == "context" and panel.border_title.startswith("Tour 2/7")
+        assert " enter opens its summary.\nf6 next" in panel.text
+        app.tour.go(3)
+        panel = await _placed(pilot, 3)
+        assert app.current_mode == "proposals"
+        assert " A approves as supersede or keep-both, r rejects; both ask for a reason." \
+            in panel.text
+        await pilot.press("f8")
+        await pilot.pause()
+        assert not app.tour.active and not app.screen.query(TourPanel)

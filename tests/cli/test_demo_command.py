@@ -37,7 +37,7 @@ def test_demo_names_each_step_after_the_import(tmp_path: Path) -> None:
                progress=lambda label, done, total: heard.append((label, done, total)))
     labels = [label for label, _, _ in heard]
     steps = ["marking Dana's e-mail private in the transcripts", "replaying proposals",
-             "recalls for the Recall screen", "incidents: importing their memory files",
+             "recording recall traces", "incidents: importing their memory files",
              "incidents: a second writer re-indexing, night after night",
              "incidents: embeddings an old indexer failed",
              "incidents: a stale hook's checkpoint and snapshot",
@@ -46,7 +46,7 @@ def test_demo_names_each_step_after_the_import(tmp_path: Path) -> None:
     assert firsts == sorted(firsts)
     last_file = max(i for i, label in enumerate(labels) if label.endswith(".jsonl"))
     assert firsts[0] > last_file  # they come after the import
-    for step in ("replaying proposals", "recalls for the Recall screen",
+    for step in ("replaying proposals", "recording recall traces",
                  "checking the pending proposals again"):
         counts = [(done, total) for label, done, total in heard if label == step]
         total = counts[-1][1]
