@@ -299,7 +299,8 @@ def add_evidence(conn: Connection, store: Store, memory_id: int, *,
     with orm(conn) as s:
         if once:
             same = select(Evidence.id).where(*(
-                col(getattr(Evidence, k)).is_(getattr(row, k)) for k in _EVIDENCE_SAME))
+                col(getattr(Evidence, k)).is_not_distinct_from(getattr(row, k))
+                for k in _EVIDENCE_SAME))
             if s.exec(same.limit(1)).first() is not None:
                 return None
         s.add(row)

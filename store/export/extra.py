@@ -113,7 +113,8 @@ def restore_checkpoints(conn: Connection, records: list[Any], who: tuple[str, st
             if row.get("idem_key"):
                 same = col(Checkpoint.idem_key) == row["idem_key"]
             else:
-                same = and_(*(col(getattr(Checkpoint, k)).is_(v) for k, v in row.items()))
+                same = and_(*(col(getattr(Checkpoint, k)).is_not_distinct_from(v)
+                              for k, v in row.items()))
             if s.exec(select(Checkpoint.id).where(same)).first() is not None:
                 continue
             s.add(Checkpoint(**row, writer=who[0], writer_version=who[1], created_at=who[2]))
