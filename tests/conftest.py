@@ -57,9 +57,12 @@ BIG_SESSION = CLAUDE_CODE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def isolated_env(tmp_path: Path) -> Iterator[None]:
     """Point every path lca-tui reads or writes at tmp_path, and run as CI does: no
-    ``COLUMNS`` / ``LINES`` from the developer's terminal, times shown in UTC."""
+    ``COLUMNS`` / ``LINES`` from the developer's terminal, times shown in UTC. Its own
+    ``MonkeyPatch``: a test's ``monkeypatch.undo()`` takes back the test's patches, never the
+    isolation (the processes it starts after that still read the test user's config)."""
+    monkeypatch = pytest.MonkeyPatch()
     for var in ("COLUMNS", "LINES"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TZ", "UTC")
