@@ -239,21 +239,22 @@ def _fast(argv, started, seconds, got, doing):
 
 
 def _prior(prior):
-    """What ``client.request`` would have returned or raised, from ``_Handover.prior``."""
-    from store.harness import client
+    """What ``store.daemon_request`` would have returned or raised, from ``_Handover.prior``
+    (called after ``site.main()``, from ``_slow``)."""
+    from store import DaemonError, DaemonNoAck
 
     kind = prior[0]
     if kind == "noack":
-        return client.NoAck(prior[1], hung=prior[2])
+        return DaemonNoAck(prior[1], hung=prior[2])
     if kind == "error":
-        return client.DaemonError(prior[1])
+        return DaemonError(prior[1])
     import json
 
     try:
         reply = json.loads(prior[1])
     except ValueError:
-        return client.DaemonError("the daemon's reply is not JSON")
-    return reply if isinstance(reply, dict) else client.DaemonError(
+        return DaemonError("the daemon's reply is not JSON")
+    return reply if isinstance(reply, dict) else DaemonError(
         "the daemon's reply is not a JSON object")
 
 
@@ -285,7 +286,7 @@ def _expired(argv, seconds, doing, got):
 
     try:
         hook = _full_command()
-        from store.harness.paths import resolve_store
+        from store import resolve_store
 
         parsed = hook.parse_fast(argv)
         watch = hook.Watchdog(parsed[0] if parsed else "?",

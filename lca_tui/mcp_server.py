@@ -73,9 +73,9 @@ class Backend:
 
     # -- the store -------------------------------------------------------------------
     def resolved_path(self) -> Path | str:
-        from store.harness import paths
+        from store import resolve_store
 
-        return paths.resolve_store(self.store_path)
+        return resolve_store(self.store_path)
 
     def store(self) -> Store:
         from store import open_store
@@ -136,14 +136,21 @@ class Backend:
 
         if not self.use_daemon or os.environ.get("LCA_NO_DAEMON"):
             return None
-        from store.harness import client, paths
+        from store import (
+            DaemonError,
+            DaemonNotRunning,
+            UnsafeDirectory,
+            daemon_request,
+            socket_path,
+            store_name,
+        )
 
         try:
             store = self.resolved_path()
-            reply = client.request(paths.socket_path(store), dict(message, op="recall",
-                                                                  store=paths.store_name(store)),
+            reply = daemon_request(socket_path(store), dict(message, op="recall",
+                                                                  store=store_name(store)),
                                    timeout=60.0, ack_timeout=2.0)
-        except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
+        except (DaemonNotRunning, DaemonError, UnsafeDirectory):
             return None
         if not reply.get("ok"):
             return None

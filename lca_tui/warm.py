@@ -3,7 +3,7 @@
 ``ask(args, message)`` sends the command's request to the daemon serving the store the command
 names, with what the caller — never the daemon — decides: the person (``--actor`` /
 ``LCA_ACTOR``, then the caller's ``identity.name``, and the OS account, added by
-``client.request``), the ``--set`` overrides of this run, every setting as the caller's own
+``daemon_request``), the ``--set`` overrides of this run, every setting as the caller's own
 config file and environment give it (the daemon answers only when it can apply those that
 differ from its own per request, else the command runs here), and ``--read-only`` when the
 command line or the caller's ``store.read_only`` says so. It returns the reply, or None when no
@@ -32,7 +32,16 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     request, a lost answer is an error (``StoreError``), never a second try in this process —
     the write may have been done."""
     from store import Settings, SettingsError, actor_for_request, parse_assignment
-    from store.harness import client, paths
+    from store import (
+        DaemonError,
+        DaemonNoAck,
+        DaemonNotRunning,
+        UnsafeDirectory,
+        daemon_request,
+        resolve_store,
+        socket_path,
+        store_name,
+    )
 
     try:  # the caller's settings (its config file, $LCA_EMBEDDER, --set), never the daemon's
         mine = Settings.load(dict(parse_assignment(a) for a in overrides(args)))
@@ -44,12 +53,12 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     if "actor" not in actor_for_request() and mine["identity.name"]:
         asked["actor"] = mine["identity.name"]  # --actor, $LCA_ACTOR, then identity.name
     try:
-        store = paths.resolve_store(getattr(args, "store", None))
-        reply = client.request(paths.socket_path(store), {
-            **asked, "store": paths.store_name(store)}, timeout=timeout, ack_timeout=2.0)
-    except (client.NotRunning, client.NoAck, paths.UnsafeDirectory):
+        store = resolve_store(getattr(args, "store", None))
+        reply = daemon_request(socket_path(store), {
+            **asked, "store": store_name(store)}, timeout=timeout, ack_timeout=2.0)
+    except (DaemonNotRunning, DaemonNoAck, UnsafeDirectory):
         return None
-    except client.DaemonError as exc:
+    except DaemonError as exc:
         if replayable:
             return None
         from store import StoreError

@@ -49,7 +49,7 @@ class OverviewData:
     stats: Stats
     latest: list[SessionInfo]
     pressure: Series | None
-    daemon: dict[str, Any] | None = None  # `lca-tui serve`'s state (client.probe)
+    daemon: dict[str, Any] | None = None  # `lca-tui serve`'s state (daemon_probe)
     consolidation: PassSummary | None = None
 
 
@@ -171,18 +171,18 @@ def embedder_text(stats: Stats, daemon: dict[str, Any] | None | bool = None) -> 
 
 
 def daemon_status(path: Any) -> dict[str, Any] | None:
-    """What state `lca-tui serve` for the store at ``path`` is in (``client.probe``: running,
+    """What state `lca-tui serve` for the store at ``path`` is in (``daemon_probe``: running,
     starting, not answering, not running), or None when no folder can hold its socket. Run
     in the screen's loading worker: a hung daemon costs it ``PROBE_S`` at most."""
-    from store.harness import client, paths
+    from store import UnsafeDirectory, daemon_probe, resolve_store, socket_path
 
     try:
-        return client.probe(paths.socket_path(paths.resolve_store(path)), timeout=PROBE_S)
-    except paths.UnsafeDirectory:
+        return daemon_probe(socket_path(resolve_store(path)), timeout=PROBE_S)
+    except UnsafeDirectory:
         return None
 
 
-# client.probe's states as the Embedder pane names them: "not answering (pid N)" does not
+# daemon_probe's states as the Embedder pane names them: "not answering (pid N)" does not
 # fit it at 80 columns
 SHORT_STATES = {"not answering": "no answer"}
 
@@ -191,9 +191,9 @@ def describe_daemon(found: dict[str, Any] | None) -> str:
     """``running (pid N)``, ``starting (pid N)``, ``no answer (pid N)``, ``not running``."""
     if not found:
         return "not running"
-    from store.harness import client
+    from store import describe_daemon as describe
 
-    return client.describe({**found, "state": SHORT_STATES.get(found["state"],
+    return describe({**found, "state": SHORT_STATES.get(found["state"],
                                                                found["state"])})
 
 

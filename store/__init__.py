@@ -12,8 +12,8 @@ id) is how the store points at a record (the app opens it on the screen that sho
 the names below, never a module deeper down: ``Store`` and ``open_store``, the errors, the
 record types the store hands out, the shared vocabulary (text helpers, settings, marks), and the
 few operations of the clients that sit on top of the facade (the hook, the daemon, the
-benchmarks, the demo). ``tests/project/test_import_graph.py`` enforces it; its one exception is
-``store.harness.client`` / ``store.harness.paths``, which the hook path imports as modules.
+benchmarks, the demo). ``tests/project/test_import_graph.py`` enforces it, with no exception:
+the hook's slow path reaches the daemon's client (``daemon_request`` …) through this door too.
 
 These names are imported on first use (``PUBLIC`` says from where), so that ``from store
 import X`` costs the module holding ``X`` and no more: a module such as
@@ -128,6 +128,21 @@ if TYPE_CHECKING:
     from store.harness.settings_file import plugin_enabled as hooks_plugin_enabled
     from store.harness.settings_file import settings_path as hooks_settings_path
     from store.harness.settings_file import status as hooks_status
+    from store.harness.client import DaemonError
+    from store.harness.client import NoAck as DaemonNoAck
+    from store.harness.client import NotRunning as DaemonNotRunning
+    from store.harness.client import describe as describe_daemon
+    from store.harness.client import probe as daemon_probe
+    from store.harness.client import request as daemon_request
+    from store.harness.client import running_pid as daemon_pid
+    from store.harness.paths import (
+        UnsafeDirectory,
+        daemon_log,
+        on_server,
+        resolve_store,
+        socket_path,
+        store_name,
+    )
     from store.harness.daemon import AlreadyRunning
     from store.harness.daemon import serve as serve_daemon
     from store.harness.failures import log_failure, logged_failures
@@ -241,6 +256,16 @@ PUBLIC: dict[str, str] = {
     "handle_hook": "store.harness.hook:handle", "serve_daemon": "store.harness.daemon:serve",
     "logged_hook_failures": "store.harness.signals", "log_failure": "store.harness.failures",
     "logged_failures": "store.harness.failures",
+    # the daemon's client and where its files live (standard library only: the hook's lean path)
+    "daemon_request": "store.harness.client:request",
+    "daemon_probe": "store.harness.client:probe",
+    "describe_daemon": "store.harness.client:describe",
+    "daemon_pid": "store.harness.client:running_pid",
+    "DaemonNotRunning": "store.harness.client:NotRunning",
+    "DaemonError": "store.harness.client", "DaemonNoAck": "store.harness.client:NoAck",
+    "resolve_store": "store.harness.paths", "store_name": "store.harness.paths",
+    "on_server": "store.harness.paths", "socket_path": "store.harness.paths",
+    "daemon_log": "store.harness.paths", "UnsafeDirectory": "store.harness.paths",
     # Claude Code's settings file (``hooks install``) and MCP clients' config (``mcp install``)
     "hooks_settings_path": "store.harness.settings_file:settings_path",
     "plan_hooks_install": "store.harness.settings_file:plan_install",

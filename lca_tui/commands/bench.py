@@ -309,7 +309,7 @@ def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str
     hook's process is timed from its start to its output)."""
     from store import percentiles, synthetic_query, synthetic_text, TOPICS
     from store import bench_hook_latency, bench_wait_embedded
-    from store.harness import paths
+    from store import socket_path
     from lca_tui.commands.hooks import runner
 
     hook = runner() or cli
@@ -317,7 +317,7 @@ def _cli_hook_rows(store: Path, cli: list[str], folder: Path, env: dict[str, str
     before = os.environ.get("XDG_RUNTIME_DIR")
     os.environ["XDG_RUNTIME_DIR"] = env["XDG_RUNTIME_DIR"]
     try:
-        sock = paths.socket_path(store.resolve())
+        sock = socket_path(store.resolve())
     finally:
         if before is None:
             os.environ.pop("XDG_RUNTIME_DIR")
@@ -618,7 +618,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
                         **bench_embed_throughput(grouped, padded, texts)}
     if args.hook_runs:
         from lca_tui.commands.hooks import runner
-        from store.harness import paths
+        from store import socket_path
         from lca_tui.commands.statusline import command as statusline_command
 
         store = folder / "bench.db"
@@ -630,7 +630,7 @@ def _harness_figures(args: argparse.Namespace, folder: Path, progress: Any) -> d
         before = os.environ.get("XDG_RUNTIME_DIR")
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
         try:
-            sock = paths.socket_path(store.resolve())
+            sock = socket_path(store.resolve())
         finally:
             if before is None:
                 os.environ.pop("XDG_RUNTIME_DIR")

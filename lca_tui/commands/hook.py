@@ -2,10 +2,11 @@
 stdin). Through the daemon when one serves the store, in this process otherwise.
 
 This command is dispatched by ``lca_tui.cli.main`` before the full parser is built, through
-``fast_main``, and imports only the standard library and ``store.harness.{paths, client,
-failures}`` until it knows it must work in-process: a hook the daemon answers costs little
-more than starting Python. Whatever happens, it exits 0 and prints nothing but the hook's
-output (a hook must never break the session); failures are recorded.
+``fast_main``, and imports only the standard library and ``store``'s daemon client (its
+public names from ``store.harness.{paths, client, failures}``) until it knows it must work
+in-process: a hook the daemon answers costs little more than starting Python. Whatever
+happens, it exits 0 and prints nothing but the hook's output (a hook must never break the
+session); failures are recorded.
 """
 
 from __future__ import annotations
@@ -169,12 +170,21 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
     """The hook's output: from the daemon when one serves the store and acknowledges the
     request, else worked out in this process; ``deadline`` is a ``time.monotonic`` time.
     ``prior``: the daemon was asked already (``lca_tui/hook_client.py``), and this is its
-    reply or what ``client.request`` raised: it is not asked again."""
+    reply or what ``daemon_request`` raised: it is not asked again."""
     import time
 
-    from store.harness import client, paths
+    from store import (
+        DaemonError,
+        DaemonNoAck,
+        DaemonNotRunning,
+        UnsafeDirectory,
+        daemon_request,
+        resolve_store,
+        socket_path,
+        store_name,
+    )
 
-    store = paths.resolve_store(store_arg)
+    store = resolve_store(store_arg)
     sid = _session_of(raw)
     if watch is not None:
         watch.store, watch.session_id = store, sid
@@ -184,14 +194,14 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
                 watch.doing = "waiting for the daemon"
             if isinstance(prior, BaseException):
                 raise prior  # what asking the daemon gave hook_client.py: never asked again
-            reply = prior if prior is not None else client.request(
-                paths.socket_path(store), {"op": "hook", "event": event,
-                                           "store": paths.store_name(store),
-                                           "stdin": raw.decode("utf-8", "replace")},
+            reply = prior if prior is not None else daemon_request(
+                socket_path(store), {"op": "hook", "event": event,
+                                     "store": store_name(store),
+                                     "stdin": raw.decode("utf-8", "replace")},
                 timeout=max(0.1, deadline - time.monotonic() - 0.5), ack_timeout=ACK_TIMEOUT)
-        except (client.NotRunning, paths.UnsafeDirectory, OSError):
+        except (DaemonNotRunning, UnsafeDirectory, OSError):
             pass  # no daemon, or no usable socket folder: work in this process
-        except client.NoAck as exc:  # it took nothing on: this process does the work
+        except DaemonNoAck as exc:  # it took nothing on: this process does the work
             from store import log_failure
 
             if exc.hung:
@@ -199,7 +209,7 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
                 log_failure(event, store, f"the daemon{f' (pid {pid})' if pid else ''} did "
                             f"not answer: {exc}; this hook ran in-process instead (`lca-tui "
                             "serve --stop` ends a hung daemon)", sid, via="daemon")
-        except client.DaemonError as exc:  # it took the run and failed or ran out of time
+        except DaemonError as exc:  # it took the run and failed or ran out of time
             from store import log_failure
 
             log_failure(event, store, f"the daemon failed to answer: {exc}", sid,
@@ -224,11 +234,11 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
 
 def _daemon_pid(store: Path | str) -> int | None:
     """The pid of the daemon holding the lock for ``store``'s socket, if any."""
-    from store.harness import client, paths
+    from store import UnsafeDirectory, daemon_pid, socket_path
 
     try:
-        return client.running_pid(paths.socket_path(store))
-    except (paths.UnsafeDirectory, OSError):
+        return daemon_pid(socket_path(store))
+    except (UnsafeDirectory, OSError):
         return None
 
 
@@ -287,8 +297,7 @@ def _record(parsed: tuple[str, str | None, list[str]] | None, exc: BaseException
             prefix: str = "") -> None:
     """Log a failure of the hook command itself (never raises)."""
     try:
-        from store import log_failure
-        from store.harness.paths import resolve_store
+        from store import log_failure, resolve_store
 
         store = resolve_store(parsed[1]) if parsed and parsed[1] else None
         log_failure(parsed[0] if parsed else "?", store, f"{prefix}{type(exc).__name__}: {exc}")

@@ -56,7 +56,7 @@ def runner() -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from store.harness import paths
+    from store import resolve_store
     from store import (
         HookSettingsError,
         apply_hooks_plan,
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return _status(args, path)
     try:
         if args.verb == "install":
-            plan = plan_hooks_install(path, paths.resolve_store(getattr(args, "store", None)),
+            plan = plan_hooks_install(path, resolve_store(getattr(args, "store", None)),
                                       runner())
         else:
             plan = plan_hooks_uninstall(path)
@@ -98,13 +98,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _daemon_state(store_path: Any) -> dict[str, Any]:
-    """``client.probe`` for the store's daemon; ``unavailable`` when no folder can hold its
+    """``daemon_probe`` for the store's daemon; ``unavailable`` when no folder can hold its
     socket (hooks then work in-process)."""
-    from store.harness import client, paths
+    from store import UnsafeDirectory, daemon_probe, socket_path
 
     try:
-        return client.probe(paths.socket_path(store_path))
-    except paths.UnsafeDirectory as exc:
+        return daemon_probe(socket_path(store_path))
+    except UnsafeDirectory as exc:
         return {"state": "unavailable", "pid": None, "status": None, "error": str(exc)}
 
 
@@ -113,9 +113,9 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
     store could not be read when it cannot (a missing store is not created here)."""
     from store import logged_hook_failures
 
-    from store.harness import paths
+    from store import on_server
 
-    if not paths.on_server(store_path) and not Path(store_path).exists():
+    if not on_server(store_path) and not Path(store_path).exists():
         return {"error": None, "note": f"no store at {store_path} yet (a hook creates it on "
                 "its first run)", "signal": logged_hook_failures(store_path), "runs": [],
                 "waiting": None}
@@ -135,17 +135,15 @@ def _store_part(args: argparse.Namespace, store_path: Any) -> dict[str, Any]:
 
 
 def _status(args: argparse.Namespace, path: Any) -> int:
-    from store.harness import paths
-    from store import hooks_status, when
-    from store.harness.client import describe
+    from store import describe_daemon, hooks_status, resolve_store, store_name, when
 
     wired = hooks_status(path)
-    store_path = paths.resolve_store(getattr(args, "store", None))
+    store_path = resolve_store(getattr(args, "store", None))
     daemon = _daemon_state(store_path)
     part = _store_part(args, store_path)
     signal, recent, waiting = part["signal"], part["runs"], part["waiting"]
     if args.json:
-        print_json({"settings": wired, "store": paths.store_name(store_path),
+        print_json({"settings": wired, "store": store_name(store_path),
                     "store_error": part["error"],
                     "store_note": part["note"],
                     "daemon": daemon["status"], "daemon_state": daemon["state"],
@@ -163,13 +161,13 @@ def _status(args: argparse.Namespace, path: Any) -> int:
         have = ", ".join(wired["events"]) or "none"
         out.print(f"{path}: lca-tui hooks for {have}; missing {', '.join(wired['missing'])} "
                   "(`lca-tui hooks install`)", markup=False)
-    state = describe(daemon) + (f": {daemon['error']}" if daemon["state"] == "unavailable"
+    state = describe_daemon(daemon) + (f": {daemon['error']}" if daemon["state"] == "unavailable"
                                 else "")
     out.print(f"daemon: {state}" + ("" if waiting is None else
                                      f"; {waiting:,} entries wait for embedding"),
               markup=False)
     if part["error"] or part["note"]:
-        out.print(f"store {paths.store_name(store_path)}: {part['error'] or part['note']}",
+        out.print(f"store {store_name(store_path)}: {part['error'] or part['note']}",
                   markup=False)
     out.print(f"hook_failures: {signal.status.upper()} — {signal.explanation}", markup=False)
     if recent:

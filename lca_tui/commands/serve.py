@@ -39,20 +39,20 @@ STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for a daemon that does n
 
 
 def _sock(args: argparse.Namespace) -> Any:
-    from store.harness import paths
+    from store import UnsafeDirectory, resolve_store, socket_path
 
-    store = paths.resolve_store(getattr(args, "store", None))
+    store = resolve_store(getattr(args, "store", None))
     try:
-        return store, paths.socket_path(store)
-    except paths.UnsafeDirectory as exc:
+        return store, socket_path(store)
+    except UnsafeDirectory as exc:
         raise ValueError(f"{exc} (hooks and recall work in-process meanwhile)") from exc
 
 
 def _name(store: Any) -> str:
     """The store as it is shown: its file, or its URL with the password masked."""
-    from store.harness import paths
+    from store import store_name
 
-    return paths.store_name(store)
+    return store_name(store)
 
 
 def _progress(args: argparse.Namespace) -> Any:
@@ -65,11 +65,11 @@ def _progress(args: argparse.Namespace) -> Any:
 
 def _print_status(status: dict[str, Any] | None, store: Any,
                   found: dict[str, Any] | None = None) -> None:
-    from store.harness.client import describe
+    from store import describe_daemon
 
     out = console()
     if status is None:
-        state = describe(found) if found else "not running"
+        state = describe_daemon(found) if found else "not running"
         hint = {"not answering": ": stopped or stuck; `lca-tui serve --stop` ends it (hooks "
                 "work in-process meanwhile)",
                 "starting": ": loading the model and the vectors"}.get(
@@ -100,12 +100,12 @@ def _status_json(found: dict[str, Any], store: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from lca_tui.output import settings_from
-    from store.harness import client
+    from store import daemon_probe
     from store import AlreadyRunning, serve_daemon as serve
 
     store, sock = _sock(args)
     if args.status:
-        found = client.probe(sock)
+        found = daemon_probe(sock)
         if args.json:
             print_json(_status_json(found, store))
         else:
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         except AlreadyRunning as exc:
             raise ValueError(str(exc)) from exc
         return 0
-    found = client.probe(sock)
+    found = daemon_probe(sock)
     if found["state"] == "not answering":
         raise ValueError(f"a daemon for {_name(store)} is not answering (pid {found['pid']}): "
                          "stopped or stuck; `lca-tui serve --stop` ends it")
@@ -148,17 +148,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _start(args: argparse.Namespace, store: Any, sock: Any) -> dict[str, Any]:
     """Start a detached daemon and wait until it (or one started meanwhile) answers."""
-    from store.harness import paths
+    from store import daemon_log, on_server
 
     # A server's URL goes in the environment, never on the command line (where `ps` shows
     # any user the password it may hold).
-    env = dict(os.environ, LCA_STORE=str(store)) if paths.on_server(store) else None
+    env = dict(os.environ, LCA_STORE=str(store)) if on_server(store) else None
     command = [sys.executable, "-m", "lca_tui.cli", "serve", "--foreground",
                *([] if env else ["--store", str(store)])]
     for value in [*(getattr(args, "overrides_top", None) or []),
                   *(getattr(args, "overrides", None) or [])]:
         command += ["--set", value]
-    logfile = paths.daemon_log(store)
+    logfile = daemon_log(store)
     with open(logfile, "ab") as log:
         os.chmod(logfile, 0o600)
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -173,11 +173,11 @@ def _wait(sock: Any, child: Any, logfile: Any) -> dict[str, Any]:
     """The status of the daemon for ``sock`` once it answers. ``child``: the daemon this
     command started; when it exits because another one took the store first (two `serve`
     at once), that one is waited for instead."""
-    from store.harness import client
+    from store import daemon_probe
 
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        found = client.probe(sock)
+        found = daemon_probe(sock)
         if found["state"] == "running":
             return dict(found["status"])
         if found["state"] == "not answering":
@@ -201,22 +201,22 @@ def _wait(sock: Any, child: Any, logfile: Any) -> dict[str, Any]:
 
 def _gone(sock: Any, pid: int, seconds: float) -> bool:
     """Whether the daemon ``pid`` has released the store's lock within ``seconds``."""
-    from store.harness.client import running_pid
+    from store import daemon_pid
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if running_pid(sock) != pid:
+        if daemon_pid(sock) != pid:
             return True
         time.sleep(0.1)
-    return running_pid(sock) != pid
+    return daemon_pid(sock) != pid
 
 
 def _signal(sock: Any, pid: int, sig: int) -> None:
     """Send ``sig`` to ``pid`` while it still holds the store's lock (so never to a pid
     reused by another process)."""
-    from store.harness.client import running_pid
+    from store import daemon_pid
 
-    if running_pid(sock) == pid:
+    if daemon_pid(sock) == pid:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
 
@@ -224,9 +224,9 @@ def _signal(sock: Any, pid: int, sig: int) -> None:
 def _stop(args: argparse.Namespace, store: Any, sock: Any) -> int:
     """Ask the daemon to stop; one that does not answer (stopped, stuck) or is still
     loading gets SIGTERM, and SIGKILL after ``STOP_GRACE`` seconds."""
-    from store.harness import client
+    from store import DaemonError, DaemonNotRunning, daemon_pid, daemon_probe, daemon_request
 
-    found = client.probe(sock)
+    found = daemon_probe(sock)
     pid = found["pid"]
     if found["state"] == "not running" or pid is None:
         if args.json:
@@ -237,8 +237,8 @@ def _stop(args: argparse.Namespace, store: Any, sock: Any) -> int:
     how = "asked"
     stopped = False
     if found["state"] == "running":
-        with contextlib.suppress(client.NotRunning, client.DaemonError):
-            client.request(sock, {"op": "stop"}, timeout=10.0)
+        with contextlib.suppress(DaemonNotRunning, DaemonError):
+            daemon_request(sock, {"op": "stop"}, timeout=10.0)
         stopped = _gone(sock, pid, 15.0)
     if not stopped:
         how = "SIGTERM"
@@ -249,7 +249,7 @@ def _stop(args: argparse.Namespace, store: Any, sock: Any) -> int:
         how = "SIGKILL"
         _signal(sock, pid, signal.SIGKILL)
         stopped = _gone(sock, pid, 5.0)
-    if stopped and client.running_pid(sock) is None:
+    if stopped and daemon_pid(sock) is None:
         sock.unlink(missing_ok=True)  # a killed daemon leaves its socket behind
     if args.json:
         print_json({"running": not stopped, "stopped": stopped, "pid": pid, "how": how,

@@ -94,24 +94,33 @@ def _session(raw: bytes) -> str | None:
 def summary_for(store_arg: str | None, sets: list[str], session: str | None
                 ) -> tuple[dict[str, Any] | None, str]:
     """(the summary, "daemon" | "in-process"); None when there is no store at that path."""
-    from store.harness import client, paths
+    from store import (
+        DaemonError,
+        DaemonNotRunning,
+        UnsafeDirectory,
+        daemon_request,
+        on_server,
+        resolve_store,
+        socket_path,
+        store_name,
+    )
 
     import os
 
-    store_path = paths.resolve_store(store_arg)
+    store_path = resolve_store(store_arg)
     if not sets and not os.environ.get("LCA_NO_DAEMON"):
         try:
-            reply = client.request(paths.socket_path(store_path),
-                                   {"op": "statusline", "store": paths.store_name(store_path),
+            reply = daemon_request(socket_path(store_path),
+                                   {"op": "statusline", "store": store_name(store_path),
                                     "session_id": session}, timeout=DAEMON_TIMEOUT,
                                    connect_timeout=0.2)
             if reply.get("ok"):
                 return dict(reply["result"]), "daemon"
-        except (client.NotRunning, client.DaemonError, paths.UnsafeDirectory):
+        except (DaemonNotRunning, DaemonError, UnsafeDirectory):
             pass
     from pathlib import Path
 
-    if not paths.on_server(store_path) and not Path(store_path).exists():
+    if not on_server(store_path) and not Path(store_path).exists():
         return None, "in-process"  # no store is created by a status line
     from store import open_store
     from store import Settings, parse_assignment

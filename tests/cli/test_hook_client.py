@@ -218,11 +218,13 @@ def test_a_not_ok_reply_or_an_error_handed_over_is_not_asked_again(
     """``fast_main`` with ``prior`` (what the daemon did) never asks a daemon itself."""
     import io
 
+    import store as store_package
     from store.harness import client
 
     store = _seeded(tmp_path / "live.db")
     asked: list[object] = []
-    monkeypatch.setattr(client, "request", lambda *a, **k: asked.append(a) or {})
+    # where ``hook.py`` looks it up (``from store import daemon_request`` at call time)
+    monkeypatch.setattr(store_package, "daemon_request", lambda *a, **k: asked.append(a) or {})
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
     raw = json.dumps(_session(tmp_path)).encode()
     argv = ["hook", "UserPromptSubmit", "--store", str(store)]
@@ -285,13 +287,15 @@ def test_a_prior_answer_is_kept_even_when_no_socket_folder_can_be_named(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The daemon took the run (and failed it, or failed to answer): ``fast_main`` never
     runs it again in-process, whatever ``paths.socket_path`` says now."""
+    import store as store_package
     from store.harness import client, paths
 
     def unusable(_store: Path) -> Path:
         raise paths.UnsafeDirectory("no folder")
 
     store = _seeded(tmp_path / "live.db")
-    monkeypatch.setattr(paths, "socket_path", unusable)
+    # where ``hook.py`` looks it up (``from store import socket_path`` at call time)
+    monkeypatch.setattr(store_package, "socket_path", unusable)
     raw = json.dumps(_session(tmp_path)).encode()
     argv = ["hook", "UserPromptSubmit", "--store", str(store)]
     capsys.readouterr()

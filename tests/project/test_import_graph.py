@@ -14,9 +14,8 @@ house rules name (``from store.ingest.x import _y`` in ``store.export``) and, to
 the same-package case too: a name two modules share is public (no leading underscore).
 
 The one door: code outside ``store/`` (``lca_tui``, ``screens``, ``widgets``) imports ``store``
-and its public names (``store.PUBLIC``), nothing deeper, by no form of import. The one exception
-(``DOOR_EXCEPTIONS``) is the hook's lean path, which imports two standard-library-only modules
-of ``store.harness`` as modules.
+and its public names (``store.PUBLIC``), nothing deeper, by no form of import, with no exception
+(the hook's lean path too takes the daemon's client as public names: ``daemon_request`` …).
 
 No package cycles: besides modules, packages (``store.<capability>``, ``lca_tui``, ``screens``,
 ``widgets``) form no cycle either; the lazy names (``store.PUBLIC``, the facade's
@@ -41,12 +40,6 @@ UI = ("textual", "rich", "screens", "widgets", "lca_tui")
 # Packages under store/ that sit on top of the facade (clients of the harness API, like the CLI).
 ON_TOP = ("facade", "harness", "bench", "demo", "conformance", "evals")
 OUTSIDE = ("lca_tui", "screens", "widgets")
-# The hook's lean path (``lca_tui/hook_client.py`` runs with ``python -S``; ``lca-tui hook`` and
-# ``hooks status`` / ``serve`` probe the daemon) imports these as modules: they hold the
-# standard library only, so the facade (SQLAlchemy, NumPy: ~0.45 s) is never loaded for them.
-# Through ``store``'s lazy names they would cost the same, but the hook client and the daemon's
-# client must agree on the socket protocol and path, which these two modules define.
-DOOR_EXCEPTIONS = ("store.harness.client", "store.harness.paths")
 
 
 @dataclass(frozen=True)
@@ -307,8 +300,8 @@ def _store_attribute_chains(path: Path) -> list[str]:
 
 
 def door_violations(root: Path) -> list[tuple[str, str]]:
-    """Imports from outside ``store/`` of anything but ``store`` and its public names (the
-    lean-path modules of ``DOOR_EXCEPTIONS`` aside): ``store.x`` by any form of import, or
+    """Imports from outside ``store/`` of anything but ``store`` and its public names:
+    ``store.x`` by any form of import, or
     ``from store import y`` for a ``y`` that ``store.PUBLIC`` does not name."""
     public = public_names(root)
     inner = {p.stem for p in (root / "store").iterdir()
@@ -320,12 +313,8 @@ def door_violations(root: Path) -> list[tuple[str, str]]:
         for imp in imports_of(m, path, type_checking=True):
             t = imp.module
             if t == "store" and imp.how == "from":
-                bad += [(m, f"store.{n}") for n in imp.names
-                        if n not in public and f"store.{n}" not in DOOR_EXCEPTIONS]
+                bad += [(m, f"store.{n}") for n in imp.names if n not in public]
             elif t.startswith("store."):
-                names = [f"{t}.{n}" for n in imp.names] if imp.how == "from" else []
-                if t in DOOR_EXCEPTIONS or (names and all(n in DOOR_EXCEPTIONS for n in names)):
-                    continue
                 bad.append((m, t))
     return sorted(set(bad))
 
@@ -471,9 +460,9 @@ def test_a_deep_import_from_outside_the_store_is_caught(tmp_path: Path) -> None:
     root = _tree(tmp_path, BASE | {
         "store/__init__.py": 'PUBLIC = {"Store": "store.facade", "visible": "store.core.db"}\n',
         "store/harness/client.py": "", "store/harness/paths.py": "",
-        "lca_tui/ok.py": "from store import Store, visible\nimport store\n"
-                         "from store.harness import client, paths\n"
-                         "from store.harness.client import probe\n",
+        "lca_tui/ok.py": "from store import Store, visible\nimport store\n",
+        "lca_tui/lean.py": "def f():\n    from store.harness import client, paths\n"
+                           "    from store.harness.client import probe\n",
         "lca_tui/deep.py": "from store.core.db import X\n",
         "screens/mod.py": "import store.ingest.lines\n",
         "widgets/name.py": "from store import harness\n",
@@ -484,6 +473,8 @@ def test_a_deep_import_from_outside_the_store_is_caught(tmp_path: Path) -> None:
         "lca_tui/chain.py": "import store\nY = store.core.db.X\nZ = store.Store\n"})
     assert door_violations(root) == [("lca_tui.chain", "store.core"),
                                      ("lca_tui.deep", "store.core.db"),
+                                     ("lca_tui.lean", "store.harness"),
+                                     ("lca_tui.lean", "store.harness.client"),
                                      ("lca_tui.text", "store.core.db"),
                                      ("lca_tui.typed", "store.core.db"),
                                      ("screens.mod", "store.ingest.lines"),
