@@ -162,8 +162,8 @@ class StoreScreen(Screen[None]):
         ``preview``, ``health``, ``full`` / ``tail``, ``pressure``), and so does each action
         finished (``erasure`` / ``redaction``, ``decision`` — failed or not —, ``pass``,
         ``fix``, ``search``, ``recall``) and a long text's lines wrapped in a ``TextPane``
-        (``wrap``). Nothing handles it: it bubbles to the app, and tests wait on it and count
-        it (``tests.helpers_shell.LoadLog``)."""
+        (``wrap``). It bubbles to the app (which hands it to the tour, to place its row), and
+        tests wait on it and count it (``tests.helpers_shell.LoadLog``)."""
 
         screen: StoreScreen
         part: str = "screen"
@@ -184,8 +184,6 @@ class StoreScreen(Screen[None]):
         self._side: bool | None = None  # None: as the size says
         self._mark: ChangeMark | None = None
         self._follow_token = 0  # a whole read makes a follow read still under way stale
-        self.followed = 0
-        """How many changes were applied in place (tests)."""
         self.last_export: Path | None = None
         """The CSV file ``x`` wrote last (None before the first)."""
 
@@ -288,7 +286,6 @@ class StoreScreen(Screen[None]):
         self._store_changed = message.changed or self._store_changed
         if message.changes.any:
             self.apply_changes(message.changes, message.part)
-            self.followed += 1
         self._show_status()
         self.loaded("changes")
 

@@ -113,7 +113,6 @@ class ContextScreen(StoreScreen):
         self._max_revision = 0
         self._full_next = True
         self._keys: dict[Key, SeriesKey] = {}
-        """How many whole reads and how many reads of newer rows only were shown (tests)."""
 
     def compose(self) -> ComposeResult:
         yield Header()

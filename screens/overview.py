@@ -242,8 +242,6 @@ class OverviewScreen(StoreScreen):
         Binding("r", "reload", "Reload", id="overview-reload"),
     ]
 
-    """How many health summaries were shown (tests wait on it)."""
-
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="overview"):

@@ -155,6 +155,8 @@ def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
 def _report(args: argparse.Namespace, result: Any, fixed: Any, shown: dict[str, Any],
             plan: Any = None) -> int:
     """Print the scan (and the fix, the shown rows); the exit code by ``--fail-on``."""
+    from store import plural
+
     level = args.fail_on
     exit_code = 1 if result.at_or_above(level) else 0
     if args.json:
@@ -177,8 +179,7 @@ def _report(args: argparse.Namespace, result: Any, fixed: Any, shown: dict[str, 
         sig = result.signal(name)
         out = console()
         more = sig.offending_total - len(views)
-        rows = "row" if sig.offending_total == 1 else "rows"
-        out.print(f"\n{name}: {sig.offending_total:,} offending {rows}"
+        out.print(f"\n{name}: {plural(sig.offending_total, 'offending row')}"
                   + (f" (first {len(views):,} shown)" if more > 0 else ""), markup=False)
         t = table("row", "what", "note")
         for v in views:

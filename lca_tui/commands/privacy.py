@@ -24,7 +24,7 @@ from lca_tui.output import (
     store_from,
     table,
 )
-from store import SENSITIVITIES, visible, when
+from store import SENSITIVITIES, plural, visible, when
 
 if TYPE_CHECKING:
     from store import Scope
@@ -273,11 +273,11 @@ def run_mark(args: argparse.Namespace) -> int:
         print_json({"level": args.level, "counts": counts,
                     "unmark_detected": bool(args.unmark_detected)})
         return 0
-    plural = {"session": "sessions", "entry": "entries", "memory": "memories"}
+    many = {"session": "sessions", "entry": "entries", "memory": "memories"}
+    counted = ", ".join(plural(n, k, many.get(k)) for k, n in counts.items())
     if args.unmark_detected:
-        console().print("no longer secret (detector's findings dismissed): " + ", ".join(
-            f"{n} {k if n == 1 else plural[k]}" for k, n in counts.items()), markup=False)
+        console().print(f"no longer secret (detector's findings dismissed): {counted}",
+                        markup=False)
         return 0
-    console().print(f"marked {args.level}: " + ", ".join(
-        f"{n} {k if n == 1 else plural[k]}" for k, n in counts.items()), markup=False)
+    console().print(f"marked {args.level}: {counted}", markup=False)
     return 0

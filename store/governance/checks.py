@@ -494,7 +494,7 @@ def _n_sentences(n: int) -> str:
 
 def _every(n: int, word: str) -> str:
     """"the one sentence is" / "all 3 sentences are" — never "all 1 sentences"."""
-    return f"the one {word} is" if n == 1 else f"all {n:,} {word}s are"
+    return f"the one {word} is" if n == 1 else f"all {plural(n, word)} are"
 
 
 def tx_excerpt(value: str, width: int = 60) -> str:

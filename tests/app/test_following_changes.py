@@ -1,4 +1,4 @@
-"""Following the store's changes in place (issue 28): while a screen shows the demo store,
+"""Following the store's changes in place: while a screen shows the demo store,
 another ``Store`` on the same file writes; the screen shows the new or changed rows without
 reading its data again whole (the store's whole-read methods are wrapped and counted), its
 cursor kept on the same record; an erasure makes it read again whole."""

@@ -1,4 +1,4 @@
-"""Paged tables (issue 28): a session too long to hold is read a page at a time by key, the
+"""Paged tables: a session too long to hold is read a page at a time by key, the
 next page when the cursor nears the end, the last on G / end, and its `/` filter goes to the
 store's query, debounced: six characters typed fast run one query."""
 

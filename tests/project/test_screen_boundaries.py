@@ -1,4 +1,4 @@
-"""One way between screens (issue 21): outside the store no code reads a screen's attribute
+"""One way between screens: outside the store no code reads a screen's attribute
 by name (``getattr`` / ``hasattr`` on a screen: a screen is reached through its class's
 attributes or the ``screens.navigation`` protocols), and nothing in ``store/`` names the app's
 keys or its screens in the text it returns (the keys are the app's, remappable by id through

@@ -20,7 +20,8 @@ SPELLED = {
     "Progress": re.compile(r"Callable\[\[str,\s*int,\s*int\],\s*None\]"),
     "an inline plural (use plural)":
         re.compile(r"""\{\s*['"]s['"]\s+if\b|\belse\s+['"]s['"]\s*\}"""
-                   r"""|\bif \w+ == 1 else f?["'][^"']*(s|ies)["']"""),
+                   r"""|\bif [\w.]+ == 1 else f?["'][^"']*(s|ies)["']"""
+                   r"""|\{\w+\}s\b"""),
     "a percentile of its own (use percentiles)":
         re.compile(r"def _?(pct|percentiles?)\(|quantiles\(|np\.percentile\(|np\.median\("),
 }

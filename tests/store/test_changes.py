@@ -1,4 +1,4 @@
-"""What changed since a mark (``Store.changes_since``, issue 28): the highest ids, the sessions
+"""What changed since a mark (``Store.changes_since``): the highest ids, the sessions
 with new entries, the memories and proposals written or touched since, the audit actions, and
 when a change cannot be applied in place (an erasure). On both backends."""
 
