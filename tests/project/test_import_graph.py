@@ -284,17 +284,21 @@ def public_names(root: Path) -> set[str]:
 
 
 def _store_attribute_chains(path: Path) -> list[str]:
-    """``store.x`` of a chain ``store.x.y`` written as attributes in a module that does
-    ``import store`` (then ``store.core.db.X``), for each use; the caller keeps those whose
-    ``x`` is a module of the store (``store.health(...)`` on a ``Store`` is a method)."""
+    """``store.x`` of a chain ``P.x.y`` written as attributes, where ``P`` names the package in
+    this module: ``import store`` and ``import store.a.b`` bind ``store``, ``import store as
+    s`` binds ``s``; for each use. The caller keeps those whose ``x`` is a module of the store
+    (``store.health(...)`` on a ``Store`` variable is a method, and a module that never
+    imports the package has only such variables)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    if not any(isinstance(n, ast.Import) and any(a.name == "store" and a.asname is None
-                                                  for a in n.names) for n in ast.walk(tree)):
-        return []  # ``store`` here is a variable (a ``Store``), not the package
+    bound = {a.asname or "store" for n in ast.walk(tree) if isinstance(n, ast.Import)
+             for a in n.names if a.name == "store" or (a.name.startswith("store.")
+                                                       and a.asname is None)}
+    bound |= {a.asname for n in ast.walk(tree) if isinstance(n, ast.Import)
+              for a in n.names if a.name == "store" and a.asname}
     found = []
     for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == "store"):
+                and isinstance(node.value.value, ast.Name) and node.value.value.id in bound):
             found.append(f"store.{node.value.attr}")
     return found
 
@@ -470,8 +474,10 @@ def test_a_deep_import_from_outside_the_store_is_caught(tmp_path: Path) -> None:
         "lca_tui/text.py": "import importlib\nM = importlib.import_module('store.core.db')\n",
         "lca_tui/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                             "    from store.core.db import X\n",
-        "lca_tui/chain.py": "import store\nY = store.core.db.X\nZ = store.Store\n"})
-    assert door_violations(root) == [("lca_tui.chain", "store.core"),
+        "lca_tui/chain.py": "import store\nY = store.core.db.X\nZ = store.Store\n",
+        "lca_tui/alias.py": "import store as s\nY = s.ingest.lines.X\n"})
+    assert door_violations(root) == [("lca_tui.alias", "store.ingest"),
+                                     ("lca_tui.chain", "store.core"),
                                      ("lca_tui.deep", "store.core.db"),
                                      ("lca_tui.lean", "store.harness"),
                                      ("lca_tui.lean", "store.harness.client"),
