@@ -69,9 +69,17 @@ def build_demo_template(folder: Path) -> Path:
     import subprocess
     import sys
 
+    import tempfile
+
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    # built before any test's isolation: its own empty home, nothing of the developer's
+    # ($LCA_*, ~/.config/lca-tui) shapes the template every app and snapshot test copies
+    home = Path(tempfile.mkdtemp(prefix="lca-demo-env-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LCA_", "XDG_"))}
+    env.update({var: str(home / var.lower()) for var in (
+        "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")})
+    env.update(TZ="UTC", PYTHONPATH=os.pathsep.join(
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]))
     done = subprocess.run([sys.executable, "-c", _BUILD_DEMO], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
