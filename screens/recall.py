@@ -351,6 +351,7 @@ class RecallScreen(StoreScreen):
             table.move_cursor(row=table.get_row_index(str(keep.rank)), animate=False)
         elif trace.candidates:
             self._show_candidate(trace.candidates[0])
+        self.loaded("trace")  # a trace's candidates on screen (the tour places its row here)
 
     @staticmethod
     def _source(c: Candidate) -> str:
