@@ -159,8 +159,8 @@ class StoreScreen(Screen[None]):
     class Loaded(Message):
         """Loaded data is on screen. ``part`` says which: ``screen`` for every ``load_data``
         shown; a screen's own loads name theirs (``counts``, ``entries``, ``detail``, ``rows``,
-        ``preview``, ``health``, ``full`` / ``tail``, ``pressure``, ``trace``), and so does each action
-        finished (``erasure`` / ``redaction``, ``decision`` — failed or not —, ``pass``,
+        ``preview``, ``health``, ``full`` / ``tail``, ``pressure``, ``trace``), and so does each
+        action finished (``erasure`` / ``redaction``, ``decision`` — failed or not —, ``pass``,
         ``fix``, ``search``, ``recall``) and a long text's lines wrapped in a ``TextPane``
         (``wrap``). It bubbles to the app (which hands it to the tour, to place its row), and
         tests wait on it and count it (``tests.helpers_shell.LoadLog``)."""
