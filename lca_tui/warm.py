@@ -31,13 +31,16 @@ def ask(args: argparse.Namespace, message: dict[str, Any], timeout: float = 60.0
     ``replayable=False`` (a write such as ``approve``): once the daemon acknowledged the
     request, a lost answer is an error (``StoreError``), never a second try in this process —
     the write may have been done."""
-    from store import Settings, SettingsError, actor_for_request, parse_assignment
     from store import (
         DaemonError,
         DaemonNoAck,
         DaemonNotRunning,
+        Settings,
+        SettingsError,
         UnsafeDirectory,
+        actor_for_request,
         daemon_request,
+        parse_assignment,
         resolve_store,
         socket_path,
         store_name,
