@@ -6,11 +6,13 @@ Claude Code's own ``claude plugin validate``), and ``lca-tui statusline``."""
 from __future__ import annotations
 
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -158,13 +160,22 @@ def _claude() -> str | None:
         return None
     prefix = Path.home() / ".cache" / "lca-tui-tests" / "claude-code"
     exe = prefix / "node_modules" / ".bin" / "claude"
-    if not exe.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit",
-                               "--no-fund", "@anthropic-ai/claude-code"],
-                              capture_output=True, text=True, timeout=900)
-        if done.returncode != 0 or not exe.exists():
-            return None
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    # Two runs on one machine share the cache: one installs while the other waits on the lock,
+    # and the install goes to a folder of its own, renamed into place only when complete (a
+    # half-written `claude` once failed a concurrent run with "Exec format error").
+    with open(prefix.parent / "claude-code.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not exe.exists():
+            staging = Path(tempfile.mkdtemp(prefix="claude-code.", dir=prefix.parent))
+            done = subprocess.run([npm, "install", "--prefix", str(staging), "--no-audit",
+                                   "--no-fund", "@anthropic-ai/claude-code"],
+                                  capture_output=True, text=True, timeout=900)
+            if done.returncode != 0 or not (staging / "node_modules" / ".bin" / "claude").exists():
+                shutil.rmtree(staging, ignore_errors=True)
+                return None
+            shutil.rmtree(prefix, ignore_errors=True)  # a folder left by an interrupted install
+            staging.rename(prefix)
     return str(exe)
 
 
