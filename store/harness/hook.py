@@ -252,16 +252,18 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
     was read to its end, the index when nothing of the session still waits.
     """
     from store.context.api import record_checkpoint
+    from store.core.pragmas import placeholder
 
     sid = str(payload["session_id"])
     embedded = store.embed_waiting(sid)
     outcome.chunks_embedded = embedded.chunks - embedded.lexical
     with store.read() as conn:
+        q = placeholder(conn)  # the driver's mark: ``?`` on SQLite, ``%s`` on PostgreSQL
         # raw SQL: one aggregate pass (LIKE triggers, FILTER counts over entry x chunk) on the
         # hook's path, where a hook must stay fast; both read the models' tables only
         since = conn.exec_driver_sql(
-            "SELECT MAX(created_at) FROM checkpoint WHERE session_id = ? AND "
-            "(trigger LIKE ? OR trigger LIKE ?)", (sid, *HOOK_TRIGGERS)).scalar() or ""
+            f"SELECT MAX(created_at) FROM checkpoint WHERE session_id = {q} AND "
+            f"(trigger LIKE {q} OR trigger LIKE {q})", (sid, *HOOK_TRIGGERS)).scalar() or ""
         # raw SQL: hook path, entries added since then and their chunks' states counted in one
         # pass (COUNT ... FILTER over entry LEFT JOIN chunk)
         added, ok, failed = conn.exec_driver_sql(
@@ -269,7 +271,7 @@ def checkpoint(store: Store, outcome: Outcome, payload: dict[str, Any], files: l
             "COUNT(c.id) FILTER (WHERE c.status = 'ok' AND c.lexical_only = 0), "
             "COUNT(c.id) FILTER (WHERE c.status != 'ok') FROM entry e "
             "LEFT JOIN chunk c ON c.source_type = 'entry' AND c.source_id = e.id "
-            "WHERE e.session_id = ? AND e.created_at > ?", (sid, since)).one()
+            f"WHERE e.session_id = {q} AND e.created_at > {q}", (sid, since)).one()
     waiting = store.waiting(sid)
     archived = _archived(store, files) and not problems
     consolidate = getattr(store, "consolidate", None)  # the consolidation pass (governance)

@@ -373,13 +373,22 @@ def _history(store: Store) -> dict[str, Any]:
                 "SELECT t.id, t.ts, t.query, t.channel, t.settings, t.considered, t.injected, "
                 "r.query FROM recall_trace t LEFT JOIN recall_trace r ON r.id = t.rerun_of "
                 "WHERE t.origin = 'lca-tui' ORDER BY t.ts").all():
-            cands = conn.execute(text(
-                "SELECT c.rank, c.source_type, COALESCE(m.name, e.content), c.decision, "
-                "c.excerpt, c.masked, c.score, (SELECT group_concat(kind) FROM recall_feedback "
-                "f WHERE f.candidate_id = c.id) FROM recall_candidate c LEFT JOIN memory m ON "
+            rows = conn.execute(text(
+                "SELECT c.id, c.rank, c.source_type, COALESCE(m.name, e.content), c.decision, "
+                "c.excerpt, c.masked, c.score FROM recall_candidate c LEFT JOIN memory m ON "
                 "c.source_type = 'memory' AND m.id = c.source_id LEFT JOIN entry e ON "
                 "c.source_type = 'entry' AND e.id = c.source_id WHERE c.trace_id = :t ORDER BY "
                 "c.rank"), {"t": row[0]}).all()
+            # each candidate's feedback kinds, sorted and comma-joined (None: none), as
+            # group_concat gave them on SQLite alone (and in no set order)
+            kinds: dict[int, list[str]] = {}
+            for cid, kind in conn.execute(text(
+                    "SELECT f.candidate_id, f.kind FROM recall_feedback f JOIN "
+                    "recall_candidate c ON c.id = f.candidate_id WHERE c.trace_id = :t"),
+                    {"t": row[0]}).all():
+                kinds.setdefault(int(cid), []).append(str(kind))
+            cands = [(*r[1:], ",".join(sorted(kinds.get(int(r[0]), []))) or None)
+                     for r in rows]
             traces.append((*row[1:], cands))
         derived = conn.exec_driver_sql("SELECT COUNT(*) FROM recall_trace WHERE origin = "
                                        "'mindstone-event'").scalar_one()

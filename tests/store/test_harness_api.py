@@ -20,7 +20,7 @@ from store.core.db import orm
 from store.core.models import Entry
 from store.core.settings import Settings
 from store.core.version import CODE_VERSION
-from tests.conftest import make_store
+from tests.conftest import make_store, store_target
 
 ROOT = Path(__file__).resolve().parents[2]
 API_DOC = ROOT / "docs" / "api.md"
@@ -48,20 +48,33 @@ def test_the_readme_shows_the_example_that_runs() -> None:
     assert python_block(README, README_HEADING) == readme_example()
 
 
+EXAMPLE_STORE = '"agent-store.db"'  # what the example opens: a SQLite file in the cwd
+
+
 def test_readme_harness_example_records_its_writer(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+                                                   capsys: pytest.CaptureFixture[str],
+                                                   backend: str) -> None:
     monkeypatch.chdir(tmp_path)
+    source = readme_example()
+    assert source.count(EXAMPLE_STORE) == 1, "the example no longer opens agent-store.db"
+    if backend == "postgres":  # the same example, opening the test's database instead
+        target = store_target(tmp_path / "agent-store.db")
+        source = source.replace(EXAMPLE_STORE, repr(str(target)))
     namespace: dict[str, object] = {}
-    exec(compile(readme_example(), "docs/api.md:harness-example", "exec"), namespace)
+    exec(compile(source, "docs/api.md:harness-example", "exec"), namespace)
     out = capsys.readouterr().out
     assert "2 entries;" in out
 
     used = namespace["store"]
     writer, version = used.writer, used.writer_version  # type: ignore[attr-defined]
     assert writer != Settings.load()["store.writer"] and version != CODE_VERSION
-    path = Path(used.path).resolve()  # type: ignore[attr-defined]
-    assert path.parent == tmp_path.resolve()
+    if backend == "postgres":
+        assert used.opened_as == target  # type: ignore[attr-defined]
+        path = tmp_path / "agent-store.db"  # make_store opens that database again
+    else:
+        path = Path(used.path).resolve()  # type: ignore[attr-defined]
+        assert path.parent == tmp_path.resolve()
 
     store = make_store(path)
     try:
