@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from store.privacy.api import preview, run, scope_from
 
+from tests.conftest import store_target
 from tests.helpers_privacy import DANA_SESSION, EMAIL, _cli, _entries_with, _open
 
 
@@ -49,7 +50,7 @@ def test_exports_of_a_tombstone_are_deleted_later_and_reimport_brings_nothing(
         store.export(out)
         every = {str(f) for f in out.rglob("*") if f.is_file()}
     code, stdout, err = _cli(capsys, "erase", "--session", DANA_SESSION, "--yes", "--json",
-                             "--store", str(demo_path))
+                             "--store", str(store_target(demo_path)))
     report = json.loads(stdout)
     assert code == 1 and len(report["exports"]) == 1  # its transcript, not the 6 others
     probe = {p["name"]: p for p in report["verification"]["probes"]}["exports"]
@@ -57,7 +58,7 @@ def test_exports_of_a_tombstone_are_deleted_later_and_reimport_brings_nothing(
     assert f"--exports-of-tombstone {tomb}" in probe["detail"]
     shutil.copytree(out, tmp_path / "copy")  # the export as it was, transcript included
     code, stdout, err = _cli(capsys, "erase", "--exports-of-tombstone", str(tomb), "--json",
-                             "--store", str(demo_path))
+                             "--store", str(store_target(demo_path)))
     assert code == 0 and json.loads(stdout)["deleted"] == report["exports"]
     assert {str(f) for f in out.rglob("*") if f.is_file()} == every - set(report["exports"])
     # re-importing the export (its manifest and transcript): not even the session row

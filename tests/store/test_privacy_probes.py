@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import text
 
 from store import Store
 from tests.helpers_recall import add_entries
@@ -85,8 +86,8 @@ def test_reverification_never_turns_a_failed_verdict_into_a_pass(store: Store) -
     assert tomb.verified is False
     # every verdict is kept, with its time
     with store.read() as conn:
-        rows = conn.exec_driver_sql("SELECT passed, ts FROM erasure_verification WHERE "
-                                    "tombstone_id = ? ORDER BY id", (tid,)).all()
+        rows = conn.execute(text("SELECT passed, ts FROM erasure_verification WHERE "
+                                 "tombstone_id = :t ORDER BY id"), {"t": tid}).all()
     assert [r[0] for r in rows] == [0, 0] and all(r[1] for r in rows)
     # erasing what leaked, linked to the earlier tombstone, clears it
     fixed = store.erase(entry=leak, after_tombstone=tid)
@@ -106,8 +107,8 @@ def test_reverification_reruns_the_lexical_probes_from_fingerprints(store: Store
     ((_, clean),) = store.verify_tombstones(result.tombstone_id)
     assert clean.passed and {"fts", "substring"} <= {p.name for p in clean.probes}
     with store.read() as conn:  # the erased word is kept nowhere, only keyed fingerprints
-        meta = conn.exec_driver_sql("SELECT value FROM store_meta WHERE key LIKE "
-                                    "'privacy.terms.%'").scalar_one()
+        meta = conn.execute(text("SELECT value FROM store_meta WHERE key LIKE :k"),
+                            {"k": "privacy.terms.%"}).scalar_one()
     assert "tidewave" not in meta
     add_entries(store, "s3", [("user", "the Tidewave relay is back")])
     ((_, dirty),) = store.verify_tombstones(result.tombstone_id)
@@ -150,7 +151,7 @@ def test_the_verify_command_says_what_it_did_not_rerun(
 
     add_entries(store, "s1", [("user", f"Remember: {SECRET_LINE}.")])
     tid = store.redact(match="tidewave").tombstone_id
-    path = str(store.path)
+    path = str(store.opened_as)  # the file, or the server's URL
     store.close()
     assert main(["tombstones", "--store", path, "--verify", str(tid)]) == 0
     text = capsys.readouterr().out

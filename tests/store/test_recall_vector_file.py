@@ -25,6 +25,13 @@ TOPICS = {
     "db": "sqlite migration schema index vacuum journal transaction column",
     "ui": "textual screen widget keyboard focus palette layout render",
 }
+# The vector file and the faster FTS5 search are the SQLite backend's own: on a server, recall
+# asks pgvector's HNSW index and ranks with ts_rank_cd, holding no vectors in the process
+# (store/core/vec.py: chunks_of_levels is [] there), so these tests have nothing to test on it.
+pytestmark = pytest.mark.sqlite_only(
+    "the process's vector file and FTS5's faster channel-rule search exist on SQLite only; a "
+    "server store's recall asks the server's index (tests/store/test_postgres_backend.py)")
+
 QUERIES = ("how do we deploy the helm canary to production",
            "which pytest fixture makes the snapshot flaky",
            "the sqlite migration that rebuilt the schema index",
