@@ -25,8 +25,14 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy store lca_tui screens widgets
 
+# Both backends (SQLite and the embedded PostgreSQL, tests/pg_server.py), spread over one
+# worker per CPU (pytest-xdist; a file's tests stay on one worker, in their order). Asked for by
+# name, so a server that cannot start fails the run instead of skipping its half;
+# `make test LCA_TEST_BACKENDS=sqlite` runs SQLite alone.
+LCA_TEST_BACKENDS ?= sqlite,postgres
+export LCA_TEST_BACKENDS
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n logical --dist loadfile
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -227,9 +227,20 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
         yield name
     finally:
         pg_server.active = None
-        if not stores.urls:
-            _UNUSED.append(request.node.nodeid)
+        if not stores.urls:  # reported by the run's main process (pytest_runtest_logreport)
+            request.node.user_properties.append((NO_PG_STORE, True))
         stores.drop_all()
+
+
+NO_PG_STORE = "opened no PostgreSQL store"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the [postgres] tests that opened no server store, from the teardown reports:
+    under ``pytest -n`` (xdist) the reports of the workers reach the main process, which
+    writes the summary."""
+    if report.when == "teardown" and (NO_PG_STORE, True) in report.user_properties:
+        _UNUSED.append(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

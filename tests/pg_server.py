@@ -28,10 +28,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 BACKENDS = ("sqlite", "postgres")
-# What a run with LCA_TEST_BACKENDS unset uses (``make test``). SQLite alone still: the
-# server's half is not all green or timed yet (docs/postgres.md, "Tests on both backends",
-# says what is left); ``LCA_TEST_BACKENDS=sqlite,postgres`` runs both halves.
-DEFAULT_BACKENDS: tuple[str, ...] = ("sqlite",)
+# What a run with LCA_TEST_BACKENDS unset uses (``make test``): both backends, the server's
+# half on the embedded PostgreSQL of the test extra; ``LCA_TEST_BACKENDS=sqlite`` runs SQLite
+# alone (no server started), ``postgres`` the server's half alone.
+DEFAULT_BACKENDS: tuple[str, ...] = BACKENDS
 URL_ENV = "LCA_TEST_PG_URL"
 BACKENDS_ENV = "LCA_TEST_BACKENDS"
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
