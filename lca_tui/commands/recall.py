@@ -139,6 +139,10 @@ def _load_model_meanwhile(store: Any) -> None:
     fails again, with its error, where the recall asks for it."""
     import threading
 
+    from store.core.embed import before_loading_in_a_thread
+
+    before_loading_in_a_thread()
+
     def load() -> None:
         try:
             store.load_embedder()

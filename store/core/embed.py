@@ -280,6 +280,15 @@ def model_would_load() -> bool:
                     for m in ("onnxruntime", "tokenizers")))
 
 
+def before_loading_in_a_thread() -> None:
+    """Import what the model's loading shares with the importing thread (NumPy), here, before
+    a thread loads the model while this one imports the recall path: two threads importing
+    NumPy at once can see it half-initialised (``ImportError: cannot import name
+    '__cpu_features__' from partially initialized module``), which failed the recall and
+    degraded the loader to the fallback embedder in 2 of 3 runs on a quiet machine."""
+    import numpy  # noqa: F401 - the import is the point
+
+
 def load_embedder(backend: str = "auto", threads: int = 0, batch_size: int = 64,
                   batch_tokens: int = 2048) -> Embedder:
     """The embedder the settings ask for; ``auto`` degrades to the fallback, loudly."""

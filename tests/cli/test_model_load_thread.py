@@ -1,0 +1,69 @@
+"""The model loads on a thread of its own while the main thread imports the recall path
+(``recall`` with no daemon, the hook run without one). Two threads importing NumPy at once can
+see it half-initialised — ``ImportError: cannot import name '__cpu_features__' from partially
+initialized module`` — which failed ``lca-tui recall`` with a traceback and degraded the
+loading thread to the fallback embedder in 2 of 3 runs on a quiet machine. So NumPy is
+imported before such a thread starts: each test starts one in a fresh interpreter (where NumPy
+is not imported yet) and records whether NumPy was whole when it did."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Records, for every thread started, its name and whether NumPy was imported at that moment.
+_RECORD = """
+import json, sys, threading
+started = []
+_start = threading.Thread.start
+def start(self):
+    started.append([self.name, 'numpy' in sys.modules])
+    _start(self)
+threading.Thread.start = start
+"""
+
+
+def _run(body: str) -> dict[str, object]:
+    code = (_RECORD + body
+            + "\nprint(json.dumps({'started': started, 'numpy_first': numpy_first}))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_recall_without_a_daemon_imports_numpy_before_the_loading_thread() -> None:
+    out = _run("""
+from lca_tui.commands.recall import _load_model_meanwhile
+numpy_first = 'numpy' in sys.modules
+class Store:
+    def load_embedder(self):
+        return None
+_load_model_meanwhile(Store())
+""")
+    assert out["numpy_first"] is False  # the command's module alone does not import NumPy
+    assert out["started"] == [["load-embedder", True]]
+
+
+def test_a_cold_hook_imports_numpy_before_its_embedding_thread() -> None:
+    out = _run("""
+from store.core.secrets import DEFAULT
+from store.harness.hook import embed_early
+numpy_first = 'numpy' in sys.modules
+class Embedder:
+    def embed(self, texts):
+        return [[0.0] * 384 for _ in texts]
+class Store:
+    embedder_loaded = False
+    embedder = Embedder()
+    def detector(self):
+        return DEFAULT
+vector, ms = embed_early(Store(), {"prompt": "why did the deploy fail"}).result(timeout=60)
+assert len(vector) == 384
+""")
+    assert out["numpy_first"] is False
+    assert out["started"] == [["hook-query-embedding", True]]
