@@ -30,6 +30,9 @@ lint: install
 # name, so a server that cannot start fails the run instead of skipping its half;
 # `make test LCA_TEST_BACKENDS=sqlite` runs SQLite alone.
 LCA_TEST_BACKENDS ?= sqlite,postgres
+ifeq ($(strip $(LCA_TEST_BACKENDS)),)
+override LCA_TEST_BACKENDS := sqlite,postgres
+endif
 export LCA_TEST_BACKENDS
 test: lint
 	$(BIN)/python -m pytest -q -n logical --dist loadfile

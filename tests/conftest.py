@@ -20,8 +20,8 @@ The store behaviour tests (``tests/store/test_{ingest,recall,governance,health,p
 export,harness}*.py``, or any test marked ``both_backends``) run once per backend, ``[sqlite]``
 and ``[postgres]``: their ``store`` / ``cc_store`` fixtures and ``make_store(path)`` open a
 SQLite file, or a private PostgreSQL database cloned from a template (``tests/pg_server.py``:
-one server per run, ``LCA_TEST_PG_URL``, ``LCA_TEST_BACKENDS``). A test that is about SQLite
-itself (the file's bytes, its pragmas, kill points in its journal) is marked
+one server per run, or per xdist worker, ``LCA_TEST_PG_URL``, ``LCA_TEST_BACKENDS``). A test
+that is about SQLite itself (the file's bytes, its pragmas, kill points in its journal) is marked
 ``sqlite_only("why")`` and runs on SQLite alone."""
 
 from __future__ import annotations
@@ -181,7 +181,11 @@ def _active() -> PgStores | None:
 def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.PgServer]:
     """The run's PostgreSQL server (started on first use, stopped at the end); the tests
     that need it skip with the reason when none can be had, unless ``LCA_TEST_BACKENDS``
-    asked for postgres by name (then they fail)."""
+    asked for postgres by name (then they fail). A run whose ``LCA_TEST_BACKENDS`` leaves
+    postgres out starts none: those tests skip, saying so."""
+    if "postgres" not in CHOSEN:
+        pytest.skip(f"{pg_server.BACKENDS_ENV}={os.environ.get(pg_server.BACKENDS_ENV)} "
+                    "leaves PostgreSQL out: no server is started")
     try:
         server = pg_server.start()
     except RuntimeError as exc:

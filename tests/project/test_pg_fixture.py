@@ -129,3 +129,43 @@ def test_collection_follows_the_switch() -> None:
     assert both.count("[postgres]") == both.count("[sqlite]") - only
     wrong = _collect("sqlite,oracle", target)
     assert "oracle is not a backend" in wrong
+
+
+def test_a_run_that_leaves_postgres_out_starts_no_server() -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env[pg_server.BACKENDS_ENV] = "sqlite"
+    env.pop(pg_server.URL_ENV, None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:xdist", "-p",
+                           "no:cacheprovider", str(Path(__file__)), "-k", "cloned_per_test"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "1 skipped" in out and "LCA_TEST_BACKENDS=sqlite leaves PostgreSQL out" in out
+
+
+def test_the_summary_names_the_postgres_tests_that_opened_no_store() -> None:
+    """From the teardown reports (what reaches the main process under xdist), not from the
+    worker's own state."""
+    from types import SimpleNamespace
+
+    from tests import conftest
+
+    lines: list[str] = []
+    reporter = SimpleNamespace(write_line=lines.append)
+    held = list(pg_server.unused)
+    try:
+        pg_server.unused.clear()
+        conftest.pytest_terminal_summary(reporter)
+        assert lines == []  # nothing to say
+        for when, props in (("call", [(conftest.NO_PG_STORE, True)]), ("teardown", []),
+                            ("teardown", [(conftest.NO_PG_STORE, True)])):
+            conftest.pytest_runtest_logreport(SimpleNamespace(
+                when=when, user_properties=props, nodeid=f"t.py::a[postgres]-{when}-{len(props)}"))
+        conftest.pytest_terminal_summary(reporter)
+        assert lines == ["1 [postgres] test(s) opened no PostgreSQL store through make_store / "
+                         "store / cc_store (they ran on SQLite or on no store), e.g. "
+                         "t.py::a[postgres]-teardown-1"]
+    finally:
+        pg_server.unused[:] = held
