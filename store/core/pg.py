@@ -425,7 +425,7 @@ def _sensitivity_filter(levels: str, denied: bool, entry_only: bool = False) -> 
 # The document frequencies come from the GIN index, one count per word of the query: once
 # per query, so ``terms`` is MATERIALIZED — left to itself PostgreSQL inlines it into the
 # per-candidate subquery of ``_score`` and counts every word's matches again for each
-# candidate (a recall at 50,000 chunks took 60–72 s instead of 40–80 ms).
+# candidate (one text search at 50,000 chunks took 60–72 s instead of 40–80 ms).
 _TERMS = (f"WITH words AS (SELECT websearch_to_tsquery('{TS_CONFIG}', w) AS q "
           "FROM unnest(CAST(:ws AS text[])) AS w), "
           "total AS (SELECT count(*) AS n FROM chunk), "
