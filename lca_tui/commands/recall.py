@@ -139,7 +139,7 @@ def _load_model_meanwhile(store: Any) -> None:
     fails again, with its error, where the recall asks for it."""
     import threading
 
-    from store.core.embed import before_loading_in_a_thread
+    from store import before_loading_in_a_thread
 
     before_loading_in_a_thread()
 

@@ -608,6 +608,17 @@ def foreign_key_check(conn: Connection) -> list[tuple[Any, ...]]:
     return []
 
 
+def vacuum_tables(engine: Engine, tables: Sequence[str]) -> None:
+    """Plain ``VACUUM (ANALYZE)`` of each table, outside any transaction: after a mass delete
+    the HNSW index still holds the dead rows' entries until a vacuum removes them and repairs
+    the graph, and an index scan spends its ``ef_search`` on them (a recall then misses live
+    neighbours until autovacuum comes by)."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for name in tables:
+            conn.exec_driver_sql(f'VACUUM (ANALYZE) "{name}"')
+
+
 # -- erasure on a server -----------------------------------------------------------------------
 def vacuum_full(engine: Engine, tables: Sequence[str]) -> list[tuple[str, float]]:
     """``VACUUM FULL`` of each table (its TOAST table and indexes are rebuilt with it): the

@@ -244,6 +244,9 @@ def compact_duplicates(store: Store, dry_run: bool = False,
         else:
             _drop_map(conn)
     if plan.removed:
+        from store.core.db import after_mass_delete
+
+        after_mass_delete(store.engine, ["chunk", "chunk_vec"])
         lines = [f"removed {len(plan.removed):,} of {total:,} index rows with their vector and "
                  f"FTS rows; re-pointed {plan.candidates:,} recall-trace candidates and "
                  f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"]
