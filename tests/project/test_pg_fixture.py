@@ -98,16 +98,22 @@ def test_which_files_run_on_both_backends() -> None:
         assert any(n.startswith(prefix) for n in names), prefix
 
 
-def _collect(env_value: str | None, *args: str) -> str:
+def _pytest(env_value: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a fresh process with ``LCA_TEST_BACKENDS=env_value`` (None: unset), no
+    terminal size and no given server."""
     import os
 
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env.pop(pg_server.BACKENDS_ENV, None)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COLUMNS", "LINES", pg_server.BACKENDS_ENV, pg_server.URL_ENV)}
     if env_value is not None:
         env[pg_server.BACKENDS_ENV] = env_value
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
-                           "no:cacheprovider", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def _collect(env_value: str | None, *args: str) -> str:
+    done = _pytest(env_value, "--collect-only", *args)
     return done.stdout + done.stderr
 
 
@@ -132,14 +138,8 @@ def test_collection_follows_the_switch() -> None:
 
 
 def test_a_run_that_leaves_postgres_out_starts_no_server() -> None:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env[pg_server.BACKENDS_ENV] = "sqlite"
-    env.pop(pg_server.URL_ENV, None)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:xdist", "-p",
-                           "no:cacheprovider", str(Path(__file__)), "-k", "cloned_per_test"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = _pytest("sqlite", "-rs", "-p", "no:xdist", str(Path(__file__)), "-k",
+                   "cloned_per_test")
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "1 skipped" in out and "LCA_TEST_BACKENDS=sqlite leaves PostgreSQL out" in out
