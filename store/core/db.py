@@ -122,14 +122,15 @@ def backend_versions(conn: Connection) -> tuple[str, str, str | None]:
     return "sqlite", str(sqlean.sqlite_version), vec.version(conn)
 
 
-def after_mass_delete(engine: Engine, tables: list[str]) -> None:
+def after_mass_delete(engine: Engine, tables: list[str]) -> tuple[list[str], list[str]]:
     """After deleting many rows of ``tables`` (compaction): on a server, vacuum them so the
-    vector index drops the dead entries now (``pg.vacuum_tables``); a SQLite file's
-    sqlite-vec table removes a row when it is deleted."""
-    if on_server(engine):
-        from store.core import pg
+    vector index drops the dead entries now (``pg.vacuum_tables``: (vacuumed, skipped as not
+    this role's)); a SQLite file's sqlite-vec table removes a row when it is deleted: ([], [])."""
+    if not on_server(engine):
+        return [], []
+    from store.core import pg
 
-        pg.vacuum_tables(engine, tables)
+    return pg.vacuum_tables(engine, tables)
 
 
 def scrub_server(engine: Engine, tables: list[str]) -> list[tuple[str, float]]:

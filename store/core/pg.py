@@ -608,15 +608,25 @@ def foreign_key_check(conn: Connection) -> list[tuple[Any, ...]]:
     return []
 
 
-def vacuum_tables(engine: Engine, tables: Sequence[str]) -> None:
+def vacuum_tables(engine: Engine, tables: Sequence[str]) -> tuple[list[str], list[str]]:
     """Plain ``VACUUM (ANALYZE)`` of each table, outside any transaction: after a mass delete
     the HNSW index still holds the dead rows' entries until a vacuum removes them and repairs
     the graph, and an index scan spends its ``ef_search`` on them (a recall then misses live
-    neighbours until autovacuum comes by)."""
+    neighbours until autovacuum comes by). Only a table's owner (or a superuser) may vacuum
+    it — for anyone else PostgreSQL skips it with a warning — so the others are left out and
+    named. (vacuumed, skipped)."""
+    done: list[str] = []
     with engine.connect() as conn:
         conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        owned = {str(r[0]) for r in conn.execute(text(
+            "SELECT relname FROM pg_class WHERE relname = ANY(:t) AND relkind = 'r' "
+            "AND relnamespace = current_schema()::regnamespace "
+            "AND pg_has_role(relowner, 'MEMBER')"), {"t": list(tables)}).all()}
         for name in tables:
-            conn.exec_driver_sql(f'VACUUM (ANALYZE) "{name}"')
+            if name in owned:
+                conn.exec_driver_sql(f'VACUUM (ANALYZE) "{name}"')
+                done.append(name)
+    return done, [t for t in tables if t not in done]
 
 
 # -- erasure on a server -----------------------------------------------------------------------

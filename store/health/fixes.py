@@ -195,7 +195,12 @@ def _delete_chunks(conn: Connection, ids: list[int], progress: Progress | None,
         _tick(progress, stage, min(i + _BATCH, len(ids)), len(ids))
 
 
-def _compaction_lines(c: _Compaction, total: int) -> list[str]:
+# on a server the deleted rows' entries stay in the HNSW index until a vacuum removes them
+_SERVER_VACUUM = ("then vacuum the chunk and vector tables on the server (plain VACUUM: the "
+                  "vector index drops the removed rows' entries)")
+
+
+def _compaction_lines(c: _Compaction, total: int, on_server: bool) -> list[str]:
     if not c.removed:
         return [f"no index row repeats another for the same source and span ({total:,} rows): "
                 "nothing to remove"]
@@ -205,7 +210,7 @@ def _compaction_lines(c: _Compaction, total: int) -> list[str]:
             f"delete their {len(c.removed):,} vector and FTS rows",
             f"re-point {c.candidates:,} recall-trace candidates and {c.neighbours:,} "
             "nearest-neighbour pointers to the rows kept",
-            "record an audit event (ids and counts)"]
+            "record an audit event (ids and counts)", *([_SERVER_VACUUM] if on_server else [])]
 
 
 def compact_duplicates(store: Store, dry_run: bool = False,
@@ -222,7 +227,7 @@ def compact_duplicates(store: Store, dry_run: bool = False,
             plan = _plan_compaction(conn, model)
             _drop_map(conn)
         return FixReport("compact-duplicates", _compaction_counts(plan, total),
-                         _compaction_lines(plan, total), True, plan.per_writer,
+                         _compaction_lines(plan, total, store.on_server), True, plan.per_writer,
                          dict(plan.removed))
     moved: Narrowed[tuple[int, int]] = Narrowed([])
     with store.write() as conn:
@@ -246,12 +251,17 @@ def compact_duplicates(store: Store, dry_run: bool = False,
     if plan.removed:
         from store.core.db import after_mass_delete
 
-        after_mass_delete(store.engine, ["chunk", "chunk_vec"])
+        vacuumed, skipped = after_mass_delete(store.engine, ["chunk", "chunk_vec"])
         lines = [f"removed {len(plan.removed):,} of {total:,} index rows with their vector and "
                  f"FTS rows; re-pointed {plan.candidates:,} recall-trace candidates and "
-                 f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"]
+                 f"{plan.neighbours:,} nearest-neighbour pointers; audit event recorded"
+                 + (f"; vacuumed {', '.join(vacuumed)}" if vacuumed else "")]
+        if skipped:
+            lines.append(f"not vacuumed: {', '.join(skipped)} (this role does not own them; "
+                         "autovacuum removes the deleted rows' index entries later, and until "
+                         "then a recall can miss neighbours)")
     else:
-        lines = _compaction_lines(plan, total)
+        lines = _compaction_lines(plan, total, store.on_server)
     lines += moved.lines("row")
     counts = {**_compaction_counts(plan, total), "previewed_gone": moved.gone,
               "new_since_preview": moved.new}

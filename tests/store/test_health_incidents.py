@@ -60,8 +60,12 @@ def test_duplicate_writer_night_after_night_then_compaction(cc_store: Store) -> 
     with cc_store.read() as conn:
         assert conn.exec_driver_sql("SELECT COUNT(*) FROM chunk").scalar_one() \
             == 10 * chunks_before, "a dry run changes nothing"
+    # on a server the preview says the tables will be vacuumed, and the report that they were
+    assert any("vacuum the chunk and vector tables" in line
+               for line in preview.lines) == cc_store.on_server
     report = cc_store.compact_duplicates()
     assert report.counts["rows_after"] == chunks_before
+    assert ("vacuumed chunk, chunk_vec" in report.lines[0]) == cc_store.on_server
     assert report.per_writer == {"nightly-index.sh": 9 * chunks_before}
 
     after = scan(cc_store)

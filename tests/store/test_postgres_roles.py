@@ -125,3 +125,23 @@ def test_an_agent_role_writes_but_its_erasure_is_refused_with_nothing_removed(
     with psycopg.connect(seeded) as conn:
         assert conn.execute("SELECT COUNT(*) FROM entry WHERE content LIKE %s",
                             ("%zoltan%",)).fetchone()[0] == 1
+
+
+def test_only_the_tables_owner_vacuums_after_a_compaction_and_the_rest_are_named(
+        seeded: str) -> None:
+    """PostgreSQL skips a VACUUM of a table this role does not own with a mere warning: the
+    compaction's vacuum must not report such a table as vacuumed."""
+    from sqlalchemy import create_engine
+
+    from store.core import pg
+
+    other = _as_role(seeded, "lca_t_dml", [
+        "CREATE ROLE lca_t_dml LOGIN",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO lca_t_dml"])
+    for url, expected in ((seeded, (["chunk", "chunk_vec"], [])),
+                          (other, ([], ["chunk", "chunk_vec"]))):
+        engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+        try:
+            assert pg.vacuum_tables(engine, ["chunk", "chunk_vec"]) == expected
+        finally:
+            engine.dispose()
