@@ -441,6 +441,8 @@ class RecallScreen(StoreScreen):
     def _submitted(self, event: Input.Submitted) -> None:
         query = self.query_one("#recall-input", Input).value.strip()
         if not query:
+            self.notify("Type what to recall first: an empty query recalls nothing.",
+                        severity="warning", markup=False)
             self.query_one("#recall-input", Input).focus()
             return
         self.query_one("#recall-detail-text", Static).update(Text(f"recalling {query!r}…",
