@@ -43,11 +43,17 @@ from store.governance.models import (
     SupersessionLink,
 )
 from store.governance.policy import approval_options
+from store.governance.rows import (
+    applied_as,
+    check_info,
+    check_proposal_status,
+    loads,
+    proposal_summary,
+)
 from store.governance.records import (
     MASK,
     OPS,
     ORIGINS,
-    STATUSES,
     CheckInfo,
     DecisionInfo,
     EditInfo,
@@ -601,9 +607,9 @@ def stored_candidate(store: Store, proposal_id: int) -> NewProposal:
     if row is None:
         raise NotFound(f"no proposal {proposal_id}: `lca-tui proposals` lists them")
     return NewProposal(op=row.op or "noop", content=row.content, type=row.type,
-                       targets=tuple(int(t) for t in _loads(row.targets, [])),
-                       metadata=_loads(row.meta, {}), rationale=row.rationale,
-                       evidence=tuple(_loads(row.evidence, [])), origin=row.origin,
+                       targets=tuple(int(t) for t in loads(row.targets, [])),
+                       metadata=loads(row.meta, {}), rationale=row.rationale,
+                       evidence=tuple(loads(row.evidence, [])), origin=row.origin,
                        proposer=row.proposer)
 
 
@@ -620,91 +626,32 @@ def _checks_of(conn: Connection, ids: list[int]) -> dict[int, list[CheckInfo]]:
                       .where(ProposalCheck.revision == Proposal.revision)
                       .order_by(col(ProposalCheck.id))).all()
     for c, _ in rows:
-        out[c.proposal_id].append(CheckInfo(c.kind, c.result, c.detail,
-                                            _loads(c.evidence, {}), c.suggestion, c.revision))
+        out[c.proposal_id].append(check_info(c))
     return out
-
-
-def _loads(raw: str | None, default: Any) -> Any:
-    try:
-        return json.loads(raw) if raw else default
-    except ValueError:
-        return default
-
-
-_SCRUB = frozenset({"text", "candidate_sentence", "memory_sentence", "candidate", "memory",
-                    "stdout", "verdict"})
-
-
-def _scrub(value: Any) -> Any:
-    """Check evidence with every piece of candidate or memory text withheld."""
-    if isinstance(value, dict):
-        return {k: (MASK if k in _SCRUB and isinstance(v, (str, dict)) else _scrub(v))
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v) for v in value]
-    return value
-
-
-def _secret(row: Proposal) -> bool:
-    return _loads(row.meta, {}).get("sensitivity") == "secret"
-
-
-def _summary(row: Proposal, checks: list[CheckInfo], masked: bool | None = None,
-             applied: tuple[str, tuple[int, ...]] | None = None) -> ProposalSummary:
-    """The queue row; a secret candidate's checks are scrubbed and its name withheld unless
-    the proposer named it."""
-    assert row.id is not None
-    masked = _secret(row) if masked is None else masked
-    name = row.name
-    if masked:
-        name = _loads(row.meta, {}).get("name") or "[secret]"
-        checks = [CheckInfo(c.kind, c.result, c.detail, _scrub(c.evidence), c.suggestion,
-                            c.revision) for c in checks]
-    as_op, to = applied or (None, ())
-    return ProposalSummary(row.id, row.op, row.type, row.status, row.origin,
-                           tuple(int(t) for t in _loads(row.targets, [])), row.ts, name,
-                           tuple(checks), row.proposer, row.kind, row.external_id,
-                           row.decided_at, as_op, to)
 
 
 def _applied_as(conn: Connection, rows: list[Proposal]
                 ) -> dict[int, tuple[str, tuple[int, ...]]]:
-    """For each applied proposal approved as another operation (``--as reinforce`` or
-    ``--as supersede``): that operation and the memories it was applied to — the memory a
-    reinforce counted, the memories a supersede replaced."""
-    applied = {r.id: r for r in rows if r.id is not None and r.status == "applied"}
+    """``rows.applied_as``: each applied proposal approved as another operation (``--as
+    reinforce`` or ``--as supersede``), the operation and the memories it was applied to."""
+    applied = [r.id for r in rows if r.id is not None and r.status == "applied"]
     if not applied:
         return {}
     with orm(conn) as s:
         decided = s.exec(select(ProposalDecision.proposal_id, ProposalDecision.as_op).where(
-            col(ProposalDecision.proposal_id).in_(list(applied)),
+            col(ProposalDecision.proposal_id).in_(applied),
             ProposalDecision.decision == "applied",
             col(ProposalDecision.as_op).in_(["reinforce", "supersede"]))).all()
         links = s.exec(select(SupersessionLink.proposal_id, SupersessionLink.old_id).where(
             col(SupersessionLink.proposal_id).in_([pid for pid, _ in decided]))).all()
-    replaced: dict[int, list[int]] = {}
-    for pid, old in links:
-        if pid is not None:
-            replaced.setdefault(pid, []).append(old)
-    out: dict[int, tuple[str, tuple[int, ...]]] = {}
-    for pid, as_op in decided:
-        row = applied[pid]
-        to: tuple[int, ...]
-        if as_op == "reinforce":
-            to = (row.memory_id,) if row.memory_id is not None else ()
-        else:
-            to = tuple(sorted(replaced.get(pid, [])))
-        out[pid] = (str(as_op), to)
-    return out
+    return applied_as(rows, [(int(p), str(a)) for p, a in decided], links)
 
 
 def list_proposals(store: Store, status: str | None = None, limit: int | None = None,
                    ids: Sequence[int] | None = None) -> list[ProposalSummary]:
     """The queue, newest first (``status`` one of ``STATUSES``, or all; ``ids``: those only,
     what a following screen updates in place)."""
-    if status is not None and status not in STATUSES:
-        raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    check_proposal_status(status)
     with store.read() as conn:
         with orm(conn) as s:
             query = select(Proposal).order_by(col(Proposal.ts).desc(), col(Proposal.id).desc())
@@ -717,7 +664,7 @@ def list_proposals(store: Store, status: str | None = None, limit: int | None = 
             rows = list(s.exec(query).all())
         checks = _checks_of(conn, [r.id for r in rows if r.id is not None])
         applied = _applied_as(conn, rows)
-    return [_summary(r, checks[r.id or 0], applied=applied.get(r.id or 0)) for r in rows]
+    return [proposal_summary(r, checks[r.id or 0], applied=applied.get(r.id or 0)) for r in rows]
 
 
 def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
@@ -734,7 +681,7 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
                                .order_by(col(ProposalDecision.id))).all()
         checks = _checks_of(conn, [proposal_id])[proposal_id]
         evidence = []
-        for p in _loads(row.evidence, []):
+        for p in loads(row.evidence, []):
             session_id = seq = None
             if p.get("entry_id") is not None:
                 e = conn.execute(columns(col(Entry.session_id), col(Entry.seq)).where(
@@ -746,18 +693,18 @@ def get_proposal(store: Store, proposal_id: int) -> ProposalInfo:
                                             p.get("note"), session_id, seq))
         targets = _targets_now(conn, row)
         applied = _applied_as(conn, [row]).get(proposal_id)
-    meta = _loads(row.meta, {})
+    meta = loads(row.meta, {})
     masked = meta.get("sensitivity") == "secret" or any(t.masked for t in targets)
-    summary = _summary(row, checks, masked, applied)
+    summary = proposal_summary(row, checks, masked, applied)
     return ProposalInfo(
         summary=summary, content=MASK if masked and row.content is not None else row.content,
         metadata=meta, rationale=row.rationale, evidence=tuple(evidence),
         status_reason=row.status_reason, revision=row.revision, updated_at=row.updated_at,
         decided_at=row.decided_at, actor=row.actor, memory_id=row.memory_id,
         verified=None if row.verified is None else bool(row.verified),
-        verification=_loads(row.verification, None), targets=tuple(targets),
-        edits=tuple(EditInfo(e.revision, e.ts, e.actor, _mask(_loads(e.before, {}), masked),
-                             _mask(_loads(e.after, {}), masked), e.reason) for e in edits),
+        verification=loads(row.verification, None), targets=tuple(targets),
+        edits=tuple(EditInfo(e.revision, e.ts, e.actor, _mask(loads(e.before, {}), masked),
+                             _mask(loads(e.after, {}), masked), e.reason) for e in edits),
         decisions=tuple(DecisionInfo(d.ts, d.actor, d.decision, d.as_op, d.reason, d.policy,
                                      d.connector) for d in decisions),
         options=tuple(approval_options(summary)), masked=masked, entry_id=row.entry_id)
@@ -768,9 +715,9 @@ def _mask(snapshot: dict[str, Any], masked: bool) -> dict[str, Any]:
 
 
 def _targets_now(conn: Connection, row: Proposal) -> list[TargetInfo]:
-    snap = _loads(row.target_snapshot, {})
+    snap = loads(row.target_snapshot, {})
     out = []
-    for mid in _loads(row.targets, []):
+    for mid in loads(row.targets, []):
         then = snap.get(str(mid), {})
         r = conn.execute(columns(col(Memory.name), col(Memory.status), col(Memory.body),
                             col(Memory.content_hash), col(Memory.sensitivity))

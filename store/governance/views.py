@@ -15,6 +15,7 @@ from store.core.errors import NotFound
 from store.core.models import AuditEvent, Entry, Evidence, Memory
 from store.governance.chains import chain, problems_of
 from store.governance.models import MemoryFlag, Proposal, SupersessionLink
+from store.governance.rows import check_memory_filters, memory_row
 from store.governance.records import (
     AuditInfo,
     FlagInfo,
@@ -27,25 +28,7 @@ from store.governance.records import (
 if TYPE_CHECKING:
     from store.core.base import StoreBase as Store
 
-MEMORY_STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
 EXCERPT_CHARS = 400
-
-
-def _list(raw: str | None) -> tuple[str, ...]:
-    try:
-        value = json.loads(raw or "[]")
-    except ValueError:
-        return ()
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
-def _row(m: Memory, flagged: bool) -> MemoryRow:
-    assert m.id is not None
-    secret = m.sensitivity == "secret"
-    return MemoryRow(m.id, m.name, m.type, m.status, bool(m.critical), bool(m.loadable),
-                     m.sensitivity, m.hits, m.prevented, m.valid_from, m.valid_to,
-                     None if secret else m.body, _list(m.tags), _list(m.projects),
-                     m.authority, m.description, flagged, m.source_file)
 
 
 def _flagged(s: Any) -> set[int]:
@@ -66,13 +49,7 @@ def list_memories(store: Store, status: str | None = None, type: str | None = No
     """Memories by type and name, filtered by ``status`` and ``type`` when given (``ids``:
     those only, what a following screen updates in place). A type no memory has is an error
     (``ValueError``) naming the types there are."""
-    if status is not None and status not in MEMORY_STATUSES:
-        raise ValueError(f"status must be one of {', '.join(MEMORY_STATUSES)}, got {status!r}")
-    if type:
-        types = memory_types(store)
-        if type not in types:
-            raise ValueError(f"no memories of type {type!r} (types: "
-                             f"{', '.join(types) or 'none: the store holds no memory'})")
+    check_memory_filters(status, type, lambda: memory_types(store))
     query = select(Memory).order_by(col(Memory.type), col(Memory.name), col(Memory.id))
     if status:
         query = query.where(Memory.status == status)
@@ -84,7 +61,7 @@ def list_memories(store: Store, status: str | None = None, type: str | None = No
         with orm(conn) as s:
             rows = s.exec(query).all()
             flagged = _flagged(s)
-    return [_row(m, m.id in flagged) for m in rows]
+    return [memory_row(m, m.id in flagged) for m in rows]
 
 
 def memory_page(store: Store, *, after: tuple[str, str, int] | None = None,
@@ -123,7 +100,7 @@ def memory_page(store: Store, *, after: tuple[str, str, int] | None = None,
                                                         first.id))).one())
         active = int(s.exec(select(func.count(mid)).where(Memory.status == "active")).one())
         flagged = _flagged(s)
-    return MemoryPage([_row(m, m.id in flagged) for m in rows], before, total, active)
+    return MemoryPage([memory_row(m, m.id in flagged) for m in rows], before, total, active)
 
 
 def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
@@ -165,7 +142,7 @@ def memory_detail(store: Store, memory_id: int) -> MemoryDetail:
                     if made == memory_id or memory_id in json.loads(targets or "[]")
                     or pid in linked)
     return MemoryDetail(
-        _row(m, memory_id in flagged), None if secret else m.body,
+        memory_row(m, memory_id in flagged), None if secret else m.body,
         None if secret else m.invariant, m.role, m.created, m.last_applied, m.load_error,
         tuple(evidence), tuple(chain(store, memory_id)),
         tuple(FlagInfo(f.kind, f.other_id, f.proposal_id, f.reason, f.ts, f.resolved_at)
