@@ -152,6 +152,25 @@ def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
     return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
 
 
+@contextmanager
+def listings_from(args: argparse.Namespace) -> Iterator[Any]:
+    """The store for a command that only lists (``stats``, ``sessions``, ``memories``,
+    ``proposals``, ``audit``): a store file read without the ORM (``store.open_listings``),
+    answering as the ``Store`` does; else (a server, a store to migrate, none yet) the
+    ``Store`` itself."""
+    from store import open_listings
+
+    reader = open_listings(getattr(args, "store", None), settings_from(args))
+    if reader is None:
+        with store_from(args) as store:
+            yield store
+        return
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
 def store_url(args: argparse.Namespace) -> str | None:
     """The PostgreSQL server the command names (``--store``, ``$LCA_STORE``, the ``store.url``
     setting), or None for a store file."""

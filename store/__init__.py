@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from store.bench import TOPICS, run_bench, synthetic_query, synthetic_text
     from store.context.records import Compaction, PruneEvent, Series, SeriesKey, Tail
     from store.core.assets import asset_path
+    from store.listings import Listings, open_listings
     from store.core.base import resolve_agent
     from store.core.errors import (
         NotFound,
@@ -187,6 +188,8 @@ if TYPE_CHECKING:
 PUBLIC: dict[str, str] = {
     # the facade
     "Store": "store.facade", "open_store": "store.facade",
+    # the listing commands' reads without the ORM
+    "Listings": "store.listings", "open_listings": "store.listings",
     "NewEntry": "store.core.writes", "NewSession": "store.core.writes",
     # errors
     "StoreError": "store.core.errors", "NotFound": "store.core.errors",

@@ -9,7 +9,7 @@ import argparse
 from rich.table import Table
 
 from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
-                             store_from)
+                             listings_from, store_from)
 from store import one_line, visible, when
 
 STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def run_memories(args: argparse.Namespace) -> int:
-    with store_from(args) as store:
+    with listings_from(args) as store:
         rows = store.list_memories(args.status, args.type_)
     if args.json:
         print_json({"memories": [r.to_json() for r in rows]})
@@ -213,7 +213,7 @@ def _some_ids(ids: list) -> str:
 def run_audit(args: argparse.Namespace) -> int:
     if args.limit < 1:
         return fail(f"--limit must be 1 or more (got {args.limit})")
-    with store_from(args) as store:
+    with listings_from(args) as store:
         rows = store.audit_events(args.limit, args.action)
     if args.json:
         print_json({"events": [r.to_json() for r in rows]})

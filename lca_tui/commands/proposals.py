@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
-                            store_from, table)
+                            listings_from, store_from, table)
 from store import one_line, out_of_range, visible, when
 
 STATUSES = ("pending", "approved", "applied", "failed", "rejected")
@@ -174,7 +174,7 @@ def run_propose(args: argparse.Namespace) -> int:
 def run_proposals(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         return fail(f"--limit must be 1 or more (got {args.limit})")
-    with store_from(args) as store:
+    with listings_from(args) as store:
         rows = store.proposals(args.status, args.limit)
     if args.json:
         print_json({"proposals": [r.to_json() for r in rows]})

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from lca_tui.output import Listing, add_json_flag, col, console, print_json, store_from
+from lca_tui.output import Listing, add_json_flag, col, console, listings_from, print_json
 from store import one_line, visible
 
 
@@ -27,7 +27,7 @@ def backend_line(stats: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    with store_from(args) as store:
+    with listings_from(args) as store:
         stats = store.stats()
     if args.json:
         print_json(stats.to_json())

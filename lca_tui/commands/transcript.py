@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict, replace
 
 from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
-                            store_from)
+                            listings_from, store_from)
 from store import agent_label, helper_role
 from store import one_line
 from widgets.fmt import agents_mark
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 def sessions(args: argparse.Namespace) -> int:
-    with store_from(args) as store:
+    with listings_from(args) as store:
         rows = store.sessions()
     if args.json:
         print_json([dict(asdict(s), workers=list(s.workers), helpers=list(s.helpers))

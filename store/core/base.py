@@ -22,9 +22,9 @@ from sqlmodel import SQLModel, col, select
 
 from store.core import db
 from store.core.db import orm
-from store.core import vec
+from store.core import lite, vec
 from store.core.actor import resolve as resolve_actor
-from store.core.embed import DIM, MODEL_NAME, Embedder, load_embedder, model_would_load
+from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
@@ -32,7 +32,6 @@ from store.core.models import Session as SessionRow
 from store.core.migrations import current_version, migrate, newest_version, refuse_newer
 from store.core.secrets import Detector
 from store.core.records import (
-    BLOCK_PREFIX,
     AuditInfo,
     EmbedderInfo,
     EntryInfo,
@@ -306,11 +305,7 @@ class StoreBase:
         (``stats``, health) costs no model load; the vectors are the loaded model's."""
         with self._embedder_lock:
             e = self._embedder
-        if e is None:
-            if self.settings["embed.backend"] != "fallback" and model_would_load():
-                return EmbedderInfo(MODEL_NAME, DIM, False, None)
-            e = self.embedder  # the fallback (cheap), or the load that says why it fails
-        return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
+        return lite.embedder_info(self.settings, e, lambda: self.embedder)
 
     def indexer(self, progress: Progress | None = None,
                 writer: tuple[str, str] | None = None) -> Indexer:
@@ -366,50 +361,28 @@ class StoreBase:
             pending = (count(_PROPOSAL, _PROPOSAL.c.status == "pending")
                        if "proposal" in present else 0)
             traces = count(_RECALL_TRACE) if "recall_trace" in present else 0
-            # reason → line type → lines; blocks apart (``block/<type>`` rows)
-            skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
-            blocks: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
+            skips: list[tuple[str, str, int]] = []
             if "import_skip" in present:
                 skip = _IMPORT_SKIP.c
-                for reason, what, n in s.exec(
-                        select(skip.reason, skip.line_type, func.sum(skip.count))
-                        .group_by(skip.reason, skip.line_type)
-                        .order_by(skip.reason, skip.line_type)).all():
-                    what = str(what)
-                    if what.startswith(BLOCK_PREFIX):
-                        blocks.setdefault(str(reason), {})[what[len(BLOCK_PREFIX):]] = int(n)
-                    else:
-                        skipped.setdefault(str(reason), {})[what] = int(n)
-            stats_args: dict[str, Any] = dict(
+                skips = [(str(r), str(w), int(n)) for r, w, n in s.exec(
+                    select(skip.reason, skip.line_type, func.sum(skip.count))
+                    .group_by(skip.reason, skip.line_type)
+                    .order_by(skip.reason, skip.line_type)).all()]
+            counts = dict(
+                by_kind=by_kind, mem_status=mem_status, chunk_status=chunk_status,
                 sessions=count(SessionRow),
-                entries=sum(by_kind.values()), entries_by_kind=by_kind,
-                memories=sum(mem_status.values()), memories_by_status=mem_status,
                 memories_unloadable=count(Memory, Memory.loadable == 0),
-                chunks=sum(chunk_status.values()), chunks_by_status=chunk_status,
-                chunks_by_model=chunk_model, vectors=vectors, fts_rows=fts_rows,
-                checkpoints=count(Checkpoint),
+                vectors=vectors, fts_rows=fts_rows, checkpoints=count(Checkpoint),
                 proposals_pending=pending, traces=traces,
-                schema_version=current_version(conn),
-                skipped_by_design=skipped["by-design"], skipped_unknown=skipped["unknown"],
-                entries_waiting=count(EmbedQueue),
-                chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1),
-                blocks_skipped_by_design=blocks["by-design"],
-                blocks_skipped_unknown=blocks["unknown"])
+                schema_version=current_version(conn), entries_waiting=count(EmbedQueue),
+                chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1))
             backend, server_version, vector_version = db.backend_versions(conn)
             size = db.server_size(conn) if self.on_server else sum(
                 p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         info = (self.embedder_info() if with_embedder
                 else EmbedderInfo("not loaded", 384, False, None))
-        foreign = {m: n for m, n in chunk_model.items() if m != info.model}
-        if with_embedder and foreign:
-            names = ", ".join(f"{n} by {m}" for m, n in foreign.items())
-            note = (f"{sum(foreign.values())} chunks were embedded by another model ({names}): "
-                    "semantic search ignores them until `lca-tui reindex`")
-            info = EmbedderInfo(info.model, info.dim, True,
-                                f"{info.reason}; {note}" if info.reason else note)
-        return Stats(path=self.location, size_bytes=size, embedder=info, backend=backend,
-                     server_version=server_version, vector_version=vector_version,
-                     **stats_args)
+        return lite.stats_record(self.location, size, counts, skips, chunk_model, info,
+                                 with_embedder, backend, server_version, vector_version)
 
     def sessions(self, limit: int | None = None, ids: Sequence[str] | None = None
                  ) -> list[SessionInfo]:
@@ -427,14 +400,9 @@ class StoreBase:
             query = query.limit(int(limit))
         with self.read() as conn, orm(conn) as s:
             rows = s.exec(query).all()
-        out = []
-        for row, entries, agent_list in rows:
-            agents = sorted(set((agent_list or "").split(",")) - {""},
-                            key=lambda a: (a != "main", a))
-            out.append(SessionInfo(row.id, row.agent, row.surface, row.project, row.title,
-                                   row.started_at, row.ended_at, row.source, row.format,
-                                   int(entries), tuple(agents)))
-        return out
+        return [lite.session_info(row.id, row.agent, row.surface, row.project, row.title,
+                                  row.started_at, row.ended_at, row.source, row.format,
+                                  entries, agent_list) for row, entries, agent_list in rows]
 
     def session(self, session_id: str) -> SessionInfo:
         """The session with this id, or the only one whose id starts with it."""

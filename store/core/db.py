@@ -26,7 +26,7 @@ from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool, QueuePool
 from sqlmodel import Session, col
 
-from store.core import faults, pragmas
+from store.core import faults, lite, pragmas
 from store.core.errors import StoreError, StoreLocked
 from store.core.location import default_folder as default_folder  # re-exported
 from store.core.location import default_location as default_location  # re-exported
@@ -163,12 +163,7 @@ def vec_extension() -> str:
     """The sqlite-vec loadable extension's path, as ``sqlite_vec.loadable_path()`` gives it,
     without importing ``sqlite_vec`` (which imports NumPy: 0.07 s a command that reads the
     store has no use for)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the sqlite-vec package is not installed")
-    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+    return lite.vec_extension()
 
 
 def ensure_file(path: Path) -> bool:

@@ -10,7 +10,14 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from store.governance.records import MASK, STATUSES, CheckInfo, MemoryRow, ProposalSummary
+from store.governance.records import (
+    MASK,
+    STATUSES,
+    AuditInfo,
+    CheckInfo,
+    MemoryRow,
+    ProposalSummary,
+)
 
 MEMORY_STATUSES = ("active", "superseded", "disputed", "quarantined", "expired")
 # evidence keys holding candidate or memory text: withheld from a secret candidate's checks
@@ -122,3 +129,14 @@ def applied_as(rows: Iterable[Any], decided: Iterable[tuple[int, str]],
             to = tuple(sorted(replaced.get(pid, [])))
         out[pid] = (str(as_op), to)
     return out
+
+
+def audit_info(r: Any) -> AuditInfo:
+    """An ``audit_event`` row as its record: who did what to which ids (never content)."""
+    assert r.id is not None
+    try:
+        ids = tuple(json.loads(r.target_ids or "[]"))
+        counts = json.loads(r.counts or "{}")
+    except ValueError:
+        ids, counts = (), {}
+    return AuditInfo(r.id, r.ts, r.actor, r.action, r.target_kind, ids, counts)

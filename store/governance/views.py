@@ -15,7 +15,7 @@ from store.core.errors import NotFound
 from store.core.models import AuditEvent, Entry, Evidence, Memory
 from store.governance.chains import chain, problems_of
 from store.governance.models import MemoryFlag, Proposal, SupersessionLink
-from store.governance.rows import check_memory_filters, memory_row
+from store.governance.rows import audit_info, check_memory_filters, memory_row
 from store.governance.records import (
     AuditInfo,
     FlagInfo,
@@ -171,13 +171,4 @@ def audit_events(store: Store, limit: int | None = 50, action: str | None = None
     with store.read() as conn:
         with orm(conn) as s:
             rows = s.exec(query).all()
-    out = []
-    for r in rows:
-        assert r.id is not None
-        try:
-            ids = tuple(json.loads(r.target_ids or "[]"))
-            counts = json.loads(r.counts or "{}")
-        except ValueError:
-            ids, counts = (), {}
-        out.append(AuditInfo(r.id, r.ts, r.actor, r.action, r.target_kind, ids, counts))
-    return out
+    return [audit_info(r) for r in rows]

@@ -132,10 +132,11 @@ def test_a_commands_help_imports_its_module_only(command: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["stats", "sessions", "proposals", "memories", "audit"])
-def test_reads_import_neither_the_model_nor_numpy_nor_the_app(tmp_path: Path,
-                                                              command: str) -> None:
-    """`lca-tui stats` (and the other listings) on a real store: the store (SQLAlchemy) is
-    loaded; the embedding model, NumPy, pandas and the app are not — the embedder `stats`
+def test_listings_import_neither_the_orm_nor_the_model_nor_the_app(tmp_path: Path,
+                                                                  command: str) -> None:
+    """`lca-tui stats` (and the other listings) on a current store file: read with the bare
+    DB-API (``store.open_listings``), so neither SQLAlchemy, SQLModel nor pydantic is
+    imported; nor the embedding model, NumPy, pandas or the app — the embedder `stats`
     reports is probed, not loaded, and the sqlite-vec extension is loaded by its path."""
     from tests.conftest import make_store
 
@@ -143,12 +144,28 @@ def test_reads_import_neither_the_model_nor_numpy_nor_the_app(tmp_path: Path,
     code, loaded = _loaded(command, "--store", str(tmp_path / "s.db"),
                            "--set", "embed.backend=auto")  # the model, were it loaded
     assert code == 0
-    assert "sqlalchemy" in _tops(loaded)
-    assert _tops(loaded, ("fastembed", "onnxruntime", "textual", "pandas", "numpy",
-                          "tokenizers")) == set()
+    assert _tops(loaded, ("sqlalchemy", "sqlmodel", "pydantic", "fastembed", "onnxruntime",
+                          "textual", "pandas", "numpy", "tokenizers")) == set()
     assert _commands_imported(loaded) == {COMMANDS[command][0]}
     # a current store: no migration module imported to find that out
-    assert not any(m.startswith("store.core.migrations.m0") for m in loaded)
+    assert not any(m.startswith("store.core.migrations") for m in loaded)
+
+
+def test_a_listing_on_a_store_to_migrate_opens_the_store(tmp_path: Path) -> None:
+    """A store one migration behind is not read by the lean path: the ``Store`` opens it (and
+    migrates it), as before."""
+    import sqlite3
+
+    from tests.conftest import make_store
+
+    make_store(tmp_path / "s.db").close()
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        newest = conn.execute("SELECT MAX(version) FROM schema_migration").fetchone()[0]
+        conn.execute("DELETE FROM schema_migration WHERE version = ?", (newest,))
+    code, loaded = _loaded("stats", "--store", str(tmp_path / "s.db"))
+    assert code == 0 and "sqlalchemy" in _tops(loaded)
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migration").fetchone()[0] == newest
 
 
 def test_health_in_process_loads_neither_the_model_nor_the_importers(tmp_path: Path) -> None:

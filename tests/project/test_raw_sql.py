@@ -3,7 +3,10 @@
 ``lca_tui/``, ``screens/`` or ``widgets/`` (they go through ``Store``), and every such call
 under ``store/`` outside ``store/core/vec.py`` (sqlite-vec / FTS5), ``store/core/db.py`` (the
 engine's connection setup: its PRAGMAs on connect, the WAL checkpoint, VACUUM, the schema
-version read without the engine) and ``store/core/migrations/`` carries a ``# raw SQL:
+version read without the engine), ``store/core/migrations/``, and the listing commands' reads
+without the ORM (``store/core/lite.py``, ``store/governance/lite.py``: importing SQLAlchemy,
+SQLModel and pydantic is most of a 0.9 s ``lca-tui stats``; their answers are held equal to
+the ORM reads' by ``tests/store/test_lite_reads.py``) carries a ``# raw SQL:
 <reason>`` comment on its line or within the three lines above it (a measured hot path with
 its figure, a PRAGMA or connection control, a SQLite virtual table such as ``dbstat``, ...).
 ``store/core/pragmas.py`` holds SQLite's schema statements (``sqlite_master``, ``table_info``,
@@ -24,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "raw SQL:"
 ALLOWED = ("store/core/vec.py", "store/core/pragmas.py", "store/core/migrations/",
-           "store/core/pg.py", "store/core/db.py")
+           "store/core/pg.py", "store/core/db.py", "store/core/lite.py",
+           "store/governance/lite.py")
 # Raw calls left outside ALLOWED (store/bench.py 3 — one a DB-API PRAGMA wal_checkpoint,
 # core/base.py 1 — PRAGMA data_version on its watch connection, demo.py 1, harness/bench.py 1,
 # harness/hook.py 2, recall/pool.py 2, recall/run.py 3 — the third, adjacent support's

@@ -16,7 +16,6 @@ and says so instead of running SQLite's SQL there.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -24,6 +23,7 @@ from sqlalchemy import Connection, Engine, text
 
 from store.core.db import write
 from store.core.errors import StoreError, StoreTooNew
+from store.core.lite import migration_numbers
 from store.core.timeutil import now_iso
 from store.core.version import CODE_VERSION
 
@@ -48,16 +48,9 @@ def _load(module: ModuleType) -> Migration:
 
 
 def _numbered() -> dict[int, str]:
-    """Every migration module's number (from its name, ``mNNNN_<name>``) and name, read from
-    the package's files without importing one: what says cheaply whether a store is current."""
-    found: dict[int, str] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("m") or not info.name[1:5].isdigit():
-            continue
-        if int(info.name[1:5]) in found:
-            raise RuntimeError(f"two migrations numbered {int(info.name[1:5])}")
-        found[int(info.name[1:5])] = info.name
-    return found
+    """Every migration module's number and name, read from the package's files without
+    importing one (``lite.migration_numbers``)."""
+    return migration_numbers(__path__)
 
 
 def newest_version() -> int:

@@ -1,0 +1,132 @@
+"""The listing commands' lean reads (``store.open_listings``: a store file read with the bare
+DB-API, no ORM) answer exactly as the ``Store`` does — the same records for every listing and
+filter, on the demo store with secret, flagged and approved-as-another-operation records
+added — and decline every store only the ``Store`` opens correctly (a server, a store to
+migrate or to refuse, no store, not a store), so the command then says what the ``Store``
+says."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store import Listings, Settings, Store, open_listings, open_store
+from store.governance import approve, parse_proposal, submit
+from tests.conftest import FALLBACK_EMBEDDER, make_store
+
+PORT = "Local dev and tests run on PostgreSQL 16 in docker compose on port 5433."
+
+
+def _both(path: Path, **overrides: object) -> tuple[Store, Listings]:
+    settings = Settings.load({**FALLBACK_EMBEDDER, **overrides})
+    lean = open_listings(path, settings)
+    assert lean is not None, "a current store file must be read without the ORM"
+    return open_store(path, settings), lean
+
+
+def _seed_what_the_demo_lacks(store: Store) -> None:
+    """A secret candidate, an approval as another operation (reinforce), a memory flagged by a
+    keep-both approval: every branch of the records' builders."""
+    submit(store, parse_proposal({"op": "add", "content": "the payroll export key is k-7731",
+                                  "metadata": {"name": "payroll key",
+                                               "sensitivity": "secret"}}, "cli"))
+    first = approve(store, submit(store, parse_proposal(
+        {"op": "add", "type": "project", "content": PORT,
+         "metadata": {"name": "Local dev database"}}, "cli")).id)
+    assert first.status == "applied"
+    again = submit(store, parse_proposal({"op": "add", "type": "project", "content": PORT,
+                                          "metadata": {"name": "dev db again"}}, "cli"))
+    assert approve(store, again.id, as_="reinforce").status == "applied"
+    other = submit(store, parse_proposal(
+        {"op": "add", "type": "project", "content": PORT.replace("5433", "5432"),
+         "metadata": {"name": "Port 5432"}}, "cli"))
+    assert approve(store, other.id, "keep-both", "both ports while migrating").status \
+        == "applied"
+
+
+def test_every_listing_answers_as_the_store_does(demo_path: Path) -> None:
+    seeded = open_store(demo_path, Settings.load(FALLBACK_EMBEDDER))
+    try:
+        _seed_what_the_demo_lacks(seeded)
+    finally:
+        seeded.close()
+    store, lean = _both(demo_path)
+    try:
+        assert lean.stats() == store.stats()
+        assert lean.stats(with_embedder=False) == store.stats(
+            with_embedder=False)
+        sessions = store.sessions()
+        assert len(sessions) >= 6 and lean.sessions() == sessions
+        assert lean.sessions(limit=2) == store.sessions(limit=2)
+        some = [sessions[1].id, sessions[3].id, "no-such-session"]
+        assert lean.sessions(ids=some) == store.sessions(ids=some)
+        memories = store.list_memories()
+        assert any(m.flagged for m in memories) and any(m.text is None for m in memories)
+        assert lean.list_memories() == memories
+        for status in ("active", "superseded", "disputed"):
+            assert lean.list_memories(status) == store.list_memories(
+                status)
+        for kind in {m.type for m in memories if m.type}:
+            assert lean.list_memories(None, kind) == store.list_memories(
+                None, kind)
+        proposals = store.proposals()
+        assert any(p.shown_op == "reinforce" for p in proposals)
+        assert any(p.name == "payroll key" for p in proposals)
+        assert lean.proposals() == proposals
+        for status in ("pending", "applied", "rejected", "failed"):
+            assert lean.proposals(status) == store.proposals(status)
+        assert lean.proposals(None, 3) == store.proposals(None, 3)
+        events = store.audit_events(None)
+        assert len(events) > 20 and lean.audit_events(None) == events
+        assert lean.audit_events() == store.audit_events()
+        assert lean.audit_events(5, "proposal_approved") == store.audit_events(
+            5, "proposal_approved")
+        for bad in (lambda s: s.list_memories("gone"), lambda s: s.list_memories(None, "nope"),
+                    lambda s: s.proposals("maybe")):
+            with pytest.raises(ValueError) as by_store:
+                bad(store)
+            with pytest.raises(ValueError) as by_lean:
+                bad(lean)
+            assert str(by_lean.value) == str(by_store.value)
+    finally:
+        store.close()
+        lean.close()
+
+
+def test_an_empty_store_lists_as_the_store_does(tmp_path: Path) -> None:
+    make_store(tmp_path / "s.db").close()
+    store, lean = _both(tmp_path / "s.db")
+    try:
+        assert lean.stats() == store.stats()
+        assert lean.sessions() == [] and lean.list_memories() == []
+        assert lean.proposals() == [] and lean.audit_events() == []
+    finally:
+        store.close()
+        lean.close()
+
+
+def test_stores_only_the_store_can_open_are_declined(tmp_path: Path) -> None:
+    settings = Settings.load(FALLBACK_EMBEDDER)
+    assert open_listings(tmp_path / "none.db", settings) is None  # no store: Store makes one
+    (tmp_path / "empty.db").write_bytes(b"")
+    assert open_listings(tmp_path / "empty.db", settings) is None
+    (tmp_path / "junk.db").write_bytes(b"not a database at all" * 100)
+    assert open_listings(tmp_path / "junk.db", settings) is None
+    assert open_listings("postgresql://u@localhost/db", settings) is None  # a server
+    make_store(tmp_path / "old.db").close()
+    with sqlite3.connect(tmp_path / "old.db") as conn:  # a migration not applied yet
+        conn.execute("DELETE FROM schema_migration WHERE version = "
+                     "(SELECT MAX(version) FROM schema_migration)")
+    assert open_listings(tmp_path / "old.db", settings) is None
+    make_store(tmp_path / "new.db").close()
+    with sqlite3.connect(tmp_path / "new.db") as conn:  # newer than this code
+        conn.execute("INSERT INTO schema_migration VALUES (9999, 'future', 'now', '9')")
+    assert open_listings(tmp_path / "new.db", settings) is None
+    named = Settings.load({**FALLBACK_EMBEDDER, "store.url": "postgresql://u@h/db"})
+    assert open_listings(None, named) is None  # the store.url setting names a server
+    make_store(tmp_path / "ok.db").close()
+    lean = open_listings(tmp_path / "ok.db", settings)
+    assert lean is not None
+    lean.close()
