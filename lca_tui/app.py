@@ -39,7 +39,7 @@ from widgets.messages import Show
 from widgets.tour_panel import key_name
 
 if TYPE_CHECKING:
-    from store import Store
+    from store import Listings, Store
 
 SCREENS_GROUP = Binding.Group("screens", compact=True)
 
@@ -81,9 +81,11 @@ class LcaApp(App[None]):
                  owns_store: bool = True, mode: str = "overview",
                  refresh_seconds: float | None = None, tour: bool = False,
                  opener: Callable[[], Store] | None = None,
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None,
+                 early: Callable[[], Listings | None] | None = None) -> None:
         """On ``store``, or on the store ``opener`` opens (after the first frame, in a thread;
-        ``settings`` are then the ones it opens with)."""
+        ``settings`` are then the ones it opens with); ``early`` opens the same store's
+        listings without the ORM, for what the start screen shows while it opens."""
         super().__init__()
         if store is None and opener is None:
             raise ValueError("LcaApp needs a store or an opener")
@@ -91,6 +93,7 @@ class LcaApp(App[None]):
         self._start_tour = tour
         self._store = store
         self._opener = opener
+        self._early = early
         self._open_lock = threading.Lock()
         self.open_error: Exception | None = None
         """Why the store could not be opened (the app then ends with return code 2)."""
@@ -147,6 +150,18 @@ class LcaApp(App[None]):
                 self._name_store(store)
                 self._store = store
             return self._store
+
+    def early_listings(self) -> Listings | None:
+        """The store's listings read without the ORM (``store.open_listings``: counts, latest
+        sessions) while the store itself is still opening — SQLAlchemy's import is most of that
+        wait; None once it is open, or when that reader cannot read this store (a server, a
+        store to migrate: the store's own opening then says what there is to say)."""
+        if self._store is not None or self._early is None:
+            return None
+        try:
+            return self._early()
+        except Exception:  # never an error of its own: the store's opening reports it
+            return None
 
     def _name_store(self, store: Store) -> None:
         # The Header shows titles as Content (no markup read), but the file name is data: an
@@ -345,5 +360,10 @@ def make_app(store_path: Path | str | None = None, settings: Settings | None = N
 
         return open_store(store_path, chosen)
 
+    def early() -> Listings | None:
+        from store import open_listings
+
+        return open_listings(store_path, chosen)
+
     return LcaApp(opener=opener, settings=chosen, now=now, mode=mode,
-                  refresh_seconds=refresh_seconds, tour=tour)
+                  refresh_seconds=refresh_seconds, tour=tour, early=early)

@@ -200,6 +200,11 @@ class StoreScreen(Screen[None]):
         return True
 
     # -- to implement --------------------------------------------------------------------
+    def load_early(self) -> None:
+        """What the screen can show before the store is open (in the load worker, before it
+        waits for the store; no widgets here): post a message, as the Overview posts its counts
+        read without the ORM (``LcaApp.early_listings``). Called only while the store opens."""
+
     def load_data(self) -> Any:
         """Read what the screen shows (in a worker thread: no widgets here)."""
         return None
@@ -256,6 +261,8 @@ class StoreScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> None:
+        if not self.lca.store_opened:
+            self.load_early()
         version = self.lca.data_version()
         self.lca.follow_erasures()
         mark = self.lca.store.changes_since().now if self.FOLLOWS else None

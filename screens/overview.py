@@ -307,13 +307,32 @@ class OverviewScreen(StoreScreen):
             if self._latest is not None:
                 self._show_sessions(*self._latest)
 
+    _early_counts = False
+
+    def load_early(self) -> None:
+        """While the store opens: the counts and the latest sessions read without the ORM
+        (``LcaApp.early_listings``), shown at once (``CountsFetched``)."""
+        lean = self.lca.early_listings()
+        if lean is None:
+            return
+        try:
+            counts = CountsFetched(lean.stats(), lean.sessions(limit=LATEST))
+        except Exception:  # never an error of its own: the store's opening, next, reports it
+            return
+        finally:
+            lean.close()
+        self._early_counts = True
+        self.post_message(counts)
+
     def load_data(self) -> OverviewData:
         """The counts and the latest sessions first (shown as soon as they are read:
-        ``CountsFetched``, then ``Loaded("counts")``), then the pressure, the daemon's state
-        and the last consolidation pass (``Loaded("screen")`` once all of it shows)."""
+        ``CountsFetched``, then ``Loaded("counts")``; before the store is open, from
+        ``load_early``), then the pressure, the daemon's state and the last consolidation pass
+        (``Loaded("screen")`` once all of it shows)."""
         store = self.lca.store
         stats, latest = store.stats(), store.sessions(limit=LATEST)
-        self.post_message(CountsFetched(stats, latest))
+        if not self._early_counts:
+            self.post_message(CountsFetched(stats, latest))
         key = store.latest_series_key()
         pressure = store.series(key.session_id, key.agent) if key else None
         return OverviewData(stats, latest, pressure, daemon_status(store.path),

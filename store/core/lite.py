@@ -109,7 +109,7 @@ class LiteFile:
                 yield self
             finally:
                 self.conn.execute("ROLLBACK")
-        except sqlean.OperationalError as exc:
+        except sqlean.Error as exc:  # busy, locked, or a file SQLite cannot read
             raise StoreUnavailable(" ".join(str(exc).split())) from exc
 
     def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
