@@ -343,14 +343,16 @@ class LcaApp(App[None]):
 def make_app(store_path: Path | str | None = None, settings: Settings | None = None,
              now: datetime | None = None, *, store: Store | None = None,
              mode: str = "overview", refresh_seconds: float | None = None,
-             tour: bool = False) -> LcaApp:
+             tour: bool = False, app_class: type[LcaApp] | None = None) -> LcaApp:
     """The app on ``store`` (kept open by the caller) or on the store at ``store_path``
     (default: ``$LCA_STORE`` / the XDG data folder), opened by the app after its first frame
     (or when first asked for) and closed on exit; ``tour`` opens it on the guided tour's first
     step (the demo store only). A ``[keys]`` entry no binding has raises ``SettingsError``
-    here, before anything is opened."""
+    here, before anything is opened. ``app_class``: a subclass of ``LcaApp`` to make (the
+    app bench's, which records its frames)."""
+    cls = app_class or LcaApp
     if store is not None:
-        return LcaApp(store, now=now, owns_store=False, mode=mode,
+        return cls(store, now=now, owns_store=False, mode=mode,
                       refresh_seconds=refresh_seconds, tour=tour)
 
     chosen = settings or Settings.load()
@@ -365,5 +367,5 @@ def make_app(store_path: Path | str | None = None, settings: Settings | None = N
 
         return open_listings(store_path, chosen)
 
-    return LcaApp(opener=opener, settings=chosen, now=now, mode=mode,
-                  refresh_seconds=refresh_seconds, tour=tour, early=early)
+    return cls(opener=opener, settings=chosen, now=now, mode=mode,
+               refresh_seconds=refresh_seconds, tour=tour, early=early)

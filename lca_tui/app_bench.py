@@ -67,7 +67,7 @@ def _modes() -> list[tuple[str, str]]:
 async def _drive(store: str, t0: float, size: tuple[int, int], cycles: int) -> dict[str, Any]:
     from textual import events
 
-    from lca_tui.app import LcaApp
+    from lca_tui.app import LcaApp, make_app
     from screens.base import FilterInput, StoreScreen
     from store import Settings
     from widgets.table import FilterTable
@@ -94,13 +94,7 @@ async def _drive(store: str, t0: float, size: tuple[int, int], cycles: int) -> d
         def on_store_screen_loaded(self, message: StoreScreen.Loaded) -> None:
             loaded.append((time.time(), message.screen, message.part))
 
-    def opener() -> Any:
-        from store import open_store
-
-        return open_store(store, settings)
-
-    settings = Settings.load()
-    app = BenchApp(opener=opener, settings=settings)  # as make_app does, plus the records
+    app = make_app(store, Settings.load(), app_class=BenchApp)  # plus the records
 
     def ms(t: float) -> float:
         return round((t - t0) * 1000, 1)

@@ -1,10 +1,15 @@
-"""Opening the app: it paints before it opens the store, shows the Overview's counts first, and
+"""Opening the app: it paints before it opens the store, shows the Overview's counts first (read
+without the ORM while the store opens), and
 a switch back to a screen already loaded asks the store nothing when nothing changed."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
+from textual.widgets import DataTable
 
 from lca_tui.app import make_app
 from screens.registry import SCREENS
@@ -12,17 +17,54 @@ from store import Settings, StoreError
 from tests.helpers_shell import FIXED_NOW, load_count, load_log, screen_loaded, wait_until
 
 
-async def test_the_first_frame_comes_before_the_store_opens(demo_path: Path) -> None:
+async def test_the_first_frame_and_the_counts_come_before_the_store_opens(
+        demo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Overview's counts and latest sessions are read without the ORM while the store
+    itself opens (held here until they show); the store's read then changes nothing shown."""
+    import store as store_package
+
+    real, gate = store_package.open_store, threading.Event()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        assert gate.wait(60), "the test never let the store open"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store_package, "open_store", held)
     app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
     assert not app.store_opened  # make_app opened nothing
     async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
         screen = app.screen
         await wait_until(pilot, lambda: load_count(screen, "counts") >= 1, what="counts")
+        assert not app.store_opened
+        records = str(screen.query_one("#overview-records").render())
+        assert "sessions" in records and "entries" in records
+        sessions = screen.query_one("#overview-sessions", DataTable).row_count
+        assert sessions > 0
+        gate.set()
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        assert app.store_opened
+        # the counts were shown once (early), the rest by the load that followed
+        assert load_count(screen, "counts") == 1 and load_count(screen) == 1
+        assert str(screen.query_one("#overview-records").render()) == records
+        assert screen.query_one("#overview-sessions", DataTable).row_count == sessions
+        assert "checking…" not in str(screen.query_one("#embedder-detail").render())
+
+
+async def test_a_store_to_migrate_shows_its_counts_once_it_is_open(demo_path: Path) -> None:
+    """A store one migration behind is not read without the ORM: the counts come from the
+    store's own load, after it opened (and migrated) it."""
+    import sqlite3
+
+    with sqlite3.connect(demo_path) as conn:
+        newest = conn.execute("SELECT MAX(version) FROM schema_migration").fetchone()[0]
+        conn.execute("DELETE FROM schema_migration WHERE version = ?", (newest,))
+    app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
+    async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: load_count(screen, "counts") >= 1, what="counts")
         assert app.store_opened
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
-        # the counts were shown from the same load that then showed the rest (one each)
-        assert load_count(screen, "counts") == 1 and load_count(screen) == 1
-        assert "checking…" not in str(screen.query_one("#embedder-detail").render())
+        assert load_count(screen, "counts") == 1
 
 
 async def test_a_store_that_cannot_open_ends_the_app_with_its_error(tmp_path: Path) -> None:
