@@ -5,8 +5,6 @@ connections, reads records, searches and appends entries. Every capability takes
 from __future__ import annotations
 
 import json
-import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,6 +24,7 @@ from store.core import lite, vec
 from store.core.actor import resolve as resolve_actor
 from store.core.embed import Embedder, load_embedder
 from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
+from store.core.location import store_location
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
@@ -121,32 +120,19 @@ class StoreBase:
         migrated. Recalls keep no trace and health scans are not stored."""
         self.writer = writer or str(self.settings["store.writer"])
         self.writer_version = writer_version_for(self.writer, writer_version)
-        location = str(path) if path else db.default_location()
-        if not path and not db.is_url(location) and "LCA_STORE" not in os.environ \
-                and str(self.settings["store.url"]).strip():
-            location = str(self.settings["store.url"]).strip()
+        location = store_location(path, str(self.settings["store.url"]))
         self.url: str | None = None
         self.engine: Engine
         """The server's URL (``postgresql://``, password masked) when the store is on
         PostgreSQL; None for a file. ``path`` is then this machine's folder for the store's
         local files (undo journals, the daemon's socket)."""
-        self._opened_as = location  # how to open it again (a URL keeps its password here)
-        if db.is_url(location):
+        self._opened_as = str(location)  # how to open it again (a URL keeps its password here)
+        if isinstance(location, str):
             self.engine, self.path, self.url = db.open_server(
-                str(location), int(self.settings["store.keep_connections"]),
+                location, int(self.settings["store.keep_connections"]),
                 int(self.settings["store.pg_ef_search"]), read_only=self.read_only)
         else:
-            if re.search(r"postgres(ql)?(\+psycopg)?:/", str(location), re.IGNORECASE):
-                # a URL that went through a path (its "//" collapsed): never a file named so
-                raise StoreError(f"{db.mask_url(str(location))} looks like a PostgreSQL URL "
-                                 "made into a file path; name the server as "
-                                 "postgresql://user@host:port/db")
-            self.path = Path(location).expanduser()
-            if self.path.suffix == ".pg" and self.path.parent.name == "postgresql":
-                # this machine's folder for a server store's own files, never a store file
-                raise StoreError(f"{self.path} is where this machine keeps a server store's "
-                                 "own files, not a store: name the server by its "
-                                 "postgresql:// URL")
+            self.path = location
             if self.read_only:
                 if not self.path.is_file() or self.path.stat().st_size == 0:
                     raise StoreError(f"no store at {self.path}: --read-only opens an existing "

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlean
 
-from store.core.errors import StoreUnavailable
-from store.core.location import default_location, is_url
+from store.core.errors import StoreError, StoreUnavailable
+from store.core.location import store_location
 from store.core.records import BLOCK_PREFIX, EmbedderInfo, SessionInfo, Stats
 
 if TYPE_CHECKING:
@@ -61,19 +60,13 @@ def newest_migrations() -> dict[int, str]:
 
 
 def file_location(path: Path | str | None, settings: Settings) -> Path | None:
-    """The store file ``StoreBase`` would open for ``path`` (None: it would open a server, or
-    refuse the name)."""
-    location = str(path) if path else default_location()
-    if not path and not is_url(location) and "LCA_STORE" not in os.environ \
-            and str(settings["store.url"]).strip():
-        return None  # the store.url setting names a server
-    if is_url(str(location)) or re.search(r"postgres(ql)?(\+psycopg)?:/", str(location),
-                                          re.IGNORECASE):
+    """The store file ``StoreBase`` would open for ``path`` (``location.store_location``);
+    None when it would open a server, or refuse the name."""
+    try:
+        where = store_location(path, str(settings["store.url"]))
+    except StoreError:
         return None
-    file = Path(location).expanduser()
-    if file.suffix == ".pg" and file.parent.name == "postgresql":
-        return None  # this machine's folder for a server store: StoreBase refuses it
-    return file
+    return where if isinstance(where, Path) else None
 
 
 class LiteFile:
@@ -109,7 +102,9 @@ class LiteFile:
                 yield self
             finally:
                 self.conn.execute("ROLLBACK")
-        except sqlean.Error as exc:  # busy, locked, or a file SQLite cannot read
+        except (sqlean.ProgrammingError, sqlean.InterfaceError, sqlean.IntegrityError):
+            raise  # this code's own error, never the store's
+        except sqlean.DatabaseError as exc:  # busy, locked, or a page SQLite cannot read
             raise StoreUnavailable(" ".join(str(exc).split())) from exc
 
     def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -182,7 +177,8 @@ class LiteFile:
             if not wanted:
                 return []
             if len(wanted) > IN_BATCH:
-                return [s for s in self.sessions(limit=None) if s.id in set(wanted)][
+                keep = set(wanted)
+                return [s for s in self.sessions(limit=None) if s.id in keep][
                     :int(limit) if limit else None]
             where = f"WHERE s.id IN ({', '.join('?' * len(wanted))}) "
             params = wanted
@@ -199,33 +195,46 @@ class LiteFile:
 
 def open_lite(path: Path | str | None, settings: Settings) -> LiteFile | None:
     """The store at ``path`` (or the default one) opened for reading without the ORM, or None
-    when only ``StoreBase`` can open it as it must be opened (see the module docstring)."""
+    when only ``StoreBase`` can open it as it must be opened (see the module docstring). A
+    store locked past the busy timeout raises ``StoreUnavailable`` here, as ``StoreBase``
+    would, rather than making the caller wait that long a second time."""
     file = file_location(path, settings)
-    if file is None or not file.is_file() or file.stat().st_size == 0:
+    try:
+        if file is None or not file.is_file() or file.stat().st_size == 0:
+            return None
+    except OSError:  # a folder that cannot be searched: StoreBase says so in its words
         return None
     read_only = bool(settings["store.read_only"])
+    busy_ms = int(settings["store.busy_timeout_ms"])
     try:
         conn = sqlean.connect(f"{file.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}",
-                              uri=True, check_same_thread=False,
-                              timeout=int(settings["store.busy_timeout_ms"]) / 1000)
+                              uri=True, check_same_thread=False, timeout=busy_ms / 1000)
     except sqlean.Error:
         return None
     try:
         conn.isolation_level = None  # transactions begun by ``read`` only
-        conn.execute(f"PRAGMA busy_timeout = {int(settings['store.busy_timeout_ms'])}")
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        if not read_only:
+            # as every StoreBase connection does: a store still in rollback-journal mode is
+            # switched (and one on read-only media refused by StoreBase, as before)
+            conn.execute("PRAGMA journal_mode = WAL")
         conn.enable_load_extension(True)
         conn.load_extension(vec_extension())
         conn.enable_load_extension(False)
-        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                            "name = 'schema_migration'").fetchone():
-            conn.close()
-            return None
-        applied = {int(v) for (v,) in conn.execute("SELECT version FROM schema_migration")}
+        current = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                               "name = 'schema_migration'").fetchone() is not None
+        applied = {int(v) for (v,) in conn.execute("SELECT version FROM schema_migration")} \
+            if current else set()
+        known = newest_migrations()
+    except sqlean.OperationalError as exc:
+        conn.close()
+        if "locked" in str(exc) or "busy" in str(exc):  # StoreBase's words for it
+            raise StoreUnavailable(" ".join(str(exc).split())) from exc
+        return None
     except (sqlean.Error, RuntimeError):
         conn.close()
         return None
-    known = newest_migrations()
-    if not known or not set(known) <= applied or max(applied) > max(known):
+    if not current or not known or not set(known) <= applied or max(applied) > max(known):
         conn.close()  # to migrate, or newer than this code: StoreBase says so
         return None
     return LiteFile(file, conn, settings, max(applied))

@@ -79,6 +79,35 @@ def default_location() -> str | Path:
     return default_store_path()
 
 
+def store_location(path: Path | str | None, configured_url: str) -> str | Path:
+    """What a store named ``path`` (None: the default) is: a server's URL (a ``str``; from
+    ``path``, ``$LCA_STORE``, else the ``store.url`` setting, ``configured_url``), or a
+    file (a ``Path``). Raises ``StoreError`` for a name that is neither: a URL made into a
+    file path, or this machine's folder for a server store's own files."""
+    import re
+
+    from store.core.errors import StoreError
+
+    location = str(path) if path else default_location()
+    if not path and not is_url(location) and "LCA_STORE" not in os.environ \
+            and configured_url.strip():
+        location = configured_url.strip()
+    if is_url(location):
+        return str(location)
+    if re.search(r"postgres(ql)?(\+psycopg)?:/", str(location), re.IGNORECASE):
+        # a URL that went through a path (its "//" collapsed): never a file named so
+        raise StoreError(f"{mask_url(str(location))} looks like a PostgreSQL URL "
+                         "made into a file path; name the server as "
+                         "postgresql://user@host:port/db")
+    file = Path(location).expanduser()
+    if file.suffix == ".pg" and file.parent.name == "postgresql":
+        # this machine's folder for a server store's own files, never a store file
+        raise StoreError(f"{file} is where this machine keeps a server store's "
+                         "own files, not a store: name the server by its "
+                         "postgresql:// URL")
+    return file
+
+
 def local_anchor(url: str) -> Path:
     """Where this machine keeps its own files for a store on a server (undo journals, the
     daemon's socket, hook failure logs): ``<default folder>/postgresql/<host>-<port>-<db>``,

@@ -130,3 +130,64 @@ def test_stores_only_the_store_can_open_are_declined(tmp_path: Path) -> None:
     lean = open_listings(tmp_path / "ok.db", settings)
     assert lean is not None
     lean.close()
+
+
+def test_a_locked_store_is_refused_once_not_after_two_waits(tmp_path: Path) -> None:
+    """A store another process holds locked: the lean open says so itself (StoreBase's
+    words), after one busy timeout — not None, which would make the caller wait again."""
+    import subprocess
+    import sys
+    import time
+
+    from store import StoreUnavailable
+
+    make_store(tmp_path / "s.db").close()
+    # another process (SQLite's locks are per process): a writer that shuts readers out
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys\n"
+         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+         "c.execute('PRAGMA journal_mode = DELETE')\n"
+         "c.execute('BEGIN EXCLUSIVE')\n"
+         "c.execute('UPDATE schema_migration SET name = name')\n"
+         "print('locked', flush=True)\n"
+         "sys.stdin.read()\n", str(tmp_path / "s.db")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        t0 = time.monotonic()
+        with pytest.raises(StoreUnavailable, match="locked"):
+            open_listings(tmp_path / "s.db", Settings.load({"store.busy_timeout_ms": "300"}))
+        assert time.monotonic() - t0 < 3
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def test_a_listing_switches_a_rollback_journal_store_to_wal_as_the_store_does(
+        tmp_path: Path) -> None:
+    make_store(tmp_path / "s.db").close()
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")
+    lean = open_listings(tmp_path / "s.db", Settings.load(FALLBACK_EMBEDDER))
+    assert lean is not None
+    lean.close()
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_an_audit_event_of_another_shape_reads_as_no_counts_on_both_paths(
+        tmp_path: Path) -> None:
+    """Counts that are a JSON list, ids that are a number (another writer's rows): the event
+    is listed with no counts / ids, as malformed JSON already was, never a crash."""
+    s = make_store(tmp_path / "s.db")
+    s.audit("note", "memory", [1], {"n": 1})
+    s.close()
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("UPDATE audit_event SET counts = '[1, 2]', target_ids = '7'")
+    store, lean = _both(tmp_path / "s.db")
+    try:
+        events = store.audit_events()
+        assert [(e.action, e.target_ids, e.counts) for e in events] == [("note", (), {})]
+        assert lean.audit_events() == events
+    finally:
+        store.close()
+        lean.close()
