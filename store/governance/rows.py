@@ -137,6 +137,8 @@ def audit_info(r: Any) -> AuditInfo:
     try:
         ids = tuple(json.loads(r.target_ids or "[]"))
         counts = json.loads(r.counts or "{}")
-    except ValueError:
+    except (ValueError, TypeError):  # not JSON, or ids that are no list
         ids, counts = (), {}
+    if not isinstance(counts, dict):  # another writer's shape: read as no counts, not a crash
+        counts = {}
     return AuditInfo(r.id, r.ts, r.actor, r.action, r.target_kind, ids, counts)
