@@ -94,6 +94,7 @@ class LcaApp(App[None]):
         self._store = store
         self._opener = opener
         self._early = early
+        self._first_frame = threading.Event()
         self._open_lock = threading.Lock()
         self.open_error: Exception | None = None
         """Why the store could not be opened (the app then ends with return code 2)."""
@@ -154,9 +155,13 @@ class LcaApp(App[None]):
     def early_listings(self) -> Listings | None:
         """The store's listings read without the ORM (``store.open_listings``: counts, latest
         sessions) while the store itself is still opening — SQLAlchemy's import is most of that
-        wait; None once it is open, or when that reader cannot read this store (a server, a
+        wait — once the first frame is painted (in a worker thread: it waits for that); None
+        once the store is open, or when that reader cannot read this store (a server, a
         store to migrate: the store's own opening then says what there is to say)."""
         if self._store is not None or self._early is None:
+            return None
+        self._first_frame.wait(5)  # after the first frame (on mount, nothing is painted yet)
+        if self._store is not None:
             return None
         try:
             return self._early()
@@ -299,8 +304,14 @@ class LcaApp(App[None]):
     def on_mount(self) -> None:
         self.switch_mode(self._start_mode)
         if self._store is None:
-            self.call_after_refresh(lambda: self.run_worker(
-                self._open_in_background, thread=True, group="open", exit_on_error=False))
+            self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        """The first frame is painted: open the store (in a thread), and let the early reads
+        go (``early_listings``: before, they would slow the first frame down)."""
+        self._first_frame.set()
+        self.run_worker(self._open_in_background, thread=True, group="open",
+                        exit_on_error=False)
         if self._start_tour:
             self.tour.go(0)
 
