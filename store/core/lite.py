@@ -103,8 +103,10 @@ class LiteFile:
             finally:
                 self.conn.execute("ROLLBACK")
         except (sqlean.ProgrammingError, sqlean.InterfaceError, sqlean.IntegrityError):
-            raise  # this code's own error, never the store's
-        except sqlean.DatabaseError as exc:  # busy, locked, or a page SQLite cannot read
+            raise  # misuse of the DB-API: this code's own error
+        except sqlean.DatabaseError as exc:
+            # SQLite refusing a query (busy, locked, no such table: StoreBase.read reports
+            # those as StoreUnavailable too) or a page it cannot read (there, a traceback)
             raise StoreUnavailable(" ".join(str(exc).split())) from exc
 
     def tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -206,6 +208,19 @@ def open_lite(path: Path | str | None, settings: Settings) -> LiteFile | None:
         return None
     read_only = bool(settings["store.read_only"])
     busy_ms = int(settings["store.busy_timeout_ms"])
+    # Whether the store is current, read first without changing a byte (SQLite's mode=ro, no
+    # journal-mode switch), as StoreBase refuses a newer store before it connects.
+    try:
+        applied = applied_migrations(file, busy_ms)
+    except sqlean.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):  # StoreBase's words for it
+            raise StoreUnavailable(" ".join(str(exc).split())) from exc
+        return None
+    except sqlean.Error:
+        return None
+    known = newest_migrations()
+    if not applied or not known or not set(known) <= applied or max(applied) > max(known):
+        return None  # no schema, to migrate, or newer than this code: StoreBase says so
     try:
         conn = sqlean.connect(f"{file.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}",
                               uri=True, check_same_thread=False, timeout=busy_ms / 1000)
@@ -221,23 +236,30 @@ def open_lite(path: Path | str | None, settings: Settings) -> LiteFile | None:
         conn.enable_load_extension(True)
         conn.load_extension(vec_extension())
         conn.enable_load_extension(False)
-        current = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                               "name = 'schema_migration'").fetchone() is not None
-        applied = {int(v) for (v,) in conn.execute("SELECT version FROM schema_migration")} \
-            if current else set()
-        known = newest_migrations()
     except sqlean.OperationalError as exc:
         conn.close()
-        if "locked" in str(exc) or "busy" in str(exc):  # StoreBase's words for it
+        if "locked" in str(exc) or "busy" in str(exc):
             raise StoreUnavailable(" ".join(str(exc).split())) from exc
         return None
     except (sqlean.Error, RuntimeError):
         conn.close()
         return None
-    if not current or not known or not set(known) <= applied or max(applied) > max(known):
-        conn.close()  # to migrate, or newer than this code: StoreBase says so
-        return None
     return LiteFile(file, conn, settings, max(applied))
+
+
+def applied_migrations(file: Path, busy_ms: int) -> set[int]:
+    """The migrations recorded in the store file (empty: no schema), read on a connection of
+    SQLite's mode=ro, which changes nothing (no journal-mode switch, no header write)."""
+    conn = sqlean.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True,
+                          timeout=busy_ms / 1000)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                            "name = 'schema_migration'").fetchone():
+            return set()
+        return {int(v) for (v,) in conn.execute("SELECT version FROM schema_migration")}
+    finally:
+        conn.close()
 
 
 def vec_extension() -> str:

@@ -162,6 +162,24 @@ def test_a_locked_store_is_refused_once_not_after_two_waits(tmp_path: Path) -> N
         holder.communicate("", timeout=30)
 
 
+def test_a_newer_store_in_rollback_journal_mode_is_left_untouched_by_a_listing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The lean open reads the schema version without changing a byte, as StoreBase does
+    before it refuses a newer store ("the store was not changed"), and `stats` says so."""
+    from tests.helpers_shell import cli
+
+    path = tmp_path / "s.db"
+    make_store(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")
+        conn.execute("INSERT INTO schema_migration VALUES (9999, 'future', 't', 'c')")
+    before = path.read_bytes()
+    assert open_listings(path, Settings.load(FALLBACK_EMBEDDER)) is None
+    assert cli(["--store", str(path), "stats"]) == 2
+    assert "not changed" in capsys.readouterr().err
+    assert path.read_bytes() == before and not Path(f"{path}-wal").exists()
+
+
 def test_a_listing_switches_a_rollback_journal_store_to_wal_as_the_store_does(
         tmp_path: Path) -> None:
     make_store(tmp_path / "s.db").close()
@@ -176,17 +194,24 @@ def test_a_listing_switches_a_rollback_journal_store_to_wal_as_the_store_does(
 
 def test_an_audit_event_of_another_shape_reads_as_no_counts_on_both_paths(
         tmp_path: Path) -> None:
-    """Counts that are a JSON list, ids that are a number (another writer's rows): the event
-    is listed with no counts / ids, as malformed JSON already was, never a crash."""
+    """Counts that are not a JSON object, ids that are not a JSON list (another writer's rows):
+    each column reads as none on its own, as malformed JSON already did, never a crash."""
     s = make_store(tmp_path / "s.db")
-    s.audit("note", "memory", [1], {"n": 1})
+    for n in range(4):
+        s.audit(f"note {n}", "memory", [1], {"n": 1})
     s.close()
     with sqlite3.connect(tmp_path / "s.db") as conn:
-        conn.execute("UPDATE audit_event SET counts = '[1, 2]', target_ids = '7'")
+        for action, ids, counts in (("note 0", "7", "[1, 2]"), ("note 1", '"abc"', '{"n": 2}'),
+                                    ("note 2", "[3, 4]", "not json"),
+                                    ("note 3", '{"k": 1}', "")):
+            conn.execute("UPDATE audit_event SET target_ids = ?, counts = ? WHERE action = ?",
+                         (ids, counts, action))
     store, lean = _both(tmp_path / "s.db")
     try:
         events = store.audit_events()
-        assert [(e.action, e.target_ids, e.counts) for e in events] == [("note", (), {})]
+        assert sorted((e.action, e.target_ids, e.counts) for e in events) == [
+            ("note 0", (), {}), ("note 1", (), {"n": 2}), ("note 2", (3, 4), {}),
+            ("note 3", (), {})]
         assert lean.audit_events() == events
     finally:
         store.close()
