@@ -134,11 +134,9 @@ def applied_as(rows: Iterable[Any], decided: Iterable[tuple[int, str]],
 def audit_info(r: Any) -> AuditInfo:
     """An ``audit_event`` row as its record: who did what to which ids (never content)."""
     assert r.id is not None
-    try:
-        ids = tuple(json.loads(r.target_ids or "[]"))
-        counts = json.loads(r.counts or "{}")
-    except (ValueError, TypeError):  # not JSON, or ids that are no list
-        ids, counts = (), {}
-    if not isinstance(counts, dict):  # another writer's shape: read as no counts, not a crash
-        counts = {}
-    return AuditInfo(r.id, r.ts, r.actor, r.action, r.target_kind, ids, counts)
+    # each column on its own: ids that are not a JSON list read as none, counts that are not
+    # a JSON object as none (another writer's shape, or no JSON) -- never a crash
+    ids, counts = loads(r.target_ids, []), loads(r.counts, {})
+    return AuditInfo(r.id, r.ts, r.actor, r.action, r.target_kind,
+                     tuple(ids) if isinstance(ids, list) else (),
+                     counts if isinstance(counts, dict) else {})
