@@ -305,6 +305,8 @@ class LcaApp(App[None]):
         self.switch_mode(self._start_mode)
         if self._store is None:
             self.call_after_refresh(self._after_first_frame)
+        if self._start_tour:
+            self.tour.go(0)
 
     def _after_first_frame(self) -> None:
         """The first frame is painted: open the store (in a thread), and let the early reads
@@ -312,10 +314,9 @@ class LcaApp(App[None]):
         self._first_frame.set()
         self.run_worker(self._open_in_background, thread=True, group="open",
                         exit_on_error=False)
-        if self._start_tour:
-            self.tour.go(0)
 
     def on_unmount(self) -> None:
+        self._first_frame.set()  # a load worker waiting for it goes on (to find the app gone)
         if self._owns_store and self._store is not None:
             self._store.close()
 

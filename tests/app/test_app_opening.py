@@ -33,14 +33,16 @@ async def test_the_first_frame_and_the_counts_come_before_the_store_opens(
     app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
     assert not app.store_opened  # make_app opened nothing
     async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
-        screen = app.screen
-        await wait_until(pilot, lambda: load_count(screen, "counts") >= 1, what="counts")
-        assert not app.store_opened
-        records = str(screen.query_one("#overview-records").render())
-        assert "sessions" in records and "entries" in records
-        sessions = screen.query_one("#overview-sessions", DataTable).row_count
-        assert sessions > 0
-        gate.set()
+        try:
+            screen = app.screen
+            await wait_until(pilot, lambda: load_count(screen, "counts") >= 1, what="counts")
+            assert not app.store_opened
+            records = str(screen.query_one("#overview-records").render())
+            assert "sessions" in records and "entries" in records
+            sessions = screen.query_one("#overview-sessions", DataTable).row_count
+            assert sessions > 0
+        finally:  # the open worker must not stay parked if an assertion fails
+            gate.set()
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
         assert app.store_opened
         # the counts were shown once (early), the rest by the load that followed

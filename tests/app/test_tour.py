@@ -241,3 +241,16 @@ async def test_the_tour_names_the_keys_as_remapped(demo_path: Path, tmp_path: Pa
         await pilot.press("f8")
         await pilot.pause()
         assert not app.tour.active and not app.screen.query(TourPanel)
+
+
+async def test_the_tour_starts_on_a_store_the_caller_opened(demo_path: Path) -> None:
+    """``make_app(store=…, tour=True)``: the tour starts as on a path (the app does not open
+    the store itself then)."""
+    store = open_store(demo_path, Settings.load({"embed.backend": "fallback"}))
+    try:
+        app = make_app(store=store, now=FIXED_NOW, tour=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            panel = await _placed(pilot, 1)
+            assert app.tour.active and panel is not None
+    finally:
+        store.close()
