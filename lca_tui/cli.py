@@ -164,7 +164,16 @@ def main(argv: Sequence[str] | None = None, *,
             from lca_tui.output import fail
 
             return fail("--actor is empty: name the person (or leave --actor out)")
-        set_process_actor(args.actor)
+        previous = set_process_actor(args.actor)
+        try:
+            return _run(args)
+        finally:  # this run's --actor ends with it (main may run again in this process)
+            set_process_actor(previous)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command ``args`` names, else the app."""
     if args.command is None:
         from lca_tui.commands.app import open_app
 

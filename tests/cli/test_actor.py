@@ -162,3 +162,17 @@ async def test_reveal_asks_audits_and_hides_again_on_leaving(store: Store,
         await pilot.pause()
         assert not screen.revealed
         assert "secret/ledgerline" not in rendered_text(body)
+
+
+def test_an_in_process_run_s_actor_ends_with_it(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """``lca_tui.cli.main(["--actor", …])`` run in a program's own process: the next thing
+    that process records is not that person's (the suite ran into this: one test's ``--act
+    bob`` was recorded on later tests' decisions)."""
+    from lca_tui.cli import main
+
+    monkeypatch.delenv("LCA_ACTOR", raising=False)
+    make_store(tmp_path / "s.db").close()
+    assert main(["--actor", "bob", "--store", str(tmp_path / "s.db"), "stats"],
+                settings={"embed.backend": "fallback"}) == 0
+    assert actor.resolve(None) == ACCOUNT
