@@ -363,12 +363,10 @@ class StoreBase:
                 schema_version=current_version(conn), entries_waiting=count(EmbedQueue),
                 chunks_lexical_only=count(Chunk, Chunk.lexical_only == 1))
             backend, server_version, vector_version = db.backend_versions(conn)
-            size = db.server_size(conn) if self.on_server else sum(
-                p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-        info = (self.embedder_info() if with_embedder
-                else EmbedderInfo("not loaded", 384, False, None))
-        return lite.stats_record(self.location, size, counts, skips, chunk_model, info,
-                                 with_embedder, backend, server_version, vector_version)
+            size = db.server_size(conn) if self.on_server else lite.file_size(self.path)
+        return lite.stats_record(self.location, size, counts, skips, chunk_model,
+                                 self.embedder_info() if with_embedder else None, backend,
+                                 server_version, vector_version)
 
     def sessions(self, limit: int | None = None, ids: Sequence[str] | None = None
                  ) -> list[SessionInfo]:

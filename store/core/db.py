@@ -26,8 +26,10 @@ from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.pool import NullPool, QueuePool
 from sqlmodel import Session, col
 
-from store.core import faults, lite, pragmas
+from store.core import faults, pragmas
 from store.core.errors import StoreError, StoreLocked
+# sqlite-vec's extension by its path, without importing ``sqlite_vec`` (it imports NumPy)
+from store.core.lite import vec_extension as vec_extension  # re-exported
 from store.core.location import default_folder as default_folder  # re-exported
 from store.core.location import default_location as default_location  # re-exported
 from store.core.location import default_store_path as default_store_path  # re-exported
@@ -159,11 +161,6 @@ def server_size(conn: Connection) -> int:
 
 
 @functools.cache
-def vec_extension() -> str:
-    """The sqlite-vec loadable extension's path, as ``sqlite_vec.loadable_path()`` gives it,
-    without importing ``sqlite_vec`` (which imports NumPy: 0.07 s a command that reads the
-    store has no use for)."""
-    return lite.vec_extension()
 
 
 def ensure_file(path: Path) -> bool:

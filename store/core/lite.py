@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlean
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from store.core.embed import Embedder
     from store.core.settings import Settings
 
+L = TypeVar("L", bound="LiteFile")
 # The most ids one ``IN (...)`` list carries (SQLite's limit on bound parameters is 32,766).
 IN_BATCH = 500
 
@@ -72,12 +73,10 @@ def file_location(path: Path | str | None, settings: Settings) -> Path | None:
 class LiteFile:
     """One SQLite connection to a current store file, read in one transaction at a time."""
 
-    def __init__(self, path: Path, conn: sqlean.Connection, settings: Settings,
-                 schema_version: int) -> None:
+    def __init__(self, path: Path, conn: sqlean.Connection, settings: Settings) -> None:
         self.path = path
         self.conn = conn
         self.settings = settings
-        self.schema_version = schema_version
 
     @property
     def location(self) -> str:
@@ -145,10 +144,7 @@ class LiteFile:
                 skips = [(str(r), str(w), int(n)) for r, w, n in self.tuples(
                     "SELECT reason, line_type, SUM(count) FROM import_skip "
                     "GROUP BY reason, line_type ORDER BY reason, line_type")]
-            try:
-                vector_version: str | None = str(self.one("SELECT vec_version()"))
-            except sqlean.OperationalError:
-                vector_version = None
+            vector_version = str(self.one("SELECT vec_version()"))  # loaded by open_lite
             counts = dict(
                 by_kind=grouped("entry", "kind"), mem_status=grouped("memory", "status"),
                 chunk_status=grouped("chunk", "status"), sessions=count("session"),
@@ -162,13 +158,9 @@ class LiteFile:
                     "SELECT COALESCE(MAX(version), 0) FROM schema_migration")),
                 entries_waiting=count("embed_queue"),
                 chunks_lexical_only=count("chunk", "lexical_only = 1"))
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
-                   if p.exists())
-        info = (embedder_info(self.settings, None) if with_embedder
-                else EmbedderInfo("not loaded", 384, False, None))
-        return stats_record(self.location, size, counts, skips, chunk_model, info,
-                            with_embedder, "sqlite", str(sqlean.sqlite_version),
-                            vector_version)
+        return stats_record(self.location, file_size(self.path), counts, skips, chunk_model,
+                            embedder_info(self.settings, None) if with_embedder else None,
+                            "sqlite", str(sqlean.sqlite_version), vector_version)
 
     def sessions(self, limit: int | None = None, ids: Sequence[str] | None = None
                  ) -> list[SessionInfo]:
@@ -195,9 +187,11 @@ class LiteFile:
         return [session_info(*row) for row in rows]
 
 
-def open_lite(path: Path | str | None, settings: Settings) -> LiteFile | None:
-    """The store at ``path`` (or the default one) opened for reading without the ORM, or None
-    when only ``StoreBase`` can open it as it must be opened (see the module docstring). A
+def open_lite(path: Path | str | None, settings: Settings,
+              kind: type[L] = LiteFile) -> L | None:  # type: ignore[assignment]
+    """The store at ``path`` (or the default one) opened for reading without the ORM as a
+    ``kind`` (``LiteFile`` or a subclass adding reads), or None when only ``StoreBase`` can
+    open it as it must be opened (see the module docstring). A
     store locked past the busy timeout raises ``StoreUnavailable`` here, as ``StoreBase``
     would, rather than making the caller wait that long a second time."""
     file = file_location(path, settings)
@@ -212,11 +206,8 @@ def open_lite(path: Path | str | None, settings: Settings) -> LiteFile | None:
     # journal-mode switch), as StoreBase refuses a newer store before it connects.
     try:
         applied = applied_migrations(file, busy_ms)
-    except sqlean.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):  # StoreBase's words for it
-            raise StoreUnavailable(" ".join(str(exc).split())) from exc
-        return None
-    except sqlean.Error:
+    except sqlean.Error as exc:
+        _raise_if_busy(exc)
         return None
     known = newest_migrations()
     if not applied or not known or not set(known) <= applied or max(applied) > max(known):
@@ -236,15 +227,18 @@ def open_lite(path: Path | str | None, settings: Settings) -> LiteFile | None:
         conn.enable_load_extension(True)
         conn.load_extension(vec_extension())
         conn.enable_load_extension(False)
-    except sqlean.OperationalError as exc:
+    except (sqlean.Error, RuntimeError) as exc:
         conn.close()
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreUnavailable(" ".join(str(exc).split())) from exc
+        _raise_if_busy(exc)
         return None
-    except (sqlean.Error, RuntimeError):
-        conn.close()
-        return None
-    return LiteFile(file, conn, settings, max(applied))
+    return kind(file, conn, settings)
+
+
+def _raise_if_busy(exc: Exception) -> None:
+    """A store locked past the busy timeout: ``StoreUnavailable`` in StoreBase's words (the
+    caller would otherwise open the ``Store`` and wait that long again)."""
+    if isinstance(exc, sqlean.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+        raise StoreUnavailable(" ".join(str(exc).split())) from exc
 
 
 def applied_migrations(file: Path, busy_ms: int) -> set[int]:
@@ -285,7 +279,7 @@ def session_info(sid: str, agent: str | None, surface: str | None, project: str 
 
 
 def embedder_info(settings: Settings, loaded: Embedder | None,
-                  load: Any = None) -> EmbedderInfo:
+                  load: Callable[[], Embedder] | None = None) -> EmbedderInfo:
     """The embedder in use without loading the model when it would load (``loaded``: the one
     a store holds already; ``load()``: the store's loader, else one from ``settings``) — a
     report costs no model load; the vectors are the loaded model's."""
@@ -301,13 +295,18 @@ def embedder_info(settings: Settings, loaded: Embedder | None,
     return EmbedderInfo(e.name, e.dim, e.degraded, e.reason)
 
 
+def file_size(path: Path) -> int:
+    """A store file's size on disk, its write-ahead log included."""
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
 def stats_record(location: str, size: int, counts: Mapping[str, Any],
                  skips: Sequence[tuple[str, str, int]], chunk_model: dict[str, int],
-                 info: EmbedderInfo, with_embedder: bool, backend: str,
-                 server_version: str | None, vector_version: str | None) -> Stats:
+                 info: EmbedderInfo | None, backend: str, server_version: str | None,
+                 vector_version: str | None) -> Stats:
     """``Stats`` from the counts a read gathered: the lines and blocks imports skipped (by
-    reason, rows of (reason, line type, lines)), and the embedder flagged degraded when chunks
-    were embedded by another model than the one in use."""
+    reason, rows of (reason, line type, lines)), and the embedder (None: not asked for) flagged
+    degraded when chunks were embedded by another model than the one in use."""
     # reason → line type → lines; blocks apart (``block/<type>`` rows)
     skipped: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
     blocks: dict[str, dict[str, int]] = {"by-design": {}, "unknown": {}}
@@ -316,8 +315,12 @@ def stats_record(location: str, size: int, counts: Mapping[str, Any],
             blocks.setdefault(reason, {})[what[len(BLOCK_PREFIX):]] = n
         else:
             skipped.setdefault(reason, {})[what] = n
-    foreign = {m: n for m, n in chunk_model.items() if m != info.model}
-    if with_embedder and foreign:
+    if info is None:
+        info = EmbedderInfo("not loaded", 384, False, None)
+        foreign = {}
+    else:
+        foreign = {m: n for m, n in chunk_model.items() if m != info.model}
+    if foreign:
         names = ", ".join(f"{n} by {m}" for m, n in foreign.items())
         note = (f"{sum(foreign.values())} chunks were embedded by another model ({names}): "
                 "semantic search ignores them until `lca-tui reindex`")

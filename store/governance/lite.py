@@ -31,6 +31,18 @@ def _in_batches(lite: LiteFile, sql: str, ids: Sequence[int]) -> list[Any]:
     return out
 
 
+def _select(table: str, where: dict[str, str | None], order: str, limit: int | None = None
+            ) -> tuple[str, list[str]]:
+    """``SELECT * FROM table`` with an equality filter per given value of ``where`` (column →
+    value; None: no filter), ordered, and limited when ``limit`` is given: (SQL, parameters)."""
+    given = {c: v for c, v in where.items() if v}
+    sql = f"SELECT * FROM {table}"
+    if given:
+        sql += " WHERE " + " AND ".join(f"{c} = ?" for c in given)
+    sql += f" ORDER BY {order}" + (f" LIMIT {int(limit)}" if limit else "")
+    return sql, list(given.values())
+
+
 def memory_types(lite: LiteFile) -> list[str]:
     """``views.memory_types``."""
     return sorted(str(t) for (t,) in lite.tuples("SELECT DISTINCT type FROM memory") if t)
@@ -41,16 +53,8 @@ def list_memories(lite: LiteFile, status: str | None = None, type: str | None = 
     """``views.list_memories``: by type and name, filtered by ``status`` and ``type``."""
     with lite.read():
         check_memory_filters(status, type, lambda: memory_types(lite))
-        where, params = [], []
-        if status:
-            where.append("status = ?")
-            params.append(status)
-        if type:
-            where.append("type = ?")
-            params.append(type)
-        rows = lite.objects("SELECT * FROM memory" + (f" WHERE {' AND '.join(where)}"
-                                                     if where else "")
-                            + " ORDER BY type, name, id", params)
+        rows = lite.objects(*_select("memory", {"status": status, "type": type},
+                                     "type, name, id"))
         flagged = {int(r) for (r,) in lite.tuples(
             "SELECT memory_id FROM memory_flag WHERE resolved_at IS NULL")}
     return [memory_row(m, m.id in flagged) for m in rows]
@@ -60,15 +64,9 @@ def list_proposals(lite: LiteFile, status: str | None = None, limit: int | None 
                    ) -> list[ProposalSummary]:
     """``proposals.list_proposals``: the queue, newest first."""
     check_proposal_status(status)
-    sql, params = "SELECT * FROM proposal", []
-    if status:
-        sql += " WHERE status = ?"
-        params.append(status)
-    sql += " ORDER BY ts DESC, id DESC"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
     with lite.read():
-        rows = lite.objects(sql, params)
+        rows = lite.objects(*_select("proposal", {"status": status}, "ts DESC, id DESC",
+                                     limit))
         ids = [int(r.id) for r in rows]
         checks: dict[int, list[CheckInfo]] = {i: [] for i in ids}
         for c in sorted(_in_batches(
@@ -90,13 +88,6 @@ def list_proposals(lite: LiteFile, status: str | None = None, limit: int | None 
 def audit_events(lite: LiteFile, limit: int | None = 50, action: str | None = None
                  ) -> list[AuditInfo]:
     """``views.audit_events``: the audit log, newest first."""
-    sql, params = "SELECT * FROM audit_event", []
-    if action:
-        sql += " WHERE action = ?"
-        params.append(action)
-    sql += " ORDER BY id DESC"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
     with lite.read():
-        rows = lite.objects(sql, params)
+        rows = lite.objects(*_select("audit_event", {"action": action}, "id DESC", limit))
     return [audit_info(r) for r in rows]
