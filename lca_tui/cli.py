@@ -157,18 +157,15 @@ def main(argv: Sequence[str] | None = None, *,
         return fail("--store is empty: give the store file's path (or leave --store out "
                     "for the default)")
     if getattr(args, "actor", None) is not None:
+        from store import acting_as
         from store import clean_actor as clean
-        from store import set_process_actor
 
         if clean(args.actor) is None:
             from lca_tui.output import fail
 
             return fail("--actor is empty: name the person (or leave --actor out)")
-        previous = set_process_actor(args.actor)
-        try:
+        with acting_as(args.actor):  # this run's --actor ends with it (main may run again)
             return _run(args)
-        finally:  # this run's --actor ends with it (main may run again in this process)
-            set_process_actor(previous)
     return _run(args)
 
 

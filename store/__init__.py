@@ -175,7 +175,7 @@ if TYPE_CHECKING:
     from store.conformance import MUTANTS, load_bundle, run_bundle, run_mutants
     from store.core.actor import clean as clean_actor
     from store.core.actor import for_request as actor_for_request
-    from store.core.actor import set_process_actor
+    from store.core.actor import acting_as
     from store.core.search import COS_WEIGHT as SEARCH_COS_WEIGHT
     from store.governance.records import loading_line
     from store.health.records import RANK as SIGNAL_RANK
@@ -307,7 +307,7 @@ PUBLIC: dict[str, str] = {
     "statusline_render": "store.health.statusline:render",
     "SIGNAL_RANK": "store.health.records:RANK",
     "SEARCH_COS_WEIGHT": "store.core.search:COS_WEIGHT",
-    "clean_actor": "store.core.actor:clean", "set_process_actor": "store.core.actor",
+    "clean_actor": "store.core.actor:clean", "acting_as": "store.core.actor",
     "actor_for_request": "store.core.actor:for_request",
     "loading_line": "store.governance.records",
 }

@@ -82,12 +82,3 @@ def acting_as(name: str | None, account: str | None = None) -> Iterator[None]:
     finally:
         _ACCOUNT.reset(token2)
         _GIVEN.reset(token)
-
-
-def set_process_actor(name: str | None) -> str | None:
-    """``--actor`` for the whole run of a command (or the app); returns the name it replaces,
-    for the caller to put back when the run ends (``lca_tui.cli.main`` does: a program that
-    runs several commands in its process must not see one's ``--actor`` on the next)."""
-    previous = _GIVEN.get()
-    _GIVEN.set(clean(name))
-    return previous

@@ -19,15 +19,6 @@ from tests.conftest import CLAUDE_CODE, with_user_config
 from tests.helpers_harness import runtime_dir, serving  # noqa: F401
 
 
-@pytest.fixture(autouse=True)
-def _no_actor_left() -> Iterator[None]:
-    """`--actor` given to `main` here names the person for the rest of this process: reset."""
-    from store import set_process_actor
-
-    yield
-    set_process_actor(None)
-
-
 @pytest.fixture
 def daemon(tmp_path: Path, runtime_dir: Path) -> Iterator[Daemon]:  # noqa: F811
     with serving(tmp_path / "store.db", **{"embed.backend": "fallback"}) as d:
