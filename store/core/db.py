@@ -9,7 +9,6 @@ which backend a store is on.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
@@ -157,10 +156,6 @@ def server_size(conn: Connection) -> int:
     from store.core import pg
 
     return pg.size_bytes(conn)
-
-
-
-@functools.cache
 
 
 def ensure_file(path: Path) -> bool:

@@ -229,3 +229,16 @@ def test_store_file_is_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(StoreError, match="does not exist"):
         make_store(tmp_path / "deep" / "s.db")
     assert not (tmp_path / "deep").exists()
+
+
+@pytest.mark.sqlite_only("a store file deleted and made again: a server's database is no file")
+def test_a_store_deleted_is_made_again_at_its_path_in_the_same_process(tmp_path: Path) -> None:
+    """Each opening creates a missing file: nothing remembers that a path once had one (a
+    cached ``ensure_file`` once left the second opening with no file to connect to)."""
+    path = tmp_path / "again.db"
+    for _ in range(2):
+        s = make_store(path)
+        s.close()
+        assert path.stat().st_mode & 0o777 == 0o600
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
