@@ -308,6 +308,8 @@ class OverviewScreen(StoreScreen):
                 self._show_sessions(*self._latest)
 
     _early_counts = False
+    _session_rows: list[tuple[str, list[Any]]] | None = None
+    """The latest sessions' rows as the table shows them."""
 
     def load_early(self) -> None:
         """While the store opens: the counts and the latest sessions read without the ORM
@@ -418,18 +420,25 @@ class OverviewScreen(StoreScreen):
     def _show_sessions(self, sessions: list[SessionInfo], total: int) -> None:
         self._latest = (sessions, total)
         table = self.query_one("#overview-sessions", DataTable)
-        keep = table.cursor_key() if isinstance(table, FilterTable) else None
-        table.clear()
         now = self.lca.now()
         keys = [str(k.value) for k in table.columns]
+        rows = []
         for s in sessions:
             cells = {"id": cell(s.id[:8], style="dim"), "started": cell(when(s.started_at)),
                      "ago": cell(ago(s.ended_at or s.started_at, now)),
                      "entries": number(s.entries), "agents": cell(agents_mark(s)),
                      "format": cell(s.format), "project": cell(s.project or "-")}
-            table.add_row(*(cells[k] for k in keys), key=s.id)
-        if keep is not None and keep in table.rows:  # a live reload keeps the cursor's row
-            table.move_cursor(row=table.get_row_index(keep), animate=False)
+            rows.append((s.id, [cells[k] for k in keys]))
+        if rows != self._session_rows:
+            # (the same rows, e.g. the store's load after the early counts: left as they are,
+            # the cursor and the scroll with them — the tour's row may be shown already)
+            self._session_rows = rows
+            keep = table.cursor_key() if isinstance(table, FilterTable) else None
+            table.clear()
+            for key, row in rows:
+                table.add_row(*row, key=key)
+            if keep is not None and keep in table.rows:  # a live reload keeps the cursor's row
+                table.move_cursor(row=table.get_row_index(keep), animate=False)
         self.query_one("#overview-latest").border_title = (
             f"Latest sessions ({len(sessions)} of {total:,})" if sessions
             else "Latest sessions")

@@ -281,6 +281,8 @@ class TourGuide:
             # left, or another screen came on top (a mode switch, a modal): stop here
             self._stop_placing()
             return
+        if isinstance(screen, StoreScreen) and not screen.loaded_once:
+            return  # its Loaded comes: the rows placed early would move as the rest shows
         if PLACE[step.subject](screen, step):
             self._stop_placing()
             self.placed += 1

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import DataTable, Input
 from textual.worker import WorkerCancelled
 
@@ -254,3 +255,25 @@ async def test_the_tour_starts_on_a_store_the_caller_opened(demo_path: Path) -> 
             assert app.tour.active and panel is not None
     finally:
         store.close()
+
+
+async def test_the_first_step_s_row_stays_in_view_when_the_overview_reads_again(
+        demo_path: Path) -> None:
+    """At 80x24 the tour scrolls the Overview to its session's row; the same rows read
+    again (the store's load after the early counts, a reload) leave the cursor and the scroll
+    as they are."""
+    app = make_app(demo_path, now=FIXED_NOW, tour=True)
+    async with app.run_test(size=(80, 24), message_hook=load_log(app)) as pilot:
+        panel = await _placed(pilot, 1)
+        _check_step(app, 0, panel)
+        screen = app.screen
+        table = screen.query_one("#overview-sessions", DataTable)
+        pane = next(n for n in table.ancestors if isinstance(n, Widget)
+                    and n.allow_vertical_scroll)  # the screen's scrolling body
+        before = (table.cursor_row, pane.scroll_y)
+        loads = load_count(screen)
+        screen.reload()
+        await wait_until(pilot, lambda: load_count(screen) > loads, what="the reload")
+        await settled(pilot)
+        assert (table.cursor_row, pane.scroll_y) == before and before[1] > 0
+        _on_screen_outside_panel(app, panel)
