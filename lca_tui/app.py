@@ -28,6 +28,7 @@ from textual.app import App, ScreenError, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
+from lca_tui import collector
 from lca_tui.palette import ScreenActions, StoreCommands, screen_commands
 from screens.base import StoreScreen
 from screens.help import HelpScreen
@@ -148,6 +149,8 @@ class LcaApp(App[None]):
                 except Exception as exc:
                     self.open_error = exc
                     raise
+                finally:  # the app has started: the collector back on (lca_tui.collector)
+                    collector.settle()
                 self._name_store(store)
                 self._store = store
             return self._store
@@ -167,6 +170,13 @@ class LcaApp(App[None]):
             return self._early()
         except Exception:  # never an error of its own: the store's opening reports it
             return None
+
+    @staticmethod
+    def keep_alive() -> None:
+        """What is alive now lives as long as the app (a screen has first shown its data):
+        out of the garbage collector's later passes, when this process tunes it
+        (``lca_tui.collector``)."""
+        collector.keep()
 
     def _name_store(self, store: Store) -> None:
         # The Header shows titles as Content (no markup read), but the file name is data: an
@@ -317,6 +327,7 @@ class LcaApp(App[None]):
 
     def on_unmount(self) -> None:
         self._first_frame.set()  # a load worker waiting for it goes on (to find the app gone)
+        collector.settle()  # (a store never opened: the collector on again all the same)
         if self._owns_store and self._store is not None:
             self._store.close()
 

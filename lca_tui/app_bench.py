@@ -215,6 +215,9 @@ def child(argv: list[str]) -> int:
     p.add_argument("--cycles", type=int, default=3)
     a = p.parse_args(argv)
     w, h = (int(x) for x in a.size.split("x"))
+    from lca_tui import collector
+
+    collector.pause()  # as ``lca-tui`` does before it imports the app (run_app)
     result = asyncio.run(_drive(a.store, a.t0, (w, h), a.cycles))
     print(json.dumps(result))
     return 0

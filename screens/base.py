@@ -191,6 +191,12 @@ class StoreScreen(Screen[None]):
     def lca(self) -> LcaApp:
         return self.app  # type: ignore[return-value]
 
+    @property
+    def loaded_once(self) -> bool:
+        """Whether a whole load (``load_data``) is on screen: what a screen shows early (the
+        Overview's counts) is not one."""
+        return self._seen_version is not None
+
     def refused_read_only(self, action: str) -> bool:
         """On a store opened read-only: say (one line) that ``action`` ("approving a
         proposal") is refused, and return True; the caller then does nothing."""
@@ -301,6 +307,7 @@ class StoreScreen(Screen[None]):
         message.stop()
         if message.mark is not None:
             self._mark = message.mark
+        first = self._seen_version is None
         self._seen_version = message.version
         self.lca.known_version = message.version  # a fresh read: what the app knows now
         self._load_pending = False
@@ -308,6 +315,8 @@ class StoreScreen(Screen[None]):
         self.show_data(message.data)
         self._show_status()
         self.loaded()
+        if first:  # its widgets and data live as long as the app
+            self.call_after_refresh(self.lca.keep_alive)
 
     def loaded(self, part: str = "screen") -> None:
         """Say that ``part``'s data is on screen (``Loaded``)."""

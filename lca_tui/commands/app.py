@@ -24,10 +24,16 @@ def run_app(store_path: Path | str | None, args: argparse.Namespace, tour: bool 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return fail("the app needs a terminal (stdin and stdout must be a TTY); the commands "
                     "in `lca-tui --help` work without one")
-    from lca_tui.app import make_app
+    from lca_tui import collector
 
-    app = make_app(store_path, settings_from(args), tour=tour)
-    app.run()
+    collector.pause()  # until the store is open (lca_tui/collector.py says why)
+    try:
+        from lca_tui.app import make_app
+
+        app = make_app(store_path, settings_from(args), tour=tour)
+        app.run()
+    finally:  # (the app settles it as soon as the store is open; this, when it never ran)
+        collector.settle()
     if app.open_error is not None:  # the app opens the store after its first frame
         raise app.open_error
     return int(app.return_code or 0)

@@ -115,3 +115,92 @@ async def test_switching_back_asks_the_store_nothing_when_it_did_not_change(
         assert asked == []
         assert {mode: load_count(screen) for mode, screen in screens.items()} == loads
         assert app.screen is screens[SCREENS[-1].mode]
+
+
+@pytest.fixture
+def paused_collector(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The collector paused as ``lca-tui`` pauses it before it imports the app; whatever the
+    test does, this worker's collector is after it as it was before, nothing frozen."""
+    import gc
+
+    from lca_tui import collector
+
+    assert gc.isenabled() and not collector.paused()
+    thresholds = gc.get_threshold()
+    monkeypatch.setattr(collector, "_owned", False)  # put back after the test
+    collector.pause()
+    try:
+        yield collector
+    finally:
+        collector.settle()
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+        gc.enable()
+
+
+async def test_the_collector_paused_for_the_start_is_on_again_once_the_store_is_open(
+        demo_path: Path, paused_collector: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lca_tui.collector``: off while the app starts (the first frame, the counts), on again
+    with what was alive frozen as soon as the store is open."""
+    import gc
+
+    import store as store_package
+
+    real, gate = store_package.open_store, threading.Event()
+    seen: list[bool] = []
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        assert gate.wait(60), "the test never let the store open"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store_package, "open_store", held)
+    app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
+    async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
+        try:
+            await wait_until(pilot, lambda: load_count(app.screen, "counts") >= 1,
+                             what="counts")
+            assert seen == [False] and not gc.isenabled() and paused_collector.paused()
+        finally:
+            gate.set()
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        assert gc.isenabled() and not paused_collector.paused()
+        assert gc.get_threshold()[0] == paused_collector.YOUNG
+        await pilot.pause()
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # the modules, classes and widgets of the start
+        # a screen first showing its data: what it made is frozen too
+        await pilot.press("5")
+        await wait_until(pilot, lambda: screen_loaded(app, "memories"), what="memories loaded")
+        await pilot.pause()
+        assert gc.get_freeze_count() > frozen
+
+
+async def test_the_collector_is_on_again_when_the_store_cannot_open(
+        tmp_path: Path, paused_collector: Any) -> None:
+    import gc
+
+    bad = tmp_path / "not-a-store.db"
+    bad.write_bytes(b"this is not a SQLite file at all" * 64)
+    app = make_app(bad, now=FIXED_NOW, refresh_seconds=3600)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.open_error is not None or not app.is_running,
+                         what="the open to fail")
+        assert gc.isenabled() and not paused_collector.paused()
+
+
+async def test_an_app_the_collector_was_not_paused_for_leaves_it_as_it_was(
+        demo_path: Path) -> None:
+    """A test's (or any caller's) app freezes nothing: freezing would keep the garbage of
+    every earlier test in the process for good."""
+    import gc
+
+    frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
+    async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
+        await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
+        await pilot.press("5")
+        await wait_until(pilot, lambda: screen_loaded(app, "memories"), what="memories loaded")
+        await pilot.pause()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert gc.get_threshold() == thresholds

@@ -1,0 +1,70 @@
+"""Python's cyclic garbage collector in the app.
+
+Opening the app allocates a few hundred thousand objects that live as long as it does
+(Textual's and Rich's modules, the screens' classes, SQLAlchemy's mappers) and almost no
+garbage; so does each screen the first time it shows its data (its module, its widgets, the
+lines they drew: screens are kept). The collector, left as Python sets it, runs over and over
+during those imports and finds nothing, and every later full collection walks all of them
+again: on the demo store, collections took a few hundred milliseconds before the first frame,
+and a full one up to half a second in the middle of a screen switch (``docs/performance.md``).
+
+So ``lca-tui`` pauses the collector before it imports the app (``pause``); once the store is
+open (or could not be), the app freezes what is alive — moved out of every later collection,
+still freed by reference counting when dropped — and turns the collector back on, its young
+generation collected every 10,000 allocations instead of 700 (``settle``); and each screen,
+once it first shows its data, freezes what is alive again (``keep``).
+
+Only a process that paused the collector here has it tuned so: an app made in a test (or by
+any caller of ``make_app``) leaves the collector as it found it — freezing there would keep
+for good the garbage earlier tests left.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+_lock = threading.Lock()
+_paused = False
+_owned = False
+YOUNG = 10_000
+"""Allocations between two collections of the youngest generation once the app has started
+(Python's default: 700)."""
+
+
+def pause() -> None:
+    """Pause the collector until ``settle`` (if it is on: a caller that turned it off keeps it
+    off, and nothing here touches it)."""
+    global _paused
+    with _lock:
+        if gc.isenabled() and not _owned:
+            gc.disable()
+            _paused = True
+
+
+def settle() -> None:
+    """The app has started: freeze every object alive and turn the collector back on with a
+    larger young generation — only if ``pause`` turned it off (once; later calls do
+    nothing)."""
+    global _paused, _owned
+    with _lock:
+        if not _paused:
+            return
+        _paused, _owned = False, True
+        gc.freeze()
+        _, middle, oldest = gc.get_threshold()
+        gc.set_threshold(YOUNG, middle, oldest)
+        gc.enable()
+
+
+def keep() -> None:
+    """What is alive now lives as long as the app (a screen's first data shown): out of later
+    collections — only in a process whose collector ``settle`` turned back on."""
+    with _lock:
+        if _owned:
+            gc.freeze()
+
+
+def paused() -> bool:
+    """Whether ``pause`` has the collector off now."""
+    return _paused
