@@ -5,14 +5,17 @@ Opening the app allocates a few hundred thousand objects that live as long as it
 garbage; so does each screen the first time it shows its data (its module, its widgets, the
 lines they drew: screens are kept). The collector, left as Python sets it, runs over and over
 during those imports and finds nothing, and every later full collection walks all of them
-again: on the demo store, collections took a few hundred milliseconds before the first frame,
-and a full one up to half a second in the middle of a screen switch (``docs/performance.md``).
+again: on the demo store (a quiet run, ``docs/performance.md``), collections took 70–80 ms
+before the first frame and 2.5–2.8 s of one bench run in all, a full one up to half a second,
+in the middle of a screen switch.
 
 So ``lca-tui`` pauses the collector before it imports the app (``pause``); once the store is
 open (or could not be), the app freezes what is alive — moved out of every later collection,
-still freed by reference counting when dropped — and turns the collector back on, its young
-generation collected every 10,000 allocations instead of 700 (``settle``); and each screen,
-once it first shows its data, freezes what is alive again (``keep``).
+still freed by reference counting when dropped — and turns the collector back on (``settle``);
+and each screen, once it first shows its data, freezes what is alive again (``keep``). Python's
+thresholds are left as they are: a young generation of 10,000 allocations instead of 700 made
+the collections fewer but put a middle generation's, up to 150 ms, inside a filter
+keystroke.
 
 Only a process that paused the collector here has it tuned so: an app made in a test (or by
 any caller of ``make_app``) leaves the collector as it found it — freezing there would keep
@@ -27,9 +30,6 @@ import threading
 _lock = threading.Lock()
 _paused = False
 _owned = False
-YOUNG = 10_000
-"""Allocations between two collections of the youngest generation once the app has started
-(Python's default: 700)."""
 
 
 def pause() -> None:
@@ -43,17 +43,14 @@ def pause() -> None:
 
 
 def settle() -> None:
-    """The app has started: freeze every object alive and turn the collector back on with a
-    larger young generation — only if ``pause`` turned it off (once; later calls do
-    nothing)."""
+    """The app has started: freeze every object alive and turn the collector back on — only
+    if ``pause`` turned it off (once; later calls do nothing)."""
     global _paused, _owned
     with _lock:
         if not _paused:
             return
         _paused, _owned = False, True
         gc.freeze()
-        _, middle, oldest = gc.get_threshold()
-        gc.set_threshold(YOUNG, middle, oldest)
         gc.enable()
 
 

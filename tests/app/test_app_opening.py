@@ -126,7 +126,6 @@ def paused_collector(monkeypatch: pytest.MonkeyPatch) -> Any:
     from lca_tui import collector
 
     assert gc.isenabled() and not collector.paused()
-    thresholds = gc.get_threshold()
     monkeypatch.setattr(collector, "_owned", False)  # put back after the test
     collector.pause()
     try:
@@ -134,7 +133,6 @@ def paused_collector(monkeypatch: pytest.MonkeyPatch) -> Any:
     finally:
         collector.settle()
         gc.unfreeze()
-        gc.set_threshold(*thresholds)
         gc.enable()
 
 
@@ -165,7 +163,6 @@ async def test_the_collector_paused_for_the_start_is_on_again_once_the_store_is_
             gate.set()
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
         assert gc.isenabled() and not paused_collector.paused()
-        assert gc.get_threshold()[0] == paused_collector.YOUNG
         await pilot.pause()
         frozen = gc.get_freeze_count()
         assert frozen > 10_000  # the modules, classes and widgets of the start
@@ -195,7 +192,7 @@ async def test_an_app_the_collector_was_not_paused_for_leaves_it_as_it_was(
     every earlier test in the process for good."""
     import gc
 
-    frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    frozen = gc.get_freeze_count()
     app = make_app(demo_path, now=FIXED_NOW, refresh_seconds=3600)
     async with app.run_test(size=(120, 40), message_hook=load_log(app)) as pilot:
         await wait_until(pilot, lambda: screen_loaded(app), what="overview loaded")
@@ -203,4 +200,3 @@ async def test_an_app_the_collector_was_not_paused_for_leaves_it_as_it_was(
         await wait_until(pilot, lambda: screen_loaded(app, "memories"), what="memories loaded")
         await pilot.pause()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
-    assert gc.get_threshold() == thresholds
