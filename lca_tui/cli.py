@@ -17,13 +17,13 @@ if TYPE_CHECKING:  # imported where used: a hook the daemon answers needs none o
 
 
 def _add_common(parser: argparse.ArgumentParser, top: bool) -> None:
-    import argparse
-
     """``--store`` and ``--set``, accepted before or after the command.
 
     The command's copies default to SUPPRESS so that they never overwrite what was given
     before the command; ``--set`` values from both places are merged (``output.settings_from``).
     """
+    import argparse
+
     parser.add_argument("--store", metavar="PATH|URL",
                         default=None if top else argparse.SUPPRESS,
                         help="the store file, or a PostgreSQL server with pgvector "
@@ -140,12 +140,34 @@ def main(argv: Sequence[str] | None = None, *,
         # exit 0 — exit 2 (argparse's) would block the user's prompt.
         from lca_tui.commands.hook import fast_main
 
-        return fast_main(words)
+        return fast_main(words, own_process=argv is None)
     if _command_word(words) == "statusline" and not {"-h", "--help"} & set(words):
         # Claude Code's status line: answered at once, never failing (always exit 0)
         from lca_tui.commands.statusline import fast_main as status_main
 
         return status_main(words)
+    if argv is None and _command_word(words) in PAUSED:
+        # a process of its own running a command a person waits for: the collector off
+        # until the store is open (lca_tui/collector.py)
+        from lca_tui import collector
+
+        collector.pause()
+        try:
+            return _main(words, settings)
+        finally:
+            collector.settle()
+    return _main(words, settings)
+
+
+PAUSED = frozenset({"stats", "sessions", "memories", "proposals", "audit", "health", "search",
+                    "recall", "approve", "reject", "edit", "verify"})
+"""The commands run with the garbage collector paused until their store is open (a process
+of its own only: ``main`` called with no ``argv``). Short, and opening their store through
+``lca_tui.output``, which settles it; a command that runs long (``ingest``, ``serve``,
+``mcp``, ``bench``) is not one of them."""
+
+
+def _main(words: list[str], settings: Mapping[str, object] | None) -> int:
     parser = build_parser(_command_word(words))
     args = parser.parse_args(words)
     if settings:

@@ -1,4 +1,4 @@
-"""Python's cyclic garbage collector in the app.
+"""Python's cyclic garbage collector while the app, a hand-run command or a hook starts.
 
 Opening the app allocates a few hundred thousand objects that live as long as it does
 (Textual's and Rich's modules, the screens' classes, SQLAlchemy's mappers) and almost no
@@ -16,6 +16,12 @@ and each screen, once it first shows its data, freezes what is alive again (``ke
 thresholds are left as they are: a young generation of 10,000 allocations instead of 700 made
 the collections fewer but put a middle generation's, up to 150 ms, inside a filter
 keystroke.
+
+A command a person waits for (``cli.PAUSED``: the listings, ``health``, ``search``, ``recall``,
+``approve`` …) and a hook worked out in-process do the same, run as a process of their own:
+the collector paused from the start (imports, the ORM, the store's opening), back on with
+what was alive frozen once the store is open (``lca_tui.output.open_from`` and
+``listings_from``, ``store.handle_hook``'s ``opened``), or when the command ends.
 
 Only a process that paused the collector here has it tuned so: an app made in a test (or by
 any caller of ``make_app``) leaves the collector as it found it — freezing there would keep

@@ -262,7 +262,7 @@ def _slow(argv, started, got, prior):
     """``lca-tui hook`` in this process, with what was read and what the daemon did."""
     hook = _full_command()
     return hook.fast_main(argv, raw=got[0] if got else None, started=started,
-                          prior=_prior(prior) if prior else None)
+                          prior=_prior(prior) if prior else None, own_process=True)
 
 
 def _full_command():

@@ -23,6 +23,7 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
+from lca_tui import collector
 from store import SQL_INT_MAX, SQL_INT_MIN, Progress, clip_words, one_line, visible
 
 
@@ -146,10 +147,14 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 
 def open_from(args: argparse.Namespace, **kwargs: Any) -> Any:
-    """The store named by ``--store`` / ``LCA_STORE`` / the default path."""
+    """The store named by ``--store`` / ``LCA_STORE`` / the default path (opened, or not: the
+    garbage collector is on again after, if ``lca-tui`` paused it, ``lca_tui.collector``)."""
     from store import open_store
 
-    return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
+    try:
+        return open_store(getattr(args, "store", None), settings_from(args), **kwargs)
+    finally:
+        collector.settle()
 
 
 @contextmanager
@@ -160,7 +165,10 @@ def listings_from(args: argparse.Namespace) -> Iterator[Any]:
     ``Store`` itself."""
     from store import open_listings
 
-    reader = open_listings(getattr(args, "store", None), settings_from(args))
+    try:
+        reader = open_listings(getattr(args, "store", None), settings_from(args))
+    finally:
+        collector.settle()  # (as open_from)
     if reader is None:
         with store_from(args) as store:
             yield store

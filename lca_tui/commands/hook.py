@@ -229,7 +229,9 @@ def _answer(event: str, store_arg: str | None, sets: list[str], raw: bytes,
         settings = Settings.load(dict(parse_assignment(a) for a in sets))
     if watch is not None:
         watch.doing = "working in-process"
-    return handle(store, event, raw, settings, deadline=deadline)
+    from lca_tui import collector
+
+    return handle(store, event, raw, settings, deadline=deadline, opened=collector.settle)
 
 
 def _daemon_pid(store: Path | str) -> int | None:
@@ -243,12 +245,24 @@ def _daemon_pid(store: Path | str) -> int | None:
 
 
 def fast_main(argv: Sequence[str], raw: bytes | None = None, started: float | None = None,
-              prior: dict[str, Any] | BaseException | None = None) -> int:
+              prior: dict[str, Any] | BaseException | None = None,
+              own_process: bool = False) -> int:
     """Run ``hook EVENT``: print the hook's output (or nothing), always exit 0, within the
     event's deadline. ``lca_tui/hook_client.py`` hands over here with the stdin it read
-    (``raw``), when it started (``time.monotonic``) and what the daemon did (``prior``)."""
+    (``raw``), when it started (``time.monotonic``) and what the daemon did (``prior``).
+    ``own_process``: the hook is this process's whole run (``lca-tui hook``, the hook
+    client), so the garbage collector is paused until the store is open
+    (``lca_tui/collector.py``)."""
     import time
 
+    if own_process:
+        from lca_tui import collector
+
+        collector.pause()
+        try:
+            return fast_main(argv, raw, started, prior)
+        finally:
+            collector.settle()
     started = time.monotonic() if started is None else started
     parsed = parse_fast(argv)
     seconds = deadline_for(parsed[0] if parsed else "?")

@@ -388,9 +388,11 @@ def budget(deadline: float | None) -> dict[str, Any]:
 
 
 def handle(store_path: Path | str, event: str, raw: str | bytes,
-           settings: Settings | None = None, deadline: float | None = None) -> str:
+           settings: Settings | None = None, deadline: float | None = None,
+           opened: Callable[[], None] | None = None) -> str:
     """A hook run in this process (no daemon): open the store, run, close; within
-    ``deadline`` (``budget``). Never raises."""
+    ``deadline`` (``budget``). Never raises. ``opened`` is called once the store is open (or
+    could not be): ``lca-tui``'s hook turns its garbage collector back on there."""
     try:
         from store.facade import open_store
         from store.core.settings import Settings
@@ -398,7 +400,11 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
         base = settings or Settings.load()
         one_shot = base.with_overrides({"recall.vector_cache": False, **budget(deadline)},
                                        "one-shot hook")
-        store = open_store(store_path, one_shot, writer=WRITER)
+        try:
+            store = open_store(store_path, one_shot, writer=WRITER)
+        finally:
+            if opened is not None:
+                opened()
     except Exception as exc:  # the store cannot be opened: the failure log is all there is
         log_failure(event, store_path, f"the store could not be opened: "
                     f"{type(exc).__name__}: {exc}")
