@@ -165,14 +165,12 @@ def listings_from(args: argparse.Namespace) -> Iterator[Any]:
     ``Store`` itself."""
     from store import open_listings
 
-    try:
-        reader = open_listings(getattr(args, "store", None), settings_from(args))
-    finally:
-        collector.settle()  # (as open_from)
-    if reader is None:
+    reader = open_listings(getattr(args, "store", None), settings_from(args))
+    if reader is None:  # (open_from turns the collector back on once it is open)
         with store_from(args) as store:
             yield store
         return
+    collector.settle()  # as open_from does (and main, when the lean open raised)
     try:
         yield reader
     finally:

@@ -13,6 +13,7 @@ and ``tests/store/test_lite_reads.py`` holds the two to the same answers.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -256,9 +257,11 @@ def applied_migrations(file: Path, busy_ms: int) -> set[int]:
         conn.close()
 
 
+@functools.cache
 def vec_extension() -> str:
-    """sqlite-vec's loadable extension (``store.core.db.vec_extension``, which this module
-    cannot import: ``store.core.db`` imports SQLAlchemy)."""
+    """sqlite-vec's loadable extension, as ``sqlite_vec.loadable_path()`` gives it, without
+    importing ``sqlite_vec`` (it imports NumPy); looked up once per process (every new
+    connection loads it)."""
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the sqlite-vec package is not installed")

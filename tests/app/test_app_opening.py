@@ -183,7 +183,9 @@ async def test_the_collector_is_on_again_when_the_store_cannot_open(
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.open_error is not None or not app.is_running,
                          what="the open to fail")
-        assert gc.isenabled() and not paused_collector.paused()
+        # (the open worker sets open_error just before it settles the collector)
+        await wait_until(pilot, lambda: not paused_collector.paused(), what="settled")
+        assert gc.isenabled() and isinstance(app.open_error, StoreError)
 
 
 async def test_an_app_the_collector_was_not_paused_for_leaves_it_as_it_was(

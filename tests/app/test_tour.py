@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widget import Widget
 from textual.widgets import DataTable, Input
 from textual.worker import WorkerCancelled
 
@@ -257,23 +256,53 @@ async def test_the_tour_starts_on_a_store_the_caller_opened(demo_path: Path) -> 
         store.close()
 
 
-async def test_the_first_step_s_row_stays_in_view_when_the_overview_reads_again(
-        demo_path: Path) -> None:
-    """At 80x24 the tour scrolls the Overview to its session's row; the same rows read
-    again (the store's load after the early counts, a reload) leave the cursor and the scroll
-    as they are."""
+async def test_a_step_waits_for_its_screen_s_whole_load_not_the_early_counts(
+        demo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Overview shows its latest sessions early (read without the ORM); the tour places
+    its first step only once the whole load is on screen (placed on the early rows, its scroll
+    moved as the rest filled in); and a read of the same rows leaves the table as it is."""
+    import threading
+
+    import store as store_package
+    from screens.overview import OverviewScreen
+
+    real_open, opens = store_package.open_store, threading.Event()
+    real_load, loads_go = OverviewScreen.load_data, threading.Event()
+
+    def open_held(*args: Any, **kwargs: Any) -> Any:
+        assert opens.wait(60), "the test never let the store open"
+        return real_open(*args, **kwargs)
+
+    def load_held(self: OverviewScreen) -> Any:
+        assert loads_go.wait(60), "the test never let the load go"
+        return real_load(self)
+
+    monkeypatch.setattr(store_package, "open_store", open_held)
+    monkeypatch.setattr(OverviewScreen, "load_data", load_held)
     app = make_app(demo_path, now=FIXED_NOW, tour=True)
     async with app.run_test(size=(80, 24), message_hook=load_log(app)) as pilot:
+        try:
+            screen = app.screen
+            table = screen.query_one("#overview-sessions", DataTable)
+            await wait_until(pilot, lambda: load_count(screen, "counts") >= 1,
+                             what="early rows")
+            opens.set()  # the tour's step is computed from the store: it opens now
+            await wait_until(pilot, lambda: app.tour.step is not None, what="the step")
+            step = app.tour.step
+            assert step is not None and step.row in table.rows  # its row is there already
+            await pilot.pause(0.3)
+            assert app.tour.placed == 0 and not screen.loaded_once
+        finally:
+            opens.set()
+            loads_go.set()
         panel = await _placed(pilot, 1)
         _check_step(app, 0, panel)
-        screen = app.screen
-        table = screen.query_one("#overview-sessions", DataTable)
-        pane = next(n for n in table.ancestors if isinstance(n, Widget)
-                    and n.allow_vertical_scroll)  # the screen's scrolling body
-        before = (table.cursor_row, pane.scroll_y)
+        added: list[Any] = []
+        real_add = table.add_row
+        monkeypatch.setattr(table, "add_row", lambda *a, **k: added.append(a) or real_add(*a, **k))
         loads = load_count(screen)
         screen.reload()
         await wait_until(pilot, lambda: load_count(screen) > loads, what="the reload")
         await settled(pilot)
-        assert (table.cursor_row, pane.scroll_y) == before and before[1] > 0
+        assert added == []  # the same rows: not rebuilt
         _on_screen_outside_panel(app, panel)
