@@ -276,10 +276,16 @@ class RecallScreen(StoreScreen):
         self.traces = data.traces
         table = self.query_one("#recall-traces", DataTable)
         table.border_title = f"Traces ({len(data.traces):,})"
-        self._fill_traces(data.trace.id if data.trace is not None else None)
-        if data.trace is not None:
-            self._show_trace(data.trace)
-        elif not data.traces:
+        opened = self.trace_id
+        if data.trace is not None and opened is not None and data.trace.id != opened:
+            # a trace opened after this load began (the palette, another screen, a row
+            # highlighted): it stays; its own read shows it (RecallDone), or has already
+            self._fill_traces(opened)
+        else:
+            self._fill_traces(data.trace.id if data.trace is not None else None)
+            if data.trace is not None:
+                self._show_trace(data.trace)
+        if data.trace is None and not data.traces:
             self.query_one("#recall-head", Static).update(Text(
                 "No recall traces in this store yet. Press n and type a query to run one "
                 "(or `lca-tui recall QUERY`).", style="dim"))

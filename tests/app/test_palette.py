@@ -5,11 +5,14 @@ their descriptions), those that cannot act now left out."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from screens.recall import RecallScreen
 
 from tests.helpers_shell import wait_until
-from tests.helpers_shell import load_log
+from tests.helpers_shell import load_count, load_log
 from tests.helpers_ui import WORKER_SESSION, _app, _loaded
 
 
@@ -129,3 +132,41 @@ async def test_palette_leaves_out_actions_that_cannot_act_now(demo_path: Path) -
         await wait_until(pilot, lambda: ro.current_mode == "proposals"
                          and load_count(ro.screen) >= 1, what="Proposals")
         assert "Approve (a)" not in await _actions(ro, demo_path)
+
+
+async def test_a_trace_opened_while_recall_first_loads_stays_shown(
+        demo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall's first load read which trace to show (the newest) before a trace was opened
+    from the palette; that load, arriving after the opened trace is shown, does not replace
+    it (it did, once, in a CI run)."""
+    import threading
+
+    real, gate, read = RecallScreen.load_data, threading.Event(), threading.Event()
+
+    def late(self: RecallScreen) -> Any:
+        data = real(self)  # read before the trace is opened
+        read.set()
+        assert gate.wait(60), "the test never let the load go"
+        return data
+
+    monkeypatch.setattr(RecallScreen, "load_data", late)
+    app = _app(demo_path, "overview")
+    async with app.run_test(message_hook=load_log(app), size=(120, 40)) as pilot:
+        await _loaded(pilot)
+        wanted = next(t for t in app.store.traces()
+                      if t.query == "where are the staging credentials")
+        newest = app.store.traces()[0]
+        assert newest.id != wanted.id
+        try:
+            await app.switch_mode("recall")
+            await wait_until(pilot, read.is_set, what="the first load's read")
+            screen = app.screen
+            assert isinstance(screen, RecallScreen)
+            screen.open_trace(int(wanted.id or 0))
+            await wait_until(pilot, lambda: screen.trace is not None
+                             and screen.trace.id == wanted.id, what="the opened trace")
+        finally:
+            gate.set()
+        await wait_until(pilot, lambda: load_count(screen) >= 1, what="the first load")
+        await pilot.pause(0.3)
+        assert screen.trace is not None and screen.trace.id == wanted.id
