@@ -307,7 +307,7 @@ class StoreScreen(Screen[None]):
         message.stop()
         if message.mark is not None:
             self._mark = message.mark
-        first = self._seen_version is None
+        first = not self.loaded_once
         self._seen_version = message.version
         self.lca.known_version = message.version  # a fresh read: what the app knows now
         self._load_pending = False

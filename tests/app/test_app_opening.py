@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -69,14 +70,24 @@ async def test_a_store_to_migrate_shows_its_counts_once_it_is_open(demo_path: Pa
         assert load_count(screen, "counts") == 1
 
 
-async def test_a_store_that_cannot_open_ends_the_app_with_its_error(tmp_path: Path) -> None:
+async def _failed_open(tmp_path: Path, then: Callable[[Any], Awaitable[None]] | None = None
+                       ) -> Any:
+    """The app on a file that is no SQLite store, run until its open failed (and ``then``,
+    given the pilot)."""
     bad = tmp_path / "not-a-store.db"
     bad.write_bytes(b"this is not a SQLite file at all" * 64)
     app = make_app(bad, now=FIXED_NOW, refresh_seconds=3600)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.open_error is not None or not app.is_running,
                          what="the open to fail")
+        if then is not None:
+            await then(pilot)
         await pilot.pause(0.2)
+    return app
+
+
+async def test_a_store_that_cannot_open_ends_the_app_with_its_error(tmp_path: Path) -> None:
+    app = await _failed_open(tmp_path)
     assert isinstance(app.open_error, StoreError)
     assert app.return_code == 2
 
@@ -177,15 +188,13 @@ async def test_the_collector_is_on_again_when_the_store_cannot_open(
         tmp_path: Path, paused_collector: Any) -> None:
     import gc
 
-    bad = tmp_path / "not-a-store.db"
-    bad.write_bytes(b"this is not a SQLite file at all" * 64)
-    app = make_app(bad, now=FIXED_NOW, refresh_seconds=3600)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.open_error is not None or not app.is_running,
-                         what="the open to fail")
+    async def settled(pilot: Any) -> None:
         # (the open worker sets open_error just before it settles the collector)
         await wait_until(pilot, lambda: not paused_collector.paused(), what="settled")
-        assert gc.isenabled() and isinstance(app.open_error, StoreError)
+        assert gc.isenabled()
+
+    app = await _failed_open(tmp_path, settled)
+    assert isinstance(app.open_error, StoreError)
 
 
 async def test_an_app_the_collector_was_not_paused_for_leaves_it_as_it_was(

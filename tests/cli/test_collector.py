@@ -44,17 +44,27 @@ def _watch(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool
     return seen
 
 
+def _a_store(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    make_store(path).close()
+    return path
+
+
+def _as_its_own_process(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
+    """``lca-tui ARGV`` as the console script runs it: ``main()`` reading ``sys.argv``."""
+    monkeypatch.setattr(sys, "argv", ["lca-tui", *argv])
+    return main()
+
+
 @pytest.mark.sqlite_only("the lean listing reads a store file")
 def test_a_listing_run_as_its_own_process_opens_its_store_with_the_collector_paused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         collector_reset: None) -> None:
     import store as store_package
 
-    path = tmp_path / "s.db"
-    make_store(path).close()
+    path = _a_store(tmp_path)
     seen = _watch(monkeypatch, store_package, "open_listings")
-    monkeypatch.setattr(sys, "argv", ["lca-tui", "--store", str(path), "stats", "--json"])
-    assert main() == 0
+    assert _as_its_own_process(monkeypatch, "--store", str(path), "stats", "--json") == 0
     assert json.loads(capsys.readouterr().out)["sessions"] == 0
     assert seen == [False]  # paused while it opened
     assert gc.isenabled() and not collector.paused() and gc.get_freeze_count() > 0
@@ -65,13 +75,10 @@ def test_a_command_that_opens_the_store_turns_the_collector_on_after(
         collector_reset: None) -> None:
     import store as store_package
 
-    path = tmp_path / "s.db"
-    make_store(path).close()
+    path = _a_store(tmp_path)
     seen = _watch(monkeypatch, store_package, "open_store")
-    monkeypatch.setattr(sys, "argv", ["lca-tui", "--store", str(path), "--set",
-                                      "embed.backend=fallback", "search", "anything",
-                                      "--json"])
-    assert main() == 0
+    assert _as_its_own_process(monkeypatch, "--store", str(path), "--set",
+                               "embed.backend=fallback", "search", "anything", "--json") == 0
     capsys.readouterr()
     assert seen and seen[0] is False
     assert gc.isenabled() and not collector.paused()
@@ -80,9 +87,8 @@ def test_a_command_that_opens_the_store_turns_the_collector_on_after(
 def test_a_command_that_fails_before_its_store_leaves_the_collector_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         collector_reset: None) -> None:
-    monkeypatch.setattr(sys, "argv", ["lca-tui", "--store", str(tmp_path / "none" / "s.db"),
-                                      "health"])
-    assert main() == 2
+    assert _as_its_own_process(monkeypatch, "--store", str(tmp_path / "none" / "s.db"),
+                               "health") == 2
     assert "no store at" in capsys.readouterr().err
     assert gc.isenabled() and not collector.paused()
 
@@ -92,8 +98,7 @@ def test_main_with_argv_leaves_the_collector_as_it_was(
         collector_reset: None) -> None:
     import store as store_package
 
-    path = tmp_path / "s.db"
-    make_store(path).close()
+    path = _a_store(tmp_path)
     seen = _watch(monkeypatch, store_package, "open_store")
     frozen = gc.get_freeze_count()
     assert main(["--store", str(path), "--set", "embed.backend=fallback", "search", "x",
@@ -109,8 +114,7 @@ def test_a_hook_run_as_its_own_process_opens_its_store_with_the_collector_paused
     from lca_tui.commands.hook import fast_main
     from store import facade
 
-    path = tmp_path / "s.db"
-    make_store(path).close()
+    path = _a_store(tmp_path)
     seen = _watch(monkeypatch, facade, "open_store")
     monkeypatch.setenv("LCA_NO_DAEMON", "1")
     raw = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s1",
