@@ -486,6 +486,71 @@ def test_pool_is_at_most_pool_sources(store: Store) -> None:
     assert recall(store, query, probe=True, now=NOW).trace.considered == 41  # all, under 50
 
 
+def test_a_deeper_pool_reads_a_ranking_it_has_whole_only_once(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The asking session's live window holds every entry, so the pool is read deeper and
+    deeper until the vectors run out; the one FTS match was all there was after the first
+    read: it is not searched again (each search cost ~0.4 ms of a hook)."""
+    from store.core import vec
+    from store.recall import pool
+    from store.recall.pool import LiveWindow
+
+    add_entries(store, "s1", [("user", f"deploy note {i}: helm canary rollout step {i}")
+                              for i in range(40)]
+                + [("tool_result", "zorblax handshake failed during deploy")])
+    calls = {"fts": 0, "knn": 0}
+    real_fts, real_knn, real_cached = vec.fts_search, vec.knn, pool.VectorCache.knn
+
+    def fts(*args: Any, **kwargs: Any) -> Any:
+        calls["fts"] += 1
+        return real_fts(*args, **kwargs)
+
+    def knn(*args: Any, **kwargs: Any) -> Any:  # a server's (its index)
+        calls["knn"] += 1
+        return real_knn(*args, **kwargs)
+
+    def cached(self: Any, *args: Any, **kwargs: Any) -> Any:  # a file's (the warm copy)
+        calls["knn"] += 1
+        return real_cached(self, *args, **kwargs)
+
+    monkeypatch.setattr(vec, "fts_search", fts)
+    monkeypatch.setattr(vec, "knn", knn)
+    monkeypatch.setattr(pool.VectorCache, "knn", cached)
+    result = recall(store, "zorblax", probe=True, now=NOW, overrides={"pool": 10},
+                    live=LiveWindow("s1"), channel="private")
+    assert result.trace.considered == 0  # all of it in the live window
+    # read deeper 3+ times (a file's copy also searches the held-back rows once); FTS: the
+    # allowed ranking once, the held-back rows once
+    assert calls["knn"] >= 3 and calls["fts"] == 1 + 1
+
+
+def test_a_sources_best_chunk_gone_its_next_best_is_the_candidate(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only each source's best chunk is read; when it is gone by then (a server reads each
+    statement afresh), the source's next best chunk is its candidate, as when every chunk
+    was read."""
+    from store.recall import run
+
+    add_entries(store, "s1", [("user", f"deploy note {i}: helm canary rollout step {i}")
+                              for i in range(5)])
+    plain = recall(store, "helm canary rollout", probe=True, now=NOW)
+    real = run.pool_candidates
+    gone = 10 ** 9
+
+    def with_a_gone_chunk(*args: Any, **kwargs: Any) -> Any:
+        got = real(*args, **kwargs)
+        first = min(got.found)
+        got.found[gone] = (1.0, 1.0)  # better than any: that source's best, if it existed
+        got.source[gone] = got.source[first]
+        return got
+
+    monkeypatch.setattr(run, "pool_candidates", with_a_gone_chunk)
+    again = recall(store, "helm canary rollout", probe=True, now=NOW)
+    assert [(c.source_type, c.source_id, c.chunk_id, c.score)
+            for c in again.trace.candidates] == [
+        (c.source_type, c.source_id, c.chunk_id, c.score) for c in plain.trace.candidates]
+
+
 def test_harness_scores_are_not_cosines(store: Store, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     from store.core.writes import NewSession
