@@ -122,14 +122,14 @@ def _load(conn: Connection, model: str) -> list[_Mem]:
                                _int(r[9]), _int(r[10]), sentences=sents)
     if not mems:
         return []
-    for cid, mid in conn.execute(columns(col(Chunk.id), col(Chunk.source_id)).where(
+    owned = [(int(cid), mems[int(mid)]) for cid, mid in conn.execute(
+        columns(col(Chunk.id), col(Chunk.source_id)).where(
             col(Chunk.source_type) == "memory", col(Chunk.status) == "ok",
-            col(Chunk.model) == model)).all():
-        m = mems.get(int(mid))
-        if m is not None:
-            v = vec.vector_of(conn, int(cid))
-            if v is not None:
-                m.vectors.append(v)
+            col(Chunk.model) == model)).all() if int(mid) in mems]
+    vectors = vec.vectors_of(conn, [cid for cid, _ in owned])  # at once, not one by one
+    for cid, owner in owned:
+        if cid in vectors:
+            owner.vectors.append(vectors[cid])
     for mid, eid, a, b, path in conn.execute(columns(
             col(Evidence.memory_id), col(Evidence.entry_id), col(Evidence.span_start),
             col(Evidence.span_end), col(Evidence.file_path))
@@ -229,6 +229,12 @@ def _grouped(store: Store, model: str, conn: Connection | None = None
     else:
         mems = _load(conn, model)
     cos_of = _Cosines(mems)
+    with tx.word_sets_kept():
+        return _group(mems, threshold, cos_of)
+
+
+def _group(mems: list[_Mem], threshold: float, cos_of: _Cosines
+           ) -> list[tuple[DuplicateGroup, list[_Mem]]]:
     groups: list[list[_Mem]] = []
     reasons: list[dict[int, str]] = []
     for m in mems:

@@ -169,8 +169,9 @@ def test_a_listing_on_a_store_to_migrate_opens_the_store(tmp_path: Path) -> None
 
 
 def test_health_in_process_loads_neither_the_model_nor_the_importers(tmp_path: Path) -> None:
-    """`lca-tui health` with no daemon: the scan's own libraries (SQLAlchemy, pandas, NumPy)
-    and no more — the embedder in use is probed, not loaded, and no importer, demo or
+    """`lca-tui health` with no daemon: the scan's own libraries (SQLAlchemy, NumPy) and no
+    more — not pandas (its import was 0.15 s of the command: the signals count their few
+    rows themselves), the embedder in use is probed, not loaded, and no importer, demo or
     conformance module is imported to find the tables that record their writer."""
     from tests.conftest import make_store
 
@@ -178,7 +179,7 @@ def test_health_in_process_loads_neither_the_model_nor_the_importers(tmp_path: P
     code, loaded = _loaded("health", "--no-save", "--store", str(tmp_path / "s.db"),
                            "--set", "embed.backend=auto")  # the model, were it loaded
     assert code in (0, 1)
-    assert {"sqlalchemy", "pandas"} <= _tops(loaded, ("sqlalchemy", "pandas"))
+    assert "sqlalchemy" in _tops(loaded, ("sqlalchemy",)) and _tops(loaded, ("pandas",)) == set()
     assert _tops(loaded, ("fastembed", "onnxruntime", "tokenizers", "textual")) == set()
     assert not any(m.startswith(("store.ingest", "store.demo", "store.conformance",
                                  "store.privacy")) for m in loaded)

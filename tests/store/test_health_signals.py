@@ -91,6 +91,39 @@ def test_duplicate_ratio_and_shared_writers(seeded: Store) -> None:
     assert dup.fix == "compact-duplicates"
 
 
+def test_duplicates_of_two_writers_on_two_days_are_counted_and_ordered(seeded: Store) -> None:
+    """Counted without pandas: each writer's duplicates, per day (days in order, writers by
+    name), the writer with the most first, the rows most copies first; each writer's
+    latest version."""
+    from datetime import UTC, datetime
+
+    one = incidents.sources_of(seeded, "s1", memories=False)
+    two = incidents.sources_of(seeded, "s2", memories=False)
+    first = datetime(2026, 11, 2, 3, 0, tzinfo=UTC)
+    b = incidents.reindex_again(seeded, one, ("b-writer", "1.0"), when=first)
+    a = incidents.reindex_again(seeded, two[:len(one)], ("z-writer", "1.0"), when=first)
+    a2 = incidents.reindex_again(seeded, one[:1], ("z-writer", "1.1"),
+                                 when=datetime(2026, 11, 3, 3, 0, tzinfo=UTC))
+    result = scan(seeded)
+    dup = result.signal("duplicate_ratio")
+    assert dup.detail["per_day"] == {"2026-11-02": {"b-writer": len(b), "z-writer": len(a)},
+                                     "2026-11-03": {"z-writer": len(a2)}}
+    assert list(dup.detail["per_day"]) == ["2026-11-02", "2026-11-03"]
+    assert list(dup.detail["per_day"]["2026-11-02"]) == ["b-writer", "z-writer"]
+    assert dup.detail["per_writer"]["z-writer"]["duplicates"] == len(a) + len(a2)
+    assert dup.offending_total == len(a) + len(b) + len(a2)
+    copies = [int(r.note.split("(")[1].split()[0]) for r in dup.offending]
+    assert copies == sorted(copies, reverse=True) and copies[0] == 3  # s1's first span
+    writers = result.signal("shared_index_writers")
+    assert [r.id for r in writers.offending] == ["z-writer", "b-writer"]  # the most first
+    seeded.settings = seeded.settings.with_overrides(
+        {"health.canonical_version": "z-writer=1.1, b-writer=1.0"})
+    stale = scan(seeded).signal("stale_writer")
+    assert stale.detail["writers"]["z-writer"] == {"version": "1.1",
+                                                   "rows": len(a) + len(a2)}
+    assert stale.status == "ok"
+
+
 def test_the_row_named_kept_is_the_row_compaction_keeps(seeded: Store) -> None:
     """When the oldest row of a span failed and a later copy is ok, compaction keeps the ok
     one: the signal names that one as kept and lists the old row as the copy."""
