@@ -3,12 +3,12 @@ PATH]``, the same as ``lca-tui statusline`` (which prints this command with ``--
 
 Claude Code runs its status-line command every few hundred milliseconds; with the daemon
 running, starting Python with ``site`` (site-packages, the editable install's finder) would
-cost more than the answer. This file runs with ``-S``, finds the daemon's socket as
-``lca_tui/hook_client.py`` does (it imports that file's functions), sends one ``statusline``
-request and prints the line the daemon rendered. Everything else — no daemon, ``--set``, an
-error of any kind — is handed to ``lca_tui.commands.statusline.fast_main`` in this process
-once ``site`` is set up, with the stdin already read: the same line, only slower; never a
-failure (exit 0).
+cost more than the answer. This file runs with ``-S``, finds the daemon's socket as the hook
+client, ``lca_tui/hook_fast.py``, does (it imports that file's functions), sends one
+``statusline`` request and prints the line the daemon rendered. Everything else — no
+daemon, ``--set``, an error of any kind — is handed to
+``lca_tui.commands.statusline.fast_main`` in this process once ``site`` is set up, with the
+stdin already read: the same line, only slower; never a failure (exit 0).
 """
 
 # No ``from __future__`` and no typing: every import here costs the status line time.
@@ -54,7 +54,7 @@ def _line(argv, raw):
 
     import _json
     import _socket
-    import hook_client  # this file's folder is sys.path[0]
+    import hook_fast  # this file's folder is sys.path[0]
 
     explicit = _parse(argv)
     if os.environ.get("LCA_NO_DAEMON"):
@@ -62,12 +62,12 @@ def _line(argv, raw):
     text = raw.decode("utf-8", "replace").strip()
     payload = _load(text) if text else None
     session = payload.get("session_id") if isinstance(payload, dict) else None
-    store = hook_client._store_path(explicit, os)
+    store = hook_fast._store_path(explicit, os)
     request = ('{"op": "statusline", "store": %s, "session_id": %s}\n' % (
         _json.encode_basestring_ascii(store),
         _json.encode_basestring_ascii(session) if isinstance(session, str) and session
         else "null")).encode("ascii")
-    for sock_path in hook_client._socket_candidates(store, os):
+    for sock_path in hook_fast._socket_candidates(store, os):
         conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             conn.settimeout(0.2)
@@ -78,7 +78,7 @@ def _line(argv, raw):
             conn.settimeout(TIMEOUT)
             conn.sendall(request)
             conn.shutdown(_socket.SHUT_WR)
-            body = hook_client._receive(conn, time.monotonic() + TIMEOUT, False, time)
+            body = hook_fast._receive(conn, time.monotonic() + TIMEOUT, False, time)
         finally:
             conn.close()
         reply = _load(body.decode("utf-8"))

@@ -62,12 +62,12 @@ def test_a_server_stores_daemon_is_named_without_its_password(url: str,
                                                               runtime_dir: Path) -> None:  # noqa: F811
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lca_tui"))
     try:
-        import hook_client  # the hook's fast path computes the same name by itself
+        import hook_fast  # the hook's fast path computes the same name by itself
     finally:
         sys.path.pop(0)
     identity = paths.server_identity(url)
-    assert "s3cret" not in identity and hook_client._server_identity(url) == identity
-    assert hook_client._store_path(url, os) == identity
+    assert "s3cret" not in identity and hook_fast._server_identity(url) == identity
+    assert hook_fast._store_path(url, os) == identity
     sock = paths.socket_path(paths.resolve_store(url))
     assert "s3cret" not in str(sock) and sock.parent.parent == runtime_dir
     # the same store without the password in the URL (PGPASSWORD, ~/.pgpass): one daemon

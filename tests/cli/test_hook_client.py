@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lca_tui import hook_client
+from lca_tui import hook_client, hook_fast
 from lca_tui.cli import main
 from lca_tui.commands import hook as hook_command
 from lca_tui.commands.hooks import runner
@@ -28,11 +28,12 @@ from tests.cli.test_hook_deadlines import _runs, _seeded, _session, hung_daemon 
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
-# What the fast path may load besides what `python -S` loads at start: `os` and the standard
+# What the fast path may load besides what `python -S` loads at start: the client itself
+# (`hook_fast`, from the folder of the script `hook_client.py`), `os` and the standard
 # library's own C modules. Not `site` (site-packages, the editable finder), nor `socket`,
-# `json`, `pathlib`, `re`, `threading`, nor anything of lca-tui's.
-FAST_IMPORTS = {"os", "stat", "_stat", "posixpath", "genericpath", "_collections_abc",
-                "_sha256", "_json", "_socket", "_signal"}
+# `json`, `pathlib`, `re`, `threading`, nor anything else of lca-tui's.
+FAST_IMPORTS = {"hook_fast", "os", "stat", "_stat", "posixpath", "genericpath",
+                "_collections_abc", "_sha256", "_json", "_socket", "_signal"}
 
 
 def _client(store: Path, stdin: bytes, *words: str, event: str = "UserPromptSubmit",
@@ -189,7 +190,7 @@ def test_a_hung_daemon_is_asked_once_then_the_hook_works_in_process(
     (line,) = logged_failures(store_path)  # one wait for the acknowledgement, not two
     assert line["via"] == "daemon" and f"pid {proc.pid}" in line["error"]
     assert "ran in-process" in line["error"]
-    assert took < 2 * hook_client.ACK_TIMEOUT + 60
+    assert took < 2 * hook_fast.ACK_TIMEOUT + 60
 
 
 def test_stdin_never_closed_ends_at_the_deadline_with_a_record(tmp_path: Path,
@@ -261,6 +262,11 @@ def test_the_installed_command_never_blocks_a_prompt_even_when_its_file_is_gone(
                            [sys.executable, "-S", str(tmp_path / "lca_tui" / "hook_client.py")])
     done = subprocess.run(["sh", "-c", gone], input=payload, capture_output=True, timeout=60)
     assert done.returncode == 1 and done.stdout == b""
+    (tmp_path / "lca_tui").mkdir()  # the script there, the client it imports gone: 1 too
+    (tmp_path / "lca_tui" / "hook_client.py").write_bytes(
+        Path(hook_client.__file__).read_bytes())
+    done = subprocess.run(["sh", "-c", gone], input=payload, capture_output=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == b"" and b"hook_fast" in done.stderr
     missing = sf.hook_command("UserPromptSubmit", store, [str(tmp_path / "no-python")])
     assert subprocess.run(["sh", "-c", missing], input=payload, capture_output=True,
                           timeout=60).returncode == 1
@@ -316,7 +322,7 @@ def test_the_client_reads_the_answer_to_its_length_and_an_older_daemons_to_the_e
     try:
         theirs.sendall(b"ok %d\n" % len(body) + body[:1000])
         threading.Timer(0.2, lambda: theirs.sendall(body[1000:])).start()
-        got = hook_client._reply(ours, b"", time.monotonic() + 10, time)
+        got = hook_fast._reply(ours, b"", time.monotonic() + 10, time)
         assert got == b"ok %d\n" % len(body) + body  # and the connection is still open
     finally:
         ours.close()
@@ -325,7 +331,7 @@ def test_the_client_reads_the_answer_to_its_length_and_an_older_daemons_to_the_e
     try:
         theirs.sendall(b"ok\n" + body)
         theirs.shutdown(socket_module.SHUT_WR)
-        got = hook_client._reply(ours, b"", time.monotonic() + 10, time)
+        got = hook_fast._reply(ours, b"", time.monotonic() + 10, time)
         assert got.partition(b"\n")[2] == body
     finally:
         ours.close()
@@ -419,9 +425,9 @@ def test_the_clients_copies_of_the_hooks_constants_agree_with_theirs() -> None:
     the copies must not drift."""
     from store.harness import client, paths
 
-    assert hook_client.DEADLINE == hook_command.DEADLINE
-    assert hook_client.MAX_STDIN == hook_command.MAX_STDIN
-    assert hook_client.ACK_TIMEOUT == hook_command.ACK_TIMEOUT
-    assert hook_client.ACK == client.ACK
-    assert hook_client.SOCKET_PATH_MAX == paths.SOCKET_PATH_MAX
-    assert hook_client.CONNECT_TIMEOUT == client.request.__defaults__[1]  # connect_timeout
+    assert hook_fast.DEADLINE == hook_command.DEADLINE
+    assert hook_fast.MAX_STDIN == hook_command.MAX_STDIN
+    assert hook_fast.ACK_TIMEOUT == hook_command.ACK_TIMEOUT
+    assert hook_fast.ACK == client.ACK
+    assert hook_fast.SOCKET_PATH_MAX == paths.SOCKET_PATH_MAX
+    assert hook_fast.CONNECT_TIMEOUT == client.request.__defaults__[1]  # connect_timeout
