@@ -202,6 +202,25 @@ def test_a_rewritten_file_replaces_its_skip_counts(store: Store, tmp_path: Path)
     assert store.stats().skipped_unknown == {"future-line-type": 1}
 
 
+def test_lines_appended_add_to_the_skip_counts(store: Store, tmp_path: Path) -> None:
+    """A hook's import of the lines appended since: their skips are added to the file's
+    counts (one upsert per import), never counted twice or replacing them."""
+    path = tmp_path / "s.jsonl"
+    shutil.copyfile(ATTACH, path)
+    store.ingest([path])
+    before = store.stats()
+    unknown = next(line for line in ATTACH.read_text(encoding="utf-8").splitlines()
+                   if '"future-line-type"' in line)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(unknown + "\n" + unknown + "\n")
+    store.ingest([path])
+    store.ingest([path])  # nothing new
+    after = store.stats()
+    assert after.skipped_unknown == {"future-line-type": before.skipped_unknown[
+        "future-line-type"] + 2}
+    assert after.skipped_by_design == before.skipped_by_design
+
+
 # -- a file of housekeeping only; summaries as titles -----------------------------------------
 def test_a_file_of_housekeeping_lines_only(store: Store) -> None:
     assert detect_file(HOUSEKEEPING) == "claude-code"
