@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lca_tui.output import Listing, add_json_flag, col, console, print_json, sql_int, store_from
+from lca_tui.output import (Listing, add_json_flag, col, console, model_meanwhile, print_json,
+                            sql_int, store_from)
 from store import one_line, plural, when
 
 CHANNELS = ("private", "shared", "public")
@@ -131,27 +132,6 @@ def _through_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
                       "historical": args.historical, "with_trace": not args.json})
 
 
-def _load_model_meanwhile(store: Any) -> None:
-    """Load the embedding model on a thread of its own while this one imports the recall
-    path (onnxruntime builds its session without holding the GIL): a recall with no daemon
-    waits for the longer of the two, not their sum. The recall embeds its query with the
-    same embedder (``Store.embedder`` loads once, under its lock); a load that fails here
-    fails again, with its error, where the recall asks for it."""
-    import threading
-
-    from store import before_loading_in_a_thread
-
-    before_loading_in_a_thread()
-
-    def load() -> None:
-        try:
-            store.load_embedder()
-        except Exception:  # noqa: BLE001, S110 - said where the recall loads it
-            pass
-
-    threading.Thread(target=load, name="load-embedder").start()
-
-
 def _run_check(args: argparse.Namespace) -> int:
     """``recall --no-trace``: the search a recall runs, nothing written (never the daemon,
     which stores a trace for every recall it answers)."""
@@ -192,8 +172,7 @@ def run_recall(args: argparse.Namespace) -> int:
         items = [argparse.Namespace(**i) for i in answered["result"]["items"]]
         trace = trace_from_dict(answered["trace"])
     else:
-        with store_from(args) as store:
-            _load_model_meanwhile(store)
+        with model_meanwhile(args, bool(args.query.strip())), store_from(args) as store:
             result = store.recall(args.query, args.role, args.project, args.channel,
                                   args.historical)
         if args.json:

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict, replace
 
 from lca_tui.output import (sql_int, Listing, add_json_flag, col, console, fail, print_json,
-                            listings_from, store_from)
+                            listings_from, model_meanwhile, store_from)
 from store import agent_label, helper_role
 from store import one_line
 from widgets.fmt import agents_mark
@@ -108,8 +108,9 @@ def search(args: argparse.Namespace) -> int:
         from store import SearchHit
 
         hits = [SearchHit(**h) for h in answered["hits"]]
-    else:
-        with store_from(args) as store:
+    else:  # the query embedded (not --mode fts): the model loads while the store opens
+        with model_meanwhile(args, args.mode != "fts" and bool(args.text.strip())), \
+                store_from(args) as store:
             limit = args.limit or store.settings["search.limit"]
             hits = store.search(args.text, limit, args.mode)
     if args.json:

@@ -22,7 +22,7 @@ from store.core import db
 from store.core.db import orm
 from store.core import lite, vec
 from store.core.actor import resolve as resolve_actor
-from store.core.embed import Embedder, load_embedder
+from store.core.embed import Embedder, embedder_key, load_embedder, take_early
 from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
 from store.core.location import store_location
 from store.core.index import Indexer, NeighbourFinder
@@ -268,10 +268,9 @@ class StoreBase:
     def embedder(self) -> Embedder:
         with self._embedder_lock:
             if self._embedder is None:
-                self._embedder = load_embedder(self.settings["embed.backend"],
-                                               self.settings["embed.threads"],
-                                               self.settings["embed.batch_size"],
-                                               self.settings["embed.batch_tokens"])
+                key = embedder_key(self.settings)
+                early = take_early(key)  # begun before this store was opened, if it was
+                self._embedder = early if early is not None else load_embedder(*key)
             return self._embedder
 
     @property

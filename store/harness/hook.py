@@ -393,23 +393,44 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
     """A hook run in this process (no daemon): open the store, run, close; within
     ``deadline`` (``budget``). Never raises. ``opened`` is called once the store is open (or
     could not be): ``lca-tui``'s hook turns its garbage collector back on there."""
-    try:
-        from store.facade import open_store
-        from store.core.settings import Settings
+    from store.core import embed
 
-        base = settings or Settings.load()
-        one_shot = base.with_overrides({"recall.vector_cache": False, **budget(deadline)},
-                                       "one-shot hook")
-        try:
-            store = open_store(store_path, one_shot, writer=WRITER)
-        finally:
-            if opened is not None:
-                opened()
-    except Exception as exc:  # the store cannot be opened: the failure log is all there is
-        log_failure(event, store_path, f"the store could not be opened: "
-                    f"{type(exc).__name__}: {exc}")
-        return ""
     try:
-        return handle_with(store, event, raw, "process")
+        try:
+            from store.core.settings import Settings
+
+            base = settings or Settings.load()
+            one_shot = base.with_overrides({"recall.vector_cache": False, **budget(deadline)},
+                                           "one-shot hook")
+            if event == "UserPromptSubmit" and _recalls(raw):  # the model, while the store
+                embed.load_early(embed.embedder_key(one_shot))  # is imported and opened
+            from store.facade import open_store
+
+            try:
+                store = open_store(store_path, one_shot, writer=WRITER)
+            finally:
+                if opened is not None:
+                    opened()
+        except Exception as exc:  # the store cannot be opened: the failure log is all there is
+            log_failure(event, store_path, f"the store could not be opened: "
+                        f"{type(exc).__name__}: {exc}")
+            return ""
+        try:
+            return handle_with(store, event, raw, "process")
+        finally:
+            store.close()
     finally:
-        store.close()
+        embed.settle_early()  # a load nothing took (the run failed first) ends here
+
+
+def _recalls(raw: str | bytes) -> bool:
+    """Whether this ``UserPromptSubmit`` stdin will be recalled for (so its model is worth
+    loading early): an object with a prompt ``prompt_cue`` keeps (not empty, not a slash
+    command). Anything unreadable: no (the run records why)."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return False
+    prompt = payload.get("prompt") if isinstance(payload, dict) else None
+    return isinstance(prompt, str) and bool(prompt.strip()) and \
+        not prompt.lstrip().startswith("/")

@@ -1,10 +1,11 @@
-"""The model loads on a thread of its own while the main thread imports the recall path
-(``recall`` with no daemon, the hook run without one). Two threads importing NumPy at once can
-see it half-initialised — ``ImportError: cannot import name '__cpu_features__' from partially
-initialized module`` — which failed ``lca-tui recall`` with a traceback and degraded the
-loading thread to the fallback embedder in 2 of 3 runs on a quiet machine. So NumPy is
-imported before such a thread starts: each test starts one in a fresh interpreter (where NumPy
-is not imported yet) and records whether NumPy was whole when it did."""
+"""The model loads on a thread of its own while the main thread imports the store and the
+recall path (``recall`` and ``search`` with no daemon, the hook run without one). Two threads
+importing NumPy at once can see it half-initialised — ``ImportError: cannot import name
+'__cpu_features__' from partially initialized module`` — which failed ``lca-tui recall`` with
+a traceback and degraded the loading thread to the fallback embedder in 2 of 3 runs on a
+quiet machine. So NumPy is imported before such a thread starts: each test starts one in a
+fresh interpreter (where NumPy is not imported yet) and records whether NumPy was whole when
+it did."""
 
 from __future__ import annotations
 
@@ -39,16 +40,19 @@ def _run(body: str) -> dict[str, object]:
 
 
 def test_recall_without_a_daemon_imports_numpy_before_the_loading_thread() -> None:
+    """``recall`` / ``search`` with no daemon, and the hook in-process, begin the model's
+    load before they import the store (``model_meanwhile``, ``embed.load_early``)."""
     out = _run("""
-from lca_tui.commands.recall import _load_model_meanwhile
+import argparse
+from lca_tui.commands.recall import run_recall
+from lca_tui.output import model_meanwhile
+from store.core import embed
 numpy_first = 'numpy' in sys.modules
-class Store:
-    def load_embedder(self):
-        return None
-_load_model_meanwhile(Store())
+with model_meanwhile(argparse.Namespace(overrides=["embed.backend=fallback"])):
+    assert embed.take_early(("fallback", 0, 64, 2048)) is not None
 """)
     assert out["numpy_first"] is False  # the command's module alone does not import NumPy
-    assert out["started"] == [["load-embedder", True]]
+    assert out["started"] == [["load-embedder-early", True]]
 
 
 @pytest.mark.parametrize("loaded", [False, True], ids=["cold", "embedder-given"])
