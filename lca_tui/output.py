@@ -221,16 +221,16 @@ def model_meanwhile(args: argparse.Namespace, wanted: bool = True) -> Iterator[N
     """For a command no daemon answered that will embed (``recall``, ``search``): the model
     loads on a thread of its own from now on, while this one imports and opens the store
     (onnxruntime builds its session without holding the GIL), and the store takes it when it
-    first asks (``store.core.embed.load_early``); once the block ends, a load nothing took
+    first asks (``store.load_early``); once the block ends, a load nothing took
     (the command failed first) is waited for. ``wanted`` False: nothing begun."""
-    from store.core import embed
+    from store import embedder_key, load_early, settle_early
 
     if wanted:
-        embed.load_early(embed.embedder_key(settings_from(args)))
+        load_early(embedder_key(settings_from(args)))
     try:
         yield
     finally:
-        embed.settle_early()
+        settle_early()
 
 
 @contextmanager

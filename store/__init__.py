@@ -72,7 +72,13 @@ if TYPE_CHECKING:
         out_of_range,
         visible,
     )
-    from store.core.embed import before_loading_in_a_thread, load_embedder
+    from store.core.embed import (
+        before_loading_in_a_thread,
+        embedder_key,
+        load_early,
+        load_embedder,
+        settle_early,
+    )
     from store.core.timeutil import local_time, now_iso, parse_iso, when
     from store.core.vocab import (
         FORMAT_NAMES,
@@ -300,6 +306,8 @@ PUBLIC: dict[str, str] = {
     "run_side_by_side": "store.harness.backends_bench",
     "run_build_budget": "store.harness.backends_bench",
     "before_loading_in_a_thread": "store.core.embed",
+    "embedder_key": "store.core.embed", "load_early": "store.core.embed",
+    "settle_early": "store.core.embed",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",
