@@ -10,6 +10,12 @@ client and why it is written as it is: that file's docstring.
 import sys
 
 if __name__ == "__main__":
-    import hook_fast
+    try:
+        import hook_fast
+    except ImportError:  # this folder left off the path (PYTHONSAFEPATH): put it first
+        import os
+
+        sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+        import hook_fast
 
     sys.exit(hook_fast.main())

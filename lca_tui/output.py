@@ -225,12 +225,25 @@ def model_meanwhile(args: argparse.Namespace, wanted: bool = True) -> Iterator[N
     (the command failed first) is waited for. ``wanted`` False: nothing begun."""
     from store import embedder_key, load_early, settle_early
 
-    if wanted:
-        load_early(embedder_key(settings_from(args)))
+    key = embedder_key(settings_from(args)) if wanted and _will_open(args) else None
+    if key is not None:
+        load_early(key)
     try:
         yield
     finally:
-        settle_early()
+        if key is not None:
+            settle_early(key)
+
+
+def _will_open(args: argparse.Namespace) -> bool:
+    """As far as can be told without opening it: the store file can be opened (not a folder
+    or another kind of file; one missing is made, unless ``--read-only``). A server: yes."""
+    if store_url(args) is not None:
+        return True
+    path = store_path(args)
+    if path.exists():
+        return path.is_file()
+    return not getattr(args, "read_only", False)
 
 
 @contextmanager

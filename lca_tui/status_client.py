@@ -54,7 +54,12 @@ def _line(argv, raw):
 
     import _json
     import _socket
-    import hook_fast  # this file's folder is sys.path[0]
+
+    try:
+        import hook_fast  # this file's folder is sys.path[0]
+    except ImportError:  # left off the path (PYTHONSAFEPATH): put it first
+        sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+        import hook_fast
 
     explicit = _parse(argv)
     if os.environ.get("LCA_NO_DAEMON"):

@@ -332,16 +332,16 @@ def take_early(key: EmbedderKey) -> Embedder | None:
     return None if done is None else done.result()
 
 
-def settle_early() -> None:
-    """Wait for an early load no store took (a run that failed before it asked): the process
-    never ends with the model half-built on another thread. Its error is not this run's."""
+def settle_early(key: EmbedderKey) -> None:
+    """Wait for the early load of ``key`` if no store took it (the run that began it failed
+    before it asked): the process never ends with the model half-built on another thread.
+    Its error is not this run's; an interrupt (Ctrl-C) while waiting is."""
     with _EARLY_LOCK:
-        pending = list(_EARLY.values())
-        _EARLY.clear()
-    for done in pending:
+        done = _EARLY.pop(key, None)
+    if done is not None:
         try:
             done.result()
-        except BaseException:  # noqa: BLE001, S110 - nothing asked for it
+        except Exception:  # noqa: BLE001, S110 - nothing asked for it
             pass
 
 

@@ -395,6 +395,7 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
     could not be): ``lca-tui``'s hook turns its garbage collector back on there."""
     from store.core import embed
 
+    early: embed.EmbedderKey | None = None
     try:
         try:
             from store.core.settings import Settings
@@ -402,8 +403,9 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
             base = settings or Settings.load()
             one_shot = base.with_overrides({"recall.vector_cache": False, **budget(deadline)},
                                            "one-shot hook")
-            if event == "UserPromptSubmit" and _recalls(raw):  # the model, while the store
-                embed.load_early(embed.embedder_key(one_shot))  # is imported and opened
+            if event == "UserPromptSubmit" and _recalls(raw, store_path):  # the model, while
+                early = embed.embedder_key(one_shot)  # the store is imported and opened
+                embed.load_early(early)
             from store.facade import open_store
 
             try:
@@ -420,17 +422,26 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
         finally:
             store.close()
     finally:
-        embed.settle_early()  # a load nothing took (the run failed first) ends here
+        if early is not None:
+            embed.settle_early(early)  # a load nothing took (the run failed first) ends here
 
 
-def _recalls(raw: str | bytes) -> bool:
-    """Whether this ``UserPromptSubmit`` stdin will be recalled for (so its model is worth
-    loading early): an object with a prompt ``prompt_cue`` keeps (not empty, not a slash
-    command). Anything unreadable: no (the run records why)."""
+def _recalls(raw: str | bytes, store_path: Path | str) -> bool:
+    """Whether this ``UserPromptSubmit`` run will recall (so its model is worth loading
+    early), as far as can be told before the store opens: its stdin passes the checks the
+    run makes first (``parse_payload``, ``transcript_files``), its prompt is one
+    ``prompt_cue`` keeps (not empty, not a slash command), and the store is not a folder.
+    Otherwise no: the run then fails, or embeds nothing, as it did before. (A store that
+    fails to open for another reason waits for the model begun for it.)"""
+    from store.core.location import is_url
+
     try:
-        payload = json.loads(raw)
-    except (ValueError, RecursionError, UnicodeDecodeError):
+        payload = parse_payload("UserPromptSubmit", raw)
+        transcript_files(payload)
+    except (HookInputError, OSError, ValueError, RecursionError):
         return False
-    prompt = payload.get("prompt") if isinstance(payload, dict) else None
+    if not is_url(store_path) and Path(str(store_path)).expanduser().is_dir():
+        return False
+    prompt = payload.get("prompt")
     return isinstance(prompt, str) and bool(prompt.strip()) and \
         not prompt.lstrip().startswith("/")

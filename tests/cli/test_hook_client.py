@@ -140,6 +140,18 @@ def test_the_fast_and_the_full_command_give_the_same_answer(seeded_daemon: Daemo
     assert seeded_daemon.counts["hooks"] == 2
 
 
+def test_with_pythonsafepath_the_client_still_finds_itself(seeded_daemon: Daemon,
+                                                          tmp_path: Path) -> None:
+    """``PYTHONSAFEPATH`` leaves the script's folder off ``sys.path``: ``hook_client.py``
+    puts it back to import the client, and the daemon answers as without it."""
+    done = _client(seeded_daemon.store_path, json.dumps(_session(tmp_path)).encode(),
+                   env={"PYTHONSAFEPATH": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert check_hook_output(done.stdout.decode()) is not None
+    assert [(r.status, r.via) for r in _runs_after(seeded_daemon.store_path, 1)] == [
+        ("ok", "daemon")]
+
+
 def test_garbage_through_the_daemon_exits_zero_prints_nothing_and_is_recorded(
         seeded_daemon: Daemon) -> None:
     done = _client(seeded_daemon.store_path, b"\xff not json {")

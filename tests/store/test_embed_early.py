@@ -23,7 +23,8 @@ from tests.conftest import make_store
 @pytest.fixture(autouse=True)
 def _nothing_left_early() -> Any:
     yield
-    embed.settle_early()
+    for key in list(embed._EARLY):
+        embed.settle_early(key)
 
 
 def test_the_store_takes_the_embedder_begun_for_its_settings(tmp_path: Path) -> None:
@@ -76,17 +77,31 @@ def test_an_early_loads_error_is_raised_where_the_store_asks(
 def test_a_load_nothing_took_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     release, finished = threading.Event(), threading.Event()
 
-    def slow(*_args: Any) -> Any:
+    def slow(*args: Any) -> Any:
+        if args[0] == "fallback":
+            return HashEmbedder("a test")
         release.wait(30)
         finished.set()
         raise RuntimeError("nobody asked")  # not this run's error: settling says nothing
 
     monkeypatch.setattr(embed, "load_embedder", slow)
     embed.load_early(("model", 0, 64, 2048))
+    embed.load_early(("fallback", 0, 64, 2048))  # another run's: left to it
     threading.Timer(0.2, release.set).start()
-    embed.settle_early()
+    embed.settle_early(("model", 0, 64, 2048))
     assert finished.is_set()
     assert embed.take_early(("model", 0, 64, 2048)) is None
+    assert embed.take_early(("fallback", 0, 64, 2048)) is not None
+
+
+def test_an_interrupt_while_settling_is_not_swallowed() -> None:
+    from concurrent.futures import Future
+
+    interrupted: Future[Any] = Future()
+    interrupted.set_exception(KeyboardInterrupt())  # as Ctrl-C raises it in the wait
+    embed._EARLY[("model", 0, 64, 2048)] = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        embed.settle_early(("model", 0, 64, 2048))
 
 
 def _runs(path: Path) -> list[tuple[str, int | None]]:
@@ -103,6 +118,27 @@ def _prompt(tmp_path: Path, prompt: str) -> str:
     return json.dumps({"session_id": "s-early", "transcript_path": str(transcript),
                        "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
                        "prompt": prompt})
+
+
+def test_a_hook_that_will_fail_first_loads_nothing_early(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """No session, a folder for a transcript, a folder for the store: the run fails before
+    it would embed, so nothing is begun (and nothing waited for)."""
+    begun: list[Any] = []
+    monkeypatch.setattr(embed, "load_early", begun.append)
+    make_store(tmp_path / "s.db").close()
+    settings = Settings.load({"embed.backend": "fallback"})
+    good = json.loads(_prompt(tmp_path, "why did the deploy fail"))
+    folder = tmp_path / "a-folder.jsonl"
+    folder.mkdir()
+    for store_path, payload in (
+            (tmp_path / "s.db", {k: v for k, v in good.items() if k != "session_id"}),
+            (tmp_path / "s.db", {**good, "transcript_path": str(folder)}),
+            (tmp_path, good)):
+        assert hook.handle(store_path, "UserPromptSubmit", json.dumps(payload),
+                           settings) == ""
+    assert begun == []
 
 
 @pytest.mark.parametrize(("prompt", "early"), [("why did the deploy fail", True),
@@ -130,3 +166,27 @@ def test_a_hook_in_process_loads_early_only_what_it_will_recall_with(
     assert loaded_by_the_store == []  # it recalled with the early one (or embedded nothing)
     runs = _runs(tmp_path / "s.db")
     assert [r[0] for r in runs] == ["ok"] and (runs[0][1] is not None) == early  # a trace
+
+
+@pytest.mark.parametrize(("made", "read_only", "opens"), [
+    ("file", False, True), ("missing", False, True), ("missing", True, False),
+    ("folder", False, False)])
+def test_a_command_loads_early_only_for_a_store_it_can_open(
+        tmp_path: Path, made: str, read_only: bool, opens: bool) -> None:
+    """``recall`` / ``search`` with no daemon: not for a store that cannot open (a folder,
+    one missing under ``--read-only``); a missing one is made, so yes."""
+    import argparse
+
+    from lca_tui.output import model_meanwhile
+
+    path = tmp_path / "s.db"
+    if made == "file":
+        make_store(path).close()
+    elif made == "folder":
+        path.mkdir()
+    args = argparse.Namespace(store=str(path), read_only=read_only,
+                              overrides=["embed.backend=fallback"])
+    key = ("fallback", 0, 64, 2048)
+    with model_meanwhile(args):
+        assert (key in embed._EARLY) == opens
+    assert key not in embed._EARLY  # settled (or taken) when the block ends
