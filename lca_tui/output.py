@@ -223,27 +223,19 @@ def model_meanwhile(args: argparse.Namespace, wanted: bool = True) -> Iterator[N
     (onnxruntime builds its session without holding the GIL), and the store takes it when it
     first asks (``store.load_early``); once the block ends, a load nothing took
     (the command failed first) is waited for. ``wanted`` False: nothing begun."""
-    from store import embedder_key, load_early, settle_early
+    from store import embedder_key, load_early, settle_early, would_open
 
-    key = embedder_key(settings_from(args)) if wanted and _will_open(args) else None
-    if key is not None:
-        load_early(key)
+    key = None
+    if wanted:
+        settings = settings_from(args)
+        if would_open(getattr(args, "store", None), settings):  # not for a store that
+            key = embedder_key(settings)  # will be refused
+            load_early(key)
     try:
         yield
     finally:
         if key is not None:
             settle_early(key)
-
-
-def _will_open(args: argparse.Namespace) -> bool:
-    """As far as can be told without opening it: the store file can be opened (not a folder
-    or another kind of file; one missing is made, unless ``--read-only``). A server: yes."""
-    if store_url(args) is not None:
-        return True
-    path = store_path(args)
-    if path.exists():
-        return path.is_file()
-    return not getattr(args, "read_only", False)
 
 
 @contextmanager

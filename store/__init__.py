@@ -45,7 +45,13 @@ if TYPE_CHECKING:
         StoreTooNew,
         StoreUnavailable,
     )
-    from store.core.location import default_store_path, is_url, local_anchor, mask_url
+    from store.core.location import (
+        default_store_path,
+        is_url,
+        local_anchor,
+        mask_url,
+        would_open,
+    )
     from store.core.plan import PlanStale
     from store.core.records import rebuild as rebuild_record
     from store.core.records import (
@@ -307,7 +313,7 @@ PUBLIC: dict[str, str] = {
     "run_build_budget": "store.harness.backends_bench",
     "before_loading_in_a_thread": "store.core.embed",
     "embedder_key": "store.core.embed", "load_early": "store.core.embed",
-    "settle_early": "store.core.embed",
+    "settle_early": "store.core.embed", "would_open": "store.core.location",
     "load_bundle": "store.conformance", "run_bundle": "store.conformance",
     "run_mutants": "store.conformance", "MUTANTS": "store.conformance",
     "run_locomo": "store.evals.locomo:run", "LOCOMO_KS": "store.evals.locomo:KS",

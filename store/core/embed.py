@@ -313,7 +313,6 @@ def load_early(key: EmbedderKey) -> None:
             return
         done: Future[Embedder] = Future()
         _EARLY[key] = done
-    before_loading_in_a_thread()
 
     def work() -> None:
         try:
@@ -321,7 +320,13 @@ def load_early(key: EmbedderKey) -> None:
         except BaseException as exc:  # raised where the store asks for it
             done.set_exception(exc)
 
-    threading.Thread(target=work, name="load-embedder-early", daemon=True).start()
+    try:
+        before_loading_in_a_thread()
+        threading.Thread(target=work, name="load-embedder-early", daemon=True).start()
+    except Exception:  # noqa: BLE001 - not begun: the store loads it when it asks, as before
+        with _EARLY_LOCK:
+            _EARLY.pop(key, None)
+        done.cancel()
 
 
 def take_early(key: EmbedderKey) -> Embedder | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 
 def default_store_path() -> Path:
@@ -123,3 +124,26 @@ def local_anchor(url: str) -> Path:
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{host}-{parts.port or 5432}-{db}")[:80]
     digest = hashlib.sha256(masked.encode()).hexdigest()[:8]
     return default_folder() / "postgresql" / f"{name}-{digest}.pg"
+
+
+def would_open(path: Path | str | None, settings: Any) -> bool:
+    """Whether the store ``path`` names (as ``StoreBase`` names it, with these settings)
+    passes the checks made before a store is opened — ``--read-only``'s (an existing,
+    non-empty file) or ``db.ensure_file``'s (not a folder, in a folder that exists or
+    lca-tui's own) — told without changing anything. A run that will embed begins the
+    model's load early only then (``embed.load_early``). A server: yes (only connecting can
+    tell). It may still fail to open for other reasons (not a store, a newer one, locked)."""
+    try:
+        location = store_location(path, str(settings["store.url"]))
+        if isinstance(location, str):
+            return True
+        if bool(settings["store.read_only"]):
+            return location.is_file() and location.stat().st_size > 0
+        if not_a_folder(location) or location.is_dir():
+            return False
+        if location.exists():
+            return location.is_file()
+        return location.parent.is_dir() or \
+            location.parent.resolve() == default_folder().resolve()
+    except Exception:  # noqa: BLE001 - any doubt (a name too long, no access): no
+        return False

@@ -403,9 +403,9 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
             base = settings or Settings.load()
             one_shot = base.with_overrides({"recall.vector_cache": False, **budget(deadline)},
                                            "one-shot hook")
-            if event == "UserPromptSubmit" and _recalls(raw, store_path):  # the model, while
-                early = embed.embedder_key(one_shot)  # the store is imported and opened
-                embed.load_early(early)
+            if event == "UserPromptSubmit" and _recalls(raw, store_path, one_shot):
+                early = embed.embedder_key(one_shot)  # the model, while the store is
+                embed.load_early(early)  # imported and opened
             from store.facade import open_store
 
             try:
@@ -426,22 +426,20 @@ def handle(store_path: Path | str, event: str, raw: str | bytes,
             embed.settle_early(early)  # a load nothing took (the run failed first) ends here
 
 
-def _recalls(raw: str | bytes, store_path: Path | str) -> bool:
+def _recalls(raw: str | bytes, store_path: Path | str, settings: Settings) -> bool:
     """Whether this ``UserPromptSubmit`` run will recall (so its model is worth loading
     early), as far as can be told before the store opens: its stdin passes the checks the
     run makes first (``parse_payload``, ``transcript_files``), its prompt is one
-    ``prompt_cue`` keeps (not empty, not a slash command), and the store is not a folder.
-    Otherwise no: the run then fails, or embeds nothing, as it did before. (A store that
-    fails to open for another reason waits for the model begun for it.)"""
-    from store.core.location import is_url
+    ``prompt_cue`` keeps (not empty, not a slash command), and the store passes the checks
+    made before one is opened (``would_open``). Otherwise, or on any error here, no: the run
+    then fails, or embeds nothing, as it did before. Never raises."""
+    from store.core.location import would_open
 
     try:
         payload = parse_payload("UserPromptSubmit", raw)
         transcript_files(payload)
-    except (HookInputError, OSError, ValueError, RecursionError):
+        prompt = payload.get("prompt")
+        return isinstance(prompt, str) and bool(prompt.strip()) and \
+            not prompt.lstrip().startswith("/") and would_open(store_path, settings)
+    except Exception:  # noqa: BLE001 - the run itself finds and records what is wrong
         return False
-    if not is_url(store_path) and Path(str(store_path)).expanduser().is_dir():
-        return False
-    prompt = payload.get("prompt")
-    return isinstance(prompt, str) and bool(prompt.strip()) and \
-        not prompt.lstrip().startswith("/")

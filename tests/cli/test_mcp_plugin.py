@@ -276,8 +276,16 @@ def test_the_fast_status_client(cc_path: Path, runtime_dir: Path) -> None:  # no
         before = daemon.counts["requests"]
         fast = run()
         assert daemon.counts["requests"] == before + 1  # the daemon answered it
+        # the client's folder left off the path: put back, the fast path taken (no `site`)
+        env.update(PYTHONSAFEPATH="1", PYTHONPROFILEIMPORTTIME="1")
+        safe = run()
+        assert daemon.counts["requests"] == before + 2  # answered by the daemon too
+        assert "hook_fast" in safe.stderr and not any(
+            line.rstrip().endswith("| site") for line in safe.stderr.splitlines())
+        del env["PYTHONSAFEPATH"], env["PYTHONPROFILEIMPORTTIME"]
     expected = render(summary_for(str(cc_path), [], SESSION)[0])
     assert fast.returncode == 0 and fast.stdout == expected + "\n", fast.stderr
+    assert safe.returncode == 0 and safe.stdout == fast.stdout, safe.stderr
     slow = run()  # no daemon: handed to the full command, the same line
     assert slow.returncode == 0 and slow.stdout == expected + "\n", slow.stderr
     bad = subprocess.run(words, input="not json", capture_output=True, text=True, timeout=60,

@@ -135,10 +135,13 @@ def test_a_hook_that_will_fail_first_loads_nothing_early(tmp_path: Path,
     for store_path, payload in (
             (tmp_path / "s.db", {k: v for k, v in good.items() if k != "session_id"}),
             (tmp_path / "s.db", {**good, "transcript_path": str(folder)}),
-            (tmp_path, good)):
+            (tmp_path / "s.db", {**good, "transcript_path": "~nosuchuser-zz/t.jsonl"}),
+            (tmp_path, good), (tmp_path / "nope" / "s.db", good)):
         assert hook.handle(store_path, "UserPromptSubmit", json.dumps(payload),
                            settings) == ""
     assert begun == []
+    # the runs the store could take are recorded there, as the run's own failures
+    assert [r[0] for r in _runs(tmp_path / "s.db")] == ["failed"] * 3
 
 
 @pytest.mark.parametrize(("prompt", "early"), [("why did the deploy fail", True),
@@ -170,11 +173,15 @@ def test_a_hook_in_process_loads_early_only_what_it_will_recall_with(
 
 @pytest.mark.parametrize(("made", "read_only", "opens"), [
     ("file", False, True), ("missing", False, True), ("missing", True, False),
-    ("folder", False, False)])
+    ("folder", False, False), ("no-parent", False, False), ("parent-a-file", False, False),
+    ("file", "setting", True), ("empty", "setting", False), ("empty", False, True),
+    ("collapsed-url", False, False)])
 def test_a_command_loads_early_only_for_a_store_it_can_open(
-        tmp_path: Path, made: str, read_only: bool, opens: bool) -> None:
-    """``recall`` / ``search`` with no daemon: not for a store that cannot open (a folder,
-    one missing under ``--read-only``); a missing one is made, so yes."""
+        tmp_path: Path, made: str, read_only: bool | str, opens: bool) -> None:
+    """``recall`` / ``search`` with no daemon: not for a store that will be refused before it
+    opens (a folder; one missing in a folder that does not exist, or under ``--read-only``;
+    a parent that is a file; an empty file read-only, by the flag or the setting; a URL made
+    into a path); a missing one in an existing folder is made, so yes."""
     import argparse
 
     from lca_tui.output import model_meanwhile
@@ -184,8 +191,19 @@ def test_a_command_loads_early_only_for_a_store_it_can_open(
         make_store(path).close()
     elif made == "folder":
         path.mkdir()
-    args = argparse.Namespace(store=str(path), read_only=read_only,
-                              overrides=["embed.backend=fallback"])
+    elif made == "no-parent":
+        path = tmp_path / "nope" / "s.db"
+    elif made == "parent-a-file":
+        (tmp_path / "afile").write_text("x")
+        path = tmp_path / "afile" / "s.db"
+    elif made == "empty":
+        path.write_bytes(b"")
+    elif made == "collapsed-url":
+        path = Path("postgresql:/agent@localhost/lca")
+    overrides = ["embed.backend=fallback"] + (
+        ["store.read_only=true"] if read_only == "setting" else [])
+    args = argparse.Namespace(store=str(path), read_only=read_only is True,
+                              overrides=overrides)
     key = ("fallback", 0, 64, 2048)
     with model_meanwhile(args):
         assert (key in embed._EARLY) == opens
