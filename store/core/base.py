@@ -24,7 +24,7 @@ from store.core import lite, vec
 from store.core.actor import resolve as resolve_actor
 from store.core.embed import Embedder, embedder_key, load_embedder, take_early
 from store.core.errors import NotFound, ReadOnly, StoreError, StoreUnavailable
-from store.core.location import store_location
+from store.core.location import refused, store_location
 from store.core.index import Indexer, NeighbourFinder
 from store.core.models import AuditEvent, Checkpoint, Chunk, EmbedQueue, Entry, Memory
 from store.core.models import Session as SessionRow
@@ -134,9 +134,9 @@ class StoreBase:
         else:
             self.path = location
             if self.read_only:
-                if not self.path.is_file() or self.path.stat().st_size == 0:
-                    raise StoreError(f"no store at {self.path}: --read-only opens an existing "
-                                     "store only, it never creates one")
+                blocked = refused(self.path, read_only=True)
+                if blocked:
+                    raise StoreError(blocked)
             else:
                 db.ensure_file(self.path)
             # Refuse a newer store before the first connection switches it to WAL: a store in

@@ -34,7 +34,7 @@ from store.core.location import default_location as default_location  # re-expor
 from store.core.location import default_store_path as default_store_path  # re-exported
 from store.core.location import is_url as is_url  # re-exported
 from store.core.location import local_anchor, mask_url
-from store.core.location import not_a_folder
+from store.core.location import not_a_folder, refused
 
 
 def on_server(engine: Engine) -> bool:
@@ -164,18 +164,12 @@ def ensure_file(path: Path) -> bool:
     Only lca-tui's own folder (``default_folder``) is created on demand: a store named in a
     folder that does not exist is a typo far more often than a wish, so it is refused rather
     than silently made somewhere unexpected."""
-    blocked = not_a_folder(path)
-    if blocked:
-        raise StoreError(blocked)
     try:
-        if not path.parent.is_dir():
-            if path.parent.resolve() != default_folder().resolve():
-                raise StoreError(f"the folder {path.parent} does not exist: create it first, "
-                                 "or name a store in an existing folder")
+        blocked = refused(path, read_only=False)
+        if blocked:
+            raise StoreError(blocked)
+        if not path.parent.is_dir():  # lca-tui's own folder, the one made on demand
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if path.is_dir():
-            raise StoreError(f"{path} is a directory, not a store file: name a file with "
-                             "--store")
         if path.exists():
             return False
         # a symlink to a file not made yet: the file it names (SQLite opens without creating)

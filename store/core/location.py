@@ -126,24 +126,37 @@ def local_anchor(url: str) -> Path:
     return default_folder() / "postgresql" / f"{name}-{digest}.pg"
 
 
+def refused(path: Path, read_only: bool) -> str | None:
+    """Why the store file ``path`` is refused before it is opened, or None: read-only, it must
+    be an existing, non-empty file (never created); else it must not be a folder, nor lie in
+    one (``not_a_folder``), nor in a folder that does not exist, lca-tui's own excepted
+    (``db.ensure_file`` creates that one). What ``StoreBase`` and ``ensure_file`` raise, and
+    what ``would_open`` tells beforehand."""
+    if read_only:
+        if not path.is_file() or path.stat().st_size == 0:
+            return (f"no store at {path}: --read-only opens an existing store only, it never "
+                    "creates one")
+        return None
+    blocked = not_a_folder(path)
+    if blocked:
+        return blocked
+    if not path.parent.is_dir() and path.parent.resolve() != default_folder().resolve():
+        return (f"the folder {path.parent} does not exist: create it first, or name a store "
+                "in an existing folder")
+    if path.is_dir():
+        return f"{path} is a directory, not a store file: name a file with --store"
+    return None
+
+
 def would_open(path: Path | str | None, settings: Any) -> bool:
     """Whether the store ``path`` names (as ``StoreBase`` names it, with these settings)
-    passes the checks made before a store is opened — ``--read-only``'s (an existing,
-    non-empty file) or ``db.ensure_file``'s (not a folder, in a folder that exists or
-    lca-tui's own) — told without changing anything. A run that will embed begins the
-    model's load early only then (``embed.load_early``). A server: yes (only connecting can
-    tell). It may still fail to open for other reasons (not a store, a newer one, locked)."""
+    passes the checks made before a store is opened (``refused``), told without changing
+    anything. A run that will embed begins the model's load early only then
+    (``embed.load_early``). A server: yes (only connecting can tell). It may still fail to
+    open for other reasons (not a store, a newer one, locked)."""
     try:
         location = store_location(path, str(settings["store.url"]))
-        if isinstance(location, str):
-            return True
-        if bool(settings["store.read_only"]):
-            return location.is_file() and location.stat().st_size > 0
-        if not_a_folder(location) or location.is_dir():
-            return False
-        if location.exists():
-            return location.is_file()
-        return location.parent.is_dir() or \
-            location.parent.resolve() == default_folder().resolve()
+        return isinstance(location, str) or \
+            refused(location, bool(settings["store.read_only"])) is None
     except Exception:  # noqa: BLE001 - any doubt (a name too long, no access): no
         return False

@@ -160,13 +160,20 @@ def context_text(result: Any) -> str:
     return "\n\n".join(lines)
 
 
+def recallable(prompt: object) -> bool:
+    """Whether a hook's prompt is one to recall for: text, not blank, not a slash command."""
+    return isinstance(prompt, str) and bool(prompt.strip()) and \
+        not prompt.lstrip().startswith("/")
+
+
 def prompt_cue(payload: dict[str, Any], detector: Detector = DEFAULT) -> str | None:
     """The recall query for the hook's prompt, or None when there is nothing to recall for
     (no prompt, an empty one, a slash command). ``detector``: the store's
     (``Store.detector()``), so its opt-in e-mail and phone detection masks the prompt too."""
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
+    if not recallable(prompt):
         return None
+    assert isinstance(prompt, str)
     # the secrets detector runs before the prompt becomes a query (embedded, and kept as
     # the trace's query): a pasted key is searched for as ``[secret: aws-key]``
     return cue(detector.mask(prompt))
@@ -430,16 +437,14 @@ def _recalls(raw: str | bytes, store_path: Path | str, settings: Settings) -> bo
     """Whether this ``UserPromptSubmit`` run will recall (so its model is worth loading
     early), as far as can be told before the store opens: its stdin passes the checks the
     run makes first (``parse_payload``, ``transcript_files``), its prompt is one
-    ``prompt_cue`` keeps (not empty, not a slash command), and the store passes the checks
-    made before one is opened (``would_open``). Otherwise, or on any error here, no: the run
+    ``prompt_cue`` keeps (``recallable``), and the store passes the checks made before one is
+    opened (``would_open``). Otherwise, or on any error here, no: the run
     then fails, or embeds nothing, as it did before. Never raises."""
     from store.core.location import would_open
 
     try:
         payload = parse_payload("UserPromptSubmit", raw)
         transcript_files(payload)
-        prompt = payload.get("prompt")
-        return isinstance(prompt, str) and bool(prompt.strip()) and \
-            not prompt.lstrip().startswith("/") and would_open(store_path, settings)
+        return recallable(payload.get("prompt")) and would_open(store_path, settings)
     except Exception:  # noqa: BLE001 - the run itself finds and records what is wrong
         return False

@@ -487,7 +487,7 @@ def pool(store: Store, conn: Connection, query: str,
         # times deeper (most entries have several chunks): 4 ms of a 21 ms hook.
         fts_read: tuple[int, list[tuple[int, float]]] | None = None
         waiting_read: tuple[int, list[tuple[int, float]]] | None = None
-        chunk_source: dict[int, Source] = {}
+        source_of: dict[int, Source] = {}  # every id of the rankings read so far
         looked: set[int] = set()  # looked up, kept or not (the live window is left out)
         denied: set[int] = set()
         while True:
@@ -512,14 +512,11 @@ def pool(store: Store, conn: Connection, query: str,
                 knn = sorted(knn + held[2], key=lambda h: (-round(h[1], 6), h[0]))
             new = sorted(({c for c, _ in knn} | {c for c, _ in fts}) - looked)
             looked.update(new)
-            chunk_source.update(_sources(conn, new, live, channel, denied))
+            source_of.update(_sources(conn, new, live, channel, denied))
             new = sorted({-e for e, _ in waiting} - looked)
             looked.update(new)
-            chunk_source.update(_waiting_sources(conn, [-e for e in new], live, channel,
-                                                 denied))
-            # every id of the rankings read so far (a deeper ranking begins with the shallower
-            # one): looked up by the ids of this read only
-            source_of = chunk_source
+            source_of.update(_waiting_sources(conn, [-e for e in new], live, channel,
+                                              denied))
             if not warm:  # vec0 holds every embedder's vectors: compare ours only
                 knn = [(c, s) for c, s in knn if c in source_of and source_of[c][1] == model]
             taken, sources, full = _interleave(knn, fts, source_of, size,
